@@ -1,0 +1,125 @@
+// All-reduce: one interface, one file per algorithm, every step observable.
+//
+// An all-reduce runs as one share per rank, like an NCCL kernel: every replica's device thread
+// calls AllReduce::run_rank() with the same CollectiveGroup, and the ranks move chunks between
+// the buffers (which all live in memory the threads can read) step by step, with a barrier
+// between steps. The group assembles each step's transfers and hands the whole step to the
+// observer (the GUI, a test) once every rank is done with it.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "virtualgpu/barrier.h"
+#include "virtualgpu/clock.h"
+
+namespace mirrorlab::vgpu {
+
+class Device;
+
+enum class ReduceOp { kSum, kMean };
+
+enum class TransferKind {
+  kReduce,  // dst[chunk] += src[chunk]
+  kCopy,    // dst[chunk]  = src[chunk]
+};
+
+// One chunk moved from one rank's buffer to another's.
+struct Transfer {
+  int src = 0;
+  int dst = 0;
+  std::size_t begin = 0;  // element range [begin, end) of the buffers
+  std::size_t end = 0;
+  std::size_t bytes = 0;  // (end - begin) * sizeof(float)
+  TransferKind kind = TransferKind::kCopy;
+  TimePoint start{};
+  TimePoint finish{};
+};
+
+// One step of an algorithm: everything that happens between two barriers.
+struct CollectiveStep {
+  std::string algorithm;  // "ring", "reduce-to-one"
+  int index = 0;          // 0-based, within this all-reduce
+  std::string phase;      // "reduce-scatter", "all-gather", "reduce", "broadcast"
+  std::vector<Transfer> transfers;  // sorted by (dst, src, begin)
+  TimePoint start{};
+  TimePoint finish{};
+};
+
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  // Called once per step, on one of the ranks' threads, while the other ranks wait.
+  virtual void on_step(const CollectiveStep& step) = 0;
+};
+
+// The shared state of one all-reduce call: the buffers (one per rank, all the same length), the
+// barrier and the step being assembled. Create one per call; not reusable across calls.
+class CollectiveGroup {
+ public:
+  CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
+                  StepObserver* observer = nullptr);
+
+  int size() const { return static_cast<int>(buffers_.size()); }
+  std::size_t count() const;  // elements per buffer
+  std::span<float> buffer(int rank) const { return buffers_[rank]; }
+
+  // Every rank calls begin() once before touching any buffer: no rank may read a neighbour's
+  // buffer before that neighbour has finished writing it (its gradients, in training).
+  void begin(int rank);
+  // Performs `kind` from src's buffer into dst's buffer over [begin, end) on the calling thread,
+  // timing it, and records it in the current step.
+  void transfer(int src, int dst, std::size_t begin, std::size_t end, TransferKind kind);
+  // Every rank calls end_step() after its transfers of a step; the last one to arrive hands the
+  // assembled step (index, phase) to the observer. Every rank passes the same index and phase.
+  void end_step(int index, std::string_view phase);
+  // Every rank calls finish() last: scales its buffer by 1/size for kMean.
+  void finish(int rank, ReduceOp op);
+
+  // Releases every waiting rank with CollectiveAborted (call it when a rank fails).
+  void abort() { barrier_.abort(); }
+
+ private:
+  std::vector<std::span<float>> buffers_;
+  std::string algorithm_;
+  StepObserver* observer_;
+  CancellableBarrier barrier_;
+  std::mutex mutex_;
+  std::vector<Transfer> pending_;
+  TimePoint step_start_{};
+};
+
+class AllReduce {
+ public:
+  virtual ~AllReduce() = default;
+  virtual std::string name() const = 0;
+  // Runs rank `rank`'s share, on the calling (device) thread. Every rank of the group must call
+  // it concurrently. Calls group.begin(rank) first, group.end_step() after each step and
+  // group.finish(rank, op) last.
+  virtual void run_rank(int rank, CollectiveGroup& group, ReduceOp op) const = 0;
+  // How many steps (barriers) it takes on n ranks.
+  virtual int num_steps(int n) const = 0;
+  // Bytes it reads plus writes in total for n buffers of `bytes` each (its traffic model).
+  virtual double bytes_moved(int n, std::size_t bytes) const = 0;
+};
+
+// Names accepted on the command line.
+inline constexpr std::string_view kReduceToOneName = "reduce-to-one";
+inline constexpr std::string_view kRingName = "ring";
+
+// "reduce-to-one" (destination rank `destination`) or "ring". Throws std::invalid_argument with
+// a sentence listing the known names otherwise.
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destination = 0);
+
+// From the host: runs every rank's share on its device's stream and waits for all of them.
+// devices[i] holds buffers[i]. Rethrows the first real error (not the CollectiveAborted of the
+// ranks it released).
+void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
+                const AllReduce& algorithm, ReduceOp op, StepObserver* observer = nullptr);
+
+}  // namespace mirrorlab::vgpu

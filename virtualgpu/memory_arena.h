@@ -1,0 +1,92 @@
+// A device's memory: a capped arena with exact in-use and peak accounting.
+//
+// Every tensor, gradient and optimizer slot of a replica is taken from its device's arena, so the
+// memory bar a class sees is the real one. Accounting is exact: in_use() is the sum of the bytes
+// of the live allocations, as requested (no rounding), and peak() its high-water mark.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace mirrorlab::vgpu {
+
+inline constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// Thrown when an allocation would pass the arena's limit. what() names the device, the request,
+// what is in use and the limit, and says what to do about it.
+class OutOfMemoryError : public std::runtime_error {
+ public:
+  OutOfMemoryError(const std::string& device, std::string_view what, std::size_t requested,
+                   std::size_t in_use, std::size_t limit);
+  const std::string& device() const { return device_; }
+  std::size_t requested() const { return requested_; }
+  std::size_t in_use() const { return in_use_; }
+  std::size_t limit() const { return limit_; }
+
+ private:
+  std::string device_;
+  std::size_t requested_, in_use_, limit_;
+};
+
+class MemoryArena;
+
+// Move-only owner of one block from an arena; gives the bytes back when destroyed.
+class Allocation {
+ public:
+  Allocation() = default;
+  ~Allocation() { reset(); }
+  Allocation(Allocation&& other) noexcept;
+  Allocation& operator=(Allocation&& other) noexcept;
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+
+  void* data() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  template <class T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  explicit operator bool() const { return ptr_ != nullptr; }
+  void reset();  // gives the block back now
+
+ private:
+  friend class MemoryArena;
+  Allocation(MemoryArena* arena, void* ptr, std::size_t bytes)
+      : arena_(arena), ptr_(ptr), bytes_(bytes) {}
+  MemoryArena* arena_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Host-memory arena of a CPU-backed virtual GPU. Thread-safe. Blocks are 64-byte aligned and
+// zero-initialised. A request of 0 bytes gives an empty Allocation and counts nothing.
+// The arena must outlive its allocations (asserted in the destructor).
+class MemoryArena {
+ public:
+  MemoryArena(std::string device_name, std::size_t limit_bytes);
+  ~MemoryArena();
+  MemoryArena(const MemoryArena&) = delete;
+  MemoryArena& operator=(const MemoryArena&) = delete;
+
+  // `what` names the request in the error message ("dense_1/kernel gradient").
+  Allocation allocate(std::size_t bytes, std::string_view what);
+
+  const std::string& device_name() const { return device_name_; }
+  std::size_t limit() const { return limit_; }
+  std::size_t in_use() const;
+  std::size_t peak() const;
+  void reset_peak();  // peak := in_use
+
+ private:
+  friend class Allocation;
+  void release(void* ptr, std::size_t bytes);
+
+  std::string device_name_;
+  std::size_t limit_;
+  mutable std::mutex mutex_;
+  std::size_t in_use_ = 0;
+  std::size_t peak_ = 0;
+};
+
+}  // namespace mirrorlab::vgpu
