@@ -45,6 +45,8 @@ class Layer {
 
   // Computes and keeps the output; `input` must stay alive until backward().
   virtual const Tensor& forward(const Tensor& input) = 0;
+  // The output of the last forward() (the next layer's input, which backward() needs).
+  const Tensor& output() const { return output_; }
   // Overwrites this layer's parameter gradients with d(loss)/d(params) and, when grad_input is
   // not null, writes d(loss)/d(input) into it (shaped like the input).
   virtual void backward(const Tensor& input, const Tensor& grad_output, Tensor* grad_input) = 0;

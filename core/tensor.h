@@ -24,12 +24,16 @@ class Tensor {
   // Gives the tensor `shape`, taking a new block from `arena` only when the current one is too
   // small (so a smaller last batch reuses the block). Contents are unspecified afterwards.
   void ensure(vgpu::MemoryArena& arena, const Shape& shape, std::string_view what);
+  // Same, inside the current block only (no arena at hand): throws std::logic_error naming
+  // `what` when the block is too small.
+  void ensure(const Shape& shape, std::string_view what);
   // Same number of elements, another shape (Flatten).
   void reshape(const Shape& shape);
 
   const Shape& shape() const { return shape_; }
   int dim(int i) const { return shape_[static_cast<std::size_t>(i)]; }
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return alloc_.bytes() / sizeof(float); }  // of the block
   float* data() { return alloc_.as<float>(); }
   const float* data() const { return alloc_.as<float>(); }
   std::span<float> span() { return {data(), size_}; }

@@ -14,7 +14,8 @@ class ReduceToOneDevice final : public AllReduce {
   std::string name() const override { return std::string(kReduceToOneName); }
   void run_rank(int rank, CollectiveGroup& group, ReduceOp op) const override;
   int num_steps(int n) const override { return n > 1 ? 2 : 0; }
-  // Reads n*S, writes (n-1)*S to the destination, then reads S and writes S per other rank.
+  // Traffic model: n-1 additions into the destination (read 2S, write S each), then n-1 copies
+  // out of it (read S, write S each): 5(n-1)S.
   double bytes_moved(int n, std::size_t bytes) const override;
   int destination() const { return destination_; }
 

@@ -1,0 +1,28 @@
+// The --history file: what a run did, as JSON, for plots, lessons and the docs.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/fit.h"
+#include "core/run_events.h"
+#include "nlohmann/json.hpp"
+
+namespace mirrorlab::app {
+
+struct RunSummary {
+  nlohmann::json config;               // the options the run was started with
+  const core::History* history = nullptr;
+  core::Metrics test;                  // final evaluation on the test set
+  double weights_l2 = 0;               // L2 norm of every final weight of replica 0
+  std::vector<std::string> device_names;
+  std::vector<core::PhaseTotals> phase_seconds;  // per device
+  std::vector<std::size_t> peak_memory_bytes;    // per device
+};
+
+nlohmann::json to_json(const RunSummary& summary);
+// Writes through a temporary file and a rename, so a failed write never leaves half a file.
+void write_json_file(const std::filesystem::path& path, const nlohmann::json& json);
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,33 @@
+// Keras-style progress: "Epoch 1/5", a live bar while an epoch runs (on a terminal), then
+//   469/469 [==============================] - 12s 26ms/step - loss: 0.4123 - accuracy: 0.8512
+//   - val_loss: 0.4500 - val_accuracy: 0.8400
+// When stdout is not a terminal (a log, CI) only the final line of each epoch is printed.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "core/fit.h"
+
+namespace mirrorlab::app {
+
+std::string format_duration_per_step(double seconds_per_step);  // "26ms/step", "850us/step"
+std::string progress_bar(std::int64_t done, std::int64_t total);  // "[=====>.......]"
+
+class KerasProgress : public core::FitCallback {
+ public:
+  explicit KerasProgress(std::FILE* out, bool live);
+  void on_epoch_begin(int epoch, int epochs, std::int64_t steps_per_epoch) override;
+  void on_batch_end(int epoch, std::int64_t step_in_epoch, std::int64_t steps_per_epoch,
+                    const core::Metrics& running, double epoch_seconds) override;
+  void on_epoch_end(const core::EpochLog& log) override;
+
+ private:
+  std::FILE* out_;
+  bool live_;
+  double last_draw_ = -1;
+  std::size_t last_width_ = 0;
+};
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,54 @@
+// mirrorlab: mirrored (synchronous data-parallel) training on virtual GPUs, for teaching.
+#include <cstdio>
+#include <exception>
+
+#include "CLI/CLI.hpp"
+#include "app/train_command.h"
+#include "core/dataset.h"
+#include "virtualgpu/device_registry.h"
+#include "virtualgpu/memory_arena.h"
+
+namespace {
+
+// What went wrong, after whatever the run printed so far.
+void report(const std::exception& e) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "\nmirrorlab: error: %s\n", e.what());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace mirrorlab;
+  CLI::App app{
+      "mirrorlab: watch and run mirrored (synchronous data-parallel) training, as TensorFlow's "
+      "MirroredStrategy does it, on virtual GPUs"};
+  app.require_subcommand(1);
+  app::TrainOptions train_options;
+  CLI::App* train = app::add_train_command(app, train_options);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (argc == 1) {  // no command at all: show what there is
+      std::fprintf(stderr, "%s\nmirrorlab: choose a command, for example: mirrorlab train --help\n",
+                   app.help().c_str());
+      return 2;
+    }
+    const int status = app.exit(e);  // prints help, or the error and a hint
+    return status == 0 ? 0 : 2;
+  }
+  try {
+    if (*train) return app::run_train(train_options);
+  } catch (const vgpu::OutOfMemoryError& e) {
+    report(e);
+  } catch (const core::DataError& e) {
+    report(e);
+  } catch (const vgpu::ConfigurationError& e) {
+    report(e);
+    return 2;
+  } catch (const std::exception& e) {
+    report(e);
+  }
+  return 1;
+}

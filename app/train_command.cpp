@@ -1,0 +1,249 @@
+#include "app/train_command.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "app/history_json.h"
+#include "app/keras_progress.h"
+#include "core/fit.h"
+#include "core/kernels_cpu.h"
+#include "core/mirrored_strategy.h"
+#include "virtualgpu/device_registry.h"
+
+namespace mirrorlab::app {
+namespace {
+
+std::string with_commas(std::size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+void print_model_summary(const core::Model& model, const char* name) {
+  const std::string rule(65, '_'), double_rule(65, '=');
+  std::printf("Model: \"%s\"\n%s\n %-27s %-25s %s\n%s\n", name, rule.c_str(), "Layer (type)",
+              "Output Shape", "Param #", double_rule.c_str());
+  for (const core::LayerSummary& layer : model.summary()) {
+    // Keras prints the batch dimension as None: (None, 26, 26, 32), (None, 784).
+    std::string shape = "(None";
+    for (std::int64_t d : layer.output_shape) shape += ", " + std::to_string(d);
+    shape += ")";
+    const std::string label = layer.name + " (" + layer.type + ")";
+    std::printf(" %-27s %-25s %s\n", label.c_str(), shape.c_str(),
+                with_commas(layer.params).c_str());
+  }
+  std::printf("%s\nTotal params: %s\n%s\n", double_rule.c_str(),
+              with_commas(model.num_params()).c_str(), rule.c_str());
+}
+
+void print_phase_table(const core::MirroredStrategy& strategy,
+                       const std::vector<core::PhaseTotals>& totals, std::int64_t steps) {
+  const core::Phase shown[] = {core::Phase::kSplit, core::Phase::kForward, core::Phase::kBackward,
+                               core::Phase::kAllReduce, core::Phase::kUpdate};
+  std::printf("\nTime per phase (seconds, whole run)\n%-8s", "device");
+  for (core::Phase p : shown) std::printf(" %11s", core::to_string(p));
+  std::printf("\n");
+  double all_reduce = 0;
+  for (std::size_t d = 0; d < strategy.devices().size(); ++d) {
+    std::printf("%-8s", strategy.devices()[d]->name().c_str());
+    for (core::Phase p : shown) {
+      std::printf(" %11.3f", d < totals.size() ? totals[d][static_cast<int>(p)] : 0.0);
+    }
+    std::printf("\n");
+    if (d < totals.size()) all_reduce += totals[d][static_cast<int>(core::Phase::kAllReduce)];
+  }
+  if (steps > 0) {
+    std::printf("All-reduce (%s): %.3f ms per step on average over the devices\n",
+                strategy.all_reduce().name().c_str(),
+                1e3 * all_reduce / static_cast<double>(strategy.devices().size()) /
+                    static_cast<double>(steps));
+  }
+}
+
+// Flags are checked one by one by CLI11; what depends on several of them is checked here.
+std::string check_combination(const TrainOptions& o, int* gpus) {
+  if (o.allreduce == "nccl") {
+    return "--allreduce nccl needs one CUDA GPU per replica; this build has CPU-backed virtual "
+           "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one "
+           "or ring";
+  }
+  const int listed = static_cast<int>(o.memory_limits_mib.size());
+  if (o.gpus == 0) {
+    *gpus = listed > 1 ? listed : 2;
+  } else {
+    *gpus = o.gpus;
+    if (listed > 1 && listed != o.gpus) {
+      return "--memory-limit lists " + std::to_string(listed) + " limits but --gpus is " +
+             std::to_string(o.gpus) + ": give one limit for all devices or one per device";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Mirrored training of a real model on Fashion-MNIST on N virtual GPUs");
+  cmd->add_option("--model", o.model, "Model: cnn (Keras' example CNN) or mlp (784-256-128-10)")
+      ->check(CLI::IsMember({"cnn", "mlp"}))
+      ->capture_default_str();
+  cmd->add_option("--gpus", o.gpus,
+                  "Number of virtual GPUs (replicas); default 2, or one per --memory-limit entry")
+      ->check(CLI::Range(1, vgpu::DeviceRegistry::kMaxDevices));
+  cmd->add_option("--memory-limit", o.memory_limits_mib,
+                  "Memory limit of each virtual GPU in MiB, or a comma-separated list, one per GPU")
+      ->delimiter(',')
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--batch-per-replica", o.batch_per_replica,
+                  "Examples per replica per step (global batch = this x GPUs)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16))
+      ->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "Passes over the training set")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--max-steps", o.max_steps,
+                  "Stop after this many global steps (then still evaluate and report); 0: no limit")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or nadam")
+      ->check(CLI::IsMember({"sgd", "adam", "nadam"}))
+      ->capture_default_str();
+  cmd->add_option("--lr", o.learning_rate, "Learning rate")
+      ->check(CLI::Range(1e-9, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--allreduce", o.allreduce,
+                  "All-reduce algorithm: auto (TensorFlow's choice), reduce-to-one or ring")
+      ->check(CLI::IsMember({"auto", "reduce-to-one", "ring", "nccl"}))
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed for initial weights and shuffling")
+      ->capture_default_str();
+  cmd->add_option("--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
+      ->capture_default_str();
+  cmd->add_option("--train-examples", o.train_examples,
+                  "Use only the first N training examples (0: all) for quick demos")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 31));
+  cmd->add_option("--history", o.history_file, "Write the run's history as JSON to this file");
+  cmd->add_option("--trace", o.trace_file,
+                  "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)");
+  return cmd;
+}
+
+int run_train(const TrainOptions& o) {
+  int gpus = 0;
+  if (const std::string problem = check_combination(o, &gpus); !problem.empty()) {
+    std::fprintf(stderr, "mirrorlab train: %s\nRun 'mirrorlab train --help' for the flags.\n",
+                 problem.c_str());
+    return 2;
+  }
+  core::set_blas_single_threaded();
+
+  const auto load_start = vgpu::Clock::now();
+  std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
+  std::fflush(stdout);
+  core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
+  if (o.train_examples > 0) data.train = data.train.head(static_cast<std::size_t>(o.train_examples));
+  std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
+              vgpu::seconds_between(load_start, vgpu::Clock::now()));
+
+  vgpu::DeviceRegistry registry;
+  std::vector<vgpu::LogicalDeviceConfiguration> configs;
+  for (int i = 0; i < gpus; ++i) {
+    const std::int64_t mib = o.memory_limits_mib.size() > 1 ? o.memory_limits_mib[i]
+                                                             : o.memory_limits_mib[0];
+    configs.push_back({static_cast<std::size_t>(mib)});
+  }
+  registry.set_logical_device_configuration(configs);
+  const std::vector<vgpu::Device*>& devices = registry.logical_devices();
+  std::printf("1 Physical CPU, %d Logical GPUs (CPU-backed virtual GPUs:", gpus);
+  for (vgpu::Device* d : devices) {
+    std::printf(" %s %zu MiB", d->name().c_str(), d->memory().limit() / vgpu::kMiB);
+  }
+  std::printf(")\n");
+
+  core::StrategyOptions strategy_options;
+  strategy_options.model = core::parse_model_kind(o.model);
+  strategy_options.optimizer.kind = core::parse_optimizer_kind(o.optimizer);
+  strategy_options.optimizer.learning_rate = static_cast<float>(o.learning_rate);
+  strategy_options.all_reduce = o.allreduce;
+  strategy_options.seed = o.seed;
+  core::EventStore events;
+  core::MirroredStrategy strategy(devices, strategy_options, &events);
+  const auto& log = strategy.all_reduce_log();
+  if (o.allreduce == "auto") std::printf("WARNING: %s\n", log.front().c_str());
+  std::printf("INFO: Using MirroredStrategy with devices %s\n", strategy.device_tuple().c_str());
+  print_model_summary(strategy.replica(0).model(), o.model.c_str());
+  std::printf("INFO: %s\n", log.back().c_str());
+  const std::size_t global = static_cast<std::size_t>(o.batch_per_replica) * gpus;
+  std::printf("Global batch %zu = %lld per replica x %d replicas; %s optimizer, lr %g\n", global,
+              static_cast<long long>(o.batch_per_replica), gpus, o.optimizer.c_str(),
+              o.learning_rate);
+
+  core::FitOptions fit_options;
+  fit_options.epochs = o.epochs;
+  fit_options.max_steps = o.max_steps;
+  fit_options.batch_per_replica = static_cast<std::size_t>(o.batch_per_replica);
+  fit_options.seed = o.seed;
+  KerasProgress progress(stdout, isatty(fileno(stdout)) != 0);
+  const core::History history = core::fit(strategy, data.train, &data.test, fit_options, &progress);
+
+  if (history.stopped_by_max_steps) {
+    std::printf("Stopped after --max-steps %lld global steps.\n",
+                static_cast<long long>(o.max_steps));
+  }
+  const core::Metrics test =
+      history.epochs.empty() ? core::Metrics{} : history.epochs.back().validation;
+  std::printf("Test accuracy: %.4f, test loss: %.4f (%lld test images)\n", test.accuracy,
+              test.loss, static_cast<long long>(test.examples));
+  std::printf("Training: %.0f images/s over %lld steps\n",
+              history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
+              static_cast<long long>(history.steps));
+  const std::vector<core::PhaseTotals> totals = events.phase_totals();
+  print_phase_table(strategy, totals, history.steps);
+  std::printf("Peak memory:");
+  for (vgpu::Device* d : devices) {
+    std::printf(" %s %.1f of %zu MiB;", d->name().c_str(),
+                static_cast<double>(d->memory().peak()) / vgpu::kMiB,
+                d->memory().limit() / vgpu::kMiB);
+  }
+  std::printf("\n");
+
+  if (!o.history_file.empty()) {
+    RunSummary summary;
+    summary.config = {{"model", o.model},         {"gpus", gpus},
+                      {"batch_per_replica", o.batch_per_replica},
+                      {"global_batch", global},   {"epochs", o.epochs},
+                      {"max_steps", o.max_steps}, {"optimizer", o.optimizer},
+                      {"learning_rate", o.learning_rate},
+                      {"allreduce", strategy.all_reduce().name()},
+                      {"seed", o.seed},           {"train_examples", data.train.size()}};
+    summary.history = &history;
+    summary.test = test;
+    double sum_squares = 0;
+    for (float w : strategy.replica(0).model().params()) sum_squares += double{w} * w;
+    summary.weights_l2 = std::sqrt(sum_squares);
+    for (vgpu::Device* d : devices) {
+      summary.device_names.push_back(d->name());
+      summary.peak_memory_bytes.push_back(d->memory().peak());
+    }
+    summary.phase_seconds = totals;
+    write_json_file(o.history_file, to_json(summary));
+    std::printf("History written to %s\n", o.history_file.c_str());
+  }
+  if (!o.trace_file.empty()) {
+    std::vector<std::string> names;
+    for (vgpu::Device* d : devices) names.push_back(d->name());
+    events.write_chrome_trace(o.trace_file, names);
+    std::printf("Trace written to %s (open it in ui.perfetto.dev)\n", o.trace_file.c_str());
+  }
+  return 0;
+}
+
+}  // namespace mirrorlab::app

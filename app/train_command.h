@@ -1,0 +1,34 @@
+// `mirrorlab train`: mirrored training of a real model on Fashion-MNIST, on N virtual GPUs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "core/dataset.h"
+
+namespace mirrorlab::app {
+
+struct TrainOptions {
+  std::string model = "cnn";
+  int gpus = 0;                           // 0: as many as --memory-limit lists, else 2
+  std::vector<std::int64_t> memory_limits_mib{1024};
+  std::int64_t batch_per_replica = 64;
+  int epochs = 5;
+  std::int64_t max_steps = 0;
+  std::string optimizer = "adam";
+  double learning_rate = 1e-3;
+  std::string allreduce = "auto";
+  std::uint64_t seed = 42;
+  std::string data_dir = core::kDefaultFashionMnistDir;
+  std::int64_t train_examples = 0;        // 0: all 60,000
+  std::string history_file;
+  std::string trace_file;
+};
+
+CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
+// Runs the command; returns the process exit status (0 ok, 1 run failed, 2 bad input).
+int run_train(const TrainOptions& options);
+
+}  // namespace mirrorlab::app

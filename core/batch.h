@@ -1,0 +1,18 @@
+// Gathering examples of a dataset into a float tensor on a device: the "split" of a step.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/dataset.h"
+#include "core/tensor.h"
+
+namespace mirrorlab::core {
+
+// images := examples `indices` of `data` as [n, rows, cols, 1] floats in [0, 1], taken from
+// `arena`; labels := their labels.
+void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices,
+                  vgpu::MemoryArena& arena, Tensor& images, std::vector<std::uint8_t>& labels);
+
+}  // namespace mirrorlab::core

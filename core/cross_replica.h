@@ -1,0 +1,54 @@
+// Where replicas, each running its step function on its own device thread, meet for an
+// all-reduce of buffers that each of them brings (TensorFlow's cross-replica context).
+//
+// Every replica must make the same sequence of collective calls in a step. A replica that
+// finishes its step function while another waits in an all-reduce would leave that one waiting
+// for ever; instead, finishing is itself a meeting (depart()), and a mismatch is an error for
+// every replica, with a sentence that says which replica did what.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "virtualgpu/barrier.h"
+#include "virtualgpu/collective.h"
+
+namespace mirrorlab::core {
+
+class CrossReplicaRendezvous {
+ public:
+  explicit CrossReplicaRendezvous(int num_replicas);
+
+  // Host thread, before each strategy.run(), while no replica runs: a fresh barrier (an aborted
+  // one stays aborted), the algorithm and observer to use.
+  void reset(const vgpu::AllReduce* algorithm, vgpu::StepObserver* observer);
+  // Replica `rank` on its device thread: all-reduces `values` with the other replicas' buffers.
+  void all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op);
+  // Replica `rank` has returned from its step function.
+  void depart(int rank);
+  // A replica failed: release everyone waiting with vgpu::CollectiveAborted.
+  void abort();
+
+ private:
+  struct Arrival {
+    bool departing = false;
+    std::span<float> values;
+  };
+  void meet(int rank, Arrival arrival);
+
+  const int num_replicas_;
+  const vgpu::AllReduce* algorithm_ = nullptr;
+  vgpu::StepObserver* observer_ = nullptr;
+  std::mutex mutex_;  // guards barrier_, group_ and aborted_ against abort() from any thread
+  std::shared_ptr<vgpu::CancellableBarrier> barrier_;
+  std::shared_ptr<vgpu::CollectiveGroup> group_;
+  bool aborted_ = false;
+  std::vector<Arrival> arrivals_;
+  std::string mismatch_;  // set by the meeting's completion when the replicas disagree
+};
+
+}  // namespace mirrorlab::core

@@ -1,0 +1,192 @@
+// MirroredStrategy: synchronous data parallelism over N devices, as in TensorFlow.
+//
+//  1. every replica holds a full copy of the model: variables initialised once on replica 0,
+//     then broadcast, so all copies start equal;
+//  2. each global batch is split into N shards (TensorFlow's rebatching: replica i takes
+//     examples [i*b, (i+1)*b) of the global batch, so an uneven last batch leaves the later
+//     replicas fewer examples, possibly none);
+//  3. every replica runs forward and backward on its shard, concurrently on its device's stream;
+//  4. an all-reduce sums the gradients so every replica holds the same sum;
+//  5. every replica applies the same optimizer update to its own copy;
+//  6. the step ends when all replicas are done; then their weight fingerprints must be equal.
+// The loss is averaged over the global batch, so N replicas compute what one device would.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/cross_replica.h"
+#include "core/dataset.h"
+#include "core/loss.h"
+#include "core/model.h"
+#include "core/optimizer.h"
+#include "core/run_events.h"
+#include "virtualgpu/collective.h"
+#include "virtualgpu/device.h"
+
+namespace mirrorlab::core {
+
+// One replica's slice of a global batch: examples [begin, begin + count).
+struct Shard {
+  int replica = 0;
+  std::size_t begin = 0;
+  std::size_t count = 0;
+};
+std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas,
+                                      std::size_t per_replica_batch);
+
+// Raised when replicas' weights differ after a step: mirrored training is broken.
+class ReplicasOutOfSync : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct StrategyOptions {
+  ModelKind model = ModelKind::kCnn;
+  OptimizerConfig optimizer;
+  std::string all_reduce = "auto";  // "auto", "reduce-to-one" or "ring"
+  std::uint64_t seed = 1;
+  bool check_sync = true;           // compare weight fingerprints after every training step
+};
+
+// The examples `indices` of `data` form one global batch. `batch_per_replica` is the size the
+// dataset was batched with per replica (0: size() / N rounded up): a short last batch is cut at
+// multiples of it, as TensorFlow does, so later replicas get fewer examples or none.
+struct GlobalBatch {
+  const Dataset* data = nullptr;
+  std::span<const std::uint32_t> indices;
+  std::size_t batch_per_replica = 0;
+  std::size_t size() const { return indices.size(); }
+};
+
+// One copy of the model on one device, with its own optimizer and its current shard.
+class Replica {
+ public:
+  Replica(int id, vgpu::Device& device, const StrategyOptions& options);
+
+  int id() const { return id_; }
+  vgpu::Device& device() { return *device_; }
+  Model& model() { return *model_; }
+  const Model& model() const { return *model_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  const Tensor& images() const { return images_; }  // [shard, 28, 28, 1], in [0, 1]
+  std::span<const std::uint8_t> labels() const { return labels_; }
+  std::uint64_t last_fingerprint() const { return fingerprint_; }
+
+ private:
+  friend class MirroredStrategy;
+  void load_shard(const Dataset& data, std::span<const std::uint32_t> indices);
+
+  int id_;
+  vgpu::Device* device_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  Tensor images_;
+  std::vector<std::uint8_t> labels_;
+  std::uint64_t fingerprint_ = 0;
+};
+
+class MirroredStrategy;
+
+// What a step function sees on its replica (TensorFlow's ReplicaContext). Each building block
+// records its phase as a run event.
+class ReplicaContext {
+ public:
+  int replica_id_in_sync_group() const { return replica_->id(); }
+  int num_replicas_in_sync() const;
+  std::size_t global_batch_size() const { return global_batch_size_; }
+  std::int64_t step() const { return step_; }
+  Replica& replica() { return *replica_; }
+  Model& model() { return replica_->model(); }
+  const Tensor& images() const { return replica_->images(); }
+  std::span<const std::uint8_t> labels() const { return replica_->labels(); }
+
+  const Tensor& forward();  // logits of this replica's shard
+  // Loss scaled by 1/global batch size (compute_average_loss) and backpropagation into the
+  // model's gradients. The stats are this shard's sums.
+  LossStats backward(const Tensor& logits);
+  // Forward and loss only (no gradients): for evaluation.
+  LossStats evaluate();
+  // Cross-replica sum of `values` (this replica's buffer; every replica must call it with the
+  // same length) with the strategy's all-reduce.
+  void all_reduce_sum(std::span<float> values);
+  // optimizer.apply_gradients in a replica context: all-reduce the gradients, then update.
+  void apply_gradients();
+
+ private:
+  friend class MirroredStrategy;
+  ReplicaContext(MirroredStrategy& strategy, Replica& replica, std::size_t global_batch_size,
+                 std::int64_t step)
+      : strategy_(&strategy), replica_(&replica), global_batch_size_(global_batch_size),
+        step_(step) {}
+  void record(Phase phase, vgpu::TimePoint begin, std::size_t bytes = 0);
+
+  MirroredStrategy* strategy_;
+  Replica* replica_;
+  std::size_t global_batch_size_;
+  std::int64_t step_;
+  Tensor grad_logits_;
+};
+
+using StepFunction = std::function<LossStats(ReplicaContext&)>;
+
+LossStats reduce_sum(const std::vector<LossStats>& per_replica);
+
+class MirroredStrategy {
+ public:
+  // One replica per device. Creates and initialises the models (throws vgpu::OutOfMemoryError
+  // when one does not fit its device) and std::invalid_argument for an unknown all-reduce.
+  MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyOptions options,
+                   EventStore* events = nullptr);
+  ~MirroredStrategy();
+  MirroredStrategy(const MirroredStrategy&) = delete;
+  MirroredStrategy& operator=(const MirroredStrategy&) = delete;
+
+  int num_replicas_in_sync() const { return static_cast<int>(replicas_.size()); }
+  const std::vector<vgpu::Device*>& devices() const { return devices_; }
+  Replica& replica(int i) { return *replicas_[static_cast<std::size_t>(i)]; }
+  const StrategyOptions& options() const { return options_; }
+  const vgpu::AllReduce& all_reduce() const { return *all_reduce_; }
+  // What TensorFlow would log about the choice, one message per line.
+  const std::vector<std::string>& all_reduce_log() const { return all_reduce_log_; }
+  std::string device_tuple() const;  // "('/gpu:0', '/gpu:1')"
+  std::int64_t steps_done() const { return step_; }
+  // Sees every step of every all-reduce from now on (nullptr: none). Set between steps.
+  void set_step_observer(vgpu::StepObserver* observer) { observer_ = observer; }
+
+  // strategy.run(fn, args=(batch,)): splits the batch, runs fn on every replica concurrently on
+  // its device, waits for all of them; one result per replica. Counts as a training step: with
+  // check_sync and N > 1 the replicas' weight fingerprints are compared afterwards.
+  std::vector<LossStats> run(const GlobalBatch& batch, const StepFunction& fn);
+  // The fit loop's step: forward, backward, apply_gradients on every replica. Summed stats.
+  LossStats train_step(const GlobalBatch& batch);
+  // Distributed evaluation of the whole dataset in global batches of per-replica size * N.
+  LossStats evaluate(const Dataset& data, std::size_t batch_per_replica);
+  // Throws ReplicasOutOfSync naming the replicas that differ from replica 0.
+  void check_in_sync();
+
+ private:
+  friend class ReplicaContext;
+  std::vector<LossStats> run_on_replicas(const GlobalBatch& batch, const StepFunction& fn,
+                                         bool training);
+  void broadcast_initial_variables();
+  void choose_all_reduce();
+
+  std::vector<vgpu::Device*> devices_;
+  StrategyOptions options_;
+  EventStore* events_;
+  std::unique_ptr<vgpu::AllReduce> all_reduce_;
+  std::vector<std::string> all_reduce_log_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  CrossReplicaRendezvous rendezvous_;
+  vgpu::StepObserver* observer_ = nullptr;
+  std::int64_t step_ = 0;
+};
+
+}  // namespace mirrorlab::core

@@ -1,0 +1,130 @@
+// The mirrorlab command as a user runs it: exit status and what it prints.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string command = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab " + args + " 2>&1";
+  Result result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) result.output += buffer;
+  const int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+bool has_dataset() { return std::filesystem::exists("/usr/share/datasets/fashion-mnist"); }
+
+struct BadInput {
+  const char* args;
+  const char* expected_words;
+};
+
+void PrintTo(const BadInput& input, std::ostream* os) { *os << '"' << input.args << '"'; }
+
+class CliRejectsBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliRejectsBadInput, WithExitStatus2AndASentence) {
+  const Result r = run(std::string("train ") + GetParam().args);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(GetParam().expected_words), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Epoch"), std::string::npos) << "must not start training: " << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, CliRejectsBadInput,
+    ::testing::Values(BadInput{"--gpus 0", "--gpus"}, BadInput{"--gpus 65", "--gpus"},
+                      BadInput{"--memory-limit -5", "--memory-limit"},
+                      BadInput{"--memory-limit 0", "--memory-limit"},
+                      BadInput{"--model resnet", "--model"},
+                      BadInput{"--batch-per-replica 0", "--batch-per-replica"},
+                      BadInput{"--epochs 0", "--epochs"}, BadInput{"--optimizer rmsprop", "--optimizer"},
+                      BadInput{"--lr -1", "--lr"}, BadInput{"--allreduce butterfly", "--allreduce"},
+                      BadInput{"--gpus 3 --memory-limit 512,1024", "one per device"},
+                      BadInput{"--allreduce nccl", "NCCL"},
+                      BadInput{"--no-such-flag", "no-such-flag"},
+                      BadInput{"--gpus two", "--gpus"}));
+
+TEST(Cli, HelpListsTheFlagsAndExitsZero) {
+  const Result r = run("train --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* flag : {"--model", "--gpus", "--memory-limit", "--batch-per-replica", "--epochs",
+                           "--max-steps", "--optimizer", "--lr", "--allreduce", "--seed", "--data",
+                           "--history"}) {
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag << " missing from:\n" << r.output;
+  }
+}
+
+TEST(Cli, NoSubcommandSaysWhatToDo) {
+  const Result r = run("");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("train"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MissingDataFolderNamesItAndTheFix) {
+  const Result r = run("train --data /nonexistent/fashion");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/fashion"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("dataset-fashion-mnist"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MemoryLimitTooSmallIsAClearError) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const Result r = run("train --gpus 2 --memory-limit 1 --train-examples 256");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("out of memory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--memory-limit"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const std::filesystem::path history =
+      std::filesystem::temp_directory_path() / ("mirrorlab_cli_history_" +
+                                                std::to_string(::getpid()) + ".json");
+  const Result r = run("train --model mlp --gpus 2 --epochs 2 --max-steps 6 --batch-per-replica 32 "
+                       "--train-examples 2000 --history " + history.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Using MirroredStrategy with devices ('/gpu:0', '/gpu:1')"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NCCL is not supported when using virtual GPUs"), std::string::npos);
+  EXPECT_NE(r.output.find("Reduce to /gpu:0 then broadcast to ('/gpu:0', '/gpu:1')"),
+            std::string::npos);
+  EXPECT_NE(r.output.find("6/32 [====>"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("val_accuracy"), std::string::npos);
+  EXPECT_NE(r.output.find("Stopped after --max-steps 6"), std::string::npos);
+
+  std::ifstream in(history);
+  ASSERT_TRUE(in) << "no history file at " << history;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["epochs"].size(), 1u);
+  for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy", "seconds"}) {
+    EXPECT_TRUE(j["epochs"][0].contains(key)) << key;
+  }
+  EXPECT_EQ(j["steps"], 6);
+  EXPECT_GT(j["final_train_loss"].get<double>(), 0.0);
+  EXPECT_GT(j["weights_l2"].get<double>(), 0.0);
+  for (const char* device : {"/gpu:0", "/gpu:1"}) {
+    ASSERT_TRUE(j["phase_seconds"].contains(device)) << device;
+    EXPECT_GT(j["phase_seconds"][device]["forward"].get<double>(), 0.0);
+    EXPECT_GT(j["phase_seconds"][device]["all-reduce"].get<double>(), 0.0);
+  }
+  std::filesystem::remove(history);
+}
+
+}  // namespace

@@ -1,0 +1,261 @@
+// All-reduce algorithms: exact sums for every N and awkward counts, the steps the observer sees,
+// and errors that release every rank.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "virtualgpu/collective.h"
+#include "virtualgpu/device_registry.h"
+#include "virtualgpu/reduce_to_one.h"
+#include "virtualgpu/ring_all_reduce.h"
+
+namespace mirrorlab::vgpu {
+namespace {
+
+// Records every step it is handed.
+class RecordingObserver : public StepObserver {
+ public:
+  void on_step(const CollectiveStep& step) override {
+    std::lock_guard lock(mutex);
+    steps.push_back(step);
+  }
+  std::mutex mutex;
+  std::vector<CollectiveStep> steps;
+};
+
+// Small integers: every partial sum is an integer below 2^24, so float addition is exact in any
+// order and the expected result is exact too.
+float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (1 + i % 7)); }
+float expected_sum(int n, std::size_t i) {
+  return static_cast<float>(n * (n + 1) / 2 * (1 + i % 7));
+}
+
+std::vector<std::size_t> counts_for(int n) {
+  return {0, 1, static_cast<std::size_t>(n - 1), static_cast<std::size_t>(2 * n + 1),
+          (std::size_t{1} << 20) + 3};
+}
+
+void check_all_reduce(const std::string& algorithm, ReduceOp op) {
+  for (int n = 1; n <= 8; ++n) {
+    DeviceRegistry registry;
+    registry.set_logical_device_configuration(n, 64);
+    const auto& devices = registry.logical_devices();
+    for (std::size_t count : counts_for(n)) {
+      SCOPED_TRACE(algorithm + " n=" + std::to_string(n) + " count=" + std::to_string(count));
+      std::vector<std::vector<float>> data(n, std::vector<float>(count));
+      std::vector<std::span<float>> buffers;
+      for (int r = 0; r < n; ++r) {
+        for (std::size_t i = 0; i < count; ++i) data[r][i] = value(r, i);
+        buffers.emplace_back(data[r]);
+      }
+      auto algo = make_all_reduce(algorithm);
+      RecordingObserver observer;
+      all_reduce(devices, buffers, *algo, op, &observer);
+      for (int r = 0; r < n; ++r) {
+        for (std::size_t i = 0; i < count; ++i) {
+          const float sum = expected_sum(n, i);
+          if (op == ReduceOp::kSum) {
+            ASSERT_EQ(data[r][i], sum) << "rank " << r << " element " << i;
+          } else {
+            ASSERT_FLOAT_EQ(data[r][i], sum / static_cast<float>(n))
+                << "rank " << r << " element " << i;
+          }
+        }
+      }
+      ASSERT_EQ(static_cast<int>(observer.steps.size()), algo->num_steps(n));
+      for (std::size_t s = 0; s < observer.steps.size(); ++s) {
+        EXPECT_EQ(observer.steps[s].index, static_cast<int>(s));
+        EXPECT_EQ(observer.steps[s].algorithm, algorithm);
+        EXPECT_LE(observer.steps[s].start, observer.steps[s].finish);
+      }
+    }
+  }
+}
+
+TEST(AllReduce, RingSumIsExact) { check_all_reduce("ring", ReduceOp::kSum); }
+TEST(AllReduce, RingMean) { check_all_reduce("ring", ReduceOp::kMean); }
+TEST(AllReduce, ReduceToOneSumIsExact) { check_all_reduce("reduce-to-one", ReduceOp::kSum); }
+TEST(AllReduce, ReduceToOneMean) { check_all_reduce("reduce-to-one", ReduceOp::kMean); }
+
+TEST(AllReduce, RingObserverSeesTwoNMinusOneStepsOfOneChunkPerRank) {
+  for (int n = 2; n <= 8; ++n) {
+    DeviceRegistry registry;
+    registry.set_logical_device_configuration(n, 64);
+    const std::size_t count = 10 * n + 3;
+    std::vector<std::vector<float>> data(n, std::vector<float>(count, 1.0f));
+    std::vector<std::span<float>> buffers(data.begin(), data.end());
+    RecordingObserver observer;
+    all_reduce(registry.logical_devices(), buffers, RingAllReduce(), ReduceOp::kSum, &observer);
+    ASSERT_EQ(observer.steps.size(), static_cast<std::size_t>(2 * (n - 1))) << "n=" << n;
+    for (int s = 0; s < 2 * (n - 1); ++s) {
+      const CollectiveStep& step = observer.steps[s];
+      EXPECT_EQ(step.phase, s < n - 1 ? "reduce-scatter" : "all-gather");
+      ASSERT_EQ(step.transfers.size(), static_cast<std::size_t>(n));
+      std::size_t covered = 0;
+      for (int r = 0; r < n; ++r) {
+        const Transfer& t = step.transfers[r];  // sorted by destination
+        EXPECT_EQ(t.dst, r);
+        EXPECT_EQ(t.src, (r + n - 1) % n);
+        EXPECT_EQ(t.kind, s < n - 1 ? TransferKind::kReduce : TransferKind::kCopy);
+        EXPECT_EQ(t.bytes, (t.end - t.begin) * sizeof(float));
+        EXPECT_LE(t.start, t.finish);
+        covered += t.end - t.begin;
+      }
+      EXPECT_EQ(covered, count);  // one chunk per rank, every chunk once
+    }
+    for (const auto& d : data) {
+      for (float v : d) ASSERT_EQ(v, static_cast<float>(n));
+    }
+  }
+}
+
+TEST(AllReduce, ReduceToOneReducesIntoTheChosenDestinationThenBroadcasts) {
+  DeviceRegistry registry;
+  registry.set_logical_device_configuration(4, 64);
+  std::vector<std::vector<float>> data(4, std::vector<float>(5));
+  for (int r = 0; r < 4; ++r) data[r].assign(5, static_cast<float>(r + 1));
+  std::vector<std::span<float>> buffers(data.begin(), data.end());
+  RecordingObserver observer;
+  ReduceToOneDevice algo(2);
+  all_reduce(registry.logical_devices(), buffers, algo, ReduceOp::kSum, &observer);
+  ASSERT_EQ(observer.steps.size(), 2u);
+  EXPECT_EQ(observer.steps[0].phase, "reduce");
+  EXPECT_EQ(observer.steps[1].phase, "broadcast");
+  ASSERT_EQ(observer.steps[0].transfers.size(), 3u);
+  for (const Transfer& t : observer.steps[0].transfers) {
+    EXPECT_EQ(t.dst, 2);
+    EXPECT_NE(t.src, 2);
+    EXPECT_EQ(t.kind, TransferKind::kReduce);
+    EXPECT_EQ(t.bytes, 5 * sizeof(float));
+  }
+  ASSERT_EQ(observer.steps[1].transfers.size(), 3u);
+  for (const Transfer& t : observer.steps[1].transfers) {
+    EXPECT_EQ(t.src, 2);
+    EXPECT_NE(t.dst, 2);
+    EXPECT_EQ(t.kind, TransferKind::kCopy);
+  }
+  for (const auto& d : data) {
+    for (float v : d) EXPECT_EQ(v, 10.0f);
+  }
+}
+
+TEST(AllReduce, TrafficModelAndStepCounts) {
+  EXPECT_EQ(RingAllReduce().num_steps(1), 0);
+  EXPECT_EQ(RingAllReduce().num_steps(8), 14);
+  EXPECT_EQ(ReduceToOneDevice().num_steps(1), 0);
+  EXPECT_EQ(ReduceToOneDevice().num_steps(8), 2);
+  EXPECT_DOUBLE_EQ(RingAllReduce().bytes_moved(4, 100), 5.0 * 3 * 100);
+  EXPECT_DOUBLE_EQ(ReduceToOneDevice().bytes_moved(4, 100), 5.0 * 3 * 100);
+  EXPECT_DOUBLE_EQ(RingAllReduce().bytes_moved(1, 100), 0.0);
+}
+
+TEST(AllReduce, UnknownNamesAndBadDestinationsAreClearErrors) {
+  try {
+    make_all_reduce("tree");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("choose reduce-to-one or ring"), std::string::npos);
+  }
+  EXPECT_THROW(make_all_reduce("reduce-to-one", -1), std::invalid_argument);
+
+  DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 64);
+  std::vector<float> a(3, 1.0f), b(3, 2.0f);
+  ReduceToOneDevice far(5);
+  try {
+    all_reduce(registry.logical_devices(), {a, b}, far, ReduceOp::kSum);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("/gpu:5"), std::string::npos) << e.what();
+  }
+  std::vector<float> c(4);
+  EXPECT_THROW(all_reduce(registry.logical_devices(), {a, c}, RingAllReduce(), ReduceOp::kSum),
+               std::invalid_argument);
+  EXPECT_THROW(all_reduce(registry.logical_devices(), {a}, RingAllReduce(), ReduceOp::kSum),
+               std::invalid_argument);
+}
+
+// A rank that fails half-way must release the others, and the host must see the real error.
+class FailingAllReduce final : public AllReduce {
+ public:
+  std::string name() const override { return "failing"; }
+  void run_rank(int rank, CollectiveGroup& group, ReduceOp op) const override {
+    group.begin(rank);
+    if (rank == 1) throw std::runtime_error("rank 1 ran out of something");
+    group.end_step(0, "never");
+    group.finish(rank, op);
+  }
+  int num_steps(int) const override { return 1; }
+  double bytes_moved(int, std::size_t) const override { return 0; }
+};
+
+TEST(AllReduce, AFailingRankReleasesTheOthersAndItsErrorIsReported) {
+  DeviceRegistry registry;
+  registry.set_logical_device_configuration(4, 64);
+  std::vector<std::vector<float>> data(4, std::vector<float>(8, 1.0f));
+  std::vector<std::span<float>> buffers(data.begin(), data.end());
+  try {
+    all_reduce(registry.logical_devices(), buffers, FailingAllReduce(), ReduceOp::kSum);
+    FAIL() << "expected the failing rank's error";
+  } catch (const CollectiveAborted&) {
+    FAIL() << "got CollectiveAborted instead of the real error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "rank 1 ran out of something");
+  }
+  // The devices are still usable afterwards.
+  all_reduce(registry.logical_devices(), buffers, RingAllReduce(), ReduceOp::kSum);
+  EXPECT_EQ(data[3][0], 4.0f);
+}
+
+TEST(CancellableBarrier, ReleasesWaitersOnAbort) {
+  CancellableBarrier barrier(3);
+  std::vector<std::thread> threads;
+  std::atomic<int> aborted{0};
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&] {
+      try {
+        barrier.arrive_and_wait();
+      } catch (const CollectiveAborted&) {
+        aborted.fetch_add(1);
+      }
+    });
+  }
+  // Whether they are already waiting or arrive after the abort, both must be released.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  barrier.abort();
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(aborted.load(), 2);
+  EXPECT_TRUE(barrier.aborted());
+  EXPECT_THROW(barrier.arrive_and_wait(), CollectiveAborted);
+}
+
+TEST(CancellableBarrier, CompletionRunsOncePerGenerationBeforeRelease) {
+  constexpr int kParties = 4, kRounds = 200;
+  CancellableBarrier barrier(kParties);
+  std::atomic<int> completions{0};
+  std::vector<int> seen(kParties * kRounds);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < kParties; ++p) {
+    threads.emplace_back([&, p] {
+      for (int r = 0; r < kRounds; ++r) {
+        barrier.arrive_and_wait([&] { ++completions; });
+        seen[r * kParties + p] = completions;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < kRounds; ++r) {
+    for (int p = 0; p < kParties; ++p) EXPECT_GE(seen[r * kParties + p], r + 1);
+  }
+  EXPECT_EQ(completions, kRounds);
+}
+
+}  // namespace
+}  // namespace mirrorlab::vgpu

@@ -1,0 +1,95 @@
+// The capped arena: exact accounting, the out-of-memory error and its advice.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "virtualgpu/memory_arena.h"
+
+namespace mirrorlab::vgpu {
+namespace {
+
+TEST(MemoryArena, CountsExactBytesAndPeak) {
+  MemoryArena arena("/gpu:0", 1000);
+  Allocation a = arena.allocate(100, "a");
+  Allocation b = arena.allocate(333, "b");
+  EXPECT_EQ(arena.in_use(), 433u);
+  EXPECT_EQ(arena.peak(), 433u);
+  a.reset();
+  EXPECT_EQ(arena.in_use(), 333u);
+  EXPECT_EQ(arena.peak(), 433u);
+  arena.reset_peak();
+  EXPECT_EQ(arena.peak(), 333u);
+  b = arena.allocate(667, "c");  // exactly fills the limit once b's old block is given back
+  EXPECT_EQ(arena.in_use(), 667u);
+}
+
+TEST(MemoryArena, BlocksAreZeroedAndAligned) {
+  MemoryArena arena("/gpu:0", 1 << 20);
+  Allocation a = arena.allocate(1000, "a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % 64, 0u);
+  for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ(a.as<unsigned char>()[i], 0);
+}
+
+TEST(MemoryArena, ZeroBytesGivesEmptyAllocation) {
+  MemoryArena arena("/gpu:0", 10);
+  Allocation a = arena.allocate(0, "nothing");
+  EXPECT_FALSE(a);
+  EXPECT_EQ(arena.in_use(), 0u);
+}
+
+TEST(MemoryArena, OverTheCapThrowsAClearErrorAndStaysUsable) {
+  MemoryArena arena("/gpu:1", 3 * kMiB);
+  Allocation a = arena.allocate(2 * kMiB, "dense/kernel");
+  try {
+    arena.allocate(2 * kMiB, "conv2d/kernel gradient");
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("/gpu:1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("conv2d/kernel gradient"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("2.0 MiB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("3.0 MiB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--memory-limit"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--batch-per-replica"), std::string::npos) << msg;
+    EXPECT_EQ(e.device(), "/gpu:1");
+    EXPECT_EQ(e.requested(), 2 * kMiB);
+    EXPECT_EQ(e.in_use(), 2 * kMiB);
+    EXPECT_EQ(e.limit(), 3 * kMiB);
+  }
+  EXPECT_EQ(arena.in_use(), 2 * kMiB);  // the failed request counted nothing
+  Allocation b = arena.allocate(kMiB, "fits");
+  EXPECT_EQ(arena.in_use(), 3 * kMiB);
+}
+
+TEST(MemoryArena, MoveTransfersOwnership) {
+  MemoryArena arena("/gpu:0", 100);
+  Allocation a = arena.allocate(40, "a");
+  Allocation b = std::move(a);
+  EXPECT_FALSE(a);  // NOLINT(bugprone-use-after-move): checking the moved-from state
+  EXPECT_EQ(b.bytes(), 40u);
+  EXPECT_EQ(arena.in_use(), 40u);
+  { Allocation c = std::move(b); }
+  EXPECT_EQ(arena.in_use(), 0u);
+}
+
+TEST(MemoryArena, ConcurrentAllocationsKeepExactCounts) {
+  MemoryArena arena("/gpu:0", 1 << 30);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&arena, t] {
+      for (int i = 0; i < 500; ++i) {
+        Allocation a = arena.allocate(static_cast<std::size_t>(t * 7 + i % 13 + 1), "x");
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(arena.in_use(), 0u);
+  EXPECT_GT(arena.peak(), 0u);
+  EXPECT_LE(arena.peak(), 4u * (3 * 7 + 13));
+}
+
+}  // namespace
+}  // namespace mirrorlab::vgpu

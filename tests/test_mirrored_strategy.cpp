@@ -1,0 +1,397 @@
+// MirroredStrategy: N replicas must compute exactly what one device computes on the same global
+// batch, stay bit-identical, fail loudly and cleanly.
+#include "core/mirrored_strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "core/fingerprint.h"
+#include "core/fit.h"
+#include "core/plain_trainer.h"
+#include "core/synthetic_dataset.h"
+#include "virtualgpu/device_registry.h"
+
+namespace mirrorlab {
+namespace {
+
+using core::ModelKind;
+using core::OptimizerKind;
+
+core::StrategyOptions options_for(ModelKind model, OptimizerKind optimizer, float lr) {
+  core::StrategyOptions o;
+  o.model = model;
+  o.optimizer.kind = optimizer;
+  o.optimizer.learning_rate = lr;
+  o.seed = 11;
+  return o;
+}
+
+// The reference: a plain loop on one arena, no devices, no threads, no all-reduce, fed the
+// same global batches in the same order as fit() feeds the strategy.
+std::vector<float> plain_single_device_training(const core::Dataset& data,
+                                                const core::StrategyOptions& o,
+                                                std::size_t global_batch, int steps,
+                                                std::uint64_t shuffle_seed) {
+  vgpu::MemoryArena arena("/plain", 512 * vgpu::kMiB);
+  core::PlainTrainer trainer(arena, o);
+  int done = 0;
+  for (int epoch = 1; done < steps; ++epoch) {
+    const auto order = core::shuffled_indices(data.size(), shuffle_seed, epoch);
+    for (std::size_t begin = 0; begin < data.size() && done < steps; begin += global_batch) {
+      const std::size_t count = std::min(global_batch, data.size() - begin);
+      trainer.train_step(core::GlobalBatch{&data, std::span(order).subspan(begin, count)});
+      ++done;
+    }
+  }
+  return {trainer.model().params().begin(), trainer.model().params().end()};
+}
+
+struct EquivalenceCase {
+  ModelKind model;
+  OptimizerKind optimizer;
+  int replicas;
+};
+
+void PrintTo(const EquivalenceCase& c, std::ostream* os) {
+  *os << core::to_string(c.model) << ", " << core::to_string(c.optimizer) << ", " << c.replicas
+      << " replicas";
+}
+
+class MirroredEquivalence : public ::testing::TestWithParam<EquivalenceCase> {};
+
+// 82 examples in global batches of 24: every 4th step has an uneven batch of 10, which on 8
+// replicas of 3 is split 3,3,3,1,0,0,0,0 (TensorFlow's way: the last replicas get nothing).
+TEST_P(MirroredEquivalence, MatchesPlainSingleDeviceTrainingAfter30Steps) {
+  const EquivalenceCase c = GetParam();
+  const core::Dataset data = core::synthetic_dataset(82);
+  const std::size_t global = 24;
+  const int steps = 30;
+  const float lr = c.optimizer == OptimizerKind::kSgd ? 0.05f : 1e-3f;
+  const core::StrategyOptions o = options_for(c.model, c.optimizer, lr);
+  const std::vector<float> reference = plain_single_device_training(data, o, global, steps, 5);
+
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(c.replicas, 256);
+  core::MirroredStrategy strategy(registry.logical_devices(), o);
+  core::FitOptions fit;
+  fit.epochs = 100;
+  fit.max_steps = steps;
+  fit.batch_per_replica = global / static_cast<std::size_t>(c.replicas);
+  fit.seed = 5;
+  const core::History history = core::fit(strategy, data, nullptr, fit);
+  ASSERT_EQ(history.steps, steps);
+
+  for (int r = 0; r < c.replicas; ++r) {
+    const auto w = strategy.replica(r).model().params();
+    ASSERT_EQ(w.size(), reference.size());
+    double diff2 = 0, ref2 = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const double d = double{w[i]} - reference[i];
+      diff2 += d * d;
+      ref2 += double{reference[i]} * reference[i];
+    }
+    const double relative = std::sqrt(diff2 / ref2);
+    // Element by element, relative to the element or, for the tiny ones, to the weights' RMS:
+    // summing per replica and then across replicas rounds differently from one big sum, and
+    // 30 steps grow that to a few 1e-8 absolute, which is large next to a weight of 1e-3.
+    const double rms = std::sqrt(ref2 / static_cast<double>(w.size()));
+    std::size_t worst = 0;
+    double worst_err = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const double err = std::abs(double{w[i]} - reference[i]) /
+                         std::max(std::abs(double{reference[i]}), rms);
+      if (err > worst_err) worst_err = err, worst = i;
+    }
+    EXPECT_LE(relative, 1e-5) << "replica " << r << ": ||w - w_ref|| / ||w_ref|| = " << relative
+                              << "; worst element " << worst << ": " << w[worst] << " vs "
+                              << reference[worst];
+    EXPECT_LE(worst_err, 1e-5) << "replica " << r << " element " << worst << ": " << w[worst]
+                               << " vs " << reference[worst];
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<EquivalenceCase>& info) {
+  return std::string(core::to_string(info.param.model)) + "_" +
+         core::to_string(info.param.optimizer) + "_" + std::to_string(info.param.replicas) +
+         "replicas";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllReplicaCounts, MirroredEquivalence,
+    ::testing::Values(EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 1},
+                      EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 2},
+                      EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 3},
+                      EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 4},
+                      EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 8},
+                      EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 1},
+                      EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 2},
+                      EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 3},
+                      EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 4},
+                      EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 8},
+                      EquivalenceCase{ModelKind::kMlp, OptimizerKind::kAdam, 4},
+                      EquivalenceCase{ModelKind::kCnn, OptimizerKind::kAdam, 3}),
+    case_name);
+
+TEST(SplitGlobalBatch, FullBatchGivesEveryReplicaItsShare) {
+  const auto shards = core::split_global_batch(12, 3, 4);
+  ASSERT_EQ(shards.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(shards[r].replica, r);
+    EXPECT_EQ(shards[r].begin, 4u * r);
+    EXPECT_EQ(shards[r].count, 4u);
+  }
+}
+
+TEST(SplitGlobalBatch, UnevenLastBatchLeavesLaterReplicasFewerOrNone) {
+  const auto shards = core::split_global_batch(10, 8, 3);
+  const std::size_t expected[] = {3, 3, 3, 1, 0, 0, 0, 0};
+  std::size_t total = 0;
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_EQ(shards[r].count, expected[r]) << "replica " << r;
+    total += shards[r].count;
+  }
+  EXPECT_EQ(total, 10u);
+}
+
+TEST(SplitGlobalBatch, BatchLargerThanReplicasCanHoldIsRejected) {
+  EXPECT_THROW(core::split_global_batch(13, 3, 4), std::invalid_argument);
+}
+
+std::vector<float> train_twice_params(std::uint64_t seed, int replicas, double* loss) {
+  const core::Dataset data = core::synthetic_dataset(64);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(replicas, 256);
+  core::StrategyOptions o = options_for(ModelKind::kCnn, OptimizerKind::kAdam, 1e-3f);
+  o.seed = seed;
+  core::MirroredStrategy strategy(registry.logical_devices(), o);
+  core::FitOptions fit;
+  fit.epochs = 2;
+  fit.batch_per_replica = 8;
+  fit.seed = seed;
+  *loss = core::fit(strategy, data, &data, fit).final_train_loss;
+  return {strategy.replica(0).model().params().begin(), strategy.replica(0).model().params().end()};
+}
+
+TEST(MirroredStrategy, SameSeedGivesABitIdenticalRun) {
+  double loss_a = 0, loss_b = 0, loss_c = 0;
+  const auto a = train_twice_params(3, 2, &loss_a);
+  const auto b = train_twice_params(3, 2, &loss_b);
+  const auto c = train_twice_params(4, 2, &loss_c);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  EXPECT_EQ(loss_a, loss_b);
+  EXPECT_NE(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)), 0);
+}
+
+TEST(MirroredStrategy, ReplicasStartEqualAndStayInSync) {
+  const core::Dataset data = core::synthetic_dataset(48);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(3, 256);
+  core::EventStore events;
+  core::MirroredStrategy strategy(registry.logical_devices(),
+                                  options_for(ModelKind::kMlp, OptimizerKind::kNadam, 1e-3f),
+                                  &events);
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_EQ(core::fingerprint(strategy.replica(r).model().params()),
+              core::fingerprint(strategy.replica(0).model().params()));
+  }
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  const core::GlobalBatch batch{&data, std::span(order).subspan(0, 12), 4};
+  strategy.train_step(batch);
+  EXPECT_NE(strategy.replica(0).last_fingerprint(), 0u);
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_EQ(strategy.replica(r).last_fingerprint(), strategy.replica(0).last_fingerprint());
+  }
+}
+
+TEST(MirroredStrategy, WeightsThatDivergeStopTheRunWithAClearError) {
+  const core::Dataset data = core::synthetic_dataset(16);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 256);
+  core::MirroredStrategy strategy(registry.logical_devices(),
+                                  options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.01f));
+  strategy.replica(1).model().params()[5] += 1.0f;  // one replica's copy goes astray
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  try {
+    strategy.train_step(core::GlobalBatch{&data, std::span(order).subspan(0, 8), 4});
+    FAIL() << "diverged replicas were not detected";
+  } catch (const core::ReplicasOutOfSync& e) {
+    EXPECT_NE(std::string(e.what()).find("/gpu:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("after step 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MirroredStrategy, OutOfMemoryDuringAStepIsAClearErrorAndTheStrategyStaysUsable) {
+  const core::Dataset data = core::synthetic_dataset(600);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 8);  // the MLP and Adam fit; 300 images do not
+  core::MirroredStrategy strategy(registry.logical_devices(),
+                                  options_for(ModelKind::kMlp, OptimizerKind::kAdam, 1e-3f));
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  try {
+    strategy.train_step(core::GlobalBatch{&data, std::span(order), 300});
+    FAIL() << "expected an out-of-memory error";
+  } catch (const vgpu::OutOfMemoryError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("/gpu:"), std::string::npos) << what;
+    EXPECT_NE(what.find("--batch-per-replica"), std::string::npos) << what;
+  }
+  // A smaller batch afterwards trains normally, and the replicas are still in sync.
+  const core::LossStats stats =
+      strategy.train_step(core::GlobalBatch{&data, std::span(order).subspan(0, 16), 8});
+  EXPECT_EQ(stats.count, 16);
+}
+
+TEST(MirroredStrategy, ModelThatDoesNotFitItsDeviceIsAClearError) {
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 2);
+  try {
+    core::MirroredStrategy strategy(registry.logical_devices(),
+                                    options_for(ModelKind::kCnn, OptimizerKind::kAdam, 1e-3f));
+    FAIL() << "a 694k-parameter CNN cannot fit in 2 MiB";
+  } catch (const vgpu::OutOfMemoryError& e) {
+    EXPECT_EQ(e.limit(), 2 * vgpu::kMiB);
+  }
+}
+
+// The custom training loop of the seeds (strategy.run with a per-replica step function) is the
+// same computation as fit's step.
+TEST(MirroredStrategy, CustomLoopWithStrategyRunMatchesTrainStep) {
+  const core::Dataset data = core::synthetic_dataset(40);
+  const auto order = core::shuffled_indices(data.size(), 2, 1);
+  auto make = [](vgpu::DeviceRegistry& registry) {
+    registry.set_logical_device_configuration(2, 256);
+    return std::make_unique<core::MirroredStrategy>(
+        registry.logical_devices(), options_for(ModelKind::kCnn, OptimizerKind::kAdam, 1e-3f));
+  };
+  vgpu::DeviceRegistry ra, rb;
+  auto a = make(ra);
+  auto b = make(rb);
+  for (int step = 0; step < 3; ++step) {
+    const core::GlobalBatch batch{&data, std::span(order).subspan(step * 10, 10), 5};
+    const core::LossStats fit_stats = a->train_step(batch);
+    const std::vector<core::LossStats> per_replica =
+        b->run(batch, [](core::ReplicaContext& ctx) {
+          EXPECT_EQ(ctx.num_replicas_in_sync(), 2);
+          EXPECT_EQ(ctx.global_batch_size(), 10u);
+          const core::Tensor& logits = ctx.forward();
+          core::LossStats stats = ctx.backward(logits);
+          ctx.apply_gradients();
+          return stats;
+        });
+    ASSERT_EQ(per_replica.size(), 2u);
+    EXPECT_EQ(core::reduce_sum(per_replica).loss_sum, fit_stats.loss_sum);
+  }
+  EXPECT_EQ(core::fingerprint(a->replica(1).model().params()),
+            core::fingerprint(b->replica(1).model().params()));
+}
+
+TEST(MirroredStrategy, AllReduceSumInAStepFunctionSumsAcrossReplicas) {
+  const core::Dataset data = core::synthetic_dataset(8);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(4, 64);
+  core::StrategyOptions o = options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.01f);
+  o.all_reduce = "ring";
+  core::MirroredStrategy strategy(registry.logical_devices(), o);
+  std::vector<std::vector<float>> values(4, std::vector<float>(5));
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  strategy.run(core::GlobalBatch{&data, std::span(order), 2}, [&](core::ReplicaContext& ctx) {
+    auto& mine = values[static_cast<std::size_t>(ctx.replica_id_in_sync_group())];
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      mine[i] = static_cast<float>((ctx.replica_id_in_sync_group() + 1) * (i + 1));
+    }
+    ctx.all_reduce_sum(mine);
+    return core::LossStats{};
+  });
+  for (const auto& v : values) {
+    for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i], 10.0f * (i + 1));
+  }
+}
+
+TEST(MirroredStrategy, ReplicasMakingDifferentCollectiveCallsIsAnErrorNotAHang) {
+  const core::Dataset data = core::synthetic_dataset(8);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 64);
+  core::MirroredStrategy strategy(registry.logical_devices(),
+                                  options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.01f));
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  std::vector<float> buffer(3, 1.0f), other(3, 1.0f);
+  try {
+    strategy.run(core::GlobalBatch{&data, std::span(order), 4}, [&](core::ReplicaContext& ctx) {
+      if (ctx.replica_id_in_sync_group() == 0) ctx.all_reduce_sum(buffer);
+      return core::LossStats{};
+    });
+    FAIL() << "expected an error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("replica 1 finished its step function"),
+              std::string::npos)
+        << e.what();
+  }
+  // The strategy is usable afterwards.
+  strategy.run(core::GlobalBatch{&data, std::span(order), 4}, [&](core::ReplicaContext& ctx) {
+    ctx.all_reduce_sum(ctx.replica_id_in_sync_group() == 0 ? std::span(buffer)
+                                                           : std::span(other));
+    return core::LossStats{};
+  });
+  EXPECT_EQ(buffer[0], 2.0f);
+}
+
+TEST(MirroredStrategy, EveryPhaseOfEveryStepOnEveryDeviceIsRecorded) {
+  const core::Dataset data = core::synthetic_dataset(20);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 128);
+  core::EventStore events;
+  core::MirroredStrategy strategy(registry.logical_devices(),
+                                  options_for(ModelKind::kMlp, OptimizerKind::kAdam, 1e-3f),
+                                  &events);
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  for (int step = 0; step < 2; ++step) {
+    strategy.train_step(core::GlobalBatch{&data, std::span(order).subspan(step * 8, 8), 4});
+  }
+  int seen[2][core::kNumPhases][2] = {};
+  for (const core::RunEvent& e : events.snapshot()) {
+    EXPECT_LE(e.begin, e.end);
+    if (e.phase == core::Phase::kBroadcastInit) continue;
+    ASSERT_GE(e.step, 0);
+    ASSERT_LT(e.step, 2);
+    ++seen[e.device][static_cast<int>(e.phase)][e.step];
+  }
+  for (int d = 0; d < 2; ++d) {
+    for (core::Phase p : {core::Phase::kSplit, core::Phase::kForward, core::Phase::kBackward,
+                          core::Phase::kAllReduce, core::Phase::kUpdate}) {
+      for (int s = 0; s < 2; ++s) {
+        EXPECT_EQ(seen[d][static_cast<int>(p)][s], 1)
+            << "device " << d << " phase " << core::to_string(p) << " step " << s;
+      }
+    }
+  }
+}
+
+class RecordingObserver : public vgpu::StepObserver {
+ public:
+  void on_step(const vgpu::CollectiveStep& step) override { steps.push_back(step); }
+  std::vector<vgpu::CollectiveStep> steps;
+};
+
+TEST(MirroredStrategy, TheObserverSeesEveryAllReduceStepOfTraining) {
+  const core::Dataset data = core::synthetic_dataset(12);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(3, 128);
+  core::StrategyOptions o = options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.01f);
+  o.all_reduce = "ring";
+  core::MirroredStrategy strategy(registry.logical_devices(), o);
+  RecordingObserver observer;
+  strategy.set_step_observer(&observer);
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  strategy.train_step(core::GlobalBatch{&data, std::span(order), 4});
+  ASSERT_EQ(observer.steps.size(), 4u);  // 2(N-1) for the ring on 3 replicas
+  std::size_t bytes = 0;
+  for (const auto& t : observer.steps[0].transfers) bytes += t.bytes;
+  EXPECT_EQ(bytes, strategy.replica(0).model().num_params() * sizeof(float));
+}
+
+}  // namespace
+}  // namespace mirrorlab

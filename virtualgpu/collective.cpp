@@ -1,0 +1,122 @@
+#include "virtualgpu/collective.h"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "virtualgpu/device.h"
+#include "virtualgpu/reduce_to_one.h"
+#include "virtualgpu/ring_all_reduce.h"
+
+namespace mirrorlab::vgpu {
+
+CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
+                                 StepObserver* observer)
+    : buffers_(std::move(buffers)),
+      algorithm_(std::move(algorithm)),
+      observer_(observer),
+      barrier_(static_cast<int>(std::max<std::size_t>(buffers_.size(), 1))) {
+  if (buffers_.empty()) throw std::invalid_argument("an all-reduce needs at least one buffer");
+  for (const auto& b : buffers_) {
+    if (b.size() != buffers_[0].size()) {
+      throw std::invalid_argument("all-reduce buffers differ in length (" +
+                                  std::to_string(b.size()) + " vs " +
+                                  std::to_string(buffers_[0].size()) + " elements)");
+    }
+  }
+}
+
+std::size_t CollectiveGroup::count() const { return buffers_[0].size(); }
+
+void CollectiveGroup::begin(int /*rank*/) {
+  barrier_.arrive_and_wait([this] { step_start_ = Clock::now(); });
+}
+
+void CollectiveGroup::transfer(int src, int dst, std::size_t begin, std::size_t end,
+                               TransferKind kind) {
+  Transfer t{src, dst, begin, end, (end - begin) * sizeof(float), kind, Clock::now(), {}};
+  const float* from = buffers_[src].data();
+  float* to = buffers_[dst].data();
+  if (kind == TransferKind::kReduce) {
+    for (std::size_t i = begin; i < end; ++i) to[i] += from[i];
+  } else {
+    std::copy(from + begin, from + end, to + begin);
+  }
+  t.finish = Clock::now();
+  std::lock_guard lock(mutex_);
+  pending_.push_back(t);
+}
+
+void CollectiveGroup::end_step(int index, std::string_view phase) {
+  barrier_.arrive_and_wait([&] {
+    // Every rank is parked in the barrier: pending_ holds the whole step.
+    CollectiveStep step;
+    step.algorithm = algorithm_;
+    step.index = index;
+    step.phase = std::string(phase);
+    step.transfers = std::exchange(pending_, {});
+    std::sort(step.transfers.begin(), step.transfers.end(), [](const Transfer& a, const Transfer& b) {
+      return std::tie(a.dst, a.src, a.begin) < std::tie(b.dst, b.src, b.begin);
+    });
+    step.start = step_start_;
+    step.finish = Clock::now();
+    if (observer_) observer_->on_step(step);
+    step_start_ = Clock::now();
+  });
+}
+
+void CollectiveGroup::finish(int rank, ReduceOp op) {
+  if (op != ReduceOp::kMean || size() == 1) return;
+  const float scale = 1.0f / static_cast<float>(size());
+  for (float& v : buffers_[rank]) v *= scale;
+}
+
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destination) {
+  if (name == kReduceToOneName) {
+    if (destination < 0) {
+      throw std::invalid_argument("reduce-to-one destination must be a device index (0, 1, ...)");
+    }
+    return std::make_unique<ReduceToOneDevice>(destination);
+  }
+  if (name == kRingName) return std::make_unique<RingAllReduce>();
+  throw std::invalid_argument("unknown all-reduce algorithm '" + std::string(name) +
+                              "': choose " + std::string(kReduceToOneName) + " or " +
+                              std::string(kRingName));
+}
+
+void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
+                const AllReduce& algorithm, ReduceOp op, StepObserver* observer) {
+  if (devices.size() != buffers.size()) {
+    throw std::invalid_argument("all_reduce: " + std::to_string(devices.size()) + " devices but " +
+                                std::to_string(buffers.size()) + " buffers");
+  }
+  CollectiveGroup group(std::move(buffers), algorithm.name(), observer);
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    devices[r]->stream().enqueue([&group, &algorithm, op, rank = static_cast<int>(r)] {
+      try {
+        algorithm.run_rank(rank, group, op);
+      } catch (...) {
+        group.abort();  // release the other ranks before reporting
+        throw;
+      }
+    });
+  }
+  // Wait for every rank (the group lives on this stack frame), then report the first real error.
+  std::exception_ptr first_real, first_any;
+  for (Device* d : devices) {
+    try {
+      d->stream().synchronize();
+    } catch (const CollectiveAborted&) {
+      if (!first_any) first_any = std::current_exception();
+    } catch (...) {
+      if (!first_real) first_real = std::current_exception();
+    }
+  }
+  if (first_real) std::rethrow_exception(first_real);
+  if (first_any) std::rethrow_exception(first_any);
+}
+
+}  // namespace mirrorlab::vgpu

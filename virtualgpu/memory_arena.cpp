@@ -1,0 +1,115 @@
+#include "virtualgpu/memory_arena.h"
+
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace mirrorlab::vgpu {
+namespace {
+
+std::string mib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / kMiB);
+  return text;
+}
+
+std::string out_of_memory_message(const std::string& device, std::string_view what,
+                                  std::size_t requested, std::size_t in_use, std::size_t limit) {
+  return device + ": out of memory: cannot allocate " + mib(requested) + " for " +
+         std::string(what) + " (" + mib(in_use) + " of its " + mib(limit) +
+         " limit already in use). Use a smaller --batch-per-replica, a higher --memory-limit, "
+         "or a smaller model (--model mlp).";
+}
+
+constexpr std::size_t kAlignment = 64;
+
+}  // namespace
+
+OutOfMemoryError::OutOfMemoryError(const std::string& device, std::string_view what,
+                                   std::size_t requested, std::size_t in_use, std::size_t limit)
+    : std::runtime_error(out_of_memory_message(device, what, requested, in_use, limit)),
+      device_(device),
+      requested_(requested),
+      in_use_(in_use),
+      limit_(limit) {}
+
+Allocation::Allocation(Allocation&& other) noexcept
+    : arena_(other.arena_), ptr_(other.ptr_), bytes_(other.bytes_) {
+  other.arena_ = nullptr;
+  other.ptr_ = nullptr;
+  other.bytes_ = 0;
+}
+
+Allocation& Allocation::operator=(Allocation&& other) noexcept {
+  if (this != &other) {
+    reset();
+    arena_ = other.arena_;
+    ptr_ = other.ptr_;
+    bytes_ = other.bytes_;
+    other.arena_ = nullptr;
+    other.ptr_ = nullptr;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+void Allocation::reset() {
+  if (arena_ != nullptr) arena_->release(ptr_, bytes_);
+  arena_ = nullptr;
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+MemoryArena::MemoryArena(std::string device_name, std::size_t limit_bytes)
+    : device_name_(std::move(device_name)), limit_(limit_bytes) {}
+
+MemoryArena::~MemoryArena() {
+  // Every tensor must be gone before its device: a live allocation here is a programming error.
+  assert(in_use_ == 0 && "MemoryArena destroyed while allocations are alive");
+}
+
+Allocation MemoryArena::allocate(std::size_t bytes, std::string_view what) {
+  if (bytes == 0) return {};
+  {
+    std::lock_guard lock(mutex_);
+    if (bytes > limit_ - in_use_) {
+      throw OutOfMemoryError(device_name_, what, bytes, in_use_, limit_);
+    }
+    in_use_ += bytes;
+    if (in_use_ > peak_) peak_ = in_use_;
+  }
+  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* ptr = std::aligned_alloc(kAlignment, rounded);
+  if (ptr == nullptr) {
+    std::lock_guard lock(mutex_);
+    in_use_ -= bytes;
+    throw std::bad_alloc();
+  }
+  std::memset(ptr, 0, rounded);
+  return Allocation(this, ptr, bytes);
+}
+
+void MemoryArena::release(void* ptr, std::size_t bytes) {
+  std::free(ptr);
+  std::lock_guard lock(mutex_);
+  in_use_ -= bytes;
+}
+
+std::size_t MemoryArena::in_use() const {
+  std::lock_guard lock(mutex_);
+  return in_use_;
+}
+
+std::size_t MemoryArena::peak() const {
+  std::lock_guard lock(mutex_);
+  return peak_;
+}
+
+void MemoryArena::reset_peak() {
+  std::lock_guard lock(mutex_);
+  peak_ = in_use_;
+}
+
+}  // namespace mirrorlab::vgpu
