@@ -26,8 +26,8 @@ std::string with_commas(std::size_t n) {
 }
 
 void print_model_summary(const core::Model& model, const char* name) {
-  const std::string rule(65, '_'), double_rule(65, '=');
-  std::printf("Model: \"%s\"\n%s\n %-27s %-25s %s\n%s\n", name, rule.c_str(), "Layer (type)",
+  const std::string rule(70, '_'), double_rule(70, '=');
+  std::printf("Model: \"%s\"\n%s\n %-30s %-25s %s\n%s\n", name, rule.c_str(), "Layer (type)",
               "Output Shape", "Param #", double_rule.c_str());
   for (const core::LayerSummary& layer : model.summary()) {
     // Keras prints the batch dimension as None: (None, 26, 26, 32), (None, 784).
@@ -35,7 +35,7 @@ void print_model_summary(const core::Model& model, const char* name) {
     for (std::int64_t d : layer.output_shape) shape += ", " + std::to_string(d);
     shape += ")";
     const std::string label = layer.name + " (" + layer.type + ")";
-    std::printf(" %-27s %-25s %s\n", label.c_str(), shape.c_str(),
+    std::printf(" %-30s %-25s %s\n", label.c_str(), shape.c_str(),
                 with_commas(layer.params).c_str());
   }
   std::printf("%s\nTotal params: %s\n%s\n", double_rule.c_str(),

@@ -86,3 +86,32 @@ TEST(Stream, DestructorRunsWhatIsQueued) {
 
 }  // namespace
 }  // namespace mirrorlab::vgpu
+
+namespace mirrorlab::vgpu {
+namespace {
+
+TEST(Stream, PollingWaitsKeepTheSameOrderErrorsAndShutdown) {
+  std::atomic<int> ran{0};
+  {
+    Stream stream("/gpu:0");
+    stream.set_spin_wait(std::chrono::microseconds(200));
+    std::vector<int> order;
+    for (int round = 0; round < 50; ++round) {
+      // Waits of different lengths exercise both the sleeping and the polling part.
+      stream.enqueue([&order, round] {
+        std::this_thread::sleep_for(std::chrono::microseconds(round % 5 == 0 ? 2000 : 10));
+        order.push_back(round);
+      });
+      stream.synchronize();
+    }
+    ASSERT_EQ(order.size(), 50u);
+    for (int i = 0; i < 50; ++i) EXPECT_EQ(order[i], i);
+    stream.enqueue([] { throw std::runtime_error("kept"); });
+    EXPECT_THROW(stream.synchronize(), std::runtime_error);
+    for (int i = 0; i < 20; ++i) stream.enqueue([&ran] { ran.fetch_add(1); });
+  }
+  EXPECT_EQ(ran.load(), 20);
+}
+
+}  // namespace
+}  // namespace mirrorlab::vgpu

@@ -1,6 +1,8 @@
 #include "virtualgpu/device_registry.h"
 
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace mirrorlab::vgpu {
@@ -47,12 +49,29 @@ void DeviceRegistry::set_logical_device_configuration(int count, std::size_t mem
       static_cast<std::size_t>(count), LogicalDeviceConfiguration{memory_limit_mib}));
 }
 
+namespace {
+
+// Device threads (and the host thread waiting for them) poll briefly before sleeping only when
+// each has a core of its own; otherwise polling would steal the cores the work needs.
+// MIRRORLAB_WAIT_POLICY=active|passive overrides the choice, as OMP_WAIT_POLICY does for OpenMP.
+bool poll_before_sleeping(std::size_t devices) {
+  if (const char* policy = std::getenv("MIRRORLAB_WAIT_POLICY")) {
+    if (std::string(policy) == "active") return true;
+    if (std::string(policy) == "passive") return false;
+  }
+  return devices + 1 <= std::thread::hardware_concurrency();
+}
+
+}  // namespace
+
 const std::vector<Device*>& DeviceRegistry::logical_devices() {
   if (!initialized()) {
+    const bool poll = poll_before_sleeping(configs_.size());
     for (std::size_t i = 0; i < configs_.size(); ++i) {
       owned_.push_back(std::make_unique<Device>(static_cast<int>(i), DeviceKind::kCpuVirtualGpu,
                                                 configs_[i].memory_limit_mib * kMiB));
       devices_.push_back(owned_.back().get());
+      if (poll) devices_.back()->stream().set_spin_wait(std::chrono::microseconds(250));
     }
   }
   return devices_;

@@ -37,10 +37,26 @@ Stream::~Stream() {
   thread_.join();
 }
 
+template <class Ready>
+bool Stream::spin_until(Ready ready, std::int64_t budget_us) const {
+  if (budget_us <= 0) return ready();
+  const TimePoint deadline = Clock::now() + std::chrono::microseconds(budget_us);
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  } while (Clock::now() < deadline);
+  return ready();
+}
+
 void Stream::enqueue(std::function<void()> work) {
   {
     std::lock_guard lock(mutex_);
     queue_.push_back(std::move(work));
+    pending_.fetch_add(1, std::memory_order_release);
   }
   work_cv_.notify_one();
 }
@@ -52,14 +68,37 @@ std::shared_ptr<Event> Stream::record_event() {
 }
 
 void Stream::synchronize() {
+  const std::int64_t window = spin_us_.load(std::memory_order_relaxed);
+  const TimePoint start = Clock::now();
+  auto idle = [this] { return queue_.empty() && !busy_; };
+  if (window > 0 && pending_.load(std::memory_order_acquire) > 0) {
+    // Sleep through most of the expected wait, then poll for its end.
+    const std::int64_t expected = expected_wait_us_.load(std::memory_order_relaxed);
+    if (expected > 2 * window) {
+      std::unique_lock lock(mutex_);
+      idle_cv_.wait_for(lock, std::chrono::microseconds(expected - window), idle);
+    }
+    spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; }, 2 * window);
+  }
   std::unique_lock lock(mutex_);
-  idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  idle_cv_.wait(lock, idle);
+  if (window > 0) {
+    const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+    const std::int64_t old = expected_wait_us_.load(std::memory_order_relaxed);
+    expected_wait_us_.store((3 * old + waited.count()) / 4, std::memory_order_relaxed);
+  }
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 void Stream::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
+    if (queue_.empty() && !stopping_) {
+      lock.unlock();
+      spin_until([this] { return pending_.load(std::memory_order_acquire) > 0; },
+                 spin_us_.load(std::memory_order_relaxed));
+      lock.lock();
+    }
     work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything queued has run
     std::function<void()> work = std::move(queue_.front());
@@ -76,6 +115,7 @@ void Stream::loop() {
     lock.lock();
     if (error && !error_) error_ = error;
     busy_ = false;
+    pending_.fetch_sub(1, std::memory_order_release);
     if (queue_.empty()) idle_cv_.notify_all();
   }
 }

@@ -6,8 +6,12 @@
 // the stream reaches it.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -50,8 +54,19 @@ class Stream {
   // Waits until everything queued so far has run, then rethrows the first kept exception.
   void synchronize();
 
+  // Polling instead of sleeping, for waits that are short. Waking a sleeping thread costs tens
+  // of microseconds on a VM, a few percent of a small model's step. With a window W > 0 the
+  // worker polls for new work for up to W before it sleeps, and synchronize() sleeps until about
+  // W before the work is expected to end (the length of its recent waits) and polls from there.
+  // Polling pays only when every polling thread has a core of its own (like OpenMP's
+  // OMP_WAIT_POLICY=active): the registry decides. Zero (the default) always sleeps at once.
+  void set_spin_wait(std::chrono::microseconds budget) { spin_us_ = budget.count(); }
+
  private:
   void loop();
+  // Polls `ready` for at most the spin budget; true if it became true.
+  template <class Ready>
+  bool spin_until(Ready ready, std::int64_t budget_us) const;
   std::string name_;
   std::mutex mutex_;
   std::condition_variable work_cv_, idle_cv_;
@@ -59,6 +74,9 @@ class Stream {
   bool busy_ = false;
   bool stopping_ = false;
   std::exception_ptr error_;
+  std::atomic<std::size_t> pending_{0};  // queued plus running items, for polling without the lock
+  std::atomic<std::int64_t> spin_us_{0};
+  std::atomic<std::int64_t> expected_wait_us_{0};  // moving average of synchronize()'s waits
   std::thread thread_;  // last: started after the rest is ready
 };
 
