@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "CLI/CLI.hpp"
+#include "app/bench_command.h"
 #include "app/train_command.h"
 #include "core/dataset.h"
 #include "virtualgpu/device_registry.h"
@@ -26,13 +27,20 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app::TrainOptions train_options;
   CLI::App* train = app::add_train_command(app, train_options);
+  app::BenchAllReduceOptions bench_options;
+  CLI::App* bench_allreduce = app::add_bench_command(app, bench_options);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (argc == 1) {  // no command at all: show what there is
-      std::fprintf(stderr, "%s\nmirrorlab: choose a command, for example: mirrorlab train --help\n",
-                   app.help().c_str());
+    // A command that needs a subcommand ("mirrorlab", "mirrorlab bench"): show what there is.
+    CLI::App* deepest = &app;
+    while (!deepest->get_subcommands().empty()) deepest = deepest->get_subcommands().front();
+    if (deepest->get_subcommands().empty() && deepest->get_require_subcommand_min() > 0 &&
+        dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      std::fprintf(stderr, "%s\nmirrorlab: choose a command, for example: %s\n",
+                   deepest->help().c_str(),
+                   deepest == &app ? "mirrorlab train --help" : "mirrorlab bench allreduce --help");
       return 2;
     }
     const int status = app.exit(e);  // prints help, or the error and a hint
@@ -40,6 +48,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*train) return app::run_train(train_options);
+    if (*bench_allreduce) return app::run_bench_allreduce(bench_options);
   } catch (const vgpu::OutOfMemoryError& e) {
     report(e);
   } catch (const core::DataError& e) {

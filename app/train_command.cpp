@@ -73,17 +73,9 @@ std::string check_combination(const TrainOptions& o, int* gpus) {
            "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one "
            "or ring";
   }
-  const int listed = static_cast<int>(o.memory_limits_mib.size());
-  if (o.gpus == 0) {
-    *gpus = listed > 1 ? listed : 2;
-  } else {
-    *gpus = o.gpus;
-    if (listed > 1 && listed != o.gpus) {
-      return "--memory-limit lists " + std::to_string(listed) + " limits but --gpus is " +
-             std::to_string(o.gpus) + ": give one limit for all devices or one per device";
-    }
-  }
-  return {};
+  std::string problem;
+  *gpus = device_count(o.devices, &problem);
+  return problem;
 }
 
 }  // namespace
@@ -94,14 +86,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--model", o.model, "Model: cnn (Keras' example CNN) or mlp (784-256-128-10)")
       ->check(CLI::IsMember({"cnn", "mlp"}))
       ->capture_default_str();
-  cmd->add_option("--gpus", o.gpus,
-                  "Number of virtual GPUs (replicas); default 2, or one per --memory-limit entry")
-      ->check(CLI::Range(1, vgpu::DeviceRegistry::kMaxDevices));
-  cmd->add_option("--memory-limit", o.memory_limits_mib,
-                  "Memory limit of each virtual GPU in MiB, or a comma-separated list, one per GPU")
-      ->delimiter(',')
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
-      ->capture_default_str();
+  add_device_flags(cmd, o.devices);
   cmd->add_option("--batch-per-replica", o.batch_per_replica,
                   "Examples per replica per step (global batch = this x GPUs)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16))
@@ -154,19 +139,7 @@ int run_train(const TrainOptions& o) {
               vgpu::seconds_between(load_start, vgpu::Clock::now()));
 
   vgpu::DeviceRegistry registry;
-  std::vector<vgpu::LogicalDeviceConfiguration> configs;
-  for (int i = 0; i < gpus; ++i) {
-    const std::int64_t mib = o.memory_limits_mib.size() > 1 ? o.memory_limits_mib[i]
-                                                             : o.memory_limits_mib[0];
-    configs.push_back({static_cast<std::size_t>(mib)});
-  }
-  registry.set_logical_device_configuration(configs);
-  const std::vector<vgpu::Device*>& devices = registry.logical_devices();
-  std::printf("1 Physical CPU, %d Logical GPUs (CPU-backed virtual GPUs:", gpus);
-  for (vgpu::Device* d : devices) {
-    std::printf(" %s %zu MiB", d->name().c_str(), d->memory().limit() / vgpu::kMiB);
-  }
-  std::printf(")\n");
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
 
   core::StrategyOptions strategy_options;
   strategy_options.model = core::parse_model_kind(o.model);

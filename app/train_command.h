@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "app/device_flags.h"
 #include "core/dataset.h"
 
 namespace mirrorlab::app {
 
 struct TrainOptions {
   std::string model = "cnn";
-  int gpus = 0;                           // 0: as many as --memory-limit lists, else 2
-  std::vector<std::int64_t> memory_limits_mib{1024};
+  DeviceFlags devices;
   std::int64_t batch_per_replica = 64;
   int epochs = 5;
   std::int64_t max_steps = 0;

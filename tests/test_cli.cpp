@@ -128,3 +128,29 @@ TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliBench, AllReduceSweepPrintsTheTableAndChecksEveryRow) {
+  const Result r = run("bench allreduce --gpus 3 -b 4 -e 4K -f 8 -n 2 -w 1");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* words : {"algbw", "busbw", "#wrong", "%bound", "B = ", "# reduce-to-one on 3",
+                            "# ring on 3", "Out of bounds values : 0 OK"}) {
+    EXPECT_NE(r.output.find(words), std::string::npos) << words << " missing from:\n" << r.output;
+  }
+  // Sizes 4, 32, 256 and 2048 bytes, for each of the two algorithms.
+  EXPECT_NE(r.output.find("        2048          512  float    sum"), std::string::npos) << r.output;
+}
+
+TEST(CliBench, RejectsBadSweepsWithStatus2) {
+  for (const char* args : {"bench allreduce -b 1M -e 1K", "bench allreduce -f 1",
+                           "bench allreduce --algorithms tree", "bench allreduce -n 0",
+                           "bench allreduce -e 2G --memory-limit 1024", "bench allreduce -b lots",
+                           "bench", "bench allreduce --backend cuda"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("float"), std::string::npos) << args << " must not run:\n" << r.output;
+  }
+}
+
+}  // namespace

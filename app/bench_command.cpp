@@ -1,0 +1,120 @@
+#include "app/bench_command.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "virtualgpu/allreduce_bench.h"
+#include "virtualgpu/device.h"
+
+namespace mirrorlab::app {
+
+CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  CLI::App* cmd = bench->add_subcommand(
+      "allreduce",
+      "All-reduce bandwidth over a size sweep, like nccl-tests' all_reduce_perf: size, count, "
+      "time, algbw, busbw, #wrong, and each time against the single-memory bound 2*N*S/B");
+  add_device_flags(cmd, o.devices);
+  cmd->add_option("-b,--minbytes", o.min_bytes, "Smallest size per replica (e.g. 8, 1K, 4M)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  cmd->add_option("-e,--maxbytes", o.max_bytes, "Largest size per replica (e.g. 64M, 1G)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  cmd->add_option("-f,--stepfactor", o.step_factor, "Multiply the size by this between rows")
+      ->check(CLI::Range(1.01, 1024.0))
+      ->capture_default_str();
+  cmd->add_option("-n,--iters", o.iterations, "Timed iterations per size")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("-w,--warmup_iters", o.warmup_iterations, "Untimed iterations first")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--algorithms", o.algorithms, "Comma-separated: reduce-to-one, ring")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"reduce-to-one", "ring"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--op", o.op, "Reduction: sum or mean")
+      ->check(CLI::IsMember({"sum", "mean"}))
+      ->capture_default_str();
+  cmd->add_option("--backend", o.backend, "Devices: cpu (CPU-backed virtual GPUs)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  return cmd;
+}
+
+int run_bench_allreduce(const BenchAllReduceOptions& o) {
+  auto bad_input = [](const std::string& problem) {
+    std::fprintf(stderr,
+                 "mirrorlab bench allreduce: %s\nRun 'mirrorlab bench allreduce --help' for the "
+                 "flags.\n",
+                 problem.c_str());
+    return 2;
+  };
+  if (o.backend == "cuda") {
+    return bad_input(
+        "--backend cuda needs a build with CUDA and a visible GPU; this build has "
+        "CPU-backed virtual GPUs only: use --backend cpu");
+  }
+  vgpu::AllReduceBenchOptions sweep;
+  sweep.min_bytes = o.min_bytes;
+  sweep.max_bytes = o.max_bytes;
+  sweep.step_factor = o.step_factor;
+  sweep.iterations = o.iterations;
+  sweep.warmup_iterations = o.warmup_iterations;
+  sweep.op = o.op == "mean" ? vgpu::ReduceOp::kMean : vgpu::ReduceOp::kSum;
+  std::string problem;
+  const int gpus = device_count(o.devices, &problem);
+  if (problem.empty() && o.min_bytes > o.max_bytes) {
+    problem = "-b/--minbytes (" + std::to_string(o.min_bytes) + ") is larger than -e/--maxbytes (" +
+              std::to_string(o.max_bytes) + ")";
+  }
+  if (problem.empty() && o.max_bytes > o.devices.memory_limits_mib.front() * vgpu::kMiB) {
+    // Checked again, exactly, by each device's arena; this catches the common mistake early.
+    problem = "-e/--maxbytes " + std::to_string(o.max_bytes) + " does not fit in a " +
+              std::to_string(o.devices.memory_limits_mib.front()) +
+              " MiB device: lower -e or raise --memory-limit";
+  }
+  if (!problem.empty()) return bad_input(problem);
+
+  vgpu::DeviceRegistry registry;
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  // The copy that measures B is at least 16 MiB (past the caches) and at most half a device.
+  const std::size_t limit =
+      static_cast<std::size_t>(o.devices.memory_limits_mib.front()) * vgpu::kMiB;
+  const std::size_t copy_bytes =
+      std::min<std::size_t>(std::max<std::size_t>(o.max_bytes, std::size_t{16} << 20), limit / 2);
+  std::printf("# Measuring the copy bandwidth of the devices' memory (%.1f MiB per device) ...",
+              static_cast<double>(copy_bytes) / vgpu::kMiB);
+  std::fflush(stdout);
+  const double bandwidth = vgpu::measure_copy_bandwidth(devices, copy_bytes, 10);
+  std::printf(" B = %.2f GB/s (read + written, all devices at once)\n", bandwidth / 1e9);
+  std::printf(
+      "# All replicas share one memory, so an all-reduce of S bytes per replica needs at "
+      "least\n# T_min = 2*N*S/B (each byte read once and written once); %%bound = "
+      "T_min / time.\n# Sizes that fit in the CPU caches can pass 100%%: caches are faster than B.\n#\n");
+  std::size_t total_wrong = 0;
+  for (const std::string& name : o.algorithms) {
+    const auto algorithm = vgpu::make_all_reduce(name);
+    std::printf("# %s on %d devices, op %s, %d iterations after %d warm-up\n", name.c_str(), gpus,
+                o.op.c_str(), o.iterations, o.warmup_iterations);
+    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s\n", "size", "count", "type", "redop",
+                "time(us)", "algbw", "busbw", "#wrong", "%bound");
+    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s\n", "(B)", "(elements)", "", "", "",
+                "(GB/s)", "(GB/s)", "", "");
+    vgpu::run_allreduce_sweep(
+        devices, *algorithm, sweep, bandwidth, [&](const vgpu::AllReduceBenchRow& row) {
+          std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7zu %6.1f%%\n", row.bytes, row.count,
+                      "float", o.op.c_str(), row.seconds * 1e6, row.algbw / 1e9, row.busbw / 1e9,
+                      row.wrong, 100.0 * row.bound_fraction);
+          std::fflush(stdout);
+          total_wrong += row.wrong;
+        });
+    std::printf("#\n");
+  }
+  std::printf("# Out of bounds values : %zu %s\n", total_wrong, total_wrong == 0 ? "OK" : "FAILED");
+  return total_wrong == 0 ? 0 : 1;
+}
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,29 @@
+// `mirrorlab bench allreduce`: nccl-tests' all_reduce_perf for the algorithms on virtual GPUs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "app/device_flags.h"
+
+namespace mirrorlab::app {
+
+struct BenchAllReduceOptions {
+  DeviceFlags devices;
+  std::uint64_t min_bytes = 1024;
+  std::uint64_t max_bytes = std::uint64_t{64} << 20;
+  double step_factor = 2.0;
+  int iterations = 20;
+  int warmup_iterations = 5;
+  std::vector<std::string> algorithms{"reduce-to-one", "ring"};
+  std::string op = "sum";
+  std::string backend = "cpu";
+};
+
+// Adds `bench` with its subcommand `allreduce`; returns the `allreduce` subcommand.
+CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& options);
+int run_bench_allreduce(const BenchAllReduceOptions& options);
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,132 @@
+#include "virtualgpu/allreduce_bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "virtualgpu/device.h"
+
+namespace mirrorlab::vgpu {
+namespace {
+
+// nccl-tests' trick: values whose sums are exact in any order (small integers), so the check
+// can be bit for bit. Rank r, element i holds (r+1) * (1 + i % 7).
+float input_value(int rank, std::size_t i) {
+  return static_cast<float>((rank + 1) * static_cast<int>(1 + i % 7));
+}
+
+void fill_inputs(std::vector<std::span<float>>& buffers) {
+  for (std::size_t r = 0; r < buffers.size(); ++r) {
+    for (std::size_t i = 0; i < buffers[r].size(); ++i) {
+      buffers[r][i] = input_value(static_cast<int>(r), i);
+    }
+  }
+}
+
+std::size_t count_wrong(const std::vector<std::span<float>>& buffers, ReduceOp op) {
+  const int n = static_cast<int>(buffers.size());
+  std::size_t wrong = 0;
+  for (const auto& buffer : buffers) {
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+      float expected = static_cast<float>(n * (n + 1) / 2 * static_cast<int>(1 + i % 7));
+      if (op == ReduceOp::kMean) expected *= 1.0f / static_cast<float>(n);
+      if (buffer[i] != expected) ++wrong;
+    }
+  }
+  return wrong;
+}
+
+}  // namespace
+
+std::vector<std::size_t> sweep_sizes(const AllReduceBenchOptions& o) {
+  if (o.min_bytes > o.max_bytes) {
+    throw std::invalid_argument("the smallest size (" + std::to_string(o.min_bytes) +
+                                " bytes) is larger than the largest (" +
+                                std::to_string(o.max_bytes) + " bytes)");
+  }
+  if (!(o.step_factor > 1.0)) {
+    throw std::invalid_argument("the step factor must be greater than 1");
+  }
+  std::vector<std::size_t> sizes;
+  for (double s = static_cast<double>(std::max(o.min_bytes, sizeof(float)));
+       s <= static_cast<double>(o.max_bytes) * (1 + 1e-9); s *= o.step_factor) {
+    const std::size_t bytes = static_cast<std::size_t>(s) / sizeof(float) * sizeof(float);
+    if (sizes.empty() || bytes != sizes.back()) sizes.push_back(bytes);
+  }
+  return sizes;
+}
+
+double measure_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
+                              int iterations) {
+  std::vector<Allocation> blocks;
+  for (Device* d : devices) {
+    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth source"));
+    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth destination"));
+  }
+  auto copy_all = [&] {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      Allocation* src = &blocks[2 * i];
+      Allocation* dst = &blocks[2 * i + 1];
+      devices[i]->stream().enqueue(
+          [src, dst, bytes] { std::memcpy(dst->data(), src->data(), bytes); });
+    }
+    for (Device* d : devices) d->stream().synchronize();
+  };
+  copy_all();  // warm-up: first touch of the pages
+  const TimePoint begin = Clock::now();
+  for (int it = 0; it < iterations; ++it) copy_all();
+  const double seconds = seconds_between(begin, Clock::now());
+  return 2.0 * static_cast<double>(bytes) * static_cast<double>(devices.size()) * iterations /
+         seconds;
+}
+
+std::vector<AllReduceBenchRow> run_allreduce_sweep(
+    const std::vector<Device*>& devices, const AllReduce& algorithm,
+    const AllReduceBenchOptions& options, double copy_bandwidth,
+    const std::function<void(const AllReduceBenchRow&)>& on_row) {
+  if (options.iterations < 1) throw std::invalid_argument("iterations must be at least 1");
+  if (options.warmup_iterations < 0) throw std::invalid_argument("warm-up iterations must be >= 0");
+  const int n = static_cast<int>(devices.size());
+  std::vector<AllReduceBenchRow> rows;
+  for (std::size_t bytes : sweep_sizes(options)) {
+    const std::size_t count = bytes / sizeof(float);
+    std::vector<Allocation> blocks;
+    std::vector<std::span<float>> buffers;
+    for (Device* d : devices) {
+      blocks.push_back(d->memory().allocate(bytes, "all-reduce benchmark buffer"));
+      buffers.emplace_back(blocks.back().as<float>(), count);
+    }
+    // Correctness first, on crafted inputs.
+    fill_inputs(buffers);
+    all_reduce(devices, buffers, algorithm, options.op);
+    AllReduceBenchRow row;
+    row.algorithm = algorithm.name();
+    row.bytes = bytes;
+    row.count = count;
+    row.wrong = count_wrong(buffers, options.op);
+    // Then time: warm-up, then `iterations` back to back (in place, as the data grows by a
+    // factor of n each time it stays finite or turns to inf; neither slows float addition).
+    fill_inputs(buffers);
+    for (int it = 0; it < options.warmup_iterations; ++it) {
+      all_reduce(devices, buffers, algorithm, options.op);
+    }
+    const TimePoint begin = Clock::now();
+    for (int it = 0; it < options.iterations; ++it) {
+      all_reduce(devices, buffers, algorithm, options.op);
+    }
+    row.seconds = seconds_between(begin, Clock::now()) / options.iterations;
+    row.algbw = static_cast<double>(bytes) / row.seconds;
+    row.busbw = n > 1 ? row.algbw * 2.0 * (n - 1) / n : row.algbw;
+    if (copy_bandwidth > 0 && n > 1) {
+      const double t_min = 2.0 * n * static_cast<double>(bytes) / copy_bandwidth;
+      row.bound_fraction = t_min / row.seconds;
+    }
+    if (on_row) on_row(row);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace mirrorlab::vgpu
