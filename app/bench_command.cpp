@@ -70,21 +70,22 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
     problem = "-b/--minbytes (" + std::to_string(o.min_bytes) + ") is larger than -e/--maxbytes (" +
               std::to_string(o.max_bytes) + ")";
   }
-  if (problem.empty() && o.max_bytes > o.devices.memory_limits_mib.front() * vgpu::kMiB) {
+  // Every buffer must fit on the smallest device.
+  const std::size_t smallest_mib = static_cast<std::size_t>(
+      *std::min_element(o.devices.memory_limits_mib.begin(), o.devices.memory_limits_mib.end()));
+  if (problem.empty() && o.max_bytes > smallest_mib * vgpu::kMiB) {
     // Checked again, exactly, by each device's arena; this catches the common mistake early.
     problem = "-e/--maxbytes " + std::to_string(o.max_bytes) + " does not fit in a " +
-              std::to_string(o.devices.memory_limits_mib.front()) +
-              " MiB device: lower -e or raise --memory-limit";
+              std::to_string(smallest_mib) + " MiB device: lower -e or raise --memory-limit";
   }
   if (!problem.empty()) return bad_input(problem);
 
   vgpu::DeviceRegistry registry;
   const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
-  // The copy that measures B is at least 16 MiB (past the caches) and at most half a device.
-  const std::size_t limit =
-      static_cast<std::size_t>(o.devices.memory_limits_mib.front()) * vgpu::kMiB;
-  const std::size_t copy_bytes =
-      std::min<std::size_t>(std::max<std::size_t>(o.max_bytes, std::size_t{16} << 20), limit / 2);
+  // The copy that measures B is at least 16 MiB (past the caches) and at most half the
+  // smallest device (it needs a source and a destination).
+  const std::size_t copy_bytes = std::min<std::size_t>(
+      std::max<std::size_t>(o.max_bytes, std::size_t{16} << 20), smallest_mib * vgpu::kMiB / 2);
   std::printf("# Measuring the copy bandwidth of the devices' memory (%.1f MiB per device) ...",
               static_cast<double>(copy_bytes) / vgpu::kMiB);
   std::fflush(stdout);
@@ -93,7 +94,8 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   std::printf(
       "# All replicas share one memory, so an all-reduce of S bytes per replica needs at "
       "least\n# T_min = 2*N*S/B (each byte read once and written once); %%bound = "
-      "T_min / time.\n# Sizes that fit in the CPU caches can pass 100%%: caches are faster than B.\n#\n");
+      "T_min / time.\n# Sizes that fit in the CPU caches can pass 100%%: caches are faster than "
+      "B.\n#\n");
   std::size_t total_wrong = 0;
   for (const std::string& name : o.algorithms) {
     const auto algorithm = vgpu::make_all_reduce(name);

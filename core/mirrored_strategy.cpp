@@ -259,18 +259,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
     });
   }
   // Wait for every replica; report the first real failure, not the aborts it caused.
-  std::exception_ptr first_error, first_abort;
-  for (vgpu::Device* d : devices_) {
-    try {
-      d->stream().synchronize();
-    } catch (const vgpu::CollectiveAborted&) {
-      if (!first_abort) first_abort = std::current_exception();
-    } catch (...) {
-      if (!first_error) first_error = std::current_exception();
-    }
-  }
-  if (first_error) std::rethrow_exception(first_error);
-  if (first_abort) std::rethrow_exception(first_abort);
+  vgpu::synchronize_all(devices_);
   return results;
 }
 

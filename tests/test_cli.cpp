@@ -145,7 +145,8 @@ TEST(CliBench, AllReduceSweepPrintsTheTableAndChecksEveryRow) {
 TEST(CliBench, RejectsBadSweepsWithStatus2) {
   for (const char* args : {"bench allreduce -b 1M -e 1K", "bench allreduce -f 1",
                            "bench allreduce --algorithms tree", "bench allreduce -n 0",
-                           "bench allreduce -e 2G --memory-limit 1024", "bench allreduce -b lots",
+                           "bench allreduce -e 2G --memory-limit 1024",
+                           "bench allreduce -e 16M --memory-limit 1024,8", "bench allreduce -b lots",
                            "bench", "bench allreduce --backend cuda"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;

@@ -58,9 +58,10 @@ void CollectiveGroup::end_step(int index, std::string_view phase) {
     step.index = index;
     step.phase = std::string(phase);
     step.transfers = std::exchange(pending_, {});
-    std::sort(step.transfers.begin(), step.transfers.end(), [](const Transfer& a, const Transfer& b) {
-      return std::tie(a.dst, a.src, a.begin) < std::tie(b.dst, b.src, b.begin);
-    });
+    std::sort(step.transfers.begin(), step.transfers.end(),
+              [](const Transfer& a, const Transfer& b) {
+                return std::tie(a.dst, a.src, a.begin) < std::tie(b.dst, b.src, b.begin);
+              });
     step.start = step_start_;
     step.finish = Clock::now();
     if (observer_) observer_->on_step(step);
@@ -82,9 +83,8 @@ std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destinatio
     return std::make_unique<ReduceToOneDevice>(destination);
   }
   if (name == kRingName) return std::make_unique<RingAllReduce>();
-  throw std::invalid_argument("unknown all-reduce algorithm '" + std::string(name) +
-                              "': choose " + std::string(kReduceToOneName) + " or " +
-                              std::string(kRingName));
+  throw std::invalid_argument("unknown all-reduce algorithm '" + std::string(name) + "': choose " +
+                              std::string(kReduceToOneName) + " or " + std::string(kRingName));
 }
 
 void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
@@ -104,19 +104,22 @@ void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float
       }
     });
   }
-  // Wait for every rank (the group lives on this stack frame), then report the first real error.
-  std::exception_ptr first_real, first_any;
+  synchronize_all(devices);  // the group lives on this stack frame: wait for every rank
+}
+
+void synchronize_all(const std::vector<Device*>& devices) {
+  std::exception_ptr first_real, first_abort;
   for (Device* d : devices) {
     try {
       d->stream().synchronize();
     } catch (const CollectiveAborted&) {
-      if (!first_any) first_any = std::current_exception();
+      if (!first_abort) first_abort = std::current_exception();
     } catch (...) {
       if (!first_real) first_real = std::current_exception();
     }
   }
   if (first_real) std::rethrow_exception(first_real);
-  if (first_any) std::rethrow_exception(first_any);
+  if (first_abort) std::rethrow_exception(first_abort);
 }
 
 }  // namespace mirrorlab::vgpu

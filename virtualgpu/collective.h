@@ -122,4 +122,8 @@ std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destinatio
 void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
                 const AllReduce& algorithm, ReduceOp op, StepObserver* observer = nullptr);
 
+// Waits for every device's stream, then rethrows the first real error: not the
+// CollectiveAborted of the ranks that a failing rank released (unless that is all there is).
+void synchronize_all(const std::vector<Device*>& devices);
+
 }  // namespace mirrorlab::vgpu
