@@ -91,5 +91,54 @@ TEST(MemoryArena, ConcurrentAllocationsKeepExactCounts) {
   EXPECT_LE(arena.peak(), 4u * (3 * 7 + 13));
 }
 
+// An allocator standing in for CUDA device memory: it counts what the arena asks of it and can
+// run dry before the arena's cap, as a card shared with other programs can.
+class CountingAllocator final : public BlockAllocator {
+ public:
+  CountingAllocator(int* live, std::size_t capacity) : live_(live), capacity_(capacity) {}
+  void* allocate(std::size_t bytes) override {
+    if (bytes > capacity_) return nullptr;
+    capacity_ -= bytes;
+    ++*live_;
+    return host_->allocate(bytes);
+  }
+  void release(void* ptr, std::size_t bytes) noexcept override {
+    capacity_ += bytes;
+    --*live_;
+    host_->release(ptr, bytes);
+  }
+  bool host_accessible() const override { return false; }
+
+ private:
+  int* live_;
+  std::size_t capacity_;
+  std::unique_ptr<BlockAllocator> host_ = make_host_allocator();
+};
+
+TEST(MemoryArena, TakesItsBlocksFromTheGivenAllocator) {
+  int live = 0;
+  MemoryArena arena("/gpu:1", 1000, std::make_unique<CountingAllocator>(&live, 1000));
+  EXPECT_FALSE(arena.host_accessible());
+  {
+    Allocation a = arena.allocate(100, "a");
+    Allocation b = arena.allocate(200, "b");
+    EXPECT_EQ(live, 2);
+    EXPECT_EQ(arena.in_use(), 300u);
+  }
+  EXPECT_EQ(live, 0);
+  EXPECT_EQ(arena.in_use(), 0u);
+  EXPECT_TRUE(MemoryArena("/gpu:0", 10).host_accessible());
+}
+
+TEST(MemoryArena, AllocatorRunningDryUnderTheCapRollsBackTheCount) {
+  int live = 0;
+  MemoryArena arena("/gpu:1", 1000, std::make_unique<CountingAllocator>(&live, 150));
+  Allocation a = arena.allocate(100, "a");
+  EXPECT_THROW(arena.allocate(100, "b"), std::bad_alloc);  // under the cap, but nothing behind it
+  EXPECT_EQ(arena.in_use(), 100u);
+  EXPECT_EQ(arena.peak(), 100u);
+  EXPECT_EQ(live, 1);
+}
+
 }  // namespace
 }  // namespace mirrorlab::vgpu

@@ -18,4 +18,14 @@ Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes)
       memory_(name_, memory_limit_bytes),
       stream_(name_) {}
 
+Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
+               std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream)
+    : index_(index),
+      name_("/gpu:" + std::to_string(index)),
+      kind_(kind),
+      cuda_ordinal_(cuda_ordinal),
+      cuda_stream_(cuda_stream),
+      memory_(name_, memory_limit_bytes, std::move(allocator)),
+      stream_(name_) {}
+
 }  // namespace mirrorlab::vgpu

@@ -1,9 +1,11 @@
-// A device a replica runs on. Today: a CPU-backed virtual GPU (a worker-thread stream plus a
-// capped host-memory arena). CUDA physical and logical GPUs (issue 3) are further kinds of the
-// same thing: a name, an arena and a stream.
+// A device a replica runs on: a name, a capped memory arena and a stream (a worker thread with an
+// in-order queue). A CPU-backed virtual GPU computes on that thread in host memory. A CUDA
+// physical or logical GPU uses the same worker thread as its host-side driver: work queued there
+// launches kernels on the device's own CUDA stream, into an arena of CUDA device memory.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "virtualgpu/memory_arena.h"
@@ -17,7 +19,12 @@ const char* to_string(DeviceKind kind);  // "CPU-backed virtual GPU", ...
 
 class Device {
  public:
+  // A CPU-backed virtual GPU (host memory).
   Device(int index, DeviceKind kind, std::size_t memory_limit_bytes);
+  // A device whose arena takes its blocks from `allocator`; for CUDA devices, `cuda_ordinal` is
+  // the physical GPU and `cuda_stream` its cudaStream_t (owned by whoever made the device).
+  Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
+         std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream);
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -27,11 +34,18 @@ class Device {
   MemoryArena& memory() { return memory_; }
   const MemoryArena& memory() const { return memory_; }
   Stream& stream() { return stream_; }
+  // The physical CUDA GPU this device runs on, or -1 for a CPU-backed virtual GPU.
+  int cuda_ordinal() const { return cuda_ordinal_; }
+  bool is_cuda() const { return cuda_ordinal_ >= 0; }
+  // Its CUDA stream (a cudaStream_t, kept as void* so this header needs no CUDA), or nullptr.
+  void* cuda_stream() const { return cuda_stream_; }
 
  private:
   int index_;
   std::string name_;
   DeviceKind kind_;
+  int cuda_ordinal_ = -1;
+  void* cuda_stream_ = nullptr;
   MemoryArena memory_;
   Stream stream_;  // last: its thread starts once the rest is built, stops first
 };

@@ -1,5 +1,6 @@
 #include "virtualgpu/memory_arena.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +26,21 @@ std::string out_of_memory_message(const std::string& device, std::string_view wh
 
 constexpr std::size_t kAlignment = 64;
 
+class HostAllocator final : public BlockAllocator {
+ public:
+  void* allocate(std::size_t bytes) override {
+    const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* ptr = std::aligned_alloc(kAlignment, rounded);
+    if (ptr != nullptr) std::memset(ptr, 0, rounded);
+    return ptr;
+  }
+  void release(void* ptr, std::size_t /*bytes*/) noexcept override { std::free(ptr); }
+  bool host_accessible() const override { return true; }
+};
+
 }  // namespace
+
+std::unique_ptr<BlockAllocator> make_host_allocator() { return std::make_unique<HostAllocator>(); }
 
 OutOfMemoryError::OutOfMemoryError(const std::string& device, std::string_view what,
                                    std::size_t requested, std::size_t in_use, std::size_t limit)
@@ -62,8 +77,11 @@ void Allocation::reset() {
   bytes_ = 0;
 }
 
-MemoryArena::MemoryArena(std::string device_name, std::size_t limit_bytes)
-    : device_name_(std::move(device_name)), limit_(limit_bytes) {}
+MemoryArena::MemoryArena(std::string device_name, std::size_t limit_bytes,
+                         std::unique_ptr<BlockAllocator> allocator)
+    : device_name_(std::move(device_name)),
+      limit_(limit_bytes),
+      allocator_(allocator ? std::move(allocator) : make_host_allocator()) {}
 
 MemoryArena::~MemoryArena() {
   // Every tensor must be gone before its device: a live allocation here is a programming error.
@@ -72,27 +90,30 @@ MemoryArena::~MemoryArena() {
 
 Allocation MemoryArena::allocate(std::size_t bytes, std::string_view what) {
   if (bytes == 0) return {};
+  std::size_t peak_before = 0;
   {
     std::lock_guard lock(mutex_);
     if (bytes > limit_ - in_use_) {
       throw OutOfMemoryError(device_name_, what, bytes, in_use_, limit_);
     }
+    peak_before = peak_;
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
   }
-  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* ptr = std::aligned_alloc(kAlignment, rounded);
+  void* ptr = allocator_->allocate(bytes);
   if (ptr == nullptr) {
+    // Under the cap but the memory behind the arena is exhausted (host RAM, or the card): the
+    // bytes were never held, so neither the count nor the peak may keep them.
     std::lock_guard lock(mutex_);
     in_use_ -= bytes;
+    if (peak_ == in_use_ + bytes) peak_ = std::max(peak_before, in_use_);
     throw std::bad_alloc();
   }
-  std::memset(ptr, 0, rounded);
   return Allocation(this, ptr, bytes);
 }
 
 void MemoryArena::release(void* ptr, std::size_t bytes) {
-  std::free(ptr);
+  allocator_->release(ptr, bytes);
   std::lock_guard lock(mutex_);
   in_use_ -= bytes;
 }

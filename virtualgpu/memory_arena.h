@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,23 @@ class OutOfMemoryError : public std::runtime_error {
 
 class MemoryArena;
 
+// Where an arena's blocks come from: host memory (CPU-backed virtual GPUs, the default) or a
+// CUDA device (cudaMalloc, for physical and logical GPUs). The arena does the accounting and the
+// cap; the allocator only hands out and takes back zero-filled blocks.
+class BlockAllocator {
+ public:
+  virtual ~BlockAllocator() = default;
+  // A zero-filled block of at least `bytes` (> 0), 64-byte aligned or better; nullptr when the
+  // memory behind it is exhausted (the arena turns that into an OutOfMemoryError).
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void release(void* ptr, std::size_t bytes) noexcept = 0;
+  // True when the host may read and write the blocks directly (host memory).
+  virtual bool host_accessible() const = 0;
+};
+
+// Aligned host memory; what a CPU-backed virtual GPU computes in.
+std::unique_ptr<BlockAllocator> make_host_allocator();
+
 // Move-only owner of one block from an arena; gives the bytes back when destroyed.
 class Allocation {
  public:
@@ -59,12 +77,13 @@ class Allocation {
   std::size_t bytes_ = 0;
 };
 
-// Host-memory arena of a CPU-backed virtual GPU. Thread-safe. Blocks are 64-byte aligned and
-// zero-initialised. A request of 0 bytes gives an empty Allocation and counts nothing.
+// A device's memory arena. Thread-safe. Blocks come from its BlockAllocator (host memory unless
+// another is given), 64-byte aligned and zero-initialised. A request of 0 bytes gives an empty Allocation and counts nothing.
 // The arena must outlive its allocations (asserted in the destructor).
 class MemoryArena {
  public:
-  MemoryArena(std::string device_name, std::size_t limit_bytes);
+  MemoryArena(std::string device_name, std::size_t limit_bytes,
+              std::unique_ptr<BlockAllocator> allocator = nullptr);  // nullptr: host memory
   ~MemoryArena();
   MemoryArena(const MemoryArena&) = delete;
   MemoryArena& operator=(const MemoryArena&) = delete;
@@ -74,6 +93,8 @@ class MemoryArena {
 
   const std::string& device_name() const { return device_name_; }
   std::size_t limit() const { return limit_; }
+  // Whether the host may touch the blocks directly (false for CUDA device memory).
+  bool host_accessible() const { return allocator_->host_accessible(); }
   std::size_t in_use() const;
   std::size_t peak() const;
   void reset_peak();  // peak := in_use
@@ -84,6 +105,7 @@ class MemoryArena {
 
   std::string device_name_;
   std::size_t limit_;
+  std::unique_ptr<BlockAllocator> allocator_;
   mutable std::mutex mutex_;
   std::size_t in_use_ = 0;
   std::size_t peak_ = 0;
