@@ -200,7 +200,7 @@ int run_train(const TrainOptions& o) {
     summary.history = &history;
     summary.test = test;
     double sum_squares = 0;
-    for (float w : strategy.replica(0).model().params()) sum_squares += double{w} * w;
+    for (float w : strategy.replica(0).model().params_to_host()) sum_squares += double{w} * w;
     summary.weights_l2 = std::sqrt(sum_squares);
     for (vgpu::Device* d : devices) {
       summary.device_names.push_back(d->name());

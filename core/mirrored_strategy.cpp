@@ -110,7 +110,12 @@ LossStats ReplicaContext::backward(const Tensor& logits) {
   LossStats stats;
   enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), scale,
                                 &grad_logits_, &model().arena(), &stats);
-  model().backward(grad_logits_);
+  try {
+    model().backward(grad_logits_);
+  } catch (...) {
+    replica_->ops().wait_loss_stats();  // it would write into `stats` after this frame is gone
+    throw;
+  }
   record(Phase::kBackward, begin);
   // Waited for only now: on a GPU the backward pass is already queued behind the loss, so the
   // device keeps working while the host reads the stats (the step's one read-back).
@@ -132,7 +137,9 @@ LossStats ReplicaContext::evaluate() {
 void ReplicaContext::all_reduce_sum(std::span<float> values) {
   Ops& ops = replica_->ops();
   const TimeMark begin = ops.mark();
-  if (ops.host_accessible()) {
+  // One replica: the sum is the values themselves, and no algorithm touches them, so device
+  // memory may go straight through (a single GPU pays no host round trip).
+  if (ops.host_accessible() || num_replicas_in_sync() == 1) {
     strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum);
   } else {
     // STOPGAP until the collectives land device transports: the gradients go to the host, the
