@@ -7,6 +7,7 @@
 
 #include "core/batch.h"
 #include "core/fingerprint.h"
+#include "core/step_recorder.h"
 #include "virtualgpu/reduce_to_one.h"
 
 namespace mirrorlab::core {
@@ -62,6 +63,7 @@ const Tensor& ReplicaContext::forward() {
   const auto begin = vgpu::Clock::now();
   const Tensor& logits = model().forward(images());
   record(Phase::kForward, begin);
+  strategy_->reached(replica_->id(), StepBoundary::kForward);
   return logits;
 }
 
@@ -72,6 +74,7 @@ LossStats ReplicaContext::backward(const Tensor& logits) {
       softmax_cross_entropy(logits, labels(), scale, &grad_logits_, &model().arena());
   model().backward(grad_logits_);
   record(Phase::kBackward, begin);
+  strategy_->reached(replica_->id(), StepBoundary::kBackward);
   return stats;
 }
 
@@ -233,9 +236,15 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   const std::size_t per_replica =
       batch.batch_per_replica > 0 ? batch.batch_per_replica : (batch.size() + n - 1) / n;
   std::vector<LossStats> results(static_cast<std::size_t>(n));
-  rendezvous_.reset(all_reduce_.get(), observer_);
   const std::vector<Shard> shards = split_global_batch(batch.size(), n, per_replica);
-  const bool fingerprint = training && options_.check_sync && n > 1;
+  // Within-step hooks only in training steps; a stopped controller throws StepStopped here,
+  // before anything runs.
+  step_pausing_ = training && controller_ != nullptr && controller_->begin_step(n, step_);
+  step_hooks_ = training && (step_pausing_ || recorder_ != nullptr);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->begin_step(*this, batch, shards, step_);
+  rendezvous_.reset(all_reduce_.get(), step_hooks_ ? &hook_observer_ : observer_);
+  const bool fingerprint =
+      training && ((options_.check_sync && n > 1) || (step_hooks_ && recorder_ != nullptr));
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
@@ -248,19 +257,58 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
           events_->add(RunEvent{replica->id(), Phase::kSplit, step_, begin, vgpu::Clock::now(),
                                 replica->images().size() * sizeof(float)});
         }
+        reached(replica->id(), StepBoundary::kSplit);
         ReplicaContext ctx(*this, *replica, batch.size(), step_);
         results[static_cast<std::size_t>(replica->id())] = fn(ctx);
         rendezvous_.depart(replica->id());
         if (fingerprint) replica->fingerprint_ = core::fingerprint(replica->model().params());
+        reached(replica->id(), StepBoundary::kUpdate);
       } catch (...) {
         rendezvous_.abort();
+        if (step_pausing_) controller_->abort_step();
         throw;
       }
     });
   }
   // Wait for every replica; report the first real failure, not the aborts it caused.
   vgpu::synchronize_all(devices_);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->end_step();
+  step_hooks_ = step_pausing_ = false;
   return results;
+}
+
+void MirroredStrategy::reached(int rank, StepBoundary boundary) {
+  if (!step_hooks_) return;  // free running without a recorder: nothing at all
+  const bool last = recorder_ != nullptr && recorder_->on_replica_reached(rank, boundary);
+  if (step_pausing_) {
+    controller_->meet([&] { all_replicas_reached(pause_point(boundary)); });
+  } else if (last) {
+    all_replicas_reached(pause_point(boundary));
+  }
+}
+
+PausePoint MirroredStrategy::pause_point(StepBoundary boundary) const {
+  PausePoint point;
+  point.step = step_;
+  point.boundary = boundary;
+  return point;
+}
+
+void MirroredStrategy::all_replicas_reached(PausePoint point) {
+  point.time = vgpu::Clock::now();
+  if (recorder_ != nullptr) recorder_->on_all_reached(point, /*publish=*/step_pausing_);
+  if (step_pausing_) controller_->hold(point);
+}
+
+void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
+  MirroredStrategy& s = *strategy_;
+  if (s.observer_ != nullptr) s.observer_->on_step(step);
+  if (s.recorder_ != nullptr) s.recorder_->on_step(step);
+  PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
+  point.all_reduce_step = step.index;
+  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_replicas_in_sync());
+  point.all_reduce_phase = step.phase;
+  s.all_replicas_reached(std::move(point));
 }
 
 }  // namespace mirrorlab::core
