@@ -153,6 +153,38 @@ void BM_WatchedStepOverhead(benchmark::State& state) {
   state.SetLabel(state.range(0) == 0 ? "cnn" : "mlp");
 }
 
+// The recorder's own work in one step of 2 replicas, done here on one thread (in training each
+// replica does its half on its own thread): split the batch, norms and the chosen layer after
+// backward, the reduced layer after the all-reduce, fingerprints, and publishing the record.
+// Compare with BM_MirroredStep/model:0/replicas:2.
+void BM_RecorderWorkPerStep(benchmark::State& state) {
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 1024);
+  core::MirroredStrategy strategy(registry.logical_devices(), options(0));
+  Batches batches;
+  const core::GlobalBatch batch = batches.next(kGlobalBatch / 2);
+  strategy.train_step(batch);  // gradients to read
+  const auto shards = core::split_global_batch(batch.size(), 2, kGlobalBatch / 2);
+  core::StepRecorder recorder;
+  recorder.choose_layer(static_cast<int>(state.range(0)));
+  const int steps = strategy.all_reduce().num_steps(2);
+  vgpu::CollectiveStep collective;
+  for (auto _ : state) {
+    recorder.begin_step(strategy, batch, shards, 1);
+    for (core::StepBoundary b : {core::StepBoundary::kSplit, core::StepBoundary::kForward,
+                                 core::StepBoundary::kBackward}) {
+      for (int r = 0; r < 2; ++r) recorder.on_replica_reached(r, b);
+    }
+    for (int i = 0; i < steps; ++i) {
+      collective.index = i;
+      recorder.on_step(collective);
+    }
+    for (int r = 0; r < 2; ++r) recorder.on_replica_reached(r, core::StepBoundary::kUpdate);
+    recorder.end_step();
+  }
+  state.SetLabel(state.range(0) == 0 ? "cnn, conv2d" : "cnn, dense");
+}
+
 void BM_AllReduceCnnGradients(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(1));
   vgpu::DeviceRegistry registry;
@@ -194,6 +226,7 @@ BENCHMARK(BM_WatchedStepOverhead)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(5.0);
+BENCHMARK(BM_RecorderWorkPerStep)->ArgName("layer")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AllReduceCnnGradients)
     ->ArgNames({"algorithm", "replicas"})
     ->ArgsProduct({{0, 1}, {2, 4}})

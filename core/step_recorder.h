@@ -53,7 +53,7 @@ struct ReplicaRecord {
   int boundaries_passed = 0;  // how far this replica is (its own count)
 };
 
-struct StepRecord {
+struct RecordedStep {
   std::int64_t step = -1;  // -1: nothing recorded yet
   bool complete = false;   // every replica finished the step
   // The global batch: dataset indices and labels of its examples, in order; replica r got
@@ -74,15 +74,15 @@ struct StepRecord {
   vgpu::TimePoint start{};
 };
 
-// What of a StepRecord existed at one moment of the step, for redrawing it afterwards.
+// What of a RecordedStep existed at one moment of the step, for redrawing it afterwards.
 struct MomentProgress {
   bool split = false, forward = false, backward = false, updated = false;
   int collective_steps = 0;  // all-reduce steps done
   bool all_reduced = false;  // the whole all-reduce is done
 };
-MomentProgress moment_progress(const StepRecord& record, std::size_t point);
+MomentProgress moment_progress(const RecordedStep& record, std::size_t point);
 // The whole step (every phase seen, as after its last moment).
-MomentProgress final_progress(const StepRecord& record);
+MomentProgress final_progress(const RecordedStep& record);
 
 class StepRecorder : public vgpu::StepObserver {
  public:
@@ -90,11 +90,11 @@ class StepRecorder : public vgpu::StepObserver {
 
   // ---- the viewer's side (any thread) ----
   // The last published record (a copy).
-  StepRecord snapshot() const;
+  RecordedStep snapshot() const;
   // Copies it into `out` only when it changed since `version` (then updates `version`).
-  bool snapshot_if_newer(std::uint64_t& version, StepRecord& out) const;
+  bool snapshot_if_newer(std::uint64_t& version, RecordedStep& out) const;
   std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
-  // Which layer's gradient values to keep (an index into StepRecord::layers; clamped). Takes
+  // Which layer's gradient values to keep (an index into RecordedStep::layers; clamped). Takes
   // effect at the next step.
   void choose_layer(int layer);
 
@@ -119,12 +119,12 @@ class StepRecorder : public vgpu::StepObserver {
   void copy_chosen_layer(std::span<const float> grads, std::vector<float>& out) const;
 
   mutable std::mutex mutex_;  // guards published_
-  StepRecord published_;
+  RecordedStep published_;
   std::atomic<std::uint64_t> version_{0};
   std::atomic<int> requested_layer_{-1};  // -1: the first layer
 
   // Written by the replicas during a step (each its own ReplicaRecord), the host between steps.
-  StepRecord building_;
+  RecordedStep building_;
   MirroredStrategy* strategy_ = nullptr;
   std::unique_ptr<std::atomic<int>[]> arrivals_;  // per boundary ordinal, replicas arrived
   int max_boundaries_ = 0;

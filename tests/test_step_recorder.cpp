@@ -17,9 +17,9 @@ using testing_rig::Rig;
 using testing_rig::step_through;
 using Case = testing_rig::AlgorithmCase;
 
-class RecordedStep : public ::testing::TestWithParam<Case> {};
+class RecorderOnAStep : public ::testing::TestWithParam<Case> {};
 
-TEST_P(RecordedStep, KeepsTheBatchGradientsFingerprintsAndAllReduceOfTheStep) {
+TEST_P(RecorderOnAStep, KeepsTheBatchGradientsFingerprintsAndAllReduceOfTheStep) {
   const Case c = GetParam();
   Rig rig(c.replicas, c.all_reduce);
   core::StepRecorder recorder;
@@ -30,7 +30,7 @@ TEST_P(RecordedStep, KeepsTheBatchGradientsFingerprintsAndAllReduceOfTheStep) {
   const std::size_t count = 4 * static_cast<std::size_t>(c.replicas) - 2;
   rig.strategy->train_step(rig.batch(8, count));
   rig.strategy->train_step(rig.batch(0, count));  // the record is of the last step
-  const core::StepRecord r = recorder.snapshot();
+  const core::RecordedStep r = recorder.snapshot();
 
   EXPECT_EQ(r.step, 1);
   EXPECT_TRUE(r.complete);
@@ -59,7 +59,7 @@ TEST_P(RecordedStep, KeepsTheBatchGradientsFingerprintsAndAllReduceOfTheStep) {
     // The whole layer is kept, so its norm is the norm of the kept values.
     double sum = 0;
     for (float v : rec.gradient_before) sum += double{v} * v;
-    EXPECT_NEAR(rec.gradient_norms[2], std::sqrt(sum), 1e-9 * (1 + std::sqrt(sum)));
+    EXPECT_NEAR(rec.gradient_norms[2], std::sqrt(sum), 1e-6 * std::sqrt(sum));
     EXPECT_GT(rec.gradient_norms[0], 0.0);
   }
   // Before: each replica's own gradient, different. After: the sum, identical everywhere.
@@ -105,7 +105,7 @@ TEST_P(RecordedStep, KeepsTheBatchGradientsFingerprintsAndAllReduceOfTheStep) {
   EXPECT_EQ(done.collective_steps, k);
 }
 
-INSTANTIATE_TEST_SUITE_P(RingAndReduceToOne, RecordedStep, testing_rig::kAlgorithmCases,
+INSTANTIATE_TEST_SUITE_P(RingAndReduceToOne, RecorderOnAStep, testing_rig::kAlgorithmCases,
                          testing_rig::case_name);
 
 TEST(StepRecorder, APausedStepIsPublishedMomentByMoment) {
@@ -116,9 +116,9 @@ TEST(StepRecorder, APausedStepIsPublishedMomentByMoment) {
   rig.strategy->set_step_recorder(&recorder);
   controller.pause_at_phases(true);
   std::uint64_t version = recorder.version();
-  std::vector<core::StepRecord> records;
+  std::vector<core::RecordedStep> records;
   step_through(rig, controller, rig.batch(0, 8), [&](const core::PausePoint& p) {
-    core::StepRecord r;
+    core::RecordedStep r;
     EXPECT_TRUE(recorder.snapshot_if_newer(version, r)) << p.label();
     EXPECT_FALSE(recorder.snapshot_if_newer(version, r)) << "nothing new while held";
     EXPECT_FALSE(r.complete);
@@ -140,7 +140,7 @@ TEST(StepRecorder, APausedStepIsPublishedMomentByMoment) {
   EXPECT_FALSE(records[4].replicas[1].has_fingerprint);
   EXPECT_TRUE(records[5].replicas[1].has_fingerprint);
   // The last record can redraw every earlier moment.
-  const core::StepRecord& last = records.back();
+  const core::RecordedStep& last = records.back();
   EXPECT_FALSE(core::moment_progress(last, 1).backward);
   EXPECT_TRUE(core::moment_progress(last, 2).backward);
   EXPECT_FALSE(core::moment_progress(last, 2).all_reduced);
@@ -161,7 +161,7 @@ TEST(StepRecorder, TheChosenLayerIsClampedAndKeepsAtMostTheLimit) {
   EXPECT_EQ(recorder.snapshot().chosen_layer, 2);
   recorder.choose_layer(0);  // 784x256 + 256 values: only the first ones are kept
   rig.strategy->train_step(rig.batch(8, 8));
-  const core::StepRecord r = recorder.snapshot();
+  const core::RecordedStep r = recorder.snapshot();
   EXPECT_EQ(r.chosen_layer, 0);
   EXPECT_EQ(r.chosen_layer_values, 784u * 256u + 256u);
   EXPECT_EQ(r.replicas[0].gradient_before.size(), core::kMaxRecordedGradientValues);
@@ -175,7 +175,7 @@ TEST(StepRecorder, OneReplicaHasNoAllReduceAndItsOwnGradientAfter) {
   core::StepRecorder recorder;
   rig.strategy->set_step_recorder(&recorder);
   rig.strategy->train_step(rig.batch(0, 4));
-  const core::StepRecord r = recorder.snapshot();
+  const core::RecordedStep r = recorder.snapshot();
   EXPECT_EQ(r.all_reduce_steps, 0);
   EXPECT_TRUE(r.collective_steps.empty());
   ASSERT_EQ(r.points.size(), 4u);
