@@ -43,6 +43,9 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   cmd->add_option("--measure-seconds", o.app.measure_seconds,
                   "Scripted run: train while drawing for this long, report frames/s and images/s")
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--quit-after", o.app.quit_after_seconds,
+                  "Close the window after this many seconds, even mid-run (tests, demos)")
+      ->check(CLI::Range(0.0, 86400.0));
   return cmd;
 }
 

@@ -21,6 +21,7 @@ struct AppOptions {
   int frames = 0;
   std::string report;          // JSON of what each panel drew, frame rate, images/s
   double measure_seconds = 0;  // scripted: train (running) this long while drawing, then stop
+  double quit_after_seconds = 0;    // close the window after this long, whatever the run does
   double script_timeout_seconds = 600;
 };
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "gui/compare_panel.h"
 #include "gui/controls_panel.h"
 #include "gui/devices_panel.h"
 #include "gui/panel.h"
@@ -81,6 +82,7 @@ class AppWindow : public AppActions {
   GuiReport report_;
   ControlsPanel controls_;
   std::vector<std::unique_ptr<Panel>> panels_;
+  ComparePanel* compare_ = nullptr;  // owned by panels_; --compare starts it
   GLFWwindow* window_ = nullptr;
   bool screenshot_requested_ = false;
   int screenshots_taken_ = 0;
@@ -97,6 +99,9 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
   panels_.push_back(std::make_unique<DevicesPanel>());
   panels_.push_back(std::make_unique<TrainingPanel>());
   panels_.push_back(std::make_unique<TimelinePanel>());
+  auto compare = std::make_unique<ComparePanel>();
+  compare_ = compare.get();
+  panels_.push_back(std::move(compare));
   if (!view_.focused_panel.empty() &&
       std::none_of(panels_.begin(), panels_.end(),
                    [&](const auto& p) { return view_.focused_panel == p->name(); })) {
@@ -299,6 +304,7 @@ int AppWindow::run() {
                         options_.frames > 0 || options_.measure_seconds > 0;
   if (session_) {
     for (std::int64_t i = 0; i < options_.steps; ++i) session_->step();
+    if (options_.compare) compare_->start(*session_);
     if (options_.run || options_.measure_seconds > 0) session_->run();
   }
   using Clock = std::chrono::steady_clock;
@@ -322,8 +328,11 @@ int AppWindow::run() {
       if (deadline < now) deadline = now;
       std::this_thread::sleep_until(deadline);
     }
-    if (!scripted) continue;
     const double now = now_seconds();
+    if (options_.quit_after_seconds > 0 && now - start_ > options_.quit_after_seconds) {
+      glfwSetWindowShouldClose(window_, GLFW_TRUE);  // as if the user closed it, mid-run
+    }
+    if (!scripted) continue;
     if (now - start_ > options_.script_timeout_seconds) {
       std::fprintf(stderr, "mirrorlab gui: the scripted run did not finish in %.0f s\n",
                    options_.script_timeout_seconds);

@@ -56,7 +56,16 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   const ImVec2 corner = ImGui::GetCursorScreenPos();
   const float line = ImGui::GetTextLineHeight();
   const float left = corner.x + 4.2f * line, right = corner.x + width - line * 0.5f;
-  const float top = corner.y + line * 1.3f, bottom = corner.y + height - line * 1.5f;
+  // The legend runs after the y label and wraps onto more lines when the chart is narrow.
+  std::vector<ImVec2> legend_at;
+  float lx = left + ImGui::CalcTextSize(o.y_label.c_str()).x + line, ly = corner.y;
+  for (const ChartSeries& s : series) {
+    const float w = line * 2 + ImGui::CalcTextSize(s.label.c_str()).x;
+    if (lx + w > right && lx > left + line) lx = left, ly += line;
+    legend_at.push_back(ImVec2(lx, ly));
+    lx += w;
+  }
+  const float top = ly + line * 1.3f, bottom = corner.y + height - line * 1.5f;
   const auto px = [&](double x) {
     return static_cast<float>(left + (fx(x) - x0) / (x1 - x0) * (right - left));
   };
@@ -71,8 +80,9 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
     std::snprintf(text, sizeof text, o.y_format, y);
     draw->AddText(ImVec2(corner.x, py(y) - line / 2), axis, text);
   }
-  for (int t = 0; t <= 4; ++t) {  // x ticks
-    const double v = x0 + (x1 - x0) * t / 4;
+  const int x_ticks = std::clamp(static_cast<int>((right - left) / (6 * line)), 1, 4);
+  for (int t = 0; t <= x_ticks; ++t) {  // x ticks, as many as fit
+    const double v = x0 + (x1 - x0) * t / x_ticks;
     const double x = o.log_x ? std::exp2(v) : v;
     const std::string label = o.x_format ? o.x_format(x) : plain_number(x);
     const float at = static_cast<float>(left + (v - x0) / (x1 - x0) * (right - left));
@@ -86,8 +96,8 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   draw->AddText(ImVec2(right - xl, corner.y + height - line), axis, o.x_label.c_str());
 
   int drawn = 0;
-  float legend_x = left + ImGui::CalcTextSize(o.y_label.c_str()).x + line;
-  for (const ChartSeries& s : series) {
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const ChartSeries& s = series[k];
     const std::size_t n = std::min(s.x.size(), s.y.size());
     // About one point per pixel: a 10,000-step run draws as fast as a 500-step one.
     const std::size_t stride = std::max<std::size_t>(1, n / std::max(1.0f, right - left));
@@ -107,10 +117,10 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
       previous = p;
       have_previous = true;
     }
-    draw->AddRectFilled(ImVec2(legend_x, corner.y + line * 0.3f),
-                        ImVec2(legend_x + line * 0.8f, corner.y + line * 0.9f), s.color);
-    draw->AddText(ImVec2(legend_x + line, corner.y), rgb(0xE0E0E0), s.label.c_str());
-    legend_x += line * 2 + ImGui::CalcTextSize(s.label.c_str()).x;
+    const ImVec2 at = legend_at[k];
+    draw->AddRectFilled(ImVec2(at.x, at.y + line * 0.3f),
+                        ImVec2(at.x + line * 0.8f, at.y + line * 0.9f), s.color);
+    draw->AddText(ImVec2(at.x + line, at.y), rgb(0xE0E0E0), s.label.c_str());
   }
   ImGui::InvisibleButton("chart", ImVec2(width, height));
   if (ImGui::IsItemHovered() && !empty) {
