@@ -28,15 +28,20 @@ int device_count(const DeviceFlags& flags, std::string* problem) {
   return flags.gpus;
 }
 
-const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
-                                               vgpu::DeviceRegistry& registry) {
+std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
+                                                                  int count) {
   std::vector<vgpu::LogicalDeviceConfiguration> configs;
   for (int i = 0; i < count; ++i) {
     const std::int64_t mib = flags.memory_limits_mib.size() > 1 ? flags.memory_limits_mib[i]
                                                                 : flags.memory_limits_mib[0];
     configs.push_back({static_cast<std::size_t>(mib)});
   }
-  registry.set_logical_device_configuration(configs);
+  return configs;
+}
+
+const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
+                                               vgpu::DeviceRegistry& registry) {
+  registry.set_logical_device_configuration(device_configuration(flags, count));
   const std::vector<vgpu::Device*>& devices = registry.logical_devices();
   std::printf("1 Physical CPU, %d Logical GPUs (CPU-backed virtual GPUs:", count);
   for (vgpu::Device* d : devices) {

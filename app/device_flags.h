@@ -21,6 +21,10 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags);
 // The number of devices the flags ask for, or a sentence saying why they disagree.
 int device_count(const DeviceFlags& flags, std::string* problem);
 
+// One configuration per device (count from device_count).
+std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
+                                                                  int count);
+
 // Configures `registry` (count from device_count) and prints TensorFlow's style of device line.
 const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
                                                vgpu::DeviceRegistry& registry);
