@@ -52,7 +52,7 @@ struct StrategyOptions {
   OptimizerConfig optimizer;
   std::string all_reduce = "auto";  // "auto", "reduce-to-one" or "ring"
   std::uint64_t seed = 1;
-  bool check_sync = true;           // compare weight fingerprints after every training step
+  bool check_sync = true;  // compare weight fingerprints after every training step
 };
 
 // The examples `indices` of `data` form one global batch. `batch_per_replica` is the size the
@@ -75,20 +75,43 @@ class Replica {
   Model& model() { return *model_; }
   const Model& model() const { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
-  const Tensor& images() const { return images_; }  // [shard, 28, 28, 1], in [0, 1]
-  std::span<const std::uint8_t> labels() const { return labels_; }
+  // The kernels of its device: CpuOps on a CPU-backed virtual GPU, CudaOps on a CUDA device.
+  Ops& ops() { return *ops_; }
+  const Tensor& images() const { return images_; }  // [shard, 28, 28, 1], in [0, 1], on device
+  std::span<const std::uint8_t> labels() const { return labels_; }  // host copy
+  const std::uint8_t* device_labels() const;  // the same labels in the device's memory
   std::uint64_t last_fingerprint() const { return fingerprint_; }
 
  private:
   friend class MirroredStrategy;
+  friend class ReplicaContext;
   void load_shard(const Dataset& data, std::span<const std::uint32_t> indices);
+  void begin_step();  // before the first mark of a step
+  // A phase from `begin` to now. Emitted at once where the device's clock is the host's; on CUDA
+  // kept until flush_events(), when the step's events have completed on the stream.
+  void record(EventStore* events, Phase phase, std::int64_t step, const TimeMark& begin,
+              std::size_t bytes = 0);
+  void flush_events(EventStore* events);
+
+  struct PendingEvent {
+    Phase phase;
+    std::int64_t step;
+    TimeMark begin, end;
+    std::size_t bytes;
+  };
 
   int id_;
   vgpu::Device* device_;
+  std::unique_ptr<Ops> own_ops_;  // CudaOps; null on a CPU-backed device (shared cpu_ops())
+  Ops* ops_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   Tensor images_;
   std::vector<std::uint8_t> labels_;
+  vgpu::Allocation device_labels_;   // on devices the host cannot read
+  std::vector<float> host_staging_;  // pixels on their way to such a device
+  std::vector<float> host_reduce_;   // gradients on their way through the host all-reduce
+  std::vector<PendingEvent> pending_events_;
   std::uint64_t fingerprint_ = 0;
 };
 
@@ -123,9 +146,11 @@ class ReplicaContext {
   friend class MirroredStrategy;
   ReplicaContext(MirroredStrategy& strategy, Replica& replica, std::size_t global_batch_size,
                  std::int64_t step)
-      : strategy_(&strategy), replica_(&replica), global_batch_size_(global_batch_size),
+      : strategy_(&strategy),
+        replica_(&replica),
+        global_batch_size_(global_batch_size),
         step_(step) {}
-  void record(Phase phase, vgpu::TimePoint begin, std::size_t bytes = 0);
+  void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
 
   MirroredStrategy* strategy_;
   Replica* replica_;
