@@ -43,6 +43,8 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   cmd->add_option("--measure-seconds", o.app.measure_seconds,
                   "Scripted run: train while drawing for this long, report frames/s and images/s")
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_flag("--check-display", o.check_display,
+                "Only check that a window can be opened here: exit 0 if so, else 2 saying why");
   cmd->add_option("--quit-after", o.app.quit_after_seconds,
                   "Close the window after this many seconds, even mid-run (tests, demos)")
       ->check(CLI::Range(0.0, 86400.0));
@@ -64,6 +66,12 @@ int run_gui(const GuiOptions& o) {
                "(scripts/setup does) and rebuild; 'mirrorlab train' trains without a window.\n");
   return 2;
 #else
+  if (o.check_display) {
+    std::string why;
+    if (gui::can_open_window(&why)) return 0;
+    std::fprintf(stderr, "mirrorlab gui: no display: %s\n", why.c_str());
+    return 2;
+  }
   core::set_blas_single_threaded();
   auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
   core::SessionConfig config;

@@ -12,6 +12,7 @@ namespace mirrorlab::app {
 struct GuiOptions {
   TrainOptions train;
   gui::AppOptions app;  // a plain struct: this compiles whether or not the GUI is built
+  bool check_display = false;
 };
 
 CLI::App* add_gui_command(CLI::App& app, GuiOptions& options);

@@ -94,7 +94,7 @@ AlgorithmComparison compare_algorithms(
     contenders.clear();
 
     if (!stop()) {
-      result.copy_bandwidth = vgpu::measure_copy_bandwidth(devices, std::size_t{8} << 20, 4);
+      result.copy_bandwidth = vgpu::measure_copy_bandwidth(devices, std::size_t{32} << 20, 8);
       report();
     }
     for (std::size_t bytes : vgpu::sweep_sizes(options.sweep)) {

@@ -4,6 +4,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -31,17 +32,58 @@ void remember_glfw_error(int code, const char* description) {
   g_glfw_error = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
 }
 
-// A panel's place, as fractions of the area right of the controls column.
-struct Slot {
+// The layout right of the controls: rows of panels, each with a share of the height and each
+// panel with a share of its row's width. A panel that is not there gives its room to the rest
+// of its row; an empty row gives its room to the other rows.
+struct LayoutCell {
   const char* panel;
-  float x0, y0, x1, y1;
+  float width;
 };
-constexpr Slot kLayout[] = {
-    {"Devices", 0.00f, 0.00f, 0.38f, 0.36f},   {"Batch split", 0.38f, 0.00f, 1.00f, 0.36f},
-    {"Gradients", 0.00f, 0.36f, 0.34f, 0.68f}, {"All-reduce", 0.34f, 0.36f, 0.67f, 0.68f},
-    {"Training", 0.67f, 0.36f, 1.00f, 0.68f},  {"Timeline", 0.00f, 0.68f, 0.62f, 1.00f},
-    {"Compare", 0.62f, 0.68f, 1.00f, 1.00f},
+struct LayoutRow {
+  float height;
+  std::vector<LayoutCell> cells;
 };
+const std::vector<LayoutRow>& layout() {
+  static const std::vector<LayoutRow> rows = {
+      {0.36f, {{"Devices", 0.38f}, {"Batch split", 0.62f}}},
+      {0.32f, {{"Gradients", 1}, {"All-reduce", 1}, {"Training", 1}}},
+      {0.32f, {{"Timeline", 0.62f}, {"Compare", 0.38f}}},
+  };
+  return rows;
+}
+
+struct Rect {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+// Where each present panel goes, as fractions of the area.
+std::vector<std::pair<std::string, Rect>> place_panels(const std::vector<std::string>& present) {
+  const auto here = [&](const char* name) {
+    return std::find(present.begin(), present.end(), name) != present.end();
+  };
+  float total_height = 0;
+  for (const LayoutRow& row : layout()) {
+    if (std::any_of(row.cells.begin(), row.cells.end(), [&](auto& c) { return here(c.panel); })) {
+      total_height += row.height;
+    }
+  }
+  std::vector<std::pair<std::string, Rect>> placed;
+  float y = 0;
+  for (const LayoutRow& row : layout()) {
+    float total_width = 0;
+    for (const LayoutCell& c : row.cells) total_width += here(c.panel) ? c.width : 0;
+    if (total_width == 0) continue;
+    const float h = row.height / total_height;
+    float x = 0;
+    for (const LayoutCell& c : row.cells) {
+      if (!here(c.panel)) continue;
+      placed.push_back({c.panel, Rect{x, y, c.width / total_width, h}});
+      x += c.width / total_width;
+    }
+    y += h;
+  }
+  return placed;
+}
 
 const char* kFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";  // fonts-dejavu-core
 
@@ -84,6 +126,9 @@ class AppWindow : public AppActions {
   std::vector<std::unique_ptr<Panel>> panels_;
   ComparePanel* compare_ = nullptr;  // owned by panels_; --compare starts it
   GLFWwindow* window_ = nullptr;
+  ImVec4 clear_color_;  // the windows' background colour; see open_window()
+  const bool scripted_ = !options_.screenshot.empty() || !options_.report.empty() ||
+                         options_.frames > 0 || options_.measure_seconds > 0;
   bool screenshot_requested_ = false;
   int screenshots_taken_ = 0;
   double start_ = now_seconds();
@@ -151,6 +196,13 @@ void AppWindow::open_window() {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is fixed; nothing to remember between runs
   ImGui::StyleColorsDark();
+  // Software OpenGL (llvmpipe, Xvfb) spends nearly all of a frame filling pixels, and each
+  // window's background is a blended, textured quad the size of the window. Clearing the
+  // screen to the same colour costs almost nothing, so the windows draw no background of their
+  // own: a frame costs about half as much, which is what training gets back.
+  ImVec4& window_bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  clear_color_ = ImVec4(window_bg.x, window_bg.y, window_bg.z, 1.0f);
+  window_bg.w = 0.0f;
   ImGuiStyle& style = ImGui::GetStyle();
   style.WindowRounding = 4;
   style.FrameRounding = 3;
@@ -221,19 +273,21 @@ void AppWindow::draw_panels(FrameContext& frame) {
 
   const ImVec2 area_pos(origin.x + controls_width, origin.y);
   const ImVec2 area(size.x - controls_width, size.y);
+  std::vector<std::string> present;
   for (const auto& panel : panels_) {
-    const std::string name = panel->name();
-    if (!view_.focused_panel.empty() && view_.focused_panel != name) continue;
-    Slot slot{nullptr, 0, 0, 1, 1};
-    if (view_.focused_panel.empty()) {
-      const auto it = std::find_if(std::begin(kLayout), std::end(kLayout),
-                                   [&](const Slot& s) { return name == s.panel; });
-      if (it == std::end(kLayout)) continue;
-      slot = *it;
+    if (view_.focused_panel.empty() || view_.focused_panel == panel->name()) {
+      present.push_back(panel->name());
     }
-    ImGui::SetNextWindowPos(ImVec2(area_pos.x + slot.x0 * area.x, area_pos.y + slot.y0 * area.y));
-    ImGui::SetNextWindowSize(ImVec2((slot.x1 - slot.x0) * area.x, (slot.y1 - slot.y0) * area.y));
-    if (ImGui::Begin(panel->name(), nullptr, fixed)) panel->Draw(frame);
+  }
+  std::vector<std::pair<std::string, Rect>> places = place_panels(present);
+  if (!view_.focused_panel.empty()) places = {{view_.focused_panel, Rect{0, 0, 1, 1}}};
+  for (const auto& [name, r] : places) {
+    const auto it = std::find_if(panels_.begin(), panels_.end(),
+                                 [&](const auto& p) { return name == p->name(); });
+    if (it == panels_.end()) continue;
+    ImGui::SetNextWindowPos(ImVec2(area_pos.x + r.x * area.x, area_pos.y + r.y * area.y));
+    ImGui::SetNextWindowSize(ImVec2(r.w * area.x, r.h * area.y));
+    if (ImGui::Begin((*it)->name(), nullptr, fixed)) (*it)->Draw(frame);
     ImGui::End();
   }
 }
@@ -259,6 +313,9 @@ void AppWindow::draw_frame() {
   if (session_) session_->update(snapshot_);
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  // A scripted run (tests, README pictures) ignores the pointer: under Xvfb it rests in the
+  // middle of the screen and would leave a tooltip in every screenshot.
+  if (scripted_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   ImGui::NewFrame();
   report_.begin_frame();
   handle_keys();
@@ -272,7 +329,7 @@ void AppWindow::draw_frame() {
   int width = 0, height = 0;
   glfwGetFramebufferSize(window_, &width, &height);
   glViewport(0, 0, width, height);
-  glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+  glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   if (screenshot_requested_) {
@@ -300,8 +357,7 @@ void AppWindow::write_screenshot(const std::string& path) {
 // ============================================================================================
 
 int AppWindow::run() {
-  const bool scripted = !options_.screenshot.empty() || !options_.report.empty() ||
-                        options_.frames > 0 || options_.measure_seconds > 0;
+  const bool scripted = scripted_;
   if (session_) {
     for (std::int64_t i = 0; i < options_.steps; ++i) session_->step();
     if (options_.compare) compare_->start(*session_);
@@ -394,6 +450,16 @@ void AppWindow::write_report(int& status) {
 }
 
 }  // namespace
+
+bool can_open_window(std::string* why) {
+  glfwSetErrorCallback(remember_glfw_error);
+  if (!glfwInit()) {
+    if (why != nullptr) *why = g_glfw_error;
+    return false;
+  }
+  glfwTerminate();
+  return true;
+}
 
 int run_app(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
             const AppOptions& options) {

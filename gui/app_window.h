@@ -19,6 +19,9 @@ class NoDisplayError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether a window can be opened here (a display that answers); if not, *why says so.
+bool can_open_window(std::string* why);
+
 // Runs the window until it is closed (or the script ends). Returns the exit status: 0, or 1
 // when a scripted run timed out or a file could not be written. Throws NoDisplayError.
 int run_app(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,

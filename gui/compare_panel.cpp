@@ -87,7 +87,9 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
   const float label_width = 7.5f * line;
-  const float width = std::max(ImGui::GetContentRegionAvail().x - label_width - 9 * line, 20.f);
+  const float text_width = ImGui::CalcTextSize("all-reduce 00.00 ms / step 000.0 ms").x;
+  const float width =
+      std::max(ImGui::GetContentRegionAvail().x - label_width - text_width - line, 20.f);
   int bars = 0;
   for (const auto& t : r.timings) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -141,7 +143,8 @@ void ComparePanel::draw_sweep(const core::AlgorithmComparison& r, FrameContext& 
   for (auto& [_, s] : busbw) right.push_back(s);
   if (r.copy_bandwidth > 0 && !left.empty()) {
     // The single-memory bound: T_min = 2*N*S/B, so algbw = S/T <= B / (2N).
-    ChartSeries bound{"bound B/2N", rgb(0xBBBBBB), {}, {}, false};
+    // Sizes that fit in the CPU caches can beat it: caches are faster than memory.
+    ChartSeries bound{"one-memory bound B/2N", rgb(0xBBBBBB), {}, {}, false};
     const double n = static_cast<double>(frame.run.devices.size());
     for (double x : left.front().x) {
       bound.x.push_back(x);

@@ -99,6 +99,20 @@ void TimelinePanel::Draw(FrameContext& frame) {
   }
   ImGui::SameLine();
   ImGui::TextDisabled("wheel: zoom, drag: pan, hover: details");
+  // The key: every phase's colour next to its name.
+  constexpr core::Phase kShown[] = {core::Phase::kSplit,    core::Phase::kForward,
+                                    core::Phase::kBackward, core::Phase::kAllReduce,
+                                    core::Phase::kUpdate,   core::Phase::kEvaluate};
+  for (core::Phase phase : kShown) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float h = ImGui::GetTextLineHeight();
+    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + h, p.y + h), phase_color(phase));
+    ImGui::Dummy(ImVec2(h, h));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(core::to_string(phase));
+    ImGui::SameLine();
+  }
+  ImGui::TextDisabled(" grey: folded spans");
   if (follow_latest_) {
     t1_ = std::max(latest_, follow_width_);
     t0_ = t1_ - follow_width_;
