@@ -39,6 +39,15 @@ std::int64_t memory_limit_mib(const DeviceFlags& flags, int i) {
                                             : flags.memory_limits_mib[0];
 }
 
+std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
+                                                                  int count) {
+  std::vector<vgpu::LogicalDeviceConfiguration> configs;
+  for (int i = 0; i < count; ++i) {
+    configs.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
+  }
+  return configs;
+}
+
 int device_count(const DeviceFlags& flags, std::string* problem) {
   const int listed = static_cast<int>(flags.memory_limits_mib.size());
   const int cards = static_cast<int>(flags.physical_gpus.size());
@@ -92,10 +101,7 @@ bool use_cuda(const DeviceFlags& flags, vgpu::DeviceRegistry& registry, const ch
 const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
                                                vgpu::DeviceRegistry& registry,
                                                const char* cuda_refusal) {
-  std::vector<vgpu::LogicalDeviceConfiguration> configs;
-  for (int i = 0; i < count; ++i) {
-    configs.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
-  }
+  const std::vector<vgpu::LogicalDeviceConfiguration> configs = device_configuration(flags, count);
   const bool cuda = use_cuda(flags, registry, cuda_refusal);
   if (!cuda) {
     registry.set_logical_device_configuration(configs);

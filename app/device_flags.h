@@ -36,6 +36,10 @@ int device_count(const DeviceFlags& flags, std::string* problem);
 // The memory limit of device `i` in MiB.
 std::int64_t memory_limit_mib(const DeviceFlags& flags, int i);
 
+// One configuration per device (count from device_count).
+std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
+                                                                  int count);
+
 // Configures `registry` (count from device_count), makes the devices and prints TensorFlow's
 // line saying what they are. `cuda_refusal`: nullptr when the command runs on CUDA devices;
 // otherwise why it cannot yet, and then --backend auto takes CPU-backed virtual GPUs (saying

@@ -1,6 +1,5 @@
 // The mirrorlab command as a user runs it: exit status and what it prints.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,25 +7,16 @@
 #include <fstream>
 #include <string>
 
+#include "command_output.h"
 #include "nlohmann/json.hpp"
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
+using Result = mirrorlab::testing::CommandOutput;
 
 Result run(const std::string& args) {
-  const std::string command = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab " + args + " 2>&1";
-  Result result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) result.output += buffer;
-  const int raw = pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return result;
+  return mirrorlab::testing::run_command(std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab " +
+                                         args);
 }
 
 bool has_dataset() { return std::filesystem::exists("/usr/share/datasets/fashion-mnist"); }
