@@ -2,11 +2,19 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <stdexcept>
 
 #include "virtualgpu/allreduce_bench.h"
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::app {
+namespace {
+
+constexpr const char* kNoCudaBench =
+    "the all-reduce bench on CUDA devices is not built yet; use --backend cpu";
+
+}  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
@@ -31,15 +39,14 @@ CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
   cmd->add_option("-w,--warmup_iters", o.warmup_iterations, "Untimed iterations first")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
-  cmd->add_option("--algorithms", o.algorithms, "Comma-separated: reduce-to-one, ring")
+  cmd->add_option("--algorithms", o.algorithms,
+                  "Comma-separated: reduce-to-one, ring, one-shot, nccl (skipped, saying why, "
+                  "where NCCL cannot run)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"reduce-to-one", "ring"}))
+      ->check(CLI::IsMember({"reduce-to-one", "ring", "one-shot", "nccl"}))
       ->capture_default_str();
   cmd->add_option("-o,--op", o.op, "Reduction: sum or mean")
       ->check(CLI::IsMember({"sum", "mean"}))
-      ->capture_default_str();
-  cmd->add_option("--backend", o.backend, "Devices: cpu (CPU-backed virtual GPUs)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   return cmd;
 }
@@ -52,11 +59,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
                  problem.c_str());
     return 2;
   };
-  if (o.backend == "cuda") {
-    return bad_input(
-        "--backend cuda needs a build with CUDA and a visible GPU; this build has "
-        "CPU-backed virtual GPUs only: use --backend cpu");
-  }
+  if (o.devices.backend == "cuda") return bad_input(std::string("--backend cuda: ") + kNoCudaBench);
   vgpu::AllReduceBenchOptions sweep;
   sweep.min_bytes = o.min_bytes;
   sweep.max_bytes = o.max_bytes;
@@ -71,8 +74,11 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
               std::to_string(o.max_bytes) + ")";
   }
   // Every buffer must fit on the smallest device.
-  const std::size_t smallest_mib = static_cast<std::size_t>(
-      *std::min_element(o.devices.memory_limits_mib.begin(), o.devices.memory_limits_mib.end()));
+  std::int64_t smallest = memory_limit_mib(o.devices, 0);
+  for (int i = 1; problem.empty() && i < gpus; ++i) {
+    smallest = std::min(smallest, memory_limit_mib(o.devices, i));
+  }
+  const std::size_t smallest_mib = static_cast<std::size_t>(smallest);
   if (problem.empty() && o.max_bytes > smallest_mib * vgpu::kMiB) {
     // Checked again, exactly, by each device's arena; this catches the common mistake early.
     problem = "-e/--maxbytes " + std::to_string(o.max_bytes) + " does not fit in a " +
@@ -81,7 +87,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   if (!problem.empty()) return bad_input(problem);
 
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry, kNoCudaBench);
   // The copy that measures B is at least 16 MiB (past the caches) and at most half the
   // smallest device (it needs a source and a destination).
   const std::size_t copy_bytes = std::min<std::size_t>(
@@ -98,7 +104,14 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
       "B.\n#\n");
   std::size_t total_wrong = 0;
   for (const std::string& name : o.algorithms) {
-    const auto algorithm = vgpu::make_all_reduce(name);
+    std::unique_ptr<vgpu::AllReduce> algorithm;
+    try {
+      algorithm = vgpu::make_all_reduce(name, devices);
+    } catch (const std::invalid_argument& e) {
+      // NCCL on CPU-backed or shared GPUs, or not built: listed, not run.
+      std::printf("# %s on %d devices: skipped: %s\n#\n", name.c_str(), gpus, e.what());
+      continue;
+    }
     std::printf("# %s on %d devices, op %s, %d iterations after %d warm-up\n", name.c_str(), gpus,
                 o.op.c_str(), o.iterations, o.warmup_iterations);
     std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s\n", "size", "count", "type", "redop",

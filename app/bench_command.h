@@ -17,9 +17,8 @@ struct BenchAllReduceOptions {
   double step_factor = 2.0;
   int iterations = 20;
   int warmup_iterations = 5;
-  std::vector<std::string> algorithms{"reduce-to-one", "ring"};
+  std::vector<std::string> algorithms{"reduce-to-one", "ring", "one-shot", "nccl"};
   std::string op = "sum";
-  std::string backend = "cpu";
 };
 
 // Adds `bench` with its subcommand `allreduce`; returns the `allreduce` subcommand.

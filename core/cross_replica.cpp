@@ -1,6 +1,7 @@
 #include "core/cross_replica.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace mirrorlab::core {
 namespace {
@@ -19,10 +20,12 @@ CrossReplicaRendezvous::CrossReplicaRendezvous(int num_replicas)
 }
 
 void CrossReplicaRendezvous::reset(const vgpu::AllReduce* algorithm,
-                                   vgpu::StepObserver* observer) {
+                                   vgpu::StepObserver* observer,
+                                   std::vector<vgpu::Device*> devices) {
   std::lock_guard lock(mutex_);
   algorithm_ = algorithm;
   observer_ = observer;
+  devices_ = std::move(devices);
   barrier_ = std::make_shared<vgpu::CancellableBarrier>(num_replicas_);
   group_.reset();
   aborted_ = false;
@@ -30,10 +33,19 @@ void CrossReplicaRendezvous::reset(const vgpu::AllReduce* algorithm,
 }
 
 void CrossReplicaRendezvous::abort() {
-  std::lock_guard lock(mutex_);
-  aborted_ = true;
-  barrier_->abort();
-  if (group_) group_->abort();
+  // Abort the barrier and group outside mutex_: a meeting's completion takes mutex_ while it
+  // holds the barrier's lock, so taking them in the other order could deadlock. Once aborted_ is
+  // set, nobody enters the barrier or makes a group any more.
+  std::shared_ptr<vgpu::CancellableBarrier> barrier;
+  std::shared_ptr<vgpu::CollectiveGroup> group;
+  {
+    std::lock_guard lock(mutex_);
+    aborted_ = true;
+    barrier = barrier_;
+    group = group_;
+  }
+  barrier->abort();
+  if (group) group->abort();
 }
 
 void CrossReplicaRendezvous::meet(int rank, Arrival arrival) {
@@ -65,7 +77,7 @@ void CrossReplicaRendezvous::meet(int rank, Arrival arrival) {
     std::lock_guard lock(mutex_);
     if (!aborted_) {
       group_ = std::make_shared<vgpu::CollectiveGroup>(std::move(buffers), algorithm_->name(),
-                                                       observer_);
+                                                       observer_, devices_);
     }
   });
   if (!mismatch_.empty()) throw std::logic_error(mismatch_);

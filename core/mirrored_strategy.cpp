@@ -6,7 +6,9 @@
 
 #include "core/batch.h"
 #include "core/ops_cuda.h"
-#include "virtualgpu/reduce_to_one.h"
+#include "core/step_recorder.h"
+#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/nccl_all_reduce.h"
 
 namespace mirrorlab::core {
 
@@ -101,6 +103,7 @@ const Tensor& ReplicaContext::forward() {
   const TimeMark begin = replica_->ops().mark();
   const Tensor& logits = model().forward(images());
   record(Phase::kForward, begin);
+  strategy_->reached(replica_->id(), StepBoundary::kForward);
   return logits;
 }
 
@@ -120,6 +123,7 @@ LossStats ReplicaContext::backward(const Tensor& logits) {
   // Waited for only now: on a GPU the backward pass is already queued behind the loss, so the
   // device keeps working while the host reads the stats (the step's one read-back).
   replica_->ops().wait_loss_stats();
+  strategy_->reached(replica_->id(), StepBoundary::kBackward);
   return stats;
 }
 
@@ -189,36 +193,20 @@ MirroredStrategy::~MirroredStrategy() {
 }
 
 std::string MirroredStrategy::device_tuple() const {
-  std::string tuple = "(";
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    tuple += (i ? ", '" : "'") + devices_[i]->name() + "'";
-  }
-  return tuple + (devices_.size() == 1 ? ",)" : ")");
+  std::vector<std::string> names;
+  for (const vgpu::Device* d : devices_) names.push_back(d->name());
+  return vgpu::device_tuple(names);
 }
 
 void MirroredStrategy::choose_all_reduce() {
-  const std::string& name = options_.all_reduce;
-  if (name == "auto") {
-    // TensorFlow uses NCCL only when every replica has a physical GPU of its own; virtual
-    // devices fall back to ReductionToOneDevice. CPU-backed virtual GPUs are that case.
-    all_reduce_ = std::make_unique<vgpu::ReduceToOneDevice>(0);
-    all_reduce_log_.push_back(
-        "NCCL is not supported when using virtual GPUs, falling back to reduction to one device");
-  } else if (name == "nccl") {
-    throw std::invalid_argument(
-        "--allreduce nccl needs one CUDA GPU per replica, but these are CPU-backed virtual "
-        "GPUs: use --allreduce auto, reduce-to-one or ring");
-  } else {
-    all_reduce_ = vgpu::make_all_reduce(name, 0);
-  }
-  if (all_reduce_->name() == vgpu::kReduceToOneName) {
-    all_reduce_log_.push_back("Reduce to " + devices_[0]->name() + " then broadcast to " +
-                              device_tuple() + ".");
-  } else {
-    all_reduce_log_.push_back("All-reduce: " + all_reduce_->name() + " (reduce-scatter then " +
-                              "all-gather, " + std::to_string(2 * (devices_.size() - 1)) +
-                              " steps per all-reduce)");
-  }
+  // A pure function of the devices and the NCCL there is (tested without a GPU); the log lines
+  // are TensorFlow's: warnings first (the NCCL fallback), then what is used.
+  const vgpu::AllReduceChoice choice = vgpu::choose_all_reduce(
+      options_.all_reduce, vgpu::placements_of(devices_), vgpu::nccl_runtime());
+  all_reduce_ = vgpu::make_all_reduce(choice.algorithm, devices_, 0);
+  all_reduce_warnings_ = choice.warnings;
+  all_reduce_log_ = choice.warnings;
+  all_reduce_log_.insert(all_reduce_log_.end(), choice.info.begin(), choice.info.end());
 }
 
 void MirroredStrategy::broadcast_initial_variables() {
@@ -305,9 +293,15 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   const std::size_t per_replica =
       batch.batch_per_replica > 0 ? batch.batch_per_replica : (batch.size() + n - 1) / n;
   std::vector<LossStats> results(static_cast<std::size_t>(n));
-  rendezvous_.reset(all_reduce_.get(), observer_);
   const std::vector<Shard> shards = split_global_batch(batch.size(), n, per_replica);
-  const bool fingerprint = training && options_.check_sync && n > 1;
+  // Within-step hooks only in training steps; a stopped controller throws StepStopped here,
+  // before anything runs.
+  step_pausing_ = training && controller_ != nullptr && controller_->begin_step(n, step_);
+  step_hooks_ = training && (step_pausing_ || recorder_ != nullptr);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->begin_step(*this, batch, shards, step_);
+  rendezvous_.reset(all_reduce_.get(), step_hooks_ ? &hook_observer_ : observer_, devices_);
+  const bool fingerprint =
+      training && ((options_.check_sync && n > 1) || (step_hooks_ && recorder_ != nullptr));
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
@@ -319,6 +313,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
         replica->load_shard(*batch.data, batch.indices.subspan(shard.begin, shard.count));
         replica->record(events_, Phase::kSplit, step_, begin,
                         replica->images().size() * sizeof(float));
+        reached(replica->id(), StepBoundary::kSplit);
         ReplicaContext ctx(*this, *replica, batch.size(), step_);
         results[static_cast<std::size_t>(replica->id())] = fn(ctx);
         rendezvous_.depart(replica->id());
@@ -327,15 +322,53 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
         // The step is done when its device work is: the next step's host-side gather may not
         // overwrite what this one still copies, and check_in_sync reads settled weights.
         ops.synchronize();
+        reached(replica->id(), StepBoundary::kUpdate);
       } catch (...) {
         rendezvous_.abort();
+        if (step_pausing_) controller_->abort_step();
         throw;
       }
     });
   }
   // Wait for every replica; report the first real failure, not the aborts it caused.
   vgpu::synchronize_all(devices_);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->end_step();
+  step_hooks_ = step_pausing_ = false;
   return results;
+}
+
+void MirroredStrategy::reached(int rank, StepBoundary boundary) {
+  if (!step_hooks_) return;  // free running without a recorder: nothing at all
+  const bool last = recorder_ != nullptr && recorder_->on_replica_reached(rank, boundary);
+  if (step_pausing_) {
+    controller_->meet([&] { all_replicas_reached(pause_point(boundary)); });
+  } else if (last) {
+    all_replicas_reached(pause_point(boundary));
+  }
+}
+
+PausePoint MirroredStrategy::pause_point(StepBoundary boundary) const {
+  PausePoint point;
+  point.step = step_;
+  point.boundary = boundary;
+  return point;
+}
+
+void MirroredStrategy::all_replicas_reached(PausePoint point) {
+  point.time = vgpu::Clock::now();
+  if (recorder_ != nullptr) recorder_->on_all_reached(point, /*publish=*/step_pausing_);
+  if (step_pausing_) controller_->hold(point);
+}
+
+void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
+  MirroredStrategy& s = *strategy_;
+  if (s.observer_ != nullptr) s.observer_->on_step(step);
+  if (s.recorder_ != nullptr) s.recorder_->on_step(step);
+  PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
+  point.all_reduce_step = step.index;
+  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_replicas_in_sync());
+  point.all_reduce_phase = step.phase;
+  s.all_replicas_reached(std::move(point));
 }
 
 }  // namespace mirrorlab::core
