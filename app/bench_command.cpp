@@ -98,8 +98,8 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   std::printf(
       "# All replicas share one memory, so an all-reduce of S bytes per replica needs at "
       "least\n# T_min = 2*N*S/B (each byte read once and written once); %%bound = "
-      "T_min / time.\n# Sizes that fit in the CPU caches can pass 100%%: caches are faster than "
-      "B.\n#\n");
+      "T_min / time;\n# %%own = (the bytes the algorithm itself moves)/B / time.\n# Sizes "
+      "that fit in the CPU caches can pass 100%%: caches are faster than B.\n#\n");
   std::size_t total_wrong = 0;
   for (const std::string& name : o.algorithms) {
     std::unique_ptr<vgpu::AllReduce> algorithm;
@@ -112,15 +112,16 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
     }
     std::printf("# %s on %d devices, op %s, %d iterations after %d warm-up\n", name.c_str(), gpus,
                 o.op.c_str(), o.iterations, o.warmup_iterations);
-    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s\n", "size", "count", "type", "redop",
-                "time(us)", "algbw", "busbw", "#wrong", "%bound");
-    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s\n", "(B)", "(elements)", "", "", "",
-                "(GB/s)", "(GB/s)", "", "");
+    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "size", "count", "type",
+                "redop", "time(us)", "algbw", "busbw", "#wrong", "%bound", "%own");
+    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "(B)", "(elements)", "", "", "",
+                "(GB/s)", "(GB/s)", "", "", "");
     vgpu::run_allreduce_sweep(
         devices, *algorithm, sweep, bandwidth, [&](const vgpu::AllReduceBenchRow& row) {
-          std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7zu %6.1f%%\n", row.bytes, row.count,
-                      "float", o.op.c_str(), row.seconds * 1e6, row.algbw / 1e9, row.busbw / 1e9,
-                      row.wrong, 100.0 * row.bound_fraction);
+          std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7zu %6.1f%% %6.1f%%\n", row.bytes,
+                      row.count, "float", o.op.c_str(), row.seconds * 1e6, row.algbw / 1e9,
+                      row.busbw / 1e9, row.wrong, 100.0 * row.bound_fraction,
+                      100.0 * row.own_bound_fraction);
           std::fflush(stdout);
           total_wrong += row.wrong;
         });

@@ -34,9 +34,10 @@ __device__ float4 apply4(const Op& op, float4 d, float4 s) {
 }
 
 // dst[i] = op(dst[i], src[i]) for i < n. `vectorize`: dst and src share their 16-byte offset.
+// (No __restrict__: the scale passes its buffer as both, and never reads src.)
 template <class Op>
-__global__ void elementwise_kernel(float* __restrict__ dst, const float* __restrict__ src,
-                                   std::size_t n, Op op, int vectorize) {
+__global__ void elementwise_kernel(float* dst, const float* src, std::size_t n, Op op,
+                                   int vectorize) {
   const std::size_t tid = global_thread();
   const std::size_t stride = grid_threads();
   const auto scalar = [&](std::size_t i) {
