@@ -42,9 +42,6 @@ CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
   cmd->add_option("-o,--op", o.op, "Reduction: sum or mean")
       ->check(CLI::IsMember({"sum", "mean"}))
       ->capture_default_str();
-  cmd->add_option("--backend", o.backend, "Devices: cpu (CPU-backed virtual GPUs)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
   return cmd;
 }
 
@@ -56,11 +53,6 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
                  problem.c_str());
     return 2;
   };
-  if (o.backend == "cuda") {
-    return bad_input(
-        "--backend cuda needs a build with CUDA and a visible GPU; this build has "
-        "CPU-backed virtual GPUs only: use --backend cpu");
-  }
   vgpu::AllReduceBenchOptions sweep;
   sweep.min_bytes = o.min_bytes;
   sweep.max_bytes = o.max_bytes;
@@ -75,8 +67,11 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
               std::to_string(o.max_bytes) + ")";
   }
   // Every buffer must fit on the smallest device.
-  const std::size_t smallest_mib = static_cast<std::size_t>(
-      *std::min_element(o.devices.memory_limits_mib.begin(), o.devices.memory_limits_mib.end()));
+  std::int64_t smallest = memory_limit_mib(o.devices, 0);
+  for (int i = 1; problem.empty() && i < gpus; ++i) {
+    smallest = std::min(smallest, memory_limit_mib(o.devices, i));
+  }
+  const std::size_t smallest_mib = static_cast<std::size_t>(smallest);
   if (problem.empty() && o.max_bytes > smallest_mib * vgpu::kMiB) {
     // Checked again, exactly, by each device's arena; this catches the common mistake early.
     problem = "-e/--maxbytes " + std::to_string(o.max_bytes) + " does not fit in a " +
@@ -85,7 +80,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   if (!problem.empty()) return bad_input(problem);
 
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry, nullptr);
   // The copy that measures B is at least 16 MiB (past the caches) and at most half the
   // smallest device (it needs a source and a destination).
   const std::size_t copy_bytes = std::min<std::size_t>(
@@ -94,7 +89,8 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
               static_cast<double>(copy_bytes) / vgpu::kMiB);
   std::fflush(stdout);
   const double bandwidth = vgpu::measure_copy_bandwidth(devices, copy_bytes, 10);
-  std::printf(" B = %.2f GB/s (read + written, all devices at once)\n", bandwidth / 1e9);
+  std::printf(" B = %.2f GB/s (%s, read + written, all devices at once)\n", bandwidth / 1e9,
+              devices[0]->is_cuda() ? "a copy kernel per device, CUDA events" : "memcpy");
   std::printf(
       "# All replicas share one memory, so an all-reduce of S bytes per replica needs at "
       "least\n# T_min = 2*N*S/B (each byte read once and written once); %%bound = "

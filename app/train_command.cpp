@@ -66,8 +66,14 @@ void print_phase_table(const core::MirroredStrategy& strategy,
   }
 }
 
+// Until core has CUDA kernels, training must not hand device pointers to CPU code.
+constexpr const char* kNoCudaTraining =
+    "training on CUDA devices is not built yet (core has CPU kernels only); use --backend cpu. "
+    "`mirrorlab devices --backend cuda` shows the CUDA devices these flags would make";
+
 // Flags are checked one by one by CLI11; what depends on several of them is checked here.
 std::string check_combination(const TrainOptions& o, int* gpus) {
+  if (o.devices.backend == "cuda") return std::string("--backend cuda: ") + kNoCudaTraining;
   if (o.allreduce == "nccl") {
     return "--allreduce nccl needs one CUDA GPU per replica; this build has CPU-backed virtual "
            "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one, "
@@ -83,6 +89,11 @@ std::string check_combination(const TrainOptions& o, int* gpus) {
 CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "train", "Mirrored training of a real model on Fashion-MNIST on N virtual GPUs");
+  add_training_flags(cmd, o);
+  return cmd;
+}
+
+void add_training_flags(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--model", o.model, "Model: cnn (Keras' example CNN) or mlp (784-256-128-10)")
       ->check(CLI::IsMember({"cnn", "mlp"}))
       ->capture_default_str();
@@ -119,7 +130,40 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--history", o.history_file, "Write the run's history as JSON to this file");
   cmd->add_option("--trace", o.trace_file,
                   "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)");
-  return cmd;
+}
+
+std::string check_train_options(const TrainOptions& o, int* gpus) {
+  return check_combination(o, gpus);
+}
+
+core::StrategyOptions strategy_options(const TrainOptions& o) {
+  core::StrategyOptions strategy;
+  strategy.model = core::parse_model_kind(o.model);
+  strategy.optimizer.kind = core::parse_optimizer_kind(o.optimizer);
+  strategy.optimizer.learning_rate = static_cast<float>(o.learning_rate);
+  strategy.all_reduce = o.allreduce;
+  strategy.seed = o.seed;
+  return strategy;
+}
+
+core::FitOptions fit_options(const TrainOptions& o) {
+  core::FitOptions fit;
+  fit.epochs = o.epochs;
+  fit.max_steps = o.max_steps;
+  fit.batch_per_replica = static_cast<std::size_t>(o.batch_per_replica);
+  fit.seed = o.seed;
+  return fit;
+}
+
+core::FashionMnist load_training_data(const TrainOptions& o) {
+  const auto load_start = vgpu::Clock::now();
+  std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
+  std::fflush(stdout);
+  core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
+  if (o.train_examples > 0) data.train = data.train.head(static_cast<std::size_t>(o.train_examples));
+  std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
+              vgpu::seconds_between(load_start, vgpu::Clock::now()));
+  return data;
 }
 
 int run_train(const TrainOptions& o) {
@@ -131,25 +175,13 @@ int run_train(const TrainOptions& o) {
   }
   core::set_blas_single_threaded();
 
-  const auto load_start = vgpu::Clock::now();
-  std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
-  std::fflush(stdout);
-  core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
-  if (o.train_examples > 0) data.train = data.train.head(static_cast<std::size_t>(o.train_examples));
-  std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
-              vgpu::seconds_between(load_start, vgpu::Clock::now()));
+  const core::FashionMnist data = load_training_data(o);
 
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry, kNoCudaTraining);
 
-  core::StrategyOptions strategy_options;
-  strategy_options.model = core::parse_model_kind(o.model);
-  strategy_options.optimizer.kind = core::parse_optimizer_kind(o.optimizer);
-  strategy_options.optimizer.learning_rate = static_cast<float>(o.learning_rate);
-  strategy_options.all_reduce = o.allreduce;
-  strategy_options.seed = o.seed;
   core::EventStore events;
-  core::MirroredStrategy strategy(devices, strategy_options, &events);
+  core::MirroredStrategy strategy(devices, strategy_options(o), &events);
   const auto& log = strategy.all_reduce_log();
   for (const std::string& warning : strategy.all_reduce_warnings()) {
     std::printf("WARNING: %s\n", warning.c_str());
@@ -162,13 +194,9 @@ int run_train(const TrainOptions& o) {
               static_cast<long long>(o.batch_per_replica), gpus, o.optimizer.c_str(),
               o.learning_rate);
 
-  core::FitOptions fit_options;
-  fit_options.epochs = o.epochs;
-  fit_options.max_steps = o.max_steps;
-  fit_options.batch_per_replica = static_cast<std::size_t>(o.batch_per_replica);
-  fit_options.seed = o.seed;
   KerasProgress progress(stdout, isatty(fileno(stdout)) != 0);
-  const core::History history = core::fit(strategy, data.train, &data.test, fit_options, &progress);
+  const core::History history =
+      core::fit(strategy, data.train, &data.test, fit_options(o), &progress);
 
   if (history.stopped_by_max_steps) {
     std::printf("Stopped after --max-steps %lld global steps.\n",

@@ -8,6 +8,8 @@
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
 #include "core/dataset.h"
+#include "core/fit.h"
+#include "core/mirrored_strategy.h"
 
 namespace mirrorlab::app {
 
@@ -28,6 +30,14 @@ struct TrainOptions {
 };
 
 CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
+// The flags of `train` (devices, model, optimizer, batch, ...), for every command that trains.
+void add_training_flags(CLI::App* command, TrainOptions& options);
+// "" when the flags fit together (and *gpus is the device count), else what to change.
+std::string check_train_options(const TrainOptions& options, int* gpus);
+core::StrategyOptions strategy_options(const TrainOptions& options);
+core::FitOptions fit_options(const TrainOptions& options);
+// Loads Fashion-MNIST (cut to --train-examples), saying so on stdout.
+core::FashionMnist load_training_data(const TrainOptions& options);
 // Runs the command; returns the process exit status (0 ok, 1 run failed, 2 bad input).
 int run_train(const TrainOptions& options);
 

@@ -21,58 +21,81 @@ std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch) {
   return static_cast<std::int64_t>((examples + global_batch - 1) / global_batch);
 }
 
-History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
-            const FitOptions& options, FitCallback* callback) {
+FitLoop::FitLoop(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
+                 const FitOptions& options, FitCallback* callback)
+    : strategy_(&strategy), train_(&train), validation_(validation), options_(options),
+      callback_(callback) {
   if (options.epochs < 1) throw std::invalid_argument("epochs must be at least 1");
   if (options.batch_per_replica < 1) throw std::invalid_argument("batch must be at least 1");
   if (train.size() == 0) throw std::invalid_argument("the training set is empty");
-  const std::size_t global = options.batch_per_replica * strategy.num_replicas_in_sync();
-  const std::int64_t steps = steps_per_epoch(train.size(), global);
+  global_ = options.batch_per_replica * strategy.num_replicas_in_sync();
+  steps_per_epoch_ = core::steps_per_epoch(train.size(), global_);
+}
 
-  History history;
-  for (int epoch = 1; epoch <= options.epochs && !history.stopped_by_max_steps; ++epoch) {
-    if (callback) callback->on_epoch_begin(epoch, options.epochs, steps);
-    const std::vector<std::uint32_t> order = shuffled_indices(train.size(), options.seed, epoch);
-    EpochLog log;
-    log.epoch = epoch;
-    log.steps_per_epoch = steps;
-    LossStats running;
-    const auto start = vgpu::Clock::now();
-    for (std::int64_t s = 0; s < steps; ++s) {
-      if (options.max_steps > 0 && history.steps >= options.max_steps) {
-        history.stopped_by_max_steps = true;
-        break;
-      }
-      const std::size_t begin = static_cast<std::size_t>(s) * global;
-      const std::size_t count = std::min(global, train.size() - begin);
-      const GlobalBatch batch{&train, std::span(order).subspan(begin, count),
-                              options.batch_per_replica};
-      const LossStats stats = strategy.train_step(batch);
-      running += stats;
-      history.final_train_loss = Metrics::from(stats).loss;
-      ++history.steps;
-      ++log.steps;
-      history.train_examples += stats.count;
-      if (callback) {
-        callback->on_batch_end(epoch, s + 1, steps, Metrics::from(running),
-                               vgpu::seconds_between(start, vgpu::Clock::now()));
-      }
-    }
-    if (log.steps == 0) break;  // max_steps reached exactly at an epoch boundary
-    log.seconds = vgpu::seconds_between(start, vgpu::Clock::now());
-    history.train_seconds += log.seconds;
-    log.train = Metrics::from(running);
-    if (validation != nullptr && validation->size() > 0) {
-      log.validation = Metrics::from(strategy.evaluate(*validation, options.batch_per_replica));
-      log.has_validation = true;
-    }
-    history.epochs.push_back(log);
-    if (callback) callback->on_epoch_end(log);
-    if (options.max_steps > 0 && history.steps >= options.max_steps) {
-      history.stopped_by_max_steps = history.steps < steps * options.epochs;
-    }
+void FitLoop::begin_epoch() {
+  ++epoch_;
+  if (callback_) callback_->on_epoch_begin(epoch_, options_.epochs, steps_per_epoch_);
+  order_ = shuffled_indices(train_->size(), options_.seed, epoch_);
+  log_ = EpochLog{};
+  log_.epoch = epoch_;
+  log_.steps_per_epoch = steps_per_epoch_;
+  running_ = LossStats{};
+  step_in_epoch_ = 0;
+  in_epoch_ = true;
+}
+
+std::span<const std::uint32_t> FitLoop::next_batch_indices() const {
+  if (done_ || !in_epoch_) return {};
+  const std::size_t begin = static_cast<std::size_t>(step_in_epoch_) * global_;
+  return std::span(order_).subspan(begin, std::min(global_, train_->size() - begin));
+}
+
+LossStats FitLoop::step() {
+  if (done_) throw std::logic_error("FitLoop::step() after the last step");
+  if (!in_epoch_) begin_epoch();
+  const GlobalBatch batch{train_, next_batch_indices(), options_.batch_per_replica};
+  const auto start = vgpu::Clock::now();
+  const LossStats stats = strategy_->train_step(batch);
+  last_step_seconds_ = vgpu::seconds_between(start, vgpu::Clock::now());
+  log_.seconds += last_step_seconds_;
+  running_ += stats;
+  history_.final_train_loss = Metrics::from(stats).loss;
+  ++history_.steps;
+  ++log_.steps;
+  ++step_in_epoch_;
+  history_.train_examples += stats.count;
+  if (callback_) {
+    callback_->on_batch_end(epoch_, step_in_epoch_, steps_per_epoch_, Metrics::from(running_),
+                            log_.seconds);
   }
-  return history;
+  const bool max_reached = options_.max_steps > 0 && history_.steps >= options_.max_steps;
+  if (step_in_epoch_ == steps_per_epoch_ || max_reached) end_epoch();
+  if (max_reached) {
+    history_.stopped_by_max_steps = history_.steps < steps_per_epoch_ * options_.epochs;
+    done_ = true;
+  }
+  return stats;
+}
+
+void FitLoop::end_epoch() {
+  in_epoch_ = false;
+  history_.train_seconds += log_.seconds;
+  log_.train = Metrics::from(running_);
+  if (validation_ != nullptr && validation_->size() > 0) {
+    log_.validation =
+        Metrics::from(strategy_->evaluate(*validation_, options_.batch_per_replica));
+    log_.has_validation = true;
+  }
+  history_.epochs.push_back(log_);
+  if (callback_) callback_->on_epoch_end(log_);
+  if (epoch_ == options_.epochs) done_ = true;
+}
+
+History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
+            const FitOptions& options, FitCallback* callback) {
+  FitLoop loop(strategy, train, validation, options, callback);
+  while (!loop.done()) loop.step();
+  return loop.history();
 }
 
 }  // namespace mirrorlab::core

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/dataset.h"
@@ -59,6 +60,50 @@ class FitCallback {
 };
 
 std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch);
+
+// fit() one global step at a time: fit() runs it to the end in a loop, a TrainingSession (the
+// GUI) one step per command, pausing in between. An epoch begins at its first step() and ends
+// (validation pass, on_epoch_end) within its last one. Epoch seconds count the steps only, so
+// time spent paused between steps is not training time.
+class FitLoop {
+ public:
+  // Throws std::invalid_argument for epochs < 1, batch < 1 or an empty training set.
+  FitLoop(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
+          const FitOptions& options, FitCallback* callback = nullptr);
+
+  bool done() const { return done_; }
+  // Runs the next global step; returns its summed stats. Precondition: !done().
+  LossStats step();
+  const History& history() const { return history_; }
+  int epoch() const { return epoch_; }                      // 1-based, the current or last
+  std::int64_t step_in_epoch() const { return step_in_epoch_; }  // steps done in it
+  std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  std::size_t global_batch() const { return global_; }
+  double last_step_seconds() const { return last_step_seconds_; }  // train_step of the last step
+  // The examples of the next step's global batch (empty when done).
+  std::span<const std::uint32_t> next_batch_indices() const;
+
+ private:
+  void begin_epoch();
+  void end_epoch();
+
+  MirroredStrategy* strategy_;
+  const Dataset* train_;
+  const Dataset* validation_;
+  FitOptions options_;
+  FitCallback* callback_;
+  std::size_t global_ = 0;
+  std::int64_t steps_per_epoch_ = 0;
+  History history_;
+  bool done_ = false;
+  bool in_epoch_ = false;
+  int epoch_ = 0;
+  std::int64_t step_in_epoch_ = 0;
+  std::vector<std::uint32_t> order_;
+  LossStats running_;
+  EpochLog log_;
+  double last_step_seconds_ = 0;
+};
 
 History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
             const FitOptions& options, FitCallback* callback = nullptr);

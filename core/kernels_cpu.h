@@ -1,8 +1,13 @@
-// CPU kernels. Each has a plain reference; gemm() goes through OpenBLAS when the build has it
-// (one BLAS thread per calling thread: each virtual GPU's stream is one core's worth of work).
+// CPU kernels: the references every other implementation (CudaOps) is tested against, and what
+// CpuOps runs. gemm() goes through OpenBLAS when the build has it (one BLAS thread per calling
+// thread: each virtual GPU's stream is one core's worth of work). Matrix products and im2col are
+// in kernels_cpu.cpp; the element-wise, pooling, loss and optimizer kernels in kernels_cpu_nn.cpp.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+
+#include "core/ops.h"
 
 namespace mirrorlab::core {
 
@@ -22,5 +27,35 @@ bool have_blas();
 void im2col_3x3(const float* x, int batch, int h, int w, int c, float* cols);
 // Adjoint of im2col_3x3: dx (zeroed first) += scatter of dcols.
 void col2im_3x3(const float* dcols, int batch, int h, int w, int c, float* dx);
+
+// out[r, j] = bias[j] for every row: the "+ b" of y = x W + b, before gemm adds x W (beta = 1).
+void broadcast_rows(const float* bias, int rows, int cols, float* out);
+// db[j] = sum_r dy[r, j] (rows in order).
+void column_sums(const float* dy, int rows, int cols, float* db);
+
+// y = max(x, 0); dx = dy where x > 0, else 0.
+void relu_forward(const float* x, std::size_t n, float* y);
+void relu_backward(const float* x, const float* dy, std::size_t n, float* dx);
+
+// 2x2 max pooling, stride 2, NHWC, odd sizes floored. `which` records the winning window position
+// (0..3, first maximum on ties, as exact small floats) for backward, which routes each gradient
+// there and writes 0 everywhere else (the floored edges included).
+void max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float* y, float* which);
+void max_pool_2x2_backward(const float* dy, const float* which, int batch, int h, int w, int c,
+                           float* dx);
+
+// Softmax cross-entropy of `batch` rows (labels already checked to be < classes): sums into
+// *stats (overwritten), grad (nullable) := (softmax - onehot) * grad_scale. Per row in double,
+// the maximum subtracted first (stable).
+void softmax_cross_entropy_rows(const float* logits, const std::uint8_t* labels, int batch,
+                                int classes, float grad_scale, float* grad, LossStats* stats);
+
+// One optimizer step over n values (formulas in ops.h / optimizer.h).
+void sgd_update(float* params, const float* grads, float* velocity, std::size_t n, float lr,
+                float momentum);
+void adam_update(float* params, const float* grads, float* m, float* v, std::size_t n,
+                 const AdamStep& step);
+void nadam_update(float* params, const float* grads, float* m, float* v, std::size_t n,
+                  const NadamStep& step);
 
 }  // namespace mirrorlab::core

@@ -6,10 +6,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
-
-#include "core/kernels_cpu.h"
 
 namespace mirrorlab::core {
 namespace layer_detail {
@@ -48,28 +45,12 @@ void glorot_uniform(std::mt19937_64& rng, std::span<float> out, int fan_in, int 
   }
 }
 
-// out[r, j] = bias[j] for every row: the "+ b" of y = x W + b, before gemm adds x W (beta = 1).
-void broadcast_rows(const float* bias, int rows, int cols, float* out) {
-  for (int r = 0; r < rows; ++r) {
-    std::memcpy(out + static_cast<std::size_t>(r) * cols, bias, sizeof(float) * cols);
-  }
-}
-
-// db[j] = sum_r dy[r, j]
-void column_sums(const float* dy, int rows, int cols, float* db) {
-  std::fill(db, db + cols, 0.0f);
-  for (int r = 0; r < rows; ++r) {
-    const float* row = dy + static_cast<std::size_t>(r) * cols;
-    for (int j = 0; j < cols; ++j) db[j] += row[j];
-  }
-}
-
 }  // namespace layer_detail
 
 using namespace layer_detail;
 
 void Layer::bind(const Shape& input, std::span<float> params, std::span<float> grads,
-                 vgpu::MemoryArena& arena) {
+                 vgpu::MemoryArena& arena, Ops& ops) {
   std::size_t expected = 0;
   for (const ParamSpec& spec : param_specs(input)) expected += shape_size(spec.shape);
   assert(params.size() == expected && grads.size() == expected);
@@ -78,6 +59,7 @@ void Layer::bind(const Shape& input, std::span<float> params, std::span<float> g
   params_ = params;
   grads_ = grads;
   arena_ = &arena;
+  ops_ = &ops;
 }
 
 namespace {
@@ -104,15 +86,15 @@ class Dense final : public Layer {
     return {{"kernel", {input[0], units_}}, {"bias", {units_}}};
   }
   void bind(const Shape& input, std::span<float> params, std::span<float> grads,
-            vgpu::MemoryArena& arena) override {
+            vgpu::MemoryArena& arena, Ops& ops = cpu_ops()) override {
     output_shape(input);
-    Layer::bind(input, params, grads, arena);
+    Layer::bind(input, params, grads, arena, ops);
     in_ = input[0];
   }
-  void init_params(std::mt19937_64& rng) override {
+  void init_params(std::mt19937_64& rng, std::span<float> params) override {
     const std::size_t kernel = static_cast<std::size_t>(in_) * units_;
-    glorot_uniform(rng, params_.subspan(0, kernel), in_, units_);
-    std::fill(params_.begin() + kernel, params_.end(), 0.0f);
+    glorot_uniform(rng, params.subspan(0, kernel), in_, units_);
+    std::fill(params.begin() + kernel, params.end(), 0.0f);
   }
 
   const Tensor& forward(const Tensor& input) override {
@@ -120,9 +102,9 @@ class Dense final : public Layer {
     output_.ensure(*arena_, {batch, units_}, name() + "/output");
     const float* w = params_.data();
     const float* bias = w + static_cast<std::size_t>(in_) * units_;
-    broadcast_rows(bias, batch, units_, output_.data());
-    gemm(false, false, batch, units_, in_, 1.0f, input.data(), in_, w, units_, 1.0f, output_.data(),
-         units_);
+    ops_->broadcast_rows(bias, batch, units_, output_.data());
+    ops_->gemm(false, false, batch, units_, in_, 1.0f, input.data(), in_, w, units_, 1.0f,
+               output_.data(), units_);
     return output_;
   }
 
@@ -133,12 +115,13 @@ class Dense final : public Layer {
     float* dw = grads_.data();
     float* db = dw + static_cast<std::size_t>(in_) * units_;
     // dW[in, units] = x^T . dY ; db = column sums of dY ; dX[b, in] = dY . W^T
-    gemm(true, false, in_, units_, batch, 1.0f, input.data(), in_, dy, units_, 0.0f, dw, units_);
-    column_sums(dy, batch, units_, db);
+    ops_->gemm(true, false, in_, units_, batch, 1.0f, input.data(), in_, dy, units_, 0.0f, dw,
+               units_);
+    ops_->column_sums(dy, batch, units_, db);
     if (grad_input != nullptr) {
       grad_input->ensure(*arena_, input.shape(), name() + "/input gradient");
-      gemm(false, true, batch, in_, units_, 1.0f, dy, units_, params_.data(), units_, 0.0f,
-           grad_input->data(), in_);
+      ops_->gemm(false, true, batch, in_, units_, 1.0f, dy, units_, params_.data(), units_, 0.0f,
+                 grad_input->data(), in_);
     }
   }
 
@@ -164,16 +147,14 @@ class Flatten final : public Layer {
     const int batch = batch_of(*this, input_shape_, input);
     const int n = static_cast<int>(shape_size(input_shape_));
     output_.ensure(*arena_, {batch, n}, name() + "/output");
-    if (input.size() > 0) std::memcpy(output_.data(), input.data(), input.size() * sizeof(float));
+    ops_->copy(output_.data(), input.data(), input.size());
     return output_;
   }
   void backward(const Tensor& input, const Tensor& grad_output, Tensor* grad_input) override {
     assert(grad_output.size() == input.size());
     if (grad_input == nullptr) return;
     grad_input->ensure(*arena_, input.shape(), name() + "/input gradient");
-    if (input.size() > 0) {
-      std::memcpy(grad_input->data(), grad_output.data(), input.size() * sizeof(float));
-    }
+    ops_->copy(grad_input->data(), grad_output.data(), input.size());
   }
 };
 
@@ -188,25 +169,14 @@ class ReLU final : public Layer {
   const Tensor& forward(const Tensor& input) override {
     batch_of(*this, input_shape_, input);
     output_.ensure(*arena_, input.shape(), name() + "/output");
-    const float* __restrict x = input.data();
-    float* __restrict y = output_.data();
-    const std::size_t n = input.size();
-    for (std::size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    ops_->relu_forward(input.data(), input.size(), output_.data());
     return output_;
   }
   void backward(const Tensor& input, const Tensor& grad_output, Tensor* grad_input) override {
     assert(grad_output.size() == input.size());
     if (grad_input == nullptr) return;
     grad_input->ensure(*arena_, input.shape(), name() + "/input gradient");
-    const float* __restrict x = input.data();
-    const float* __restrict dy = grad_output.data();
-    float* __restrict dx = grad_input->data();
-    const std::size_t n = input.size();
-    // dy is read unconditionally: a load under the condition would keep the loop scalar.
-    for (std::size_t i = 0; i < n; ++i) {
-      const float g = dy[i];
-      dx[i] = x[i] > 0.0f ? g : 0.0f;
-    }
+    ops_->relu_backward(input.data(), grad_output.data(), input.size(), grad_input->data());
   }
 };
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops.h"
 #include "core/tensor.h"
 
 namespace mirrorlab::core {
@@ -29,19 +30,27 @@ class Layer {
   virtual ~Layer() = default;
 
   const std::string& name() const { return name_; }  // "conv2d", "dense_1"
-  virtual std::string type() const = 0;               // "Conv2D", "Dense"
+  virtual std::string type() const = 0;              // "Conv2D", "Dense"
   // Per-example output shape for a per-example input shape; throws std::invalid_argument when
   // the input does not fit (a sentence naming the layer and both shapes).
   virtual Shape output_shape(const Shape& input) const = 0;
-  virtual std::vector<ParamSpec> param_specs(const Shape& input) const { (void)input; return {}; }
+  virtual std::vector<ParamSpec> param_specs(const Shape& input) const {
+    (void)input;
+    return {};
+  }
 
   // Called once by the model: the layer's per-example input shape, its slices of the model's
-  // flat parameter and gradient buffers (laid out in param_specs order) and the arena that its
-  // activations and scratch come from.
+  // flat parameter and gradient buffers (laid out in param_specs order), the arena that its
+  // activations and scratch come from and the kernels of that arena's device (the spans point
+  // into device memory, which the host may not touch unless ops.host_accessible()).
   virtual void bind(const Shape& input, std::span<float> params, std::span<float> grads,
-                    vgpu::MemoryArena& arena);
-  // Keras defaults: glorot_uniform kernels, zero biases.
-  virtual void init_params(std::mt19937_64& rng) { (void)rng; }
+                    vgpu::MemoryArena& arena, Ops& ops = cpu_ops());
+  // Keras defaults: glorot_uniform kernels, zero biases, written into `params` (host memory laid
+  // out like this layer's slice of the parameters; the model copies it to the device).
+  virtual void init_params(std::mt19937_64& rng, std::span<float> params) {
+    (void)rng;
+    (void)params;
+  }
 
   // Computes and keeps the output; `input` must stay alive until backward().
   virtual const Tensor& forward(const Tensor& input) = 0;
@@ -53,6 +62,7 @@ class Layer {
 
  protected:
   vgpu::MemoryArena* arena_ = nullptr;
+  Ops* ops_ = &cpu_ops();
   Shape input_shape_;
   std::span<float> params_, grads_;
   Tensor output_;

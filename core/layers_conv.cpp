@@ -1,10 +1,8 @@
 // Image layers: Conv2D (3x3, stride 1, valid) as im2col + GEMM, and MaxPool2D (2x2, stride 2).
 #include <algorithm>
 #include <cassert>
-#include <cstring>
 #include <stdexcept>
 
-#include "core/kernels_cpu.h"
 #include "core/layers.h"
 
 namespace mirrorlab::core {
@@ -12,8 +10,6 @@ namespace layer_detail {  // defined in layers.cpp
 int batch_of(const Layer& layer, const Shape& per_example, const Tensor& t);
 std::string bad_input(const Layer& layer, const Shape& input, const std::string& wants);
 void glorot_uniform(std::mt19937_64& rng, std::span<float> out, int fan_in, int fan_out);
-void broadcast_rows(const float* bias, int rows, int cols, float* out);
-void column_sums(const float* dy, int rows, int cols, float* db);
 }  // namespace layer_detail
 
 using namespace layer_detail;
@@ -32,9 +28,9 @@ class ImageLayer : public Layer {
  public:
   using Layer::Layer;
   void bind(const Shape& input, std::span<float> params, std::span<float> grads,
-            vgpu::MemoryArena& arena) override {
+            vgpu::MemoryArena& arena, Ops& ops = cpu_ops()) override {
     output_shape(input);
-    Layer::bind(input, params, grads, arena);
+    Layer::bind(input, params, grads, arena, ops);
     h_ = input[0];
     w_ = input[1];
     c_ = input[2];
@@ -63,10 +59,10 @@ class Conv2D final : public ImageLayer {
     output_shape(input);
     return {{"kernel", {3, 3, input[2], filters_}}, {"bias", {filters_}}};
   }
-  void init_params(std::mt19937_64& rng) override {
+  void init_params(std::mt19937_64& rng, std::span<float> params) override {
     const std::size_t kernel = patch() * static_cast<std::size_t>(filters_);
-    glorot_uniform(rng, params_.subspan(0, kernel), 9 * c_, 9 * filters_);
-    std::fill(params_.begin() + kernel, params_.end(), 0.0f);
+    glorot_uniform(rng, params.subspan(0, kernel), 9 * c_, 9 * filters_);
+    std::fill(params.begin() + kernel, params.end(), 0.0f);
   }
 
   const Tensor& forward(const Tensor& input) override {
@@ -74,11 +70,11 @@ class Conv2D final : public ImageLayer {
     const int oh = h_ - 2, ow = w_ - 2, rows = batch * oh * ow, k = static_cast<int>(patch());
     cols_.ensure(*arena_, {rows, k}, name() + "/im2col columns");
     output_.ensure(*arena_, {batch, oh, ow, filters_}, name() + "/output");
-    im2col_3x3(input.data(), batch, h_, w_, c_, cols_.data());
+    ops_->im2col_3x3(input.data(), batch, h_, w_, c_, cols_.data());
     const float* kernel = params_.data();
-    broadcast_rows(kernel + patch() * filters_, rows, filters_, output_.data());
-    gemm(false, false, rows, filters_, k, 1.0f, cols_.data(), k, kernel, filters_, 1.0f,
-         output_.data(), filters_);
+    ops_->broadcast_rows(kernel + patch() * filters_, rows, filters_, output_.data());
+    ops_->gemm(false, false, rows, filters_, k, 1.0f, cols_.data(), k, kernel, filters_, 1.0f,
+               output_.data(), filters_);
     return output_;
   }
 
@@ -89,14 +85,15 @@ class Conv2D final : public ImageLayer {
     assert(cols_.size() == static_cast<std::size_t>(rows) * k && "backward without forward");
     const float* dy = grad_output.data();
     float* dk = grads_.data();
-    gemm(true, false, k, filters_, rows, 1.0f, cols_.data(), k, dy, filters_, 0.0f, dk, filters_);
-    column_sums(dy, rows, filters_, dk + patch() * filters_);
+    ops_->gemm(true, false, k, filters_, rows, 1.0f, cols_.data(), k, dy, filters_, 0.0f, dk,
+               filters_);
+    ops_->column_sums(dy, rows, filters_, dk + patch() * filters_);
     if (grad_input != nullptr) {
       dcols_.ensure(*arena_, {rows, k}, name() + "/im2col column gradient");
-      gemm(false, true, rows, k, filters_, 1.0f, dy, filters_, params_.data(), filters_, 0.0f,
-           dcols_.data(), k);
+      ops_->gemm(false, true, rows, k, filters_, 1.0f, dy, filters_, params_.data(), filters_, 0.0f,
+                 dcols_.data(), k);
       grad_input->ensure(*arena_, input.shape(), name() + "/input gradient");
-      col2im_3x3(dcols_.data(), batch, h_, w_, c_, grad_input->data());
+      ops_->col2im_3x3(dcols_.data(), batch, h_, w_, c_, grad_input->data());
     }
   }
 
@@ -130,30 +127,7 @@ class MaxPool2D final : public ImageLayer {
     const int oh = h_ / 2, ow = w_ / 2;
     output_.ensure(*arena_, {batch, oh, ow, c_}, name() + "/output");
     argmax_.ensure(*arena_, {batch, oh, ow, c_}, name() + "/argmax");
-    const std::size_t row = static_cast<std::size_t>(w_) * c_;
-    float* __restrict y = output_.data();
-    float* __restrict which = argmax_.data();
-    for (int b = 0; b < batch; ++b) {
-      const float* image = input.data() + static_cast<std::size_t>(b) * h_ * row;
-      for (int oy = 0; oy < oh; ++oy) {
-        for (int ox = 0; ox < ow; ++ox) {
-          const float* p00 = image + (2 * oy) * row + static_cast<std::size_t>(2 * ox) * c_;
-          const float* p01 = p00 + c_;
-          const float* p10 = p00 + row;
-          const float* p11 = p10 + c_;
-          for (int ci = 0; ci < c_; ++ci) {
-            float m = p00[ci], at = 0.0f;
-            if (p01[ci] > m) m = p01[ci], at = 1.0f;
-            if (p10[ci] > m) m = p10[ci], at = 2.0f;
-            if (p11[ci] > m) m = p11[ci], at = 3.0f;
-            y[ci] = m;
-            which[ci] = at;
-          }
-          y += c_;
-          which += c_;
-        }
-      }
-    }
+    ops_->max_pool_2x2_forward(input.data(), batch, h_, w_, c_, output_.data(), argmax_.data());
     return output_;
   }
 
@@ -162,24 +136,8 @@ class MaxPool2D final : public ImageLayer {
     assert(grad_output.size() == argmax_.size() && "backward without forward");
     if (grad_input == nullptr) return;
     grad_input->ensure(*arena_, input.shape(), name() + "/input gradient");
-    if (input.size() == 0) return;
-    std::memset(grad_input->data(), 0, input.size() * sizeof(float));  // floored edges get 0
-    const int oh = h_ / 2, ow = w_ / 2;
-    const std::size_t row = static_cast<std::size_t>(w_) * c_;
-    const float* dy = grad_output.data();
-    const float* which = argmax_.data();
-    for (int b = 0; b < batch; ++b) {
-      float* image = grad_input->data() + static_cast<std::size_t>(b) * h_ * row;
-      for (int oy = 0; oy < oh; ++oy) {
-        for (int ox = 0; ox < ow; ++ox) {
-          float* p00 = image + (2 * oy) * row + static_cast<std::size_t>(2 * ox) * c_;
-          float* const corner[4] = {p00, p00 + c_, p00 + row, p00 + row + c_};
-          for (int ci = 0; ci < c_; ++ci) corner[static_cast<int>(which[ci])][ci] = dy[ci];
-          dy += c_;
-          which += c_;
-        }
-      }
-    }
+    ops_->max_pool_2x2_backward(grad_output.data(), argmax_.data(), batch, h_, w_, c_,
+                                grad_input->data());
   }
 
  private:

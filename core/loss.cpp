@@ -1,6 +1,5 @@
 #include "core/loss.h"
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -14,8 +13,11 @@ LossStats& LossStats::operator+=(const LossStats& o) {
   return *this;
 }
 
-LossStats softmax_cross_entropy(const Tensor& logits, std::span<const std::uint8_t> labels,
-                                float grad_scale, Tensor* grad_logits, vgpu::MemoryArena* arena) {
+void enqueue_softmax_cross_entropy(Ops& ops, const Tensor& logits,
+                                   std::span<const std::uint8_t> labels,
+                                   const std::uint8_t* device_labels, float grad_scale,
+                                   Tensor* grad_logits, vgpu::MemoryArena* arena,
+                                   LossStats* stats) {
   if (logits.shape().size() != 2) {
     throw std::invalid_argument(
         "softmax_cross_entropy wants logits of shape (batch, classes), got " +
@@ -41,36 +43,15 @@ LossStats softmax_cross_entropy(const Tensor& logits, std::span<const std::uint8
       grad_logits->ensure(logits.shape(), "logits gradient");
     }
   }
+  ops.softmax_cross_entropy(logits.data(), device_labels, batch, classes, grad_scale,
+                            grad_logits != nullptr ? grad_logits->data() : nullptr, stats);
+}
 
+LossStats softmax_cross_entropy(const Tensor& logits, std::span<const std::uint8_t> labels,
+                                float grad_scale, Tensor* grad_logits, vgpu::MemoryArena* arena) {
   LossStats stats;
-  stats.count = batch;
-  for (int r = 0; r < batch; ++r) {
-    const float* z = logits.data() + static_cast<std::size_t>(r) * classes;
-    const int label = labels[static_cast<std::size_t>(r)];
-    // Stable log-sum-exp: subtract the row's maximum so exp() never overflows.
-    int argmax = 0;
-    for (int j = 1; j < classes; ++j) {
-      if (z[j] > z[argmax]) argmax = j;
-    }
-    const double max = z[argmax];
-    double sum = 0;
-    for (int j = 0; j < classes; ++j) sum += std::exp(static_cast<double>(z[j]) - max);
-    stats.loss_sum += std::log(sum) - (static_cast<double>(z[label]) - max);
-    stats.correct += argmax == label;
-    // Top 5: the label's logit is among the 5 largest when fewer than 5 logits beat it strictly
-    // (so ties count in the label's favour, as tf.math.in_top_k does).
-    int greater = 0;
-    for (int j = 0; j < classes; ++j) greater += z[j] > z[label];
-    stats.correct_top5 += greater < 5;
-    if (grad_logits != nullptr) {
-      float* g = grad_logits->data() + static_cast<std::size_t>(r) * classes;
-      const double inv_sum = 1.0 / sum;
-      for (int j = 0; j < classes; ++j) {
-        const double p = std::exp(static_cast<double>(z[j]) - max) * inv_sum;
-        g[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) * grad_scale);
-      }
-    }
-  }
+  enqueue_softmax_cross_entropy(cpu_ops(), logits, labels, labels.data(), grad_scale, grad_logits,
+                                arena, &stats);
   return stats;
 }
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 
 #include "core/batch.h"
-#include "core/fingerprint.h"
+#include "core/ops_cuda.h"
+#include "core/step_recorder.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/nccl_all_reduce.h"
 
@@ -15,10 +15,10 @@ namespace mirrorlab::core {
 std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas,
                                       std::size_t per_replica_batch) {
   if (num_replicas <= 0 || global_count > num_replicas * per_replica_batch) {
-    throw std::invalid_argument(
-        "a global batch of " + std::to_string(global_count) + " examples does not fit " +
-        std::to_string(num_replicas) + " replicas of " + std::to_string(per_replica_batch) +
-        " examples each");
+    throw std::invalid_argument("a global batch of " + std::to_string(global_count) +
+                                " examples does not fit " + std::to_string(num_replicas) +
+                                " replicas of " + std::to_string(per_replica_batch) +
+                                " examples each");
   }
   std::vector<Shard> shards;
   for (int r = 0; r < num_replicas; ++r) {
@@ -41,11 +41,53 @@ LossStats reduce_sum(const std::vector<LossStats>& per_replica) {
 Replica::Replica(int id, vgpu::Device& device, const StrategyOptions& options)
     : id_(id),
       device_(&device),
-      model_(Model::create(options.model, device.memory())),
-      optimizer_(make_optimizer(options.optimizer, model_->num_params(), device.memory())) {}
+      own_ops_(device.is_cuda()
+                   ? make_cuda_ops(device.cuda_ordinal(), device.cuda_stream(), device.memory())
+                   : nullptr),
+      ops_(own_ops_ ? own_ops_.get() : &cpu_ops()),
+      model_(Model::create(options.model, device.memory(), *ops_)),
+      optimizer_(make_optimizer(options.optimizer, model_->num_params(), device.memory(), *ops_)) {}
 
+const std::uint8_t* Replica::device_labels() const {
+  return ops_->host_accessible() ? labels_.data() : device_labels_.as<std::uint8_t>();
+}
+
+// The split: examples gathered and converted on the host, then copied to the device (H2D on a
+// CUDA device; the host writes straight into a CPU-backed device's memory).
 void Replica::load_shard(const Dataset& data, std::span<const std::uint32_t> indices) {
-  gather_batch(data, indices, device_->memory(), images_, labels_);
+  gather_batch(data, indices, device_->memory(), images_, labels_, *ops_, &host_staging_);
+  if (ops_->host_accessible() || labels_.empty()) return;
+  if (device_labels_.bytes() < labels_.size()) {
+    device_labels_.reset();  // grows to the largest shard, then is reused every step
+    device_labels_ = device_->memory().allocate(labels_.size(), "labels");
+  }
+  ops_->copy_to_device(device_labels_.data(), labels_.data(), labels_.size());
+}
+
+void Replica::begin_step() {
+  pending_events_.clear();  // left over only when the last step failed
+  ops_->begin_marks();
+}
+
+void Replica::record(EventStore* events, Phase phase, std::int64_t step, const TimeMark& begin,
+                     std::size_t bytes) {
+  if (events == nullptr) return;
+  const TimeMark end = ops_->mark();
+  if (ops_->marks_deferred()) {
+    pending_events_.push_back(PendingEvent{phase, step, begin, end, bytes});
+    return;
+  }
+  events->add(RunEvent{id_, phase, step, ops_->time_of(begin), ops_->time_of(end), bytes});
+}
+
+void Replica::flush_events(EventStore* events) {
+  if (pending_events_.empty()) return;
+  ops_->synchronize();  // every mark of the step has passed on the stream: their times are known
+  for (const PendingEvent& e : pending_events_) {
+    events->add(
+        RunEvent{id_, e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end), e.bytes});
+  }
+  pending_events_.clear();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -53,46 +95,55 @@ void Replica::load_shard(const Dataset& data, std::span<const std::uint32_t> ind
 
 int ReplicaContext::num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
 
-void ReplicaContext::record(Phase phase, vgpu::TimePoint begin, std::size_t bytes) {
-  if (strategy_->events_ == nullptr) return;
-  strategy_->events_->add(
-      RunEvent{replica_->id(), phase, step_, begin, vgpu::Clock::now(), bytes});
+void ReplicaContext::record(Phase phase, const TimeMark& begin, std::size_t bytes) {
+  replica_->record(strategy_->events_, phase, step_, begin, bytes);
 }
 
 const Tensor& ReplicaContext::forward() {
-  const auto begin = vgpu::Clock::now();
+  const TimeMark begin = replica_->ops().mark();
   const Tensor& logits = model().forward(images());
   record(Phase::kForward, begin);
+  strategy_->reached(replica_->id(), StepBoundary::kForward);
   return logits;
 }
 
 LossStats ReplicaContext::backward(const Tensor& logits) {
-  const auto begin = vgpu::Clock::now();
+  const TimeMark begin = replica_->ops().mark();
   const float scale = 1.0f / static_cast<float>(std::max<std::size_t>(1, global_batch_size_));
-  LossStats stats =
-      softmax_cross_entropy(logits, labels(), scale, &grad_logits_, &model().arena());
+  LossStats stats;
+  enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), scale,
+                                &grad_logits_, &model().arena(), &stats);
   model().backward(grad_logits_);
   record(Phase::kBackward, begin);
+  // Waited for only now: on a GPU the backward pass is already queued behind the loss, so the
+  // device keeps working while the host reads the stats (the step's one read-back).
+  replica_->ops().wait_loss_stats();
+  strategy_->reached(replica_->id(), StepBoundary::kBackward);
   return stats;
 }
 
 LossStats ReplicaContext::evaluate() {
-  const auto begin = vgpu::Clock::now();
+  const TimeMark begin = replica_->ops().mark();
   const Tensor& logits = model().forward(images());
-  LossStats stats = softmax_cross_entropy(logits, labels(), 0.0f, nullptr);
+  LossStats stats;
+  enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), 0.0f,
+                                nullptr, nullptr, &stats);
+  replica_->ops().wait_loss_stats();
   record(Phase::kEvaluate, begin);
   return stats;
 }
 
 void ReplicaContext::all_reduce_sum(std::span<float> values) {
-  const auto begin = vgpu::Clock::now();
+  const TimeMark begin = replica_->ops().mark();
+  // The group moves the data as the devices' memory requires: host loops on CPU-backed devices,
+  // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU.
   strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum);
   record(Phase::kAllReduce, begin, values.size_bytes());
 }
 
 void ReplicaContext::apply_gradients() {
   all_reduce_sum(model().grads());
-  const auto begin = vgpu::Clock::now();
+  const TimeMark begin = replica_->ops().mark();
   replica_->optimizer().apply(model().params(), model().grads());
   record(Phase::kUpdate, begin);
 }
@@ -144,17 +195,24 @@ void MirroredStrategy::choose_all_reduce() {
 void MirroredStrategy::broadcast_initial_variables() {
   Model& primary = replicas_[0]->model();
   primary.init(options_.seed);
-  const std::span<const float> source = primary.params();
+  // Every replica copies from host memory: replica 0's own parameters on a CPU-backed device,
+  // else one host copy of them (a CUDA replica 0, or CUDA targets, whatever the mix).
+  std::vector<float> host_copy;
+  std::span<const float> source = primary.params();
+  if (!replicas_[0]->ops().host_accessible()) {
+    host_copy = primary.params_to_host();
+    source = host_copy;
+  }
   for (std::size_t i = 1; i < replicas_.size(); ++i) {
     Replica* replica = replicas_[i].get();
     replica->device().stream().enqueue([this, replica, source] {
-      const auto begin = vgpu::Clock::now();
-      std::span<float> target = replica->model().params();
-      std::memcpy(target.data(), source.data(), source.size_bytes());
-      if (events_ != nullptr) {
-        events_->add(RunEvent{replica->id(), Phase::kBroadcastInit, 0, begin,
-                              vgpu::Clock::now(), source.size_bytes()});
-      }
+      Ops& ops = replica->ops();
+      replica->begin_step();
+      const TimeMark begin = ops.mark();
+      ops.copy_to_device(replica->model().params().data(), source.data(), source.size_bytes());
+      replica->record(events_, Phase::kBroadcastInit, 0, begin, source.size_bytes());
+      replica->flush_events(events_);
+      ops.synchronize();
     });
   }
   for (vgpu::Device* d : devices_) d->stream().synchronize();
@@ -205,8 +263,8 @@ void MirroredStrategy::check_in_sync() {
     char text[64];
     std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(expected));
     throw ReplicasOutOfSync("replicas out of sync after step " + std::to_string(step_) +
-                            ": weights of" + differing + " differ from " +
-                            devices_[0]->name() + " (fingerprint " + text +
+                            ": weights of" + differing + " differ from " + devices_[0]->name() +
+                            " (fingerprint " + text +
                             "). Mirrored replicas must apply identical updates: the all-reduce "
                             "or the update is broken.");
   }
@@ -218,34 +276,82 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   const std::size_t per_replica =
       batch.batch_per_replica > 0 ? batch.batch_per_replica : (batch.size() + n - 1) / n;
   std::vector<LossStats> results(static_cast<std::size_t>(n));
-  rendezvous_.reset(all_reduce_.get(), observer_, devices_);
   const std::vector<Shard> shards = split_global_batch(batch.size(), n, per_replica);
-  const bool fingerprint = training && options_.check_sync && n > 1;
+  // Within-step hooks only in training steps; a stopped controller throws StepStopped here,
+  // before anything runs.
+  step_pausing_ = training && controller_ != nullptr && controller_->begin_step(n, step_);
+  step_hooks_ = training && (step_pausing_ || recorder_ != nullptr);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->begin_step(*this, batch, shards, step_);
+  rendezvous_.reset(all_reduce_.get(), step_hooks_ ? &hook_observer_ : observer_, devices_);
+  const bool fingerprint =
+      training && ((options_.check_sync && n > 1) || (step_hooks_ && recorder_ != nullptr));
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
-    replica->device().stream().enqueue([this, replica, shard, &batch, &fn, &results,
-                                        fingerprint] {
+    replica->device().stream().enqueue([this, replica, shard, &batch, &fn, &results, fingerprint] {
       try {
-        const auto begin = vgpu::Clock::now();
+        Ops& ops = replica->ops();
+        replica->begin_step();
+        const TimeMark begin = ops.mark();
         replica->load_shard(*batch.data, batch.indices.subspan(shard.begin, shard.count));
-        if (events_ != nullptr) {
-          events_->add(RunEvent{replica->id(), Phase::kSplit, step_, begin, vgpu::Clock::now(),
-                                replica->images().size() * sizeof(float)});
-        }
+        replica->record(events_, Phase::kSplit, step_, begin,
+                        replica->images().size() * sizeof(float));
+        reached(replica->id(), StepBoundary::kSplit);
         ReplicaContext ctx(*this, *replica, batch.size(), step_);
         results[static_cast<std::size_t>(replica->id())] = fn(ctx);
         rendezvous_.depart(replica->id());
-        if (fingerprint) replica->fingerprint_ = core::fingerprint(replica->model().params());
+        if (fingerprint) replica->fingerprint_ = replica->model().params_fingerprint();
+        replica->flush_events(events_);
+        // The step is done when its device work is: the next step's host-side gather may not
+        // overwrite what this one still copies, and check_in_sync reads settled weights.
+        ops.synchronize();
+        reached(replica->id(), StepBoundary::kUpdate);
       } catch (...) {
         rendezvous_.abort();
+        if (step_pausing_) controller_->abort_step();
         throw;
       }
     });
   }
   // Wait for every replica; report the first real failure, not the aborts it caused.
   vgpu::synchronize_all(devices_);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->end_step();
+  step_hooks_ = step_pausing_ = false;
   return results;
+}
+
+void MirroredStrategy::reached(int rank, StepBoundary boundary) {
+  if (!step_hooks_) return;  // free running without a recorder: nothing at all
+  const bool last = recorder_ != nullptr && recorder_->on_replica_reached(rank, boundary);
+  if (step_pausing_) {
+    controller_->meet([&] { all_replicas_reached(pause_point(boundary)); });
+  } else if (last) {
+    all_replicas_reached(pause_point(boundary));
+  }
+}
+
+PausePoint MirroredStrategy::pause_point(StepBoundary boundary) const {
+  PausePoint point;
+  point.step = step_;
+  point.boundary = boundary;
+  return point;
+}
+
+void MirroredStrategy::all_replicas_reached(PausePoint point) {
+  point.time = vgpu::Clock::now();
+  if (recorder_ != nullptr) recorder_->on_all_reached(point, /*publish=*/step_pausing_);
+  if (step_pausing_) controller_->hold(point);
+}
+
+void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
+  MirroredStrategy& s = *strategy_;
+  if (s.observer_ != nullptr) s.observer_->on_step(step);
+  if (s.recorder_ != nullptr) s.recorder_->on_step(step);
+  PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
+  point.all_reduce_step = step.index;
+  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_replicas_in_sync());
+  point.all_reduce_phase = step.phase;
+  s.all_replicas_reached(std::move(point));
 }
 
 }  // namespace mirrorlab::core

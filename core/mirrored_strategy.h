@@ -27,6 +27,7 @@
 #include "core/model.h"
 #include "core/optimizer.h"
 #include "core/run_events.h"
+#include "core/step_control.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 
@@ -52,7 +53,7 @@ struct StrategyOptions {
   OptimizerConfig optimizer;
   std::string all_reduce = "auto";  // "auto", "nccl", "reduce-to-one", "ring" or "one-shot"
   std::uint64_t seed = 1;
-  bool check_sync = true;           // compare weight fingerprints after every training step
+  bool check_sync = true;  // compare weight fingerprints after every training step
 };
 
 // The examples `indices` of `data` form one global batch. `batch_per_replica` is the size the
@@ -75,24 +76,47 @@ class Replica {
   Model& model() { return *model_; }
   const Model& model() const { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
-  const Tensor& images() const { return images_; }  // [shard, 28, 28, 1], in [0, 1]
-  std::span<const std::uint8_t> labels() const { return labels_; }
+  // The kernels of its device: CpuOps on a CPU-backed virtual GPU, CudaOps on a CUDA device.
+  Ops& ops() { return *ops_; }
+  const Tensor& images() const { return images_; }  // [shard, 28, 28, 1], in [0, 1], on device
+  std::span<const std::uint8_t> labels() const { return labels_; }  // host copy
+  const std::uint8_t* device_labels() const;  // the same labels in the device's memory
   std::uint64_t last_fingerprint() const { return fingerprint_; }
 
  private:
   friend class MirroredStrategy;
+  friend class ReplicaContext;
   void load_shard(const Dataset& data, std::span<const std::uint32_t> indices);
+  void begin_step();  // before the first mark of a step
+  // A phase from `begin` to now. Emitted at once where the device's clock is the host's; on CUDA
+  // kept until flush_events(), when the step's events have completed on the stream.
+  void record(EventStore* events, Phase phase, std::int64_t step, const TimeMark& begin,
+              std::size_t bytes = 0);
+  void flush_events(EventStore* events);
+
+  struct PendingEvent {
+    Phase phase;
+    std::int64_t step;
+    TimeMark begin, end;
+    std::size_t bytes;
+  };
 
   int id_;
   vgpu::Device* device_;
+  std::unique_ptr<Ops> own_ops_;  // CudaOps; null on a CPU-backed device (shared cpu_ops())
+  Ops* ops_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   Tensor images_;
   std::vector<std::uint8_t> labels_;
+  vgpu::Allocation device_labels_;   // on devices the host cannot read
+  std::vector<float> host_staging_;  // pixels on their way to such a device
+  std::vector<PendingEvent> pending_events_;
   std::uint64_t fingerprint_ = 0;
 };
 
 class MirroredStrategy;
+class StepRecorder;
 
 // What a step function sees on its replica (TensorFlow's ReplicaContext). Each building block
 // records its phase as a run event.
@@ -123,9 +147,11 @@ class ReplicaContext {
   friend class MirroredStrategy;
   ReplicaContext(MirroredStrategy& strategy, Replica& replica, std::size_t global_batch_size,
                  std::int64_t step)
-      : strategy_(&strategy), replica_(&replica), global_batch_size_(global_batch_size),
+      : strategy_(&strategy),
+        replica_(&replica),
+        global_batch_size_(global_batch_size),
         step_(step) {}
-  void record(Phase phase, vgpu::TimePoint begin, std::size_t bytes = 0);
+  void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
 
   MirroredStrategy* strategy_;
   Replica* replica_;
@@ -162,6 +188,12 @@ class MirroredStrategy {
   std::int64_t steps_done() const { return step_; }
   // Sees every step of every all-reduce from now on (nullptr: none). Set between steps.
   void set_step_observer(vgpu::StepObserver* observer) { observer_ = observer; }
+  // Pauses training steps at their phase boundaries when asked to (nullptr: none; see
+  // core/step_control.h). Set between steps.
+  void set_step_controller(StepController* controller) { controller_ = controller; }
+  // Records what happens inside each training step for the viewer (nullptr: none; see
+  // core/step_recorder.h). Set between steps.
+  void set_step_recorder(StepRecorder* recorder) { recorder_ = recorder; }
 
   // strategy.run(fn, args=(batch,)): splits the batch, runs fn on every replica concurrently on
   // its device, waits for all of them; one result per replica. Counts as a training step: with
@@ -180,6 +212,21 @@ class MirroredStrategy {
                                          bool training);
   void broadcast_initial_variables();
   void choose_all_reduce();
+  // Inside a training step, on replica `rank`'s thread: it has finished `boundary`.
+  void reached(int rank, StepBoundary boundary);
+  PausePoint pause_point(StepBoundary boundary) const;  // of the current step
+  // Every replica has reached `point` (they are parked when the step pauses).
+  void all_replicas_reached(PausePoint point);
+
+  // Hands the all-reduce's steps to the observer, the recorder and the controller.
+  class HookObserver : public vgpu::StepObserver {
+   public:
+    explicit HookObserver(MirroredStrategy& strategy) : strategy_(&strategy) {}
+    void on_step(const vgpu::CollectiveStep& step) override;
+
+   private:
+    MirroredStrategy* strategy_;
+  };
 
   std::vector<vgpu::Device*> devices_;
   StrategyOptions options_;
@@ -190,6 +237,13 @@ class MirroredStrategy {
   std::vector<std::unique_ptr<Replica>> replicas_;
   CrossReplicaRendezvous rendezvous_;
   vgpu::StepObserver* observer_ = nullptr;
+  StepController* controller_ = nullptr;
+  StepRecorder* recorder_ = nullptr;
+  HookObserver hook_observer_{*this};
+  // Latched by the host before a step's replicas start: whether this step calls the recorder
+  // and controller at its boundaries, and whether it pauses there. Both false in evaluation.
+  bool step_hooks_ = false;
+  bool step_pausing_ = false;
   std::int64_t step_ = 0;
 };
 

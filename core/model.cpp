@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/fingerprint.h"
+
 namespace mirrorlab::core {
 
 ModelKind parse_model_kind(std::string_view name) {
@@ -25,8 +27,8 @@ const char* to_string(ModelKind kind) {
 }
 
 Model::Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape,
-             vgpu::MemoryArena& arena)
-    : layers_(std::move(layers)), input_shape_(std::move(input_shape)), arena_(&arena) {
+             vgpu::MemoryArena& arena, Ops& ops)
+    : layers_(std::move(layers)), input_shape_(std::move(input_shape)), arena_(&arena), ops_(&ops) {
   if (layers_.empty()) throw std::invalid_argument("a model needs at least one layer");
   // Walk the shapes once: each layer's output shape, parameter count and offset in the flat
   // buffers (output_shape() throws a sentence naming the layer when shapes do not fit).
@@ -46,12 +48,12 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape,
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const LayerSummary& s = summary_[i];
     layers_[i]->bind(inputs[i], params_.span().subspan(s.offset, s.params),
-                     grads_.span().subspan(s.offset, s.params), arena);
+                     grads_.span().subspan(s.offset, s.params), arena, ops);
   }
   grad_buffers_.resize(layers_.size() - 1);
 }
 
-std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena) {
+std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena, Ops& ops) {
   // Names as Keras gives them; the activations are separate ReLU layers (what the code runs),
   // so summary() lists them too, with 0 parameters.
   std::vector<std::unique_ptr<Layer>> layers;
@@ -74,12 +76,31 @@ std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena) {
       layers.push_back(make_dense("dense_2", 10));
       break;
   }
-  return std::make_unique<Model>(std::move(layers), Shape{28, 28, 1}, arena);
+  return std::make_unique<Model>(std::move(layers), Shape{28, 28, 1}, arena, ops);
 }
 
 void Model::init(std::uint64_t seed) {
+  // Drawn on the host in layer order whatever the device, so a seed gives the same bits on CPU
+  // and CUDA replicas; one copy to the device.
   std::mt19937_64 rng(seed);
-  for (const auto& layer : layers_) layer->init_params(rng);
+  std::vector<float> host(num_params());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i]->init_params(rng, std::span(host).subspan(summary_[i].offset, summary_[i].params));
+  }
+  ops_->copy_to_device(params_.data(), host.data(), host.size() * sizeof(float));
+}
+
+std::vector<float> Model::params_to_host() {
+  std::vector<float> host(num_params());
+  ops_->copy_to_host(host.data(), params_.data(), host.size() * sizeof(float));
+  return host;
+}
+
+std::uint64_t Model::params_fingerprint() {
+  if (ops_->host_accessible()) return fingerprint(params_.span());
+  host_params_.resize(num_params());
+  ops_->copy_to_host(host_params_.data(), params_.data(), host_params_.size() * sizeof(float));
+  return fingerprint(host_params_);
 }
 
 const Tensor& Model::forward(const Tensor& x) {

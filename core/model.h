@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/layers.h"
+#include "core/ops.h"
 #include "core/tensor.h"
 
 namespace mirrorlab::core {
@@ -21,7 +22,7 @@ const char* to_string(ModelKind kind);
 // One line of model.summary().
 struct LayerSummary {
   std::string name, type;
-  Shape output_shape;      // per example
+  Shape output_shape;  // per example
   std::size_t params = 0;
   std::size_t offset = 0;  // where its parameters start in the flat buffer
 };
@@ -29,15 +30,19 @@ struct LayerSummary {
 class Model {
  public:
   // input_shape per example, e.g. {28, 28, 1}. Allocates the flat buffers in `arena` (throws
-  // vgpu::OutOfMemoryError when they do not fit).
-  Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape, vgpu::MemoryArena& arena);
+  // vgpu::OutOfMemoryError when they do not fit); computes with `ops`, the kernels of the arena's
+  // device.
+  Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape, vgpu::MemoryArena& arena,
+        Ops& ops = cpu_ops());
 
   // Keras' example CNN: Conv2D(32,3,relu) -> MaxPool2D -> Flatten -> Dense(128,relu) -> Dense(10)
   // MLP 784-256-128-10: Flatten -> Dense(256,relu) -> Dense(128,relu) -> Dense(10).
   // Both output logits; softmax is part of the loss.
-  static std::unique_ptr<Model> create(ModelKind kind, vgpu::MemoryArena& arena);
+  static std::unique_ptr<Model> create(ModelKind kind, vgpu::MemoryArena& arena,
+                                       Ops& ops = cpu_ops());
 
-  void init(std::uint64_t seed);  // deterministic Keras-default initialisation
+  // Deterministic Keras-default initialisation (drawn on the host, copied to the device).
+  void init(std::uint64_t seed);
 
   std::size_t num_params() const { return params_.size(); }
   std::span<float> params() { return params_.span(); }
@@ -47,6 +52,11 @@ class Model {
   const std::vector<LayerSummary>& summary() const { return summary_; }
   const Shape& input_shape() const { return input_shape_; }
   vgpu::MemoryArena& arena() { return *arena_; }
+  Ops& ops() { return *ops_; }
+  // The parameters copied to the host (waits for the device's work before the copy).
+  std::vector<float> params_to_host();
+  // core::fingerprint of the parameters' bits, wherever they live.
+  std::uint64_t params_fingerprint();
 
   // x: [b, input_shape...] -> logits [b, 10]
   const Tensor& forward(const Tensor& x);
@@ -58,7 +68,9 @@ class Model {
   std::vector<std::unique_ptr<Layer>> layers_;
   Shape input_shape_;
   vgpu::MemoryArena* arena_;
+  Ops* ops_;
   Tensor params_, grads_;
+  std::vector<float> host_params_;  // params_fingerprint's copy on a device the host cannot read
   std::vector<LayerSummary> summary_;
   const Tensor* input_ = nullptr;
   std::vector<Tensor> grad_buffers_;  // d(loss)/d(activation) between layers, reused

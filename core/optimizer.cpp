@@ -41,7 +41,7 @@ vgpu::Allocation allocate_slot(vgpu::MemoryArena& arena, std::size_t n, const ch
 // and its optimizer that disagree fail loudly instead of writing past a slot.
 class OptimizerBase : public Optimizer {
  public:
-  explicit OptimizerBase(std::size_t num_params) : num_params_(num_params) {}
+  OptimizerBase(std::size_t num_params, Ops& ops) : num_params_(num_params), ops_(&ops) {}
 
  protected:
   void check_sizes(std::span<float> params, std::span<const float> grads) const {
@@ -54,12 +54,13 @@ class OptimizerBase : public Optimizer {
   }
 
   std::size_t num_params_;
+  Ops* ops_;
 };
 
 class Sgd final : public OptimizerBase {
  public:
-  Sgd(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena)
-      : OptimizerBase(num_params), lr_(config.learning_rate), momentum_(config.momentum) {
+  Sgd(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena, Ops& ops)
+      : OptimizerBase(num_params, ops), lr_(config.learning_rate), momentum_(config.momentum) {
     // Plain SGD needs no state: no slot, so its memory bar shows nothing for the optimizer.
     if (momentum_ != 0.0f) velocity_ = allocate_slot(arena, num_params, "sgd slot");
   }
@@ -68,16 +69,9 @@ class Sgd final : public OptimizerBase {
 
   void apply(std::span<float> params, std::span<const float> grads) override {
     check_sizes(params, grads);
-    const std::size_t n = params.size();
-    if (momentum_ == 0.0f) {
-      for (std::size_t i = 0; i < n; ++i) params[i] -= lr_ * grads[i];
-    } else {
-      float* v = velocity_.as<float>();
-      for (std::size_t i = 0; i < n; ++i) {
-        v[i] = momentum_ * v[i] - lr_ * grads[i];
-        params[i] += v[i];
-      }
-    }
+    ops_->sgd_update(params.data(), grads.data(),
+                     momentum_ == 0.0f ? nullptr : velocity_.as<float>(), params.size(), lr_,
+                     momentum_);
     ++iterations_;
   }
 
@@ -90,8 +84,8 @@ class Sgd final : public OptimizerBase {
 class MomentOptimizer : public OptimizerBase {
  protected:
   MomentOptimizer(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena,
-                  const char* slot_name)
-      : OptimizerBase(num_params),
+                  Ops& ops, const char* slot_name)
+      : OptimizerBase(num_params, ops),
         config_(config),
         m_(allocate_slot(arena, num_params, slot_name)),
         v_(allocate_slot(arena, num_params, slot_name)) {}
@@ -102,8 +96,8 @@ class MomentOptimizer : public OptimizerBase {
 
 class Adam final : public MomentOptimizer {
  public:
-  Adam(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena)
-      : MomentOptimizer(config, num_params, arena, "adam slot") {}
+  Adam(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena, Ops& ops)
+      : MomentOptimizer(config, num_params, arena, ops, "adam slot") {}
 
   std::string name() const override { return "adam"; }
 
@@ -114,24 +108,16 @@ class Adam final : public MomentOptimizer {
     // Keras folds both bias corrections into the step size (epsilon is not corrected).
     const float lr_t = static_cast<float>(config_.learning_rate * std::sqrt(1.0 - std::pow(b2, t)) /
                                           (1.0 - std::pow(b1, t)));
-    const float fb1 = config_.beta1, fb2 = config_.beta2, eps = config_.epsilon;
-    float* m = m_.as<float>();
-    float* v = v_.as<float>();
-    const std::size_t n = params.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const float g = grads[i];
-      m[i] = fb1 * m[i] + (1.0f - fb1) * g;
-      v[i] = fb2 * v[i] + (1.0f - fb2) * g * g;
-      params[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps);
-    }
+    ops_->adam_update(params.data(), grads.data(), m_.as<float>(), v_.as<float>(), params.size(),
+                      AdamStep{lr_t, config_.beta1, config_.beta2, config_.epsilon});
     ++iterations_;
   }
 };
 
 class Nadam final : public MomentOptimizer {
  public:
-  Nadam(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena)
-      : MomentOptimizer(config, num_params, arena, "nadam slot") {}
+  Nadam(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena, Ops& ops)
+      : MomentOptimizer(config, num_params, arena, ops, "nadam slot") {}
 
   std::string name() const override { return "nadam"; }
 
@@ -153,21 +139,9 @@ class Nadam final : public MomentOptimizer {
     const float v_scale = static_cast<float>(1.0 / (1.0 - std::pow(b2, t)));
     const float c_g = static_cast<float>(1.0 - u_t);
     const float c_m = static_cast<float>(u_next);
-    const float lr = config_.learning_rate;
-    const float fb1 = config_.beta1, fb2 = config_.beta2, eps = config_.epsilon;
-    float* m = m_.as<float>();
-    float* v = v_.as<float>();
-    const std::size_t n = params.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const float g = grads[i];
-      m[i] = fb1 * m[i] + (1.0f - fb1) * g;
-      v[i] = fb2 * v[i] + (1.0f - fb2) * g * g;
-      const float g_prime = g * g_scale;
-      const float m_prime = m[i] * m_scale;
-      const float v_prime = v[i] * v_scale;
-      const float m_bar = c_g * g_prime + c_m * m_prime;
-      params[i] -= lr * m_bar / (std::sqrt(v_prime) + eps);
-    }
+    ops_->nadam_update(params.data(), grads.data(), m_.as<float>(), v_.as<float>(), params.size(),
+                       NadamStep{config_.learning_rate, config_.beta1, config_.beta2,
+                                 config_.epsilon, g_scale, m_scale, v_scale, c_g, c_m});
     ++iterations_;
   }
 
@@ -178,14 +152,14 @@ class Nadam final : public MomentOptimizer {
 }  // namespace
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::size_t num_params,
-                                          vgpu::MemoryArena& arena) {
+                                          vgpu::MemoryArena& arena, Ops& ops) {
   switch (config.kind) {
     case OptimizerKind::kSgd:
-      return std::make_unique<Sgd>(config, num_params, arena);
+      return std::make_unique<Sgd>(config, num_params, arena, ops);
     case OptimizerKind::kAdam:
-      return std::make_unique<Adam>(config, num_params, arena);
+      return std::make_unique<Adam>(config, num_params, arena, ops);
     case OptimizerKind::kNadam:
-      return std::make_unique<Nadam>(config, num_params, arena);
+      return std::make_unique<Nadam>(config, num_params, arena, ops);
   }
   throw std::invalid_argument("make_optimizer: unknown optimizer kind");
 }

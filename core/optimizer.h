@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/ops.h"
 #include "virtualgpu/memory_arena.h"
 
 namespace mirrorlab::core {
@@ -34,7 +35,8 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
   virtual std::string name() const = 0;
-  // One update of params from grads (same length as the optimizer was made for).
+  // One update of params from grads (same length as the optimizer was made for), both in the
+  // memory of the device whose Ops the optimizer was made with.
   virtual void apply(std::span<float> params, std::span<const float> grads) = 0;
   std::int64_t iterations() const { return iterations_; }
 
@@ -42,8 +44,9 @@ class Optimizer {
   std::int64_t iterations_ = 0;
 };
 
-// Slots (momentum, m, v) are taken from `arena` for `num_params` values, zero-initialised.
+// Slots (momentum, m, v) are taken from `arena` for `num_params` values, zero-initialised; the
+// updates run on `ops`, the kernels of the arena's device.
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::size_t num_params,
-                                          vgpu::MemoryArena& arena);
+                                          vgpu::MemoryArena& arena, Ops& ops = cpu_ops());
 
 }  // namespace mirrorlab::core

@@ -362,7 +362,7 @@ TEST(DenseLayer, GlorotUniformKernelZeroBias) {
   Bound t(make_dense("dense", 300), {200});
   std::fill(t.params.begin(), t.params.end(), 9.0f);
   std::mt19937_64 rng(5);
-  t.layer->init_params(rng);
+  t.layer->init_params(rng, t.params);
   const float limit = std::sqrt(6.0f / 500.0f);
   double sum = 0, sum_sq = 0;
   for (int i = 0; i < 200 * 300; ++i) {

@@ -1,0 +1,94 @@
+#include "app/gui_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "app/device_flags.h"
+#include "core/kernels_cpu.h"
+
+#ifdef MIRRORLAB_HAVE_GUI
+#include "gui/app_window.h"
+#endif
+
+namespace mirrorlab::app {
+
+CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "gui", "Watch and steer mirrored training in a window (same flags as train)");
+  add_training_flags(cmd, o.train);
+  cmd->add_option("--font-scale", o.app.font_scale, "Text size: 1.5 or 2 for a projector")
+      ->check(CLI::Range(0.5, 4.0))
+      ->capture_default_str();
+  cmd->add_option("--width", o.app.width, "Window width in pixels")->check(CLI::Range(640, 8192));
+  cmd->add_option("--height", o.app.height, "Window height in pixels")
+      ->check(CLI::Range(400, 8192));
+  cmd->add_option("--max-fps", o.app.max_fps,
+                  "Frame cap, so drawing leaves the cores to training (0: none)")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
+  cmd->add_flag("--run", o.app.run, "Start training at once (else it waits for Run or One step)");
+  cmd->add_option("--steps", o.app.steps, "Run this many global steps first, then pause")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_flag("--compare", o.app.compare,
+                "Measure the all-reduce algorithms (the Compare panel) at the start");
+  cmd->add_option("--panel", o.app.panel,
+                  "Show only this panel, filling the window (Devices, Timeline, Training, ...)");
+  cmd->add_option("--screenshot", o.app.screenshot,
+                  "Scripted run: once --steps and --compare are done, render --frames frames, "
+                  "write this PNG and exit");
+  cmd->add_option("--frames", o.app.frames, "Frames to render before the screenshot")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--report", o.app.report,
+                  "Write what each panel drew, the frame rate and images/s as JSON, then exit");
+  cmd->add_option("--measure-seconds", o.app.measure_seconds,
+                  "Scripted run: train while drawing for this long, report frames/s and images/s")
+      ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_flag("--check-display", o.check_display,
+                "Only check that a window can be opened here: exit 0 if so, else 2 saying why");
+  cmd->add_option("--quit-after", o.app.quit_after_seconds,
+                  "Close the window after this many seconds, even mid-run (tests, demos)")
+      ->check(CLI::Range(0.0, 86400.0));
+  return cmd;
+}
+
+int run_gui(const GuiOptions& o) {
+  int gpus = 0;
+  if (const std::string problem = check_train_options(o.train, &gpus); !problem.empty()) {
+    std::fprintf(stderr, "mirrorlab gui: %s\nRun 'mirrorlab gui --help' for the flags.\n",
+                 problem.c_str());
+    return 2;
+  }
+#ifndef MIRRORLAB_HAVE_GUI
+  (void)gpus;
+  std::fprintf(stderr,
+               "mirrorlab gui: this build has no GUI (Dear ImGui, GLFW or OpenGL were not found "
+               "when it was configured). Install libimgui-dev libglfw3-dev libgl-dev libstb-dev "
+               "(scripts/setup does) and rebuild; 'mirrorlab train' trains without a window.\n");
+  return 2;
+#else
+  if (o.check_display) {
+    std::string why;
+    if (gui::can_open_window(&why)) return 0;
+    std::fprintf(stderr, "mirrorlab gui: no display: %s\n", why.c_str());
+    return 2;
+  }
+  core::set_blas_single_threaded();
+  auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
+  core::SessionConfig config;
+  config.devices = device_configuration(o.train.devices, gpus);
+  config.strategy = strategy_options(o.train);
+  config.fit = fit_options(o.train);
+
+  try {
+    return gui::run_app(std::move(data), config, o.app);
+  } catch (const gui::NoDisplayError& e) {
+    std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
+    return 2;
+  }
+#endif
+}
+
+}  // namespace mirrorlab::app

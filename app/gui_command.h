@@ -1,0 +1,23 @@
+// `mirrorlab gui`: the training of `train` (same flags), shown in a Dear ImGui window.
+#pragma once
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "app/train_command.h"
+#include "gui/app_options.h"
+
+namespace mirrorlab::app {
+
+struct GuiOptions {
+  TrainOptions train;
+  gui::AppOptions app;  // a plain struct: this compiles whether or not the GUI is built
+  bool check_display = false;
+};
+
+CLI::App* add_gui_command(CLI::App& app, GuiOptions& options);
+// Returns the exit status: 0, 1 (a scripted run failed), 2 (bad flags, no display, no GUI
+// in this build).
+int run_gui(const GuiOptions& options);
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,21 @@
+// CudaOps in a build without CUDA: says so, in a sentence, instead of failing to link.
+#include <stdexcept>
+
+#include "core/ops_cuda.h"
+
+namespace mirrorlab::core {
+
+bool cuda_device_visible(std::string* why) {
+  if (why != nullptr) {
+    *why = "this build has no CUDA (configured with -DMIRRORLAB_WITH_CUDA=OFF or without nvcc)";
+  }
+  return false;
+}
+
+std::unique_ptr<Ops> make_cuda_ops(int, void*, vgpu::MemoryArena&) {
+  throw std::runtime_error(
+      "CUDA kernels are not in this build: rebuild with the CUDA toolkit installed "
+      "(-DMIRRORLAB_WITH_CUDA=ON) or train on CPU-backed virtual GPUs (--backend cpu)");
+}
+
+}  // namespace mirrorlab::core

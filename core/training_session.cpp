@@ -1,0 +1,205 @@
+#include "core/training_session.h"
+
+#include <chrono>
+#include <exception>
+#include <utility>
+
+namespace mirrorlab::core {
+
+const char* to_string(SessionState state) {
+  switch (state) {
+    case SessionState::kPaused:
+      return "paused";
+    case SessionState::kRunning:
+      return "running";
+    case SessionState::kFinished:
+      return "finished";
+    case SessionState::kFailed:
+      return "failed";
+    case SessionState::kStopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+double SessionSnapshot::images_per_second(std::size_t window) const {
+  double seconds = 0;
+  std::int64_t examples = 0;
+  for (std::size_t i = steps.size() > window ? steps.size() - window : 0; i < steps.size(); ++i) {
+    seconds += steps[i].seconds;
+    examples += steps[i].examples;
+  }
+  return seconds > 0 ? static_cast<double>(examples) / seconds : 0.0;
+}
+
+TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, SessionConfig config)
+    : data_(std::move(data)), config_(std::move(config)) {
+  registry_.set_logical_device_configuration(config_.devices);
+  devices_ = registry_.logical_devices();
+  strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
+  loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test, config_.fit);
+  thread_ = std::thread([this] { thread_main(); });
+}
+
+TrainingSession::~TrainingSession() {
+  stop();
+  thread_.join();
+}
+
+void TrainingSession::run() {
+  std::lock_guard lock(mutex_);
+  if (state_ != SessionState::kPaused) return;
+  state_ = SessionState::kRunning;
+  wake_.notify_all();
+}
+
+void TrainingSession::pause() {
+  std::lock_guard lock(mutex_);
+  if (state_ == SessionState::kRunning) state_ = SessionState::kPaused;
+  steps_requested_ = 0;
+}
+
+void TrainingSession::step() {
+  std::lock_guard lock(mutex_);
+  if (state_ == SessionState::kRunning) {
+    // The step in progress is the one step: pause after it.
+    state_ = SessionState::kPaused;
+    return;
+  }
+  if (state_ != SessionState::kPaused) return;
+  ++steps_requested_;
+  wake_.notify_all();
+}
+
+void TrainingSession::stop() {
+  std::lock_guard lock(mutex_);
+  stop_ = true;
+  tasks_.clear();
+  if (state_ == SessionState::kRunning || state_ == SessionState::kPaused) {
+    state_ = SessionState::kStopped;
+  }
+  wake_.notify_all();
+  idle_.notify_all();
+}
+
+bool TrainingSession::stopping() const {
+  std::lock_guard lock(mutex_);
+  return stop_;
+}
+
+bool TrainingSession::wait_until_idle(double timeout_seconds) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_for(lock, std::chrono::duration<double>(timeout_seconds), [this] {
+    return stop_ || (!in_step_ && !in_task_ && tasks_.empty() && steps_requested_ == 0 &&
+                     state_ != SessionState::kRunning);
+  });
+}
+
+void TrainingSession::post(std::function<void()> task) {
+  std::lock_guard lock(mutex_);
+  if (stop_) return;
+  tasks_.push_back(std::move(task));
+  wake_.notify_all();
+}
+
+void TrainingSession::thread_main() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] {
+      return stop_ || !tasks_.empty() || state_ == SessionState::kRunning || steps_requested_ > 0;
+    });
+    if (stop_) break;
+    if (!tasks_.empty()) {
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.erase(tasks_.begin());
+      in_task_ = true;
+      lock.unlock();
+      task();  // reports its own errors; see post()
+      lock.lock();
+      in_task_ = false;
+    } else {
+      if (steps_requested_ > 0) --steps_requested_;
+      in_step_ = true;
+      lock.unlock();
+      run_one_step();
+      lock.lock();
+      in_step_ = false;
+    }
+    idle_.notify_all();
+  }
+  idle_.notify_all();
+}
+
+void TrainingSession::run_one_step() {
+  StepRecord record;
+  std::string error;
+  try {
+    const LossStats stats = loop_->step();
+    const Metrics m = Metrics::from(stats);
+    record.step = loop_->history().steps;
+    record.epoch = loop_->epoch();
+    record.loss = m.loss;
+    record.accuracy = m.accuracy;
+    record.examples = stats.count;
+    record.seconds = loop_->last_step_seconds();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::lock_guard lock(mutex_);
+  if (!error.empty()) {
+    error_ = "training step " + std::to_string(steps_.size() + 1) + " failed: " + error;
+    state_ = SessionState::kFailed;
+    steps_requested_ = 0;
+    return;
+  }
+  steps_.push_back(record);
+  const std::vector<EpochLog>& epochs = loop_->history().epochs;
+  for (std::size_t i = epoch_logs_.size(); i < epochs.size(); ++i) epoch_logs_.push_back(epochs[i]);
+  epoch_ = loop_->epoch();
+  step_in_epoch_ = loop_->step_in_epoch();
+  if (loop_->done()) {
+    state_ = SessionState::kFinished;
+    steps_requested_ = 0;
+  }
+}
+
+void TrainingSession::update(SessionSnapshot& s) const {
+  if (s.session != this) {
+    s = SessionSnapshot{};
+    s.session = this;
+    s.origin = events_.origin();
+    s.epochs = config_.fit.epochs;
+    s.steps_per_epoch = loop_->steps_per_epoch();
+    s.global_batch = loop_->global_batch();
+    for (const vgpu::Device* d : devices_) {
+      DeviceStatus status;
+      status.name = d->name();
+      status.what = vgpu::to_string(d->kind());
+      status.cuda_ordinal = d->cuda_ordinal();
+      s.devices.push_back(status);
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    s.state = state_;
+    s.error = error_;
+    s.busy_with_task = in_task_ || !tasks_.empty();
+    s.epoch = epoch_;
+    s.step_in_epoch = step_in_epoch_;
+    s.steps_done = static_cast<std::int64_t>(steps_.size());
+    s.steps.insert(s.steps.end(), steps_.begin() + static_cast<std::ptrdiff_t>(s.steps.size()),
+                   steps_.end());
+    s.epoch_logs.insert(s.epoch_logs.end(),
+                        epoch_logs_.begin() + static_cast<std::ptrdiff_t>(s.epoch_logs.size()),
+                        epoch_logs_.end());
+  }
+  events_.copy_since(s.events.size(), s.events);
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    const vgpu::MemoryArena& memory = devices_[i]->memory();
+    s.devices[i].limit = memory.limit();
+    s.devices[i].in_use = memory.in_use();
+    s.devices[i].peak = memory.peak();
+  }
+}
+
+}  // namespace mirrorlab::core

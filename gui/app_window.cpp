@@ -1,0 +1,470 @@
+// Sections: window and ImGui setup; the session; layout; the frame loop; the scripted run.
+#include "gui/app_window.h"
+
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "gui/compare_panel.h"
+#include "gui/controls_panel.h"
+#include "gui/devices_panel.h"
+#include "gui/panel.h"
+#include "gui/screenshot.h"
+#include "gui/timeline_panel.h"
+#include "gui/training_panel.h"
+#include "imgui.h"
+#include "imgui_impl_glfw.h"
+#include "imgui_impl_opengl3.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+std::string g_glfw_error;  // GLFW reports errors through a C callback, before a window exists
+
+void remember_glfw_error(int code, const char* description) {
+  g_glfw_error = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
+}
+
+// The layout right of the controls: rows of panels, each with a share of the height and each
+// panel with a share of its row's width. A panel that is not there gives its room to the rest
+// of its row; an empty row gives its room to the other rows.
+struct LayoutCell {
+  const char* panel;
+  float width;
+};
+struct LayoutRow {
+  float height;
+  std::vector<LayoutCell> cells;
+};
+const std::vector<LayoutRow>& layout() {
+  static const std::vector<LayoutRow> rows = {
+      {0.36f, {{"Devices", 0.38f}, {"Batch split", 0.62f}}},
+      {0.32f, {{"Gradients", 1}, {"All-reduce", 1}, {"Training", 1}}},
+      {0.32f, {{"Timeline", 0.62f}, {"Compare", 0.38f}}},
+  };
+  return rows;
+}
+
+struct Rect {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+// Where each present panel goes, as fractions of the area.
+std::vector<std::pair<std::string, Rect>> place_panels(const std::vector<std::string>& present) {
+  const auto here = [&](const char* name) {
+    return std::find(present.begin(), present.end(), name) != present.end();
+  };
+  float total_height = 0;
+  for (const LayoutRow& row : layout()) {
+    if (std::any_of(row.cells.begin(), row.cells.end(), [&](auto& c) { return here(c.panel); })) {
+      total_height += row.height;
+    }
+  }
+  std::vector<std::pair<std::string, Rect>> placed;
+  float y = 0;
+  for (const LayoutRow& row : layout()) {
+    float total_width = 0;
+    for (const LayoutCell& c : row.cells) total_width += here(c.panel) ? c.width : 0;
+    if (total_width == 0) continue;
+    const float h = row.height / total_height;
+    float x = 0;
+    for (const LayoutCell& c : row.cells) {
+      if (!here(c.panel)) continue;
+      placed.push_back({c.panel, Rect{x, y, c.width / total_width, h}});
+      x += c.width / total_width;
+    }
+    y += h;
+  }
+  return placed;
+}
+
+const char* kFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";  // fonts-dejavu-core
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// ============================================================================================
+// The window
+// ============================================================================================
+
+class AppWindow : public AppActions {
+ public:
+  AppWindow(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
+            const AppOptions& options);
+  ~AppWindow() override;
+  int run();
+
+  void reconfigure(const core::SessionConfig& config) override;
+  void save_screenshot() override { screenshot_requested_ = true; }
+
+ private:
+  void open_window();
+  void draw_frame();
+  void draw_menu_bar();
+  void draw_panels(FrameContext& frame);
+  void handle_keys();
+  void write_screenshot(const std::string& path);
+  void write_report(int& status);
+
+  std::shared_ptr<const core::FashionMnist> data_;
+  core::SessionConfig config_;
+  AppOptions options_;
+  std::unique_ptr<core::TrainingSession> session_;
+  core::SessionSnapshot snapshot_;
+  std::string setup_error_;
+  ViewSettings view_;
+  GuiReport report_;
+  ControlsPanel controls_;
+  std::vector<std::unique_ptr<Panel>> panels_;
+  ComparePanel* compare_ = nullptr;  // owned by panels_; --compare starts it
+  GLFWwindow* window_ = nullptr;
+  ImVec4 clear_color_;  // the windows' background colour; see open_window()
+  const bool scripted_ = !options_.screenshot.empty() || !options_.report.empty() ||
+                         options_.frames > 0 || options_.measure_seconds > 0;
+  bool screenshot_requested_ = false;
+  int screenshots_taken_ = 0;
+  double start_ = now_seconds();
+  std::vector<double> frame_seconds_;  // wall time between frames, for the report
+  double measure_ips_ = 0;             // training images/s while --measure-seconds ran
+};
+
+AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
+                     const core::SessionConfig& config, const AppOptions& options)
+    : data_(std::move(data)), config_(config), options_(options) {
+  view_.font_scale = options.font_scale;
+  view_.focused_panel = options.panel;
+  panels_.push_back(std::make_unique<DevicesPanel>());
+  panels_.push_back(std::make_unique<TrainingPanel>());
+  panels_.push_back(std::make_unique<TimelinePanel>());
+  auto compare = std::make_unique<ComparePanel>();
+  compare_ = compare.get();
+  panels_.push_back(std::move(compare));
+  if (!view_.focused_panel.empty() &&
+      std::none_of(panels_.begin(), panels_.end(),
+                   [&](const auto& p) { return view_.focused_panel == p->name(); })) {
+    std::string names;
+    for (const auto& p : panels_) names += std::string(names.empty() ? "" : ", ") + p->name();
+    throw std::invalid_argument("--panel " + view_.focused_panel +
+                                ": no such panel; the panels are " + names);
+  }
+  open_window();
+  reconfigure(config);
+}
+
+AppWindow::~AppWindow() {
+  session_.reset();  // stops training first: closing the window ends the run cleanly
+  if (window_ != nullptr) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window_);
+  }
+  glfwTerminate();
+}
+
+void AppWindow::open_window() {
+  glfwSetErrorCallback(remember_glfw_error);
+  if (!glfwInit()) {
+    throw NoDisplayError(
+        "cannot open a window: " + g_glfw_error +
+        ". The GUI needs a display: run it on a desktop, or headless under a virtual X server "
+        "with 'xvfb-run -a mirrorlab gui ...'; 'mirrorlab train' trains without one.");
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  window_ = glfwCreateWindow(options_.width, options_.height,
+                             "mirrorlab: mirrored training on virtual GPUs", nullptr, nullptr);
+  if (window_ == nullptr) {
+    glfwTerminate();
+    throw NoDisplayError("cannot create an OpenGL 3.3 window: " + g_glfw_error +
+                         ". Under Xvfb, install libgl1-mesa-dri (software OpenGL).");
+  }
+  glfwMakeContextCurrent(window_);
+  glfwSwapInterval(0);  // the frame cap below paces frames; vsync is absent under Xvfb anyway
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // the layout is fixed; nothing to remember between runs
+  ImGui::StyleColorsDark();
+  // Software OpenGL (llvmpipe, Xvfb) spends nearly all of a frame filling pixels, and each
+  // window's background is a blended, textured quad the size of the window. Clearing the
+  // screen to the same colour costs almost nothing, so the windows draw no background of their
+  // own: a frame costs about half as much, which is what training gets back.
+  ImVec4& window_bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  clear_color_ = ImVec4(window_bg.x, window_bg.y, window_bg.z, 1.0f);
+  window_bg.w = 0.0f;
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.WindowRounding = 4;
+  style.FrameRounding = 3;
+  // A real TTF scaled at load time reads better on a projector than a magnified bitmap font.
+  const float pixels = 16.0f * view_.font_scale;
+  if (std::filesystem::exists(kFontFile)) {
+    io.Fonts->AddFontFromFileTTF(kFontFile, pixels);
+  } else {
+    io.Fonts->AddFontDefault();
+    io.FontGlobalScale = view_.font_scale;
+  }
+  style.ScaleAllSizes(view_.font_scale);
+  ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+}
+
+// ============================================================================================
+// The session
+// ============================================================================================
+
+void AppWindow::reconfigure(const core::SessionConfig& config) {
+  config_ = config;
+  session_.reset();  // frees the old devices' memory before the new ones are made
+  setup_error_.clear();
+  snapshot_ = core::SessionSnapshot{};
+  try {
+    session_ = std::make_unique<core::TrainingSession>(data_, config_);
+  } catch (const std::exception& e) {
+    setup_error_ = e.what();
+  }
+}
+
+// ============================================================================================
+// Layout and drawing
+// ============================================================================================
+
+void AppWindow::draw_menu_bar() {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("All panels", "0", view_.focused_panel.empty())) {
+      view_.focused_panel.clear();
+    }
+    for (const auto& p : panels_) {
+      if (ImGui::MenuItem(p->name(), nullptr, view_.focused_panel == p->name())) {
+        view_.focused_panel = p->name();
+      }
+    }
+    ImGui::Separator();
+    ImGui::MenuItem("ImGui metrics", nullptr, &view_.show_imgui_metrics);
+    ImGui::EndMenu();
+  }
+  if (ImGui::MenuItem("Screenshot (F12)")) save_screenshot();
+  ImGui::TextDisabled("  Space: run/pause   N: one step   F12/P: screenshot   0-9: panels");
+  ImGui::EndMainMenuBar();
+}
+
+void AppWindow::draw_panels(FrameContext& frame) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  const ImVec2 origin = viewport->WorkPos, size = viewport->WorkSize;
+  const float controls_width = std::min(330.0f * view_.font_scale, size.x * 0.3f);
+  const ImGuiWindowFlags fixed =
+      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+
+  ImGui::SetNextWindowPos(origin);
+  ImGui::SetNextWindowSize(ImVec2(controls_width, size.y));
+  if (ImGui::Begin(controls_.name(), nullptr, fixed)) controls_.Draw(frame);
+  ImGui::End();
+
+  const ImVec2 area_pos(origin.x + controls_width, origin.y);
+  const ImVec2 area(size.x - controls_width, size.y);
+  std::vector<std::string> present;
+  for (const auto& panel : panels_) {
+    if (view_.focused_panel.empty() || view_.focused_panel == panel->name()) {
+      present.push_back(panel->name());
+    }
+  }
+  std::vector<std::pair<std::string, Rect>> places = place_panels(present);
+  if (!view_.focused_panel.empty()) places = {{view_.focused_panel, Rect{0, 0, 1, 1}}};
+  for (const auto& [name, r] : places) {
+    const auto it = std::find_if(panels_.begin(), panels_.end(),
+                                 [&](const auto& p) { return name == p->name(); });
+    if (it == panels_.end()) continue;
+    ImGui::SetNextWindowPos(ImVec2(area_pos.x + r.x * area.x, area_pos.y + r.y * area.y));
+    ImGui::SetNextWindowSize(ImVec2(r.w * area.x, r.h * area.y));
+    if (ImGui::Begin((*it)->name(), nullptr, fixed)) (*it)->Draw(frame);
+    ImGui::End();
+  }
+}
+
+void AppWindow::handle_keys() {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;  // typing a number in a field is not a command
+  // ImGui 1.86 indexes keys by the platform's codes: GLFW_KEY_* here.
+  if (ImGui::IsKeyPressed(GLFW_KEY_F12) || ImGui::IsKeyPressed(GLFW_KEY_P)) save_screenshot();
+  if (session_ && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
+    snapshot_.state == core::SessionState::kRunning ? session_->pause() : session_->run();
+  }
+  if (session_ && ImGui::IsKeyPressed(GLFW_KEY_N)) session_->step();
+  if (ImGui::IsKeyPressed(GLFW_KEY_0)) view_.focused_panel.clear();
+  for (int i = 0; i < static_cast<int>(panels_.size()) && i < 9; ++i) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_1 + i)) {
+      view_.focused_panel = panels_[static_cast<std::size_t>(i)]->name();
+    }
+  }
+}
+
+void AppWindow::draw_frame() {
+  if (session_) session_->update(snapshot_);
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  // A scripted run (tests, README pictures) ignores the pointer: under Xvfb it rests in the
+  // middle of the screen and would leave a tooltip in every screenshot.
+  if (scripted_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  ImGui::NewFrame();
+  report_.begin_frame();
+  handle_keys();
+  draw_menu_bar();
+  FrameContext frame{snapshot_, session_.get(), config_, setup_error_,
+                     view_,     report_,        *this,   now_seconds() - start_};
+  draw_panels(frame);
+  if (view_.show_imgui_metrics) ImGui::ShowMetricsWindow(&view_.show_imgui_metrics);
+  ImGui::Render();
+
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  glViewport(0, 0, width, height);
+  glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  if (screenshot_requested_) {
+    screenshot_requested_ = false;
+    char name[64];
+    std::snprintf(name, sizeof name, "mirrorlab-%03d.png", ++screenshots_taken_);
+    write_screenshot(name);
+  }
+  glfwSwapBuffers(window_);
+}
+
+void AppWindow::write_screenshot(const std::string& path) {
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  try {
+    write_framebuffer_png(path, width, height);
+    std::printf("Screenshot written to %s (%dx%d)\n", path.c_str(), width, height);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
+  }
+}
+
+// ============================================================================================
+// The frame loop and the scripted run
+// ============================================================================================
+
+int AppWindow::run() {
+  const bool scripted = scripted_;
+  if (session_) {
+    for (std::int64_t i = 0; i < options_.steps; ++i) session_->step();
+    if (options_.compare) compare_->start(*session_);
+    if (options_.run || options_.measure_seconds > 0) session_->run();
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto frame_period = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.max_fps > 0 ? 1.0 / options_.max_fps : 0.0));
+  Clock::time_point deadline = Clock::now();
+  double previous_frame = -1, measure_start = -1;
+  std::int64_t measure_steps0 = 0;
+  int frames_after_work = 0, status = 0;
+  while (!glfwWindowShouldClose(window_)) {
+    const double frame_start = now_seconds();
+    if (previous_frame >= 0) frame_seconds_.push_back(frame_start - previous_frame);
+    previous_frame = frame_start;
+    glfwPollEvents();
+    draw_frame();
+    // Pace frames to absolute deadlines, so the average is the cap even though each sleep
+    // overshoots a little; a frame that ran late does not make the next ones hurry.
+    if (options_.max_fps > 0) {
+      deadline += frame_period;
+      const auto now = Clock::now();
+      if (deadline < now) deadline = now;
+      std::this_thread::sleep_until(deadline);
+    }
+    const double now = now_seconds();
+    if (options_.quit_after_seconds > 0 && now - start_ > options_.quit_after_seconds) {
+      glfwSetWindowShouldClose(window_, GLFW_TRUE);  // as if the user closed it, mid-run
+    }
+    if (!scripted) continue;
+    if (now - start_ > options_.script_timeout_seconds) {
+      std::fprintf(stderr, "mirrorlab gui: the scripted run did not finish in %.0f s\n",
+                   options_.script_timeout_seconds);
+      status = 1;
+      break;
+    }
+    if (options_.measure_seconds > 0 && session_) {
+      if (measure_start < 0) {
+        if (snapshot_.steps_done < 3) continue;  // past the first, slower steps
+        measure_start = now;
+        measure_steps0 = snapshot_.steps_done;
+        frame_seconds_.clear();
+        previous_frame = -1;
+      }
+      if (now - measure_start < options_.measure_seconds) continue;
+      if (frames_after_work == 0) {
+        report_.note("measure_seconds", now - measure_start);
+        report_.note("measure_frames", static_cast<double>(frame_seconds_.size()));
+        report_.note("measure_steps", static_cast<double>(snapshot_.steps_done - measure_steps0));
+        measure_ips_ = snapshot_.images_per_second(
+            static_cast<std::size_t>(snapshot_.steps_done - measure_steps0));
+        session_->pause();
+      }
+    }
+    const bool live = snapshot_.state == core::SessionState::kPaused ||
+                      snapshot_.state == core::SessionState::kRunning;
+    const bool work_pending =
+        session_ && (snapshot_.busy_with_task || (live && snapshot_.steps_done < options_.steps));
+    if (work_pending) continue;
+    if (++frames_after_work < std::max(options_.frames, 2)) continue;
+    if (!options_.screenshot.empty()) write_screenshot(options_.screenshot);
+    break;
+  }
+  write_report(status);
+  return status;
+}
+
+void AppWindow::write_report(int& status) {
+  if (!frame_seconds_.empty()) {
+    std::vector<double> sorted = frame_seconds_;
+    std::sort(sorted.begin(), sorted.end());
+    double total = 0;
+    for (double s : frame_seconds_) total += s;
+    report_.note("frames_per_second", static_cast<double>(frame_seconds_.size()) / total);
+    report_.note("median_frame_ms", 1e3 * sorted[sorted.size() / 2]);
+  }
+  report_.note("steps_done", static_cast<double>(snapshot_.steps_done));
+  report_.note("images_per_second",
+               measure_ips_ > 0 ? measure_ips_ : snapshot_.images_per_second(1u << 30));
+  report_.note("session_failed", snapshot_.state == core::SessionState::kFailed ? 1 : 0);
+  report_.note("setup_failed", setup_error_.empty() ? 0 : 1);
+  if (options_.report.empty()) return;
+  try {
+    report_.write(options_.report);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
+    status = 1;
+  }
+}
+
+}  // namespace
+
+bool can_open_window(std::string* why) {
+  glfwSetErrorCallback(remember_glfw_error);
+  if (!glfwInit()) {
+    if (why != nullptr) *why = g_glfw_error;
+    return false;
+  }
+  glfwTerminate();
+  return true;
+}
+
+int run_app(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
+            const AppOptions& options) {
+  AppWindow window(std::move(data), config, options);
+  return window.run();
+}
+
+}  // namespace mirrorlab::gui

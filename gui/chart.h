@@ -1,0 +1,35 @@
+// A small line chart drawn with ImGui's draw list (1.86 has no plotting widget beyond
+// PlotLines): axes with a few ticks, one line per series, a legend, a hover readout. Series
+// with more points than pixels are thinned to about one point per pixel, so long runs stay fast.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mirrorlab::gui {
+
+struct ChartSeries {
+  std::string label;
+  std::uint32_t color = 0xFFFFFFFF;  // ImU32
+  std::vector<double> x, y;
+  bool markers = false;  // draw a dot at every point (few points: epochs, sizes)
+};
+
+struct ChartOptions {
+  std::string x_label, y_label;
+  bool log_x = false;  // sizes in a sweep
+  bool y_from_zero = false;
+  const char* y_format = "%.3g";
+  // Formats an x value for ticks and the hover readout (nullptr: "%.0f").
+  std::string (*x_format)(double) = nullptr;
+};
+
+// Draws into the current window at the cursor, `width` x `height` pixels; returns the number
+// of line segments and markers drawn.
+int draw_chart(const char* id, const std::vector<ChartSeries>& series, const ChartOptions& options,
+               float width, float height);
+
+std::string format_bytes(double bytes);  // "4 KiB", "16 MiB"
+
+}  // namespace mirrorlab::gui

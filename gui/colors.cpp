@@ -1,0 +1,51 @@
+#include "gui/colors.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+// Okabe-Ito without its black (the background is dark): orange, sky blue, bluish green, yellow,
+// blue, vermillion, reddish purple.
+constexpr std::uint32_t kOkabeIto[kNumReplicaColors] = {0xE69F00, 0x56B4E9, 0x009E73, 0xF0E442,
+                                                        0x0072B2, 0xD55E00, 0xCC79A7};
+
+}  // namespace
+
+std::uint32_t replica_rgb(int replica) {
+  const int i = replica < 0 ? 0 : replica % kNumReplicaColors;
+  return kOkabeIto[i];
+}
+
+std::uint32_t replica_color(int replica, std::uint32_t alpha) {
+  return rgb(replica_rgb(replica), alpha);
+}
+
+std::uint32_t phase_rgb(core::Phase phase) {
+  switch (phase) {  // Tol bright: blue, cyan, green, yellow, red, purple, grey
+    case core::Phase::kBroadcastInit:
+      return 0xBBBBBB;
+    case core::Phase::kSplit:
+      return 0x66CCEE;
+    case core::Phase::kForward:
+      return 0x4477AA;
+    case core::Phase::kBackward:
+      return 0xAA3377;
+    case core::Phase::kAllReduce:
+      return 0xEE6677;
+    case core::Phase::kUpdate:
+      return 0x228833;
+    case core::Phase::kEvaluate:
+      return 0xCCBB44;
+  }
+  return 0xBBBBBB;
+}
+
+std::uint32_t phase_color(core::Phase phase, std::uint32_t alpha) {
+  return rgb(phase_rgb(phase), alpha);
+}
+
+std::uint32_t text_color_on(std::uint32_t rrggbb) {
+  const double r = (rrggbb >> 16) & 0xFF, g = (rrggbb >> 8) & 0xFF, b = rrggbb & 0xFF;
+  return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? rgb(0x000000) : rgb(0xFFFFFF);
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,32 @@
+// Colours that survive a projector and colour-blind eyes.
+//
+// Replicas use the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), the usual
+// choice for categories that must stay apart for deuteranopes and protanopes; phases use Paul
+// Tol's "bright" scheme, which is also colour-blind safe and does not share a hue with the
+// first replicas. Every coloured thing also carries a text label, so colour is never the only
+// clue.
+#pragma once
+
+#include <cstdint>
+
+#include "core/run_events.h"
+
+namespace mirrorlab::gui {
+
+// 0xAARRGGBB is not ImGui's order: ImU32 is 0xAABBGGRR. rgb() converts from the usual #RRGGBB.
+constexpr std::uint32_t rgb(std::uint32_t rrggbb, std::uint32_t alpha = 255) {
+  return (alpha << 24) | ((rrggbb & 0xFF) << 16) | (rrggbb & 0xFF00) | ((rrggbb >> 16) & 0xFF);
+}
+
+inline constexpr int kNumReplicaColors = 7;
+// #RRGGBB of replica i's colour (cycles after 7 replicas).
+std::uint32_t replica_rgb(int replica);
+std::uint32_t replica_color(int replica, std::uint32_t alpha = 255);  // ImU32
+
+std::uint32_t phase_rgb(core::Phase phase);
+std::uint32_t phase_color(core::Phase phase, std::uint32_t alpha = 255);  // ImU32
+
+// Text that reads on top of a fill of colour `rrggbb` (black on light fills, white on dark).
+std::uint32_t text_color_on(std::uint32_t rrggbb);
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,158 @@
+#include "gui/controls_panel.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/colors.h"
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+constexpr const char* kModels[] = {"cnn", "mlp"};
+constexpr const char* kAlgorithms[] = {"auto", "reduce-to-one", "ring"};
+
+int index_of(const char* const* names, int count, const std::string& value) {
+  for (int i = 0; i < count; ++i) {
+    if (value == names[i]) return i;
+  }
+  return 0;
+}
+
+void state_badge(const core::SessionSnapshot& run, double t) {
+  std::uint32_t color = rgb(0xBBBBBB);
+  switch (run.state) {
+    case core::SessionState::kRunning:
+      color = rgb(0x009E73);
+      break;
+    case core::SessionState::kPaused:
+      color = rgb(0xE69F00);
+      break;
+    case core::SessionState::kFinished:
+      color = rgb(0x56B4E9);
+      break;
+    case core::SessionState::kFailed:
+      color = rgb(0xD55E00);
+      break;
+    case core::SessionState::kStopped:
+      break;
+  }
+  // A dot that blinks while training runs, so a frozen picture is never mistaken for a live one.
+  const float r = ImGui::GetTextLineHeight() * 0.35f;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 centre(p.x + r, p.y + ImGui::GetTextLineHeight() / 2);
+  const bool pulse = run.state == core::SessionState::kRunning && std::fmod(t, 1.0) < 0.5;
+  if (pulse) {
+    ImGui::GetWindowDrawList()->AddCircle(centre, r, color, 0, 2.0f);
+  } else {
+    ImGui::GetWindowDrawList()->AddCircleFilled(centre, r, color);
+  }
+  ImGui::Dummy(ImVec2(2 * r, 2 * r));
+  ImGui::SameLine();
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  ImGui::TextUnformatted(run.busy_with_task ? "measuring" : core::to_string(run.state));
+  ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void ControlsPanel::load(const core::SessionConfig& config) {
+  gpus_ = static_cast<int>(config.devices.size());
+  memory_mib_.clear();
+  for (const auto& d : config.devices) memory_mib_.push_back(static_cast<int>(d.memory_limit_mib));
+  model_ = config.strategy.model == core::ModelKind::kCnn ? 0 : 1;
+  algorithm_ = index_of(kAlgorithms, 3, config.strategy.all_reduce);
+  batch_ = static_cast<int>(config.fit.batch_per_replica);
+  learning_rate_ = config.strategy.optimizer.learning_rate;
+  loaded_ = true;
+}
+
+void ControlsPanel::Draw(FrameContext& frame) {
+  if (!loaded_) load(frame.config);
+  draw_run_state(frame);
+  ImGui::Separator();
+  draw_settings(frame);
+  frame.report.drew(name(), "buttons", 3);  // run/pause, one step, apply
+}
+
+void ControlsPanel::draw_run_state(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  core::TrainingSession* session = frame.session;
+  state_badge(run, frame.seconds_since_start);
+  if (session != nullptr) {
+    ImGui::Text("Step %lld  (epoch %d/%d, %lld/%lld)", static_cast<long long>(run.steps_done),
+                std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
+                static_cast<long long>(run.steps_per_epoch));
+    ImGui::Text("Global batch %zu = %zu x %zu replicas", run.global_batch,
+                frame.config.fit.batch_per_replica, run.devices.size());
+  }
+  const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
+                                           run.state == core::SessionState::kRunning);
+  ImGui::BeginDisabled(!live);
+  const float w = ImGui::GetContentRegionAvail().x;
+  const ImVec2 button((w - ImGui::GetStyle().ItemSpacing.x) / 2, 0);
+  if (run.state == core::SessionState::kRunning) {
+    if (ImGui::Button("Pause", button)) session->pause();
+  } else if (ImGui::Button("Run", button)) {
+    session->run();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("One step", button)) session->step();
+  ImGui::EndDisabled();
+  if (!run.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("%s", run.error.c_str());
+    ImGui::PopStyleColor();
+    ImGui::TextWrapped("Change the settings below and press Apply.");
+  }
+}
+
+void ControlsPanel::draw_settings(FrameContext& frame) {
+  ImGui::TextUnformatted("Settings (Apply restarts the run)");
+  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
+  if (ImGui::SliderInt("virtual GPUs", &gpus_, 1, 8)) {
+    memory_mib_.resize(static_cast<std::size_t>(gpus_),
+                       memory_mib_.empty() ? 1024 : memory_mib_.back());
+  }
+  for (int i = 0; i < gpus_; ++i) {
+    ImGui::PushID(i);
+    ImGui::PushStyleColor(ImGuiCol_FrameBg, replica_color(i, 90));
+    ImGui::InputInt("", &memory_mib_[static_cast<std::size_t>(i)], 64, 256);
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    ImGui::Text("MiB /gpu:%d", i);
+    memory_mib_[static_cast<std::size_t>(i)] =
+        std::max(1, memory_mib_[static_cast<std::size_t>(i)]);
+    ImGui::PopID();
+  }
+  ImGui::Combo("model", &model_, kModels, 2);
+  ImGui::Combo("all-reduce", &algorithm_, kAlgorithms, 3);
+  ImGui::InputInt("batch/replica", &batch_, 8, 64);
+  batch_ = std::clamp(batch_, 1, 1 << 16);
+  ImGui::SliderFloat("learning rate", &learning_rate_, 1e-5f, 1.0f, "%.5f",
+                     ImGuiSliderFlags_Logarithmic);
+  ImGui::PopItemWidth();
+  if (ImGui::Button("Apply", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
+    core::SessionConfig config = frame.config;
+    config.devices.clear();
+    for (int mib : memory_mib_) {
+      vgpu::LogicalDeviceConfiguration d = frame.config.devices.empty()
+                                               ? vgpu::LogicalDeviceConfiguration{}
+                                               : frame.config.devices.front();
+      d.memory_limit_mib = static_cast<std::size_t>(mib);
+      config.devices.push_back(d);
+    }
+    config.strategy.model = model_ == 0 ? core::ModelKind::kCnn : core::ModelKind::kMlp;
+    config.strategy.all_reduce = kAlgorithms[algorithm_];
+    config.fit.batch_per_replica = static_cast<std::size_t>(batch_);
+    config.strategy.optimizer.learning_rate = learning_rate_;
+    frame.actions.reconfigure(config);
+  }
+  if (!frame.setup_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("Cannot start this run: %s", frame.setup_error.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,131 @@
+#include "gui/devices_panel.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "gui/colors.h"
+#include "imgui.h"
+#include "virtualgpu/memory_arena.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+core::Phase next_phase(core::Phase p) {
+  switch (p) {
+    case core::Phase::kSplit:
+      return core::Phase::kForward;
+    case core::Phase::kForward:
+      return core::Phase::kBackward;
+    case core::Phase::kBackward:
+      return core::Phase::kAllReduce;
+    case core::Phase::kAllReduce:
+      return core::Phase::kUpdate;
+    default:
+      return core::Phase::kSplit;
+  }
+}
+
+std::string mib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(bytes) / vgpu::kMiB);
+  return text;
+}
+
+std::string what_it_is(const core::DeviceStatus& d) {
+  if (d.cuda_ordinal < 0) return d.what + ": host memory, own thread";
+  return d.what + " on CUDA card " + std::to_string(d.cuda_ordinal);
+}
+
+// The bar: limit is the full width, in use is filled, peak is a tick.
+void memory_bar(const core::DeviceStatus& d, std::uint32_t color, float width, float height) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const double limit = static_cast<double>(std::max<std::size_t>(d.limit, 1));
+  const float used = static_cast<float>(std::min(1.0, d.in_use / limit)) * width;
+  const float peak = static_cast<float>(std::min(1.0, d.peak / limit)) * width;
+  draw->AddRectFilled(p, ImVec2(p.x + width, p.y + height), rgb(0x303038));
+  draw->AddRectFilled(p, ImVec2(p.x + std::max(used, 2.0f), p.y + height), color);
+  draw->AddLine(ImVec2(p.x + peak, p.y - 2), ImVec2(p.x + peak, p.y + height + 2), rgb(0xFFFFFF),
+                2.0f);
+  draw->AddRect(p, ImVec2(p.x + width, p.y + height), rgb(0x808088));
+  ImGui::Dummy(ImVec2(width, height));
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("in use %s MiB (filled), peak %s MiB (white tick), limit %s MiB (bar)",
+                      mib(d.in_use).c_str(), mib(d.peak).c_str(), mib(d.limit).c_str());
+  }
+}
+
+}  // namespace
+
+std::string describe_device_phase(const core::SessionSnapshot& run, bool has_event,
+                                  const core::RunEvent& last) {
+  if (!has_event) return "waiting for the first step";
+  const std::string step = " (step " + std::to_string(last.step + 1) + ")";
+  if (run.state == core::SessionState::kRunning && last.phase != core::Phase::kEvaluate) {
+    if (last.phase == core::Phase::kUpdate) {
+      return std::string("in split, of step ") + std::to_string(last.step + 2);
+    }
+    return std::string("in ") + core::to_string(next_phase(last.phase)) + step;
+  }
+  return std::string("idle; last did ") + core::to_string(last.phase) + step;
+}
+
+void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
+  if (session_ != run.session || events_seen_ > run.events.size()) {
+    session_ = run.session;
+    events_seen_ = 0;
+    last_event_.assign(run.devices.size(), core::RunEvent{});
+    has_event_.assign(run.devices.size(), false);
+  }
+  for (; events_seen_ < run.events.size(); ++events_seen_) {
+    const core::RunEvent& e = run.events[events_seen_];
+    if (e.device < 0 || e.device >= static_cast<int>(last_event_.size())) continue;
+    last_event_[static_cast<std::size_t>(e.device)] = e;
+    has_event_[static_cast<std::size_t>(e.device)] = true;
+  }
+}
+
+void DevicesPanel::Draw(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  if (frame.session == nullptr) {
+    ImGui::TextWrapped("No devices: %s", frame.setup_error.c_str());
+    return;
+  }
+  follow_events(run);
+  const float scale = frame.view.font_scale;
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const int per_row = std::max(1, static_cast<int>((avail + spacing) / (340.0f * scale + spacing)));
+  const float card_width = (avail - spacing * static_cast<float>(per_row - 1)) / per_row;
+  const float card_height = ImGui::GetTextLineHeightWithSpacing() * 5.4f;
+  for (std::size_t i = 0; i < run.devices.size(); ++i) {
+    const core::DeviceStatus& d = run.devices[i];
+    const int replica = static_cast<int>(i);
+    if (i % static_cast<std::size_t>(per_row) != 0) ImGui::SameLine();
+    ImGui::PushID(replica);
+    ImGui::PushStyleColor(ImGuiCol_Border, replica_color(replica));
+    ImGui::PushStyleVar(ImGuiStyleVar_ChildBorderSize, 2.0f);
+    ImGui::BeginChild("card", ImVec2(card_width, card_height), true, ImGuiWindowFlags_NoScrollbar);
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float swatch = ImGui::GetTextLineHeight();
+    draw->AddRectFilled(p, ImVec2(p.x + swatch, p.y + swatch), replica_color(replica));
+    ImGui::Dummy(ImVec2(swatch, swatch));
+    ImGui::SameLine();
+    ImGui::Text("%s  replica %d", d.name.c_str(), replica);
+    ImGui::TextDisabled("%s", what_it_is(d).c_str());
+    const std::string phase = describe_device_phase(run, has_event_[i], last_event_[i]);
+    ImGui::Text("%s", phase.c_str());
+    memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, swatch * 0.9f);
+    ImGui::Text("%s MiB in use, peak %s, limit %s", mib(d.in_use).c_str(), mib(d.peak).c_str(),
+                mib(d.limit).c_str());
+    ImGui::EndChild();
+    ImGui::PopStyleVar();
+    ImGui::PopStyleColor();
+    ImGui::PopID();
+  }
+  frame.report.drew(name(), "cards", static_cast<double>(run.devices.size()));
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,29 @@
+// Devices: one card per (logical) GPU: what it is (CPU-backed, logical on which card,
+// physical), its memory bar (in use, peak, limit) and the phase of the step it is in.
+#pragma once
+
+#include <vector>
+
+#include "gui/panel.h"
+
+namespace mirrorlab::gui {
+
+class DevicesPanel : public Panel {
+ public:
+  const char* name() const override { return "Devices"; }
+  void Draw(FrameContext& frame) override;
+
+ private:
+  void follow_events(const core::SessionSnapshot& run);
+  const void* session_ = nullptr;
+  std::size_t events_seen_ = 0;
+  std::vector<core::RunEvent> last_event_;  // per device, the latest training event
+  std::vector<bool> has_event_;
+};
+
+// What a device is doing, from its latest event: while the run goes on, the phase after the
+// one it last finished; otherwise where it stopped.
+std::string describe_device_phase(const core::SessionSnapshot& run, bool has_event,
+                                  const core::RunEvent& last);
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,36 @@
+#include "gui/gui_report.h"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "nlohmann/json.hpp"
+
+namespace mirrorlab::gui {
+
+void GuiReport::drew(std::string_view panel, std::string_view what, double count) {
+  PanelCounts& p = panels_[std::string(panel)];
+  if (p.last_frame != frames_) {
+    p.last_frame = frames_;
+    ++p.frames;
+  }
+  p.counts[std::string(what)] = count;
+}
+
+std::string GuiReport::to_json() const {
+  nlohmann::json panels = nlohmann::json::object();
+  for (const auto& [name, p] : panels_) {
+    nlohmann::json j = p.counts;
+    j["frames"] = p.frames;
+    panels[name] = j;
+  }
+  return nlohmann::json{{"frames", frames_}, {"notes", notes_}, {"panels", panels}}.dump(2);
+}
+
+void GuiReport::write(const std::filesystem::path& path) const {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(path.string() + ": cannot open for writing");
+  out << to_json() << "\n";
+  if (!out) throw std::runtime_error(path.string() + ": write failed");
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,48 @@
+// The panel interface. A panel draws one feature of the run (devices, timeline, ...) from the
+// snapshot the window copied this frame; it never calls into training except through the
+// session's non-blocking commands. A panel with state (zoom, a chosen layer) keeps it in its
+// own struct; what every panel shares lives in ViewSettings.
+//
+// To add a panel: derive from Panel, give it a name() (its window title and report key), draw
+// the contents in Draw() (the window calls ImGui::Begin/End around it), report what was drawn
+// with frame.report.drew(name(), "what", count), and add it in AppWindow's constructor
+// (gui/app_window.cpp) with its place in the layout.
+#pragma once
+
+#include <string>
+
+#include "core/training_session.h"
+#include "gui/gui_report.h"
+#include "gui/view_settings.h"
+
+namespace mirrorlab::gui {
+
+// What panels may ask of the window.
+class AppActions {
+ public:
+  virtual ~AppActions() = default;
+  // Replaces the session by one built from `config` (the old one is stopped first). A config
+  // that cannot be built leaves no session and shows the error.
+  virtual void reconfigure(const core::SessionConfig& config) = 0;
+  virtual void save_screenshot() = 0;  // at the end of this frame, to a numbered PNG
+};
+
+struct FrameContext {
+  const core::SessionSnapshot& run;   // this frame's copy of the run
+  core::TrainingSession* session;     // commands; nullptr when no session could be built
+  const core::SessionConfig& config;  // the configuration last asked for
+  const std::string& setup_error;     // why that configuration could not be built, or ""
+  ViewSettings& view;
+  GuiReport& report;
+  AppActions& actions;
+  double seconds_since_start = 0;  // for small animations (the running indicator)
+};
+
+class Panel {
+ public:
+  virtual ~Panel() = default;
+  virtual const char* name() const = 0;
+  virtual void Draw(FrameContext& frame) = 0;
+};
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,18 @@
+// Saving what the window shows as a PNG (F12 or P in the GUI, --screenshot in scripted runs).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace mirrorlab::gui {
+
+// Reads the current OpenGL back buffer (call after rendering, before swapping buffers) and
+// writes it as an RGB PNG, top row first. Throws std::runtime_error if the file cannot be
+// written.
+void write_framebuffer_png(const std::filesystem::path& path, int width, int height);
+
+// Flips rows of tightly packed RGB pixels in place (OpenGL reads bottom row first).
+void flip_rows(std::vector<std::uint8_t>& rgb, int width, int height);
+
+}  // namespace mirrorlab::gui

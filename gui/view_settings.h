@@ -1,0 +1,17 @@
+// Everything about how the run is shown (not what the run does), in one place: panels read it
+// and the controls and menus change it.
+#pragma once
+
+#include <string>
+
+namespace mirrorlab::gui {
+
+struct ViewSettings {
+  float font_scale = 1.0f;    // 1.5 to 2 for a projector (--font-scale, View menu)
+  std::string focused_panel;  // a panel's name: only it is shown, filling the window; empty: all
+  int chosen_device = 0;      // the device panels highlight (and the Gradients panel's replica)
+  int chosen_layer = -1;      // the layer whose gradient the Gradients panel maps (-1: largest)
+  bool show_imgui_metrics = false;
+};
+
+}  // namespace mirrorlab::gui

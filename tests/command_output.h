@@ -1,0 +1,28 @@
+// Runs a shell command as a user would and keeps its exit status and output (stdout and
+// stderr together), for the tests of the mirrorlab command.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace mirrorlab::testing {
+
+struct CommandOutput {
+  int status = -1;     // exit status, or -1 if it did not exit normally
+  std::string output;  // stdout and stderr together
+};
+
+inline CommandOutput run_command(const std::string& command) {
+  CommandOutput result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) result.output += buffer;
+  const int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+}  // namespace mirrorlab::testing

@@ -1,0 +1,107 @@
+// The GUI's pure parts, without a window: the timeline's folding, the palettes, the report,
+// the screenshot's row flip.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "gui/colors.h"
+#include "gui/gui_report.h"
+#include "gui/screenshot.h"
+#include "gui/timeline_panel.h"
+#include "nlohmann/json.hpp"
+
+namespace mirrorlab::gui {
+namespace {
+
+// `n` spans of `length` seconds, one every `period` seconds from 0.
+std::vector<TimelineSpan> spans(int n, double length, double period) {
+  std::vector<TimelineSpan> v;
+  for (int i = 0; i < n; ++i) v.push_back({i * period, i * period + length, std::size_t(i)});
+  return v;
+}
+
+TEST(TimelineLayout, WideSpansAreDrawnOneByOne) {
+  const auto lane = spans(10, 0.08, 0.1);  // 80 px wide at 1000 px per second
+  const auto blocks = layout_lane(lane, 0.0, 1.0, 1000.0f);
+  ASSERT_EQ(blocks.size(), 10u);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    EXPECT_EQ(blocks[i].count, 1u);
+    EXPECT_EQ(blocks[i].first, i);
+    EXPECT_NEAR(blocks[i].x0, 100.0f * i, 1e-3);
+    EXPECT_NEAR(blocks[i].x1 - blocks[i].x0, 80.0f, 1e-3);
+  }
+}
+
+TEST(TimelineLayout, SpansNarrowerThanThreePixelsFoldIntoBlocksWithACount) {
+  const auto lane = spans(100000, 0.0005, 0.001);  // 100,000 spans over 100 s on 1000 px
+  const auto blocks = layout_lane(lane, 0.0, 100.0, 1000.0f);
+  std::size_t total = 0;
+  for (const auto& b : blocks) total += b.count;
+  EXPECT_EQ(total, lane.size());    // every span is accounted for
+  EXPECT_LE(blocks.size(), 1000u);  // at most about one block per pixel
+  EXPECT_GT(blocks.front().count, 1u);
+}
+
+TEST(TimelineLayout, OnlyVisibleSpansAreLaidOut) {
+  const auto lane = spans(1000, 0.08, 0.1);  // 0 .. 100 s
+  const auto blocks = layout_lane(lane, 50.0, 51.0, 1000.0f);
+  ASSERT_FALSE(blocks.empty());
+  EXPECT_LE(blocks.size(), 11u);
+  EXPECT_NEAR(lane[blocks.front().first].begin, 50.0, 1e-9);  // 49.9 .. 49.98 ends before it
+  EXPECT_NEAR(lane[blocks.back().first].begin, 51.0, 1e-9);   // begins at its right edge
+  EXPECT_TRUE(layout_lane(lane, 200.0, 201.0, 1000.0f).empty());
+  EXPECT_TRUE(layout_lane({}, 0.0, 1.0, 100.0f).empty());
+}
+
+TEST(TimelineLayout, AWideSpanAfterAFoldStaysItsOwnBlock) {
+  std::vector<TimelineSpan> lane = spans(50, 0.0001, 0.0002);  // 0 .. 10 ms, tiny
+  lane.push_back({0.02, 0.5, 50});                             // then 480 ms
+  const auto blocks = layout_lane(lane, 0.0, 1.0, 1000.0f);
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0].count, 50u);
+  EXPECT_EQ(blocks[1].count, 1u);
+  EXPECT_EQ(blocks[1].first, 50u);
+}
+
+TEST(Colors, ReplicaColoursAreOkabeItoAndDistinct) {
+  EXPECT_EQ(replica_rgb(0), 0xE69F00u);
+  EXPECT_EQ(replica_rgb(1), 0x56B4E9u);
+  std::set<std::uint32_t> seen;
+  for (int i = 0; i < kNumReplicaColors; ++i) seen.insert(replica_rgb(i));
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kNumReplicaColors));
+  EXPECT_EQ(replica_rgb(kNumReplicaColors), replica_rgb(0));  // cycles
+  // ImGui's ImU32 is 0xAABBGGRR.
+  EXPECT_EQ(rgb(0x112233), 0xFF332211u);
+  EXPECT_EQ(text_color_on(0xF0E442), rgb(0x000000));  // yellow: black text
+  EXPECT_EQ(text_color_on(0x0072B2), rgb(0xFFFFFF));  // blue: white text
+}
+
+TEST(GuiReport, CountsFramesPerPanelAndKeepsTheLatestCounts) {
+  GuiReport report;
+  report.begin_frame();
+  report.drew("Devices", "cards", 2);
+  report.drew("Devices", "bars", 2);
+  report.begin_frame();
+  report.drew("Devices", "cards", 3);
+  report.note("frames_per_second", 61.5);
+  const auto j = nlohmann::json::parse(report.to_json());
+  EXPECT_EQ(j["frames"], 2);
+  EXPECT_EQ(j["panels"]["Devices"]["frames"], 2);
+  EXPECT_EQ(j["panels"]["Devices"]["cards"], 3.0);
+  EXPECT_EQ(j["notes"]["frames_per_second"], 61.5);
+  EXPECT_TRUE(report.panel_drew("Devices"));
+  EXPECT_FALSE(report.panel_drew("Timeline"));
+}
+
+TEST(Screenshot, FlipRowsPutsTheBottomRowFirst) {
+  // 2 x 3 pixels, rows 0, 1, 2 filled with 0, 1, 2.
+  std::vector<std::uint8_t> rgb(2 * 3 * 3);
+  for (int y = 0; y < 3; ++y) std::fill_n(rgb.begin() + y * 6, 6, std::uint8_t(y));
+  flip_rows(rgb, 2, 3);
+  EXPECT_EQ(rgb[0], 2);
+  EXPECT_EQ(rgb[6], 1);
+  EXPECT_EQ(rgb[12], 0);
+}
+
+}  // namespace
+}  // namespace mirrorlab::gui

@@ -1,0 +1,154 @@
+// `mirrorlab gui` as a user (or CI) runs it, under Xvfb: a scripted run trains a few steps,
+// measures the algorithms, draws every panel, writes a screenshot and a report; the test checks
+// the report (each panel drew what it should) and the pixels (not blank, the replica and
+// phase colours present). Skips with the reason when xvfb-run or the data set is missing.
+#include <gtest/gtest.h>
+#include <stb_image.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "command_output.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using Result = mirrorlab::testing::CommandOutput;
+Result shell(const std::string& command) { return mirrorlab::testing::run_command(command); }
+
+const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
+
+// Runs `mirrorlab gui ARGS` on a fresh virtual X server of 1600x1000.
+Result gui(const std::string& args) {
+  return shell("xvfb-run -a -s '-screen 0 1600x1000x24' " + kMirrorlab + " gui " + args);
+}
+
+class GuiApp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (shell("command -v xvfb-run").status != 0) {
+      GTEST_SKIP() << "xvfb-run not found: apt-get install xvfb xauth (scripts/setup does)";
+    }
+    if (!fs::exists("/usr/share/datasets/fashion-mnist")) {
+      GTEST_SKIP() << "Fashion-MNIST not found: apt-get install dataset-fashion-mnist";
+    }
+    dir_ = fs::temp_directory_path() /
+           ("mirrorlab-gui-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+struct Image {
+  int width = 0, height = 0;
+  std::unique_ptr<unsigned char, void (*)(void*)> pixels{nullptr, stbi_image_free};
+  std::set<std::uint32_t> colors() const {
+    std::set<std::uint32_t> set;
+    for (int i = 0; i < width * height; ++i) {
+      const unsigned char* p = pixels.get() + 3 * i;
+      set.insert((std::uint32_t{p[0]} << 16) | (std::uint32_t{p[1]} << 8) | p[2]);
+    }
+    return set;
+  }
+};
+
+Image load_png(const std::string& path) {
+  Image image;
+  int channels = 0;
+  image.pixels.reset(stbi_load(path.c_str(), &image.width, &image.height, &channels, 3));
+  return image;
+}
+
+TEST_F(GuiApp, ScriptedRunTrainsMeasuresAndDrawsEveryPanel) {
+  const Result r =
+      gui("--gpus 2 --train-examples 2048 --steps 6 --compare --frames 3 "
+          "--screenshot " +
+          path("all.png") + " --report " + path("all.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(path("all.json"));
+  EXPECT_EQ(report["notes"]["steps_done"], 6.0) << report.dump(1);
+  EXPECT_EQ(report["notes"]["session_failed"], 0.0);
+  const auto& panels = report["panels"];
+  for (const char* name : {"Controls", "Devices", "Timeline", "Training", "Compare"}) {
+    ASSERT_TRUE(panels.contains(name)) << name << " never drew: " << report.dump(1);
+    EXPECT_GE(panels[name]["frames"].get<int>(), 3) << name;
+  }
+  EXPECT_EQ(panels["Devices"]["cards"], 2.0);
+  EXPECT_EQ(panels["Timeline"]["lanes"], 2.0);
+  EXPECT_GT(panels["Timeline"]["spans"].get<double>() + panels["Timeline"]["folds"].get<double>(),
+            0.0);
+  EXPECT_EQ(panels["Training"]["points"], 6.0);
+  EXPECT_GT(panels["Training"]["images_per_second"].get<double>(), 0.0);
+  // reduce-to-one, ring and one-shot: step and all-reduce
+  EXPECT_EQ(panels["Compare"]["bars"], 6.0);
+  EXPECT_GT(panels["Compare"]["sweep_points"].get<double>(), 0.0);
+
+  const Image image = load_png(path("all.png"));
+  ASSERT_TRUE(image.pixels) << "no PNG written";
+  EXPECT_EQ(image.width, 1600);
+  EXPECT_EQ(image.height, 1000);
+  const auto colors = image.colors();
+  EXPECT_GT(colors.size(), 100u) << "the screenshot is (nearly) blank";
+  EXPECT_TRUE(colors.count(0xE69F00)) << "replica 0's Okabe-Ito orange is missing";
+  EXPECT_TRUE(colors.count(0x56B4E9)) << "replica 1's Okabe-Ito sky blue is missing";
+  EXPECT_TRUE(colors.count(0xEE6677)) << "the timeline's all-reduce spans are missing";
+}
+
+TEST_F(GuiApp, EachPanelCanFillTheWindowAlone) {
+  for (const char* panel : {"Devices", "Timeline", "Training", "Compare"}) {
+    const Result r =
+        gui(std::string("--train-examples 1024 --steps 2 --frames 2 --panel ") + panel +
+            " --report " + path("one.json") + " --screenshot " + path("one.png"));
+    ASSERT_EQ(r.status, 0) << panel << ": " << r.output;
+    const auto drawn = read_json(path("one.json"))["panels"];
+    EXPECT_TRUE(drawn.contains(panel)) << panel;
+    EXPECT_EQ(drawn.size(), 2u) << panel << " and the controls only: " << drawn.dump();
+    EXPECT_GT(load_png(path("one.png")).colors().size(), 50u) << panel;
+  }
+}
+
+TEST_F(GuiApp, ASettingThatCannotWorkIsShownNotACrash) {
+  const Result r = gui("--memory-limit 1 --frames 2 --report " + path("bad.json") +
+                       " --screenshot " + path("bad.png"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(path("bad.json"));
+  EXPECT_EQ(report["notes"]["setup_failed"], 1.0);
+  EXPECT_TRUE(report["panels"].contains("Controls"));  // where the sentence is shown
+}
+
+TEST_F(GuiApp, ClosingTheWindowWhileTrainingRunsEndsCleanly) {
+  const Result r = gui("--train-examples 4096 --run --quit-after 2");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST(GuiAppWithoutDisplay, SaysHowToGetOneAndExits2) {
+  const Result r =
+      shell("env -u DISPLAY -u WAYLAND_DISPLAY " + kMirrorlab + " gui --train-examples 128");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("xvfb-run"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mirrorlab train"), std::string::npos) << r.output;
+}
+
+TEST(GuiAppWithoutDisplay, UnknownPanelIsABadFlag) {
+  const Result r = shell("env -u DISPLAY " + kMirrorlab + " gui --panel Nonsense");
+  EXPECT_EQ(r.status, 2) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,134 @@
+// CudaOps on a GPU: every kernel against the CPU reference (the agreement suite), and mirrored
+// training on CUDA logical GPUs against one GPU and against the CPU. Each test skips, saying why,
+// where no GPU is visible (or the build has no CUDA).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/fit.h"
+#include "core/mirrored_strategy.h"
+#include "core/ops_cuda.h"
+#include "core/synthetic_dataset.h"
+#include "tests/cuda_test_device.h"
+#include "tests/ops_agreement.h"
+#include "virtualgpu/device_registry.h"
+
+namespace mirrorlab::testing {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Cuda, OpsAgreement, ::testing::Values("cuda"));
+
+#define SKIP_WITHOUT_GPU()                               \
+  do {                                                   \
+    std::string why;                                     \
+    if (!core::cuda_device_visible(&why)) {              \
+      GTEST_SKIP() << "no CUDA device visible: " << why; \
+    }                                                    \
+  } while (0)
+
+core::StrategyOptions options(core::ModelKind model, core::OptimizerKind optimizer) {
+  core::StrategyOptions o;
+  o.model = model;
+  o.optimizer.kind = optimizer;
+  o.optimizer.learning_rate = optimizer == core::OptimizerKind::kSgd ? 0.05f : 1e-3f;
+  o.seed = 11;
+  return o;
+}
+
+// 30 steps of fit() on 82 synthetic examples in global batches of 24 (uneven last batches, empty
+// shards on 8 replicas); replica 0's weights, copied to the host.
+std::vector<float> train(const std::vector<vgpu::Device*>& devices, const core::StrategyOptions& o,
+                         core::EventStore* events = nullptr) {
+  const core::Dataset data = core::synthetic_dataset(82);
+  core::MirroredStrategy strategy(devices, o, events);
+  core::FitOptions fit;
+  fit.epochs = 100;
+  fit.max_steps = 30;
+  fit.batch_per_replica = 24 / devices.size();
+  fit.seed = 5;
+  const core::History history = core::fit(strategy, data, nullptr, fit);
+  EXPECT_EQ(history.steps, 30);
+  return strategy.replica(0).model().params_to_host();
+}
+
+// Relative distance of two weight vectors, and the worst element relative to max(|ref|, RMS).
+void expect_close(const std::vector<float>& w, const std::vector<float>& ref, double tolerance,
+                  const std::string& what) {
+  ASSERT_EQ(w.size(), ref.size());
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    diff2 += (double{w[i]} - ref[i]) * (double{w[i]} - ref[i]);
+    ref2 += double{ref[i]} * ref[i];
+  }
+  const double rms = std::sqrt(ref2 / static_cast<double>(w.size()));
+  double worst = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    worst =
+        std::max(worst, std::abs(double{w[i]} - ref[i]) / std::max(std::abs(double{ref[i]}), rms));
+  }
+  EXPECT_LE(std::sqrt(diff2 / ref2), tolerance) << what;
+  EXPECT_LE(worst, tolerance) << what;
+}
+
+// The core test on a GPU: N logical GPUs compute what one GPU computes on the same global batches
+// (the strategy also checks after every step that the replicas' weights are bit-identical).
+TEST(CudaMirroredStrategy, LogicalGpusMatchOneGpu) {
+  SKIP_WITHOUT_GPU();
+  for (const auto model : {core::ModelKind::kCnn, core::ModelKind::kMlp}) {
+    for (const auto optimizer : {core::OptimizerKind::kSgd, core::OptimizerKind::kAdam}) {
+      const core::StrategyOptions o = options(model, optimizer);
+      CudaTestDevices one(1, 1024);
+      const std::vector<float> reference = train(one.devices(), o);
+      for (const int replicas : {2, 3, 8}) {
+        CudaTestDevices logical(replicas, 512);
+        expect_close(train(logical.devices(), o), reference, 1e-5,
+                     std::string(core::to_string(model)) + " " + core::to_string(optimizer) + " " +
+                         std::to_string(replicas) + " logical GPUs");
+      }
+    }
+  }
+}
+
+// The same training on a GPU and on a CPU-backed virtual GPU ends with close weights: the whole
+// CUDA stack (kernels, loss, optimizer, split, broadcast) against the CPU reference.
+TEST(CudaMirroredStrategy, OneGpuMatchesOneCpuDevice) {
+  SKIP_WITHOUT_GPU();
+  const core::StrategyOptions o = options(core::ModelKind::kCnn, core::OptimizerKind::kAdam);
+  vgpu::DeviceRegistry cpu;
+  cpu.set_logical_device_configuration(1, 512);
+  const std::vector<float> reference = train(cpu.logical_devices(), o);
+  CudaTestDevices gpu(1, 1024);
+  expect_close(train(gpu.devices(), o), reference, 1e-4, "cnn adam, GPU vs CPU");
+}
+
+// Per-phase events from CUDA events: every training phase of every step on every replica, each
+// ending after it begins, and a replica's phases in order.
+TEST(CudaMirroredStrategy, RecordsEveryPhaseTimedOnTheStream) {
+  SKIP_WITHOUT_GPU();
+  CudaTestDevices gpus(2, 512);
+  core::EventStore events;
+  train(gpus.devices(), options(core::ModelKind::kMlp, core::OptimizerKind::kSgd), &events);
+  const std::vector<core::RunEvent> all = events.snapshot();
+  for (int device = 0; device < 2; ++device) {
+    int per_phase[core::kNumPhases] = {};
+    vgpu::TimePoint last{};
+    for (const core::RunEvent& e : all) {
+      if (e.device != device) continue;
+      EXPECT_LE(e.begin, e.end) << core::to_string(e.phase);
+      if (e.phase != core::Phase::kBroadcastInit) {
+        EXPECT_LE(last, e.begin) << core::to_string(e.phase);
+      }
+      last = e.end;
+      ++per_phase[static_cast<int>(e.phase)];
+    }
+    for (const core::Phase p : {core::Phase::kSplit, core::Phase::kForward, core::Phase::kBackward,
+                                core::Phase::kAllReduce, core::Phase::kUpdate}) {
+      EXPECT_EQ(per_phase[static_cast<int>(p)], 30)
+          << "device " << device << " " << core::to_string(p);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mirrorlab::testing
