@@ -102,7 +102,7 @@ AlgorithmComparison compare_algorithms(
         if (stop()) break;
         vgpu::AllReduceBenchOptions one = options.sweep;
         one.min_bytes = one.max_bytes = bytes;
-        const auto algorithm = vgpu::make_all_reduce(name, 0);
+        const auto algorithm = vgpu::make_all_reduce(name, devices, 0);  // nccl needs them
         for (const auto& row :
              vgpu::run_allreduce_sweep(devices, *algorithm, one, result.copy_bandwidth)) {
           result.sweep.push_back(row);

@@ -139,22 +139,10 @@ LossStats ReplicaContext::evaluate() {
 }
 
 void ReplicaContext::all_reduce_sum(std::span<float> values) {
-  Ops& ops = replica_->ops();
-  const TimeMark begin = ops.mark();
-  // One replica: the sum is the values themselves, and no algorithm touches them, so device
-  // memory may go straight through (a single GPU pays no host round trip).
-  if (ops.host_accessible() || num_replicas_in_sync() == 1) {
-    strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum);
-  } else {
-    // STOPGAP until the collectives land device transports: the gradients go to the host, the
-    // CPU algorithms reduce them there, and the sum goes back. Correct, but it stalls the stream
-    // and moves every gradient over PCIe twice per step.
-    std::vector<float>& host = replica_->host_reduce_;
-    host.resize(values.size());
-    ops.copy_to_host(host.data(), values.data(), values.size_bytes());
-    strategy_->rendezvous_.all_reduce(replica_->id(), host, vgpu::ReduceOp::kSum);
-    ops.copy_to_device(values.data(), host.data(), values.size_bytes());
-  }
+  const TimeMark begin = replica_->ops().mark();
+  // The group moves the data as the devices' memory requires: host loops on CPU-backed devices,
+  // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU.
+  strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum);
   record(Phase::kAllReduce, begin, values.size_bytes());
 }
 

@@ -111,7 +111,6 @@ class Replica {
   std::vector<std::uint8_t> labels_;
   vgpu::Allocation device_labels_;   // on devices the host cannot read
   std::vector<float> host_staging_;  // pixels on their way to such a device
-  std::vector<float> host_reduce_;   // gradients on their way through the host all-reduce
   std::vector<PendingEvent> pending_events_;
   std::uint64_t fingerprint_ = 0;
 };

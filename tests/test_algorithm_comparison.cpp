@@ -35,8 +35,8 @@ TEST(AlgorithmComparison, MeasuresEveryAlgorithmTheDevicesCanRunAndSaysWhyNotThe
   EXPECT_TRUE(r.complete) << r.error;
   EXPECT_TRUE(r.error.empty()) << r.error;
   EXPECT_GT(progress_calls, 2);
-  ASSERT_EQ(r.timings.size(), 3u);
-  for (int i = 0; i < 2; ++i) {
+  ASSERT_EQ(r.timings.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
     const core::AlgorithmTiming& t = r.timings[static_cast<std::size_t>(i)];
     EXPECT_TRUE(t.available) << t.algorithm;
     EXPECT_EQ(t.steps, 2) << t.algorithm;
@@ -45,14 +45,15 @@ TEST(AlgorithmComparison, MeasuresEveryAlgorithmTheDevicesCanRunAndSaysWhyNotThe
   }
   EXPECT_EQ(r.timings[0].algorithm, "reduce-to-one");
   EXPECT_EQ(r.timings[1].algorithm, "ring");
+  EXPECT_EQ(r.timings[2].algorithm, "one-shot");
   // CPU-backed virtual GPUs cannot run NCCL: the row stays, with TensorFlow's reason.
-  EXPECT_EQ(r.timings[2].algorithm, "nccl");
-  EXPECT_FALSE(r.timings[2].available);
-  EXPECT_NE(r.timings[2].reason.find("virtual"), std::string::npos) << r.timings[2].reason;
+  EXPECT_EQ(r.timings[3].algorithm, "nccl");
+  EXPECT_FALSE(r.timings[3].available);
+  EXPECT_NE(r.timings[3].reason.find("virtual"), std::string::npos) << r.timings[3].reason;
 
   EXPECT_EQ(r.gradient_bytes, 235146u * sizeof(float));  // the MLP's parameters
   EXPECT_GT(r.copy_bandwidth, 0.0);
-  ASSERT_EQ(r.sweep.size(), 2u * 3u);  // 4, 8, 16 KiB for each available algorithm
+  ASSERT_EQ(r.sweep.size(), 3u * 3u);  // 4, 8, 16 KiB for each available algorithm
   for (const auto& row : r.sweep) {
     EXPECT_EQ(row.wrong, 0u) << row.algorithm << " " << row.bytes;
     EXPECT_GT(row.algbw, 0.0);

@@ -52,13 +52,15 @@ TEST_P(AllReduceBenchOnDevices, EveryRowIsExactAndItsBandwidthsAgree) {
     EXPECT_DOUBLE_EQ(row.algbw, row.bytes / row.seconds);
     EXPECT_DOUBLE_EQ(row.busbw, row.algbw * 2.0 * 2 / 3);
     EXPECT_DOUBLE_EQ(row.bound_fraction, 2.0 * 3 * row.bytes / 1e10 / row.seconds);
+    EXPECT_DOUBLE_EQ(row.own_bound_fraction,
+                     algorithm->bytes_moved(3, row.bytes) / 1e10 / row.seconds);
   }
   // Every buffer went back to its arena.
   for (Device* d : registry.logical_devices()) EXPECT_EQ(d->memory().in_use(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, AllReduceBenchOnDevices,
-                         ::testing::Values("reduce-to-one", "ring"));
+                         ::testing::Values("reduce-to-one", "ring", "one-shot"));
 
 TEST(AllReduceBench, MeanIsCheckedToo) {
   DeviceRegistry registry;
@@ -71,6 +73,7 @@ TEST(AllReduceBench, MeanIsCheckedToo) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].wrong, 0u);
   EXPECT_EQ(rows[0].bound_fraction, 0.0);  // no bandwidth given: no bound
+  EXPECT_EQ(rows[0].own_bound_fraction, 0.0);
 }
 
 // Skips the last all-gather step's copy on rank 0: its last chunk is never updated.

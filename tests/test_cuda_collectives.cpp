@@ -15,11 +15,9 @@
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_buffers.h"
+#include "virtualgpu/device_registry.h"
 #include "virtualgpu/nccl_all_reduce.h"
 
-#if MIRRORLAB_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -35,59 +33,23 @@ namespace {
 
 #if MIRRORLAB_HAVE_CUDA
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-// A minimal CUDA device for these tests: cudaMalloc'd, zero-filled blocks on GPU `ordinal`.
-class TestCudaAllocator final : public BlockAllocator {
- public:
-  explicit TestCudaAllocator(int ordinal) : ordinal_(ordinal) {}
-  void* allocate(std::size_t bytes) override {
-    void* p = nullptr;
-    if (cudaSetDevice(ordinal_) != cudaSuccess || cudaMalloc(&p, bytes) != cudaSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    if (cudaMemset(p, 0, bytes) != cudaSuccess) {
-      cudaFree(p);
-      return nullptr;
-    }
-    return p;
-  }
-  void release(void* ptr, std::size_t) noexcept override { cudaFree(ptr); }
-  bool host_accessible() const override { return false; }
-
- private:
-  int ordinal_;
-};
-
-// Devices on the given GPUs (repeat an ordinal for logical GPUs sharing a card), each with its
-// own non-blocking stream, as the CUDA devices of the registry will be.
+// CUDA devices as `mirrorlab --backend cuda` makes them: logical GPUs carved from the card of
+// ordinals[0] (each its own capped cudaMalloc arena and non-blocking stream), or one device per
+// listed physical GPU.
 class TestCudaDevices {
  public:
   TestCudaDevices(const std::vector<int>& ordinals, DeviceKind kind, std::size_t mib = 256) {
-    for (std::size_t i = 0; i < ordinals.size(); ++i) {
-      cudaStream_t stream = nullptr;
-      check(cudaSetDevice(ordinals[i]), "cudaSetDevice");
-      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-      streams_.push_back(stream);
-      owned_.push_back(std::make_unique<Device>(static_cast<int>(i), kind, mib * kMiB,
-                                                std::make_unique<TestCudaAllocator>(ordinals[i]),
-                                                ordinals[i], stream));
-      devices_.push_back(owned_.back().get());
+    if (kind == DeviceKind::kCudaPhysicalGpu) {
+      registry_.set_physical_device_configuration(ordinals, mib);
+    } else {
+      registry_.set_logical_device_configuration(
+          ordinals[0], std::vector<LogicalDeviceConfiguration>(ordinals.size(), {mib}));
     }
   }
-  ~TestCudaDevices() {
-    owned_.clear();  // the devices' threads stop first
-    for (cudaStream_t s : streams_) cudaStreamDestroy(s);
-  }
-  const std::vector<Device*>& devices() const { return devices_; }
+  const std::vector<Device*>& devices() { return registry_.logical_devices(); }
 
  private:
-  std::vector<cudaStream_t> streams_;
-  std::vector<std::unique_ptr<Device>> owned_;
-  std::vector<Device*> devices_;
+  DeviceRegistry registry_;
 };
 
 float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (1 + i % 7)); }

@@ -132,6 +132,7 @@ std::vector<AllReduceBenchRow> run_allreduce_sweep(
     if (copy_bandwidth > 0 && n > 1) {
       const double t_min = 2.0 * n * static_cast<double>(bytes) / copy_bandwidth;
       row.bound_fraction = t_min / row.seconds;
+      row.own_bound_fraction = algorithm.bytes_moved(n, bytes) / copy_bandwidth / row.seconds;
     }
     if (on_row) on_row(row);
     rows.push_back(row);

@@ -34,6 +34,9 @@ struct AllReduceBenchRow {
   double busbw = 0;        // algbw * 2(n-1)/n: the bandwidth a ring would need from each link
   std::size_t wrong = 0;   // elements that differ from the exact result
   double bound_fraction = 0;  // T_min / seconds, with T_min = 2*N*S/B (0 if B unknown)
+  // The algorithm's own traffic bound: bytes_moved(N, S) / B / seconds (how close it runs to
+  // the bandwidth for the bytes it chooses to move; 0 if B unknown).
+  double own_bound_fraction = 0;
 };
 
 // The sizes of a sweep, rounded down to whole floats (at least one float).

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#include "virtualgpu/collective_cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "virtualgpu/collective_kernels.cuh"
 #include "virtualgpu/collective_kernels.h"
 
@@ -34,9 +34,10 @@ __device__ float4 apply4(const Op& op, float4 d, float4 s) {
 }
 
 // dst[i] = op(dst[i], src[i]) for i < n. `vectorize`: dst and src share their 16-byte offset.
+// (No __restrict__: the scale passes its buffer as both, and never reads src.)
 template <class Op>
-__global__ void elementwise_kernel(float* __restrict__ dst, const float* __restrict__ src,
-                                   std::size_t n, Op op, int vectorize) {
+__global__ void elementwise_kernel(float* dst, const float* src, std::size_t n, Op op,
+                                   int vectorize) {
   const std::size_t tid = global_thread();
   const std::size_t stride = grid_threads();
   const auto scalar = [&](std::size_t i) {
@@ -72,7 +73,7 @@ void launch_elementwise(float* dst, const float* src, std::size_t n, Op op, cuda
   const int blocks = grid_size(reinterpret_cast<const void*>(kernel), kCollectiveThreads,
                                vectorize ? n / 4 + 1 : n, ordinal);
   kernel<<<blocks, kCollectiveThreads, 0, stream>>>(dst, src, n, op, vectorize ? 1 : 0);
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaGetLastError());
+  MIRRORLAB_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
@@ -100,10 +101,10 @@ int grid_size(const void* kernel, int threads, std::size_t work, int ordinal) {
   }
   if (full == 0) {
     int sms = 0, per_sm = 0;
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(
+    MIRRORLAB_CUDA_CHECK(
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
     // Occupancy is computed for the calling thread's current GPU, which is `ordinal`.
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(
+    MIRRORLAB_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
     full = std::max(1, sms * std::max(1, per_sm));
     std::lock_guard lock(mutex);

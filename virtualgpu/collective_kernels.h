@@ -21,7 +21,7 @@ void launch_copy(float* dst, const float* src, std::size_t n, cudaStream_t strea
 // The most ranks the one-shot kernel takes (its pointers travel in the kernel's parameters).
 inline constexpr int kMaxOneShotRanks = 64;
 struct OneShotBuffers {
-  float* data[kMaxOneShotRanks];
+  float* data[kMaxOneShotRanks] = {};
   int n = 0;
 };
 // The one-shot all-reduce of elements [begin, end) of all buffers, as ONE kernel launch: every

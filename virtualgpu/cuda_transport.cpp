@@ -7,55 +7,19 @@
 #include <string>
 #include <utility>
 
-#include "virtualgpu/collective_cuda_check.h"
+#include "virtualgpu/cuda_check.h"
+#include "virtualgpu/cuda_event.h"
 #include "virtualgpu/collective_kernels.h"
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::vgpu {
 namespace {
 
-// Makes `ordinal` the calling thread's GPU for a scope and puts the previous one back: settle()
-// runs on whichever rank arrives last and may touch the other GPUs' events.
-class GpuScope {
- public:
-  explicit GpuScope(int ordinal) {
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != ordinal) MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(ordinal));
-  }
-  ~GpuScope() { cudaSetDevice(previous_); }  // best effort: a destructor must not throw
-  GpuScope(const GpuScope&) = delete;
-  GpuScope& operator=(const GpuScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
-// A pair of timing events around one piece of queued work; destroyed with it.
+// A pair of timing events around one piece of queued work, and what the work stands for.
 struct TimedWork {
-  TimedWork() {
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventCreate(&start));
-    if (const cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
-      cudaEventDestroy(start);
-      throw_collective_cuda_error(e, "cudaEventCreate(&stop)", __FILE__, __LINE__);
-    }
-  }
-  ~TimedWork() {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-  }
-  TimedWork(TimedWork&& o) noexcept
-      : start(std::exchange(o.start, nullptr)),
-        stop(std::exchange(o.stop, nullptr)),
-        queued(o.queued),
-        transfers(std::move(o.transfers)) {}
-  TimedWork(const TimedWork&) = delete;
-  TimedWork& operator=(const TimedWork&) = delete;
-  TimedWork& operator=(TimedWork&&) = delete;
-
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
+  CudaEvent start, stop;  // created on the calling thread's current GPU
   TimePoint queued{};
-  std::vector<Transfer> transfers;  // what the work stands for, for the observer
+  std::vector<Transfer> transfers;  // for the observer
 };
 
 class CudaTransport final : public Transport {
@@ -80,32 +44,32 @@ class CudaTransport final : public Transport {
   }
 
   void publish(int rank) override {
-    GpuScope scope(ordinals_[rank]);
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
+    CurrentGpuGuard gpu(ordinals_[rank]);
+    MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
   }
 
   void move(Transfer t) override {
     const int dst = t.dst, src = t.src;
     const std::size_t n = t.end - t.begin;
-    GpuScope scope(ordinals_[dst]);
+    CurrentGpuGuard gpu(ordinals_[dst]);
     const cudaStream_t stream = streams_[dst];
     TimedWork work;
     work.queued = Clock::now();
     float* to = buffers_[dst].data() + t.begin;
     const float* from = buffers_[src].data() + t.begin;
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(work.start, stream));
+    work.start.record(stream);
     if (n > 0 && t.kind == TransferKind::kCopy) {
       if (ordinals_[dst] == ordinals_[src]) {
-        MIRRORLAB_COLLECTIVE_CUDA_CHECK(
+        MIRRORLAB_CUDA_CHECK(
             cudaMemcpyAsync(to, from, t.bytes, cudaMemcpyDeviceToDevice, stream));
       } else {
-        MIRRORLAB_COLLECTIVE_CUDA_CHECK(
+        MIRRORLAB_CUDA_CHECK(
             cudaMemcpyPeerAsync(to, ordinals_[dst], from, ordinals_[src], t.bytes, stream));
       }
     } else if (n > 0) {
       reduce_into(to, from, n, dst, src, stream);
     }
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(work.stop, stream));
+    work.stop.record(stream);
     work.transfers.push_back(t);
     std::lock_guard lock(mutex_);
     pending_.push_back(std::move(work));
@@ -122,9 +86,7 @@ class CudaTransport final : public Transport {
     if (!slices_.empty()) launch_one_shot_slices();
     std::vector<Transfer> done;
     for (TimedWork& work : pending_) {
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventSynchronize(work.stop));
-      float ms = 0;
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventElapsedTime(&ms, work.start, work.stop));
+      const float ms = elapsed_ms(work.start, work.stop);  // waits for the work
       const auto elapsed = std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double, std::milli>(ms));
       for (Transfer t : work.transfers) {
@@ -138,11 +100,11 @@ class CudaTransport final : public Transport {
   }
 
   void scale(int rank, float factor) override {
-    GpuScope scope(ordinals_[rank]);
+    CurrentGpuGuard gpu(ordinals_[rank]);
     launch_scale(buffers_[rank].data(), buffers_[rank].size(), factor, streams_[rank],
                  ordinals_[rank]);
     // The result must be complete when the all-reduce returns: the host may read it next.
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
+    MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
   }
 
  private:
@@ -154,14 +116,14 @@ class CudaTransport final : public Transport {
   // Lets GPU `dst` read GPU `src`'s memory when the hardware allows; false when it cannot.
   static bool enable_peer_access(int dst, int src) {
     int can = 0;
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, dst, src));
+    MIRRORLAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, dst, src));
     if (!can) return false;
-    GpuScope scope(dst);
+    CurrentGpuGuard gpu(dst);
     const cudaError_t e = cudaDeviceEnablePeerAccess(src, 0);
     if (e == cudaErrorPeerAccessAlreadyEnabled) {
       cudaGetLastError();  // clear it: it is not an error for us
     } else {
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(e);
+      MIRRORLAB_CUDA_CHECK(e);
     }
     return true;
   }
@@ -178,11 +140,11 @@ class CudaTransport final : public Transport {
     // stream order after the kernel has read it).
     void* staging = nullptr;
     const std::size_t bytes = n * sizeof(float);
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaMallocAsync(&staging, bytes, stream));
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(
+    MIRRORLAB_CUDA_CHECK(cudaMallocAsync(&staging, bytes, stream));
+    MIRRORLAB_CUDA_CHECK(
         cudaMemcpyPeerAsync(staging, ordinals_[dst], from, ordinals_[src], bytes, stream));
     launch_add(to, static_cast<const float*>(staging), n, stream, ordinals_[dst]);
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaFreeAsync(staging, stream));
+    MIRRORLAB_CUDA_CHECK(cudaFreeAsync(staging, stream));
   }
 
   // The one-shot: one kernel on rank 0's stream over the union of the slices the ranks noted.
@@ -208,12 +170,12 @@ class CudaTransport final : public Transport {
     OneShotBuffers pointers;
     pointers.n = n;
     for (int r = 0; r < n && r < kMaxOneShotRanks; ++r) pointers.data[r] = buffers_[r].data();
-    GpuScope scope(ordinals_[0]);
+    CurrentGpuGuard gpu(ordinals_[0]);
     TimedWork work;
     work.queued = Clock::now();
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(work.start, streams_[0]));
+    work.start.record(streams_[0]);
     launch_one_shot(pointers, slices_.front().begin, slices_.back().end, streams_[0], ordinals_[0]);
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(work.stop, streams_[0]));
+    work.stop.record(streams_[0]);
     for (const Slice& s : slices_) {
       const std::vector<Transfer> made =
           reduce_broadcast_transfers(n, s.rank, s.begin, s.end, {}, {});

@@ -5,10 +5,11 @@
 #include <map>
 #include <stdexcept>
 
+#include "virtualgpu/cuda_runtime.h"
 #include "virtualgpu/device.h"
 
 #if MIRRORLAB_HAVE_CUDA
-#include "virtualgpu/collective_cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "virtualgpu/collective_kernels.h"
 #endif
 
@@ -39,10 +40,10 @@ void write_buffer(Device& device, std::span<float> dst, std::span<const float> v
 #if MIRRORLAB_HAVE_CUDA
   // On the device's stream, after its queued work; synchronous for the caller.
   const auto stream = static_cast<cudaStream_t>(device.cuda_stream());
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), values.data(), values.size_bytes(),
+  CurrentGpuGuard gpu(device.cuda_ordinal());
+  MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), values.data(), values.size_bytes(),
                                                   cudaMemcpyHostToDevice, stream));
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
 #else
   throw no_cuda();
 #endif
@@ -56,31 +57,19 @@ void read_buffer(Device& device, std::span<const float> src, std::span<float> ou
   }
 #if MIRRORLAB_HAVE_CUDA
   const auto stream = static_cast<cudaStream_t>(device.cuda_stream());
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(
+  CurrentGpuGuard gpu(device.cuda_ordinal());
+  MIRRORLAB_CUDA_CHECK(
       cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToHost, stream));
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
 #else
   throw no_cuda();
 #endif
 }
 
 int visible_cuda_gpus(std::string* reason) {
-#if MIRRORLAB_HAVE_CUDA
-  int count = 0;  // cudaGetDeviceCount leaves it untouched when it fails
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    *reason = std::string("no CUDA device visible: cudaGetDeviceCount: ") + cudaGetErrorString(e) +
-              " (" + cudaGetErrorName(e) + ")";
-    return 0;
-  }
-  if (count == 0) *reason = "no CUDA device visible: cudaGetDeviceCount found none";
-  return count;
-#else
-  *reason = "no CUDA device visible: this build has no CUDA";
-  return 0;
-#endif
+  const GpuInventory inventory = enumerate_gpus();  // never throws; says why when there is none
+  if (inventory.gpus.empty()) *reason = inventory.unavailable_reason;
+  return static_cast<int>(inventory.gpus.size());
 }
 
 double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
@@ -118,38 +107,38 @@ double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::siz
   std::string failure;
   try {
     for (auto& [ordinal, members] : by_gpu) {
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(ordinal));
+      MIRRORLAB_CUDA_CHECK(cudaSetDevice(ordinal));
       copy_all(ordinal, members);  // warm-up
       Timing& t = timings[ordinal];
       const cudaStream_t lead = stream_of(members.front());
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventCreate(&t.start));
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventCreate(&t.stop));
+      MIRRORLAB_CUDA_CHECK(cudaEventCreate(&t.start));
+      MIRRORLAB_CUDA_CHECK(cudaEventCreate(&t.stop));
       for (std::size_t i : members) {
         if (stream_of(i) != lead)
-          MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));
+          MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));
       }
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(lead));
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(t.start, lead));
+      MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(lead));
+      MIRRORLAB_CUDA_CHECK(cudaEventRecord(t.start, lead));
       for (std::size_t i : members) {
         if (stream_of(i) != lead)
-          MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamWaitEvent(stream_of(i), t.start, 0));
+          MIRRORLAB_CUDA_CHECK(cudaStreamWaitEvent(stream_of(i), t.start, 0));
       }
       for (int it = 0; it < iterations; ++it) copy_all(ordinal, members);
       for (std::size_t i : members) {
         if (stream_of(i) == lead) continue;
         cudaEvent_t joined = nullptr;
-        MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+        MIRRORLAB_CUDA_CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
         t.joined.push_back(joined);
-        MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(joined, stream_of(i)));
-        MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamWaitEvent(lead, joined, 0));
+        MIRRORLAB_CUDA_CHECK(cudaEventRecord(joined, stream_of(i)));
+        MIRRORLAB_CUDA_CHECK(cudaStreamWaitEvent(lead, joined, 0));
       }
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(t.stop, lead));
+      MIRRORLAB_CUDA_CHECK(cudaEventRecord(t.stop, lead));
     }
     for (auto& [ordinal, t] : timings) {
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(ordinal));
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventSynchronize(t.stop));
+      MIRRORLAB_CUDA_CHECK(cudaSetDevice(ordinal));
+      MIRRORLAB_CUDA_CHECK(cudaEventSynchronize(t.stop));
       float ms = 0;
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
+      MIRRORLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
       slowest_ms = std::max(slowest_ms, ms);
     }
   } catch (const std::exception& e) {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/collective_cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::vgpu {
@@ -47,7 +47,7 @@ class NcclAllReduce final : public AllReduce {
     }
     comms_.assign(devices.size(), nullptr);
     int previous = 0;
-    MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaGetDevice(&previous));
+    MIRRORLAB_CUDA_CHECK(cudaGetDevice(&previous));
     // ncclCommInitAll switches GPUs as it goes: put the caller's back afterwards.
     const ncclResult_t made =
         ncclCommInitAll(comms_.data(), static_cast<int>(comms_.size()), ordinals.data());
@@ -106,7 +106,7 @@ class NcclAllReduce final : public AllReduce {
     MIRRORLAB_NCCL_CHECK(ended);
     // ncclGroupEnd only queued the work: the step ends when every rank's stream has done it.
     for (cudaStream_t stream : streams_) {
-      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
   }
 

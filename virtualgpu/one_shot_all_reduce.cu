@@ -4,7 +4,7 @@
 // whole all-reduce, the least possible when the N buffers share one memory, so the kernel runs
 // at the card's copy bandwidth (see docs/allreduce-on-one-card.md). The N loads of an iteration
 // are independent, so with N known at compile time (2..8) they are all in flight at once.
-#include "virtualgpu/collective_cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "virtualgpu/collective_kernels.cuh"
 #include "virtualgpu/collective_kernels.h"
 
@@ -58,7 +58,7 @@ void launch(const OneShotBuffers& b, std::size_t begin, std::size_t n, bool vect
   const int blocks = grid_size(reinterpret_cast<const void*>(kernel), kCollectiveThreads,
                                vectorize ? n / 4 + 1 : n, ordinal);
   kernel<<<blocks, kCollectiveThreads, 0, stream>>>(b, begin, n, vectorize ? 1 : 0);
-  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaGetLastError());
+  MIRRORLAB_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace

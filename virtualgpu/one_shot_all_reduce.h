@@ -11,8 +11,8 @@
 // struct); see docs/allreduce-on-one-card.md. Across separate GPUs it would read every peer's
 // memory over the links, where NCCL's rings and trees are the right tool instead.
 //
-// The observer sees one step, "reduce-broadcast", with, per rank r, N-1 reads of slice r
-// (s -> r, kReduce) and N-1 writes of the summed slice r (r -> d, kCopy).
+// The observer sees one step, "reduce-broadcast", with, per slice r (rank r's work), the data
+// flow: N*(N-1) transfers s -> d (kReduce) of slice r, one per ordered pair of ranks.
 #pragma once
 
 #include "virtualgpu/collective.h"

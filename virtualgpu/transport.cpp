@@ -65,13 +65,18 @@ void HostTransport::scale(int rank, float factor) {
 std::vector<Transfer> reduce_broadcast_transfers(int n, int rank, std::size_t begin,
                                                  std::size_t end, TimePoint start,
                                                  TimePoint finish) {
+  // Where the values flow: slice `rank` of every buffer receives slice `rank` of every other
+  // buffer (read before the step, as in every step), so every pair (s, d) is one kReduce.
   std::vector<Transfer> made;
   const std::size_t bytes = (end - begin) * sizeof(float);
-  for (int other = 0; other < n; ++other) {
-    if (other == rank) continue;
-    made.push_back(Transfer{other, rank, begin, end, bytes, TransferKind::kReduce, start, finish});
-    made.push_back(Transfer{rank, other, begin, end, bytes, TransferKind::kCopy, start, finish});
+  for (int dst = 0; dst < n; ++dst) {
+    for (int src = 0; src < n; ++src) {
+      if (src != dst) {
+        made.push_back(Transfer{src, dst, begin, end, bytes, TransferKind::kReduce, start, finish});
+      }
+    }
   }
+  (void)rank;  // the slice says whose work it is: rank r takes slice r
   return made;
 }
 

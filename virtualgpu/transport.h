@@ -32,7 +32,7 @@ class Transport {
   virtual void move(Transfer t) = 0;
   // The one-shot's fused operation for the calling rank `rank`: the sum over every buffer of
   // the elements [begin, end), in rank order, written into every buffer. Records, for the
-  // observer, N-1 reads (s -> rank, kReduce) and N-1 writes (rank -> d, kCopy) of that slice.
+  // observer, where the values flow: N*(N-1) transfers s -> d (kReduce) of that slice.
   virtual void reduce_broadcast(int rank, std::size_t begin, std::size_t end) = 0;
   // Once per step, while every rank waits at the barrier: completes the step's work (waits for
   // the device) and returns its transfers with their times.
@@ -58,8 +58,11 @@ class HostTransport final : public Transport {
   std::vector<Transfer> pending_;
 };
 
-// The transfers the one-shot's fused slice [begin, end) of rank `rank` stands for (see
-// Transport::reduce_broadcast), all with the times `start` and `finish`.
+// The transfers the one-shot's fused slice [begin, end) of rank `rank` stands for: for every
+// destination d, a kReduce from every other rank s (as every step's transfers, they read what
+// the source held before the step, so replay_contributions gives every rank every share). All
+// with the times `start` and `finish`. They describe the data flow, not the memory traffic,
+// which is one read and one write of each byte (OneShotAllReduce::bytes_moved).
 std::vector<Transfer> reduce_broadcast_transfers(int n, int rank, std::size_t begin,
                                                  std::size_t end, TimePoint start,
                                                  TimePoint finish);
