@@ -7,6 +7,12 @@
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::app {
+namespace {
+
+constexpr const char* kNoCudaBench =
+    "the all-reduce bench on CUDA devices is not built yet; use --backend cpu";
+
+}  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
@@ -38,9 +44,6 @@ CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
   cmd->add_option("-o,--op", o.op, "Reduction: sum or mean")
       ->check(CLI::IsMember({"sum", "mean"}))
       ->capture_default_str();
-  cmd->add_option("--backend", o.backend, "Devices: cpu (CPU-backed virtual GPUs)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
   return cmd;
 }
 
@@ -52,11 +55,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
                  problem.c_str());
     return 2;
   };
-  if (o.backend == "cuda") {
-    return bad_input(
-        "--backend cuda needs a build with CUDA and a visible GPU; this build has "
-        "CPU-backed virtual GPUs only: use --backend cpu");
-  }
+  if (o.devices.backend == "cuda") return bad_input(std::string("--backend cuda: ") + kNoCudaBench);
   vgpu::AllReduceBenchOptions sweep;
   sweep.min_bytes = o.min_bytes;
   sweep.max_bytes = o.max_bytes;
@@ -71,8 +70,11 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
               std::to_string(o.max_bytes) + ")";
   }
   // Every buffer must fit on the smallest device.
-  const std::size_t smallest_mib = static_cast<std::size_t>(
-      *std::min_element(o.devices.memory_limits_mib.begin(), o.devices.memory_limits_mib.end()));
+  std::int64_t smallest = memory_limit_mib(o.devices, 0);
+  for (int i = 1; problem.empty() && i < gpus; ++i) {
+    smallest = std::min(smallest, memory_limit_mib(o.devices, i));
+  }
+  const std::size_t smallest_mib = static_cast<std::size_t>(smallest);
   if (problem.empty() && o.max_bytes > smallest_mib * vgpu::kMiB) {
     // Checked again, exactly, by each device's arena; this catches the common mistake early.
     problem = "-e/--maxbytes " + std::to_string(o.max_bytes) + " does not fit in a " +
@@ -81,7 +83,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   if (!problem.empty()) return bad_input(problem);
 
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry, kNoCudaBench);
   // The copy that measures B is at least 16 MiB (past the caches) and at most half the
   // smallest device (it needs a source and a destination).
   const std::size_t copy_bytes = std::min<std::size_t>(

@@ -19,7 +19,6 @@ struct BenchAllReduceOptions {
   int warmup_iterations = 5;
   std::vector<std::string> algorithms{"reduce-to-one", "ring"};
   std::string op = "sum";
-  std::string backend = "cpu";
 };
 
 // Adds `bench` with its subcommand `allreduce`; returns the `allreduce` subcommand.

@@ -6,20 +6,57 @@ namespace mirrorlab::app {
 
 void add_device_flags(CLI::App* command, DeviceFlags& flags) {
   command
+      ->add_option("--backend", flags.backend,
+                   "Devices: cpu (CPU-backed virtual GPUs), cuda (CUDA GPUs), or auto (cuda when "
+                   "a GPU is visible, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  command
       ->add_option("--gpus", flags.gpus,
-                   "Number of virtual GPUs (replicas); default 2, or one per --memory-limit entry")
+                   "Number of GPUs (replicas); with --backend cuda, logical GPUs carved from one "
+                   "card. Default 2, or one per --memory-limit or --devices entry")
       ->check(CLI::Range(1, vgpu::DeviceRegistry::kMaxDevices));
   command
-      ->add_option(
-          "--memory-limit", flags.memory_limits_mib,
-          "Memory limit of each virtual GPU in MiB, or a comma-separated list, one per GPU")
+      ->add_option("--memory-limit", flags.memory_limits_mib,
+                   "Memory limit of each GPU in MiB, or a comma-separated list, one per GPU")
       ->delimiter(',')
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
-      ->capture_default_str();
+      ->default_str(std::to_string(kDefaultMemoryLimitMib));
+  command
+      ->add_option("--devices", flags.physical_gpus,
+                   "Physical GPUs to use (--backend cuda): one number picks the card to carve "
+                   "logical GPUs from; several (0,1) give one device per card")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1023));
+  command->add_flag("--sm-split", flags.sm_split,
+                    "Give each logical GPU its own share of the card's SMs (CUDA green "
+                    "contexts), not only its own memory");
+}
+
+std::int64_t memory_limit_mib(const DeviceFlags& flags, int i) {
+  if (flags.memory_limits_mib.empty()) return kDefaultMemoryLimitMib;
+  return flags.memory_limits_mib.size() > 1 ? flags.memory_limits_mib[static_cast<std::size_t>(i)]
+                                            : flags.memory_limits_mib[0];
 }
 
 int device_count(const DeviceFlags& flags, std::string* problem) {
   const int listed = static_cast<int>(flags.memory_limits_mib.size());
+  const int cards = static_cast<int>(flags.physical_gpus.size());
+  if ((cards > 0 || flags.sm_split) && flags.backend == "cpu") {
+    *problem = std::string(cards > 0 ? "--devices picks" : "--sm-split splits") +
+               " physical GPUs: use it with --backend cuda (or auto)";
+  } else if (cards > 1 && flags.sm_split) {
+    *problem = "--sm-split splits one GPU among logical GPUs, but --devices lists " +
+               std::to_string(cards) + " GPUs (one device each): pick one GPU with --devices";
+  } else if (cards > 1 && flags.gpus != 0 && flags.gpus != cards) {
+    *problem = "--devices lists " + std::to_string(cards) +
+               " GPUs (one device each) but --gpus is " + std::to_string(flags.gpus) +
+               ": leave out --gpus, or pick one GPU with --devices to carve --gpus logical GPUs";
+  } else if (cards > 1 && listed > 1) {
+    *problem = "with --devices a,b give one --memory-limit for all of them";
+  }
+  if (!problem->empty()) return 0;
+  if (cards > 1) return cards;
   if (flags.gpus == 0) return listed > 1 ? listed : 2;
   if (listed > 1 && listed != flags.gpus) {
     *problem = "--memory-limit lists " + std::to_string(listed) + " limits but --gpus is " +
@@ -32,22 +69,54 @@ std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceF
                                                                   int count) {
   std::vector<vgpu::LogicalDeviceConfiguration> configs;
   for (int i = 0; i < count; ++i) {
-    const std::int64_t mib = flags.memory_limits_mib.size() > 1 ? flags.memory_limits_mib[i]
-                                                                : flags.memory_limits_mib[0];
-    configs.push_back({static_cast<std::size_t>(mib)});
+    configs.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
   }
   return configs;
 }
 
-const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
-                                               vgpu::DeviceRegistry& registry) {
-  registry.set_logical_device_configuration(device_configuration(flags, count));
-  const std::vector<vgpu::Device*>& devices = registry.logical_devices();
-  std::printf("1 Physical CPU, %d Logical GPUs (CPU-backed virtual GPUs:", count);
-  for (vgpu::Device* d : devices) {
-    std::printf(" %s %zu MiB", d->name().c_str(), d->memory().limit() / vgpu::kMiB);
+namespace {
+
+// --backend auto and cuda, resolved against what is visible: true for CUDA devices.
+bool use_cuda(const DeviceFlags& flags, vgpu::DeviceRegistry& registry, const char* cuda_refusal) {
+  if (flags.backend == "cpu") return false;
+  if (cuda_refusal != nullptr) {
+    if (flags.backend == "cuda")
+      throw vgpu::ConfigurationError(std::string("--backend cuda: ") + cuda_refusal);
+    std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n", cuda_refusal);
+    return false;
   }
-  std::printf(")\n");
+  const vgpu::GpuInventory& inventory = registry.gpu_inventory();
+  if (!inventory.gpus.empty()) return true;
+  if (flags.backend == "cuda") {
+    throw vgpu::ConfigurationError("--backend cuda: " + inventory.unavailable_reason +
+                                   ": use --backend cpu for CPU-backed virtual GPUs");
+  }
+  std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n",
+              inventory.unavailable_reason.c_str());
+  return false;
+}
+
+}  // namespace
+
+const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
+                                               vgpu::DeviceRegistry& registry,
+                                               const char* cuda_refusal) {
+  const std::vector<vgpu::LogicalDeviceConfiguration> configs = device_configuration(flags, count);
+  const bool cuda = use_cuda(flags, registry, cuda_refusal);
+  if (!cuda) {
+    registry.set_logical_device_configuration(configs);
+  } else if (flags.physical_gpus.size() > 1) {
+    // No --memory-limit: each device may use its whole card.
+    const std::size_t limit =
+        flags.memory_limits_mib.empty() ? 0 : static_cast<std::size_t>(flags.memory_limits_mib[0]);
+    registry.set_physical_device_configuration(flags.physical_gpus, limit);
+  } else {
+    const int card = flags.physical_gpus.empty() ? 0 : flags.physical_gpus[0];
+    registry.set_logical_device_configuration(card, configs, flags.sm_split);
+  }
+  const std::vector<vgpu::Device*>& devices = registry.logical_devices();
+  std::printf("%s\n", registry.description().c_str());
+  if (!registry.sm_note().empty()) std::printf("INFO: %s\n", registry.sm_note().c_str());
   return devices;
 }
 

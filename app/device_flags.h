@@ -1,5 +1,11 @@
-// The device flags every command shares: --gpus N and --memory-limit MIB[,MIB...], turned into
-// a DeviceRegistry configuration the way tf.config.set_logical_device_configuration takes it.
+// The device flags every command shares, turned into a DeviceRegistry configuration the way
+// tf.config.set_logical_device_configuration takes it:
+//   --backend cpu|cuda|auto   CPU-backed virtual GPUs, CUDA GPUs, or CUDA when a GPU is visible
+//   --gpus N                  how many devices (logical GPUs on one card with --backend cuda)
+//   --memory-limit MIB[,...]  each device's arena cap
+//   --devices 0,1             which physical GPUs: one picks the card to carve, several give one
+//                             device per card
+//   --sm-split                give each logical GPU its own SMs (CUDA green contexts)
 #pragma once
 
 #include <cstdint>
@@ -11,9 +17,15 @@
 
 namespace mirrorlab::app {
 
+inline constexpr std::int64_t kDefaultMemoryLimitMib = 1024;
+
 struct DeviceFlags {
-  int gpus = 0;  // 0: as many as --memory-limit lists, else 2
-  std::vector<std::int64_t> memory_limits_mib{1024};
+  std::string backend = "cpu";
+  int gpus = 0;  // 0: as many as --memory-limit or --devices list, else 2
+  std::vector<std::int64_t>
+      memory_limits_mib;           // empty: 1024 each (a whole card with --devices a,b)
+  std::vector<int> physical_gpus;  // --devices
+  bool sm_split = false;
 };
 
 void add_device_flags(CLI::App* command, DeviceFlags& flags);
@@ -21,12 +33,20 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags);
 // The number of devices the flags ask for, or a sentence saying why they disagree.
 int device_count(const DeviceFlags& flags, std::string* problem);
 
+// The memory limit of device `i` in MiB.
+std::int64_t memory_limit_mib(const DeviceFlags& flags, int i);
+
 // One configuration per device (count from device_count).
 std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
                                                                   int count);
 
-// Configures `registry` (count from device_count) and prints TensorFlow's style of device line.
+// Configures `registry` (count from device_count), makes the devices and prints TensorFlow's
+// line saying what they are. `cuda_refusal`: nullptr when the command runs on CUDA devices;
+// otherwise why it cannot yet, and then --backend auto takes CPU-backed virtual GPUs (saying
+// so). Throws vgpu::ConfigurationError for what the user can fix (no GPU visible, too much
+// memory asked for).
 const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
-                                               vgpu::DeviceRegistry& registry);
+                                               vgpu::DeviceRegistry& registry,
+                                               const char* cuda_refusal = nullptr);
 
 }  // namespace mirrorlab::app

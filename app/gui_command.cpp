@@ -29,6 +29,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   cmd->add_flag("--run", o.app.run, "Start training at once (else it waits for Run or One step)");
   cmd->add_option("--steps", o.app.steps, "Run this many global steps first, then pause")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option("--phases", o.app.phases,
+                  "Then go this many phases into the next step and hold it there (split, "
+                  "forward, backward, each all-reduce step, update)")
+      ->check(CLI::Range(0, 1000));
   cmd->add_flag("--compare", o.app.compare,
                 "Measure the all-reduce algorithms (the Compare panel) at the start");
   cmd->add_option("--panel", o.app.panel,

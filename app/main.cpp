@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/bench_command.h"
+#include "app/devices_command.h"
 #include "app/gui_command.h"
 #include "app/train_command.h"
 #include "core/dataset.h"
@@ -30,6 +31,8 @@ int main(int argc, char** argv) {
   CLI::App* train = app::add_train_command(app, train_options);
   app::BenchAllReduceOptions bench_options;
   CLI::App* bench_allreduce = app::add_bench_command(app, bench_options);
+  app::DevicesOptions devices_options;
+  CLI::App* devices = app::add_devices_command(app, devices_options);
   app::GuiOptions gui_options;
   CLI::App* gui = app::add_gui_command(app, gui_options);
 
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   try {
     if (*train) return app::run_train(train_options);
     if (*bench_allreduce) return app::run_bench_allreduce(bench_options);
+    if (*devices) return app::run_devices(devices_options);
     if (*gui) return app::run_gui(gui_options);
   } catch (const vgpu::OutOfMemoryError& e) {
     report(e);
@@ -60,7 +64,7 @@ int main(int argc, char** argv) {
   } catch (const vgpu::ConfigurationError& e) {
     report(e);
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // vgpu::CudaError among them
     report(e);
   }
   return 1;

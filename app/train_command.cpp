@@ -66,8 +66,14 @@ void print_phase_table(const core::MirroredStrategy& strategy,
   }
 }
 
+// Until core has CUDA kernels, training must not hand device pointers to CPU code.
+constexpr const char* kNoCudaTraining =
+    "training on CUDA devices is not built yet (core has CPU kernels only); use --backend cpu. "
+    "`mirrorlab devices --backend cuda` shows the CUDA devices these flags would make";
+
 // Flags are checked one by one by CLI11; what depends on several of them is checked here.
 std::string check_combination(const TrainOptions& o, int* gpus) {
+  if (o.devices.backend == "cuda") return std::string("--backend cuda: ") + kNoCudaTraining;
   if (o.allreduce == "nccl") {
     return "--allreduce nccl needs one CUDA GPU per replica; this build has CPU-backed virtual "
            "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one "
@@ -171,7 +177,7 @@ int run_train(const TrainOptions& o) {
   const core::FashionMnist data = load_training_data(o);
 
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry, kNoCudaTraining);
 
   core::EventStore events;
   core::MirroredStrategy strategy(devices, strategy_options(o), &events);

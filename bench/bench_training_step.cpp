@@ -4,11 +4,15 @@
 //   build/bench/bench_training_step --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <benchmark/benchmark.h>
 
+#include <functional>
+#include <memory>
 #include <numeric>
 
 #include "core/kernels_cpu.h"
 #include "core/mirrored_strategy.h"
 #include "core/plain_trainer.h"
+#include "core/step_control.h"
+#include "core/step_recorder.h"
 #include "core/synthetic_dataset.h"
 #include "virtualgpu/device_registry.h"
 
@@ -72,11 +76,29 @@ void BM_MirroredStep(benchmark::State& state) {
   set_labels(state);
 }
 
-// The 3% question on a noisy machine: plain loop and mirrored-on-1-device take turns in blocks of
-// kBlock steps (which goes first alternates), so drift in the machine's speed hits both alike.
-// Counters: ms per step of each, and the mirrored overhead in percent of the plain step.
-void BM_OneDeviceOverhead(benchmark::State& state) {
+// On a noisy machine, contenders take turns in blocks of kBlock steps (the order rotates each
+// iteration), so drift in the machine's speed hits all alike. Returns seconds per step of each.
+std::vector<double> time_in_turns(benchmark::State& state,
+                                  const std::vector<std::function<void()>>& steps) {
   constexpr int kBlock = 16;
+  std::vector<double> seconds(steps.size(), 0.0);
+  std::size_t first = 0;
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      const std::size_t i = (first + k) % steps.size();
+      const auto begin = vgpu::Clock::now();
+      for (int b = 0; b < kBlock; ++b) steps[i]();
+      seconds[i] += vgpu::seconds_between(begin, vgpu::Clock::now());
+    }
+    first = (first + 1) % steps.size();
+  }
+  for (double& s : seconds) s /= static_cast<double>(state.iterations()) * kBlock;
+  return seconds;
+}
+
+// The 3% question: the plain loop against MirroredStrategy on 1 device. Counters: ms per step
+// of each, and the mirrored overhead in percent of the plain step.
+void BM_OneDeviceOverhead(benchmark::State& state) {
   core::set_blas_single_threaded();
   const core::StrategyOptions o = options(static_cast<int>(state.range(0)));
   vgpu::MemoryArena arena("/plain", 1024 * vgpu::kMiB);
@@ -86,34 +108,81 @@ void BM_OneDeviceOverhead(benchmark::State& state) {
   core::EventStore events;
   core::MirroredStrategy mirrored(registry.logical_devices(), o, &events);
   Batches plain_batches, mirrored_batches;
-  double plain_s = 0, mirrored_s = 0;
-  bool plain_first = true;
-  auto time_block = [](auto&& step) {
-    const auto begin = vgpu::Clock::now();
-    for (int i = 0; i < kBlock; ++i) step();
-    return vgpu::seconds_between(begin, vgpu::Clock::now());
-  };
-  for (auto _ : state) {
-    auto run_plain = [&] {
-      plain_s += time_block([&] { plain.train_step(plain_batches.next(kGlobalBatch)); });
-    };
-    auto run_mirrored = [&] {
-      mirrored_s += time_block([&] { mirrored.train_step(mirrored_batches.next(kGlobalBatch)); });
-    };
-    if (plain_first) {
-      run_plain();
-      run_mirrored();
-    } else {
-      run_mirrored();
-      run_plain();
-    }
-    plain_first = !plain_first;
-  }
-  const double steps = static_cast<double>(state.iterations()) * kBlock;
-  state.counters["plain_ms"] = 1e3 * plain_s / steps;
-  state.counters["mirrored_ms"] = 1e3 * mirrored_s / steps;
-  state.counters["overhead_%"] = 100.0 * (mirrored_s - plain_s) / plain_s;
+  const std::vector<double> s =
+      time_in_turns(state, {[&] { plain.train_step(plain_batches.next(kGlobalBatch)); },
+                            [&] { mirrored.train_step(mirrored_batches.next(kGlobalBatch)); }});
+  state.counters["plain_ms"] = 1e3 * s[0];
+  state.counters["mirrored_ms"] = 1e3 * s[1];
+  state.counters["overhead_%"] = 100.0 * (s[1] - s[0]) / s[0];
   state.SetLabel(state.range(0) == 0 ? "cnn" : "mlp");
+}
+
+// What watching costs on 2 devices: a bare strategy against one with a free-running
+// StepController attached, and one with a controller and a StepRecorder (the GUI's setup).
+// Counters: ms per bare step and each watcher's overhead in percent of it.
+void BM_WatchedStepOverhead(benchmark::State& state) {
+  core::set_blas_single_threaded();
+  const core::StrategyOptions o = options(static_cast<int>(state.range(0)));
+  struct Contender {
+    vgpu::DeviceRegistry registry;
+    core::EventStore events;
+    std::unique_ptr<core::MirroredStrategy> strategy;
+    Batches batches;
+  };
+  std::vector<std::unique_ptr<Contender>> c;
+  for (int i = 0; i < 3; ++i) {
+    c.push_back(std::make_unique<Contender>());
+    c[i]->registry.set_logical_device_configuration(2, 1024);
+    c[i]->strategy = std::make_unique<core::MirroredStrategy>(c[i]->registry.logical_devices(), o,
+                                                              &c[i]->events);
+  }
+  core::StepController controller, controller2;
+  core::StepRecorder recorder;
+  recorder.choose_layer(static_cast<int>(state.range(1)));
+  c[1]->strategy->set_step_controller(&controller);
+  c[2]->strategy->set_step_controller(&controller2);
+  c[2]->strategy->set_step_recorder(&recorder);
+  std::vector<std::function<void()>> steps;
+  for (auto& k : c) {
+    steps.push_back([&k] { k->strategy->train_step(k->batches.next(kGlobalBatch / 2)); });
+  }
+  const std::vector<double> s = time_in_turns(state, steps);
+  state.counters["bare_ms"] = 1e3 * s[0];
+  state.counters["controller_%"] = 100.0 * (s[1] - s[0]) / s[0];
+  state.counters["recorder_%"] = 100.0 * (s[2] - s[0]) / s[0];
+  state.SetLabel(state.range(0) == 0 ? "cnn" : "mlp");
+}
+
+// The recorder's own work in one step of 2 replicas, done here on one thread (in training each
+// replica does its half on its own thread): split the batch, norms and the chosen layer after
+// backward, the reduced layer after the all-reduce, fingerprints, and publishing the record.
+// Compare with BM_MirroredStep/model:0/replicas:2.
+void BM_RecorderWorkPerStep(benchmark::State& state) {
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 1024);
+  core::MirroredStrategy strategy(registry.logical_devices(), options(0));
+  Batches batches;
+  const core::GlobalBatch batch = batches.next(kGlobalBatch / 2);
+  strategy.train_step(batch);  // gradients to read
+  const auto shards = core::split_global_batch(batch.size(), 2, kGlobalBatch / 2);
+  core::StepRecorder recorder;
+  recorder.choose_layer(static_cast<int>(state.range(0)));
+  const int steps = strategy.all_reduce().num_steps(2);
+  vgpu::CollectiveStep collective;
+  for (auto _ : state) {
+    recorder.begin_step(strategy, batch, shards, 1);
+    for (core::StepBoundary b : {core::StepBoundary::kSplit, core::StepBoundary::kForward,
+                                 core::StepBoundary::kBackward}) {
+      for (int r = 0; r < 2; ++r) recorder.on_replica_reached(r, b);
+    }
+    for (int i = 0; i < steps; ++i) {
+      collective.index = i;
+      recorder.on_step(collective);
+    }
+    for (int r = 0; r < 2; ++r) recorder.on_replica_reached(r, core::StepBoundary::kUpdate);
+    recorder.end_step();
+  }
+  state.SetLabel(state.range(0) == 0 ? "cnn, conv2d" : "cnn, dense");
 }
 
 void BM_AllReduceCnnGradients(benchmark::State& state) {
@@ -150,6 +219,14 @@ BENCHMARK(BM_OneDeviceOverhead)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(3.0);
+BENCHMARK(BM_WatchedStepOverhead)
+    ->ArgNames({"model", "layer"})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(5.0);
+BENCHMARK(BM_RecorderWorkPerStep)->ArgName("layer")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AllReduceCnnGradients)
     ->ArgNames({"algorithm", "replicas"})
     ->ArgsProduct({{0, 1}, {2, 4}})

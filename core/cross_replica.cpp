@@ -30,10 +30,19 @@ void CrossReplicaRendezvous::reset(const vgpu::AllReduce* algorithm,
 }
 
 void CrossReplicaRendezvous::abort() {
-  std::lock_guard lock(mutex_);
-  aborted_ = true;
-  barrier_->abort();
-  if (group_) group_->abort();
+  // Abort the barrier and group outside mutex_: a meeting's completion takes mutex_ while it
+  // holds the barrier's lock, so taking them in the other order could deadlock. Once aborted_ is
+  // set, nobody enters the barrier or makes a group any more.
+  std::shared_ptr<vgpu::CancellableBarrier> barrier;
+  std::shared_ptr<vgpu::CollectiveGroup> group;
+  {
+    std::lock_guard lock(mutex_);
+    aborted_ = true;
+    barrier = barrier_;
+    group = group_;
+  }
+  barrier->abort();
+  if (group) group->abort();
 }
 
 void CrossReplicaRendezvous::meet(int rank, Arrival arrival) {

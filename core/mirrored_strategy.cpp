@@ -6,6 +6,7 @@
 
 #include "core/batch.h"
 #include "core/ops_cuda.h"
+#include "core/step_recorder.h"
 #include "virtualgpu/reduce_to_one.h"
 
 namespace mirrorlab::core {
@@ -101,6 +102,7 @@ const Tensor& ReplicaContext::forward() {
   const TimeMark begin = replica_->ops().mark();
   const Tensor& logits = model().forward(images());
   record(Phase::kForward, begin);
+  strategy_->reached(replica_->id(), StepBoundary::kForward);
   return logits;
 }
 
@@ -115,6 +117,7 @@ LossStats ReplicaContext::backward(const Tensor& logits) {
   // Waited for only now: on a GPU the backward pass is already queued behind the loss, so the
   // device keeps working while the host reads the stats (the step's one read-back).
   replica_->ops().wait_loss_stats();
+  strategy_->reached(replica_->id(), StepBoundary::kBackward);
   return stats;
 }
 
@@ -298,9 +301,15 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   const std::size_t per_replica =
       batch.batch_per_replica > 0 ? batch.batch_per_replica : (batch.size() + n - 1) / n;
   std::vector<LossStats> results(static_cast<std::size_t>(n));
-  rendezvous_.reset(all_reduce_.get(), observer_);
   const std::vector<Shard> shards = split_global_batch(batch.size(), n, per_replica);
-  const bool fingerprint = training && options_.check_sync && n > 1;
+  // Within-step hooks only in training steps; a stopped controller throws StepStopped here,
+  // before anything runs.
+  step_pausing_ = training && controller_ != nullptr && controller_->begin_step(n, step_);
+  step_hooks_ = training && (step_pausing_ || recorder_ != nullptr);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->begin_step(*this, batch, shards, step_);
+  rendezvous_.reset(all_reduce_.get(), step_hooks_ ? &hook_observer_ : observer_);
+  const bool fingerprint =
+      training && ((options_.check_sync && n > 1) || (step_hooks_ && recorder_ != nullptr));
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
@@ -312,6 +321,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
         replica->load_shard(*batch.data, batch.indices.subspan(shard.begin, shard.count));
         replica->record(events_, Phase::kSplit, step_, begin,
                         replica->images().size() * sizeof(float));
+        reached(replica->id(), StepBoundary::kSplit);
         ReplicaContext ctx(*this, *replica, batch.size(), step_);
         results[static_cast<std::size_t>(replica->id())] = fn(ctx);
         rendezvous_.depart(replica->id());
@@ -320,15 +330,53 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
         // The step is done when its device work is: the next step's host-side gather may not
         // overwrite what this one still copies, and check_in_sync reads settled weights.
         ops.synchronize();
+        reached(replica->id(), StepBoundary::kUpdate);
       } catch (...) {
         rendezvous_.abort();
+        if (step_pausing_) controller_->abort_step();
         throw;
       }
     });
   }
   // Wait for every replica; report the first real failure, not the aborts it caused.
   vgpu::synchronize_all(devices_);
+  if (step_hooks_ && recorder_ != nullptr) recorder_->end_step();
+  step_hooks_ = step_pausing_ = false;
   return results;
+}
+
+void MirroredStrategy::reached(int rank, StepBoundary boundary) {
+  if (!step_hooks_) return;  // free running without a recorder: nothing at all
+  const bool last = recorder_ != nullptr && recorder_->on_replica_reached(rank, boundary);
+  if (step_pausing_) {
+    controller_->meet([&] { all_replicas_reached(pause_point(boundary)); });
+  } else if (last) {
+    all_replicas_reached(pause_point(boundary));
+  }
+}
+
+PausePoint MirroredStrategy::pause_point(StepBoundary boundary) const {
+  PausePoint point;
+  point.step = step_;
+  point.boundary = boundary;
+  return point;
+}
+
+void MirroredStrategy::all_replicas_reached(PausePoint point) {
+  point.time = vgpu::Clock::now();
+  if (recorder_ != nullptr) recorder_->on_all_reached(point, /*publish=*/step_pausing_);
+  if (step_pausing_) controller_->hold(point);
+}
+
+void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
+  MirroredStrategy& s = *strategy_;
+  if (s.observer_ != nullptr) s.observer_->on_step(step);
+  if (s.recorder_ != nullptr) s.recorder_->on_step(step);
+  PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
+  point.all_reduce_step = step.index;
+  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_replicas_in_sync());
+  point.all_reduce_phase = step.phase;
+  s.all_replicas_reached(std::move(point));
 }
 
 }  // namespace mirrorlab::core

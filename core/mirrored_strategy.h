@@ -27,6 +27,7 @@
 #include "core/model.h"
 #include "core/optimizer.h"
 #include "core/run_events.h"
+#include "core/step_control.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 
@@ -116,6 +117,7 @@ class Replica {
 };
 
 class MirroredStrategy;
+class StepRecorder;
 
 // What a step function sees on its replica (TensorFlow's ReplicaContext). Each building block
 // records its phase as a run event.
@@ -184,6 +186,12 @@ class MirroredStrategy {
   std::int64_t steps_done() const { return step_; }
   // Sees every step of every all-reduce from now on (nullptr: none). Set between steps.
   void set_step_observer(vgpu::StepObserver* observer) { observer_ = observer; }
+  // Pauses training steps at their phase boundaries when asked to (nullptr: none; see
+  // core/step_control.h). Set between steps.
+  void set_step_controller(StepController* controller) { controller_ = controller; }
+  // Records what happens inside each training step for the viewer (nullptr: none; see
+  // core/step_recorder.h). Set between steps.
+  void set_step_recorder(StepRecorder* recorder) { recorder_ = recorder; }
 
   // strategy.run(fn, args=(batch,)): splits the batch, runs fn on every replica concurrently on
   // its device, waits for all of them; one result per replica. Counts as a training step: with
@@ -202,6 +210,21 @@ class MirroredStrategy {
                                          bool training);
   void broadcast_initial_variables();
   void choose_all_reduce();
+  // Inside a training step, on replica `rank`'s thread: it has finished `boundary`.
+  void reached(int rank, StepBoundary boundary);
+  PausePoint pause_point(StepBoundary boundary) const;  // of the current step
+  // Every replica has reached `point` (they are parked when the step pauses).
+  void all_replicas_reached(PausePoint point);
+
+  // Hands the all-reduce's steps to the observer, the recorder and the controller.
+  class HookObserver : public vgpu::StepObserver {
+   public:
+    explicit HookObserver(MirroredStrategy& strategy) : strategy_(&strategy) {}
+    void on_step(const vgpu::CollectiveStep& step) override;
+
+   private:
+    MirroredStrategy* strategy_;
+  };
 
   std::vector<vgpu::Device*> devices_;
   StrategyOptions options_;
@@ -211,6 +234,13 @@ class MirroredStrategy {
   std::vector<std::unique_ptr<Replica>> replicas_;
   CrossReplicaRendezvous rendezvous_;
   vgpu::StepObserver* observer_ = nullptr;
+  StepController* controller_ = nullptr;
+  StepRecorder* recorder_ = nullptr;
+  HookObserver hook_observer_{*this};
+  // Latched by the host before a step's replicas start: whether this step calls the recorder
+  // and controller at its boundaries, and whether it pauses there. Both false in evaluation.
+  bool step_hooks_ = false;
+  bool step_pausing_ = false;
   std::int64_t step_ = 0;
 };
 

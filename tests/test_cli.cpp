@@ -49,12 +49,18 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"--gpus 3 --memory-limit 512,1024", "one per device"},
                       BadInput{"--allreduce nccl", "NCCL"},
                       BadInput{"--no-such-flag", "no-such-flag"},
-                      BadInput{"--gpus two", "--gpus"}));
+                      BadInput{"--gpus two", "--gpus"},
+                      BadInput{"--backend cuda", "CUDA devices is not built yet"},
+                      BadInput{"--backend tpu", "--backend"},
+                      BadInput{"--devices 0", "use it with --backend cuda"},
+                      BadInput{"--sm-split", "use it with --backend cuda"},
+                      BadInput{"--backend auto --devices 0,1 --sm-split", "pick one GPU"},
+                      BadInput{"--backend auto --devices 0,1 --gpus 3", "--gpus is 3"}));
 
 TEST(Cli, HelpListsTheFlagsAndExitsZero) {
   const Result r = run("train --help");
   EXPECT_EQ(r.status, 0);
-  for (const char* flag : {"--model", "--gpus", "--memory-limit", "--batch-per-replica", "--epochs",
+  for (const char* flag : {"--model", "--backend", "--devices", "--sm-split", "--gpus", "--memory-limit", "--batch-per-replica", "--epochs",
                            "--max-steps", "--optimizer", "--lr", "--allreduce", "--seed", "--data",
                            "--history"}) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag << " missing from:\n" << r.output;
@@ -142,6 +148,60 @@ TEST(CliBench, RejectsBadSweepsWithStatus2) {
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_EQ(r.output.find("float"), std::string::npos) << args << " must not run:\n" << r.output;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// `mirrorlab devices` lists what this machine has; on a machine with no GPU, CUDA says why.
+bool gpu_visible() {
+  return run("devices").output.find("PhysicalDevice(name='/physical_device:GPU:0'") !=
+         std::string::npos;
+}
+
+TEST(CliDevices, ListsPhysicalAndLogicalDevicesAsTensorFlowDoes) {
+  const Result r = run("devices --backend cpu --gpus 3 --memory-limit 64");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* words :
+       {"PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')", "CUDA: ",
+        "1 Physical CPU, 3 Logical GPUs (CPU-backed virtual GPUs: /gpu:0 64 MiB /gpu:1 64 MiB "
+        "/gpu:2 64 MiB)",
+        "LogicalDevice(name='/device:CPU:0', device_type='CPU')",
+        "LogicalDevice(name='/device:GPU:2', device_type='GPU')"}) {
+    EXPECT_NE(r.output.find(words), std::string::npos) << words << " missing from:\n" << r.output;
+  }
+}
+
+TEST(CliDevices, AutoFallsBackToTheCpuSayingWhyWhenNoGpuIsVisible) {
+  if (gpu_visible()) GTEST_SKIP() << "a GPU is visible here: auto picks it";
+  const Result r = run("devices --backend auto");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("no CUDA GPU visible ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("using CPU-backed virtual GPUs"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("PhysicalDevice(name='/physical_device:GPU"), std::string::npos);
+}
+
+TEST(CliDevices, BackendCudaWithoutAGpuIsAClearErrorWithStatus2) {
+  if (gpu_visible()) GTEST_SKIP() << "a GPU is visible here";
+  for (const char* args : {"devices --backend cuda", "devices --backend cuda --devices 0,1",
+                           "bench allreduce --backend cuda -e 4K"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("--backend cuda: "), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("LogicalDevice(name='/device:GPU"), std::string::npos) << r.output;
+  }
+  const Result r = run("devices --backend cuda");
+  EXPECT_NE(r.output.find("no CUDA GPU visible ("), std::string::npos) << r.output;
+}
+
+TEST(CliDevices, TrainWithAutoRunsOnCpuUntilCudaTrainingExists) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const Result r = run("train --backend auto --model mlp --gpus 2 --epochs 1 --max-steps 2 "
+                       "--batch-per-replica 16 --train-examples 256");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("using CPU-backed virtual GPUs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 Physical CPU, 2 Logical GPUs"), std::string::npos) << r.output;
 }
 
 }  // namespace

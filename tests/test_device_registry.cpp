@@ -1,9 +1,11 @@
 // Device configuration, as tf.config.set_logical_device_configuration does it.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "virtualgpu/device_registry.h"
+#include "virtualgpu/gpu_configuration.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -49,10 +51,12 @@ TEST(DeviceRegistry, ListOfLimits) {
 
 TEST(DeviceRegistry, RejectsBadConfigurations) {
   DeviceRegistry registry;
-  EXPECT_NE(error_of([&] { registry.set_logical_device_configuration(0, 1024); }).find("at least 1"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { registry.set_logical_device_configuration(65, 1024); }).find("at most 64"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { registry.set_logical_device_configuration(0, 1024); }).find("at least 1"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of([&] { registry.set_logical_device_configuration(65, 1024); }).find("at most 64"),
+      std::string::npos);
   EXPECT_NE(error_of([&] { registry.set_logical_device_configuration(2, 0); }).find("0 MiB"),
             std::string::npos);
   EXPECT_NE(error_of([&] { registry.set_logical_device_configuration({}); }).find("at least 1"),
@@ -68,6 +72,12 @@ TEST(DeviceRegistry, FrozenOnceInUse) {
   registry.logical_devices();
   const std::string msg = error_of([&] { registry.set_logical_device_configuration(4, 128); });
   EXPECT_NE(msg.find("cannot be modified after being initialized"), std::string::npos) << msg;
+  for (const std::function<void()>& change : std::vector<std::function<void()>>{
+           [&] { registry.set_logical_device_configuration(0, {{16}}); },
+           [&] { registry.set_physical_device_configuration({0}); },
+           [&] { registry.set_gpu_inventory(GpuInventory{}); }}) {
+    EXPECT_NE(error_of(change).find("cannot be"), std::string::npos);
+  }
   EXPECT_EQ(registry.logical_devices().size(), 2u);
 }
 
@@ -76,6 +86,143 @@ TEST(DeviceRegistry, DeviceStreamsAreNamedAfterTheDevice) {
   registry.set_logical_device_configuration(2, 16);
   EXPECT_EQ(registry.logical_devices()[1]->stream().name(), "/gpu:1");
   EXPECT_STREQ(to_string(DeviceKind::kCpuVirtualGpu), "CPU-backed virtual GPU");
+}
+
+// A made-up card: the configuration rules are checked without a GPU.
+GpuInventory one_gpu(std::size_t free_mib = 80000) {
+  GpuInventory inventory;
+  inventory.cuda_built = true;
+  PhysicalGpu gpu;
+  gpu.name = "Test GPU";
+  gpu.total_bytes = 81559 * kMiB;
+  gpu.free_bytes = free_mib * kMiB;
+  gpu.sm_count = 132;
+  inventory.gpus = {gpu};
+  inventory.peer_access = {{false}};
+  return inventory;
+}
+
+GpuInventory two_gpus() {
+  GpuInventory inventory = one_gpu();
+  inventory.gpus.push_back(inventory.gpus[0]);
+  inventory.gpus[1].ordinal = 1;
+  inventory.peer_access = {{false, true}, {true, false}};
+  return inventory;
+}
+
+TEST(DeviceRegistry, ListsTheCpuThenEachGpuAsTensorFlowNamesThem) {
+  DeviceRegistry registry;
+  registry.set_gpu_inventory(two_gpus());
+  const std::vector<PhysicalDevice> devices = registry.list_physical_devices();
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices[0].name, "/physical_device:CPU:0");
+  EXPECT_EQ(devices[0].device_type, "CPU");
+  EXPECT_EQ(devices[2].name, "/physical_device:GPU:1");
+  EXPECT_EQ(devices[2].device_type, "GPU");
+}
+
+TEST(DeviceRegistry, NoGpuListsTheCpuOnly) {
+  DeviceRegistry registry;
+  GpuInventory none;
+  none.unavailable_reason = "no CUDA GPU visible (test)";
+  registry.set_gpu_inventory(none);
+  ASSERT_EQ(registry.list_physical_devices().size(), 1u);
+  const std::string msg = error_of([&] {
+    registry.set_logical_device_configuration(0, {{1024}, {1024}});
+  });
+  EXPECT_NE(msg.find("no CUDA GPU visible (test)"), std::string::npos) << msg;
+  EXPECT_NE(error_of([&] { registry.set_physical_device_configuration({0, 1}); }), "");
+  EXPECT_EQ(registry.backend(), DeviceBackend::kCpuVirtualGpus) << "rejected: nothing changes";
+}
+
+TEST(DeviceRegistry, LogicalGpusOnOneCardAreConfiguredWithTheirLimits) {
+  DeviceRegistry registry;
+  registry.set_gpu_inventory(one_gpu());
+  registry.set_logical_device_configuration(0, {{1024}, {2048}}, true);
+  EXPECT_EQ(registry.backend(), DeviceBackend::kCudaLogicalGpus);
+  ASSERT_EQ(registry.configuration().size(), 2u);
+  EXPECT_EQ(registry.configuration()[1].memory_limit_mib, 2048u);
+  EXPECT_EQ(registry.physical_gpus(), (std::vector<int>{0, 0}));
+  EXPECT_TRUE(registry.sm_split());
+  EXPECT_FALSE(registry.initialized());
+  // And back to CPU-backed virtual GPUs: each configuration replaces the last.
+  registry.set_logical_device_configuration(2, 64);
+  EXPECT_EQ(registry.backend(), DeviceBackend::kCpuVirtualGpus);
+  EXPECT_TRUE(registry.physical_gpus().empty());
+  EXPECT_FALSE(registry.sm_split());
+}
+
+TEST(DeviceRegistry, MoreMemoryThanTheCardHasIsAClearError) {
+  DeviceRegistry registry;
+  registry.set_gpu_inventory(one_gpu(8000));
+  const std::string msg = error_of([&] {
+    registry.set_logical_device_configuration(0, {{4096}, {4096}});
+  });
+  EXPECT_NE(msg.find("8192 MiB of GPU:0 (Test GPU)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("8000 MiB free"), std::string::npos) << msg;
+  EXPECT_EQ(registry.backend(), DeviceBackend::kCpuVirtualGpus);
+  registry.set_logical_device_configuration(0, {{4096}, {3000}});  // 7096 + 256 reserve fit
+  EXPECT_NE(error_of([&] { registry.set_physical_device_configuration({0}, 9000); }).find("free"),
+            std::string::npos);
+}
+
+TEST(DeviceRegistry, LogicalGpusOnAMissingCardOrBadLimitsAreRejected) {
+  DeviceRegistry registry;
+  registry.set_gpu_inventory(one_gpu());
+  EXPECT_NE(
+      error_of([&] { registry.set_logical_device_configuration(1, {{1024}}); }).find("no GPU:1"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] { registry.set_logical_device_configuration(0, {{0}}); }).find("0 MiB"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              registry.set_logical_device_configuration(
+                  0, std::vector<LogicalDeviceConfiguration>(65, {16}));
+            }).find("at most 64"),
+            std::string::npos);
+}
+
+TEST(DeviceRegistry, OneDevicePerPhysicalGpu) {
+  DeviceRegistry registry;
+  registry.set_gpu_inventory(two_gpus());
+  registry.set_physical_device_configuration({1, 0});
+  EXPECT_EQ(registry.backend(), DeviceBackend::kCudaPhysicalGpus);
+  EXPECT_EQ(registry.physical_gpus(), (std::vector<int>{1, 0}));
+  ASSERT_EQ(registry.configuration().size(), 2u);
+  EXPECT_EQ(registry.configuration()[0].memory_limit_mib, 0u) << "0: the whole card";
+  EXPECT_NE(error_of([&] {
+              registry.set_physical_device_configuration({0, 0});
+            }).find("twice"),
+            std::string::npos);
+}
+
+// Where no GPU is visible, making CUDA devices fails with CUDA's reason and changes nothing.
+TEST(DeviceRegistry, MakingCudaDevicesWithoutAGpuFailsCleanly) {
+  if (!enumerate_gpus().gpus.empty())
+    GTEST_SKIP() << "a GPU is visible: test_cuda_devices covers it";
+  DeviceRegistry registry;
+  registry.set_gpu_inventory(one_gpu());  // claims a card that is not there
+  registry.set_logical_device_configuration(0, {{64}, {64}});
+  try {
+    registry.logical_devices();
+    FAIL() << "made CUDA devices with no GPU";
+  } catch (const CudaError& e) {
+    EXPECT_NE(std::string(e.what()).find(cuda_built() ? "cudaErrorInsufficientDriver" : "no CUDA"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(registry.initialized());
+  EXPECT_EQ(registry.description(), "");
+}
+
+TEST(DeviceRegistry, DescriptionSaysWhatTheDevicesAre) {
+  DeviceRegistry registry;
+  EXPECT_EQ(registry.description(), "");
+  registry.set_logical_device_configuration({{1024}, {512}});
+  registry.logical_devices();
+  EXPECT_EQ(
+      registry.description(),
+      "1 Physical CPU, 2 Logical GPUs (CPU-backed virtual GPUs: /gpu:0 1024 MiB /gpu:1 512 MiB)");
+  EXPECT_EQ(registry.sm_note(), "");
 }
 
 }  // namespace

@@ -140,5 +140,21 @@ TEST(MemoryArena, AllocatorRunningDryUnderTheCapRollsBackTheCount) {
   EXPECT_EQ(live, 1);
 }
 
+// An allocator whose device fails (a CUDA error, not a full card): the error goes through and
+// the bytes it never gave are not counted.
+class FailingAllocator final : public BlockAllocator {
+ public:
+  void* allocate(std::size_t) override { throw std::runtime_error("the device failed"); }
+  void release(void*, std::size_t) noexcept override {}
+  bool host_accessible() const override { return false; }
+};
+
+TEST(MemoryArena, AllocatorErrorRollsBackTheCount) {
+  MemoryArena arena("/gpu:1", 1000, std::make_unique<FailingAllocator>());
+  EXPECT_THROW(arena.allocate(100, "a"), std::runtime_error);
+  EXPECT_EQ(arena.in_use(), 0u);
+  EXPECT_EQ(arena.peak(), 0u);
+}
+
 }  // namespace
 }  // namespace mirrorlab::vgpu

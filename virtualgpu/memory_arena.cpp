@@ -100,13 +100,23 @@ Allocation MemoryArena::allocate(std::size_t bytes, std::string_view what) {
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
   }
-  void* ptr = allocator_->allocate(bytes);
-  if (ptr == nullptr) {
-    // Under the cap but the memory behind the arena is exhausted (host RAM, or the card): the
-    // bytes were never held, so neither the count nor the peak may keep them.
+  // Under the cap but the memory behind the arena is exhausted (host RAM, or the card), or the
+  // allocator failed (a CUDA error): the bytes were never held, so neither the count nor the
+  // peak may keep them.
+  auto give_back_count = [&] {
     std::lock_guard lock(mutex_);
     in_use_ -= bytes;
     if (peak_ == in_use_ + bytes) peak_ = std::max(peak_before, in_use_);
+  };
+  void* ptr = nullptr;
+  try {
+    ptr = allocator_->allocate(bytes);
+  } catch (...) {
+    give_back_count();
+    throw;
+  }
+  if (ptr == nullptr) {
+    give_back_count();
     throw std::bad_alloc();
   }
   return Allocation(this, ptr, bytes);
