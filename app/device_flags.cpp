@@ -39,6 +39,15 @@ std::int64_t memory_limit_mib(const DeviceFlags& flags, int i) {
                                             : flags.memory_limits_mib[0];
 }
 
+std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
+                                                                  int count) {
+  std::vector<vgpu::LogicalDeviceConfiguration> configs;
+  for (int i = 0; i < count; ++i) {
+    configs.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
+  }
+  return configs;
+}
+
 int device_count(const DeviceFlags& flags, std::string* problem) {
   const int listed = static_cast<int>(flags.memory_limits_mib.size());
   const int cards = static_cast<int>(flags.physical_gpus.size());
@@ -63,15 +72,6 @@ int device_count(const DeviceFlags& flags, std::string* problem) {
                std::to_string(flags.gpus) + ": give one limit for all devices or one per device";
   }
   return flags.gpus;
-}
-
-std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
-                                                                  int count) {
-  std::vector<vgpu::LogicalDeviceConfiguration> configs;
-  for (int i = 0; i < count; ++i) {
-    configs.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
-  }
-  return configs;
 }
 
 namespace {
