@@ -34,7 +34,11 @@ double SessionSnapshot::images_per_second(std::size_t window) const {
 
 TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, SessionConfig config)
     : data_(std::move(data)), config_(std::move(config)) {
-  registry_.set_logical_device_configuration(config_.devices);
+  if (config_.make_devices) {
+    config_.make_devices(registry_, config_.devices);
+  } else {
+    registry_.set_logical_device_configuration(config_.devices);
+  }
   devices_ = registry_.logical_devices();
   strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
   strategy_->set_step_controller(&controller_);

@@ -33,7 +33,12 @@
 namespace mirrorlab::core {
 
 struct SessionConfig {
+  // One entry per device: what the GUI lets a user change (how many, their memory limits).
   std::vector<vgpu::LogicalDeviceConfiguration> devices{2, vgpu::LogicalDeviceConfiguration{}};
+  // Configures the registry with `devices`; empty: CPU-backed virtual GPUs. The app passes
+  // the --backend/--devices/--sm-split choice here, so a rebuilt session keeps it.
+  std::function<void(vgpu::DeviceRegistry&, const std::vector<vgpu::LogicalDeviceConfiguration>&)>
+      make_devices;
   StrategyOptions strategy;  // model, optimizer and learning rate, all-reduce, initial seed
   FitOptions fit;            // epochs, max steps, per-replica batch, shuffling seed
 };
