@@ -137,6 +137,7 @@ class AppWindow : public AppActions {
   int screenshots_taken_ = 0;
   double start_ = now_seconds();
   std::vector<double> frame_seconds_;  // wall time between frames, for the report
+  int draw_calls_ = 0, vertices_ = 0;  // of the last frame, for the report
   double measure_ips_ = 0;             // training images/s while --measure-seconds ran
   int phases_left_ = options_.phases;  // --phases: boundaries still to walk
   bool asked_for_phase_ = false;
@@ -340,7 +341,12 @@ void AppWindow::draw_frame() {
   glViewport(0, 0, width, height);
   glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
+  const ImDrawData* draw_data = ImGui::GetDrawData();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  draw_calls_ = 0;
+  for (int i = 0; i < draw_data->CmdListsCount; ++i)
+    draw_calls_ += draw_data->CmdLists[i]->CmdBuffer.Size;
+  vertices_ = draw_data->TotalVtxCount;
   if (screenshot_requested_) {
     screenshot_requested_ = false;
     char name[64];
@@ -459,6 +465,8 @@ void AppWindow::write_report(int& status) {
                measure_ips_ > 0 ? measure_ips_ : snapshot_.images_per_second(1u << 30));
   report_.note("session_failed", snapshot_.state == core::SessionState::kFailed ? 1 : 0);
   report_.note("setup_failed", setup_error_.empty() ? 0 : 1);
+  report_.note("draw_calls", draw_calls_);
+  report_.note("vertices", vertices_);
   report_.note("held_within_step", snapshot_.held_at ? 1 : 0);
   if (options_.report.empty()) return;
   try {
