@@ -17,7 +17,7 @@ struct BenchAllReduceOptions {
   double step_factor = 2.0;
   int iterations = 20;
   int warmup_iterations = 5;
-  std::vector<std::string> algorithms{"reduce-to-one", "ring"};
+  std::vector<std::string> algorithms{"reduce-to-one", "ring", "one-shot", "nccl"};
   std::string op = "sum";
 };
 

@@ -76,8 +76,8 @@ std::string check_combination(const TrainOptions& o, int* gpus) {
   if (o.devices.backend == "cuda") return std::string("--backend cuda: ") + kNoCudaTraining;
   if (o.allreduce == "nccl") {
     return "--allreduce nccl needs one CUDA GPU per replica; this build has CPU-backed virtual "
-           "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one "
-           "or ring";
+           "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one, "
+           "ring or one-shot";
   }
   std::string problem;
   *gpus = device_count(o.devices, &problem);
@@ -116,8 +116,9 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
       ->check(CLI::Range(1e-9, 10.0))
       ->capture_default_str();
   cmd->add_option("--allreduce", o.allreduce,
-                  "All-reduce algorithm: auto (TensorFlow's choice), reduce-to-one or ring")
-      ->check(CLI::IsMember({"auto", "reduce-to-one", "ring", "nccl"}))
+                  "All-reduce algorithm: auto (TensorFlow's choice), nccl, reduce-to-one, ring or "
+                  "one-shot")
+      ->check(CLI::IsMember({"auto", "nccl", "reduce-to-one", "ring", "one-shot"}))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed for initial weights and shuffling")
       ->capture_default_str();
@@ -184,7 +185,9 @@ int run_train(const TrainOptions& o) {
   core::EventStore events;
   core::MirroredStrategy strategy(devices, strategy_options(o), &events);
   const auto& log = strategy.all_reduce_log();
-  if (o.allreduce == "auto") std::printf("WARNING: %s\n", log.front().c_str());
+  for (const std::string& warning : strategy.all_reduce_warnings()) {
+    std::printf("WARNING: %s\n", warning.c_str());
+  }
   std::printf("INFO: Using MirroredStrategy with devices %s\n", strategy.device_tuple().c_str());
   print_model_summary(strategy.replica(0).model(), o.model.c_str());
   std::printf("INFO: %s\n", log.back().c_str());

@@ -1,6 +1,7 @@
 #include "core/cross_replica.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace mirrorlab::core {
 namespace {
@@ -19,10 +20,12 @@ CrossReplicaRendezvous::CrossReplicaRendezvous(int num_replicas)
 }
 
 void CrossReplicaRendezvous::reset(const vgpu::AllReduce* algorithm,
-                                   vgpu::StepObserver* observer) {
+                                   vgpu::StepObserver* observer,
+                                   std::vector<vgpu::Device*> devices) {
   std::lock_guard lock(mutex_);
   algorithm_ = algorithm;
   observer_ = observer;
+  devices_ = std::move(devices);
   barrier_ = std::make_shared<vgpu::CancellableBarrier>(num_replicas_);
   group_.reset();
   aborted_ = false;
@@ -74,7 +77,7 @@ void CrossReplicaRendezvous::meet(int rank, Arrival arrival) {
     std::lock_guard lock(mutex_);
     if (!aborted_) {
       group_ = std::make_shared<vgpu::CollectiveGroup>(std::move(buffers), algorithm_->name(),
-                                                       observer_);
+                                                       observer_, devices_);
     }
   });
   if (!mismatch_.empty()) throw std::logic_error(mismatch_);

@@ -24,8 +24,10 @@ class CrossReplicaRendezvous {
   explicit CrossReplicaRendezvous(int num_replicas);
 
   // Host thread, before each strategy.run(), while no replica runs: a fresh barrier (an aborted
-  // one stays aborted), the algorithm and observer to use.
-  void reset(const vgpu::AllReduce* algorithm, vgpu::StepObserver* observer);
+  // one stays aborted), the algorithm and observer to use, and the replicas' devices (their
+  // memory decides how the all-reduce moves data: host loops, or CUDA copies and kernels).
+  void reset(const vgpu::AllReduce* algorithm, vgpu::StepObserver* observer,
+             std::vector<vgpu::Device*> devices = {});
   // Replica `rank` on its device thread: all-reduces `values` with the other replicas' buffers.
   void all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op);
   // Replica `rank` has returned from its step function.
@@ -43,6 +45,7 @@ class CrossReplicaRendezvous {
   const int num_replicas_;
   const vgpu::AllReduce* algorithm_ = nullptr;
   vgpu::StepObserver* observer_ = nullptr;
+  std::vector<vgpu::Device*> devices_;
   std::mutex mutex_;  // guards barrier_, group_ and aborted_ against abort() from any thread
   std::shared_ptr<vgpu::CancellableBarrier> barrier_;
   std::shared_ptr<vgpu::CollectiveGroup> group_;

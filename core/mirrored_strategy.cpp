@@ -7,7 +7,8 @@
 #include "core/batch.h"
 #include "core/ops_cuda.h"
 #include "core/step_recorder.h"
-#include "virtualgpu/reduce_to_one.h"
+#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/nccl_all_reduce.h"
 
 namespace mirrorlab::core {
 
@@ -185,36 +186,20 @@ MirroredStrategy::~MirroredStrategy() {
 }
 
 std::string MirroredStrategy::device_tuple() const {
-  std::string tuple = "(";
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    tuple += (i ? ", '" : "'") + devices_[i]->name() + "'";
-  }
-  return tuple + (devices_.size() == 1 ? ",)" : ")");
+  std::vector<std::string> names;
+  for (const vgpu::Device* d : devices_) names.push_back(d->name());
+  return vgpu::device_tuple(names);
 }
 
 void MirroredStrategy::choose_all_reduce() {
-  const std::string& name = options_.all_reduce;
-  if (name == "auto") {
-    // TensorFlow uses NCCL only when every replica has a physical GPU of its own; virtual
-    // devices fall back to ReductionToOneDevice. CPU-backed virtual GPUs are that case.
-    all_reduce_ = std::make_unique<vgpu::ReduceToOneDevice>(0);
-    all_reduce_log_.push_back(
-        "NCCL is not supported when using virtual GPUs, falling back to reduction to one device");
-  } else if (name == "nccl") {
-    throw std::invalid_argument(
-        "--allreduce nccl needs one CUDA GPU per replica, but these are CPU-backed virtual "
-        "GPUs: use --allreduce auto, reduce-to-one or ring");
-  } else {
-    all_reduce_ = vgpu::make_all_reduce(name, 0);
-  }
-  if (all_reduce_->name() == vgpu::kReduceToOneName) {
-    all_reduce_log_.push_back("Reduce to " + devices_[0]->name() + " then broadcast to " +
-                              device_tuple() + ".");
-  } else {
-    all_reduce_log_.push_back("All-reduce: " + all_reduce_->name() + " (reduce-scatter then " +
-                              "all-gather, " + std::to_string(2 * (devices_.size() - 1)) +
-                              " steps per all-reduce)");
-  }
+  // A pure function of the devices and the NCCL there is (tested without a GPU); the log lines
+  // are TensorFlow's: warnings first (the NCCL fallback), then what is used.
+  const vgpu::AllReduceChoice choice = vgpu::choose_all_reduce(
+      options_.all_reduce, vgpu::placements_of(devices_), vgpu::nccl_runtime());
+  all_reduce_ = vgpu::make_all_reduce(choice.algorithm, devices_, 0);
+  all_reduce_warnings_ = choice.warnings;
+  all_reduce_log_ = choice.warnings;
+  all_reduce_log_.insert(all_reduce_log_.end(), choice.info.begin(), choice.info.end());
 }
 
 void MirroredStrategy::broadcast_initial_variables() {
@@ -307,7 +292,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   step_pausing_ = training && controller_ != nullptr && controller_->begin_step(n, step_);
   step_hooks_ = training && (step_pausing_ || recorder_ != nullptr);
   if (step_hooks_ && recorder_ != nullptr) recorder_->begin_step(*this, batch, shards, step_);
-  rendezvous_.reset(all_reduce_.get(), step_hooks_ ? &hook_observer_ : observer_);
+  rendezvous_.reset(all_reduce_.get(), step_hooks_ ? &hook_observer_ : observer_, devices_);
   const bool fingerprint =
       training && ((options_.check_sync && n > 1) || (step_hooks_ && recorder_ != nullptr));
   for (int r = 0; r < n; ++r) {

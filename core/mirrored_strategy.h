@@ -51,7 +51,7 @@ class ReplicasOutOfSync : public std::runtime_error {
 struct StrategyOptions {
   ModelKind model = ModelKind::kCnn;
   OptimizerConfig optimizer;
-  std::string all_reduce = "auto";  // "auto", "reduce-to-one" or "ring"
+  std::string all_reduce = "auto";  // "auto", "nccl", "reduce-to-one", "ring" or "one-shot"
   std::uint64_t seed = 1;
   bool check_sync = true;  // compare weight fingerprints after every training step
 };
@@ -168,7 +168,8 @@ LossStats reduce_sum(const std::vector<LossStats>& per_replica);
 class MirroredStrategy {
  public:
   // One replica per device. Creates and initialises the models (throws vgpu::OutOfMemoryError
-  // when one does not fit its device) and std::invalid_argument for an unknown all-reduce.
+  // when one does not fit its device) and std::invalid_argument for an unknown all-reduce or
+  // one that cannot run on these devices (nccl on CPU-backed or shared GPUs), saying why.
   MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyOptions options,
                    EventStore* events = nullptr);
   ~MirroredStrategy();
@@ -180,8 +181,10 @@ class MirroredStrategy {
   Replica& replica(int i) { return *replicas_[static_cast<std::size_t>(i)]; }
   const StrategyOptions& options() const { return options_; }
   const vgpu::AllReduce& all_reduce() const { return *all_reduce_; }
-  // What TensorFlow would log about the choice, one message per line.
+  // What TensorFlow would log about the choice, one message per line: the warnings first.
   const std::vector<std::string>& all_reduce_log() const { return all_reduce_log_; }
+  // The lines of the log that are warnings (the NCCL fallback), said once.
+  const std::vector<std::string>& all_reduce_warnings() const { return all_reduce_warnings_; }
   std::string device_tuple() const;  // "('/gpu:0', '/gpu:1')"
   std::int64_t steps_done() const { return step_; }
   // Sees every step of every all-reduce from now on (nullptr: none). Set between steps.
@@ -231,6 +234,7 @@ class MirroredStrategy {
   EventStore* events_;
   std::unique_ptr<vgpu::AllReduce> all_reduce_;
   std::vector<std::string> all_reduce_log_;
+  std::vector<std::string> all_reduce_warnings_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   CrossReplicaRendezvous rendezvous_;
   vgpu::StepObserver* observer_ = nullptr;

@@ -131,10 +131,11 @@ TEST(CliBench, AllReduceSweepPrintsTheTableAndChecksEveryRow) {
   const Result r = run("bench allreduce --gpus 3 -b 4 -e 4K -f 8 -n 2 -w 1");
   EXPECT_EQ(r.status, 0) << r.output;
   for (const char* words : {"algbw", "busbw", "#wrong", "%bound", "B = ", "# reduce-to-one on 3",
-                            "# ring on 3", "Out of bounds values : 0 OK"}) {
+                            "# ring on 3", "# one-shot on 3",
+                            "# nccl on 3 devices: skipped: ", "Out of bounds values : 0 OK"}) {
     EXPECT_NE(r.output.find(words), std::string::npos) << words << " missing from:\n" << r.output;
   }
-  // Sizes 4, 32, 256 and 2048 bytes, for each of the two algorithms.
+  // Sizes 4, 32, 256 and 2048 bytes, for each of the three algorithms that run here.
   EXPECT_NE(r.output.find("        2048          512  float    sum"), std::string::npos) << r.output;
 }
 

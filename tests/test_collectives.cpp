@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "virtualgpu/collective.h"
+#include "virtualgpu/device_buffers.h"
 #include "virtualgpu/device_registry.h"
+#include "virtualgpu/one_shot_all_reduce.h"
 #include "virtualgpu/reduce_to_one.h"
 #include "virtualgpu/ring_all_reduce.h"
 
@@ -83,19 +86,83 @@ TEST(AllReduce, RingSumIsExact) { check_all_reduce("ring", ReduceOp::kSum); }
 TEST(AllReduce, RingMean) { check_all_reduce("ring", ReduceOp::kMean); }
 TEST(AllReduce, ReduceToOneSumIsExact) { check_all_reduce("reduce-to-one", ReduceOp::kSum); }
 TEST(AllReduce, ReduceToOneMean) { check_all_reduce("reduce-to-one", ReduceOp::kMean); }
+TEST(AllReduce, OneShotSumIsExact) { check_all_reduce("one-shot", ReduceOp::kSum); }
+TEST(AllReduce, OneShotMean) { check_all_reduce("one-shot", ReduceOp::kMean); }
+
+// Values whose sums round: the one-shot must add in rank order, as reduce-to-one into /gpu:0
+// does, so both give the same bits, and every replica the same bits.
+TEST(AllReduce, OneShotAddsInRankOrderLikeReduceToOne) {
+  DeviceRegistry registry;
+  registry.set_logical_device_configuration(5, 64);
+  const std::size_t count = 4099;
+  std::vector<std::vector<float>> a(5, std::vector<float>(count)), b;
+  for (int r = 0; r < 5; ++r) {
+    for (std::size_t i = 0; i < count; ++i) {
+      a[r][i] = 1.0f / static_cast<float>(3 + r + i % 11) * (r % 2 ? 1e4f : 1e-3f);
+    }
+  }
+  b = a;
+  std::vector<std::span<float>> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  all_reduce(registry.logical_devices(), sa, OneShotAllReduce(), ReduceOp::kSum);
+  all_reduce(registry.logical_devices(), sb, ReduceToOneDevice(0), ReduceOp::kSum);
+  for (int r = 0; r < 5; ++r) {
+    for (std::size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(a[r][i], b[0][i]) << "rank " << r << " element " << i;
+    }
+  }
+}
+
+// Sums n buffers of `count` ones with `algorithm` on n devices; the steps the observer saw.
+std::vector<CollectiveStep> observe(const AllReduce& algorithm, int n, std::size_t count,
+                                    std::vector<std::vector<float>>& data) {
+  DeviceRegistry registry;
+  registry.set_logical_device_configuration(n, 64);
+  data.assign(n, std::vector<float>(count, 1.0f));
+  std::vector<std::span<float>> buffers(data.begin(), data.end());
+  RecordingObserver observer;
+  all_reduce(registry.logical_devices(), buffers, algorithm, ReduceOp::kSum, &observer);
+  return observer.steps;
+}
+
+TEST(AllReduce, OneShotIsOneStepReadingAndWritingEverySliceOfEveryBuffer) {
+  for (int n = 2; n <= 6; ++n) {
+    const std::size_t count = 10 * n + 3;
+    std::vector<std::vector<float>> data;
+    const std::vector<CollectiveStep> steps = observe(OneShotAllReduce(), n, count, data);
+    ASSERT_EQ(steps.size(), 1u) << "n=" << n;
+    const CollectiveStep& step = steps[0];
+    EXPECT_EQ(step.phase, "reduce-broadcast");
+    EXPECT_EQ(step.algorithm, "one-shot");
+    ASSERT_EQ(step.transfers.size(), static_cast<std::size_t>(2 * n * (n - 1)));
+    // Per rank r: a read of slice r from every other rank, and a write of it to every other.
+    std::vector<std::size_t> read(n), written(n);
+    for (const Transfer& t : step.transfers) {
+      EXPECT_NE(t.src, t.dst);
+      const int owner = t.kind == TransferKind::kReduce ? t.dst : t.src;
+      EXPECT_EQ(t.begin, owner * count / n);
+      EXPECT_EQ(t.end, (owner + 1) * count / n);
+      EXPECT_EQ(t.bytes, (t.end - t.begin) * sizeof(float));
+      (t.kind == TransferKind::kReduce ? read : written)[owner] += t.end - t.begin;
+    }
+    for (int r = 0; r < n; ++r) {
+      const std::size_t slice = (r + 1) * count / n - r * count / n;
+      EXPECT_EQ(read[r], (n - 1) * slice) << "rank " << r;
+      EXPECT_EQ(written[r], (n - 1) * slice) << "rank " << r;
+    }
+    for (const auto& d : data) {
+      for (float v : d) ASSERT_EQ(v, static_cast<float>(n));
+    }
+  }
+}
 
 TEST(AllReduce, RingObserverSeesTwoNMinusOneStepsOfOneChunkPerRank) {
   for (int n = 2; n <= 8; ++n) {
-    DeviceRegistry registry;
-    registry.set_logical_device_configuration(n, 64);
     const std::size_t count = 10 * n + 3;
-    std::vector<std::vector<float>> data(n, std::vector<float>(count, 1.0f));
-    std::vector<std::span<float>> buffers(data.begin(), data.end());
-    RecordingObserver observer;
-    all_reduce(registry.logical_devices(), buffers, RingAllReduce(), ReduceOp::kSum, &observer);
-    ASSERT_EQ(observer.steps.size(), static_cast<std::size_t>(2 * (n - 1))) << "n=" << n;
+    std::vector<std::vector<float>> data;
+    const std::vector<CollectiveStep> steps = observe(RingAllReduce(), n, count, data);
+    ASSERT_EQ(steps.size(), static_cast<std::size_t>(2 * (n - 1))) << "n=" << n;
     for (int s = 0; s < 2 * (n - 1); ++s) {
-      const CollectiveStep& step = observer.steps[s];
+      const CollectiveStep& step = steps[s];
       EXPECT_EQ(step.phase, s < n - 1 ? "reduce-scatter" : "all-gather");
       ASSERT_EQ(step.transfers.size(), static_cast<std::size_t>(n));
       std::size_t covered = 0;
@@ -154,6 +221,10 @@ TEST(AllReduce, TrafficModelAndStepCounts) {
   EXPECT_DOUBLE_EQ(RingAllReduce().bytes_moved(4, 100), 5.0 * 3 * 100);
   EXPECT_DOUBLE_EQ(ReduceToOneDevice().bytes_moved(4, 100), 5.0 * 3 * 100);
   EXPECT_DOUBLE_EQ(RingAllReduce().bytes_moved(1, 100), 0.0);
+  EXPECT_EQ(OneShotAllReduce().num_steps(1), 0);
+  EXPECT_EQ(OneShotAllReduce().num_steps(8), 1);
+  EXPECT_DOUBLE_EQ(OneShotAllReduce().bytes_moved(4, 100), 2.0 * 4 * 100);  // the bound
+  EXPECT_DOUBLE_EQ(OneShotAllReduce().bytes_moved(1, 100), 0.0);
 }
 
 TEST(AllReduce, UnknownNamesAndBadDestinationsAreClearErrors) {
@@ -161,8 +232,12 @@ TEST(AllReduce, UnknownNamesAndBadDestinationsAreClearErrors) {
     make_all_reduce("tree");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("choose reduce-to-one or ring"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("choose reduce-to-one, ring, one-shot or nccl"),
+              std::string::npos)
+        << e.what();
   }
+  // NCCL is made over devices; without them the factory says so.
+  EXPECT_THROW(make_all_reduce("nccl"), std::invalid_argument);
   EXPECT_THROW(make_all_reduce("reduce-to-one", -1), std::invalid_argument);
 
   DeviceRegistry registry;
@@ -180,6 +255,73 @@ TEST(AllReduce, UnknownNamesAndBadDestinationsAreClearErrors) {
                std::invalid_argument);
   EXPECT_THROW(all_reduce(registry.logical_devices(), {a}, RingAllReduce(), ReduceOp::kSum),
                std::invalid_argument);
+}
+
+// Stands for CUDA device memory on a machine without a GPU: host blocks the host must not touch.
+class PretendDeviceAllocator final : public BlockAllocator {
+ public:
+  void* allocate(std::size_t bytes) override { return host_->allocate(bytes); }
+  void release(void* ptr, std::size_t bytes) noexcept override { host_->release(ptr, bytes); }
+  bool host_accessible() const override { return false; }
+
+ private:
+  std::unique_ptr<BlockAllocator> host_ = make_host_allocator();
+};
+
+std::unique_ptr<Device> pretend_cuda_device(int index) {
+  return std::make_unique<Device>(index, DeviceKind::kCudaLogicalGpu, kMiB,
+                                  std::make_unique<PretendDeviceAllocator>(), /*ordinal=*/0,
+                                  /*stream=*/nullptr);
+}
+
+TEST(AllReduce, BuffersOfCpuAndCudaDevicesTogetherAreAClearError) {
+  DeviceRegistry registry;
+  registry.set_logical_device_configuration(1, 64);
+  const auto cuda = pretend_cuda_device(1);
+  std::vector<float> a(3, 1.0f), b(3, 2.0f);
+  try {
+    all_reduce({registry.logical_devices()[0], cuda.get()}, {a, b}, RingAllReduce(),
+               ReduceOp::kSum);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot mix"), std::string::npos) << e.what();
+  }
+}
+
+// CUDA memory goes through the CUDA transport. Without a GPU (or without CUDA in the build) the
+// first CUDA call fails: every rank must be released and the error must name what failed.
+TEST(AllReduce, CudaBuffersWithoutAGpuFailWithTheCudaErrorAndReleaseEveryRank) {
+  std::string reason;
+  if (visible_cuda_gpus(&reason) > 0) {
+    GTEST_SKIP() << "a CUDA device is visible: test_cuda_collectives runs this path for real";
+  }
+  std::vector<std::unique_ptr<Device>> owned;
+  std::vector<Device*> devices;
+  std::vector<Allocation> blocks;
+  std::vector<std::span<float>> buffers;
+  for (int i = 0; i < 3; ++i) {
+    owned.push_back(pretend_cuda_device(i));
+    devices.push_back(owned.back().get());
+    blocks.push_back(devices.back()->memory().allocate(64, "buffer"));
+    buffers.emplace_back(blocks.back().as<float>(), 16);
+  }
+  for (const char* algorithm : {"ring", "reduce-to-one", "one-shot"}) {
+    SCOPED_TRACE(algorithm);
+    try {
+      all_reduce(devices, buffers, *make_all_reduce(algorithm), ReduceOp::kSum);
+      FAIL() << "expected the CUDA error";
+    } catch (const CollectiveAborted&) {
+      FAIL() << "got CollectiveAborted instead of the CUDA error";
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+#if MIRRORLAB_HAVE_CUDA
+      EXPECT_NE(what.find("failed at"), std::string::npos) << what;
+      EXPECT_NE(what.find("cuda_transport.cpp:"), std::string::npos) << what;
+#else
+      EXPECT_NE(what.find("this build has no CUDA"), std::string::npos) << what;
+#endif
+    }
+  }
 }
 
 // A rank that fails half-way must release the others, and the host must see the real error.

@@ -160,12 +160,14 @@ TEST(SplitGlobalBatch, BatchLargerThanReplicasCanHoldIsRejected) {
   EXPECT_THROW(core::split_global_batch(13, 3, 4), std::invalid_argument);
 }
 
-std::vector<float> train_twice_params(std::uint64_t seed, int replicas, double* loss) {
+std::vector<float> train_twice_params(std::uint64_t seed, int replicas, double* loss,
+                                      const std::string& all_reduce = "auto") {
   const core::Dataset data = core::synthetic_dataset(64);
   vgpu::DeviceRegistry registry;
   registry.set_logical_device_configuration(replicas, 256);
   core::StrategyOptions o = options_for(ModelKind::kCnn, OptimizerKind::kAdam, 1e-3f);
   o.seed = seed;
+  o.all_reduce = all_reduce;
   core::MirroredStrategy strategy(registry.logical_devices(), o);
   core::FitOptions fit;
   fit.epochs = 2;
@@ -391,6 +393,43 @@ TEST(MirroredStrategy, TheObserverSeesEveryAllReduceStepOfTraining) {
   std::size_t bytes = 0;
   for (const auto& t : observer.steps[0].transfers) bytes += t.bytes;
   EXPECT_EQ(bytes, strategy.replica(0).model().num_params() * sizeof(float));
+}
+
+// The one-shot adds the replicas' gradients in rank order, as reduce-to-one into /gpu:0 does:
+// training with either gives the same bits.
+TEST(MirroredStrategy, OneShotTrainingIsBitIdenticalToReduceToOne) {
+  double loss_one_shot = 0, loss_reduce_to_one = 0;
+  const auto one_shot = train_twice_params(3, 3, &loss_one_shot, "one-shot");
+  const auto reduce_to_one = train_twice_params(3, 3, &loss_reduce_to_one, "reduce-to-one");
+  EXPECT_EQ(loss_one_shot, loss_reduce_to_one);
+  ASSERT_EQ(one_shot.size(), reduce_to_one.size());
+  EXPECT_EQ(std::memcmp(one_shot.data(), reduce_to_one.data(), one_shot.size() * sizeof(float)), 0);
+}
+
+TEST(MirroredStrategy, TheAllReduceChoiceIsLoggedInTensorFlowsWords) {
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(3, 128);
+  core::StrategyOptions o = options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.01f);
+  core::MirroredStrategy strategy(registry.logical_devices(), o);  // "auto"
+  EXPECT_EQ(strategy.all_reduce().name(), "reduce-to-one");
+  ASSERT_EQ(strategy.all_reduce_warnings().size(), 1u);
+  EXPECT_EQ(strategy.all_reduce_warnings()[0],
+            "NCCL is not supported when using virtual GPUs, falling back to reduction to one "
+            "device");
+  ASSERT_EQ(strategy.all_reduce_log().size(), 2u);
+  EXPECT_EQ(strategy.all_reduce_log()[1],
+            "Reduce to /gpu:0 then broadcast to ('/gpu:0', '/gpu:1', '/gpu:2').");
+  o.all_reduce = "one-shot";
+  core::MirroredStrategy one_shot(registry.logical_devices(), o);
+  EXPECT_EQ(one_shot.all_reduce().name(), "one-shot");
+  EXPECT_TRUE(one_shot.all_reduce_warnings().empty());
+  o.all_reduce = "nccl";
+  try {
+    core::MirroredStrategy nccl(registry.logical_devices(), o);
+    FAIL() << "NCCL on CPU-backed virtual GPUs must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

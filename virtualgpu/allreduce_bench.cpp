@@ -7,6 +7,7 @@
 #include <string>
 
 #include "virtualgpu/device.h"
+#include "virtualgpu/device_buffers.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -17,22 +18,28 @@ float input_value(int rank, std::size_t i) {
   return static_cast<float>((rank + 1) * static_cast<int>(1 + i % 7));
 }
 
-void fill_inputs(std::vector<std::span<float>>& buffers) {
+// Rank r's crafted input, written into its buffer (host or device memory).
+void fill_inputs(const std::vector<Device*>& devices, std::vector<std::span<float>>& buffers) {
+  std::vector<float> values;
   for (std::size_t r = 0; r < buffers.size(); ++r) {
-    for (std::size_t i = 0; i < buffers[r].size(); ++i) {
-      buffers[r][i] = input_value(static_cast<int>(r), i);
-    }
+    values.resize(buffers[r].size());
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = input_value(static_cast<int>(r), i);
+    write_buffer(*devices[r], buffers[r], values);
   }
 }
 
-std::size_t count_wrong(const std::vector<std::span<float>>& buffers, ReduceOp op) {
+std::size_t count_wrong(const std::vector<Device*>& devices,
+                        const std::vector<std::span<float>>& buffers, ReduceOp op) {
   const int n = static_cast<int>(buffers.size());
   std::size_t wrong = 0;
-  for (const auto& buffer : buffers) {
-    for (std::size_t i = 0; i < buffer.size(); ++i) {
+  std::vector<float> result;
+  for (std::size_t r = 0; r < buffers.size(); ++r) {
+    result.resize(buffers[r].size());
+    read_buffer(*devices[r], buffers[r], result);
+    for (std::size_t i = 0; i < result.size(); ++i) {
       float expected = static_cast<float>(n * (n + 1) / 2 * static_cast<int>(1 + i % 7));
       if (op == ReduceOp::kMean) expected *= 1.0f / static_cast<float>(n);
-      if (buffer[i] != expected) ++wrong;
+      if (result[i] != expected) ++wrong;
     }
   }
   return wrong;
@@ -60,6 +67,9 @@ std::vector<std::size_t> sweep_sizes(const AllReduceBenchOptions& o) {
 
 double measure_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
                               int iterations) {
+  if (!devices.empty() && devices[0]->is_cuda()) {
+    return measure_cuda_copy_bandwidth(devices, bytes, iterations);  // a copy kernel on each
+  }
   std::vector<Allocation> blocks;
   for (Device* d : devices) {
     blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth source"));
@@ -99,16 +109,16 @@ std::vector<AllReduceBenchRow> run_allreduce_sweep(
       buffers.emplace_back(blocks.back().as<float>(), count);
     }
     // Correctness first, on crafted inputs.
-    fill_inputs(buffers);
+    fill_inputs(devices, buffers);
     all_reduce(devices, buffers, algorithm, options.op);
     AllReduceBenchRow row;
     row.algorithm = algorithm.name();
     row.bytes = bytes;
     row.count = count;
-    row.wrong = count_wrong(buffers, options.op);
+    row.wrong = count_wrong(devices, buffers, options.op);
     // Then time: warm-up, then `iterations` back to back (in place, as the data grows by a
     // factor of n each time it stays finite or turns to inf; neither slows float addition).
-    fill_inputs(buffers);
+    fill_inputs(devices, buffers);
     for (int it = 0; it < options.warmup_iterations; ++it) {
       all_reduce(devices, buffers, algorithm, options.op);
     }

@@ -8,16 +8,20 @@
 #include <utility>
 
 #include "virtualgpu/device.h"
+#include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/one_shot_all_reduce.h"
 #include "virtualgpu/reduce_to_one.h"
 #include "virtualgpu/ring_all_reduce.h"
+#include "virtualgpu/transport.h"
 
 namespace mirrorlab::vgpu {
 
 CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
-                                 StepObserver* observer)
+                                 StepObserver* observer, std::vector<Device*> devices)
     : buffers_(std::move(buffers)),
       algorithm_(std::move(algorithm)),
       observer_(observer),
+      devices_(std::move(devices)),
       barrier_(static_cast<int>(std::max<std::size_t>(buffers_.size(), 1))) {
   if (buffers_.empty()) throw std::invalid_argument("an all-reduce needs at least one buffer");
   for (const auto& b : buffers_) {
@@ -27,37 +31,41 @@ CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::str
                                   std::to_string(buffers_[0].size()) + " elements)");
     }
   }
+  transport_ = make_transport(devices_, buffers_);
 }
+
+CollectiveGroup::~CollectiveGroup() = default;
 
 std::size_t CollectiveGroup::count() const { return buffers_[0].size(); }
 
-void CollectiveGroup::begin(int /*rank*/) {
+void CollectiveGroup::begin(int rank) {
+  transport_->publish(rank);
   barrier_.arrive_and_wait([this] { step_start_ = Clock::now(); });
 }
 
 void CollectiveGroup::transfer(int src, int dst, std::size_t begin, std::size_t end,
                                TransferKind kind) {
-  Transfer t{src, dst, begin, end, (end - begin) * sizeof(float), kind, Clock::now(), {}};
-  const float* from = buffers_[src].data();
-  float* to = buffers_[dst].data();
-  if (kind == TransferKind::kReduce) {
-    for (std::size_t i = begin; i < end; ++i) to[i] += from[i];
-  } else {
-    std::copy(from + begin, from + end, to + begin);
-  }
-  t.finish = Clock::now();
-  std::lock_guard lock(mutex_);
-  pending_.push_back(t);
+  transport_->move(Transfer{src, dst, begin, end, (end - begin) * sizeof(float), kind, {}, {}});
+}
+
+void CollectiveGroup::reduce_broadcast(int rank, std::size_t begin, std::size_t end) {
+  transport_->reduce_broadcast(rank, begin, end);
 }
 
 void CollectiveGroup::end_step(int index, std::string_view phase) {
+  end_step(index, phase, {});
+}
+
+void CollectiveGroup::end_step(int index, std::string_view phase,
+                               const std::function<void()>& whole_group) {
   barrier_.arrive_and_wait([&] {
-    // Every rank is parked in the barrier: pending_ holds the whole step.
+    // Every rank is parked in the barrier: the transport holds the whole step.
+    if (whole_group) whole_group();
     CollectiveStep step;
     step.algorithm = algorithm_;
     step.index = index;
     step.phase = std::string(phase);
-    step.transfers = std::exchange(pending_, {});
+    step.transfers = transport_->settle();  // on a GPU: waits until the step's work is done
     std::sort(step.transfers.begin(), step.transfers.end(),
               [](const Transfer& a, const Transfer& b) {
                 return std::tie(a.dst, a.src, a.begin) < std::tie(b.dst, b.src, b.begin);
@@ -71,8 +79,7 @@ void CollectiveGroup::end_step(int index, std::string_view phase) {
 
 void CollectiveGroup::finish(int rank, ReduceOp op) {
   if (op != ReduceOp::kMean || size() == 1) return;
-  const float scale = 1.0f / static_cast<float>(size());
-  for (float& v : buffers_[rank]) v *= scale;
+  transport_->scale(rank, 1.0f / static_cast<float>(size()));
 }
 
 std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destination) {
@@ -83,8 +90,22 @@ std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destinatio
     return std::make_unique<ReduceToOneDevice>(destination);
   }
   if (name == kRingName) return std::make_unique<RingAllReduce>();
+  if (name == kOneShotName) return std::make_unique<OneShotAllReduce>();
+  if (name == kNcclName) {
+    throw std::invalid_argument("the nccl all-reduce needs its devices (NCCL communicators are "
+                                "made over them): pass the devices");
+  }
   throw std::invalid_argument("unknown all-reduce algorithm '" + std::string(name) + "': choose " +
-                              std::string(kReduceToOneName) + " or " + std::string(kRingName));
+                              std::string(kReduceToOneName) + ", " + std::string(kRingName) +
+                              ", " + std::string(kOneShotName) + " or " +
+                              std::string(kNcclName));
+}
+
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view name,
+                                           const std::vector<Device*>& devices,
+                                           int destination) {
+  if (name == kNcclName) return make_nccl_all_reduce(devices);
+  return make_all_reduce(name, destination);
 }
 
 void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
@@ -93,7 +114,7 @@ void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float
     throw std::invalid_argument("all_reduce: " + std::to_string(devices.size()) + " devices but " +
                                 std::to_string(buffers.size()) + " buffers");
   }
-  CollectiveGroup group(std::move(buffers), algorithm.name(), observer);
+  CollectiveGroup group(std::move(buffers), algorithm.name(), observer, devices);
   for (std::size_t r = 0; r < devices.size(); ++r) {
     devices[r]->stream().enqueue([&group, &algorithm, op, rank = static_cast<int>(r)] {
       try {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -21,6 +22,7 @@
 namespace mirrorlab::vgpu {
 
 class Device;
+class Transport;
 
 enum class ReduceOp { kSum, kMean };
 
@@ -59,25 +61,38 @@ class StepObserver {
 };
 
 // The shared state of one all-reduce call: the buffers (one per rank, all the same length), the
-// barrier and the step being assembled. Create one per call; not reusable across calls.
+// barrier, the transport that moves the data (chosen by the memory the buffers live in, see
+// transport.h) and the step being assembled. Create one per call; not reusable across calls.
 class CollectiveGroup {
  public:
+  // devices[i] holds buffers[i] (host or CUDA memory); no devices: the buffers are host memory.
   CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
-                  StepObserver* observer = nullptr);
+                  StepObserver* observer = nullptr, std::vector<Device*> devices = {});
+  ~CollectiveGroup();
 
   int size() const { return static_cast<int>(buffers_.size()); }
   std::size_t count() const;  // elements per buffer
   std::span<float> buffer(int rank) const { return buffers_[rank]; }
 
+  const std::vector<Device*>& devices() const { return devices_; }  // empty: host buffers
+
   // Every rank calls begin() once before touching any buffer: no rank may read a neighbour's
   // buffer before that neighbour has finished writing it (its gradients, in training).
   void begin(int rank);
-  // Performs `kind` from src's buffer into dst's buffer over [begin, end) on the calling thread,
-  // timing it, and records it in the current step.
+  // Performs `kind` from src's buffer into dst's buffer over [begin, end) as the work of rank
+  // dst, which must be the caller, and records it in the current step.
   void transfer(int src, int dst, std::size_t begin, std::size_t end, TransferKind kind);
-  // Every rank calls end_step() after its transfers of a step; the last one to arrive hands the
-  // assembled step (index, phase) to the observer. Every rank passes the same index and phase.
+  // The calling rank sums the elements [begin, end) over every buffer (in rank order) and writes
+  // the sum into every buffer: one read and one write of each byte (see one_shot_all_reduce.h).
+  void reduce_broadcast(int rank, std::size_t begin, std::size_t end);
+  // Every rank calls end_step() after its transfers of a step; the last one to arrive completes
+  // the step's work (on a GPU: waits for it) and hands the assembled step (index, phase) to the
+  // observer before anyone goes on. Every rank passes the same index and phase.
   void end_step(int index, std::string_view phase);
+  // The same, and the last rank to arrive first runs `whole_group` once, for every rank, while
+  // the others wait: for work issued for the whole group from one thread (NCCL's grouped calls).
+  // It must return with that work complete; the step has no transfers (opaque), only its time.
+  void end_step(int index, std::string_view phase, const std::function<void()>& whole_group);
   // Every rank calls finish() last: scales its buffer by 1/size for kMean.
   void finish(int rank, ReduceOp op);
 
@@ -88,9 +103,9 @@ class CollectiveGroup {
   std::vector<std::span<float>> buffers_;
   std::string algorithm_;
   StepObserver* observer_;
+  std::vector<Device*> devices_;
+  std::unique_ptr<Transport> transport_;
   CancellableBarrier barrier_;
-  std::mutex mutex_;
-  std::vector<Transfer> pending_;
   TimePoint step_start_{};
 };
 
@@ -111,10 +126,18 @@ class AllReduce {
 // Names accepted on the command line.
 inline constexpr std::string_view kReduceToOneName = "reduce-to-one";
 inline constexpr std::string_view kRingName = "ring";
+inline constexpr std::string_view kOneShotName = "one-shot";
+inline constexpr std::string_view kNcclName = "nccl";
 
-// "reduce-to-one" (destination rank `destination`) or "ring". Throws std::invalid_argument with
-// a sentence listing the known names otherwise.
+// "reduce-to-one" (destination rank `destination`), "ring" or "one-shot". Throws
+// std::invalid_argument with a sentence listing the known names otherwise ("nccl" needs the
+// devices: use the overload below).
 std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destination = 0);
+// The same, and "nccl": NCCL communicators over `devices` (one rank per device). Throws
+// std::invalid_argument with a sentence saying why NCCL cannot run on these devices.
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view name,
+                                           const std::vector<Device*>& devices,
+                                           int destination = 0);
 
 // From the host: runs every rank's share on its device's stream and waits for all of them.
 // devices[i] holds buffers[i]. Rethrows the first real error (not the CollectiveAborted of the

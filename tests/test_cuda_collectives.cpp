@@ -1,0 +1,291 @@
+// The all-reduce algorithms on CUDA memory: ring, reduce-to-one and one-shot on logical GPUs of
+// one card (device copies and kernels through the CUDA transport), NCCL with one physical GPU
+// per replica, the fallback TensorFlow makes on logical GPUs, the copy-kernel bandwidth and the
+// benchmark sweep on CUDA devices. Every check is bit for bit against the exact sum (the inputs
+// are small integers). Each test skips, saying why, when no CUDA device is visible.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/allreduce_bench.h"
+#include "virtualgpu/collective.h"
+#include "virtualgpu/device.h"
+#include "virtualgpu/device_buffers.h"
+#include "virtualgpu/nccl_all_reduce.h"
+
+#if MIRRORLAB_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace mirrorlab::vgpu {
+namespace {
+
+// Skips the test, with the reason, unless `n` CUDA GPUs are visible.
+#define MIRRORLAB_REQUIRE_CUDA_GPUS(n)                                                         \
+  do {                                                                                         \
+    std::string reason_;                                                                       \
+    const int gpus_ = visible_cuda_gpus(&reason_);                                             \
+    if (gpus_ == 0) GTEST_SKIP() << reason_;                                                   \
+    if (gpus_ < (n)) GTEST_SKIP() << "needs " << (n) << " CUDA GPUs, " << gpus_ << " visible"; \
+  } while (0)
+
+#if MIRRORLAB_HAVE_CUDA
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// A minimal CUDA device for these tests: cudaMalloc'd, zero-filled blocks on GPU `ordinal`.
+class TestCudaAllocator final : public BlockAllocator {
+ public:
+  explicit TestCudaAllocator(int ordinal) : ordinal_(ordinal) {}
+  void* allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    if (cudaSetDevice(ordinal_) != cudaSuccess || cudaMalloc(&p, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    if (cudaMemset(p, 0, bytes) != cudaSuccess) {
+      cudaFree(p);
+      return nullptr;
+    }
+    return p;
+  }
+  void release(void* ptr, std::size_t) noexcept override { cudaFree(ptr); }
+  bool host_accessible() const override { return false; }
+
+ private:
+  int ordinal_;
+};
+
+// Devices on the given GPUs (repeat an ordinal for logical GPUs sharing a card), each with its
+// own non-blocking stream, as the CUDA devices of the registry will be.
+class TestCudaDevices {
+ public:
+  TestCudaDevices(const std::vector<int>& ordinals, DeviceKind kind, std::size_t mib = 256) {
+    for (std::size_t i = 0; i < ordinals.size(); ++i) {
+      cudaStream_t stream = nullptr;
+      check(cudaSetDevice(ordinals[i]), "cudaSetDevice");
+      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      streams_.push_back(stream);
+      owned_.push_back(std::make_unique<Device>(static_cast<int>(i), kind, mib * kMiB,
+                                                std::make_unique<TestCudaAllocator>(ordinals[i]),
+                                                ordinals[i], stream));
+      devices_.push_back(owned_.back().get());
+    }
+  }
+  ~TestCudaDevices() {
+    owned_.clear();  // the devices' threads stop first
+    for (cudaStream_t s : streams_) cudaStreamDestroy(s);
+  }
+  const std::vector<Device*>& devices() const { return devices_; }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  std::vector<std::unique_ptr<Device>> owned_;
+  std::vector<Device*> devices_;
+};
+
+float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (1 + i % 7)); }
+
+// All-reduces `count` floats starting `offsets[r]` floats into rank r's block (misaligned on
+// purpose, as nccl-tests does), and checks every element of every rank bit for bit.
+void check_on_devices(const std::vector<Device*>& devices, const AllReduce& algorithm,
+                      std::size_t count, const std::vector<std::size_t>& offsets, ReduceOp op) {
+  const int n = static_cast<int>(devices.size());
+  SCOPED_TRACE(algorithm.name() + " n=" + std::to_string(n) + " count=" + std::to_string(count) +
+               " offset0=" + std::to_string(offsets[0]));
+  std::vector<Allocation> blocks;
+  std::vector<std::span<float>> buffers;
+  std::vector<float> host(count);
+  for (int r = 0; r < n; ++r) {
+    blocks.push_back(devices[r]->memory().allocate((count + offsets[r] + 1) * sizeof(float), "t"));
+    buffers.emplace_back(blocks.back().as<float>() + offsets[r], count);
+    for (std::size_t i = 0; i < count; ++i) host[i] = value(r, i);
+    write_buffer(*devices[r], buffers[r], host);
+  }
+  all_reduce(devices, buffers, algorithm, op);
+  for (int r = 0; r < n; ++r) {
+    read_buffer(*devices[r], buffers[r], host);
+    for (std::size_t i = 0; i < count; ++i) {
+      float expected = static_cast<float>(n * (n + 1) / 2 * (1 + i % 7));
+      if (op == ReduceOp::kMean) expected *= 1.0f / static_cast<float>(n);
+      ASSERT_EQ(host[i], expected) << "rank " << r << " element " << i;
+    }
+  }
+}
+
+#endif  // MIRRORLAB_HAVE_CUDA
+
+TEST(CudaAllReduce, EveryAlgorithmIsExactOnLogicalGpusOfOneCard) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if MIRRORLAB_HAVE_CUDA
+  for (int n : {1, 2, 3, 4, 8}) {
+    TestCudaDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
+    for (const char* name : {"reduce-to-one", "ring", "one-shot"}) {
+      const auto algorithm = make_all_reduce(name);
+      for (std::size_t count : {std::size_t{1}, std::size_t(n + 1), std::size_t(2 * n + 1),
+                                (std::size_t{1} << 20) + 3}) {
+        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean}) {
+          check_on_devices(cards.devices(), *algorithm, count, std::vector<std::size_t>(n, 0), op);
+        }
+      }
+    }
+  }
+#endif
+}
+
+TEST(CudaAllReduce, MisalignedBuffersAreExactOnTheVectorAndScalarPaths) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if MIRRORLAB_HAVE_CUDA
+  TestCudaDevices cards({0, 0, 0}, DeviceKind::kCudaLogicalGpu);
+  for (const char* name : {"reduce-to-one", "ring", "one-shot"}) {
+    const auto algorithm = make_all_reduce(name);
+    for (std::size_t count : {std::size_t{5}, std::size_t{4099}, std::size_t{1} << 18}) {
+      // Same offset everywhere: a scalar head then float4. Different offsets: scalar only.
+      for (const auto& offsets :
+           {std::vector<std::size_t>{1, 1, 1}, {3, 3, 3}, std::vector<std::size_t>{0, 1, 2}}) {
+        check_on_devices(cards.devices(), *algorithm, count, offsets, ReduceOp::kSum);
+      }
+    }
+  }
+#endif
+}
+
+#if MIRRORLAB_HAVE_CUDA
+class Recorder : public StepObserver {
+ public:
+  void on_step(const CollectiveStep& step) override { steps.push_back(step); }
+  std::vector<CollectiveStep> steps;  // on_step runs with every other rank parked
+};
+#endif
+
+TEST(CudaAllReduce, TheObserverSeesTheSameStepsAsOnTheCpuWithGpuTimes) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if MIRRORLAB_HAVE_CUDA
+  const int n = 4;
+  TestCudaDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
+  std::vector<Allocation> blocks;
+  std::vector<std::span<float>> buffers;
+  for (Device* d : cards.devices()) {
+    blocks.push_back(d->memory().allocate(4096 * sizeof(float), "t"));
+    buffers.emplace_back(blocks.back().as<float>(), 4096);
+  }
+  for (const char* name : {"reduce-to-one", "ring", "one-shot"}) {
+    const auto algorithm = make_all_reduce(name);
+    Recorder recorder;
+    all_reduce(cards.devices(), buffers, *algorithm, ReduceOp::kSum, &recorder);
+    ASSERT_EQ(static_cast<int>(recorder.steps.size()), algorithm->num_steps(n)) << name;
+    for (const CollectiveStep& step : recorder.steps) {
+      EXPECT_FALSE(step.transfers.empty()) << name;
+      for (const Transfer& t : step.transfers) {
+        EXPECT_LE(t.start, t.finish) << name;
+        EXPECT_LE(t.finish, step.finish) << name << ": a transfer cannot end after its step";
+      }
+    }
+  }
+#endif
+}
+
+TEST(CudaAllReduce, AutoOnLogicalGpusFallsBackToReduceToOneAndItRuns) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if MIRRORLAB_HAVE_CUDA
+  for (int n = 2; n <= 4; ++n) {
+    TestCudaDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
+    const AllReduceChoice choice =
+        choose_all_reduce("auto", placements_of(cards.devices()), nccl_runtime());
+    ASSERT_EQ(choice.algorithm, "reduce-to-one");
+    ASSERT_EQ(choice.warnings.size(), 1u);
+    const auto algorithm = make_all_reduce(choice.algorithm, cards.devices());
+    check_on_devices(cards.devices(), *algorithm, 100003, std::vector<std::size_t>(n, 0),
+                     ReduceOp::kSum);
+  }
+#endif
+}
+
+TEST(CudaAllReduce, NcclWithOnePhysicalGpuPerReplica) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if !MIRRORLAB_HAVE_NCCL
+  GTEST_SKIP() << "this build has no NCCL";
+#elif MIRRORLAB_HAVE_CUDA
+  std::string reason;
+  std::vector<int> ordinals;
+  for (int i = 0; i < visible_cuda_gpus(&reason); ++i) ordinals.push_back(i);  // N = 1 on one GPU
+  TestCudaDevices cards(ordinals, DeviceKind::kCudaPhysicalGpu);
+  const AllReduceChoice choice =
+      choose_all_reduce("auto", placements_of(cards.devices()), nccl_runtime());
+  ASSERT_EQ(choice.algorithm, "nccl");
+  const auto nccl = make_all_reduce(choice.algorithm, cards.devices());
+  for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{1} << 20}) {
+    check_on_devices(cards.devices(), *nccl, count, std::vector<std::size_t>(ordinals.size(), 0),
+                     ReduceOp::kSum);
+    check_on_devices(cards.devices(), *nccl, count, std::vector<std::size_t>(ordinals.size(), 1),
+                     ReduceOp::kMean);
+  }
+  Recorder recorder;  // one opaque step
+  std::vector<Allocation> blocks;
+  std::vector<std::span<float>> buffers;
+  for (Device* d : cards.devices()) {
+    blocks.push_back(d->memory().allocate(64 * sizeof(float), "t"));
+    buffers.emplace_back(blocks.back().as<float>(), 64);
+  }
+  all_reduce(cards.devices(), buffers, *nccl, ReduceOp::kSum, &recorder);
+  ASSERT_EQ(recorder.steps.size(), 1u);
+  EXPECT_TRUE(recorder.steps[0].transfers.empty());
+  EXPECT_EQ(recorder.steps[0].algorithm, "nccl");
+#endif
+}
+
+TEST(CudaAllReduce, NcclOnTwoLogicalGpusOfOneCardIsRefusedBefore230OrExperimental) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if !MIRRORLAB_HAVE_NCCL
+  GTEST_SKIP() << "this build has no NCCL";
+#elif MIRRORLAB_HAVE_CUDA
+  TestCudaDevices cards({0, 0}, DeviceKind::kCudaLogicalGpu);
+  if (nccl_runtime().version_code < kNcclMultiRankGpuVersion) {
+    try {
+      make_all_reduce("nccl", cards.devices());
+      FAIL() << "NCCL " << nccl_version_text(nccl_runtime().version_code) << " must be refused";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("Duplicate GPU detected"), std::string::npos);
+    }
+  } else {
+    const auto nccl = make_all_reduce("nccl", cards.devices());  // experimental multi-rank
+    check_on_devices(cards.devices(), *nccl, 4099, {0, 0}, ReduceOp::kSum);
+  }
+#endif
+}
+
+TEST(CudaCopyBandwidth, TheCopyKernelMeasuresAPositiveBandwidthAndGivesItsMemoryBack) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if MIRRORLAB_HAVE_CUDA
+  TestCudaDevices cards({0, 0}, DeviceKind::kCudaLogicalGpu);
+  EXPECT_GT(measure_copy_bandwidth(cards.devices(), 16 * kMiB, 3), 0.0);
+  for (Device* d : cards.devices()) EXPECT_EQ(d->memory().in_use(), 0u);
+#endif
+}
+
+TEST(CudaAllReduceBench, TheSweepOnCudaDevicesIsExactForEveryAlgorithm) {
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
+#if MIRRORLAB_HAVE_CUDA
+  TestCudaDevices cards({0, 0, 0}, DeviceKind::kCudaLogicalGpu);
+  AllReduceBenchOptions o;
+  o.min_bytes = 4;
+  o.max_bytes = 1 << 20;
+  o.step_factor = 16;
+  o.iterations = 2;
+  o.warmup_iterations = 1;
+  for (const char* name : {"reduce-to-one", "ring", "one-shot"}) {
+    const auto rows = run_allreduce_sweep(cards.devices(), *make_all_reduce(name), o, 1e11);
+    ASSERT_EQ(rows.size(), sweep_sizes(o).size());
+    for (const AllReduceBenchRow& row : rows) EXPECT_EQ(row.wrong, 0u) << name << " " << row.bytes;
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace mirrorlab::vgpu

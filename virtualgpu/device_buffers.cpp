@@ -1,0 +1,175 @@
+#include "virtualgpu/device_buffers.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "virtualgpu/device.h"
+
+#if MIRRORLAB_HAVE_CUDA
+#include "virtualgpu/collective_cuda_check.h"
+#include "virtualgpu/collective_kernels.h"
+#endif
+
+namespace mirrorlab::vgpu {
+namespace {
+
+void check_sizes(std::size_t a, std::size_t b) {
+  if (a != b) {
+    throw std::invalid_argument("buffer of " + std::to_string(a) + " values but " +
+                                std::to_string(b) + " given");
+  }
+}
+
+[[maybe_unused]] std::invalid_argument no_cuda() {
+  return std::invalid_argument(
+      "this device's memory is CUDA memory, but this build has no CUDA: rebuild with the CUDA "
+      "toolkit or use CPU-backed virtual GPUs");
+}
+
+}  // namespace
+
+void write_buffer(Device& device, std::span<float> dst, std::span<const float> values) {
+  check_sizes(dst.size(), values.size());
+  if (device.memory().host_accessible()) {
+    std::copy(values.begin(), values.end(), dst.begin());
+    return;
+  }
+#if MIRRORLAB_HAVE_CUDA
+  // On the device's stream, after its queued work; synchronous for the caller.
+  const auto stream = static_cast<cudaStream_t>(device.cuda_stream());
+  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), values.data(), values.size_bytes(),
+                                                  cudaMemcpyHostToDevice, stream));
+  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+#else
+  throw no_cuda();
+#endif
+}
+
+void read_buffer(Device& device, std::span<const float> src, std::span<float> out) {
+  check_sizes(src.size(), out.size());
+  if (device.memory().host_accessible()) {
+    std::copy(src.begin(), src.end(), out.begin());
+    return;
+  }
+#if MIRRORLAB_HAVE_CUDA
+  const auto stream = static_cast<cudaStream_t>(device.cuda_stream());
+  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  MIRRORLAB_COLLECTIVE_CUDA_CHECK(
+      cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToHost, stream));
+  MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+#else
+  throw no_cuda();
+#endif
+}
+
+int visible_cuda_gpus(std::string* reason) {
+#if MIRRORLAB_HAVE_CUDA
+  int count = 0;  // cudaGetDeviceCount leaves it untouched when it fails
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *reason = std::string("no CUDA device visible: cudaGetDeviceCount: ") + cudaGetErrorString(e) +
+              " (" + cudaGetErrorName(e) + ")";
+    return 0;
+  }
+  if (count == 0) *reason = "no CUDA device visible: cudaGetDeviceCount found none";
+  return count;
+#else
+  *reason = "no CUDA device visible: this build has no CUDA";
+  return 0;
+#endif
+}
+
+double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
+                                   int iterations) {
+#if MIRRORLAB_HAVE_CUDA
+  if (devices.empty() || iterations < 1 || bytes < sizeof(float)) {
+    throw std::invalid_argument("measuring the copy bandwidth needs devices, bytes and iterations");
+  }
+  const std::size_t count = bytes / sizeof(float);
+  std::vector<Allocation> blocks;
+  for (Device* d : devices) {
+    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth source"));
+    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth destination"));
+  }
+  // Devices on one GPU are timed together: the first one's stream starts them all (an event
+  // they wait for) and waits for all of them (events it waits for), so its start and stop
+  // events bracket every copy on that GPU, however the streams overlap.
+  std::map<int, std::vector<std::size_t>> by_gpu;
+  for (std::size_t i = 0; i < devices.size(); ++i) by_gpu[devices[i]->cuda_ordinal()].push_back(i);
+  const auto stream_of = [&](std::size_t i) {
+    return static_cast<cudaStream_t>(devices[i]->cuda_stream());
+  };
+  const auto copy_all = [&](int ordinal, const std::vector<std::size_t>& members) {
+    for (std::size_t i : members) {
+      launch_copy(blocks[2 * i + 1].as<float>(), blocks[2 * i].as<float>(), count, stream_of(i),
+                  ordinal);
+    }
+  };
+  struct Timing {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    std::vector<cudaEvent_t> joined;
+  };
+  std::map<int, Timing> timings;
+  float slowest_ms = 0;
+  std::string failure;
+  try {
+    for (auto& [ordinal, members] : by_gpu) {
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(ordinal));
+      copy_all(ordinal, members);  // warm-up
+      Timing& t = timings[ordinal];
+      const cudaStream_t lead = stream_of(members.front());
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventCreate(&t.start));
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventCreate(&t.stop));
+      for (std::size_t i : members) {
+        if (stream_of(i) != lead)
+          MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));
+      }
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamSynchronize(lead));
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(t.start, lead));
+      for (std::size_t i : members) {
+        if (stream_of(i) != lead)
+          MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamWaitEvent(stream_of(i), t.start, 0));
+      }
+      for (int it = 0; it < iterations; ++it) copy_all(ordinal, members);
+      for (std::size_t i : members) {
+        if (stream_of(i) == lead) continue;
+        cudaEvent_t joined = nullptr;
+        MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+        t.joined.push_back(joined);
+        MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(joined, stream_of(i)));
+        MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaStreamWaitEvent(lead, joined, 0));
+      }
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventRecord(t.stop, lead));
+    }
+    for (auto& [ordinal, t] : timings) {
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaSetDevice(ordinal));
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventSynchronize(t.stop));
+      float ms = 0;
+      MIRRORLAB_COLLECTIVE_CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
+      slowest_ms = std::max(slowest_ms, ms);
+    }
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  for (auto& [ordinal, t] : timings) {
+    for (cudaEvent_t e : t.joined) cudaEventDestroy(e);
+    if (t.start) cudaEventDestroy(t.start);
+    if (t.stop) cudaEventDestroy(t.stop);
+  }
+  for (Device* d : devices) cudaStreamSynchronize(static_cast<cudaStream_t>(d->cuda_stream()));
+  if (!failure.empty()) throw std::runtime_error(failure);
+  if (!(slowest_ms > 0)) throw std::runtime_error("the copy kernels took no measurable time");
+  return 2.0 * static_cast<double>(count * sizeof(float)) * static_cast<double>(devices.size()) *
+         iterations / (slowest_ms * 1e-3);
+#else
+  (void)devices, (void)bytes, (void)iterations;
+  throw std::invalid_argument(
+      "measuring CUDA memory bandwidth needs a build with CUDA; this one has none");
+#endif
+}
+
+}  // namespace mirrorlab::vgpu

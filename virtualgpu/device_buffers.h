@@ -1,0 +1,31 @@
+// Moving values between the host and a device's buffer, whatever memory it is (host memory for
+// a CPU-backed virtual GPU, CUDA memory for a CUDA device), and measuring the copy bandwidth of
+// CUDA devices' memory with a copy kernel. No CUDA in this header: callers need no #ifdefs.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mirrorlab::vgpu {
+
+class Device;
+
+// dst (a buffer of `device`) := values; complete on return. Sizes must match.
+void write_buffer(Device& device, std::span<float> dst, std::span<const float> values);
+// out := src (a buffer of `device`), once the device's queued work on it is done.
+void read_buffer(Device& device, std::span<const float> src, std::span<float> out);
+
+// How many CUDA GPUs are visible; 0 with a sentence in *reason when none is (no driver, no GPU,
+// or a build without CUDA). Never throws.
+int visible_cuda_gpus(std::string* reason);
+
+// Copy bandwidth (bytes read plus written per second) of the CUDA devices' memory: every device
+// copies `bytes` between two buffers of its own with the copy kernel, all at once, `iterations`
+// times, timed with CUDA events per GPU (B = all bytes / the slowest GPU's time). Throws
+// std::invalid_argument in a build without CUDA.
+double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
+                                   int iterations);
+
+}  // namespace mirrorlab::vgpu

@@ -1,0 +1,49 @@
+// NCCL all-reduce: one NCCL communicator per device, made together over the devices' CUDA
+// ordinals (ncclCommInitAll), and one grouped launch per all-reduce (ncclGroupStart, one
+// ncclAllReduce per rank on its device's stream, ncclGroupEnd).
+//
+// Why grouped from one thread rather than one call per device thread: our ranks run on their
+// devices' threads and meet at a barrier; the last one to arrive issues the NCCL calls for all
+// of them while the others wait (CollectiveGroup::end_step with a whole-group action). That is
+// NCCL's documented way for one thread to drive several ranks of one process, it cannot
+// deadlock on the order in which threads reach NCCL, and it works the same when two ranks share
+// a GPU (NCCL 2.30's multi-rank mode). The observer sees one opaque step with its time.
+//
+// NCCL before 2.30 refuses two ranks on one GPU ("Duplicate GPU detected"); 2.30 added an
+// experimental NCCL_MULTI_RANK_GPU_ENABLE=1 for up to 2 ranks per GPU. The version that counts is
+// the library's, asked at run time (ncclGetVersion, which needs no GPU), not the header's.
+//
+// Built with NCCL: nccl_all_reduce.cpp. Without: nccl_unavailable.cpp, whose functions say so.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "virtualgpu/collective.h"
+
+namespace mirrorlab::vgpu {
+
+// NCCL version codes as ncclGetVersion gives them: 22809 for 2.28.9.
+inline constexpr int kNcclMultiRankGpuVersion = 23000;  // 2.30.0
+inline constexpr int kNcclMaxRanksPerGpu = 2;           // in the experimental multi-rank mode
+
+struct NcclRuntime {
+  bool built = false;    // this build links NCCL
+  int version_code = 0;  // the library's, from ncclGetVersion; 0 when not built
+};
+
+// What this build and its NCCL library offer (never throws, needs no GPU).
+NcclRuntime nccl_runtime();
+
+// "2.28.9" for 22809 (and the pre-2.9 encoding, 2704 for 2.7.4); "none" for 0.
+std::string nccl_version_text(int version_code);
+
+// NCCL communicators over `devices` (CUDA devices; rank i = devices[i]). Two devices on one GPU
+// need NCCL 2.30+ and at most two per GPU: the mode is turned on (NCCL_MULTI_RANK_GPU_ENABLE=1)
+// and labelled experimental. Throws std::invalid_argument with a sentence saying why NCCL cannot
+// run (no NCCL in this build, CPU-backed devices, shared GPUs before 2.30) and vgpu::CudaError-
+// style std::runtime_error naming the NCCL call, file:line and NCCL's words when a call fails.
+std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices);
+
+}  // namespace mirrorlab::vgpu

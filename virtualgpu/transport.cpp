@@ -1,0 +1,104 @@
+#include "virtualgpu/transport.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "virtualgpu/device.h"
+
+#if MIRRORLAB_HAVE_CUDA
+#include "virtualgpu/cuda_transport.h"
+#endif
+
+namespace mirrorlab::vgpu {
+
+void HostTransport::record(Transfer t) {
+  std::lock_guard lock(mutex_);
+  pending_.push_back(t);
+}
+
+void HostTransport::move(Transfer t) {
+  t.start = Clock::now();
+  const float* from = buffers_[t.src].data();
+  float* to = buffers_[t.dst].data();
+  if (t.kind == TransferKind::kReduce) {
+    for (std::size_t i = t.begin; i < t.end; ++i) to[i] += from[i];
+  } else {
+    std::copy(from + t.begin, from + t.end, to + t.begin);
+  }
+  t.finish = Clock::now();
+  record(t);
+}
+
+void HostTransport::reduce_broadcast(int rank, std::size_t begin, std::size_t end) {
+  const TimePoint start = Clock::now();
+  // Tiles small enough to stay in L1: every buffer is read once and written once, which is the
+  // least an all-reduce in one memory can do (2*N*S bytes in all); the tile loops vectorize.
+  constexpr std::size_t kTile = 1024;
+  float sum[kTile];
+  for (std::size_t i = begin; i < end; i += kTile) {
+    const std::size_t len = std::min(kTile, end - i);
+    const float* first = buffers_[0].data() + i;
+    std::copy(first, first + len, sum);
+    for (std::size_t k = 1; k < buffers_.size(); ++k) {  // rank order: the same sum everywhere
+      const float* b = buffers_[k].data() + i;
+      for (std::size_t j = 0; j < len; ++j) sum[j] += b[j];
+    }
+    for (const std::span<float>& buffer : buffers_) std::copy(sum, sum + len, buffer.data() + i);
+  }
+  const std::vector<Transfer> made = reduce_broadcast_transfers(
+      static_cast<int>(buffers_.size()), rank, begin, end, start, Clock::now());
+  std::lock_guard lock(mutex_);
+  pending_.insert(pending_.end(), made.begin(), made.end());
+}
+
+std::vector<Transfer> HostTransport::settle() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(pending_, {});
+}
+
+void HostTransport::scale(int rank, float factor) {
+  for (float& v : buffers_[rank]) v *= factor;
+}
+
+std::vector<Transfer> reduce_broadcast_transfers(int n, int rank, std::size_t begin,
+                                                 std::size_t end, TimePoint start,
+                                                 TimePoint finish) {
+  std::vector<Transfer> made;
+  const std::size_t bytes = (end - begin) * sizeof(float);
+  for (int other = 0; other < n; ++other) {
+    if (other == rank) continue;
+    made.push_back(Transfer{other, rank, begin, end, bytes, TransferKind::kReduce, start, finish});
+    made.push_back(Transfer{rank, other, begin, end, bytes, TransferKind::kCopy, start, finish});
+  }
+  return made;
+}
+
+std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
+                                          std::vector<std::span<float>> buffers) {
+  if (devices.empty()) return std::make_unique<HostTransport>(std::move(buffers));
+  if (devices.size() != buffers.size()) {
+    throw std::invalid_argument("a collective group has " + std::to_string(devices.size()) +
+                                " devices but " + std::to_string(buffers.size()) + " buffers");
+  }
+  const auto on_host = [](const Device* d) { return d->memory().host_accessible(); };
+  if (std::all_of(devices.begin(), devices.end(), on_host)) {
+    return std::make_unique<HostTransport>(std::move(buffers));
+  }
+  const auto on_cuda = [&](const Device* d) { return d->is_cuda() && !on_host(d); };
+  if (!std::all_of(devices.begin(), devices.end(), on_cuda)) {
+    throw std::invalid_argument(
+        "an all-reduce cannot mix CPU-backed virtual GPUs with CUDA GPUs: give it devices of one "
+        "kind (--backend cpu or --backend cuda)");
+  }
+#if MIRRORLAB_HAVE_CUDA
+  return make_cuda_transport(devices, std::move(buffers));
+#else
+  throw std::invalid_argument(
+      "these buffers are CUDA device memory, but this build has no CUDA: rebuild with the CUDA "
+      "toolkit (see the configure summary) or use CPU-backed virtual GPUs");
+#endif
+}
+
+}  // namespace mirrorlab::vgpu
