@@ -29,6 +29,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   cmd->add_flag("--run", o.app.run, "Start training at once (else it waits for Run or One step)");
   cmd->add_option("--steps", o.app.steps, "Run this many global steps first, then pause")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option("--phases", o.app.phases,
+                  "Then go this many phases into the next step and hold it there (split, "
+                  "forward, backward, each all-reduce step, update)")
+      ->check(CLI::Range(0, 1000));
   cmd->add_flag("--compare", o.app.compare,
                 "Measure the all-reduce algorithms (the Compare panel) at the start");
   cmd->add_option("--panel", o.app.panel,
@@ -76,6 +80,23 @@ int run_gui(const GuiOptions& o) {
   auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
   core::SessionConfig config;
   config.devices = device_configuration(o.train.devices, gpus);
+  // As `train` makes them (CPU-backed, or CUDA by --backend), with the count and limits the
+  // GUI's settings give.
+  config.make_devices = [flags = o.train.devices](
+                            vgpu::DeviceRegistry& registry,
+                            const std::vector<vgpu::LogicalDeviceConfiguration>& configs) {
+    DeviceFlags f = flags;
+    f.gpus = static_cast<int>(configs.size());
+    f.memory_limits_mib.clear();
+    for (const auto& c : configs) {
+      f.memory_limits_mib.push_back(static_cast<std::int64_t>(c.memory_limit_mib));
+    }
+    if (f.physical_gpus.size() > 1) {  // one device per listed card, limits as given
+      f.gpus = 0;
+      f.memory_limits_mib = flags.memory_limits_mib;
+    }
+    make_devices(f, static_cast<int>(configs.size()), registry, cuda_training_refusal());
+  };
   config.strategy = strategy_options(o.train);
   config.fit = fit_options(o.train);
 

@@ -132,6 +132,8 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
                   "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)");
 }
 
+const char* cuda_training_refusal() { return kNoCudaTraining; }
+
 std::string check_train_options(const TrainOptions& o, int* gpus) {
   return check_combination(o, gpus);
 }

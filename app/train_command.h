@@ -34,6 +34,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
 void add_training_flags(CLI::App* command, TrainOptions& options);
 // "" when the flags fit together (and *gpus is the device count), else what to change.
 std::string check_train_options(const TrainOptions& options, int* gpus);
+// Why training cannot run on CUDA devices yet (for make_devices), or nullptr once it can.
+const char* cuda_training_refusal();
 core::StrategyOptions strategy_options(const TrainOptions& options);
 core::FitOptions fit_options(const TrainOptions& options);
 // Loads Fashion-MNIST (cut to --train-examples), saying so on stdout.

@@ -34,9 +34,15 @@ double SessionSnapshot::images_per_second(std::size_t window) const {
 
 TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, SessionConfig config)
     : data_(std::move(data)), config_(std::move(config)) {
-  registry_.set_logical_device_configuration(config_.devices);
+  if (config_.make_devices) {
+    config_.make_devices(registry_, config_.devices);
+  } else {
+    registry_.set_logical_device_configuration(config_.devices);
+  }
   devices_ = registry_.logical_devices();
   strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
+  strategy_->set_step_controller(&controller_);
+  strategy_->set_step_recorder(&recorder_);
   loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test, config_.fit);
   thread_ = std::thread([this] { thread_main(); });
 }
@@ -47,6 +53,7 @@ TrainingSession::~TrainingSession() {
 }
 
 void TrainingSession::run() {
+  controller_.run_freely();
   std::lock_guard lock(mutex_);
   if (state_ != SessionState::kPaused) return;
   state_ = SessionState::kRunning;
@@ -60,6 +67,7 @@ void TrainingSession::pause() {
 }
 
 void TrainingSession::step() {
+  controller_.run_freely();  // a step held within its phases runs to its end
   std::lock_guard lock(mutex_);
   if (state_ == SessionState::kRunning) {
     // The step in progress is the one step: pause after it.
@@ -71,7 +79,30 @@ void TrainingSession::step() {
   wake_.notify_all();
 }
 
+void TrainingSession::next_phase() {
+  controller_.pause_at_phases(true);
+  if (controller_.advance()) return;  // the replicas were held: on to the next boundary
+  std::lock_guard lock(mutex_);
+  // No step is held. Whether a step pauses is fixed when it starts, so a step under way ends
+  // freely and the next one pauses; start one only when nothing runs.
+  if (state_ == SessionState::kPaused && !in_step_ && steps_requested_ == 0) {
+    ++steps_requested_;
+    wake_.notify_all();
+  } else if (state_ == SessionState::kRunning) {
+    state_ = SessionState::kPaused;
+  }
+}
+
+void TrainingSession::set_pausing_at_phases(bool on) {
+  if (on) {
+    controller_.pause_at_phases(true);
+  } else {
+    controller_.run_freely();
+  }
+}
+
 void TrainingSession::stop() {
+  controller_.stop();  // a step held at a boundary ends now (StepStopped), not at the next click
   std::lock_guard lock(mutex_);
   stop_ = true;
   tasks_.clear();
@@ -142,6 +173,8 @@ void TrainingSession::run_one_step() {
     record.accuracy = m.accuracy;
     record.examples = stats.count;
     record.seconds = loop_->last_step_seconds();
+  } catch (const StepStopped&) {
+    return;  // stop() ended a held step: a clean stop, not a failure
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -194,6 +227,9 @@ void TrainingSession::update(SessionSnapshot& s) const {
                         epoch_logs_.end());
   }
   events_.copy_since(s.events.size(), s.events);
+  s.pausing_at_phases = controller_.pausing_at_phases();
+  s.held_at = controller_.paused_at();
+  recorder_.snapshot_if_newer(s.step_record_version, s.step_record);
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const vgpu::MemoryArena& memory = devices_[i]->memory();
     s.devices[i].limit = memory.limit();

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,12 +26,19 @@
 #include "core/fit.h"
 #include "core/mirrored_strategy.h"
 #include "core/run_events.h"
+#include "core/step_control.h"
+#include "core/step_recorder.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab::core {
 
 struct SessionConfig {
+  // One entry per device: what the GUI lets a user change (how many, their memory limits).
   std::vector<vgpu::LogicalDeviceConfiguration> devices{2, vgpu::LogicalDeviceConfiguration{}};
+  // Configures the registry with `devices`; empty: CPU-backed virtual GPUs. The app passes
+  // the --backend/--devices/--sm-split choice here, so a rebuilt session keeps it.
+  std::function<void(vgpu::DeviceRegistry&, const std::vector<vgpu::LogicalDeviceConfiguration>&)>
+      make_devices;
   StrategyOptions strategy;  // model, optimizer and learning rate, all-reduce, initial seed
   FitOptions fit;            // epochs, max steps, per-replica batch, shuffling seed
 };
@@ -75,6 +83,12 @@ struct SessionSnapshot {
   std::vector<RunEvent> events;  // every event so far, in the order they were recorded
   std::vector<StepRecord> steps;
   std::vector<EpochLog> epoch_logs;
+  // Within a step: whether steps pause at every phase boundary, where the replicas are held
+  // (nullopt while they run or between steps), and the record of the current or last step.
+  bool pausing_at_phases = false;
+  std::optional<PausePoint> held_at;
+  RecordedStep step_record;
+  std::uint64_t step_record_version = 0;
   vgpu::TimePoint origin{};       // time 0 of the events
   const void* session = nullptr;  // the session it was filled from (a new one starts afresh)
 
@@ -95,7 +109,17 @@ class TrainingSession {
   void run();    // keep stepping until pause()
   void pause();  // stop after the step in progress
   void step();   // one more global step, then pause
-  void stop();   // end the thread after the step in progress; idempotent
+  // End the thread: after the step in progress, or at once for a step held within its phases.
+  // Idempotent.
+  void stop();
+  // Within a step (core/step_control.h). next_phase(): pause at every phase boundary from now
+  // on; if the replicas are held, release them to the next boundary, and if no step is under
+  // way, start one (it stops after its split). run() and step() go back to whole steps: step()
+  // lets a held step run to its end.
+  void next_phase();
+  void set_pausing_at_phases(bool on);
+  // Which layer the recorder keeps gradient values of (from the next step on).
+  void choose_recorded_layer(int layer) { recorder_.choose_layer(layer); }
   // Waits until the thread is between steps and no step is asked for or running (tests, the
   // end of a scripted GUI run). Returns false on timeout.
   bool wait_until_idle(double timeout_seconds);
@@ -125,6 +149,8 @@ class TrainingSession {
   vgpu::DeviceRegistry registry_;
   std::vector<vgpu::Device*> devices_;
   EventStore events_;
+  StepController controller_;  // before the strategy, which points to them
+  StepRecorder recorder_;
   std::unique_ptr<MirroredStrategy> strategy_;
   std::unique_ptr<FitLoop> loop_;  // used by the training thread only
 

@@ -13,15 +13,16 @@ struct AppOptions {
   double max_fps = 60;              // frame cap, so drawing leaves the cores to training (0: none)
   bool run = false;                 // start training at once (else paused)
   std::int64_t steps = 0;           // scripted: run this many global steps first
+  int phases = 0;                   // scripted: then walk this many phase boundaries into a step
   bool compare = false;             // scripted: run the Compare panel's measurement first
   std::string panel;                // show only this panel (by name), filling the window
   // Scripted run: once the steps and the measurement are done, render `frames` frames, write
   // the PNG to `screenshot` (if set) and the report (if set), and return.
   std::string screenshot;
   int frames = 0;
-  std::string report;          // JSON of what each panel drew, frame rate, images/s
-  double measure_seconds = 0;  // scripted: train (running) this long while drawing, then stop
-  double quit_after_seconds = 0;    // close the window after this long, whatever the run does
+  std::string report;             // JSON of what each panel drew, frame rate, images/s
+  double measure_seconds = 0;     // scripted: train (running) this long while drawing, then stop
+  double quit_after_seconds = 0;  // close the window after this long, whatever the run does
   double script_timeout_seconds = 600;
 };
 

@@ -111,6 +111,10 @@ class AppWindow : public AppActions {
   void draw_menu_bar();
   void draw_panels(FrameContext& frame);
   void handle_keys();
+  FrameContext frame_context() {
+    return FrameContext{snapshot_, session_.get(), config_, setup_error_,
+                        view_,     report_,        *this,   now_seconds() - start_};
+  }
   void write_screenshot(const std::string& path);
   void write_report(int& status);
 
@@ -133,7 +137,11 @@ class AppWindow : public AppActions {
   int screenshots_taken_ = 0;
   double start_ = now_seconds();
   std::vector<double> frame_seconds_;  // wall time between frames, for the report
+  int draw_calls_ = 0, vertices_ = 0;  // of the last frame, for the report
   double measure_ips_ = 0;             // training images/s while --measure-seconds ran
+  int phases_left_ = options_.phases;  // --phases: boundaries still to walk
+  bool asked_for_phase_ = false;
+  std::string last_held_;
 };
 
 AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
@@ -301,6 +309,9 @@ void AppWindow::handle_keys() {
     snapshot_.state == core::SessionState::kRunning ? session_->pause() : session_->run();
   }
   if (session_ && ImGui::IsKeyPressed(GLFW_KEY_N)) session_->step();
+  FrameContext frame = frame_context();
+  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) watch_forward(frame);
+  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) watch_back(frame);
   if (ImGui::IsKeyPressed(GLFW_KEY_0)) view_.focused_panel.clear();
   for (int i = 0; i < static_cast<int>(panels_.size()) && i < 9; ++i) {
     if (ImGui::IsKeyPressed(GLFW_KEY_1 + i)) {
@@ -320,8 +331,7 @@ void AppWindow::draw_frame() {
   report_.begin_frame();
   handle_keys();
   draw_menu_bar();
-  FrameContext frame{snapshot_, session_.get(), config_, setup_error_,
-                     view_,     report_,        *this,   now_seconds() - start_};
+  FrameContext frame = frame_context();
   draw_panels(frame);
   if (view_.show_imgui_metrics) ImGui::ShowMetricsWindow(&view_.show_imgui_metrics);
   ImGui::Render();
@@ -331,7 +341,12 @@ void AppWindow::draw_frame() {
   glViewport(0, 0, width, height);
   glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
+  const ImDrawData* draw_data = ImGui::GetDrawData();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  draw_calls_ = 0;
+  for (int i = 0; i < draw_data->CmdListsCount; ++i)
+    draw_calls_ += draw_data->CmdLists[i]->CmdBuffer.Size;
+  vertices_ = draw_data->TotalVtxCount;
   if (screenshot_requested_) {
     screenshot_requested_ = false;
     char name[64];
@@ -415,8 +430,18 @@ int AppWindow::run() {
     }
     const bool live = snapshot_.state == core::SessionState::kPaused ||
                       snapshot_.state == core::SessionState::kRunning;
-    const bool work_pending =
+    bool work_pending =
         session_ && (snapshot_.busy_with_task || (live && snapshot_.steps_done < options_.steps));
+    if (!work_pending && session_ && live && phases_left_ > 0) {
+      // Walk into the next step one boundary at a time: ask for the next phase once the
+      // replicas are held somewhere new (or, the first time, at once).
+      const std::string held = snapshot_.held_at ? snapshot_.held_at->label() : "";
+      if (!asked_for_phase_ || (!held.empty() && held != last_held_)) {
+        if (asked_for_phase_) --phases_left_, last_held_ = held;
+        if (phases_left_ > 0) session_->next_phase(), asked_for_phase_ = true;
+      }
+      work_pending = phases_left_ > 0;
+    }
     if (work_pending) continue;
     if (++frames_after_work < std::max(options_.frames, 2)) continue;
     if (!options_.screenshot.empty()) write_screenshot(options_.screenshot);
@@ -440,6 +465,9 @@ void AppWindow::write_report(int& status) {
                measure_ips_ > 0 ? measure_ips_ : snapshot_.images_per_second(1u << 30));
   report_.note("session_failed", snapshot_.state == core::SessionState::kFailed ? 1 : 0);
   report_.note("setup_failed", setup_error_.empty() ? 0 : 1);
+  report_.note("draw_calls", draw_calls_);
+  report_.note("vertices", vertices_);
+  report_.note("held_within_step", snapshot_.held_at ? 1 : 0);
   if (options_.report.empty()) return;
   try {
     report_.write(options_.report);

@@ -80,7 +80,11 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
     std::snprintf(text, sizeof text, o.y_format, y);
     draw->AddText(ImVec2(corner.x, py(y) - line / 2), axis, text);
   }
-  const int x_ticks = std::clamp(static_cast<int>((right - left) / (6 * line)), 1, 4);
+  int x_ticks = std::clamp(static_cast<int>((right - left) / (6 * line)), 1, 4);
+  // Whole numbers (steps) get no more ticks than there are numbers, so no label repeats.
+  if (!o.log_x && o.x_format == nullptr) {
+    x_ticks = std::clamp(static_cast<int>(x1 - x0), 1, x_ticks);
+  }
   for (int t = 0; t <= x_ticks; ++t) {  // x ticks, as many as fit
     const double v = x0 + (x1 - x0) * t / x_ticks;
     const double x = o.log_x ? std::exp2(v) : v;

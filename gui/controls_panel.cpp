@@ -50,11 +50,34 @@ void state_badge(const core::SessionSnapshot& run, double t) {
   ImGui::Dummy(ImVec2(2 * r, 2 * r));
   ImGui::SameLine();
   ImGui::PushStyleColor(ImGuiCol_Text, color);
-  ImGui::TextUnformatted(run.busy_with_task ? "measuring" : core::to_string(run.state));
+  const std::string held =
+      run.held_at ? "held inside step " + std::to_string(run.held_at->step + 1) : "";
+  ImGui::TextUnformatted(run.busy_with_task ? "measuring"
+                         : run.held_at      ? held.c_str()
+                                            : core::to_string(run.state));
   ImGui::PopStyleColor();
 }
 
 }  // namespace
+
+void watch_forward(FrameContext& frame) {
+  const int moments = static_cast<int>(frame.run.step_record.points.size());
+  int& watched = frame.view.watched_moment;
+  if (watched >= 0 && watched + 1 < moments) {
+    ++watched;
+    if (watched == moments - 1) watched = -1;  // caught up with the run: live again
+    return;
+  }
+  watched = -1;
+  if (frame.session != nullptr) frame.session->next_phase();
+}
+
+void watch_back(FrameContext& frame) {
+  const int moments = static_cast<int>(frame.run.step_record.points.size());
+  int& watched = frame.view.watched_moment;
+  if (moments < 2) return;
+  watched = watched < 0 ? moments - 2 : std::max(0, watched - 1);
+}
 
 void ControlsPanel::load(const core::SessionConfig& config) {
   gpus_ = static_cast<int>(config.devices.size());
@@ -70,6 +93,8 @@ void ControlsPanel::load(const core::SessionConfig& config) {
 void ControlsPanel::Draw(FrameContext& frame) {
   if (!loaded_) load(frame.config);
   draw_run_state(frame);
+  ImGui::Separator();
+  draw_within_step(frame);
   ImGui::Separator();
   draw_settings(frame);
   frame.report.drew(name(), "buttons", 3);  // run/pause, one step, apply
@@ -105,6 +130,47 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
     ImGui::PopStyleColor();
     ImGui::TextWrapped("Change the settings below and press Apply.");
   }
+}
+
+void ControlsPanel::draw_within_step(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  const core::RecordedStep& record = run.step_record;
+  ImGui::TextUnformatted("Inside a step");
+  bool pausing = run.pausing_at_phases;
+  ImGui::BeginDisabled(frame.session == nullptr);
+  if (ImGui::Checkbox("pause at every phase", &pausing)) {
+    frame.session->set_pausing_at_phases(pausing);
+  }
+  const float w = ImGui::GetContentRegionAvail().x;
+  const ImVec2 button((w - ImGui::GetStyle().ItemSpacing.x) / 2, 0);
+  ImGui::BeginDisabled(record.points.size() < 2);
+  if (ImGui::Button("< Back", button)) watch_back(frame);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button(frame.view.watched_moment >= 0 ? "Forward >" : "Next phase >", button)) {
+    watch_forward(frame);
+  }
+  ImGui::EndDisabled();
+  // The moments of this step so far; the one shown is highlighted, a click shows another.
+  const int moments = static_cast<int>(record.points.size());
+  const int shown = frame.view.watched_moment >= 0 ? frame.view.watched_moment : moments - 1;
+  if (moments == 0) {
+    ImGui::TextDisabled("Next phase (Right arrow) starts a step that stops after each phase.");
+  }
+  for (int i = 0; i < moments; ++i) {
+    const core::PausePoint& p = record.points[static_cast<std::size_t>(i)];
+    // 1-based steps, as the Training panel and model.fit() count them.
+    const std::string what = p.label();
+    std::string label = "step " + std::to_string(p.step + 1) + what.substr(what.find(':'));
+    if (i == moments - 1 && run.held_at) label += " (now)";
+    if (ImGui::Selectable(label.c_str(), i == shown)) {
+      frame.view.watched_moment = i == moments - 1 ? -1 : i;
+    }
+  }
+  if (frame.view.watched_moment >= 0) {
+    ImGui::TextDisabled("re-watching: Right goes forward, Left back");
+  }
+  frame.report.drew(name(), "moments", moments);
 }
 
 void ControlsPanel::draw_settings(FrameContext& frame) {

@@ -11,6 +11,12 @@
 
 namespace mirrorlab::gui {
 
+// Within a step, for the buttons and the arrow keys alike. Forward: when re-watching an earlier
+// moment, the next recorded one; at the live moment, the run's next phase (starting a step that
+// pauses at its phases if none is under way). Back: the moment before the one shown.
+void watch_forward(FrameContext& frame);
+void watch_back(FrameContext& frame);
+
 class ControlsPanel : public Panel {
  public:
   const char* name() const override { return "Controls"; }
@@ -19,6 +25,7 @@ class ControlsPanel : public Panel {
  private:
   void draw_run_state(FrameContext& frame);
   void draw_settings(FrameContext& frame);
+  void draw_within_step(FrameContext& frame);
   void load(const core::SessionConfig& config);
 
   // The settings being edited (applied with the button), loaded from the last config.

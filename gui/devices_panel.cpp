@@ -60,6 +60,10 @@ void memory_bar(const core::DeviceStatus& d, std::uint32_t color, float width, f
 
 std::string describe_device_phase(const core::SessionSnapshot& run, bool has_event,
                                   const core::RunEvent& last) {
+  if (run.held_at) {
+    return std::string("held after ") + core::to_string(run.held_at->boundary) + " (step " +
+           std::to_string(run.held_at->step + 1) + ")";
+  }
   if (!has_event) return "waiting for the first step";
   const std::string step = " (step " + std::to_string(last.step + 1) + ")";
   if (run.state == core::SessionState::kRunning && last.phase != core::Phase::kEvaluate) {

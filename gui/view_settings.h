@@ -11,6 +11,10 @@ struct ViewSettings {
   std::string focused_panel;  // a panel's name: only it is shown, filling the window; empty: all
   int chosen_device = 0;      // the device panels highlight (and the Gradients panel's replica)
   int chosen_layer = -1;      // the layer whose gradient the Gradients panel maps (-1: largest)
+  // The moment of the recorded step being shown (an index into RecordedStep::points; -1: the
+  // latest, live). Left/Right walk back and forth to re-watch a step; panels draw
+  // core::moment_progress(record, moment) for it.
+  int watched_moment = -1;
   bool show_imgui_metrics = false;
 };
 

@@ -124,6 +124,17 @@ TEST_F(GuiApp, EachPanelCanFillTheWindowAlone) {
   }
 }
 
+TEST_F(GuiApp, WalksIntoAStepPhaseByPhaseAndHoldsIt) {
+  // split, forward, backward, then the first all-reduce step: held there at the end.
+  const Result r =
+      gui("--train-examples 1024 --steps 1 --phases 4 --frames 2 --report " + path("phases.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(path("phases.json"));
+  EXPECT_EQ(report["notes"]["held_within_step"], 1.0) << report.dump(1);
+  EXPECT_EQ(report["notes"]["steps_done"], 1.0);  // the held step is not done
+  EXPECT_EQ(report["panels"]["Controls"]["moments"], 4.0);
+}
+
 TEST_F(GuiApp, ASettingThatCannotWorkIsShownNotACrash) {
   const Result r = gui("--memory-limit 1 --frames 2 --report " + path("bad.json") +
                        " --screenshot " + path("bad.png"));

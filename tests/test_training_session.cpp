@@ -186,5 +186,71 @@ TEST(TrainingSession, AStepThatRunsOutOfMemoryFailsTheSessionWithTheReason) {
   EXPECT_EQ(snap.steps_done, 0);
 }
 
+// Waits (polling the snapshot, as the GUI does) until the replicas are held at a boundary.
+bool wait_held(core::TrainingSession& session, core::SessionSnapshot& snap) {
+  for (int i = 0; i < 20000; ++i) {
+    session.update(snap);
+    if (snap.held_at) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+TEST(TrainingSession, NextPhaseWalksOneStepBoundaryByBoundaryAndRecordsIt) {
+  core::TrainingSession session(small_data(), small_config());
+  core::SessionSnapshot snap;
+  session.next_phase();  // starts a step that stops after its split
+  ASSERT_TRUE(wait_held(session, snap));
+  EXPECT_TRUE(snap.pausing_at_phases);
+  EXPECT_EQ(snap.held_at->boundary, core::StepBoundary::kSplit);
+  EXPECT_EQ(snap.steps_done, 0);  // the step is under way, not done
+  EXPECT_EQ(snap.step_record.step, 0);
+  ASSERT_EQ(snap.step_record.replicas.size(), 2u);
+  EXPECT_EQ(snap.step_record.indices.size(), 64u);  // the global batch is recorded
+
+  std::vector<core::StepBoundary> seen{snap.held_at->boundary};
+  for (int i = 0; i < 20 && seen.back() != core::StepBoundary::kUpdate; ++i) {
+    const std::string before = snap.held_at->label();
+    session.next_phase();
+    // Wait for a new boundary (a different label).
+    for (int k = 0; k < 20000; ++k) {
+      session.update(snap);
+      if (snap.held_at && snap.held_at->label() != before) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(snap.held_at.has_value());
+    seen.push_back(snap.held_at->boundary);
+  }
+  // split, forward, backward, the ring's or reduce-to-one's steps, update.
+  ASSERT_GE(seen.size(), 5u);
+  EXPECT_EQ(seen[1], core::StepBoundary::kForward);
+  EXPECT_EQ(seen[2], core::StepBoundary::kBackward);
+  EXPECT_EQ(seen[3], core::StepBoundary::kAllReduceStep);
+  EXPECT_EQ(seen.back(), core::StepBoundary::kUpdate);
+
+  session.step();  // whole steps again: the held step runs to its end
+  ASSERT_TRUE(session.wait_until_idle(60));
+  session.update(snap);
+  EXPECT_FALSE(snap.held_at.has_value());
+  EXPECT_FALSE(snap.pausing_at_phases);
+  EXPECT_EQ(snap.steps_done, 2);  // the held step, then the one step asked for
+  EXPECT_TRUE(snap.step_record.complete);
+}
+
+TEST(TrainingSession, StoppingWhileAStepIsHeldEndsAtOnceWithoutAnError) {
+  core::SessionSnapshot snap;
+  {
+    core::TrainingSession session(small_data(), small_config());
+    session.next_phase();
+    session.next_phase();
+    ASSERT_TRUE(wait_held(session, snap));
+    session.stop();
+    ASSERT_TRUE(session.wait_until_idle(60));
+    session.update(snap);
+    EXPECT_EQ(snap.state, core::SessionState::kStopped);
+    EXPECT_TRUE(snap.error.empty()) << snap.error;
+  }  // and the destructor joins without waiting for a click
+}
+
 }  // namespace
 }  // namespace mirrorlab
