@@ -55,7 +55,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
                  problem.c_str());
     return 2;
   };
-  if (o.devices.backend == "cuda") return bad_input(std::string("--backend cuda: ") + kNoCudaBench);
+  if (requires_cuda(o.devices)) return bad_input(cuda_flag(o.devices) + ": " + kNoCudaBench);
   vgpu::AllReduceBenchOptions sweep;
   sweep.min_bytes = o.min_bytes;
   sweep.max_bytes = o.max_bytes;
