@@ -39,8 +39,18 @@ std::int64_t memory_limit_mib(const DeviceFlags& flags, int i) {
                                             : flags.memory_limits_mib[0];
 }
 
+bool requires_cuda(const DeviceFlags& flags) {
+  return flags.backend == "cuda" ||
+         (flags.backend == "auto" && (!flags.physical_gpus.empty() || flags.sm_split));
+}
+
+std::string cuda_flag(const DeviceFlags& flags) {
+  if (flags.backend == "cuda") return "--backend cuda";
+  return flags.physical_gpus.empty() ? "--sm-split" : "--devices";
+}
+
 std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
-                                                                  int count) {
+                                                                   int count) {
   std::vector<vgpu::LogicalDeviceConfiguration> configs;
   for (int i = 0; i < count; ++i) {
     configs.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
@@ -76,23 +86,20 @@ int device_count(const DeviceFlags& flags, std::string* problem) {
 
 namespace {
 
-// --backend auto and cuda, resolved against what is visible: true for CUDA devices.
+// --backend auto and cuda, resolved against what is visible: true for CUDA devices. Auto falls
+// back to CPU-backed virtual GPUs, saying why, unless the flags name GPUs (--devices, --sm-split).
 bool use_cuda(const DeviceFlags& flags, vgpu::DeviceRegistry& registry, const char* cuda_refusal) {
   if (flags.backend == "cpu") return false;
+  std::string why_not;
   if (cuda_refusal != nullptr) {
-    if (flags.backend == "cuda")
-      throw vgpu::ConfigurationError(std::string("--backend cuda: ") + cuda_refusal);
-    std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n", cuda_refusal);
-    return false;
+    why_not = cuda_refusal;
+  } else {
+    const vgpu::GpuInventory& inventory = registry.gpu_inventory();
+    if (!inventory.gpus.empty()) return true;
+    why_not = inventory.unavailable_reason + ": use --backend cpu for CPU-backed virtual GPUs";
   }
-  const vgpu::GpuInventory& inventory = registry.gpu_inventory();
-  if (!inventory.gpus.empty()) return true;
-  if (flags.backend == "cuda") {
-    throw vgpu::ConfigurationError("--backend cuda: " + inventory.unavailable_reason +
-                                   ": use --backend cpu for CPU-backed virtual GPUs");
-  }
-  std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n",
-              inventory.unavailable_reason.c_str());
+  if (requires_cuda(flags)) throw vgpu::ConfigurationError(cuda_flag(flags) + ": " + why_not);
+  std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n", why_not.c_str());
   return false;
 }
 

@@ -33,12 +33,17 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags);
 // The number of devices the flags ask for, or a sentence saying why they disagree.
 int device_count(const DeviceFlags& flags, std::string* problem);
 
+// True when the flags can only mean CUDA devices: --backend cuda, or auto with --devices or
+// --sm-split. cuda_flag names the flag that asks ("--backend cuda", "--devices").
+bool requires_cuda(const DeviceFlags& flags);
+std::string cuda_flag(const DeviceFlags& flags);
+
 // The memory limit of device `i` in MiB.
 std::int64_t memory_limit_mib(const DeviceFlags& flags, int i);
 
 // One configuration per device (count from device_count).
 std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
-                                                                  int count);
+                                                                   int count);
 
 // Configures `registry` (count from device_count), makes the devices and prints TensorFlow's
 // line saying what they are. `cuda_refusal`: nullptr when the command runs on CUDA devices;

@@ -73,15 +73,16 @@ constexpr const char* kNoCudaTraining =
 
 // Flags are checked one by one by CLI11; what depends on several of them is checked here.
 std::string check_combination(const TrainOptions& o, int* gpus) {
-  if (o.devices.backend == "cuda") return std::string("--backend cuda: ") + kNoCudaTraining;
+  std::string problem;
+  *gpus = device_count(o.devices, &problem);
+  if (!problem.empty()) return problem;
+  if (requires_cuda(o.devices)) return cuda_flag(o.devices) + ": " + kNoCudaTraining;
   if (o.allreduce == "nccl") {
     return "--allreduce nccl needs one CUDA GPU per replica; this build has CPU-backed virtual "
            "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one, "
            "ring or one-shot";
   }
-  std::string problem;
-  *gpus = device_count(o.devices, &problem);
-  return problem;
+  return "";
 }
 
 }  // namespace
