@@ -12,9 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "gui/allreduce_panel.h"
+#include "gui/batch_split_panel.h"
 #include "gui/compare_panel.h"
 #include "gui/controls_panel.h"
 #include "gui/devices_panel.h"
+#include "gui/gradients_panel.h"
 #include "gui/panel.h"
 #include "gui/screenshot.h"
 #include "gui/timeline_panel.h"
@@ -45,9 +48,9 @@ struct LayoutRow {
 };
 const std::vector<LayoutRow>& layout() {
   static const std::vector<LayoutRow> rows = {
-      {0.36f, {{"Devices", 0.38f}, {"Batch split", 0.62f}}},
-      {0.32f, {{"Gradients", 1}, {"All-reduce", 1}, {"Training", 1}}},
-      {0.32f, {{"Timeline", 0.62f}, {"Compare", 0.38f}}},
+      {0.33f, {{"Devices", 0.34f}, {"Batch split", 0.66f}}},
+      {0.40f, {{"Gradients", 0.40f}, {"All-reduce", 0.37f}, {"Training", 0.23f}}},
+      {0.27f, {{"Timeline", 0.62f}, {"Compare", 0.38f}}},
   };
   return rows;
 }
@@ -150,6 +153,9 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
   view_.font_scale = options.font_scale;
   view_.focused_panel = options.panel;
   panels_.push_back(std::make_unique<DevicesPanel>());
+  panels_.push_back(std::make_unique<BatchSplitPanel>());
+  panels_.push_back(std::make_unique<GradientsPanel>());
+  panels_.push_back(std::make_unique<AllReducePanel>());
   panels_.push_back(std::make_unique<TrainingPanel>());
   panels_.push_back(std::make_unique<TimelinePanel>());
   auto compare = std::make_unique<ComparePanel>();

@@ -1,5 +1,8 @@
 #include "gui/colors.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace mirrorlab::gui {
 namespace {
 
@@ -41,6 +44,18 @@ std::uint32_t phase_rgb(core::Phase phase) {
 
 std::uint32_t phase_color(core::Phase phase, std::uint32_t alpha) {
   return rgb(phase_rgb(phase), alpha);
+}
+
+std::uint32_t diverging_color(float t) {
+  const float m = std::sqrt(std::min(1.0f, std::fabs(t)));
+  const std::uint32_t end = t < 0 ? 0x8073AC : 0xE08214;  // PuOr purple, PuOr orange
+  constexpr std::uint32_t kZero = 0x2A2A30;
+  const auto channel = [&](int shift) {
+    const float a = static_cast<float>((kZero >> shift) & 0xFF);
+    const float b = static_cast<float>((end >> shift) & 0xFF);
+    return static_cast<std::uint32_t>(a + (b - a) * m + 0.5f) << shift;
+  };
+  return rgb(channel(16) | channel(8) | channel(0));
 }
 
 std::uint32_t text_color_on(std::uint32_t rrggbb) {

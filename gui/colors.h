@@ -26,6 +26,11 @@ std::uint32_t replica_color(int replica, std::uint32_t alpha = 255);  // ImU32
 std::uint32_t phase_rgb(core::Phase phase);
 std::uint32_t phase_color(core::Phase phase, std::uint32_t alpha = 255);  // ImU32
 
+// A signed value t in [-1, 1] as a colour of a diverging map that stays apart for colour-blind
+// eyes (ColorBrewer PuOr's ends): negative purple-blue, positive orange, zero the panels' dark
+// grey; the magnitude goes through a square root so small gradients still show.
+std::uint32_t diverging_color(float t);  // ImU32
+
 // Text that reads on top of a fill of colour `rrggbb` (black on light fills, white on dark).
 std::uint32_t text_color_on(std::uint32_t rrggbb);
 

@@ -4,13 +4,15 @@
 #include <cmath>
 
 #include "gui/colors.h"
+#include "gui/step_moment.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
 namespace {
 
 constexpr const char* kModels[] = {"cnn", "mlp"};
-constexpr const char* kAlgorithms[] = {"auto", "reduce-to-one", "ring"};
+constexpr const char* kAlgorithms[] = {"auto", "reduce-to-one", "ring", "one-shot", "nccl"};
+constexpr int kNumAlgorithms = 5;
 
 int index_of(const char* const* names, int count, const std::string& value) {
   for (int i = 0; i < count; ++i) {
@@ -84,7 +86,7 @@ void ControlsPanel::load(const core::SessionConfig& config) {
   memory_mib_.clear();
   for (const auto& d : config.devices) memory_mib_.push_back(static_cast<int>(d.memory_limit_mib));
   model_ = config.strategy.model == core::ModelKind::kCnn ? 0 : 1;
-  algorithm_ = index_of(kAlgorithms, 3, config.strategy.all_reduce);
+  algorithm_ = index_of(kAlgorithms, kNumAlgorithms, config.strategy.all_reduce);
   batch_ = static_cast<int>(config.fit.batch_per_replica);
   learning_rate_ = config.strategy.optimizer.learning_rate;
   loaded_ = true;
@@ -159,9 +161,7 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   }
   for (int i = 0; i < moments; ++i) {
     const core::PausePoint& p = record.points[static_cast<std::size_t>(i)];
-    // 1-based steps, as the Training panel and model.fit() count them.
-    const std::string what = p.label();
-    std::string label = "step " + std::to_string(p.step + 1) + what.substr(what.find(':'));
+    std::string label = moment_label(p);
     if (i == moments - 1 && run.held_at) label += " (now)";
     if (ImGui::Selectable(label.c_str(), i == shown)) {
       frame.view.watched_moment = i == moments - 1 ? -1 : i;
@@ -192,7 +192,7 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
     ImGui::PopID();
   }
   ImGui::Combo("model", &model_, kModels, 2);
-  ImGui::Combo("all-reduce", &algorithm_, kAlgorithms, 3);
+  ImGui::Combo("all-reduce", &algorithm_, kAlgorithms, kNumAlgorithms);
   ImGui::InputInt("batch/replica", &batch_, 8, 64);
   batch_ = std::clamp(batch_, 1, 1 << 16);
   ImGui::SliderFloat("learning rate", &learning_rate_, 1e-5f, 1.0f, "%.5f",

@@ -100,9 +100,16 @@ void DevicesPanel::Draw(FrameContext& frame) {
   const float scale = frame.view.font_scale;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float avail = ImGui::GetContentRegionAvail().x;
-  const int per_row = std::max(1, static_cast<int>((avail + spacing) / (340.0f * scale + spacing)));
-  const float card_width = (avail - spacing * static_cast<float>(per_row - 1)) / per_row;
   const float card_height = ImGui::GetTextLineHeightWithSpacing() * 5.4f;
+  // As many cards to a row as fit at full width; more (narrower) when the rows would not fit
+  // in the panel's height, so every device stays in view.
+  const int devices = std::max(1, static_cast<int>(run.devices.size()));
+  int per_row = std::max(1, static_cast<int>((avail + spacing) / (340.0f * scale + spacing)));
+  const int rows_fit = std::max(
+      1, static_cast<int>((ImGui::GetContentRegionAvail().y + spacing) / (card_height + spacing)));
+  per_row = std::min(devices, std::max(per_row, (devices + rows_fit - 1) / rows_fit));
+  const float card_width = (avail - spacing * static_cast<float>(per_row - 1)) / per_row;
+  const bool narrow = card_width < 300.0f * scale;
   for (std::size_t i = 0; i < run.devices.size(); ++i) {
     const core::DeviceStatus& d = run.devices[i];
     const int replica = static_cast<int>(i);
@@ -118,12 +125,18 @@ void DevicesPanel::Draw(FrameContext& frame) {
     ImGui::Dummy(ImVec2(swatch, swatch));
     ImGui::SameLine();
     ImGui::Text("%s  replica %d", d.name.c_str(), replica);
-    ImGui::TextDisabled("%s", what_it_is(d).c_str());
-    const std::string phase = describe_device_phase(run, has_event_[i], last_event_[i]);
+    ImGui::TextDisabled("%s", narrow ? d.what.c_str() : what_it_is(d).c_str());
+    if (narrow && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", what_it_is(d).c_str());
+    std::string phase = describe_device_phase(run, has_event_[i], last_event_[i]);
+    if (narrow && phase.find(" (step") != std::string::npos) phase.erase(phase.find(" (step"));
     ImGui::Text("%s", phase.c_str());
     memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, swatch * 0.9f);
-    ImGui::Text("%s MiB in use, peak %s, limit %s", mib(d.in_use).c_str(), mib(d.peak).c_str(),
-                mib(d.limit).c_str());
+    if (narrow) {
+      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
+    } else {
+      ImGui::Text("%s MiB in use, peak %s, limit %s", mib(d.in_use).c_str(), mib(d.peak).c_str(),
+                  mib(d.limit).c_str());
+    }
     ImGui::EndChild();
     ImGui::PopStyleVar();
     ImGui::PopStyleColor();

@@ -49,8 +49,10 @@ void TrainingPanel::Draw(FrameContext& frame) {
   follow(run);
   const double ips = run.images_per_second();
   ImGui::Text("%.0f images/s", ips);
-  ImGui::SameLine();
-  ImGui::TextDisabled("(last 20 steps, all replicas together)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("over the last 20 steps, all replicas together, step time only");
+  }
+  ImGui::PushTextWrapPos(0);
   if (!run.steps.empty()) {
     const core::StepRecord& s = run.steps.back();
     ImGui::Text("step %lld: loss %.4f, accuracy %.3f on its %lld images",
@@ -64,6 +66,7 @@ void TrainingPanel::Draw(FrameContext& frame) {
     ImGui::Text("epoch %d: loss %.4f, accuracy %.4f; test loss %.4f, accuracy %.4f", e.epoch,
                 e.train.loss, e.train.accuracy, e.validation.loss, e.validation.accuracy);
   }
+  ImGui::PopTextWrapPos();
   const float width = ImGui::GetContentRegionAvail().x;
   const float height = ImGui::GetContentRegionAvail().y / 2 - 4;
   ChartOptions loss_options;

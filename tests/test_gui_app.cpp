@@ -86,11 +86,27 @@ TEST_F(GuiApp, ScriptedRunTrainsMeasuresAndDrawsEveryPanel) {
   EXPECT_EQ(report["notes"]["steps_done"], 6.0) << report.dump(1);
   EXPECT_EQ(report["notes"]["session_failed"], 0.0);
   const auto& panels = report["panels"];
-  for (const char* name : {"Controls", "Devices", "Timeline", "Training", "Compare"}) {
+  for (const char* name : {"Controls", "Devices", "Batch split", "Gradients", "All-reduce",
+                           "Timeline", "Training", "Compare"}) {
     ASSERT_TRUE(panels.contains(name)) << name << " never drew: " << report.dump(1);
     EXPECT_GE(panels[name]["frames"].get<int>(), 3) << name;
   }
   EXPECT_EQ(panels["Devices"]["cards"], 2.0);
+  // The last step's batch: 64 per replica, every image drawn, split in two even halves.
+  EXPECT_EQ(panels["Batch split"]["thumbnails"], 128.0);
+  EXPECT_EQ(panels["Batch split"]["replicas"], 2.0);
+  EXPECT_EQ(panels["Batch split"]["uneven"], 0.0);
+  // The whole step: the chosen layer before (2) and after (2) the all-reduce; the replicas'
+  // gradients differ before and are identical after; the weights are in sync.
+  EXPECT_EQ(panels["Gradients"]["heatmaps"], 4.0);
+  EXPECT_EQ(panels["Gradients"]["differ_before"], 1.0);
+  EXPECT_EQ(panels["Gradients"]["identical_after"], 1.0);
+  EXPECT_EQ(panels["Gradients"]["replicas_in_sync"], 1.0);
+  EXPECT_GT(panels["Gradients"]["norm_bars"].get<double>(), 0.0);
+  // reduce-to-one (auto on CPU virtual GPUs) has 2 steps; shown after the last: the broadcast.
+  EXPECT_EQ(panels["All-reduce"]["buffers"], 2.0);
+  EXPECT_EQ(panels["All-reduce"]["step_shown"], 2.0);
+  EXPECT_EQ(panels["All-reduce"]["arrows"], 1.0);
   EXPECT_EQ(panels["Timeline"]["lanes"], 2.0);
   EXPECT_GT(panels["Timeline"]["spans"].get<double>() + panels["Timeline"]["folds"].get<double>(),
             0.0);
@@ -112,10 +128,11 @@ TEST_F(GuiApp, ScriptedRunTrainsMeasuresAndDrawsEveryPanel) {
 }
 
 TEST_F(GuiApp, EachPanelCanFillTheWindowAlone) {
-  for (const char* panel : {"Devices", "Timeline", "Training", "Compare"}) {
+  for (const char* panel :
+       {"Devices", "Batch split", "Gradients", "All-reduce", "Timeline", "Training", "Compare"}) {
     const Result r =
-        gui(std::string("--train-examples 1024 --steps 2 --frames 2 --panel ") + panel +
-            " --report " + path("one.json") + " --screenshot " + path("one.png"));
+        gui(std::string("--train-examples 1024 --steps 2 --frames 2 --panel '") + panel +
+            "' --report " + path("one.json") + " --screenshot " + path("one.png"));
     ASSERT_EQ(r.status, 0) << panel << ": " << r.output;
     const auto drawn = read_json(path("one.json"))["panels"];
     EXPECT_TRUE(drawn.contains(panel)) << panel;
@@ -133,6 +150,47 @@ TEST_F(GuiApp, WalksIntoAStepPhaseByPhaseAndHoldsIt) {
   EXPECT_EQ(report["notes"]["held_within_step"], 1.0) << report.dump(1);
   EXPECT_EQ(report["notes"]["steps_done"], 1.0);  // the held step is not done
   EXPECT_EQ(report["panels"]["Controls"]["moments"], 4.0);
+  // Held after the reduce, the first of reduce-to-one's two steps: one arrow (gpu:1 into
+  // gpu:0); the gradients exist but are not all-reduced yet.
+  const auto& panels = report["panels"];
+  EXPECT_EQ(panels["All-reduce"]["step_shown"], 1.0) << report.dump(1);
+  EXPECT_EQ(panels["All-reduce"]["arrows"], 1.0);
+  EXPECT_EQ(panels["Gradients"]["heatmaps"], 2.0);
+  EXPECT_EQ(panels["Gradients"]["identical_after"], 0.0);
+  EXPECT_EQ(panels["Gradients"]["differ_before"], 1.0);
+}
+
+TEST_F(GuiApp, StepsThroughARingAllReduceOnFourGpus) {
+  // split, forward, backward and two of the ring's six steps (reduce-scatter): held there, the
+  // All-reduce panel draws the second step's four transfers, one per GPU to its neighbour.
+  const Result r =
+      gui("--gpus 4 --allreduce ring --model mlp --train-examples 1024 --phases 5 "
+          "--frames 2 --report " +
+          path("ring.json") + " --screenshot " + path("ring.png"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(path("ring.json"));
+  const auto& panels = report["panels"];
+  EXPECT_EQ(report["notes"]["held_within_step"], 1.0) << report.dump(1);
+  EXPECT_EQ(panels["All-reduce"]["buffers"], 4.0);
+  EXPECT_EQ(panels["All-reduce"]["step_shown"], 2.0);
+  EXPECT_EQ(panels["All-reduce"]["arrows"], 4.0);
+  // After two reduce-scatter steps each buffer is cut into 4 chunks: 16 in all.
+  EXPECT_EQ(panels["All-reduce"]["chunks"], 16.0);
+  EXPECT_EQ(panels["Devices"]["cards"], 4.0);
+  const auto colors = load_png(path("ring.png")).colors();
+  for (std::uint32_t c : {0xE69F00u, 0x56B4E9u, 0x009E73u, 0xF0E442u}) {
+    EXPECT_TRUE(colors.count(c)) << std::hex << "replica colour " << c << " missing";
+  }
+}
+
+TEST_F(GuiApp, AnUnevenLastBatchIsShownUneven) {
+  // 1001 examples, 2 x 64 per step: the 8th step is the epoch's last, 105 = 53 + 52 examples.
+  const Result r =
+      gui("--model mlp --train-examples 1001 --steps 8 --frames 2 --report " + path("uneven.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto panels = read_json(path("uneven.json"))["panels"];
+  EXPECT_EQ(panels["Batch split"]["thumbnails"], 105.0) << panels.dump(1);
+  EXPECT_EQ(panels["Batch split"]["uneven"], 1.0);
 }
 
 TEST_F(GuiApp, ASettingThatCannotWorkIsShownNotACrash) {

@@ -1,0 +1,221 @@
+#include "gui/batch_split_panel.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "core/dataset.h"
+#include "gui/colors.h"
+#include "gui/step_moment.h"
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+constexpr int kAtlasColumns = 32;
+constexpr int kImageSide = 28;  // Fashion-MNIST
+
+// The largest tile (side in pixels) with which every replica's thumbnails fit in `width` x
+// `height` below one header line per replica; at least `smallest` (then the panel scrolls).
+float fitting_tile(const std::vector<std::size_t>& counts, float width, float height, float header,
+                   float gap, float smallest) {
+  for (float tile = 112; tile > smallest; tile -= 2) {
+    const int columns = std::max(1, static_cast<int>((width + gap) / (tile + gap)));
+    float needed = 0;
+    for (std::size_t c : counts) {
+      const std::size_t rows = (c + static_cast<std::size_t>(columns) - 1) / columns;
+      needed += header + static_cast<float>(rows) * (tile + gap);
+    }
+    if (needed <= height) return tile;
+  }
+  return smallest;
+}
+
+std::string short_class(int label) {
+  std::string name = core::fashion_mnist_class_name(label);
+  return name == "T-shirt/top" ? "T-shirt" : name;
+}
+
+}  // namespace
+
+void BatchSplitPanel::upload_thumbnails(const core::Dataset& data,
+                                        const std::vector<std::uint32_t>& indices) {
+  const std::size_t n = std::min(indices.size(), kMaxThumbnails);
+  const int rows = static_cast<int>((n + kAtlasColumns - 1) / kAtlasColumns);
+  const int width = kAtlasColumns * kImageSide, height = std::max(1, rows) * kImageSide;
+  std::vector<std::uint32_t> pixels(static_cast<std::size_t>(width) * height, 0xFF000000u);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (indices[i] >= data.size() || data.rows != kImageSide || data.cols != kImageSide) continue;
+    const std::uint8_t* image = data.image(indices[i]);
+    const int x0 = static_cast<int>(i % kAtlasColumns) * kImageSide;
+    const int y0 = static_cast<int>(i / kAtlasColumns) * kImageSide;
+    for (int y = 0; y < kImageSide; ++y) {
+      for (int x = 0; x < kImageSide; ++x) {
+        const std::uint32_t v = image[y * kImageSide + x];
+        pixels[static_cast<std::size_t>(y0 + y) * width + (x0 + x)] =
+            0xFF000000u | (v << 16) | (v << 8) | v;
+      }
+    }
+  }
+  atlas_.upload(width, height, pixels);
+  atlas_indices_.assign(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void BatchSplitPanel::Draw(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (!has_recorded_step(frame, "The global batch")) return;
+  const core::Dataset& data = frame.session->data().train;
+  if (atlas_session_ != frame.run.session || atlas_step_ != record.step ||
+      atlas_indices_.size() != std::min(record.indices.size(), kMaxThumbnails) ||
+      !std::equal(atlas_indices_.begin(), atlas_indices_.end(), record.indices.begin())) {
+    upload_thumbnails(data, record.indices);
+    atlas_session_ = frame.run.session;
+    atlas_step_ = record.step;
+  }
+
+  const ShownMoment shown = shown_moment(frame);
+  const std::size_t n = record.replicas.size();
+  std::vector<std::size_t> counts;
+  for (const core::ReplicaRecord& r : record.replicas) counts.push_back(r.shard_count);
+  const bool uneven =
+      std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end();
+  ImGui::Text("Step %lld: a global batch of %zu examples, split %zu ways",
+              static_cast<long long>(record.step + 1), record.indices.size(), n);
+  if (uneven) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.94f, 0.89f, 0.26f, 1.0f),
+                       "(uneven: the last batch of the epoch does not fill every replica)");
+  }
+  if (!shown.progress.split) {
+    ImGui::TextDisabled("Not split yet: each replica will get its slice when the step starts.");
+  }
+
+  const float scale = frame.view.font_scale;
+  const float gap = 2.0f * scale;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  std::vector<std::size_t> drawn_counts = counts;
+  std::size_t budget = kMaxThumbnails;
+  for (std::size_t& c : drawn_counts) c = std::min(c, budget), budget -= c;
+  std::size_t drawn_total = 0;
+  for (std::size_t c : drawn_counts) drawn_total += c;
+  // Grouped: a header line per replica, its thumbnails below. Compact, when that leaves the
+  // thumbnails too small: one key line for the replicas and one grid in batch order (the shards
+  // are consecutive, so they read as blocks of colour). Labels' key: only when digits show.
+  const float header = line + 2 * gap;
+  const auto fit = [&](bool compact, float reserved) {
+    return compact
+               ? fitting_tile({drawn_total}, avail.x, avail.y - reserved, 2 * line, gap, 8 * scale)
+               : fitting_tile(drawn_counts, avail.x, avail.y - reserved, header, gap, 8 * scale);
+  };
+  const float digits_from = 34.0f * scale;  // a digit in the corner of a smaller one hides it
+  const float key_height = 2.2f * line;
+  float tile = fit(false, 0);
+  bool compact = tile < 24.0f * scale && fit(true, 0) > tile;
+  if (compact) tile = fit(true, 0);
+  if (tile >= digits_from) tile = std::max(digits_from, fit(compact, key_height));
+  const bool names_fit = tile >= 76.0f * scale;
+  const bool digits = !names_fit && tile >= digits_from;
+  const float cell_height = tile + gap + (names_fit ? ImGui::GetTextLineHeight() : 0.0f);
+  const int columns = std::max(1, static_cast<int>((avail.x + gap) / (tile + gap)));
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float atlas_w = static_cast<float>(atlas_.width());
+  const float atlas_h = static_cast<float>(atlas_.height());
+
+  // One thumbnail: example `example` of the batch at grid place `k`.
+  const auto thumbnail = [&](ImVec2 grid, std::size_t k, std::size_t example, int replica) {
+    const float x = grid.x + static_cast<float>(k % columns) * (tile + gap);
+    const float y = grid.y + static_cast<float>(k / columns) * cell_height;
+    const ImVec2 uv0(static_cast<float>(example % kAtlasColumns) * kImageSide / atlas_w,
+                     static_cast<float>(example / kAtlasColumns) * kImageSide / atlas_h);
+    const ImVec2 uv1(uv0.x + kImageSide / atlas_w, uv0.y + kImageSide / atlas_h);
+    draw->AddImage(atlas_.id(), ImVec2(x, y), ImVec2(x + tile, y + tile), uv0, uv1);
+    const float border = std::clamp(tile / 12.0f, 1.0f, 3.0f);
+    draw->AddRect(ImVec2(x, y), ImVec2(x + tile, y + tile), replica_color(replica), 0, 0, border);
+    const int label = example < record.labels.size() ? record.labels[example] : 0;
+    if (names_fit) {
+      draw->AddText(ImVec2(x, y + tile + 1), rgb(0xDDDDDD), short_class(label).c_str());
+    } else if (digits) {
+      const char digit[2] = {static_cast<char>('0' + label), 0};
+      const ImVec2 size = ImGui::CalcTextSize(digit);
+      draw->AddRectFilled(ImVec2(x + tile - size.x - 3, y + 1), ImVec2(x + tile - 1, y + size.y),
+                          replica_color(replica, 220));
+      draw->AddText(ImVec2(x + tile - size.x - 2, y), text_color_on(replica_rgb(replica)), digit);
+    }
+    if (ImGui::IsMouseHoveringRect(ImVec2(x, y), ImVec2(x + tile, y + tile))) {
+      ImGui::SetTooltip("example %zu of the batch (training image %u): %s\ngoes to %s (replica %d)",
+                        example + 1, record.indices[example], core::fashion_mnist_class_name(label),
+                        record.replicas[static_cast<std::size_t>(replica)].device.c_str(), replica);
+    }
+  };
+  const auto replica_title = [&](std::size_t r) {
+    const core::ReplicaRecord& rep = record.replicas[r];
+    const float swatch = ImGui::GetTextLineHeight();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    draw->AddRectFilled(ImVec2(p.x, p.y + gap), ImVec2(p.x + swatch, p.y + gap + swatch),
+                        replica_color(static_cast<int>(r)));
+    ImGui::Dummy(ImVec2(swatch, swatch + gap));
+    ImGui::SameLine();
+    if (rep.shard_count == 0) {
+      ImGui::Text("%s: none", rep.device.c_str());
+    } else if (compact) {
+      ImGui::Text("%s: %zu-%zu (%zu)", rep.device.c_str(), rep.shard_begin + 1,
+                  rep.shard_begin + rep.shard_count, rep.shard_count);
+    } else {
+      ImGui::Text("%s  replica %zu: examples %zu-%zu of the batch (%zu)", rep.device.c_str(), r,
+                  rep.shard_begin + 1, rep.shard_begin + rep.shard_count, rep.shard_count);
+    }
+  };
+
+  std::size_t thumbnails = 0;
+  if (compact) {
+    for (std::size_t r = 0; r < n; ++r) {
+      if (r > 0) ImGui::SameLine(0, 3 * gap + ImGui::GetFontSize());
+      replica_title(r);
+    }
+    const ImVec2 grid = ImGui::GetCursorScreenPos();
+    for (std::size_t r = 0; r < n; ++r) {
+      const core::ReplicaRecord& rep = record.replicas[r];
+      for (std::size_t k = 0; k < drawn_counts[r]; ++k) {
+        const std::size_t example = rep.shard_begin + k;
+        if (example >= atlas_indices_.size()) break;
+        thumbnail(grid, example, example, static_cast<int>(r));
+        ++thumbnails;
+      }
+    }
+    const std::size_t rows = (drawn_total + columns - 1) / columns;
+    ImGui::Dummy(ImVec2(avail.x, static_cast<float>(rows) * cell_height));
+  } else {
+    for (std::size_t r = 0; r < n; ++r) {
+      const core::ReplicaRecord& rep = record.replicas[r];
+      replica_title(r);
+      const ImVec2 grid = ImGui::GetCursorScreenPos();
+      for (std::size_t k = 0; k < drawn_counts[r]; ++k) {
+        const std::size_t example = rep.shard_begin + k;  // its place in the batch and the atlas
+        if (example >= atlas_indices_.size()) break;
+        thumbnail(grid, k, example, static_cast<int>(r));
+        ++thumbnails;
+      }
+      const std::size_t rows = (drawn_counts[r] + columns - 1) / columns;
+      ImGui::Dummy(ImVec2(avail.x, static_cast<float>(rows) * cell_height));
+    }
+  }
+  if (drawn_total < record.indices.size()) {
+    ImGui::TextDisabled("+ %zu more not drawn", record.indices.size() - drawn_total);
+  }
+  if (digits) {
+    std::string key = "Labels:";
+    for (int c = 0; c < 10; ++c) key += "  " + std::to_string(c) + " " + short_class(c);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", key.c_str());
+    ImGui::PopTextWrapPos();
+  } else if (!names_fit) {
+    ImGui::TextDisabled("Hover over an image for its label; more room (key 2) shows them all.");
+  }
+  frame.report.drew(name(), "thumbnails", static_cast<double>(thumbnails));
+  frame.report.drew(name(), "replicas", static_cast<double>(n));
+  frame.report.drew(name(), "uneven", uneven ? 1 : 0);
+}
+
+}  // namespace mirrorlab::gui
