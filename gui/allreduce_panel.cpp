@@ -214,9 +214,14 @@ void AllReducePanel::Draw(FrameContext& frame) {
       "the chunk; thin arrow: copied over it. Left/Right: step back/forward.");
   ImGui::PopTextWrapPos();
   if (recorded > 0) {
-    const double total =
-        milliseconds(record.collective_steps.front().start, record.collective_steps.back().finish);
-    ImGui::TextDisabled("%d of %d steps recorded, %.3f ms in all", recorded, total_steps, total);
+    // The steps' own times, summed: a step held between its steps (pausing at phases) waits
+    // for the viewer, and that wait is no part of the all-reduce.
+    double total = 0;
+    for (const vgpu::CollectiveStep& st : record.collective_steps) {
+      total += milliseconds(st.start, st.finish);
+    }
+    ImGui::TextDisabled("%d of %d steps recorded: %.3f ms of work in all", recorded, total_steps,
+                        total);
   }
   frame.report.drew(name(), "buffers", n);
   frame.report.drew(name(), "chunks", chunks);

@@ -16,16 +16,21 @@ namespace {
 constexpr int kAtlasColumns = 32;
 constexpr int kImageSide = 28;  // Fashion-MNIST
 
+constexpr float kNamesFrom = 76.0f;  // tiles this wide (times the font scale) get the class name
+
 // The largest tile (side in pixels) with which every replica's thumbnails fit in `width` x
-// `height` below one header line per replica; at least `smallest` (then the panel scrolls).
+// `height` below one header line per replica, counting the class name under tiles big enough
+// to carry one; at least `smallest` (then the panel scrolls).
 float fitting_tile(const std::vector<std::size_t>& counts, float width, float height, float header,
-                   float gap, float smallest) {
-  for (float tile = 112; tile > smallest; tile -= 2) {
+                   float gap, float smallest, float scale) {
+  const float name_line = ImGui::GetTextLineHeight();
+  for (float tile = 112 * scale; tile > smallest; tile -= 2) {
     const int columns = std::max(1, static_cast<int>((width + gap) / (tile + gap)));
+    const float row = tile + gap + (tile >= kNamesFrom * scale ? name_line : 0.0f);
     float needed = 0;
     for (std::size_t c : counts) {
       const std::size_t rows = (c + static_cast<std::size_t>(columns) - 1) / columns;
-      needed += header + static_cast<float>(rows) * (tile + gap);
+      needed += header + static_cast<float>(rows) * row;
     }
     if (needed <= height) return tile;
   }
@@ -105,9 +110,10 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   // are consecutive, so they read as blocks of colour). Labels' key: only when digits show.
   const float header = line + 2 * gap;
   const auto fit = [&](bool compact, float reserved) {
-    return compact
-               ? fitting_tile({drawn_total}, avail.x, avail.y - reserved, 2 * line, gap, 8 * scale)
-               : fitting_tile(drawn_counts, avail.x, avail.y - reserved, header, gap, 8 * scale);
+    return compact ? fitting_tile({drawn_total}, avail.x, avail.y - reserved, 2 * line, gap,
+                                  8 * scale, scale)
+                   : fitting_tile(drawn_counts, avail.x, avail.y - reserved, header, gap, 8 * scale,
+                                  scale);
   };
   const float digits_from = 34.0f * scale;  // a digit in the corner of a smaller one hides it
   const float key_height = 2.2f * line;
@@ -115,7 +121,7 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   bool compact = tile < 24.0f * scale && fit(true, 0) > tile;
   if (compact) tile = fit(true, 0);
   if (tile >= digits_from) tile = std::max(digits_from, fit(compact, key_height));
-  const bool names_fit = tile >= 76.0f * scale;
+  const bool names_fit = tile >= kNamesFrom * scale;
   const bool digits = !names_fit && tile >= digits_from;
   const float cell_height = tile + gap + (names_fit ? ImGui::GetTextLineHeight() : 0.0f);
   const int columns = std::max(1, static_cast<int>((avail.x + gap) / (tile + gap)));

@@ -7,8 +7,10 @@ namespace mirrorlab::gui {
 bool has_recorded_step(const FrameContext& frame, const char* what) {
   const core::RecordedStep& record = frame.run.step_record;
   if (frame.session != nullptr && record.step >= 0 && !record.replicas.empty()) return true;
-  ImGui::TextWrapped("%s of the first step appears here: press One step (N), or Next phase "
-                     "(Right arrow) to walk through the step phase by phase.", what);
+  ImGui::TextWrapped(
+      "%s of the first step appears here: press One step (N), or Next phase "
+      "(Right arrow) to walk through the step phase by phase.",
+      what);
   return false;
 }
 

@@ -184,7 +184,7 @@ TEST_F(GuiApp, StepsThroughARingAllReduceOnFourGpus) {
 }
 
 TEST_F(GuiApp, AnUnevenLastBatchIsShownUneven) {
-  // 1001 examples, 2 x 64 per step: the 8th step is the epoch's last, 105 = 53 + 52 examples.
+  // 1001 examples, 2 x 64 per step: the 8th step is the epoch's last, 105 = 64 + 41 examples.
   const Result r =
       gui("--model mlp --train-examples 1001 --steps 8 --frames 2 --report " + path("uneven.json"));
   ASSERT_EQ(r.status, 0) << r.output;
