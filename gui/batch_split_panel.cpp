@@ -120,7 +120,10 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   float tile = fit(false, 0);
   bool compact = tile < 24.0f * scale && fit(true, 0) > tile;
   if (compact) tile = fit(true, 0);
-  if (tile >= digits_from) tile = std::max(digits_from, fit(compact, key_height));
+  if (tile >= digits_from) {  // digits need their key below: keep them only if both fit
+    const float with_key = fit(compact, key_height);
+    tile = with_key >= digits_from ? with_key : std::min(tile, digits_from - 2);
+  }
   const bool names_fit = tile >= kNamesFrom * scale;
   const bool digits = !names_fit && tile >= digits_from;
   const float cell_height = tile + gap + (names_fit ? ImGui::GetTextLineHeight() : 0.0f);

@@ -161,10 +161,12 @@ void GradientsPanel::Draw(FrameContext& frame) {
       prints += text;
     }
     if (same) {
-      ImGui::Text("Weights after the update: fingerprint %s on every replica: in sync",
-                  prints.substr(0, 8).c_str());
+      ImGui::TextWrapped("Weights after the update: fingerprint %s on every replica: in sync.",
+                         prints.substr(0, 8).c_str());
     } else {
-      ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1.0f), "Weights DIFFER: %s", prints.c_str());
+      ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+      ImGui::TextWrapped("Weights DIFFER between replicas: %s", prints.c_str());
+      ImGui::PopStyleColor();
     }
     frame.report.drew(name(), "replicas_in_sync", same ? 1 : 0);
   }
