@@ -139,7 +139,9 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
     const ImVec2 uv0(static_cast<float>(example % kAtlasColumns) * kImageSide / atlas_w,
                      static_cast<float>(example / kAtlasColumns) * kImageSide / atlas_h);
     const ImVec2 uv1(uv0.x + kImageSide / atlas_w, uv0.y + kImageSide / atlas_h);
+    draw->ChannelsSetCurrent(0);
     draw->AddImage(atlas_.id(), ImVec2(x, y), ImVec2(x + tile, y + tile), uv0, uv1);
+    draw->ChannelsSetCurrent(1);
     const float border = std::clamp(tile / 12.0f, 1.0f, 3.0f);
     draw->AddRect(ImVec2(x, y), ImVec2(x + tile, y + tile), replica_color(replica), 0, 0, border);
     const int label = example < record.labels.size() ? record.labels[example] : 0;
@@ -177,6 +179,11 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
     }
   };
 
+  // Images in one channel, frames and labels in another: each channel is then one draw call
+  // with one texture, instead of two per thumbnail (the atlas, then the font's for the frame),
+  // and a software renderer pays per draw call.
+  draw->ChannelsSplit(2);
+  draw->ChannelsSetCurrent(1);
   std::size_t thumbnails = 0;
   if (compact) {
     for (std::size_t r = 0; r < n; ++r) {
@@ -210,6 +217,7 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
       ImGui::Dummy(ImVec2(avail.x, static_cast<float>(rows) * cell_height));
     }
   }
+  draw->ChannelsMerge();
   if (drawn_total < record.indices.size()) {
     ImGui::TextDisabled("+ %zu more not drawn", record.indices.size() - drawn_total);
   }

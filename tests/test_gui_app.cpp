@@ -193,6 +193,20 @@ TEST_F(GuiApp, AnUnevenLastBatchIsShownUneven) {
   EXPECT_EQ(panels["Batch split"]["uneven"], 1.0);
 }
 
+TEST_F(GuiApp, AStillPictureIsNotDrawnAgain) {
+  // Two steps, then 40 frames with training paused and nothing moving: the window is updated
+  // 40 times but the unchanged picture is drawn only once or twice more.
+  const Result r = gui("--model mlp --train-examples 1024 --steps 2 --frames 40 --report " +
+                       path("still.json") + " --screenshot " + path("still.png"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto notes = read_json(path("still.json"))["notes"];
+  EXPECT_GE(notes["updates"].get<double>(), 40.0) << notes.dump(1);
+  EXPECT_GE(notes["frames_drawn"].get<double>(), 1.0);
+  EXPECT_LE(notes["frames_drawn"].get<double>(), notes["updates"].get<double>() - 30.0);
+  // The screenshot is still the whole picture, drawn for it.
+  EXPECT_GT(load_png(path("still.png")).colors().size(), 100u);
+}
+
 TEST_F(GuiApp, ASettingThatCannotWorkIsShownNotACrash) {
   const Result r = gui("--memory-limit 1 --frames 2 --report " + path("bad.json") +
                        " --screenshot " + path("bad.png"));
