@@ -86,30 +86,42 @@ int device_count(const DeviceFlags& flags, std::string* problem) {
 
 namespace {
 
+std::string no_gpu_error(const DeviceFlags& flags, const vgpu::GpuInventory& inventory) {
+  return cuda_flag(flags) + ": " + inventory.unavailable_reason +
+         ": use --backend cpu for CPU-backed virtual GPUs";
+}
+
 // --backend auto and cuda, resolved against what is visible: true for CUDA devices. Auto falls
 // back to CPU-backed virtual GPUs, saying why, unless the flags name GPUs (--devices, --sm-split).
-bool use_cuda(const DeviceFlags& flags, vgpu::DeviceRegistry& registry, const char* cuda_refusal) {
+bool use_cuda(const DeviceFlags& flags, vgpu::DeviceRegistry& registry) {
   if (flags.backend == "cpu") return false;
-  std::string why_not;
-  if (cuda_refusal != nullptr) {
-    why_not = cuda_refusal;
-  } else {
-    const vgpu::GpuInventory& inventory = registry.gpu_inventory();
-    if (!inventory.gpus.empty()) return true;
-    why_not = inventory.unavailable_reason + ": use --backend cpu for CPU-backed virtual GPUs";
+  const vgpu::GpuInventory& inventory = registry.gpu_inventory();
+  if (requires_cuda(flags) && inventory.gpus.empty()) {
+    throw vgpu::ConfigurationError(no_gpu_error(flags, inventory));
   }
-  if (requires_cuda(flags)) throw vgpu::ConfigurationError(cuda_flag(flags) + ": " + why_not);
-  std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n", why_not.c_str());
-  return false;
+  if (flags.backend != "auto") return true;
+  if (inventory.gpus.empty()) {
+    std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n",
+                inventory.unavailable_reason.c_str());
+    return false;
+  }
+  std::printf("INFO: --backend auto: %zu CUDA GPU%s visible; using CUDA devices\n",
+              inventory.gpus.size(), inventory.gpus.size() == 1 ? "" : "s");
+  return true;
 }
 
 }  // namespace
 
+void check_gpu_visible(const DeviceFlags& flags) {
+  if (!requires_cuda(flags)) return;
+  const vgpu::GpuInventory inventory = vgpu::enumerate_gpus();
+  if (inventory.gpus.empty()) throw vgpu::ConfigurationError(no_gpu_error(flags, inventory));
+}
+
 const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
-                                               vgpu::DeviceRegistry& registry,
-                                               const char* cuda_refusal) {
+                                               vgpu::DeviceRegistry& registry) {
   const std::vector<vgpu::LogicalDeviceConfiguration> configs = device_configuration(flags, count);
-  const bool cuda = use_cuda(flags, registry, cuda_refusal);
+  const bool cuda = use_cuda(flags, registry);
   if (!cuda) {
     registry.set_logical_device_configuration(configs);
   } else if (flags.physical_gpus.size() > 1) {

@@ -46,12 +46,15 @@ std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceF
                                                                    int count);
 
 // Configures `registry` (count from device_count), makes the devices and prints TensorFlow's
-// line saying what they are. `cuda_refusal`: nullptr when the command runs on CUDA devices;
-// otherwise why it cannot yet, and then --backend auto takes CPU-backed virtual GPUs (saying
-// so). Throws vgpu::ConfigurationError for what the user can fix (no GPU visible, too much
-// memory asked for).
+// line saying what they are. --backend auto takes CUDA devices when a GPU is visible, else
+// CPU-backed virtual GPUs, and says which. Throws vgpu::ConfigurationError for what the user can
+// fix (no GPU visible, too much memory asked for).
 const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
-                                               vgpu::DeviceRegistry& registry,
-                                               const char* cuda_refusal = nullptr);
+                                               vgpu::DeviceRegistry& registry);
+
+// Throws vgpu::ConfigurationError when the flags need a CUDA GPU (requires_cuda) and none is
+// visible, with the sentence make_devices would give. For commands that make their devices late
+// (the GUI's session): call it before slow work such as loading the dataset.
+void check_gpu_visible(const DeviceFlags& flags);
 
 }  // namespace mirrorlab::app

@@ -76,6 +76,8 @@ int run_gui(const GuiOptions& o) {
     std::fprintf(stderr, "mirrorlab gui: no display: %s\n", why.c_str());
     return 2;
   }
+  // Before the dataset's second of loading: --backend cuda with no GPU visible is said at once.
+  check_gpu_visible(o.train.devices);
   core::set_blas_single_threaded();
   auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
   core::SessionConfig config;
@@ -95,7 +97,7 @@ int run_gui(const GuiOptions& o) {
       f.gpus = 0;
       f.memory_limits_mib = flags.memory_limits_mib;
     }
-    make_devices(f, static_cast<int>(configs.size()), registry, cuda_training_refusal());
+    make_devices(f, static_cast<int>(configs.size()), registry);
   };
   config.strategy = strategy_options(o.train);
   config.fit = fit_options(o.train);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include "app/history_json.h"
 #include "app/keras_progress.h"
@@ -66,30 +67,12 @@ void print_phase_table(const core::MirroredStrategy& strategy,
   }
 }
 
-// Until core has CUDA kernels, training must not hand device pointers to CPU code.
-constexpr const char* kNoCudaTraining =
-    "training on CUDA devices is not built yet (core has CPU kernels only); use --backend cpu. "
-    "`mirrorlab devices --backend cuda` shows the CUDA devices these flags would make";
-
-// Flags are checked one by one by CLI11; what depends on several of them is checked here.
-std::string check_combination(const TrainOptions& o, int* gpus) {
-  std::string problem;
-  *gpus = device_count(o.devices, &problem);
-  if (!problem.empty()) return problem;
-  if (requires_cuda(o.devices)) return cuda_flag(o.devices) + ": " + kNoCudaTraining;
-  if (o.allreduce == "nccl") {
-    return "--allreduce nccl needs one CUDA GPU per replica; this build has CPU-backed virtual "
-           "GPUs only (NCCL is not supported when using virtual GPUs): use auto, reduce-to-one, "
-           "ring or one-shot";
-  }
-  return "";
-}
-
 }  // namespace
 
 CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "train", "Mirrored training of a real model on Fashion-MNIST on N virtual GPUs");
+      "train",
+      "Mirrored training of a real model on Fashion-MNIST on N virtual GPUs (CPU-backed or CUDA)");
   add_training_flags(cmd, o);
   return cmd;
 }
@@ -133,10 +116,13 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
                   "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)");
 }
 
-const char* cuda_training_refusal() { return kNoCudaTraining; }
-
+// Flags are checked one by one by CLI11; what depends on several of them is checked here. What
+// depends on the devices (is a GPU visible, can NCCL run on them) is checked when they are made,
+// still before the dataset is loaded.
 std::string check_train_options(const TrainOptions& o, int* gpus) {
-  return check_combination(o, gpus);
+  std::string problem;
+  *gpus = device_count(o.devices, &problem);
+  return problem;
 }
 
 core::StrategyOptions strategy_options(const TrainOptions& o) {
@@ -171,20 +157,28 @@ core::FashionMnist load_training_data(const TrainOptions& o) {
 
 int run_train(const TrainOptions& o) {
   int gpus = 0;
-  if (const std::string problem = check_combination(o, &gpus); !problem.empty()) {
+  if (const std::string problem = check_train_options(o, &gpus); !problem.empty()) {
     std::fprintf(stderr, "mirrorlab train: %s\nRun 'mirrorlab train --help' for the flags.\n",
                  problem.c_str());
     return 2;
   }
   core::set_blas_single_threaded();
 
-  const core::FashionMnist data = load_training_data(o);
-
+  // Devices and strategy first: a mistake there (no GPU visible, an all-reduce that cannot run
+  // on these devices, a model that does not fit) is reported before the dataset's second of
+  // loading.
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry, kNoCudaTraining);
-
+  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
   core::EventStore events;
-  core::MirroredStrategy strategy(devices, strategy_options(o), &events);
+  std::unique_ptr<core::MirroredStrategy> made;
+  try {
+    made = std::make_unique<core::MirroredStrategy>(devices, strategy_options(o), &events);
+  } catch (const std::invalid_argument& e) {  // e.g. --allreduce nccl where NCCL cannot run
+    std::fflush(stdout);                        // after the devices' line
+    std::fprintf(stderr, "mirrorlab train: %s\n", e.what());
+    return 2;
+  }
+  core::MirroredStrategy& strategy = *made;
   const auto& log = strategy.all_reduce_log();
   for (const std::string& warning : strategy.all_reduce_warnings()) {
     std::printf("WARNING: %s\n", warning.c_str());
@@ -192,6 +186,8 @@ int run_train(const TrainOptions& o) {
   std::printf("INFO: Using MirroredStrategy with devices %s\n", strategy.device_tuple().c_str());
   print_model_summary(strategy.replica(0).model(), o.model.c_str());
   std::printf("INFO: %s\n", log.back().c_str());
+
+  const core::FashionMnist data = load_training_data(o);
   const std::size_t global = static_cast<std::size_t>(o.batch_per_replica) * gpus;
   std::printf("Global batch %zu = %lld per replica x %d replicas; %s optimizer, lr %g\n", global,
               static_cast<long long>(o.batch_per_replica), gpus, o.optimizer.c_str(),

@@ -1,4 +1,5 @@
-// `mirrorlab train`: mirrored training of a real model on Fashion-MNIST, on N virtual GPUs.
+// `mirrorlab train`: mirrored training of a real model on Fashion-MNIST, on N virtual GPUs:
+// CPU-backed, or CUDA physical or logical GPUs (--backend).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,6 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
 void add_training_flags(CLI::App* command, TrainOptions& options);
 // "" when the flags fit together (and *gpus is the device count), else what to change.
 std::string check_train_options(const TrainOptions& options, int* gpus);
-// Why training cannot run on CUDA devices yet (for make_devices), or nullptr once it can.
-const char* cuda_training_refusal();
 core::StrategyOptions strategy_options(const TrainOptions& options);
 core::FitOptions fit_options(const TrainOptions& options);
 // Loads Fashion-MNIST (cut to --train-examples), saying so on stdout.

@@ -217,11 +217,18 @@ class CudaOps final : public Ops {
     use_device();
     MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
   }
+  // The one call that may come from another replica's thread: the step recorder reads every
+  // replica's gradients from the thread that ends an all-reduce step, while the others are
+  // parked. So it leaves that thread's current GPU as it found it (on physical GPUs it differs).
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override {
     if (bytes == 0) return;
+    int previous = ordinal_;
+    MIRRORLAB_CUDA_CHECK(cudaGetDevice(&previous));
     use_device();
-    MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-    MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cudaError_t status = cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_);
+    if (status == cudaSuccess) status = cudaStreamSynchronize(stream_);
+    if (previous != ordinal_) (void)cudaSetDevice(previous);
+    MIRRORLAB_CUDA_CHECK(status);
   }
   void synchronize() override {
     use_device();

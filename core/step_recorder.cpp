@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "core/mirrored_strategy.h"
-#include "virtualgpu/device.h"
 
 namespace mirrorlab::core {
 namespace {
@@ -44,12 +43,14 @@ double l2_norm(std::span<const float> values) {
 
 }  // namespace
 
-std::span<const float> read_device_values(const vgpu::Device& device, std::span<const float> values,
+std::span<const float> read_device_values(Ops& ops, std::span<const float> values,
                                           std::vector<float>& scratch) {
-  if (device.memory().host_accessible()) return values;
-  // CUDA device memory: the host cannot read it directly. Until core has a per-device copy to
-  // the host, nothing is read (the record stays empty, which the viewer shows as such).
-  scratch.clear();
+  if (ops.host_accessible()) return values;
+  // Device memory (CUDA): copied on the device's own stream, so the copy comes after the work
+  // that wrote the values (the backward pass, the all-reduce), and copy_to_host waits for it.
+  // The callers run while the device's replica is parked, so nothing else uses its stream.
+  scratch.resize(values.size());
+  ops.copy_to_host(scratch.data(), values.data(), values.size_bytes());
   return scratch;
 }
 
@@ -153,7 +154,7 @@ void StepRecorder::begin_step(MirroredStrategy& strategy, const GlobalBatch& bat
 
 std::span<const float> StepRecorder::gradients(int rank) {
   Replica& replica = strategy_->replica(rank);
-  return read_device_values(replica.device(), replica.model().grads(),
+  return read_device_values(replica.ops(), replica.model().grads(),
                             scratch_[static_cast<std::size_t>(rank)]);
 }
 

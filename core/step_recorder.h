@@ -22,13 +22,10 @@
 #include "core/step_control.h"
 #include "virtualgpu/collective.h"
 
-namespace mirrorlab::vgpu {
-class Device;
-}
-
 namespace mirrorlab::core {
 
 class MirroredStrategy;
+class Ops;
 struct GlobalBatch;
 struct Shard;
 
@@ -131,10 +128,12 @@ class StepRecorder : public vgpu::StepObserver {
   std::vector<std::vector<float>> scratch_;  // per replica, for reads of device memory
 };
 
-// Host-readable view of `values`, which live in `device`'s memory: the values themselves when the
-// host can read that memory (CPU-backed virtual GPUs); otherwise a copy in `scratch`. The one
-// place the recorder reads device data.
-std::span<const float> read_device_values(const vgpu::Device& device, std::span<const float> values,
+// Host-readable view of `values`, which live in the memory of the device whose kernels are
+// `ops`: the values themselves when the host can read that memory (CPU-backed virtual GPUs);
+// otherwise a copy in `scratch`, made on that device's stream and waited for. The one place the
+// recorder reads device data; call it only where that device's replica is parked (or from its
+// own thread).
+std::span<const float> read_device_values(Ops& ops, std::span<const float> values,
                                           std::vector<float>& scratch);
 
 }  // namespace mirrorlab::core

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace mirrorlab::testing {
@@ -23,6 +24,23 @@ inline CommandOutput run_command(const std::string& command) {
   const int raw = pclose(pipe);
   result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return result;
+}
+
+#ifdef MIRRORLAB_BINARY_DIR
+// This build's mirrorlab command with `args` ("train --gpus 2").
+inline CommandOutput run_mirrorlab(const std::string& args) {
+  return run_command(std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab " + args);
+}
+
+// True when `mirrorlab devices` lists a physical GPU (CUDA built, and a GPU visible).
+inline bool mirrorlab_sees_a_gpu() {
+  return run_mirrorlab("devices").output.find("PhysicalDevice(name='/physical_device:GPU:0'") !=
+         std::string::npos;
+}
+#endif
+
+inline bool has_fashion_mnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist");
 }
 
 }  // namespace mirrorlab::testing

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "command_output.h"
 #include "nlohmann/json.hpp"
@@ -14,12 +15,9 @@ namespace {
 
 using Result = mirrorlab::testing::CommandOutput;
 
-Result run(const std::string& args) {
-  return mirrorlab::testing::run_command(std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab " +
-                                         args);
-}
+Result run(const std::string& args) { return mirrorlab::testing::run_mirrorlab(args); }
 
-bool has_dataset() { return std::filesystem::exists("/usr/share/datasets/fashion-mnist"); }
+bool has_dataset() { return mirrorlab::testing::has_fashion_mnist(); }
 
 struct BadInput {
   const char* args;
@@ -39,24 +37,20 @@ TEST_P(CliRejectsBadInput, WithExitStatus2AndASentence) {
 
 INSTANTIATE_TEST_SUITE_P(
     Flags, CliRejectsBadInput,
-    ::testing::Values(BadInput{"--gpus 0", "--gpus"}, BadInput{"--gpus 65", "--gpus"},
-                      BadInput{"--memory-limit -5", "--memory-limit"},
-                      BadInput{"--memory-limit 0", "--memory-limit"},
-                      BadInput{"--model resnet", "--model"},
-                      BadInput{"--batch-per-replica 0", "--batch-per-replica"},
-                      BadInput{"--epochs 0", "--epochs"}, BadInput{"--optimizer rmsprop", "--optimizer"},
-                      BadInput{"--lr -1", "--lr"}, BadInput{"--allreduce butterfly", "--allreduce"},
-                      BadInput{"--gpus 3 --memory-limit 512,1024", "one per device"},
-                      BadInput{"--allreduce nccl", "NCCL"},
-                      BadInput{"--no-such-flag", "no-such-flag"},
-                      BadInput{"--gpus two", "--gpus"},
-                      BadInput{"--backend cuda", "CUDA devices is not built yet"},
-                      BadInput{"--backend tpu", "--backend"},
-                      BadInput{"--devices 0", "use it with --backend cuda"},
-                      BadInput{"--sm-split", "use it with --backend cuda"},
-                      BadInput{"--backend auto --devices 0,1 --sm-split", "pick one GPU"},
-                      BadInput{"--backend auto --devices 0,1 --gpus 3", "--gpus is 3"},
-                      BadInput{"--backend auto --devices 0", "--devices: training on CUDA"}));
+    ::testing::Values(
+        BadInput{"--gpus 0", "--gpus"}, BadInput{"--gpus 65", "--gpus"},
+        BadInput{"--memory-limit -5", "--memory-limit"},
+        BadInput{"--memory-limit 0", "--memory-limit"}, BadInput{"--model resnet", "--model"},
+        BadInput{"--batch-per-replica 0", "--batch-per-replica"},
+        BadInput{"--epochs 0", "--epochs"}, BadInput{"--optimizer rmsprop", "--optimizer"},
+        BadInput{"--lr -1", "--lr"}, BadInput{"--allreduce butterfly", "--allreduce"},
+        BadInput{"--gpus 3 --memory-limit 512,1024", "one per device"},
+        BadInput{"--allreduce nccl", "NCCL"}, BadInput{"--no-such-flag", "no-such-flag"},
+        BadInput{"--gpus two", "--gpus"}, BadInput{"--backend tpu", "--backend"},
+        BadInput{"--devices 0", "use it with --backend cuda"},
+        BadInput{"--sm-split", "use it with --backend cuda"},
+        BadInput{"--backend auto --devices 0,1 --sm-split", "pick one GPU"},
+        BadInput{"--backend auto --devices 0,1 --gpus 3", "--gpus is 3"}));
 
 TEST(Cli, HelpListsTheFlagsAndExitsZero) {
   const Result r = run("train --help");
@@ -157,10 +151,7 @@ TEST(CliBench, RejectsBadSweepsWithStatus2) {
 namespace {
 
 // `mirrorlab devices` lists what this machine has; on a machine with no GPU, CUDA says why.
-bool gpu_visible() {
-  return run("devices").output.find("PhysicalDevice(name='/physical_device:GPU:0'") !=
-         std::string::npos;
-}
+bool gpu_visible() { return mirrorlab::testing::mirrorlab_sees_a_gpu(); }
 
 TEST(CliDevices, ListsPhysicalAndLogicalDevicesAsTensorFlowDoes) {
   const Result r = run("devices --backend cpu --gpus 3 --memory-limit 64");
@@ -195,13 +186,52 @@ TEST(CliDevices, BackendCudaWithoutAGpuIsAClearErrorWithStatus2) {
   }
 }
 
-TEST(CliDevices, TrainWithAutoRunsOnCpuUntilCudaTrainingExists) {
+TEST(CliDevices, TrainWithAutoRunsOnCpuVirtualGpusWhenNoGpuIsVisible) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  if (gpu_visible()) GTEST_SKIP() << "a GPU is visible here: auto trains on it (test_cli_cuda)";
   const Result r = run("train --backend auto --model mlp --gpus 2 --epochs 1 --max-steps 2 "
                        "--batch-per-replica 16 --train-examples 256");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("using CPU-backed virtual GPUs"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1 Physical CPU, 2 Logical GPUs"), std::string::npos) << r.output;
+}
+
+// Flags that need a CUDA GPU, on a machine without one: a clear error with status 2, said before
+// the dataset is read. The --data folder does not exist, so a command that read the dataset
+// first would fail on it instead (status 1, naming the folder, as MissingDataFolder shows).
+TEST(CliDevices, TrainAndGuiOnCudaWithoutAGpuSayNoGpuIsVisibleBeforeReadingTheDataset) {
+  if (gpu_visible()) GTEST_SKIP() << "a GPU is visible here";
+  const std::string missing = " --data /nonexistent/fashion";
+  std::vector<std::string> commands = {
+      "train --backend cuda", "train --backend cuda --gpus 4", "train --backend auto --devices 0",
+      "train --backend auto --sm-split", "train --backend cuda --allreduce nccl"};
+  // A build without the GUI says so first, whatever the flags.
+  if (run("gui --check-display").output.find("this build has no GUI") == std::string::npos) {
+    commands.push_back("gui --backend cuda");
+  }
+  for (const std::string& args : commands) {
+    const Result r = run(args + missing);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("no CUDA GPU visible"), std::string::npos) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("use --backend cpu"), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Loading Fashion-MNIST"), std::string::npos) << args << "\n"
+                                                                         << r.output;
+    EXPECT_EQ(r.output.find("/nonexistent/fashion"), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
+// --allreduce nccl where NCCL cannot run (CPU-backed virtual GPUs): the choice's own sentence,
+// status 2, before the dataset is read.
+TEST(Cli, NcclOnCpuVirtualGpusIsRefusedWithItsReasonBeforeReadingTheDataset) {
+  const Result r = run("train --backend cpu --gpus 2 --allreduce nccl --data /nonexistent/fashion");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(r.output.find("NCCL all-reduce needs one CUDA GPU per replica") !=
+                  std::string::npos ||
+              r.output.find("this build has no NCCL") != std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("use auto, reduce-to-one, ring or one-shot"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("Loading Fashion-MNIST"), std::string::npos) << r.output;
 }
 
 }  // namespace

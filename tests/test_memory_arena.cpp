@@ -93,7 +93,7 @@ TEST(MemoryArena, ConcurrentAllocationsKeepExactCounts) {
 
 // An allocator standing in for CUDA device memory: it counts what the arena asks of it and can
 // run dry before the arena's cap, as a card shared with other programs can.
-class CountingAllocator final : public BlockAllocator {
+class CountingAllocator : public BlockAllocator {
  public:
   CountingAllocator(int* live, std::size_t capacity) : live_(live), capacity_(capacity) {}
   void* allocate(std::size_t bytes) override {
@@ -134,10 +134,69 @@ TEST(MemoryArena, AllocatorRunningDryUnderTheCapRollsBackTheCount) {
   int live = 0;
   MemoryArena arena("/gpu:1", 1000, std::make_unique<CountingAllocator>(&live, 150));
   Allocation a = arena.allocate(100, "a");
-  EXPECT_THROW(arena.allocate(100, "b"), std::bad_alloc);  // under the cap, but nothing behind it
+  // Under the cap, but nothing behind it.
+  EXPECT_THROW(arena.allocate(100, "b"), OutOfMemoryError);
   EXPECT_EQ(arena.in_use(), 100u);
   EXPECT_EQ(arena.peak(), 100u);
   EXPECT_EQ(live, 1);
+}
+
+// Over a device-memory arena's cap (a logical GPU's --memory-limit) the sentence is the CPU
+// arena's, word for word: the cap is the arena's, whatever memory is behind it.
+TEST(MemoryArena, OverTheCapOfDeviceMemoryGivesTheSameSentenceAsOnTheCpu) {
+  int live = 0;
+  MemoryArena device("/gpu:1", 3 * kMiB, std::make_unique<CountingAllocator>(&live, 8 * kMiB));
+  MemoryArena host("/gpu:1", 3 * kMiB);
+  Allocation a = device.allocate(2 * kMiB, "dense/kernel");
+  Allocation b = host.allocate(2 * kMiB, "dense/kernel");
+  std::string device_message, host_message;
+  try {
+    device.allocate(2 * kMiB, "conv2d/kernel gradient");
+  } catch (const OutOfMemoryError& e) {
+    device_message = e.what();
+    EXPECT_TRUE(e.over_limit());
+  }
+  try {
+    host.allocate(2 * kMiB, "conv2d/kernel gradient");
+  } catch (const OutOfMemoryError& e) {
+    host_message = e.what();
+  }
+  ASSERT_FALSE(host_message.empty());
+  EXPECT_EQ(device_message, host_message);
+  EXPECT_EQ(live, 1);  // the refused request never reached the allocator
+}
+
+// A GPU whose cudaMalloc fails below the device's limit (the card is full), through the
+// allocator seam: the arena's error names the device, the request and the card, and says what
+// to do, instead of a bare std::bad_alloc.
+class FullCardAllocator final : public CountingAllocator {
+ public:
+  FullCardAllocator(int* live, std::size_t capacity) : CountingAllocator(live, capacity) {}
+  std::string exhausted() const override { return gpu_memory_exhausted(0); }
+};
+
+TEST(MemoryArena, FullCardUnderTheLimitIsAClearErrorNamingDeviceRequestAndFix) {
+  int live = 0;
+  MemoryArena arena("/gpu:1", 1024 * kMiB, std::make_unique<FullCardAllocator>(&live, 5 * kMiB));
+  Allocation a = arena.allocate(4 * kMiB, "dense/kernel");
+  try {
+    arena.allocate(2 * kMiB, "conv2d/kernel gradient");
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    const std::string msg = e.what();
+    EXPECT_FALSE(e.over_limit());
+    for (const char* words :
+         {"/gpu:1: out of memory", "2.0 MiB for conv2d/kernel gradient",
+          "4.0 MiB of its 1024.0 MiB limit in use", "GPU 0 has no free memory", "--memory-limit",
+          "mirrorlab devices --backend cuda", "--batch-per-replica"}) {
+      EXPECT_NE(msg.find(words), std::string::npos) << words << " missing from: " << msg;
+    }
+    EXPECT_EQ(e.requested(), 2 * kMiB);
+    EXPECT_EQ(e.in_use(), 4 * kMiB);
+  }
+  EXPECT_EQ(arena.in_use(), 4 * kMiB);
+  Allocation b = arena.allocate(kMiB, "fits on the card");
+  EXPECT_EQ(live, 2);
 }
 
 // An allocator whose device fails (a CUDA error, not a full card): the error goes through and

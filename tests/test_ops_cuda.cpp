@@ -9,9 +9,11 @@
 #include "core/fit.h"
 #include "core/mirrored_strategy.h"
 #include "core/ops_cuda.h"
+#include "core/step_recorder.h"
 #include "core/synthetic_dataset.h"
 #include "tests/cuda_test_device.h"
 #include "tests/ops_agreement.h"
+#include "tests/step_rig.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab::testing {
@@ -127,6 +129,56 @@ TEST(CudaMirroredStrategy, RecordsEveryPhaseTimedOnTheStream) {
       EXPECT_EQ(per_phase[static_cast<int>(p)], 30)
           << "device " << device << " " << core::to_string(p);
     }
+  }
+}
+
+// One recorded training step of the MLP (8 examples, 4 per replica) on `devices`.
+core::RecordedStep record_one_step(const std::vector<vgpu::Device*>& devices,
+                                   const std::string& all_reduce) {
+  const core::Dataset data = core::synthetic_dataset(40);
+  std::vector<std::uint32_t> order(data.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  core::StepRecorder recorder;
+  core::MirroredStrategy strategy(devices, testing_rig::mlp_options(all_reduce), nullptr);
+  strategy.set_step_recorder(&recorder);
+  recorder.choose_layer(2);  // the last Dense: 1290 values, all kept
+  strategy.train_step(core::GlobalBatch{&data, std::span(order).subspan(0, 8), 4});
+  return recorder.snapshot();
+}
+
+// The GUI's gradient records on CUDA devices: the recorder copies each replica's gradients from
+// the GPU (on the replica's stream), so its norms and values are those of the same step on
+// CPU-backed virtual GPUs; before the all-reduce they differ between replicas, after it they are
+// identical.
+TEST(CudaStepRecorder, RecordsTheGradientsOfCudaReplicasAsOnTheCpu) {
+  SKIP_WITHOUT_GPU();
+  for (const char* all_reduce : {"reduce-to-one", "ring", "one-shot"}) {
+    SCOPED_TRACE(all_reduce);
+    vgpu::DeviceRegistry cpu;
+    cpu.set_logical_device_configuration(2, 128);
+    const core::RecordedStep want = record_one_step(cpu.logical_devices(), all_reduce);
+    CudaTestDevices gpus(2, 256);
+    const core::RecordedStep got = record_one_step(gpus.devices(), all_reduce);
+    ASSERT_TRUE(got.complete);
+    ASSERT_EQ(got.replicas.size(), 2u);
+    for (std::size_t r = 0; r < 2; ++r) {
+      const core::ReplicaRecord& g = got.replicas[r];
+      const core::ReplicaRecord& w = want.replicas[r];
+      ASSERT_EQ(g.gradient_norms.size(), 3u) << "replica " << r;
+      for (std::size_t l = 0; l < 3; ++l) {
+        EXPECT_GT(g.gradient_norms[l], 0.0);
+        EXPECT_NEAR(g.gradient_norms[l], w.gradient_norms[l], 1e-4 * w.gradient_norms[l])
+            << "replica " << r << " layer " << l;
+      }
+      ASSERT_EQ(g.gradient_before.size(), 1290u);
+      ASSERT_EQ(g.gradient_after.size(), 1290u);
+      expect_close(g.gradient_before, w.gradient_before, 1e-4, "gradient before");
+      expect_close(g.gradient_after, w.gradient_after, 1e-4, "gradient after");
+      EXPECT_TRUE(g.has_fingerprint);
+    }
+    EXPECT_NE(got.replicas[0].gradient_before, got.replicas[1].gradient_before);
+    EXPECT_EQ(got.replicas[0].gradient_after, got.replicas[1].gradient_after);
+    EXPECT_EQ(got.replicas[0].fingerprint, got.replicas[1].fingerprint);
   }
 }
 

@@ -121,7 +121,7 @@ class CudaAllocator final : public BlockAllocator {
     const cudaError_t status = cudaMalloc(&ptr, bytes);  // 256-byte aligned
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
-      return nullptr;  // the card is full: the arena turns this into its out-of-memory error
+      return nullptr;  // the card is full: the arena's out-of-memory error, with exhausted()
     }
     MIRRORLAB_CUDA_CHECK(status);
     // Zeroed on a stream of our own, and waited for: a plain cudaMemset runs on the legacy
@@ -148,6 +148,7 @@ class CudaAllocator final : public BlockAllocator {
   }
 
   bool host_accessible() const override { return false; }
+  std::string exhausted() const override { return gpu_memory_exhausted(ordinal_); }
 
  private:
   int ordinal_;

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -24,6 +23,14 @@ std::string out_of_memory_message(const std::string& device, std::string_view wh
          "or a smaller model (--model mlp).";
 }
 
+std::string exhausted_message(const std::string& device, std::string_view what,
+                              std::size_t requested, std::size_t in_use, std::size_t limit,
+                              std::string_view exhausted) {
+  return device + ": out of memory: cannot allocate " + mib(requested) + " for " +
+         std::string(what) + " (" + mib(in_use) + " of its " + mib(limit) +
+         " limit in use, so the limit allows it), but " + std::string(exhausted);
+}
+
 constexpr std::size_t kAlignment = 64;
 
 class HostAllocator final : public BlockAllocator {
@@ -36,9 +43,27 @@ class HostAllocator final : public BlockAllocator {
   }
   void release(void* ptr, std::size_t /*bytes*/) noexcept override { std::free(ptr); }
   bool host_accessible() const override { return true; }
+  std::string exhausted() const override {
+    return "this machine's memory is exhausted. Use a lower --memory-limit or fewer --gpus, a "
+           "smaller --batch-per-replica, or close other programs.";
+  }
 };
 
 }  // namespace
+
+std::string BlockAllocator::exhausted() const {
+  return "the memory behind this device is exhausted. Use a lower --memory-limit or a smaller "
+         "--batch-per-replica.";
+}
+
+std::string gpu_memory_exhausted(int ordinal) {
+  const std::string gpu = "GPU " + std::to_string(ordinal);
+  return gpu + " has no free memory left (its cudaMalloc failed: other programs, or the other " +
+         "devices on the card, hold the rest). Close other programs using " + gpu +
+         ", give the devices less with --memory-limit so that together they fit in the card's "
+         "free memory ('mirrorlab devices --backend cuda' shows it), or use a smaller "
+         "--batch-per-replica.";
+}
 
 std::unique_ptr<BlockAllocator> make_host_allocator() { return std::make_unique<HostAllocator>(); }
 
@@ -48,7 +73,18 @@ OutOfMemoryError::OutOfMemoryError(const std::string& device, std::string_view w
       device_(device),
       requested_(requested),
       in_use_(in_use),
-      limit_(limit) {}
+      limit_(limit),
+      over_limit_(true) {}
+
+OutOfMemoryError::OutOfMemoryError(const std::string& device, std::string_view what,
+                                   std::size_t requested, std::size_t in_use, std::size_t limit,
+                                   std::string_view exhausted)
+    : std::runtime_error(exhausted_message(device, what, requested, in_use, limit, exhausted)),
+      device_(device),
+      requested_(requested),
+      in_use_(in_use),
+      limit_(limit),
+      over_limit_(false) {}
 
 Allocation::Allocation(Allocation&& other) noexcept
     : arena_(other.arena_), ptr_(other.ptr_), bytes_(other.bytes_) {
@@ -117,7 +153,7 @@ Allocation MemoryArena::allocate(std::size_t bytes, std::string_view what) {
   }
   if (ptr == nullptr) {
     give_back_count();
-    throw std::bad_alloc();
+    throw OutOfMemoryError(device_name_, what, bytes, in_use(), limit_, allocator_->exhausted());
   }
   return Allocation(this, ptr, bytes);
 }

@@ -16,12 +16,19 @@ namespace mirrorlab::vgpu {
 
 inline constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-// Thrown when an allocation would pass the arena's limit. what() names the device, the request,
-// what is in use and the limit, and says what to do about it.
+// Thrown when an allocation would pass the arena's limit, or when the memory behind the arena
+// (host RAM, the card) runs out below it. what() names the device, the request, what is in use
+// and the limit, and says what to do about it.
 class OutOfMemoryError : public std::runtime_error {
  public:
+  // Over the limit.
   OutOfMemoryError(const std::string& device, std::string_view what, std::size_t requested,
                    std::size_t in_use, std::size_t limit);
+  // Under the limit, but the memory behind the arena is exhausted: `exhausted` says which memory
+  // and what to do (BlockAllocator::exhausted()).
+  OutOfMemoryError(const std::string& device, std::string_view what, std::size_t requested,
+                   std::size_t in_use, std::size_t limit, std::string_view exhausted);
+  bool over_limit() const { return over_limit_; }
   const std::string& device() const { return device_; }
   std::size_t requested() const { return requested_; }
   std::size_t in_use() const { return in_use_; }
@@ -30,6 +37,7 @@ class OutOfMemoryError : public std::runtime_error {
  private:
   std::string device_;
   std::size_t requested_, in_use_, limit_;
+  bool over_limit_;
 };
 
 class MemoryArena;
@@ -46,7 +54,13 @@ class BlockAllocator {
   virtual void release(void* ptr, std::size_t bytes) noexcept = 0;
   // True when the host may read and write the blocks directly (host memory).
   virtual bool host_accessible() const = 0;
+  // After allocate() gave nullptr: which memory ran out and what to do, for the arena's error.
+  virtual std::string exhausted() const;
 };
+
+// exhausted() of a GPU's allocator: its cudaMalloc failed below the device's limit (the card is
+// full: other programs, or the other devices on it, hold the rest).
+std::string gpu_memory_exhausted(int ordinal);
 
 // Aligned host memory; what a CPU-backed virtual GPU computes in.
 std::unique_ptr<BlockAllocator> make_host_allocator();
@@ -64,7 +78,9 @@ class Allocation {
   void* data() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   explicit operator bool() const { return ptr_ != nullptr; }
   void reset();  // gives the block back now
 
@@ -78,8 +94,9 @@ class Allocation {
 };
 
 // A device's memory arena. Thread-safe. Blocks come from its BlockAllocator (host memory unless
-// another is given), 64-byte aligned and zero-initialised. A request of 0 bytes gives an empty Allocation and counts nothing.
-// The arena must outlive its allocations (asserted in the destructor).
+// another is given), 64-byte aligned and zero-initialised. A request of 0 bytes gives an empty
+// Allocation and counts nothing. The arena must outlive its allocations (asserted in the
+// destructor).
 class MemoryArena {
  public:
   MemoryArena(std::string device_name, std::size_t limit_bytes,
