@@ -132,9 +132,17 @@ void AllReducePanel::Draw(FrameContext& frame) {
   }
 
   // The buffers, one row per device.
-  const std::span<const vgpu::CollectiveStep> steps(record.collective_steps.data(),
-                                                    static_cast<std::size_t>(done));
-  const auto contributions = vgpu::replay_contributions(n, std::max<std::size_t>(count, 1), steps);
+  // Replayed when the record or the step shown changes, not every frame.
+  if (replayed_session_ != frame.run.session ||
+      replayed_version_ != frame.run.step_record_version || replayed_steps_ != done) {
+    const std::span<const vgpu::CollectiveStep> steps(record.collective_steps.data(),
+                                                      static_cast<std::size_t>(done));
+    contributions_ = vgpu::replay_contributions(n, std::max<std::size_t>(count, 1), steps);
+    replayed_session_ = frame.run.session;
+    replayed_version_ = frame.run.step_record_version;
+    replayed_steps_ = done;
+  }
+  const auto& contributions = contributions_;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -6,7 +6,11 @@
 // or the slider step through the all-reduce, forward and back.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "gui/panel.h"
+#include "virtualgpu/collective_replay.h"
 
 namespace mirrorlab::gui {
 
@@ -14,6 +18,13 @@ class AllReducePanel : public Panel {
  public:
   const char* name() const override { return "All-reduce"; }
   void Draw(FrameContext& frame) override;
+
+ private:
+  // Whose values each chunk of each buffer holds after the steps shown (vgpu::replay_...).
+  std::vector<std::vector<vgpu::ChunkContributors>> contributions_;
+  const void* replayed_session_ = nullptr;
+  std::uint64_t replayed_version_ = 0;
+  int replayed_steps_ = -1;
 };
 
 }  // namespace mirrorlab::gui

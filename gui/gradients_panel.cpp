@@ -99,6 +99,7 @@ void GradientsPanel::Draw(FrameContext& frame) {
     uploaded_version_ = frame.run.step_record_version;
     uploaded_state_ = state;
   }
+  if (record.layers.empty()) return;
   const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
   const std::size_t kept = record.replicas[0].gradient_before.size();
   if (kept < record.chosen_layer_values) {
@@ -132,14 +133,13 @@ void GradientsPanel::Draw(FrameContext& frame) {
     ImGui::EndGroup();
   }
   draw_key(std::min(avail.x * 0.5f, 240.0f));
-  const double diff_before = largest_difference(record.replicas, true);
+  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
   if (replicas > 1 && diff_before >= 0) {
     ImGui::TextWrapped("Before: %s (largest difference %.3g).",
                        diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
                        diff_before);
   }
   if (after) {
-    const double diff_after = largest_difference(record.replicas, false);
     if (diff_after == 0) {
       ImGui::TextWrapped("After: identical on every replica, the sum of all %zu.", replicas);
     } else if (diff_after > 0) {
@@ -171,8 +171,7 @@ void GradientsPanel::Draw(FrameContext& frame) {
     frame.report.drew(name(), "replicas_in_sync", same ? 1 : 0);
   }
   frame.report.drew(name(), "heatmaps", heatmaps);
-  frame.report.drew(name(), "identical_after",
-                    after && largest_difference(record.replicas, false) == 0 ? 1 : 0);
+  frame.report.drew(name(), "identical_after", diff_after == 0 ? 1 : 0);
   frame.report.drew(name(), "differ_before", diff_before > 0 ? 1 : 0);
 }
 
@@ -270,6 +269,8 @@ void GradientsPanel::upload_heatmaps(const core::RecordedStep& record, bool befo
   after_.resize(n);
   before_scale_ = largest_magnitude(record.replicas, true);
   after_scale_ = largest_magnitude(record.replicas, false);
+  before_difference_ = largest_difference(record.replicas, true);
+  after_difference_ = largest_difference(record.replicas, false);
   for (std::size_t r = 0; r < n; ++r) {
     const core::ReplicaRecord& rep = record.replicas[r];
     before_[r] = Texture{};

@@ -26,6 +26,8 @@ class GradientsPanel : public Panel {
 
   std::vector<Texture> before_, after_;       // per replica
   float before_scale_ = 0, after_scale_ = 0;  // the largest |value| each row maps to full colour
+  // The largest |difference| between replica 0's values and another's (-1: not comparable).
+  double before_difference_ = -1, after_difference_ = -1;
   const void* uploaded_session_ = nullptr;
   std::uint64_t uploaded_version_ = 0;
   int uploaded_state_ = -1;  // which of before/after the textures hold
