@@ -26,6 +26,12 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                   "Frame cap, so drawing leaves the cores to training (0: none)")
       ->check(CLI::Range(0.0, 1000.0))
       ->capture_default_str();
+  cmd->add_option("--refresh-hz", o.app.refresh_hz,
+                  "While training runs, show its new results this many times a second; the "
+                  "frames between are not redrawn, which leaves the cores to training (0: every "
+                  "frame). Paused or inside a step, every frame shows the latest")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
   cmd->add_flag("--run", o.app.run, "Start training at once (else it waits for Run or One step)");
   cmd->add_option("--steps", o.app.steps, "Run this many global steps first, then pause")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));

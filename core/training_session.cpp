@@ -217,6 +217,7 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s.state = state_;
     s.error = error_;
     s.busy_with_task = in_task_ || !tasks_.empty();
+    s.stepping = state_ == SessionState::kRunning || in_step_ || steps_requested_ > 0;
     s.epoch = epoch_;
     s.step_in_epoch = step_in_epoch_;
     s.steps_done = static_cast<std::int64_t>(steps_.size());

@@ -79,6 +79,7 @@ struct SessionSnapshot {
   std::int64_t step_in_epoch = 0, steps_per_epoch = 0;
   std::size_t global_batch = 0;
   bool busy_with_task = false;  // a post()ed task (a measurement) holds the training thread
+  bool stepping = false;        // training steps are running or asked for (Run, One step)
   std::vector<DeviceStatus> devices;
   std::vector<RunEvent> events;  // every event so far, in the order they were recorded
   std::vector<StepRecord> steps;

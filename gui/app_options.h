@@ -11,11 +11,14 @@ struct AppOptions {
   int width = 1600, height = 1000;  // window size in screen pixels
   float font_scale = 1.0f;          // 1.5 or more for a projector
   double max_fps = 60;              // frame cap, so drawing leaves the cores to training (0: none)
-  bool run = false;                 // start training at once (else paused)
-  std::int64_t steps = 0;           // scripted: run this many global steps first
-  int phases = 0;                   // scripted: then walk this many phase boundaries into a step
-  bool compare = false;             // scripted: run the Compare panel's measurement first
-  std::string panel;                // show only this panel (by name), filling the window
+  // While training runs freely, the run's results are copied for drawing at most this often;
+  // the frames in between show the same picture and are not drawn again (0: every frame).
+  double refresh_hz = 15;
+  bool run = false;        // start training at once (else paused)
+  std::int64_t steps = 0;  // scripted: run this many global steps first
+  int phases = 0;          // scripted: then walk this many phase boundaries into a step
+  bool compare = false;    // scripted: run the Compare panel's measurement first
+  std::string panel;       // show only this panel (by name), filling the window
   // Scripted run: once the steps and the measurement are done, render `frames` frames, write
   // the PNG to `screenshot` (if set) and the report (if set), and return.
   std::string screenshot;

@@ -153,6 +153,8 @@ class AppWindow : public AppActions {
   // gui/frame_fingerprint.h). Counted from the start, or from the start of --measure-seconds.
   std::int64_t frames_drawn_ = 0;
   std::vector<double> draw_seconds_;  // wall time of each drawn frame, snapshot to swap
+  double last_refresh_ = 0;           // when the snapshot was last copied from the session
+  double lively_until_ = 0;           // until then, frames follow each other at the cap
   std::uint64_t last_fingerprint_ = 0;
   bool must_draw_ = true;  // the window was exposed or resized: draw the next frame whatever it is
   int draw_calls_ = 0, vertices_ = 0;  // of the last frame, for the report
@@ -353,13 +355,27 @@ void AppWindow::handle_keys() {
 
 void AppWindow::draw_frame() {
   const double begin = now_seconds();
-  if (session_) session_->update(snapshot_);
+  // Training running freely brings new results every few milliseconds. Copied at most
+  // refresh_hz times a second, the frames between show the same picture and are not drawn
+  // (see frame_fingerprint.h), so the rasterizer's time goes back to training; 15 pictures a
+  // second still read as continuous. Paused or held, every frame copies, so a click shows at once.
+  const bool running = snapshot_.stepping && !snapshot_.held_at;
+  if (session_ && (!running || options_.refresh_hz <= 0 ||
+                   begin - last_refresh_ >= 1.0 / options_.refresh_hz)) {
+    session_->update(snapshot_);
+    last_refresh_ = begin;
+  }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   // A scripted run (tests, README pictures) ignores the pointer: under Xvfb it rests in the
   // middle of the screen and would leave a tooltip in every screenshot.
   if (scripted_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   ImGui::NewFrame();
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
+      ImGui::IsAnyMouseDown() || io.InputQueueCharacters.Size > 0 || ImGui::IsAnyItemActive()) {
+    lively_until_ = begin + 0.5;  // someone is using the window: answer at the frame cap
+  }
   report_.begin_frame();
   handle_keys();
   draw_menu_bar();
@@ -433,7 +449,14 @@ int AppWindow::run() {
     const double frame_start = now_seconds();
     if (previous_frame >= 0) frame_seconds_.push_back(frame_start - previous_frame);
     previous_frame = frame_start;
-    glfwPollEvents();
+    // At rest (no pointer, key or widget in use for half a second) the loop waits for input
+    // or the next refresh instead of spinning at the frame cap: building the panels 60 times a
+    // second costs a core a few percent even when nothing is drawn.
+    if (options_.refresh_hz <= 0 || frame_start < lively_until_) {
+      glfwPollEvents();
+    } else {
+      glfwWaitEventsTimeout(1.0 / options_.refresh_hz);
+    }
     draw_frame();
     // Pace frames to absolute deadlines, so the average is the cap even though each sleep
     // overshoots a little; a frame that ran late does not make the next ones hurry.
