@@ -42,7 +42,8 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   cmd->add_flag("--compare", o.app.compare,
                 "Measure the all-reduce algorithms (the Compare panel) at the start");
   cmd->add_option("--panel", o.app.panel,
-                  "Show only this panel, filling the window (Devices, Timeline, Training, ...)");
+                  "Show only this panel, filling the window: Devices, \"Batch split\", Gradients, "
+                  "All-reduce, Timeline, Training or Compare");
   cmd->add_option("--screenshot", o.app.screenshot,
                   "Scripted run: once --steps and --compare are done, render --frames frames, "
                   "write this PNG and exit");
