@@ -455,7 +455,8 @@ int AppWindow::run() {
     if (options_.refresh_hz <= 0 || frame_start < lively_until_) {
       glfwPollEvents();
     } else {
-      glfwWaitEventsTimeout(1.0 / options_.refresh_hz);
+      // At least 4 times a second, so a finished step or measurement shows even when idle.
+      glfwWaitEventsTimeout(std::min(1.0 / options_.refresh_hz, 0.25));
     }
     draw_frame();
     // Pace frames to absolute deadlines, so the average is the cap even though each sleep
