@@ -386,7 +386,7 @@ void AppWindow::draw_frame() {
 
   int width = 0, height = 0;
   glfwGetFramebufferSize(window_, &width, &height);
-  const ImDrawData* draw_data = ImGui::GetDrawData();
+  ImDrawData* draw_data = ImGui::GetDrawData();
   const std::uint64_t fingerprint = frame_fingerprint(*draw_data, width, height);
   if (fingerprint == last_fingerprint_ && !must_draw_ && !screenshot_requested_) {
     return;  // the window shows this very picture already
@@ -397,7 +397,7 @@ void AppWindow::draw_frame() {
   glViewport(0, 0, width, height);
   glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  ImGui_ImplOpenGL3_RenderDrawData(draw_data);
   draw_calls_ = 0;
   for (int i = 0; i < draw_data->CmdListsCount; ++i)
     draw_calls_ += draw_data->CmdLists[i]->CmdBuffer.Size;

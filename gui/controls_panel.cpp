@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "gui/colors.h"
 #include "gui/step_moment.h"
@@ -12,7 +13,7 @@ namespace {
 
 constexpr const char* kModels[] = {"cnn", "mlp"};
 constexpr const char* kAlgorithms[] = {"auto", "reduce-to-one", "ring", "one-shot", "nccl"};
-constexpr int kNumAlgorithms = 5;
+constexpr int kNumAlgorithms = static_cast<int>(std::size(kAlgorithms));
 
 int index_of(const char* const* names, int count, const std::string& value) {
   for (int i = 0; i < count; ++i) {

@@ -273,12 +273,17 @@ void GradientsPanel::upload_heatmaps(const core::RecordedStep& record, bool befo
   after_difference_ = largest_difference(record.replicas, false);
   for (std::size_t r = 0; r < n; ++r) {
     const core::ReplicaRecord& rep = record.replicas[r];
-    before_[r] = Texture{};
-    after_[r] = Texture{};
-    if (before && !rep.gradient_before.empty())
+    // Reuse each texture (Texture::upload replaces its pixels); drop it when there is nothing.
+    if (before && !rep.gradient_before.empty()) {
       upload_heatmap(before_[r], rep.gradient_before, before_scale_);
-    if (after && !rep.gradient_after.empty())
+    } else {
+      before_[r] = Texture{};
+    }
+    if (after && !rep.gradient_after.empty()) {
       upload_heatmap(after_[r], rep.gradient_after, after_scale_);
+    } else {
+      after_[r] = Texture{};
+    }
   }
 }
 
