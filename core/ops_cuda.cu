@@ -317,26 +317,8 @@ class CudaOps final : public Ops {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// 3. Factory and visibility
+// 3. Factory
 // ---------------------------------------------------------------------------------------------
-bool cuda_device_visible(std::string* why) {
-  int count = 0;  // left untouched by a failing call (no driver): initialised
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (why != nullptr) {
-      *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(error) + " (" +
-             cudaGetErrorName(error) + ")";
-    }
-    return false;
-  }
-  if (count == 0) {
-    if (why != nullptr) *why = "cudaGetDeviceCount found no GPU";
-    return false;
-  }
-  return true;
-}
-
 std::unique_ptr<Ops> make_cuda_ops(int cuda_ordinal, void* cuda_stream, vgpu::MemoryArena& arena) {
   if (cuda_ordinal < 0) {
     throw std::invalid_argument("make_cuda_ops: a CUDA device needs a GPU ordinal >= 0");

@@ -15,10 +15,6 @@
 
 namespace mirrorlab::core {
 
-// True when this build has CUDA and the runtime sees at least one GPU; otherwise false with a
-// sentence in *why ("this build has no CUDA", "no CUDA device visible: ...").
-bool cuda_device_visible(std::string* why);
-
 // Kernels on GPU `cuda_ordinal`, enqueued on `cuda_stream` (a cudaStream_t; nullptr is the
 // legacy default stream), with scratch taken from `arena` (that GPU's memory). Throws
 // std::runtime_error with a sentence when the build has no CUDA or the GPU cannot be used.

@@ -5,13 +5,6 @@
 
 namespace mirrorlab::core {
 
-bool cuda_device_visible(std::string* why) {
-  if (why != nullptr) {
-    *why = "this build has no CUDA (configured with -DMIRRORLAB_WITH_CUDA=OFF or without nvcc)";
-  }
-  return false;
-}
-
 std::unique_ptr<Ops> make_cuda_ops(int, void*, vgpu::MemoryArena&) {
   throw std::runtime_error(
       "CUDA kernels are not in this build: rebuild with the CUDA toolkit installed "

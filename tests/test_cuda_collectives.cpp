@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cuda_test_devices.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/allreduce_bench.h"
 #include "virtualgpu/collective.h"
@@ -18,39 +19,10 @@
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/nccl_all_reduce.h"
 
-
 namespace mirrorlab::vgpu {
 namespace {
 
-// Skips the test, with the reason, unless `n` CUDA GPUs are visible.
-#define MIRRORLAB_REQUIRE_CUDA_GPUS(n)                                                         \
-  do {                                                                                         \
-    std::string reason_;                                                                       \
-    const int gpus_ = visible_cuda_gpus(&reason_);                                             \
-    if (gpus_ == 0) GTEST_SKIP() << reason_;                                                   \
-    if (gpus_ < (n)) GTEST_SKIP() << "needs " << (n) << " CUDA GPUs, " << gpus_ << " visible"; \
-  } while (0)
-
 #if MIRRORLAB_HAVE_CUDA
-
-// CUDA devices as `mirrorlab --backend cuda` makes them: logical GPUs carved from the card of
-// ordinals[0] (each its own capped cudaMalloc arena and non-blocking stream), or one device per
-// listed physical GPU.
-class TestCudaDevices {
- public:
-  TestCudaDevices(const std::vector<int>& ordinals, DeviceKind kind, std::size_t mib = 256) {
-    if (kind == DeviceKind::kCudaPhysicalGpu) {
-      registry_.set_physical_device_configuration(ordinals, mib);
-    } else {
-      registry_.set_logical_device_configuration(
-          ordinals[0], std::vector<LogicalDeviceConfiguration>(ordinals.size(), {mib}));
-    }
-  }
-  const std::vector<Device*>& devices() { return registry_.logical_devices(); }
-
- private:
-  DeviceRegistry registry_;
-};
 
 float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (1 + i % 7)); }
 
@@ -87,7 +59,7 @@ TEST(CudaAllReduce, EveryAlgorithmIsExactOnLogicalGpusOfOneCard) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
 #if MIRRORLAB_HAVE_CUDA
   for (int n : {1, 2, 3, 4, 8}) {
-    TestCudaDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
+    testing::CudaTestDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
     for (const char* name : {"reduce-to-one", "ring", "one-shot"}) {
       const auto algorithm = make_all_reduce(name);
       for (std::size_t count : {std::size_t{1}, std::size_t(n + 1), std::size_t(2 * n + 1),
@@ -104,7 +76,7 @@ TEST(CudaAllReduce, EveryAlgorithmIsExactOnLogicalGpusOfOneCard) {
 TEST(CudaAllReduce, MisalignedBuffersAreExactOnTheVectorAndScalarPaths) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
 #if MIRRORLAB_HAVE_CUDA
-  TestCudaDevices cards({0, 0, 0}, DeviceKind::kCudaLogicalGpu);
+  testing::CudaTestDevices cards({0, 0, 0}, DeviceKind::kCudaLogicalGpu);
   for (const char* name : {"reduce-to-one", "ring", "one-shot"}) {
     const auto algorithm = make_all_reduce(name);
     for (std::size_t count : {std::size_t{5}, std::size_t{4099}, std::size_t{1} << 18}) {
@@ -130,7 +102,7 @@ TEST(CudaAllReduce, TheObserverSeesTheSameStepsAsOnTheCpuWithGpuTimes) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
 #if MIRRORLAB_HAVE_CUDA
   const int n = 4;
-  TestCudaDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
+  testing::CudaTestDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
   std::vector<Allocation> blocks;
   std::vector<std::span<float>> buffers;
   for (Device* d : cards.devices()) {
@@ -157,7 +129,7 @@ TEST(CudaAllReduce, AutoOnLogicalGpusFallsBackToReduceToOneAndItRuns) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
 #if MIRRORLAB_HAVE_CUDA
   for (int n = 2; n <= 4; ++n) {
-    TestCudaDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
+    testing::CudaTestDevices cards(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu);
     const AllReduceChoice choice =
         choose_all_reduce("auto", placements_of(cards.devices()), nccl_runtime());
     ASSERT_EQ(choice.algorithm, "reduce-to-one");
@@ -177,7 +149,7 @@ TEST(CudaAllReduce, NcclWithOnePhysicalGpuPerReplica) {
   std::string reason;
   std::vector<int> ordinals;
   for (int i = 0; i < visible_cuda_gpus(&reason); ++i) ordinals.push_back(i);  // N = 1 on one GPU
-  TestCudaDevices cards(ordinals, DeviceKind::kCudaPhysicalGpu);
+  testing::CudaTestDevices cards(ordinals, DeviceKind::kCudaPhysicalGpu);
   const AllReduceChoice choice =
       choose_all_reduce("auto", placements_of(cards.devices()), nccl_runtime());
   ASSERT_EQ(choice.algorithm, "nccl");
@@ -207,7 +179,7 @@ TEST(CudaAllReduce, NcclOnTwoLogicalGpusOfOneCardIsRefusedBefore230OrExperimenta
 #if !MIRRORLAB_HAVE_NCCL
   GTEST_SKIP() << "this build has no NCCL";
 #elif MIRRORLAB_HAVE_CUDA
-  TestCudaDevices cards({0, 0}, DeviceKind::kCudaLogicalGpu);
+  testing::CudaTestDevices cards({0, 0}, DeviceKind::kCudaLogicalGpu);
   if (nccl_runtime().version_code < kNcclMultiRankGpuVersion) {
     try {
       make_all_reduce("nccl", cards.devices());
@@ -225,7 +197,7 @@ TEST(CudaAllReduce, NcclOnTwoLogicalGpusOfOneCardIsRefusedBefore230OrExperimenta
 TEST(CudaCopyBandwidth, TheCopyKernelMeasuresAPositiveBandwidthAndGivesItsMemoryBack) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
 #if MIRRORLAB_HAVE_CUDA
-  TestCudaDevices cards({0, 0}, DeviceKind::kCudaLogicalGpu);
+  testing::CudaTestDevices cards({0, 0}, DeviceKind::kCudaLogicalGpu);
   EXPECT_GT(measure_copy_bandwidth(cards.devices(), 16 * kMiB, 3), 0.0);
   for (Device* d : cards.devices()) EXPECT_EQ(d->memory().in_use(), 0u);
 #endif
@@ -234,7 +206,7 @@ TEST(CudaCopyBandwidth, TheCopyKernelMeasuresAPositiveBandwidthAndGivesItsMemory
 TEST(CudaAllReduceBench, TheSweepOnCudaDevicesIsExactForEveryAlgorithm) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
 #if MIRRORLAB_HAVE_CUDA
-  TestCudaDevices cards({0, 0, 0}, DeviceKind::kCudaLogicalGpu);
+  testing::CudaTestDevices cards({0, 0, 0}, DeviceKind::kCudaLogicalGpu);
   AllReduceBenchOptions o;
   o.min_bytes = 4;
   o.max_bytes = 1 << 20;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cuda_test_devices.h"
 #include "tests/cuda_test_kernels.h"
 #include "virtualgpu/cuda_check.h"
 #include "virtualgpu/cuda_event.h"
@@ -21,10 +22,6 @@ const GpuInventory& visible_gpus() {
   static const GpuInventory inventory = enumerate_gpus();
   return inventory;
 }
-
-#define SKIP_WITHOUT_GPU()         \
-  if (visible_gpus().gpus.empty()) \
-  GTEST_SKIP() << "no CUDA device visible: " << visible_gpus().unavailable_reason
 
 template <class T>
 std::vector<T> copy_to_host(const void* device_ptr, std::size_t count) {
@@ -53,7 +50,7 @@ TEST(CudaCheck, ThrowsWithTheCallTheLineAndCudasWords) {
 }
 
 TEST(CudaDevices, EnumerationMatchesWhatCudaReports) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   const GpuInventory& inventory = visible_gpus();
   int count = 0;
   MIRRORLAB_CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -73,7 +70,7 @@ TEST(CudaDevices, EnumerationMatchesWhatCudaReports) {
 }
 
 TEST(CudaDevices, LogicalGpusHaveExactlyCappedDeviceMemory) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   registry.set_logical_device_configuration(0, {{64}, {32}});
   const std::vector<Device*>& devices = registry.logical_devices();
@@ -110,7 +107,7 @@ TEST(CudaDevices, LogicalGpusHaveExactlyCappedDeviceMemory) {
 }
 
 TEST(CudaDevices, BlocksAreZeroEvenWhenTheMemoryWasUsedBefore) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   registry.set_logical_device_configuration(0, {{16}});
   MemoryArena& arena = registry.logical_devices()[0]->memory();
@@ -126,7 +123,7 @@ TEST(CudaDevices, BlocksAreZeroEvenWhenTheMemoryWasUsedBefore) {
 }
 
 TEST(CudaDevices, EachDeviceHasItsOwnNonBlockingStreamAndItsThreadIsOnItsGpu) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   registry.set_logical_device_configuration(0, {{16}, {16}, {16}});
   const std::vector<Device*>& devices = registry.logical_devices();
@@ -153,7 +150,7 @@ TEST(CudaDevices, EachDeviceHasItsOwnNonBlockingStreamAndItsThreadIsOnItsGpu) {
 // same time: each sees the flag the other raised. (Excluded under compute-sanitizer, which
 // runs kernels one at a time.)
 TEST(CudaDevicesConcurrent, KernelsOfTwoLogicalGpusRunAtTheSameTime) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   registry.set_logical_device_configuration(0, {{16}, {16}});
   const std::vector<Device*>& devices = registry.logical_devices();
@@ -178,7 +175,7 @@ TEST(CudaDevicesConcurrent, KernelsOfTwoLogicalGpusRunAtTheSameTime) {
 
 // With --sm-split each logical GPU's kernels stay on its own SMs.
 TEST(CudaDevices, SmSplitKeepsEachLogicalGpuOnItsOwnSms) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   registry.set_logical_device_configuration(0, {{16}, {16}}, true);
   const std::vector<Device*>& devices = registry.logical_devices();
@@ -209,7 +206,7 @@ TEST(CudaDevices, SmSplitKeepsEachLogicalGpuOnItsOwnSms) {
 }
 
 TEST(CudaDevices, MoreMemoryThanTheCardHasIsAClearErrorNotAHang) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   const std::size_t total_mib = visible_gpus().gpus[0].total_bytes / kMiB;
   try {
@@ -222,7 +219,7 @@ TEST(CudaDevices, MoreMemoryThanTheCardHasIsAClearErrorNotAHang) {
 }
 
 TEST(CudaDevices, OneDevicePerPhysicalGpu) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   registry.set_physical_device_configuration({0}, 128);
   const std::vector<Device*>& devices = registry.logical_devices();
@@ -240,7 +237,7 @@ TEST(CudaDevices, OneDevicePerPhysicalGpu) {
 }
 
 TEST(CudaDevices, EventsTimeTheWorkBetweenThem) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   DeviceRegistry registry;
   registry.set_logical_device_configuration(0, {{16}});
   Device* d = registry.logical_devices()[0];

@@ -11,7 +11,7 @@
 #include "core/ops_cuda.h"
 #include "core/step_recorder.h"
 #include "core/synthetic_dataset.h"
-#include "tests/cuda_test_device.h"
+#include "tests/cuda_test_devices.h"
 #include "tests/ops_agreement.h"
 #include "tests/step_rig.h"
 #include "virtualgpu/device_registry.h"
@@ -20,14 +20,6 @@ namespace mirrorlab::testing {
 namespace {
 
 INSTANTIATE_TEST_SUITE_P(Cuda, OpsAgreement, ::testing::Values("cuda"));
-
-#define SKIP_WITHOUT_GPU()                               \
-  do {                                                   \
-    std::string why;                                     \
-    if (!core::cuda_device_visible(&why)) {              \
-      GTEST_SKIP() << "no CUDA device visible: " << why; \
-    }                                                    \
-  } while (0)
 
 core::StrategyOptions options(core::ModelKind model, core::OptimizerKind optimizer) {
   core::StrategyOptions o;
@@ -76,7 +68,7 @@ void expect_close(const std::vector<float>& w, const std::vector<float>& ref, do
 // The core test on a GPU: N logical GPUs compute what one GPU computes on the same global batches
 // (the strategy also checks after every step that the replicas' weights are bit-identical).
 TEST(CudaMirroredStrategy, LogicalGpusMatchOneGpu) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   for (const auto model : {core::ModelKind::kCnn, core::ModelKind::kMlp}) {
     for (const auto optimizer : {core::OptimizerKind::kSgd, core::OptimizerKind::kAdam}) {
       const core::StrategyOptions o = options(model, optimizer);
@@ -95,7 +87,7 @@ TEST(CudaMirroredStrategy, LogicalGpusMatchOneGpu) {
 // The same training on a GPU and on a CPU-backed virtual GPU ends with close weights: the whole
 // CUDA stack (kernels, loss, optimizer, split, broadcast) against the CPU reference.
 TEST(CudaMirroredStrategy, OneGpuMatchesOneCpuDevice) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   const core::StrategyOptions o = options(core::ModelKind::kCnn, core::OptimizerKind::kAdam);
   vgpu::DeviceRegistry cpu;
   cpu.set_logical_device_configuration(1, 512);
@@ -107,7 +99,7 @@ TEST(CudaMirroredStrategy, OneGpuMatchesOneCpuDevice) {
 // Per-phase events from CUDA events: every training phase of every step on every replica, each
 // ending after it begins, and a replica's phases in order.
 TEST(CudaMirroredStrategy, RecordsEveryPhaseTimedOnTheStream) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   CudaTestDevices gpus(2, 512);
   core::EventStore events;
   train(gpus.devices(), options(core::ModelKind::kMlp, core::OptimizerKind::kSgd), &events);
@@ -151,7 +143,7 @@ core::RecordedStep record_one_step(const std::vector<vgpu::Device*>& devices,
 // CPU-backed virtual GPUs; before the all-reduce they differ between replicas, after it they are
 // identical.
 TEST(CudaStepRecorder, RecordsTheGradientsOfCudaReplicasAsOnTheCpu) {
-  SKIP_WITHOUT_GPU();
+  MIRRORLAB_REQUIRE_CUDA_GPUS(1);
   for (const char* all_reduce : {"reduce-to-one", "ring", "one-shot"}) {
     SCOPED_TRACE(all_reduce);
     vgpu::DeviceRegistry cpu;
