@@ -17,7 +17,7 @@
 #define MIRRORLAB_REQUIRE_CUDA_GPUS(n)                                                         \
   do {                                                                                         \
     std::string reason_;                                                                       \
-    const int gpus_ = ::mirrorlab::vgpu::visible_cuda_gpus(&reason_);                         \
+    const int gpus_ = ::mirrorlab::vgpu::visible_cuda_gpus(&reason_);                          \
     if (gpus_ == 0) GTEST_SKIP() << reason_;                                                   \
     if (gpus_ < (n)) GTEST_SKIP() << "needs " << (n) << " CUDA GPUs, " << gpus_ << " visible"; \
   } while (0)

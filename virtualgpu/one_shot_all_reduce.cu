@@ -4,9 +4,12 @@
 // whole all-reduce, the least possible when the N buffers share one memory, so the kernel runs
 // at the card's copy bandwidth (see docs/allreduce-on-one-card.md). The N loads of an iteration
 // are independent, so with N known at compile time (2..8) they are all in flight at once.
-#include "virtualgpu/cuda_check.h"
+#include <array>
+#include <utility>
+
 #include "virtualgpu/collective_kernels.cuh"
 #include "virtualgpu/collective_kernels.h"
+#include "virtualgpu/cuda_check.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -61,6 +64,20 @@ void launch(const OneShotBuffers& b, std::size_t begin, std::size_t n, bool vect
   MIRRORLAB_CUDA_CHECK(cudaGetLastError());
 }
 
+using Launcher = void (*)(const OneShotBuffers&, std::size_t, std::size_t, bool, cudaStream_t, int);
+
+template <int... kRanks>
+constexpr std::array<Launcher, sizeof...(kRanks)> launchers(std::integer_sequence<int, kRanks...>) {
+  return {launch<kRanks>...};
+}
+
+// Rank counts up to 8 (one card carved into at most 8 logical GPUs, the usual case) have their
+// own unrolled kernel, entry N; entry 0 reads the count at run time for more.
+constexpr int kUnrolledRanks = 8;
+constexpr auto kLaunchers = launchers(std::make_integer_sequence<int, kUnrolledRanks + 1>{});
+
+Launcher launcher(int ranks) { return kLaunchers[ranks <= kUnrolledRanks ? ranks : 0]; }
+
 }  // namespace
 
 void launch_one_shot(const OneShotBuffers& b, std::size_t begin, std::size_t end,
@@ -75,26 +92,7 @@ void launch_one_shot(const OneShotBuffers& b, std::size_t begin, std::size_t end
   const float* starts[kMaxOneShotRanks];
   for (int k = 0; k < b.n; ++k) starts[k] = b.data[k] + begin;
   const bool vectorize = same_alignment(starts, b.n);
-  switch (b.n) {
-    case 1:
-      return launch<1>(b, begin, n, vectorize, stream, ordinal);
-    case 2:
-      return launch<2>(b, begin, n, vectorize, stream, ordinal);
-    case 3:
-      return launch<3>(b, begin, n, vectorize, stream, ordinal);
-    case 4:
-      return launch<4>(b, begin, n, vectorize, stream, ordinal);
-    case 5:
-      return launch<5>(b, begin, n, vectorize, stream, ordinal);
-    case 6:
-      return launch<6>(b, begin, n, vectorize, stream, ordinal);
-    case 7:
-      return launch<7>(b, begin, n, vectorize, stream, ordinal);
-    case 8:
-      return launch<8>(b, begin, n, vectorize, stream, ordinal);
-    default:
-      return launch<0>(b, begin, n, vectorize, stream, ordinal);
-  }
+  launcher(b.n)(b, begin, n, vectorize, stream, ordinal);
 }
 
 }  // namespace mirrorlab::vgpu
