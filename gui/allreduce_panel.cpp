@@ -102,9 +102,9 @@ void AllReducePanel::Draw(FrameContext& frame) {
   const ShownMoment shown = shown_moment(frame);
   const int done = std::min(shown.progress.collective_steps, recorded);
 
-  ImGui::Text("%s of %d x %s (%zu floats) in %d step%s", record.all_reduce.c_str(), n,
-              format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count, total_steps,
-              total_steps == 1 ? "" : "s");
+  ImGui::TextWrapped("%s of %d x %s (%zu floats) in %d step%s", record.all_reduce.c_str(), n,
+                     format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count,
+                     total_steps, total_steps == 1 ? "" : "s");
   // The slider walks the all-reduce: 0 is before it, k after its k-th step.
   int wanted = done;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);

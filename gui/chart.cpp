@@ -74,8 +74,10 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   };
   const std::uint32_t axis = rgb(0x909098), grid = rgb(0x3A3A42);
   char text[64];
-  for (int t = 0; t <= 4; ++t) {  // y ticks
-    const double y = y0 + (y1 - y0) * t / 4;
+  // Up to 4 intervals on the y axis, fewer when the chart is too short for their labels.
+  const int y_ticks = std::clamp(static_cast<int>((bottom - top) / (1.5f * line)), 1, 4);
+  for (int t = 0; t <= y_ticks; ++t) {  // y ticks
+    const double y = y0 + (y1 - y0) * t / y_ticks;
     draw->AddLine(ImVec2(left, py(y)), ImVec2(right, py(y)), grid);
     std::snprintf(text, sizeof text, o.y_format, y);
     draw->AddText(ImVec2(corner.x, py(y) - line / 2), axis, text);

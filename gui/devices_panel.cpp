@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "gui/colors.h"
 #include "imgui.h"
@@ -109,6 +110,12 @@ void DevicesPanel::Draw(FrameContext& frame) {
       1, static_cast<int>((ImGui::GetContentRegionAvail().y + spacing) / (card_height + spacing)));
   per_row = std::min(devices, std::max(per_row, (devices + rows_fit - 1) / rows_fit));
   const float card_width = (avail - spacing * static_cast<float>(per_row - 1)) / per_row;
+  if (card_width < 220.0f * scale) {
+    // Cards this narrow would cut every line short (many devices, a large font): one row per
+    // device instead, which stays readable for any count.
+    draw_rows(frame);
+    return;
+  }
   const bool narrow = card_width < 300.0f * scale;
   for (std::size_t i = 0; i < run.devices.size(); ++i) {
     const core::DeviceStatus& d = run.devices[i];
@@ -143,6 +150,56 @@ void DevicesPanel::Draw(FrameContext& frame) {
     ImGui::PopID();
   }
   frame.report.drew(name(), "cards", static_cast<double>(run.devices.size()));
+}
+
+void DevicesPanel::draw_rows(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  if (run.devices.empty()) return;
+  // What the devices are and what they do, said once when it is the same for all of them.
+  std::vector<std::string> phases;
+  for (std::size_t i = 0; i < run.devices.size(); ++i) {
+    phases.push_back(describe_device_phase(run, has_event_[i], last_event_[i]));
+  }
+  const auto all_equal = [](const std::vector<std::string>& texts) {
+    return std::all_of(texts.begin(), texts.end(), [&](const auto& t) { return t == texts[0]; });
+  };
+  std::vector<std::string> kinds;
+  for (const core::DeviceStatus& d : run.devices) kinds.push_back(what_it_is(d));
+  const bool one_kind = all_equal(kinds), one_phase = all_equal(phases);
+  if (one_kind) ImGui::TextWrapped("%zu x %s", run.devices.size(), kinds[0].c_str());
+  if (one_phase) ImGui::TextWrapped("All %s", phases[0].c_str());
+  const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg;
+  if (!ImGui::BeginTable("device rows", one_phase ? 3 : 4, flags)) return;
+  const float line = ImGui::GetTextLineHeight();
+  ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthFixed);
+  if (!one_phase) ImGui::TableSetupColumn("doing", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+  ImGui::TableSetupColumn("MiB", ImGuiTableColumnFlags_WidthFixed);
+  for (std::size_t i = 0; i < run.devices.size(); ++i) {
+    const core::DeviceStatus& d = run.devices[i];
+    const std::uint32_t color = replica_color(static_cast<int>(i));
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + line, p.y + line), color);
+    ImGui::Dummy(ImVec2(line, line));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(d.name.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("%s, replica %zu: %s", d.name.c_str(), i, kinds[i].c_str());
+    }
+    if (!one_phase) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(phases[i].c_str());
+    }
+    ImGui::TableNextColumn();
+    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
+    memory_bar(d, color, ImGui::GetContentRegionAvail().x, line * 0.7f);
+    ImGui::TableNextColumn();
+    ImGui::Text("%s / %.0f MiB", mib(d.in_use).c_str(), static_cast<double>(d.limit) / vgpu::kMiB);
+  }
+  ImGui::EndTable();
+  frame.report.drew(name(), "rows", static_cast<double>(run.devices.size()));
 }
 
 }  // namespace mirrorlab::gui

@@ -1,5 +1,6 @@
 // Devices: one card per (logical) GPU: what it is (CPU-backed, logical on which card,
-// physical), its memory bar (in use, peak, limit) and the phase of the step it is in.
+// physical), its memory bar (in use, peak, limit) and the phase of the step it is in. When the
+// cards would be too narrow to read (many devices, a large font), one row per device instead.
 #pragma once
 
 #include <vector>
@@ -15,6 +16,7 @@ class DevicesPanel : public Panel {
 
  private:
   void follow_events(const core::SessionSnapshot& run);
+  void draw_rows(FrameContext& frame);  // one row per device, for when cards would be too narrow
   const void* session_ = nullptr;
   std::size_t events_seen_ = 0;
   std::vector<core::RunEvent> last_event_;  // per device, the latest training event

@@ -11,10 +11,10 @@ void TrainingPanel::follow(const core::SessionSnapshot& run) {
   if (session_ != run.session || steps_seen_ > run.steps.size()) {
     session_ = run.session;
     steps_seen_ = epochs_seen_ = 0;
-    loss_ = {"train loss (smoothed)", rgb(0xE69F00), {}, {}, false};
-    accuracy_ = {"train accuracy (smoothed)", rgb(0xE69F00), {}, {}, false};
-    val_loss_ = {"test loss", rgb(0x56B4E9), {}, {}, true};
-    val_accuracy_ = {"test accuracy", rgb(0x56B4E9), {}, {}, true};
+    loss_ = {"train", rgb(0xE69F00), {}, {}, false};
+    accuracy_ = {"train", rgb(0xE69F00), {}, {}, false};
+    val_loss_ = {"test", rgb(0x56B4E9), {}, {}, true};
+    val_accuracy_ = {"test", rgb(0x56B4E9), {}, {}, true};
   }
   // An exponential moving average, as TensorBoard smooths: single steps of 64 images are noisy.
   for (; steps_seen_ < run.steps.size(); ++steps_seen_) {
@@ -51,6 +51,13 @@ void TrainingPanel::Draw(FrameContext& frame) {
   ImGui::Text("%.0f images/s", ips);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("over the last 20 steps, all replicas together, step time only");
+  }
+  const char* note = "  (train curves smoothed)";
+  ImGui::SameLine();
+  if (ImGui::CalcTextSize(note).x <= ImGui::GetContentRegionAvail().x) {
+    ImGui::TextDisabled("%s", note);
+  } else {
+    ImGui::NewLine();  // no room on a narrow panel: left out
   }
   ImGui::PushTextWrapPos(0);
   if (!run.steps.empty()) {

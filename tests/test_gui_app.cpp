@@ -176,9 +176,28 @@ TEST_F(GuiApp, StepsThroughARingAllReduceOnFourGpus) {
   EXPECT_EQ(panels["All-reduce"]["arrows"], 4.0);
   // After two reduce-scatter steps each buffer is cut into 4 chunks: 16 in all.
   EXPECT_EQ(panels["All-reduce"]["chunks"], 16.0);
-  EXPECT_EQ(panels["Devices"]["cards"], 4.0);
+  EXPECT_EQ(panels["Devices"].value("rows", 0.0), 4.0) << "4 narrow cards are listed as rows";
   const auto colors = load_png(path("ring.png")).colors();
   for (std::uint32_t c : {0xE69F00u, 0x56B4E9u, 0x009E73u, 0xF0E442u}) {
+    EXPECT_TRUE(colors.count(c)) << std::hex << "replica colour " << c << " missing";
+  }
+}
+
+TEST_F(GuiApp, ManyDevicesOnAProjectorFontGetOneRowEach) {
+  // 8 GPUs at font scale 1.5 in a small window: cards would be cut to a few letters, so the
+  // panel lists one row per device instead, each with its replica's colour.
+  const Result r =
+      gui("--gpus 8 --memory-limit 256 --model mlp --train-examples 1024 --steps 1 "
+          "--font-scale 1.5 --width 800 --height 500 --panel Devices --frames 2 "
+          "--report " +
+          path("rows.json") + " --screenshot " + path("rows.png"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto devices = read_json(path("rows.json"))["panels"]["Devices"];
+  EXPECT_EQ(devices["rows"], 8.0) << devices.dump(1);
+  EXPECT_FALSE(devices.contains("cards")) << devices.dump(1);
+  const auto colors = load_png(path("rows.png")).colors();
+  for (std::uint32_t c :
+       {0xE69F00u, 0x56B4E9u, 0x009E73u, 0xF0E442u, 0x0072B2u, 0xD55E00u, 0xCC79A7u}) {
     EXPECT_TRUE(colors.count(c)) << std::hex << "replica colour " << c << " missing";
   }
 }
