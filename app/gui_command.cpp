@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "app/device_flags.h"
+#include "app/output_file.h"
 #include "core/kernels_cpu.h"
 
 #ifdef MIRRORLAB_HAVE_GUI
@@ -77,6 +78,14 @@ int run_gui(const GuiOptions& o) {
                "(scripts/setup does) and rebuild; 'mirrorlab train' trains without a window.\n");
   return 2;
 #else
+  for (const std::string& problem :
+       {gui::check_app_options(o.app), check_output_file("--screenshot", o.app.screenshot),
+        check_output_file("--report", o.app.report)}) {
+    if (!problem.empty()) {
+      std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
+      return 2;
+    }
+  }
   if (o.check_display) {
     std::string why;
     if (gui::can_open_window(&why)) return 0;

@@ -9,6 +9,7 @@
 
 #include "app/history_json.h"
 #include "app/keras_progress.h"
+#include "app/output_file.h"
 #include "core/fit.h"
 #include "core/kernels_cpu.h"
 #include "core/mirrored_strategy.h"
@@ -122,6 +123,8 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
 std::string check_train_options(const TrainOptions& o, int* gpus) {
   std::string problem;
   *gpus = device_count(o.devices, &problem);
+  if (problem.empty()) problem = check_output_file("--history", o.history_file);
+  if (problem.empty()) problem = check_output_file("--trace", o.trace_file);
   return problem;
 }
 
@@ -149,9 +152,11 @@ core::FashionMnist load_training_data(const TrainOptions& o) {
   std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
   std::fflush(stdout);
   core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
-  if (o.train_examples > 0) data.train = data.train.head(static_cast<std::size_t>(o.train_examples));
+  if (o.train_examples > 0)
+    data.train = data.train.head(static_cast<std::size_t>(o.train_examples));
   std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
               vgpu::seconds_between(load_start, vgpu::Clock::now()));
+  std::fflush(stdout);  // before any error on stderr, also when stdout is a pipe
   return data;
 }
 
@@ -174,7 +179,7 @@ int run_train(const TrainOptions& o) {
   try {
     made = std::make_unique<core::MirroredStrategy>(devices, strategy_options(o), &events);
   } catch (const std::invalid_argument& e) {  // e.g. --allreduce nccl where NCCL cannot run
-    std::fflush(stdout);                        // after the devices' line
+    std::fflush(stdout);                      // after the devices' line
     std::fprintf(stderr, "mirrorlab train: %s\n", e.what());
     return 2;
   }
@@ -203,8 +208,8 @@ int run_train(const TrainOptions& o) {
   }
   const core::Metrics test =
       history.epochs.empty() ? core::Metrics{} : history.epochs.back().validation;
-  std::printf("Test accuracy: %.4f, test loss: %.4f (%lld test images)\n", test.accuracy,
-              test.loss, static_cast<long long>(test.examples));
+  std::printf("Test accuracy: %.4f, test loss: %.4f (%lld test images)\n", test.accuracy, test.loss,
+              static_cast<long long>(test.examples));
   std::printf("Training: %.0f images/s over %lld steps\n",
               history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
               static_cast<long long>(history.steps));
@@ -220,13 +225,17 @@ int run_train(const TrainOptions& o) {
 
   if (!o.history_file.empty()) {
     RunSummary summary;
-    summary.config = {{"model", o.model},         {"gpus", gpus},
+    summary.config = {{"model", o.model},
+                      {"gpus", gpus},
                       {"batch_per_replica", o.batch_per_replica},
-                      {"global_batch", global},   {"epochs", o.epochs},
-                      {"max_steps", o.max_steps}, {"optimizer", o.optimizer},
+                      {"global_batch", global},
+                      {"epochs", o.epochs},
+                      {"max_steps", o.max_steps},
+                      {"optimizer", o.optimizer},
                       {"learning_rate", o.learning_rate},
                       {"allreduce", strategy.all_reduce().name()},
-                      {"seed", o.seed},           {"train_examples", data.train.size()}};
+                      {"seed", o.seed},
+                      {"train_examples", data.train.size()}};
     summary.history = &history;
     summary.test = test;
     double sum_squares = 0;

@@ -107,6 +107,19 @@ double now_seconds() {
 // The window
 // ============================================================================================
 
+// The panels in the window's order, which is also that of their keys 1 to 7.
+std::vector<std::unique_ptr<Panel>> make_panels() {
+  std::vector<std::unique_ptr<Panel>> panels;
+  panels.push_back(std::make_unique<DevicesPanel>());
+  panels.push_back(std::make_unique<BatchSplitPanel>());
+  panels.push_back(std::make_unique<GradientsPanel>());
+  panels.push_back(std::make_unique<AllReducePanel>());
+  panels.push_back(std::make_unique<TrainingPanel>());
+  panels.push_back(std::make_unique<TimelinePanel>());
+  panels.push_back(std::make_unique<ComparePanel>());
+  return panels;
+}
+
 class AppWindow : public AppActions {
  public:
   AppWindow(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
@@ -128,7 +141,7 @@ class AppWindow : public AppActions {
     return FrameContext{snapshot_, session_.get(), config_, setup_error_,
                         view_,     report_,        *this,   now_seconds() - start_};
   }
-  void write_screenshot(const std::string& path);
+  bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
   void write_report(int& status);
 
   std::shared_ptr<const core::FashionMnist> data_;
@@ -164,6 +177,7 @@ class AppWindow : public AppActions {
   int phases_left_ = options_.phases;  // --phases: boundaries still to walk
   bool asked_for_phase_ = false;
   std::string last_held_;
+  bool screenshot_failed_ = false;
 };
 
 AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
@@ -171,22 +185,12 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     : data_(std::move(data)), config_(config), options_(options) {
   view_.font_scale = options.font_scale;
   view_.focused_panel = options.panel;
-  panels_.push_back(std::make_unique<DevicesPanel>());
-  panels_.push_back(std::make_unique<BatchSplitPanel>());
-  panels_.push_back(std::make_unique<GradientsPanel>());
-  panels_.push_back(std::make_unique<AllReducePanel>());
-  panels_.push_back(std::make_unique<TrainingPanel>());
-  panels_.push_back(std::make_unique<TimelinePanel>());
-  auto compare = std::make_unique<ComparePanel>();
-  compare_ = compare.get();
-  panels_.push_back(std::move(compare));
-  if (!view_.focused_panel.empty() &&
-      std::none_of(panels_.begin(), panels_.end(),
-                   [&](const auto& p) { return view_.focused_panel == p->name(); })) {
-    std::string names;
-    for (const auto& p : panels_) names += std::string(names.empty() ? "" : ", ") + p->name();
-    throw std::invalid_argument("--panel " + view_.focused_panel +
-                                ": no such panel; the panels are " + names);
+  if (const std::string problem = check_app_options(options); !problem.empty()) {
+    throw std::invalid_argument(problem);
+  }
+  panels_ = make_panels();
+  for (const auto& p : panels_) {
+    if (auto* compare = dynamic_cast<ComparePanel*>(p.get())) compare_ = compare;
   }
   open_window();
   reconfigure(config);
@@ -433,21 +437,23 @@ void AppWindow::draw_frame() {
       std::snprintf(name, sizeof name, "mirrorlab-%03d.png", ++screenshots_taken_);
       screenshot_path_ = name;
     }
-    write_screenshot(screenshot_path_);
+    if (!write_screenshot(screenshot_path_)) screenshot_failed_ = true;
     screenshot_path_.clear();
   }
   glfwSwapBuffers(window_);  // waits for the software rasterizer to finish the frame
   draw_seconds_.push_back(now_seconds() - begin);
 }
 
-void AppWindow::write_screenshot(const std::string& path) {
+bool AppWindow::write_screenshot(const std::string& path) {
   int width = 0, height = 0;
   glfwGetFramebufferSize(window_, &width, &height);
   try {
     write_framebuffer_png(path, width, height);
     std::printf("Screenshot written to %s (%dx%d)\n", path.c_str(), width, height);
+    return true;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
+    return false;
   }
 }
 
@@ -546,6 +552,14 @@ int AppWindow::run() {
     }
     break;
   }
+  if (scripted && !setup_error_.empty() &&
+      (options_.steps > 0 || options_.phases > 0 || options_.compare ||
+       options_.measure_seconds > 0)) {
+    std::fprintf(stderr, "mirrorlab gui: the scripted run could not train: %s\n",
+                 setup_error_.c_str());
+    status = 1;
+  }
+  if (scripted && screenshot_failed_) status = 1;
   write_report(status);
   return status;
 }
@@ -581,6 +595,16 @@ void AppWindow::write_report(int& status) {
 }
 
 }  // namespace
+
+std::string check_app_options(const AppOptions& options) {
+  if (options.panel.empty()) return "";
+  std::string names;
+  for (const auto& p : make_panels()) {
+    if (options.panel == p->name()) return "";
+    names += std::string(names.empty() ? "" : ", ") + p->name();
+  }
+  return "--panel " + options.panel + ": no such panel; the panels are " + names;
+}
 
 bool can_open_window(std::string* why) {
   glfwSetErrorCallback(remember_glfw_error);

@@ -19,6 +19,9 @@ class NoDisplayError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// "" when the window's own flags fit together (a --panel that exists), else what is wrong.
+std::string check_app_options(const AppOptions& options);
+
 // Whether a window can be opened here (a display that answers); if not, *why says so.
 bool can_open_window(std::string* why);
 

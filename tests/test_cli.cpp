@@ -50,14 +50,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--devices 0", "use it with --backend cuda"},
         BadInput{"--sm-split", "use it with --backend cuda"},
         BadInput{"--backend auto --devices 0,1 --sm-split", "pick one GPU"},
-        BadInput{"--backend auto --devices 0,1 --gpus 3", "--gpus is 3"}));
+        BadInput{"--backend auto --devices 0,1 --gpus 3", "--gpus is 3"},
+        // Files written at the end are checked at the start: a long run never ends unsaved.
+        BadInput{"--history /no-such-folder/history.json", "/no-such-folder does not exist"},
+        BadInput{"--trace /tmp", "that is a folder"}));
 
 TEST(Cli, HelpListsTheFlagsAndExitsZero) {
   const Result r = run("train --help");
   EXPECT_EQ(r.status, 0);
-  for (const char* flag : {"--model", "--backend", "--devices", "--sm-split", "--gpus", "--memory-limit", "--batch-per-replica", "--epochs",
-                           "--max-steps", "--optimizer", "--lr", "--allreduce", "--seed", "--data",
-                           "--history"}) {
+  for (const char* flag : {"--model", "--backend", "--devices", "--sm-split", "--gpus",
+                           "--memory-limit", "--batch-per-replica", "--epochs", "--max-steps",
+                           "--optimizer", "--lr", "--allreduce", "--seed", "--data", "--history"}) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag << " missing from:\n" << r.output;
   }
 }
@@ -86,13 +89,16 @@ TEST(Cli, MemoryLimitTooSmallIsAClearError) {
 TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const std::filesystem::path history =
-      std::filesystem::temp_directory_path() / ("mirrorlab_cli_history_" +
-                                                std::to_string(::getpid()) + ".json");
-  const Result r = run("train --model mlp --gpus 2 --epochs 2 --max-steps 6 --batch-per-replica 32 "
-                       "--train-examples 2000 --history " + history.string());
+      std::filesystem::temp_directory_path() /
+      ("mirrorlab_cli_history_" + std::to_string(::getpid()) + ".json");
+  const Result r =
+      run("train --model mlp --gpus 2 --epochs 2 --max-steps 6 --batch-per-replica 32 "
+          "--train-examples 2000 --history " +
+          history.string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("Using MirroredStrategy with devices ('/gpu:0', '/gpu:1')"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("NCCL is not supported when using virtual GPUs"), std::string::npos);
   EXPECT_NE(r.output.find("Reduce to /gpu:0 then broadcast to ('/gpu:0', '/gpu:1')"),
             std::string::npos);
@@ -125,21 +131,22 @@ namespace {
 TEST(CliBench, AllReduceSweepPrintsTheTableAndChecksEveryRow) {
   const Result r = run("bench allreduce --gpus 3 -b 4 -e 4K -f 8 -n 2 -w 1");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* words : {"algbw", "busbw", "#wrong", "%bound", "B = ", "# reduce-to-one on 3",
-                            "# ring on 3", "# one-shot on 3",
-                            "# nccl on 3 devices: skipped: ", "Out of bounds values : 0 OK"}) {
+  for (const char* words :
+       {"algbw", "busbw", "#wrong", "%bound", "B = ", "# reduce-to-one on 3", "# ring on 3",
+        "# one-shot on 3", "# nccl on 3 devices: skipped: ", "Out of bounds values : 0 OK"}) {
     EXPECT_NE(r.output.find(words), std::string::npos) << words << " missing from:\n" << r.output;
   }
   // Sizes 4, 32, 256 and 2048 bytes, for each of the three algorithms that run here.
-  EXPECT_NE(r.output.find("        2048          512  float    sum"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("        2048          512  float    sum"), std::string::npos)
+      << r.output;
 }
 
 TEST(CliBench, RejectsBadSweepsWithStatus2) {
-  for (const char* args : {"bench allreduce -b 1M -e 1K", "bench allreduce -f 1",
-                           "bench allreduce --algorithms tree", "bench allreduce -n 0",
-                           "bench allreduce -e 2G --memory-limit 1024",
-                           "bench allreduce -e 16M --memory-limit 1024,8", "bench allreduce -b lots",
-                           "bench", "bench allreduce --backend cuda"}) {
+  for (const char* args :
+       {"bench allreduce -b 1M -e 1K", "bench allreduce -f 1", "bench allreduce --algorithms tree",
+        "bench allreduce -n 0", "bench allreduce -e 2G --memory-limit 1024",
+        "bench allreduce -e 16M --memory-limit 1024,8", "bench allreduce -b lots", "bench",
+        "bench allreduce --backend cuda"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_EQ(r.output.find("float"), std::string::npos) << args << " must not run:\n" << r.output;
@@ -189,8 +196,9 @@ TEST(CliDevices, BackendCudaWithoutAGpuIsAClearErrorWithStatus2) {
 TEST(CliDevices, TrainWithAutoRunsOnCpuVirtualGpusWhenNoGpuIsVisible) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   if (gpu_visible()) GTEST_SKIP() << "a GPU is visible here: auto trains on it (test_cli_cuda)";
-  const Result r = run("train --backend auto --model mlp --gpus 2 --epochs 1 --max-steps 2 "
-                       "--batch-per-replica 16 --train-examples 256");
+  const Result r =
+      run("train --backend auto --model mlp --gpus 2 --epochs 1 --max-steps 2 "
+          "--batch-per-replica 16 --train-examples 256");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("using CPU-backed virtual GPUs"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1 Physical CPU, 2 Logical GPUs"), std::string::npos) << r.output;

@@ -226,6 +226,28 @@ TEST_F(GuiApp, AStillPictureIsNotDrawnAgain) {
   EXPECT_GT(load_png(path("still.png")).colors().size(), 100u);
 }
 
+TEST_F(GuiApp, BadWindowFlagsAreRefusedBeforeTheDatasetIsRead) {
+  for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--panel Nope", "the panels are Devices, Batch split"},
+           {"--screenshot /no-such-folder/x.png", "/no-such-folder does not exist"},
+           {"--report " + dir_.string(), "that is a folder"}}) {
+    const Result r = gui(args + " --frames 2");
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Loading Fashion-MNIST"), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(GuiApp, AScriptedRunThatCannotTrainFailsSayingWhy) {
+  // Interactive, the window shows the error and the settings to fix it (next test); asked to
+  // train in a script, it cannot do what it was asked, so it exits 1 with the reason.
+  const Result r = gui("--memory-limit 1 --steps 2 --frames 2");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("the scripted run could not train: /gpu:0: out of memory"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(GuiApp, ASettingThatCannotWorkIsShownNotACrash) {
   const Result r = gui("--memory-limit 1 --frames 2 --report " + path("bad.json") +
                        " --screenshot " + path("bad.png"));

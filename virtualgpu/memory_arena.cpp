@@ -19,8 +19,8 @@ std::string out_of_memory_message(const std::string& device, std::string_view wh
                                   std::size_t requested, std::size_t in_use, std::size_t limit) {
   return device + ": out of memory: cannot allocate " + mib(requested) + " for " +
          std::string(what) + " (" + mib(in_use) + " of its " + mib(limit) +
-         " limit already in use). Use a smaller --batch-per-replica, a higher --memory-limit, "
-         "or a smaller model (--model mlp).";
+         " limit already in use). Use a higher --memory-limit, a smaller --batch-per-replica, "
+         "or, instead of the CNN, the smaller MLP (--model mlp).";
 }
 
 std::string exhausted_message(const std::string& device, std::string_view what,
