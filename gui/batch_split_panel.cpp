@@ -162,12 +162,7 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   };
   const auto replica_title = [&](std::size_t r) {
     const core::ReplicaRecord& rep = record.replicas[r];
-    const float swatch = ImGui::GetTextLineHeight();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    draw->AddRectFilled(ImVec2(p.x, p.y + gap), ImVec2(p.x + swatch, p.y + gap + swatch),
-                        replica_color(static_cast<int>(r)));
-    ImGui::Dummy(ImVec2(swatch, swatch + gap));
-    ImGui::SameLine();
+    swatch(replica_color(static_cast<int>(r)), gap);
     if (rep.shard_count == 0) {
       ImGui::Text("%s: none", rep.device.c_str());
     } else if (compact) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "imgui.h"
+
 namespace mirrorlab::gui {
 namespace {
 
@@ -61,6 +63,15 @@ std::uint32_t diverging_color(float t) {
 std::uint32_t text_color_on(std::uint32_t rrggbb) {
   const double r = (rrggbb >> 16) & 0xFF, g = (rrggbb >> 8) & 0xFF, b = rrggbb & 0xFF;
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? rgb(0x000000) : rgb(0xFFFFFF);
+}
+
+void swatch(std::uint32_t color, float drop) {
+  const float side = ImGui::GetTextLineHeight();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + drop),
+                                            ImVec2(p.x + side, p.y + drop + side), color);
+  ImGui::Dummy(ImVec2(side, side + drop));
+  ImGui::SameLine();
 }
 
 }  // namespace mirrorlab::gui

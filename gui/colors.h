@@ -31,6 +31,10 @@ std::uint32_t phase_color(core::Phase phase, std::uint32_t alpha = 255);  // ImU
 // grey; the magnitude goes through a square root so small gradients still show.
 std::uint32_t diverging_color(float t);  // ImU32
 
+// A square of colour `color` (ImU32), one text line high, at the cursor, `drop` pixels down;
+// what is drawn next goes on the same line beside it (a name, a legend entry).
+void swatch(std::uint32_t color, float drop = 0);
+
 // Text that reads on top of a fill of colour `rrggbb` (black on light fills, white on dark).
 std::uint32_t text_color_on(std::uint32_t rrggbb);
 

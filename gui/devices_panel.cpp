@@ -125,19 +125,15 @@ void DevicesPanel::Draw(FrameContext& frame) {
     ImGui::PushStyleColor(ImGuiCol_Border, replica_color(replica));
     ImGui::PushStyleVar(ImGuiStyleVar_ChildBorderSize, 2.0f);
     ImGui::BeginChild("card", ImVec2(card_width, card_height), true, ImGuiWindowFlags_NoScrollbar);
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float swatch = ImGui::GetTextLineHeight();
-    draw->AddRectFilled(p, ImVec2(p.x + swatch, p.y + swatch), replica_color(replica));
-    ImGui::Dummy(ImVec2(swatch, swatch));
-    ImGui::SameLine();
+    swatch(replica_color(replica));
     ImGui::Text("%s  replica %d", d.name.c_str(), replica);
     ImGui::TextDisabled("%s", narrow ? d.what.c_str() : what_it_is(d).c_str());
     if (narrow && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", what_it_is(d).c_str());
     std::string phase = describe_device_phase(run, has_event_[i], last_event_[i]);
     if (narrow && phase.find(" (step") != std::string::npos) phase.erase(phase.find(" (step"));
     ImGui::Text("%s", phase.c_str());
-    memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, swatch * 0.9f);
+    memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x,
+               ImGui::GetTextLineHeight() * 0.9f);
     if (narrow) {
       ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
     } else {
@@ -180,10 +176,7 @@ void DevicesPanel::draw_rows(FrameContext& frame) {
     const std::uint32_t color = replica_color(static_cast<int>(i));
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + line, p.y + line), color);
-    ImGui::Dummy(ImVec2(line, line));
-    ImGui::SameLine();
+    swatch(color);
     ImGui::TextUnformatted(d.name.c_str());
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("%s, replica %zu: %s", d.name.c_str(), i, kinds[i].c_str());

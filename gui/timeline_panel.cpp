@@ -104,11 +104,7 @@ void TimelinePanel::Draw(FrameContext& frame) {
                                     core::Phase::kBackward, core::Phase::kAllReduce,
                                     core::Phase::kUpdate,   core::Phase::kEvaluate};
   for (core::Phase phase : kShown) {
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float h = ImGui::GetTextLineHeight();
-    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + h, p.y + h), phase_color(phase));
-    ImGui::Dummy(ImVec2(h, h));
-    ImGui::SameLine();
+    swatch(phase_color(phase));
     ImGui::TextUnformatted(core::to_string(phase));
     ImGui::SameLine();
   }
