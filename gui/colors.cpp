@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "imgui.h"
+#include "virtualgpu/collective.h"
 
 namespace mirrorlab::gui {
 namespace {
@@ -23,6 +24,16 @@ std::uint32_t replica_rgb(int replica) {
 std::uint32_t replica_color(int replica, std::uint32_t alpha) {
   return rgb(replica_rgb(replica), alpha);
 }
+
+std::uint32_t algorithm_rgb(std::string_view name) {
+  if (name == vgpu::kReduceToOneName) return 0xD55E00;  // vermillion
+  if (name == vgpu::kRingName) return 0x009E73;         // bluish green
+  if (name == vgpu::kOneShotName) return 0x0072B2;      // blue
+  if (name == vgpu::kNcclName) return 0xCC79A7;         // reddish purple
+  return 0x999999;
+}
+
+std::uint32_t algorithm_color(std::string_view name) { return rgb(algorithm_rgb(name)); }
 
 std::uint32_t phase_rgb(core::Phase phase) {
   switch (phase) {  // Tol bright: blue, cyan, green, yellow, red, purple, grey

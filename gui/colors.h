@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/run_events.h"
 
@@ -22,6 +23,11 @@ inline constexpr int kNumReplicaColors = 7;
 // #RRGGBB of replica i's colour (cycles after 7 replicas).
 std::uint32_t replica_rgb(int replica);
 std::uint32_t replica_color(int replica, std::uint32_t alpha = 255);  // ImU32
+
+// Each all-reduce algorithm its own colour ("reduce-to-one", "ring", "one-shot", "nccl"), the
+// same in every bar and line of the Compare panel; grey for a name it does not know.
+std::uint32_t algorithm_rgb(std::string_view name);
+std::uint32_t algorithm_color(std::string_view name);  // ImU32
 
 std::uint32_t phase_rgb(core::Phase phase);
 std::uint32_t phase_color(core::Phase phase, std::uint32_t alpha = 255);  // ImU32

@@ -11,10 +11,6 @@
 namespace mirrorlab::gui {
 namespace {
 
-std::uint32_t algorithm_color(const std::string& name) {
-  return rgb(name == "ring" ? 0x009E73 : name == "nccl" ? 0xCC79A7 : 0xD55E00);
-}
-
 std::string bytes_label(double b) { return format_bytes(b); }
 
 }  // namespace
@@ -62,7 +58,9 @@ void ComparePanel::Draw(FrameContext& frame) {
   if (ImGui::Button(running ? "Measuring..." : "Measure algorithms")) start(*frame.session);
   ImGui::EndDisabled();
   ImGui::SameLine();
+  ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("training pauses while it measures, on these same devices");
+  ImGui::PopTextWrapPos();
   if (stale) ImGui::TextDisabled("(measured with the previous settings)");
   if (!result.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
@@ -79,9 +77,9 @@ void ComparePanel::Draw(FrameContext& frame) {
 }
 
 void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& frame) {
-  ImGui::Text("Per training step (gradients: %s per replica, median of %d steps)",
-              format_bytes(static_cast<double>(r.gradient_bytes)).c_str(),
-              r.timings.empty() ? 0 : r.timings.front().steps);
+  ImGui::TextWrapped("Per training step (gradients: %s per replica, median of %d steps)",
+                     format_bytes(static_cast<double>(r.gradient_bytes)).c_str(),
+                     r.timings.empty() ? 0 : r.timings.front().steps);
   double longest = 0;
   for (const auto& t : r.timings) longest = std::max(longest, t.step_seconds);
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -96,9 +94,13 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
     draw->AddText(p, rgb(0xE0E0E0), t.algorithm.c_str());
     if (!t.available) {
       ImGui::SetCursorScreenPos(ImVec2(p.x + label_width, p.y));
-      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width + 8 * line);
-      ImGui::TextDisabled("not available on these devices: %s", t.reason.c_str());
+      // The reason's first clause says it ("needs one CUDA GPU per replica, but these are
+      // CPU-backed virtual GPUs"); the whole of it is a hover away, so the sweep stays in view.
+      const std::string gist = t.reason.substr(0, t.reason.find(" ("));
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextDisabled("not available here: %s", gist.c_str());
       ImGui::PopTextWrapPos();
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.reason.c_str());
       continue;
     }
     // Two bars per algorithm: the whole step (light) with its all-reduce part (full colour).

@@ -9,6 +9,7 @@
 #include "gui/screenshot.h"
 #include "gui/timeline_panel.h"
 #include "nlohmann/json.hpp"
+#include "virtualgpu/collective.h"
 
 namespace mirrorlab::gui {
 namespace {
@@ -74,6 +75,15 @@ TEST(Colors, ReplicaColoursAreOkabeItoAndDistinct) {
   EXPECT_EQ(rgb(0x112233), 0xFF332211u);
   EXPECT_EQ(text_color_on(0xF0E442), rgb(0x000000));  // yellow: black text
   EXPECT_EQ(text_color_on(0x0072B2), rgb(0xFFFFFF));  // blue: white text
+}
+
+TEST(Colors, EveryAllReduceAlgorithmHasItsOwnColour) {
+  std::set<std::uint32_t> seen;
+  for (const std::string_view name :
+       {vgpu::kReduceToOneName, vgpu::kRingName, vgpu::kOneShotName, vgpu::kNcclName}) {
+    EXPECT_TRUE(seen.insert(algorithm_rgb(name)).second) << name << " shares a colour";
+    EXPECT_NE(algorithm_rgb(name), algorithm_rgb("no-such-algorithm")) << name;
+  }
 }
 
 TEST(GuiReport, CountsFramesPerPanelAndKeepsTheLatestCounts) {
