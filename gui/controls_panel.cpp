@@ -177,7 +177,9 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
 void ControlsPanel::draw_settings(FrameContext& frame) {
   ImGui::TextUnformatted("Settings (Apply restarts the run)");
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
-  if (ImGui::SliderInt("virtual GPUs", &gpus_, 1, 8)) {
+  // Up to 16 by dragging (or more when the run was started with more, up to --gpus' 64).
+  const int most = std::max(16, static_cast<int>(frame.config.devices.size()));
+  if (ImGui::SliderInt("virtual GPUs", &gpus_, 1, most, "%d", ImGuiSliderFlags_AlwaysClamp)) {
     memory_mib_.resize(static_cast<std::size_t>(gpus_),
                        memory_mib_.empty() ? 1024 : memory_mib_.back());
   }
