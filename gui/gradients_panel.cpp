@@ -204,7 +204,14 @@ void GradientsPanel::draw_norms(FrameContext& frame) {
   const int n = static_cast<int>(record.replicas.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchSame;
   if (!ImGui::BeginTable("norms", n + 1, flags)) return;
-  ImGui::TableSetupColumn("gradient norm", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+  // The layer names keep their full width (dense, dense_1, ... must stay apart); the replicas
+  // share the rest.
+  float names = ImGui::CalcTextSize("norm").x;
+  for (const auto& layer : record.layers) {
+    names = std::max(names, ImGui::CalcTextSize(layer.name.c_str()).x);
+  }
+  ImGui::TableSetupColumn(n > 4 ? "norm" : "gradient norm", ImGuiTableColumnFlags_WidthFixed,
+                          std::max(names, n > 4 ? 0.0f : ImGui::CalcTextSize("gradient norm").x));
   for (const core::ReplicaRecord& r : record.replicas) {
     ImGui::TableSetupColumn(r.device.c_str(), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   }
@@ -232,7 +239,20 @@ void GradientsPanel::draw_norms(FrameContext& frame) {
       const float filled = largest > 0 ? static_cast<float>(norms[l] / largest) * w : 0;
       ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + filled, p.y + h),
                                                 replica_color(r, 150));
-      ImGui::Text("%.3g", norms[l]);
+      // Many replicas make narrow columns: fewer digits then (the bar alone when none fit), all
+      // of them on hover.
+      char value[32] = "";
+      for (const char* format : {"%.3g", "%.2g", "%.2f"}) {
+        std::snprintf(value, sizeof value, format, norms[l]);
+        if (ImGui::CalcTextSize(value).x <= w) break;
+        value[0] = '\0';
+      }
+      ImGui::GetWindowDrawList()->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), value);
+      ImGui::Dummy(ImVec2(w, h));  // the whole cell answers the pointer
+      if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s, %s: gradient norm %.6g", record.layers[l].name.c_str(),
+                          record.replicas[static_cast<std::size_t>(r)].device.c_str(), norms[l]);
+      }
       ++bars;
     }
   }
