@@ -275,6 +275,7 @@ class CudaOps final : public Ops {
 
   void ensure_ones(int rows) {
     if (ones_count_ >= rows) return;
+    ones_count_ = 0;  // until the ones are there: a grow that throws leaves no block behind
     grow(ones_, *arena_, sizeof(float) * static_cast<std::size_t>(rows), "column-sum ones");
     cuda::fill(ones_.as<float>(), static_cast<std::size_t>(rows), 1.0f, stream_);
     ones_count_ = rows;

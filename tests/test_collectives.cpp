@@ -2,14 +2,15 @@
 // and errors that release every rank.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <chrono>
 #include <cmath>
-#include <thread>
+#include <cstdio>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "virtualgpu/collective.h"
@@ -165,6 +166,34 @@ TEST(AllReduce, OneShotIsOneStepReadingAndWritingEverySliceOfEveryBuffer) {
       for (float v : d) ASSERT_EQ(v, static_cast<float>(n));
     }
   }
+}
+
+// The CUDA transport collects the ranks' one-shot slices in arrival order and runs them as one
+// kernel over the range they tile. With fewer elements than ranks some slices are empty and
+// share their begin with a full one; every arrival order must still tile.
+TEST(AllReduce, OneShotSlicesTileInAnyArrivalOrderEvenWhenSomeAreEmpty) {
+  for (const std::size_t count : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{9}}) {
+    const int n = 4;
+    std::vector<OneShotSlice> slices;
+    for (int r = 0; r < n; ++r) {
+      const auto ru = static_cast<std::size_t>(r);
+      slices.push_back({r, ru * count / n, (ru + 1) * count / n});
+    }
+    std::sort(slices.begin(), slices.end(),
+              [](const OneShotSlice& a, const OneShotSlice& b) { return a.rank < b.rank; });
+    do {
+      std::vector<OneShotSlice> arrived = slices;
+      ASSERT_NO_THROW(order_one_shot_slices(arrived)) << "count " << count;
+      EXPECT_EQ(arrived.front().begin, 0u);
+      EXPECT_EQ(arrived.back().end, count);
+    } while (std::next_permutation(
+        slices.begin(), slices.end(),
+        [](const OneShotSlice& a, const OneShotSlice& b) { return a.rank < b.rank; }));
+  }
+  std::vector<OneShotSlice> gap{{0, 0, 2}, {1, 3, 4}};
+  EXPECT_THROW(order_one_shot_slices(gap), std::logic_error);
+  std::vector<OneShotSlice> overlap{{0, 0, 3}, {1, 2, 4}};
+  EXPECT_THROW(order_one_shot_slices(overlap), std::logic_error);
 }
 
 TEST(AllReduce, RingObserverSeesTwoNMinusOneStepsOfOneChunkPerRank) {

@@ -137,8 +137,14 @@ class CudaAllocator final : public BlockAllocator {
   }
 
   // cudaFree waits for the whole device to be idle: arenas should hold blocks across steps.
+  // It runs with the block's GPU current, so that the wait is for that GPU's work, and gives
+  // the thread its GPU back (noexcept: no CurrentGpuGuard, whose constructor throws).
   void release(void* ptr, std::size_t /*bytes*/) noexcept override {
+    int previous = ordinal_;
+    const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != ordinal_ &&
+                          cudaSetDevice(ordinal_) == cudaSuccess;
     const cudaError_t status = cudaFree(ptr);
+    if (switched) (void)cudaSetDevice(previous);
     // At process exit the runtime may already be gone; anything else is worth a line.
     if (status != cudaSuccess && status != cudaErrorCudartUnloading) {
       std::fprintf(stderr, "mirrorlab: cudaFree on GPU:%d failed: %s\n", ordinal_,

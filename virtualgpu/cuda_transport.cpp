@@ -7,10 +7,11 @@
 #include <string>
 #include <utility>
 
+#include "virtualgpu/collective_kernels.h"
 #include "virtualgpu/cuda_check.h"
 #include "virtualgpu/cuda_event.h"
-#include "virtualgpu/collective_kernels.h"
 #include "virtualgpu/device.h"
+#include "virtualgpu/one_shot_all_reduce.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -60,8 +61,7 @@ class CudaTransport final : public Transport {
     work.start.record(stream);
     if (n > 0 && t.kind == TransferKind::kCopy) {
       if (ordinals_[dst] == ordinals_[src]) {
-        MIRRORLAB_CUDA_CHECK(
-            cudaMemcpyAsync(to, from, t.bytes, cudaMemcpyDeviceToDevice, stream));
+        MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(to, from, t.bytes, cudaMemcpyDeviceToDevice, stream));
       } else {
         MIRRORLAB_CUDA_CHECK(
             cudaMemcpyPeerAsync(to, ordinals_[dst], from, ordinals_[src], t.bytes, stream));
@@ -108,11 +108,6 @@ class CudaTransport final : public Transport {
   }
 
  private:
-  struct Slice {
-    int rank;
-    std::size_t begin, end;
-  };
-
   // Lets GPU `dst` read GPU `src`'s memory when the hardware allows; false when it cannot.
   static bool enable_peer_access(int dst, int src) {
     int can = 0;
@@ -159,13 +154,11 @@ class CudaTransport final : public Transport {
             "'s memory (no peer access): use nccl, ring or reduce-to-one across these GPUs");
       }
     }
-    std::sort(slices_.begin(), slices_.end(),
-              [](const Slice& a, const Slice& b) { return a.begin < b.begin; });
-    for (std::size_t i = 1; i < slices_.size(); ++i) {
-      if (slices_[i].begin != slices_[i - 1].end) {
-        slices_.clear();
-        throw std::logic_error("one-shot slices must tile the buffer without gaps or overlaps");
-      }
+    try {
+      order_one_shot_slices(slices_);
+    } catch (...) {
+      slices_.clear();
+      throw;
     }
     OneShotBuffers pointers;
     pointers.n = n;
@@ -176,7 +169,7 @@ class CudaTransport final : public Transport {
     work.start.record(streams_[0]);
     launch_one_shot(pointers, slices_.front().begin, slices_.back().end, streams_[0], ordinals_[0]);
     work.stop.record(streams_[0]);
-    for (const Slice& s : slices_) {
+    for (const OneShotSlice& s : slices_) {
       const std::vector<Transfer> made =
           reduce_broadcast_transfers(n, s.rank, s.begin, s.end, {}, {});
       work.transfers.insert(work.transfers.end(), made.begin(), made.end());
@@ -191,7 +184,7 @@ class CudaTransport final : public Transport {
   std::vector<bool> peer_;  // peer_[dst * n + src]: a kernel on dst's GPU can read src's buffer
   std::mutex mutex_;
   std::vector<TimedWork> pending_;
-  std::vector<Slice> slices_;
+  std::vector<OneShotSlice> slices_;
 };
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include "virtualgpu/device.h"
 
 #if MIRRORLAB_HAVE_CUDA
-#include "virtualgpu/cuda_check.h"
 #include "virtualgpu/collective_kernels.h"
+#include "virtualgpu/cuda_check.h"
 #endif
 
 namespace mirrorlab::vgpu {
@@ -42,7 +42,7 @@ void write_buffer(Device& device, std::span<float> dst, std::span<const float> v
   const auto stream = static_cast<cudaStream_t>(device.cuda_stream());
   CurrentGpuGuard gpu(device.cuda_ordinal());
   MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), values.data(), values.size_bytes(),
-                                                  cudaMemcpyHostToDevice, stream));
+                                       cudaMemcpyHostToDevice, stream));
   MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
 #else
   throw no_cuda();
@@ -105,6 +105,8 @@ double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::siz
   std::map<int, Timing> timings;
   float slowest_ms = 0;
   std::string failure;
+  int caller_gpu = 0;  // given back at the end: shared code leaves a thread's GPU as it was
+  MIRRORLAB_CUDA_CHECK(cudaGetDevice(&caller_gpu));
   try {
     for (auto& [ordinal, members] : by_gpu) {
       MIRRORLAB_CUDA_CHECK(cudaSetDevice(ordinal));
@@ -114,8 +116,7 @@ double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::siz
       MIRRORLAB_CUDA_CHECK(cudaEventCreate(&t.start));
       MIRRORLAB_CUDA_CHECK(cudaEventCreate(&t.stop));
       for (std::size_t i : members) {
-        if (stream_of(i) != lead)
-          MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));
+        if (stream_of(i) != lead) MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream_of(i)));
       }
       MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(lead));
       MIRRORLAB_CUDA_CHECK(cudaEventRecord(t.start, lead));
@@ -150,6 +151,7 @@ double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::siz
     if (t.stop) cudaEventDestroy(t.stop);
   }
   for (Device* d : devices) cudaStreamSynchronize(static_cast<cudaStream_t>(d->cuda_stream()));
+  (void)cudaSetDevice(caller_gpu);
   if (!failure.empty()) throw std::runtime_error(failure);
   if (!(slowest_ms > 0)) throw std::runtime_error("the copy kernels took no measurable time");
   return 2.0 * static_cast<double>(count * sizeof(float)) * static_cast<double>(devices.size()) *
