@@ -59,7 +59,9 @@ void ComparePanel::Draw(FrameContext& frame) {
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("training pauses while it measures, on these same devices");
+  ImGui::TextDisabled(
+      "training pauses while it measures, on these same devices (a model per algorithm: the "
+      "Devices panel's memory peaks include them)");
   ImGui::PopTextWrapPos();
   if (stale) ImGui::TextDisabled("(measured with the previous settings)");
   if (!result.error.empty()) {
