@@ -120,6 +120,18 @@ std::vector<std::unique_ptr<Panel>> make_panels() {
   return panels;
 }
 
+// "" when `name` is empty or one of `panels`, else what is wrong and the names there are.
+std::string check_panel_name(const std::string& name,
+                             const std::vector<std::unique_ptr<Panel>>& panels) {
+  if (name.empty()) return "";
+  std::string names;
+  for (const auto& p : panels) {
+    if (name == p->name()) return "";
+    names += std::string(names.empty() ? "" : ", ") + p->name();
+  }
+  return "--panel " + name + ": no such panel; the panels are " + names;
+}
+
 class AppWindow : public AppActions {
  public:
   AppWindow(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
@@ -185,10 +197,10 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     : data_(std::move(data)), config_(config), options_(options) {
   view_.font_scale = options.font_scale;
   view_.focused_panel = options.panel;
-  if (const std::string problem = check_app_options(options); !problem.empty()) {
+  panels_ = make_panels();
+  if (const std::string problem = check_panel_name(options.panel, panels_); !problem.empty()) {
     throw std::invalid_argument(problem);
   }
-  panels_ = make_panels();
   for (const auto& p : panels_) {
     if (auto* compare = dynamic_cast<ComparePanel*>(p.get())) compare_ = compare;
   }
@@ -597,13 +609,7 @@ void AppWindow::write_report(int& status) {
 }  // namespace
 
 std::string check_app_options(const AppOptions& options) {
-  if (options.panel.empty()) return "";
-  std::string names;
-  for (const auto& p : make_panels()) {
-    if (options.panel == p->name()) return "";
-    names += std::string(names.empty() ? "" : ", ") + p->name();
-  }
-  return "--panel " + options.panel + ": no such panel; the panels are " + names;
+  return check_panel_name(options.panel, make_panels());
 }
 
 bool can_open_window(std::string* why) {
