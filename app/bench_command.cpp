@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "app/flags.h"
 #include "virtualgpu/allreduce_bench.h"
 #include "virtualgpu/device.h"
 
@@ -18,30 +19,22 @@ CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
       "All-reduce bandwidth over a size sweep, like nccl-tests' all_reduce_perf: size, count, "
       "time, algbw, busbw, #wrong, and each time against the single-memory bound 2*N*S/B");
   add_device_flags(cmd, o.devices);
-  cmd->add_option("-b,--minbytes", o.min_bytes, "Smallest size per replica (e.g. 8, 1K, 4M)")
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
-  cmd->add_option("-e,--maxbytes", o.max_bytes, "Largest size per replica (e.g. 64M, 1G)")
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
-  cmd->add_option("-f,--stepfactor", o.step_factor, "Multiply the size by this between rows")
-      ->check(CLI::Range(1.01, 1024.0))
-      ->capture_default_str();
-  cmd->add_option("-n,--iters", o.iterations, "Timed iterations per size")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("-w,--warmup_iters", o.warmup_iterations, "Untimed iterations first")
-      ->check(CLI::Range(0, 100000))
-      ->capture_default_str();
-  cmd->add_option("--algorithms", o.algorithms,
-                  "Comma-separated: reduce-to-one, ring, one-shot, nccl (skipped, saying why, "
-                  "where NCCL cannot run)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"reduce-to-one", "ring", "one-shot", "nccl"}))
-      ->capture_default_str();
-  cmd->add_option("-o,--op", o.op, "Reduction: sum or mean")
-      ->check(CLI::IsMember({"sum", "mean"}))
-      ->capture_default_str();
+  // Sizes count float32 elements: a multiple of 4 bytes, at most the largest memory limit.
+  const std::uint64_t largest = std::uint64_t{kMaxMemoryLimitMib} << 20;
+  add_bytes_flag(cmd, "-b,--minbytes", o.min_bytes, 4, largest, 4,
+                 "Smallest size per replica (e.g. 8, 1K, 4M)");
+  add_bytes_flag(cmd, "-e,--maxbytes", o.max_bytes, 4, largest, 4,
+                 "Largest size per replica (e.g. 64M, 1G)");
+  add_real_flag(cmd, "-f,--stepfactor", o.step_factor, 1.01, 1024.0,
+                "Multiply the size by this between rows");
+  add_whole_number_flag(cmd, "-n,--iters", o.iterations, 1, 100000, "Timed iterations per size");
+  add_whole_number_flag(cmd, "-w,--warmup_iters", o.warmup_iterations, 0, 100000,
+                        "Untimed iterations first");
+  add_choice_list_flag(cmd, "--algorithms", o.algorithms,
+                       {"reduce-to-one", "ring", "one-shot", "nccl"},
+                       "Comma-separated: reduce-to-one, ring, one-shot, nccl (skipped, saying why, "
+                       "where NCCL cannot run)");
+  add_choice_flag(cmd, "-o,--op", o.op, {"sum", "mean"}, "Reduction: sum or mean");
   return cmd;
 }
 

@@ -2,32 +2,28 @@
 
 #include <cstdio>
 
+#include "app/flags.h"
+
 namespace mirrorlab::app {
 
 void add_device_flags(CLI::App* command, DeviceFlags& flags) {
-  command
-      ->add_option("--backend", flags.backend,
-                   "Devices: cpu (CPU-backed virtual GPUs), cuda (CUDA GPUs), or auto (cuda when "
-                   "a GPU is visible, else cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
-  command
-      ->add_option("--gpus", flags.gpus,
-                   "Number of GPUs (replicas); with --backend cuda, logical GPUs carved from one "
-                   "card. Default 2, or one per --memory-limit or --devices entry")
-      ->check(CLI::Range(1, vgpu::DeviceRegistry::kMaxDevices));
-  command
-      ->add_option("--memory-limit", flags.memory_limits_mib,
-                   "Memory limit of each GPU in MiB, or a comma-separated list, one per GPU")
-      ->delimiter(',')
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
+  add_choice_flag(command, "--backend", flags.backend, {"cpu", "cuda", "auto"},
+                  "Devices: cpu (CPU-backed virtual GPUs), cuda (CUDA GPUs), or auto (cuda when "
+                  "a GPU is visible, else cpu)");
+  add_whole_number_flag(command, "--gpus", flags.gpus, 1, vgpu::DeviceRegistry::kMaxDevices,
+                        "Number of GPUs (replicas); with --backend cuda, logical GPUs carved "
+                        "from one card. Default 2, or one per --memory-limit or --devices entry")
+      ->default_str("");
+  add_whole_number_list_flag(command, "--memory-limit", flags.memory_limits_mib, 1,
+                             kMaxMemoryLimitMib,
+                             "Memory limit of each GPU in MiB, or a comma-separated list, one "
+                             "per GPU")
+      ->type_name("MIB[,MIB...]")
       ->default_str(std::to_string(kDefaultMemoryLimitMib));
-  command
-      ->add_option("--devices", flags.physical_gpus,
-                   "Physical GPUs to use (--backend cuda): one number picks the card to carve "
-                   "logical GPUs from; several (0,1) give one device per card")
-      ->delimiter(',')
-      ->check(CLI::Range(0, 1023));
+  add_whole_number_list_flag(command, "--devices", flags.physical_gpus, 0, 1023,
+                             "Physical GPUs to use (--backend cuda): one number picks the card to "
+                             "carve logical GPUs from; several (0,1) give one device per card")
+      ->type_name("I[,J...]");
   command->add_flag("--sm-split", flags.sm_split,
                     "Give each logical GPU its own share of the card's SMs (CUDA green "
                     "contexts), not only its own memory");

@@ -18,6 +18,7 @@
 namespace mirrorlab::app {
 
 inline constexpr std::int64_t kDefaultMemoryLimitMib = 1024;
+inline constexpr std::int64_t kMaxMemoryLimitMib = std::int64_t{1} << 20;  // 1 TiB
 
 struct DeviceFlags {
   std::string backend = "cpu";

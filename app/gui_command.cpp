@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "app/device_flags.h"
+#include "app/flags.h"
 #include "app/output_file.h"
 #include "core/kernels_cpu.h"
 
@@ -17,49 +18,44 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "gui", "Watch and steer mirrored training in a window (same flags as train)");
   add_training_flags(cmd, o.train);
-  cmd->add_option("--font-scale", o.app.font_scale, "Text size: 1.5 or 2 for a projector")
-      ->check(CLI::Range(0.5, 4.0))
-      ->capture_default_str();
-  cmd->add_option("--width", o.app.width, "Window width in pixels")->check(CLI::Range(640, 8192));
-  cmd->add_option("--height", o.app.height, "Window height in pixels")
-      ->check(CLI::Range(400, 8192));
-  cmd->add_option("--max-fps", o.app.max_fps,
-                  "Frame cap, so drawing leaves the cores to training (0: none)")
-      ->check(CLI::Range(0.0, 1000.0))
-      ->capture_default_str();
-  cmd->add_option("--refresh-hz", o.app.refresh_hz,
-                  "While training runs, show its new results this many times a second; the "
-                  "frames between are not redrawn, which leaves the cores to training (0: every "
-                  "frame). Paused or inside a step, every frame shows the latest")
-      ->check(CLI::Range(0.0, 1000.0))
-      ->capture_default_str();
+  add_real_flag(cmd, "--font-scale", o.app.font_scale, 0.5, 4.0,
+                "Text size: 1.5 or 2 for a projector");
+  add_whole_number_flag(cmd, "--width", o.app.width, 640, 8192, "Window width in pixels");
+  add_whole_number_flag(cmd, "--height", o.app.height, 400, 8192, "Window height in pixels");
+  add_real_flag(cmd, "--max-fps", o.app.max_fps, 0.0, 1000.0,
+                "Frame cap, so drawing leaves the cores to training (0: none)");
+  add_real_flag(cmd, "--refresh-hz", o.app.refresh_hz, 0.0, 1000.0,
+                "While training runs, show its new results this many times a second; the "
+                "frames between are not redrawn, which leaves the cores to training (0: every "
+                "frame). Paused or inside a step, every frame shows the latest");
   cmd->add_flag("--run", o.app.run, "Start training at once (else it waits for Run or One step)");
-  cmd->add_option("--steps", o.app.steps, "Run this many global steps first, then pause")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
-  cmd->add_option("--phases", o.app.phases,
-                  "Then go this many phases into the next step and hold it there (split, "
-                  "forward, backward, each all-reduce step, update)")
-      ->check(CLI::Range(0, 1000));
+  add_whole_number_flag(cmd, "--steps", o.app.steps, 0, std::int64_t{1} << 40,
+                        "Run this many global steps first, then pause");
+  add_whole_number_flag(cmd, "--phases", o.app.phases, 0, 1000,
+                        "Then go this many phases into the next step and hold it there (split, "
+                        "forward, backward, each all-reduce step, update)");
   cmd->add_flag("--compare", o.app.compare,
                 "Measure the all-reduce algorithms (the Compare panel) at the start");
-  cmd->add_option("--panel", o.app.panel,
-                  "Show only this panel, filling the window: Devices, \"Batch split\", Gradients, "
-                  "All-reduce, Timeline, Training or Compare");
-  cmd->add_option("--screenshot", o.app.screenshot,
-                  "Scripted run: once --steps and --compare are done, render --frames frames, "
-                  "write this PNG and exit");
-  cmd->add_option("--frames", o.app.frames, "Frames to render before the screenshot")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--report", o.app.report,
-                  "Write what each panel drew, the frame rate and images/s as JSON, then exit");
-  cmd->add_option("--measure-seconds", o.app.measure_seconds,
-                  "Scripted run: train while drawing for this long, report frames/s and images/s")
-      ->check(CLI::Range(0.0, 3600.0));
+  add_text_flag(cmd, "--panel", o.app.panel,
+                "Show only this panel, filling the window: Devices, \"Batch split\", Gradients, "
+                "All-reduce, Timeline, Training or Compare")
+      ->type_name("NAME");
+  add_text_flag(cmd, "--screenshot", o.app.screenshot,
+                "Scripted run: once --steps and --compare are done, render --frames frames, "
+                "write this PNG and exit")
+      ->type_name("FILE");
+  add_whole_number_flag(cmd, "--frames", o.app.frames, 1, 100000,
+                        "Frames to render before the screenshot")
+      ->default_str("");
+  add_text_flag(cmd, "--report", o.app.report,
+                "Write what each panel drew, the frame rate and images/s as JSON, then exit")
+      ->type_name("FILE");
+  add_real_flag(cmd, "--measure-seconds", o.app.measure_seconds, 0.0, 3600.0,
+                "Scripted run: train while drawing for this long, report frames/s and images/s");
   cmd->add_flag("--check-display", o.check_display,
                 "Only check that a window can be opened here: exit 0 if so, else 2 saying why");
-  cmd->add_option("--quit-after", o.app.quit_after_seconds,
-                  "Close the window after this many seconds, even mid-run (tests, demos)")
-      ->check(CLI::Range(0.0, 86400.0));
+  add_real_flag(cmd, "--quit-after", o.app.quit_after_seconds, 0.0, 86400.0,
+                "Close the window after this many seconds, even mid-run (tests, demos)");
   return cmd;
 }
 

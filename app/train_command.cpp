@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
+#include "app/flags.h"
 #include "app/history_json.h"
 #include "app/keras_progress.h"
 #include "app/output_file.h"
@@ -79,42 +81,33 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
 }
 
 void add_training_flags(CLI::App* cmd, TrainOptions& o) {
-  cmd->add_option("--model", o.model, "Model: cnn (Keras' example CNN) or mlp (784-256-128-10)")
-      ->check(CLI::IsMember({"cnn", "mlp"}))
-      ->capture_default_str();
+  add_choice_flag(cmd, "--model", o.model, {"cnn", "mlp"},
+                  "Model: cnn (Keras' example CNN) or mlp (784-256-128-10)");
   add_device_flags(cmd, o.devices);
-  cmd->add_option("--batch-per-replica", o.batch_per_replica,
-                  "Examples per replica per step (global batch = this x GPUs)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16))
-      ->capture_default_str();
-  cmd->add_option("--epochs", o.epochs, "Passes over the training set")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--max-steps", o.max_steps,
-                  "Stop after this many global steps (then still evaluate and report); 0: no limit")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
-      ->capture_default_str();
-  cmd->add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or nadam")
-      ->check(CLI::IsMember({"sgd", "adam", "nadam"}))
-      ->capture_default_str();
-  cmd->add_option("--lr", o.learning_rate, "Learning rate")
-      ->check(CLI::Range(1e-9, 10.0))
-      ->capture_default_str();
-  cmd->add_option("--allreduce", o.allreduce,
+  add_whole_number_flag(cmd, "--batch-per-replica", o.batch_per_replica, 1, std::int64_t{1} << 16,
+                        "Examples per replica per step (global batch = this x GPUs)");
+  add_whole_number_flag(cmd, "--epochs", o.epochs, 1, 1000, "Passes over the training set");
+  add_whole_number_flag(
+      cmd, "--max-steps", o.max_steps, 0, std::int64_t{1} << 40,
+      "Stop after this many global steps (then still evaluate and report); 0: no limit");
+  add_choice_flag(cmd, "--optimizer", o.optimizer, {"sgd", "adam", "nadam"},
+                  "sgd (momentum 0.9), adam or nadam");
+  add_real_flag(cmd, "--lr", o.learning_rate, 1e-9, 10.0, "Learning rate");
+  add_choice_flag(cmd, "--allreduce", o.allreduce,
+                  {"auto", "nccl", "reduce-to-one", "ring", "one-shot"},
                   "All-reduce algorithm: auto (TensorFlow's choice), nccl, reduce-to-one, ring or "
-                  "one-shot")
-      ->check(CLI::IsMember({"auto", "nccl", "reduce-to-one", "ring", "one-shot"}))
-      ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed for initial weights and shuffling")
-      ->capture_default_str();
-  cmd->add_option("--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
-      ->capture_default_str();
-  cmd->add_option("--train-examples", o.train_examples,
-                  "Use only the first N training examples (0: all) for quick demos")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 31));
-  cmd->add_option("--history", o.history_file, "Write the run's history as JSON to this file");
-  cmd->add_option("--trace", o.trace_file,
-                  "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)");
+                  "one-shot");
+  add_unsigned_flag(cmd, "--seed", o.seed, 0, std::numeric_limits<std::uint64_t>::max(),
+                    "Seed for initial weights and shuffling");
+  add_text_flag(cmd, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
+      ->type_name("DIR");
+  add_whole_number_flag(cmd, "--train-examples", o.train_examples, 0, std::int64_t{1} << 31,
+                        "Use only the first N training examples (0: all) for quick demos");
+  add_text_flag(cmd, "--history", o.history_file, "Write the run's history as JSON to this file")
+      ->type_name("FILE");
+  add_text_flag(cmd, "--trace", o.trace_file,
+                "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)")
+      ->type_name("FILE");
 }
 
 // Flags are checked one by one by CLI11; what depends on several of them is checked here. What

@@ -9,6 +9,9 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <string>
+
+#include "virtualgpu/host_memory.h"
 
 #ifdef MIRRORLAB_HAVE_BLAS
 #include <cblas.h>
@@ -125,6 +128,26 @@ void set_blas_single_threaded() {
   // Each virtual GPU is one thread (its stream); OpenBLAS's own thread pool would make N
   // replicas fight over the cores and hide the cost model the lessons talk about.
   openblas_set_num_threads(1);
+#endif
+}
+
+void check_blas_work_memory(int threads) {
+#ifdef MIRRORLAB_HAVE_BLAS
+  constexpr std::size_t kPerThreadBytes = std::size_t{200} << 20;  // 128 + 64 + 8 MiB
+  constexpr std::size_t kRestBytes = std::size_t{128} << 20;
+  if (threads <= 0 || (vgpu::can_map_blocks(kPerThreadBytes, threads) &&
+                       vgpu::can_map_blocks(kPerThreadBytes * threads + kRestBytes, 1))) {
+    return;
+  }
+  throw HostMemoryError(
+      "the host cannot give this run the memory its " + std::to_string(threads) +
+      " CPU device threads need: about 200 MiB each (OpenBLAS's 128 MiB work buffer, the "
+      "thread's heap and stack) and 128 MiB for the data and models, " +
+      std::to_string((kPerThreadBytes * threads + kRestBytes) >> 20) +
+      " MiB in all, but this process has " + vgpu::query_host_memory().describe() +
+      ". Raise that limit, or train on fewer virtual GPUs");
+#else
+  (void)threads;
 #endif
 }
 

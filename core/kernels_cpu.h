@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 
 #include "core/ops.h"
 
@@ -20,6 +21,22 @@ void gemm_reference(bool trans_a, bool trans_b, int m, int n, int k, float alpha
 
 // Called once at start-up: BLAS runs single-threaded inside each caller.
 void set_blas_single_threaded();
+
+// OpenBLAS maps a work buffer for every thread that calls it (Debian 12's 0.3.21 asks malloc for
+// 128 MiB + 4 KiB) and, when that mapping fails, retries for ever: a step would hang inside
+// sgemm. Under a tight `ulimit -v` that is what happens first. Throws HostMemoryError when the
+// address space the run will need cannot be mapped now, so it stops before its first step,
+// saying so: for each of `threads` CPU device threads, OpenBLAS's buffer, glibc's 64 MiB heap of
+// the thread and its stack (measured: a 2-GPU CNN run needs about 455 MB beyond what is mapped
+// when the strategy is built, a 4-GPU run about 850 MB), and 128 MiB for the data and models.
+// Nothing without OpenBLAS.
+void check_blas_work_memory(int threads);
+
+// The host cannot give the process what it needs; what() says how much and why.
+class HostMemoryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 bool have_blas();
 
 // 3x3 "valid" convolution patches, NHWC. x: [batch, h, w, c] -> cols: [batch*(h-2)*(w-2), 9*c]

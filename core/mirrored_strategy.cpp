@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/batch.h"
+#include "core/kernels_cpu.h"
 #include "core/ops_cuda.h"
 #include "core/step_recorder.h"
 #include "virtualgpu/all_reduce_choice.h"
@@ -163,6 +164,9 @@ MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyO
       events_(events),
       rendezvous_(static_cast<int>(devices_.size())) {
   if (devices_.empty()) throw std::invalid_argument("MirroredStrategy needs at least one device");
+  // Before any step: a device thread whose first sgemm cannot map OpenBLAS's buffer would hang.
+  check_blas_work_memory(static_cast<int>(std::count_if(
+      devices_.begin(), devices_.end(), [](const vgpu::Device* d) { return !d->is_cuda(); })));
   choose_all_reduce();
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     replicas_.push_back(std::make_unique<Replica>(static_cast<int>(i), *devices_[i], options_));

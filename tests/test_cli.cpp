@@ -78,6 +78,40 @@ TEST(Cli, MissingDataFolderNamesItAndTheFix) {
   EXPECT_NE(r.output.find("dataset-fashion-mnist"), std::string::npos) << r.output;
 }
 
+// Under `ulimit -v` a run either trains or stops saying why; it never hangs (OpenBLAS retries a
+// failed mapping of its work buffer for ever, so the run must not start what it cannot finish).
+TEST(Cli, UnderAnAddressSpaceLimitARunTrainsOrSaysWhyNeverHangs) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve terabytes of address space: ulimit -v cannot apply";
+#endif
+  int trained = 0, refused = 0;
+  for (const int gpus : {2, 4}) {
+    for (const int mib : {1100, 1300, 1500, 1700, 1900, 2300, 3000}) {
+      const std::string command =
+          "sh -c 'ulimit -v " + std::to_string(mib * 1024) + " && exec timeout 60 " +
+          MIRRORLAB_BINARY_DIR + "/app/mirrorlab train --model mlp --gpus " +
+          std::to_string(gpus) +
+          " --memory-limit 100 --train-examples 512 --max-steps 3 --epochs 1'";
+      const Result r = mirrorlab::testing::run_command(command);
+      SCOPED_TRACE(command + "\n" + r.output);
+      EXPECT_NE(r.status, 124) << "hung";
+      if (r.status == 0) {
+        ++trained;
+      } else if (r.output.find("libcublas") != std::string::npos ||
+                 r.output.find("error while loading shared libraries") != std::string::npos) {
+        // So little that the loader cannot even map the CUDA libraries: nothing of ours ran.
+      } else {
+        ++refused;
+        EXPECT_TRUE(r.status == 1 || r.status == 2);
+        EXPECT_NE(r.output.find("mirrorlab: error:"), std::string::npos);
+        EXPECT_TRUE(r.output.find("ulimit -v") != std::string::npos) << "must say what limits it";
+      }
+    }
+  }
+  EXPECT_GT(trained, 0);  // the sweep reaches limits where training works
+}
+
 TEST(Cli, MemoryLimitTooSmallIsAClearError) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const Result r = run("train --gpus 2 --memory-limit 1 --train-examples 256");

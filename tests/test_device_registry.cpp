@@ -66,6 +66,39 @@ TEST(DeviceRegistry, RejectsBadConfigurations) {
   EXPECT_FALSE(registry.initialized());
 }
 
+// CPU-backed virtual GPUs compute in host memory: a cap larger than it could ever give is refused,
+// saying how much there is and what limits it.
+TEST(DeviceRegistry, RefusesAMemoryLimitTheHostCannotBack) {
+  HostMemory host;
+  host.ram_bytes = std::size_t{1} << 30;
+  DeviceRegistry registry;
+  registry.set_host_memory(host);
+  EXPECT_NO_THROW(registry.set_logical_device_configuration(2, 1024));
+  try {
+    registry.set_logical_device_configuration({{512}, {1025}});
+    FAIL() << "a 1025 MiB limit on a 1 GiB host was accepted";
+  } catch (const ConfigurationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("/gpu:1 is 1025 MiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("1.0 GiB of RAM"), std::string::npos) << what;
+    EXPECT_NE(what.find("at most 1024 MiB"), std::string::npos) << what;
+  }
+  EXPECT_EQ(registry.configuration().size(), 2u);  // unchanged by the refused call
+
+  host.mappable_bytes = std::size_t{300} << 20;  // under ulimit -v
+  host.mappable_source = "ulimit -v (RLIMIT_AS)";
+  DeviceRegistry limited;
+  limited.set_host_memory(host);
+  try {
+    limited.set_logical_device_configuration(1, 512);
+    FAIL() << "a 512 MiB limit with 300 MiB of address space left was accepted";
+  } catch (const ConfigurationError& e) {
+    EXPECT_NE(std::string(e.what()).find("0.3 GiB of address space left under ulimit -v"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DeviceRegistry, FrozenOnceInUse) {
   DeviceRegistry registry;
   registry.set_logical_device_configuration(2, 128);

@@ -70,6 +70,18 @@ void DeviceRegistry::check_configuration(
 void DeviceRegistry::set_logical_device_configuration(
     std::vector<LogicalDeviceConfiguration> configs) {
   check_configuration(configs);
+  const HostMemory host = host_memory_ ? *host_memory_ : query_host_memory();
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (configs[i].memory_limit_mib * kMiB > host.can_back()) {
+      throw ConfigurationError(
+          "memory limit of /gpu:" + std::to_string(i) + " is " +
+          std::to_string(configs[i].memory_limit_mib) +
+          " MiB, more than this host can back: a CPU-backed virtual GPU computes in host "
+          "memory, and this process has " + host.describe() +
+          ". Give each virtual GPU at most " + std::to_string(host.can_back() / kMiB) +
+          " MiB (a replica of the example CNN needs about 40 MiB)");
+    }
+  }
   backend_ = DeviceBackend::kCpuVirtualGpus;
   configs_ = std::move(configs);
   physical_gpus_.clear();

@@ -18,6 +18,7 @@
 #include "virtualgpu/configuration_error.h"
 #include "virtualgpu/cuda_runtime.h"
 #include "virtualgpu/device.h"
+#include "virtualgpu/host_memory.h"
 
 namespace mirrorlab::vgpu {
 
@@ -48,6 +49,8 @@ class DeviceRegistry {
   const GpuInventory& gpu_inventory();
   // Uses `inventory` instead of asking CUDA (tests of the configuration rules). Call first.
   void set_gpu_inventory(GpuInventory inventory);
+  // Uses `host` instead of asking the system (tests of the host-memory check). Call first.
+  void set_host_memory(HostMemory host) { host_memory_ = std::move(host); }
   // tf.config.list_physical_devices(): the CPU, then every visible GPU.
   std::vector<PhysicalDevice> list_physical_devices();
 
@@ -55,7 +58,8 @@ class DeviceRegistry {
   // Throws ConfigurationError for an empty list, more than kMaxDevices entries, a limit of 0
   // MiB, or when the devices are already in use ("Virtual devices cannot be modified after
   // being initialized"); the configuration is then unchanged.
-  // One CPU-backed virtual GPU per entry.
+  // One CPU-backed virtual GPU per entry. Also throws for a limit larger than the host can back
+  // (its RAM, or what `ulimit -v` leaves this process): a cap no allocation could ever reach.
   void set_logical_device_configuration(std::vector<LogicalDeviceConfiguration> configs);
   // Shorthand: `count` CPU-backed virtual GPUs of `memory_limit_mib` each.
   void set_logical_device_configuration(int count, std::size_t memory_limit_mib);
@@ -99,6 +103,7 @@ class DeviceRegistry {
   std::vector<int> physical_gpus_;
   bool sm_split_ = false;
   std::optional<GpuInventory> inventory_;
+  std::optional<HostMemory> host_memory_;
   std::string sm_note_;
   // Declared before the devices so that it is destroyed after them: their streams are these.
   std::vector<std::unique_ptr<CudaExecution>> executions_;

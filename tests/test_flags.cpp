@@ -1,0 +1,220 @@
+// Every value flag of every command goes through app/flags.h: parsed strictly, refusing NaN,
+// infinities, negatives, fractions, non-numbers, out-of-range values and empty list entries with
+// a sentence naming the flag. The command line is parsed in-process, without running anything.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "app/command_line.h"
+#include "app/flags.h"
+
+namespace {
+
+using mirrorlab::app::CommandLine;
+
+struct ValueFlag {
+  std::vector<std::string> command;  // {"bench", "allreduce"}
+  std::string name;                  // "--lr"
+  std::string type;                  // "N", "X", "SIZE", "cnn|mlp", "TEXT", ...
+  bool checked = false;              // carries the kCheckedFlag validator
+};
+
+void collect(CLI::App* app, std::vector<std::string> path, std::vector<ValueFlag>& out) {
+  for (CLI::Option* option : app->get_options()) {
+    if (option->get_expected_max() == 0) continue;  // a plain flag (--run, --help)
+    bool checked = true;
+    try {
+      option->get_validator(mirrorlab::app::kCheckedFlag);
+    } catch (const CLI::OptionNotFound&) {
+      checked = false;
+    }
+    out.push_back({path, option->get_name(), option->get_type_name(), checked});
+  }
+  for (CLI::App* sub : app->get_subcommands({})) {
+    std::vector<std::string> deeper = path;
+    deeper.push_back(sub->get_name());
+    collect(sub, deeper, out);
+  }
+}
+
+std::vector<ValueFlag> every_value_flag() {
+  CommandLine command_line;
+  std::vector<ValueFlag> flags;
+  collect(&command_line.app(), {}, flags);
+  return flags;
+}
+
+// The type names our numeric adders give (a list flag's names end in "...]").
+bool is_numeric(const ValueFlag& flag) {
+  const std::string& t = flag.type;
+  return t == "N" || t == "X" || t == "SIZE" || t.find("...]") != std::string::npos;
+}
+bool is_list(const ValueFlag& flag) { return flag.type.find("...]") != std::string::npos; }
+
+std::string parse_error(const ValueFlag& flag, const std::string& value) {
+  std::vector<std::string> args = flag.command;
+  args.push_back(flag.name + "=" + value);
+  CommandLine command_line;
+  return command_line.parse_error(args);
+}
+
+TEST(Flags, EveryValueFlagOfEveryCommandGoesThroughTheOneCheckedPath) {
+  const std::vector<ValueFlag> flags = every_value_flag();
+  ASSERT_GT(flags.size(), 30u);  // train, gui, bench allreduce, devices
+  for (const ValueFlag& flag : flags) {
+    std::string where;
+    for (const std::string& c : flag.command) where += c + " ";
+    EXPECT_TRUE(flag.checked) << where << flag.name
+                              << " was added without app/flags.h: use add_*_flag";
+  }
+}
+
+TEST(Flags, EveryNumberFlagRefusesNanInfinitiesNegativesHugeAndNonNumbers) {
+  int numeric = 0;
+  for (const ValueFlag& flag : every_value_flag()) {
+    if (!is_numeric(flag)) continue;
+    ++numeric;
+    for (const std::string value :
+         {"nan", "NaN", "inf", "-inf", "infinity", "-1", "-0.5", "1e300", "-1e300",
+          "99999999999999999999999", "abc", "", "12abc", "0x10", "1,5"}) {
+      if (is_list(flag) && value == "1,5") continue;  // two entries: fine for a list
+      const std::string error = parse_error(flag, value);
+      EXPECT_NE(error.find(flag.name), std::string::npos)
+          << flag.name << "=" << value << " must be refused naming the flag; got: '" << error
+          << "'";
+    }
+  }
+  EXPECT_GE(numeric, 20);
+}
+
+TEST(Flags, EveryListFlagRefusesEmptyEntries) {
+  int lists = 0;
+  for (const ValueFlag& flag : every_value_flag()) {
+    if (!is_list(flag)) continue;
+    ++lists;
+    for (const std::string value : {"1,", ",1", "1,,1", ",", "1, ,1"}) {
+      const std::string error = parse_error(flag, value);
+      EXPECT_NE(error.find("is empty"), std::string::npos) << flag.name << "=" << value << ": "
+                                                           << error;
+    }
+  }
+  EXPECT_GE(lists, 6);  // --memory-limit and --devices of four commands
+}
+
+TEST(Flags, EveryTextFlagRefusesAnEmptyValue) {
+  for (const ValueFlag& flag : every_value_flag()) {
+    if (is_numeric(flag)) continue;
+    EXPECT_NE(parse_error(flag, "").find(flag.name), std::string::npos) << flag.name;
+  }
+}
+
+TEST(Flags, MessagesSayWhatIsWrongAndTheRealBounds) {
+  CommandLine a;
+  EXPECT_NE(a.parse_error({"train", "--gpus", "abc"}).find("'abc' is not a whole number: give a "
+                                                           "whole number from 1 to 64"),
+            std::string::npos);
+  CommandLine b;
+  EXPECT_NE(b.parse_error({"train", "--lr", "1e-10"})
+                .find("'1e-10' is out of range: give a number from 1e-09 to 10"),
+            std::string::npos);
+  CommandLine c;
+  EXPECT_NE(c.parse_error({"train", "--lr", "nan"}).find("'nan' is not a number"),
+            std::string::npos);
+  CommandLine d;
+  EXPECT_NE(d.parse_error({"train", "--model", "cnn", "--model", "mlp"})
+                .find("--model: given 2 times ('cnn', 'mlp'): give it once"),
+            std::string::npos);
+  CommandLine e;
+  EXPECT_NE(e.parse_error({"frobnicate"}).find("'frobnicate' is not a command"),
+            std::string::npos);
+  CommandLine f;
+  EXPECT_NE(f.parse_error({"bench", "allreduce", "-b", "7"}).find("not a multiple of 4"),
+            std::string::npos);
+  CommandLine g;
+  EXPECT_NE(g.parse_error({"bench", "allreduce", "-b", "-1"}).find("'-1' is negative"),
+            std::string::npos);
+  CommandLine h;
+  const std::string seed = h.parse_error({"train", "--seed=-1"});
+  EXPECT_NE(seed.find("'-1' is negative"), std::string::npos) << seed;
+  CommandLine i;
+  EXPECT_NE(i.parse_error({"train", "--seed", "18446744073709551616"}).find("too large"),
+            std::string::npos);
+  CommandLine j;
+  EXPECT_NE(j.parse_error({"train", "--memory-limit", "1024,"}).find("entry 2 of 2 is empty"),
+            std::string::npos);
+  CommandLine k;
+  EXPECT_NE(k.parse_error({"bench", "allreduce", "-f", "nan"}).find("--stepfactor"),
+            std::string::npos);
+  CommandLine l;
+  EXPECT_NE(l.parse_error({"bench", "allreduce", "--algorithms", "ring,ring"})
+                .find("'ring' is listed twice"),
+            std::string::npos);
+}
+
+TEST(Flags, GoodValuesLandInTheOptions) {
+  CommandLine cl;
+  ASSERT_EQ(cl.parse_error({"train", "--lr", "0.01", "--gpus", "3", "--memory-limit",
+                            "512,256,128", "--seed", "18446744073709551615", "--model", "mlp",
+                            "--max-steps", "+7"}),
+            "");
+  EXPECT_DOUBLE_EQ(cl.train_options.learning_rate, 0.01);
+  EXPECT_EQ(cl.train_options.devices.gpus, 3);
+  EXPECT_EQ(cl.train_options.devices.memory_limits_mib, (std::vector<std::int64_t>{512, 256, 128}));
+  EXPECT_EQ(cl.train_options.seed, std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(cl.train_options.model, "mlp");
+  EXPECT_EQ(cl.train_options.max_steps, 7);
+
+  CommandLine bench;
+  ASSERT_EQ(bench.parse_error({"bench", "allreduce", "-b", "4K", "-e", "64MiB", "-f", "4",
+                               "--algorithms", "ring,one-shot"}),
+            "");
+  EXPECT_EQ(bench.bench_options.min_bytes, 4096u);
+  EXPECT_EQ(bench.bench_options.max_bytes, std::uint64_t{64} << 20);
+  EXPECT_EQ(bench.bench_options.algorithms, (std::vector<std::string>{"ring", "one-shot"}));
+
+  CommandLine gui;
+  ASSERT_EQ(gui.parse_error({"gui", "--font-scale", "1.5", "--refresh-hz", "0"}), "");
+  EXPECT_FLOAT_EQ(gui.gui_options.app.font_scale, 1.5f);
+  EXPECT_EQ(gui.gui_options.app.refresh_hz, 0.0);
+}
+
+TEST(FlagParsing, SizesTakeBinaryUnits) {
+  using mirrorlab::app::parse_bytes;
+  std::uint64_t v = 0;
+  const std::uint64_t max = std::uint64_t{1} << 40;
+  EXPECT_EQ(parse_bytes("4096", 4, max, 4, &v), "");
+  EXPECT_EQ(v, 4096u);
+  for (const auto& [text, bytes] : std::vector<std::pair<std::string, std::uint64_t>>{
+           {"1K", 1024}, {"1k", 1024}, {"4KiB", 4096}, {"4KB", 4096}, {"16M", 16u << 20},
+           {"1G", 1u << 30}, {"1T", max}, {"8B", 8}}) {
+    EXPECT_EQ(parse_bytes(text, 4, max, 4, &v), "") << text;
+    EXPECT_EQ(v, bytes) << text;
+  }
+  for (const std::string bad : {"2T", "1P", "1Ki", "K", "1.5M", "-4", "4 4", "0", "6"}) {
+    EXPECT_NE(parse_bytes(bad, 4, max, 4, &v), "") << bad;
+  }
+}
+
+TEST(FlagParsing, NumbersAreReadToTheLastCharacter) {
+  using mirrorlab::app::parse_real;
+  using mirrorlab::app::parse_whole_number;
+  double x = 0;
+  EXPECT_EQ(parse_real("1e-3", 0, 1, &x), "");
+  EXPECT_DOUBLE_EQ(x, 1e-3);
+  EXPECT_EQ(parse_real(" +0.5 ", 0, 1, &x), "");
+  EXPECT_DOUBLE_EQ(x, 0.5);
+  EXPECT_NE(parse_real("0.5x", 0, 1, &x), "");
+  EXPECT_NE(parse_real("++1", 0, 2, &x), "");
+  std::int64_t n = 0;
+  EXPECT_EQ(parse_whole_number("+3", 0, 10, &n), "");
+  EXPECT_EQ(n, 3);
+  EXPECT_NE(parse_whole_number("3.0", 0, 10, &n), "");
+  EXPECT_NE(parse_whole_number("1e1", 0, 100, &n), "");
+  EXPECT_NE(parse_whole_number("-9223372036854775809", -100, 100, &n).find("too small"),
+            std::string::npos);
+}
+
+}  // namespace
