@@ -57,6 +57,9 @@ class GzReader {
   explicit GzReader(const std::filesystem::path& path) : path_(path) {
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      fail(path, "cannot open: " + ec.message(), kMissingHint);  // a link loop, no permission
+    }
     if (!std::filesystem::exists(status)) fail(path, "no such file", kMissingHint);
     if (std::filesystem::is_directory(status)) {
       fail(path, "is a directory, not an IDX file", kMissingHint);
@@ -99,6 +102,25 @@ class GzReader {
       cut_off_gzip_ = errnum == Z_BUF_ERROR;
     }
     return done;
+  }
+
+  // Reads `n` bytes into `out`, growing it a chunk at a time as the data arrives, so a header
+  // that promises far more than the file holds costs no more memory than the file. Returns how
+  // many there were.
+  std::size_t read_into(std::vector<std::uint8_t>& out, std::size_t n) {
+    constexpr std::size_t kChunk = std::size_t{16} << 20;
+    out.clear();
+    while (out.size() < n) {
+      const std::size_t want = std::min(kChunk, n - out.size());
+      const std::size_t had = out.size();
+      out.resize(had + want);
+      const std::size_t got = read(out.data() + had, want);
+      if (got < want) {
+        out.resize(had + got);
+        break;
+      }
+    }
+    return out.size();
   }
 
   bool cut_off_gzip() const { return cut_off_gzip_; }
@@ -193,9 +215,8 @@ void load_images(const std::filesystem::path& path, Dataset& out) {
   }
   out.rows = static_cast<int>(rows);
   out.cols = static_cast<int>(cols);
-  out.images.resize(static_cast<std::size_t>(bytes));
-  const std::size_t got = reader.read(out.images.data(), out.images.size());
-  if (got < out.images.size()) {
+  const std::size_t got = reader.read_into(out.images, static_cast<std::size_t>(bytes));
+  if (got < bytes) {
     fail(path,
          "truncated: header promises " + promise + " but the file ends after " +
              std::to_string(got) + " bytes of image data" + cut_off_note(reader),
@@ -211,9 +232,8 @@ void load_labels(const std::filesystem::path& path, Dataset& out) {
   if (n == 0 || n > kMaxCount) {
     fail(path, "implausible header: " + std::to_string(n) + " labels", kDamagedHint);
   }
-  out.labels.resize(n);
-  const std::size_t got = reader.read(out.labels.data(), out.labels.size());
-  if (got < out.labels.size()) {
+  const std::size_t got = reader.read_into(out.labels, n);
+  if (got < n) {
     fail(path,
          "truncated: header promises " + std::to_string(n) + " labels but the file ends after " +
              std::to_string(got) + " of them" + cut_off_note(reader),
@@ -294,6 +314,9 @@ Dataset load_idx_images_and_labels(const std::filesystem::path& images,
 FashionMnist load_fashion_mnist(const std::filesystem::path& dir) {
   std::error_code ec;
   const auto status = std::filesystem::status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    fail(dir, "cannot open: " + ec.message(), kMissingHint);
+  }
   if (!std::filesystem::exists(status)) {
     fail(dir, "no such directory: the Fashion-MNIST data is not there", kMissingHint);
   }
@@ -305,12 +328,16 @@ FashionMnist load_fashion_mnist(const std::filesystem::path& dir) {
                                           dir / "train-labels-idx1-ubyte.gz");
   data.test = load_idx_images_and_labels(dir / "t10k-images-idx3-ubyte.gz",
                                          dir / "t10k-labels-idx1-ubyte.gz");
-  if (data.train.rows != data.test.rows || data.train.cols != data.test.cols) {
-    fail(dir / "t10k-images-idx3-ubyte.gz",
-         "test images are " + std::to_string(data.test.rows) + "x" +
-             std::to_string(data.test.cols) + " but the training images are " +
-             std::to_string(data.train.rows) + "x" + std::to_string(data.train.cols),
-         kDamagedHint);
+  // The models take Fashion-MNIST's 28x28 images; any other size would only fail later, in a
+  // layer, without naming the file.
+  for (const auto& [set, file] : {std::pair{&data.train, "train-images-idx3-ubyte.gz"},
+                                  std::pair{&data.test, "t10k-images-idx3-ubyte.gz"}}) {
+    if (set->rows != kFashionMnistSide || set->cols != kFashionMnistSide) {
+      fail(dir / file,
+           "holds images of " + std::to_string(set->rows) + "x" + std::to_string(set->cols) +
+               " pixels; Fashion-MNIST's, which the models take, are 28x28",
+           kDamagedHint);
+    }
   }
   return data;
 }

@@ -11,6 +11,7 @@
 namespace mirrorlab::core {
 
 inline constexpr const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+inline constexpr int kFashionMnistSide = 28;  // images are 28x28: the models' input
 
 // A damaged, missing or mismatched data file; what() names the file and the problem and says
 // what to do.
@@ -39,7 +40,7 @@ Dataset load_idx_images_and_labels(const std::filesystem::path& images,
 struct FashionMnist {
   Dataset train, test;
 };
-// Loads train-*-ubyte.gz and t10k-*-ubyte.gz from `dir`.
+// Loads train-*-ubyte.gz and t10k-*-ubyte.gz from `dir`. Refuses images of any size but 28x28.
 FashionMnist load_fashion_mnist(const std::filesystem::path& dir = kDefaultFashionMnistDir);
 
 const char* fashion_mnist_class_name(int label);  // "T-shirt/top", ..., "Ankle boot"

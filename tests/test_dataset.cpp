@@ -2,6 +2,8 @@
 // damage giving a DataError that names the file and the problem. Seeded shuffling. The real
 // Fashion-MNIST from dataset-fashion-mnist when it is installed.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -16,9 +18,11 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dataset.h"
+#include "tests/temp_folder.h"
 
 namespace mirrorlab::core {
 namespace {
@@ -26,29 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
 
-// A fresh directory under the system temp dir, removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ =
-        fs::temp_directory_path() / ("mirrorlab_test_dataset_" + std::to_string(::getpid()) + "_" +
-                                     std::to_string(stamp) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using TempDir = mirrorlab::testing::TempFolder;
 
 void put_be32(Bytes& out, std::uint32_t v) {
   out.push_back(static_cast<std::uint8_t>(v >> 24));
@@ -361,17 +343,96 @@ TEST(FashionMnist, MissingDirectorySaysHowToInstall) {
 
 TEST(FashionMnist, LoadsAFolderOfSmallFiles) {
   TempDir dir;
-  write_gz(dir / "train-images-idx3-ubyte.gz", idx_images(5, 3, 2, pattern_pixels(5, 6)));
+  constexpr std::size_t kPixels = 28 * 28;
+  write_gz(dir / "train-images-idx3-ubyte.gz", idx_images(5, 28, 28, pattern_pixels(5, kPixels)));
   write_gz(dir / "train-labels-idx1-ubyte.gz", idx_labels({0, 1, 2, 3, 9}));
-  write_gz(dir / "t10k-images-idx3-ubyte.gz", idx_images(2, 3, 2, pattern_pixels(2, 6)));
+  write_gz(dir / "t10k-images-idx3-ubyte.gz", idx_images(2, 28, 28, pattern_pixels(2, kPixels)));
   expect_data_error([&] { load_fashion_mnist(dir.path()); },
                     {"t10k-labels-idx1-ubyte.gz", "no such file"});
   write_gz(dir / "t10k-labels-idx1-ubyte.gz", idx_labels({7, 8}));
   const FashionMnist data = load_fashion_mnist(dir.path());
-  expect_good_round_trip(data.train);
+  EXPECT_EQ(data.train.size(), 5u);
+  EXPECT_EQ(data.train.images, pattern_pixels(5, kPixels));
   EXPECT_EQ(data.test.size(), 2u);
   EXPECT_EQ(data.test.labels, (Bytes{7, 8}));
-  EXPECT_EQ(data.test.images, pattern_pixels(2, 6));
+  EXPECT_EQ(data.test.images, pattern_pixels(2, kPixels));
+}
+
+// The models take 28x28 images: any other size is refused when loading, naming the file, instead
+// of failing later inside a layer.
+TEST(FashionMnist, RefusesImagesOfAnotherSizeNamingTheFile) {
+  for (const auto& [train_side, test_side] : {std::pair{7u, 28u}, std::pair{1u, 28u},
+                                              std::pair{28u, 7u}, std::pair{28u, 29u}}) {
+    TempDir dir;
+    write_gz(dir / "train-images-idx3-ubyte.gz",
+             idx_images(2, train_side, train_side, pattern_pixels(2, train_side * train_side)));
+    write_gz(dir / "train-labels-idx1-ubyte.gz", idx_labels({0, 1}));
+    write_gz(dir / "t10k-images-idx3-ubyte.gz",
+             idx_images(1, test_side, test_side, pattern_pixels(1, test_side * test_side)));
+    write_gz(dir / "t10k-labels-idx1-ubyte.gz", idx_labels({7}));
+    const unsigned bad = train_side != 28 ? train_side : test_side;
+    const std::string file =
+        train_side != 28 ? "train-images-idx3-ubyte.gz" : "t10k-images-idx3-ubyte.gz";
+    expect_data_error([&] { load_fashion_mnist(dir.path()); },
+                      {(dir / file).string(),
+                       std::to_string(bad) + "x" + std::to_string(bad) + " pixels", "28x28"});
+  }
+}
+
+// A header that promises 5,000,000 images in a 16 KB file is found truncated as the data runs
+// out, without first allocating the 3.9 GB it promises: the load runs in a child process whose
+// address space is capped 512 MiB above what it uses, where such an allocation would fail.
+TEST(Idx, AHeaderPromisingMillionsInATinyFileCostsNoMoreThanTheFile) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve terabytes of address space: an RLIMIT_AS cannot apply";
+#endif
+  TempDir dir;
+  const GoodPair good = write_good_pair(dir, true);
+  const fs::path liar = dir / "liar.gz";
+  write_gz(liar, idx_images(5000000, 28, 28, pattern_pixels(20, 28 * 28)));  // 15.7 KB of pixels
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::size_t used_kb = 0;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmSize:", 0) == 0) used_kb = std::stoul(line.substr(7));
+    }
+    const rlimit cap{(used_kb << 10) + (std::size_t{512} << 20),
+                     (used_kb << 10) + (std::size_t{512} << 20)};
+    setrlimit(RLIMIT_AS, &cap);
+    try {
+      load_idx_images_and_labels(liar, good.labels);
+      _exit(3);  // loaded: cannot be
+    } catch (const DataError& e) {
+      const std::string what = e.what();
+      _exit(what.find("truncated") != std::string::npos &&
+                    what.find("5000000 images") != std::string::npos
+                ? 0
+                : 4);
+    } catch (const std::bad_alloc&) {
+      _exit(2);  // allocated what the header promised
+    } catch (...) {
+      _exit(5);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the header's 3.9 GB were allocated; 4: the message "
+                                       "does not say truncated and what the header promised";
+}
+
+TEST(Idx, ALinkLoopGivesTheSystemsReasonNotNoSuchFile) {
+  TempDir dir;
+  const GoodPair good = write_good_pair(dir, true);
+  fs::create_symlink(dir / "b.gz", dir / "a.gz");
+  fs::create_symlink(dir / "a.gz", dir / "b.gz");
+  expect_data_error([&] { load_idx_images_and_labels(dir / "a.gz", good.labels); },
+                    {(dir / "a.gz").string(), "Too many levels of symbolic links"});
+  fs::create_symlink(dir / "loop-dir", dir / "loop-dir");
+  expect_data_error([&] { load_fashion_mnist(dir / "loop-dir"); },
+                    {"Too many levels of symbolic links"});
 }
 
 TEST(FashionMnist, ClassNames) {
