@@ -5,7 +5,7 @@
 
 #include "app/device_flags.h"
 #include "app/flags.h"
-#include "app/output_file.h"
+#include "app/output_files.h"
 #include "core/kernels_cpu.h"
 
 #ifdef MIRRORLAB_HAVE_GUI
@@ -74,9 +74,11 @@ int run_gui(const GuiOptions& o) {
                "(scripts/setup does) and rebuild; 'mirrorlab train' trains without a window.\n");
   return 2;
 #else
+  // The window writes its files itself (a screenshot can be taken any time): checked here only.
+  OutputFiles outputs;
   for (const std::string& problem :
-       {gui::check_app_options(o.app), check_output_file("--screenshot", o.app.screenshot),
-        check_output_file("--report", o.app.report)}) {
+       {gui::check_app_options(o.app), outputs.add("--screenshot", o.app.screenshot, false),
+        outputs.add("--report", o.app.report, false)}) {
     if (!problem.empty()) {
       std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
       return 2;

@@ -1,7 +1,5 @@
 #include "app/history_json.h"
 
-#include <fstream>
-#include <stdexcept>
 
 namespace mirrorlab::app {
 namespace {
@@ -54,18 +52,12 @@ nlohmann::json to_json(const RunSummary& s) {
           {"images_per_second",
            h.train_seconds > 0 ? static_cast<double>(h.train_examples) / h.train_seconds : 0.0},
           {"phase_seconds", phases},
-          {"peak_memory_bytes", memory}};
-}
-
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& json) {
-  const std::filesystem::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp);
-    if (!out) throw std::runtime_error(path.string() + ": cannot open for writing");
-    out << json.dump(2) << '\n';
-    if (!out) throw std::runtime_error(path.string() + ": write failed");
-  }
-  std::filesystem::rename(temp, path);
+          {"peak_memory_bytes", memory},
+          {"stopped",
+           {{"reason", core::to_string(h.stop_reason)},
+            {"after_step", h.steps},
+            {"message", s.stop_message}}},
+          {"warnings", s.warnings}};
 }
 
 }  // namespace mirrorlab::app

@@ -19,10 +19,14 @@ struct RunSummary {
   std::vector<std::string> device_names;
   std::vector<core::PhaseTotals> phase_seconds;  // per device
   std::vector<std::size_t> peak_memory_bytes;    // per device
+  // Why the run ended (history->stop_reason) in words, when it ended early: the divergence, the
+  // signal. "" for a run that finished.
+  std::string stop_message;
+  std::vector<std::string> warnings;  // as printed (the loss growing far past its start)
 };
 
+// The history as JSON: "stopped": {"reason", "after_step", "message"} says how the run ended
+// ("finished", "max_steps", "interrupted", "diverged", "failed"). Write it with OutputFile.
 nlohmann::json to_json(const RunSummary& summary);
-// Writes through a temporary file and a rename, so a failed write never leaves half a file.
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& json);
 
 }  // namespace mirrorlab::app

@@ -69,6 +69,12 @@ void KerasProgress::on_batch_end(int, std::int64_t step, std::int64_t steps,
   std::fflush(out_);
 }
 
+void KerasProgress::interrupt_line() {
+  if (!live_ || last_width_ == 0) return;
+  std::fprintf(out_, "\n");
+  last_width_ = 0;
+}
+
 void KerasProgress::on_epoch_end(const core::EpochLog& log) {
   std::string line = counter(log.steps, log.steps_per_epoch) + " " +
                      progress_bar(log.steps, log.steps_per_epoch) + " - " +

@@ -22,6 +22,8 @@ class KerasProgress : public core::FitCallback {
   void on_batch_end(int epoch, std::int64_t step_in_epoch, std::int64_t steps_per_epoch,
                     const core::Metrics& running, double epoch_seconds) override;
   void on_epoch_end(const core::EpochLog& log) override;
+  // Ends a live progress line in the middle of an epoch, so a message can follow on its own.
+  void interrupt_line();
 
  private:
   std::FILE* out_;

@@ -10,8 +10,9 @@
 
 #include "app/flags.h"
 #include "app/history_json.h"
+#include "app/interrupt.h"
 #include "app/keras_progress.h"
-#include "app/output_file.h"
+#include "app/output_files.h"
 #include "core/fit.h"
 #include "core/kernels_cpu.h"
 #include "core/mirrored_strategy.h"
@@ -77,6 +78,11 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       "train",
       "Mirrored training of a real model on Fashion-MNIST on N virtual GPUs (CPU-backed or CUDA)");
   add_training_flags(cmd, o);
+  add_text_flag(cmd, "--history", o.history_file, "Write the run's history as JSON to this file")
+      ->type_name("FILE");
+  add_text_flag(cmd, "--trace", o.trace_file,
+                "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)")
+      ->type_name("FILE");
   return cmd;
 }
 
@@ -103,21 +109,17 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
       ->type_name("DIR");
   add_whole_number_flag(cmd, "--train-examples", o.train_examples, 0, std::int64_t{1} << 31,
                         "Use only the first N training examples (0: all) for quick demos");
-  add_text_flag(cmd, "--history", o.history_file, "Write the run's history as JSON to this file")
-      ->type_name("FILE");
-  add_text_flag(cmd, "--trace", o.trace_file,
-                "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)")
-      ->type_name("FILE");
 }
 
-// Flags are checked one by one by CLI11; what depends on several of them is checked here. What
+// Flags are checked one by one by CLI11; what depends on several of them is checked here, and the
+// output files are created (as temporaries) so a path that cannot be written is said now. What
 // depends on the devices (is a GPU visible, can NCCL run on them) is checked when they are made,
 // still before the dataset is loaded.
-std::string check_train_options(const TrainOptions& o, int* gpus) {
+std::string check_train_options(const TrainOptions& o, int* gpus, OutputFiles* outputs) {
   std::string problem;
   *gpus = device_count(o.devices, &problem);
-  if (problem.empty()) problem = check_output_file("--history", o.history_file);
-  if (problem.empty()) problem = check_output_file("--trace", o.trace_file);
+  if (problem.empty() && outputs != nullptr) problem = outputs->add("--history", o.history_file);
+  if (problem.empty() && outputs != nullptr) problem = outputs->add("--trace", o.trace_file);
   return problem;
 }
 
@@ -153,9 +155,64 @@ core::FashionMnist load_training_data(const TrainOptions& o) {
   return data;
 }
 
+namespace {
+
+// The end of a run, as it ended: the report on stdout, then the files.
+struct RunEnd {
+  int status = 0;            // 0, 1 (diverged or failed) or 128 + signal
+  std::string stop_message;  // why it ended early, in words, also in the history
+};
+
+nlohmann::json run_config(const TrainOptions& o, int gpus, std::size_t global,
+                          const core::MirroredStrategy& strategy, std::size_t train_examples) {
+  return {{"model", o.model},
+          {"gpus", gpus},
+          {"batch_per_replica", o.batch_per_replica},
+          {"global_batch", global},
+          {"epochs", o.epochs},
+          {"max_steps", o.max_steps},
+          {"optimizer", o.optimizer},
+          {"learning_rate", o.learning_rate},
+          {"allreduce", strategy.all_reduce().name()},
+          {"seed", o.seed},
+          {"train_examples", train_examples}};
+}
+
+// "try a lower --lr (now 10) or a larger --batch-per-replica (now 1)": what the user can change.
+std::string divergence_advice(const TrainOptions& o) {
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", o.learning_rate);
+  return std::string("Try a lower --lr (now ") + lr + "), a larger --batch-per-replica (now " +
+         std::to_string(o.batch_per_replica) + ")" +
+         (o.optimizer == "adam" ? "" : ", or --optimizer adam, which adapts its step size");
+}
+
+class TrainProgress : public KerasProgress {
+ public:
+  TrainProgress(const TrainOptions& o, std::vector<std::string>* warnings)
+      : KerasProgress(stdout, isatty(fileno(stdout)) != 0), options_(&o), warnings_(warnings) {}
+  void on_loss_growth(const core::LossGrowth& g) override {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "the mean loss of step %lld is %.4g, more than %.0f times the %.4g of step 1: "
+                  "training is diverging. ",
+                  static_cast<long long>(g.step), g.loss, core::kLossGrowthFactor, g.first_loss);
+    warnings_->push_back(text + divergence_advice(*options_) + ".");
+    interrupt_line();
+    std::printf("WARNING: %s\n", warnings_->back().c_str());
+  }
+
+ private:
+  const TrainOptions* options_;
+  std::vector<std::string>* warnings_;
+};
+
+}  // namespace
+
 int run_train(const TrainOptions& o) {
   int gpus = 0;
-  if (const std::string problem = check_train_options(o, &gpus); !problem.empty()) {
+  OutputFiles outputs;
+  if (const std::string problem = check_train_options(o, &gpus, &outputs); !problem.empty()) {
     std::fprintf(stderr, "mirrorlab train: %s\nRun 'mirrorlab train --help' for the flags.\n",
                  problem.c_str());
     return 2;
@@ -191,18 +248,54 @@ int run_train(const TrainOptions& o) {
               static_cast<long long>(o.batch_per_replica), gpus, o.optimizer.c_str(),
               o.learning_rate);
 
-  KerasProgress progress(stdout, isatty(fileno(stdout)) != 0);
-  const core::History history =
-      core::fit(strategy, data.train, &data.test, fit_options(o), &progress);
+  std::vector<std::string> warnings;
+  TrainProgress progress(o, &warnings);
+  core::FitOptions fit = fit_options(o);
+  fit.stop_requested = [] { return interrupt_signal() != 0; };
+  core::FitLoop loop(strategy, data.train, &data.test, fit, &progress);
+  RunEnd end;
+  try {
+    while (!loop.done()) {
+      if (interrupt_signal() != 0) {
+        loop.stop(core::StopReason::kInterrupted);
+        break;
+      }
+      loop.step();
+    }
+  } catch (const core::DivergedError& e) {
+    // The step did not count: the weights, the history and the trace are those of the steps
+    // before it, and they are saved.
+    loop.stop(core::StopReason::kDiverged);  // closes the epoch's progress line
+    end.status = 1;
+    end.stop_message = std::string(e.what()) + ". " + divergence_advice(o) + ".";
+    std::fflush(stdout);
+    std::fprintf(stderr, "\nmirrorlab: error: %s\n", end.stop_message.c_str());
+  }
+  const core::History& history = loop.history();
+  if (history.stop_reason == core::StopReason::kInterrupted) {
+    const int signal = interrupt_signal();
+    end.status = interrupt_exit_status(signal);
+    end.stop_message = std::string("stopped by ") + interrupt_name(signal) + " after step " +
+                       std::to_string(history.steps) + " (epoch " +
+                       std::to_string(loop.epoch()) + ", step " +
+                       std::to_string(loop.step_in_epoch()) + " of " +
+                       std::to_string(loop.steps_per_epoch()) + ")";
+    std::printf("Interrupted: %s.\n", end.stop_message.c_str());
+  }
 
   if (history.stopped_by_max_steps) {
     std::printf("Stopped after --max-steps %lld global steps.\n",
                 static_cast<long long>(o.max_steps));
   }
-  const core::Metrics test =
-      history.epochs.empty() ? core::Metrics{} : history.epochs.back().validation;
-  std::printf("Test accuracy: %.4f, test loss: %.4f (%lld test images)\n", test.accuracy, test.loss,
-              static_cast<long long>(test.examples));
+  const core::Metrics test = history.epochs.empty() || !history.epochs.back().has_validation
+                                 ? core::Metrics{}
+                                 : history.epochs.back().validation;
+  if (test.examples > 0) {
+    std::printf("Test accuracy: %.4f, test loss: %.4f (%lld test images)\n", test.accuracy,
+                test.loss, static_cast<long long>(test.examples));
+  } else {
+    std::printf("Test accuracy: not evaluated (the run stopped before the end of its epoch)\n");
+  }
   std::printf("Training: %.0f images/s over %lld steps\n",
               history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
               static_cast<long long>(history.steps));
@@ -216,19 +309,10 @@ int run_train(const TrainOptions& o) {
   }
   std::printf("\n");
 
+  std::vector<std::string> write_errors;
   if (!o.history_file.empty()) {
     RunSummary summary;
-    summary.config = {{"model", o.model},
-                      {"gpus", gpus},
-                      {"batch_per_replica", o.batch_per_replica},
-                      {"global_batch", global},
-                      {"epochs", o.epochs},
-                      {"max_steps", o.max_steps},
-                      {"optimizer", o.optimizer},
-                      {"learning_rate", o.learning_rate},
-                      {"allreduce", strategy.all_reduce().name()},
-                      {"seed", o.seed},
-                      {"train_examples", data.train.size()}};
+    summary.config = run_config(o, gpus, global, strategy, data.train.size());
     summary.history = &history;
     summary.test = test;
     double sum_squares = 0;
@@ -239,16 +323,30 @@ int run_train(const TrainOptions& o) {
       summary.peak_memory_bytes.push_back(d->memory().peak());
     }
     summary.phase_seconds = totals;
-    write_json_file(o.history_file, to_json(summary));
-    std::printf("History written to %s\n", o.history_file.c_str());
+    summary.stop_message = end.stop_message;
+    summary.warnings = warnings;
+    if (std::string e = write_output(outputs, "--history", to_json(summary).dump(2) + "\n");
+        !e.empty()) {
+      write_errors.push_back(e);
+    } else {
+      std::printf("History written to %s\n", o.history_file.c_str());
+    }
   }
   if (!o.trace_file.empty()) {
     std::vector<std::string> names;
     for (vgpu::Device* d : devices) names.push_back(d->name());
-    events.write_chrome_trace(o.trace_file, names);
-    std::printf("Trace written to %s (open it in ui.perfetto.dev)\n", o.trace_file.c_str());
+    if (std::string e = write_output(outputs, "--trace", events.chrome_trace(names)); !e.empty()) {
+      write_errors.push_back(e);
+    } else {
+      std::printf("Trace written to %s (open it in ui.perfetto.dev)\n", o.trace_file.c_str());
+    }
   }
-  return 0;
+  for (const std::string& e : write_errors) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "mirrorlab train: error: %s\n", e.c_str());
+  }
+  if (!write_errors.empty() && end.status == 0) end.status = 1;
+  return end.status;  // main() checks that stdout took everything
 }
 
 }  // namespace mirrorlab::app

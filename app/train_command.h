@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
+#include "app/output_files.h"
 #include "core/dataset.h"
 #include "core/fit.h"
 #include "core/mirrored_strategy.h"
@@ -30,11 +31,14 @@ struct TrainOptions {
   std::string trace_file;
 };
 
+// `train` with the flags below and its output files (--history, --trace).
 CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
-// The flags of `train` (devices, model, optimizer, batch, ...), for every command that trains.
+// The flags of every command that trains (devices, model, optimizer, batch, ...).
 void add_training_flags(CLI::App* command, TrainOptions& options);
-// "" when the flags fit together (and *gpus is the device count), else what to change.
-std::string check_train_options(const TrainOptions& options, int* gpus);
+// "" when the flags fit together (and *gpus is the device count), else what to change. With
+// `outputs`, also creates --history and --trace (refusing what cannot be written).
+std::string check_train_options(const TrainOptions& options, int* gpus,
+                                OutputFiles* outputs = nullptr);
 core::StrategyOptions strategy_options(const TrainOptions& options);
 core::FitOptions fit_options(const TrainOptions& options);
 // Loads Fashion-MNIST (cut to --train-examples), saying so on stdout.

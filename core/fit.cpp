@@ -17,6 +17,22 @@ Metrics Metrics::from(const LossStats& stats) {
   return m;
 }
 
+const char* to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::kFinished:
+      return "finished";
+    case StopReason::kMaxSteps:
+      return "max_steps";
+    case StopReason::kInterrupted:
+      return "interrupted";
+    case StopReason::kDiverged:
+      return "diverged";
+    case StopReason::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
 std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch) {
   return static_cast<std::int64_t>((examples + global_batch - 1) / global_batch);
 }
@@ -61,6 +77,13 @@ LossStats FitLoop::step() {
   running_ += stats;
   history_.final_train_loss = Metrics::from(stats).loss;
   ++history_.steps;
+  if (history_.steps == 1) history_.first_step_loss = history_.final_train_loss;
+  if (!history_.loss_growth && history_.first_step_loss > 0 &&
+      history_.final_train_loss > kLossGrowthFactor * history_.first_step_loss) {
+    history_.loss_growth =
+        LossGrowth{history_.steps, history_.first_step_loss, history_.final_train_loss};
+    if (callback_) callback_->on_loss_growth(*history_.loss_growth);
+  }
   ++log_.steps;
   ++step_in_epoch_;
   history_.train_examples += stats.count;
@@ -69,19 +92,37 @@ LossStats FitLoop::step() {
                             log_.seconds);
   }
   const bool max_reached = options_.max_steps > 0 && history_.steps >= options_.max_steps;
-  if (step_in_epoch_ == steps_per_epoch_ || max_reached) end_epoch();
-  if (max_reached) {
+  if (step_in_epoch_ == steps_per_epoch_ || max_reached) {
+    // A stop asked for as the epoch ends skips its validation pass and ends the run here.
+    const bool stopping = options_.stop_requested && options_.stop_requested();
+    end_epoch(/*validate=*/!stopping);
+    if (stopping) {
+      history_.stop_reason = StopReason::kInterrupted;
+      done_ = true;
+    }
+  }
+  if (max_reached && !done_) {
     history_.stopped_by_max_steps = history_.steps < steps_per_epoch_ * options_.epochs;
+    history_.stop_reason = history_.stopped_by_max_steps ? StopReason::kMaxSteps
+                                                         : StopReason::kFinished;
     done_ = true;
   }
   return stats;
 }
 
-void FitLoop::end_epoch() {
+void FitLoop::stop(StopReason reason) {
+  if (done_) return;
+  if (in_epoch_ && step_in_epoch_ > 0) end_epoch(/*validate=*/false);
+  in_epoch_ = false;
+  history_.stop_reason = reason;
+  done_ = true;
+}
+
+void FitLoop::end_epoch(bool validate) {
   in_epoch_ = false;
   history_.train_seconds += log_.seconds;
   log_.train = Metrics::from(running_);
-  if (validation_ != nullptr && validation_->size() > 0) {
+  if (validate && validation_ != nullptr && validation_->size() > 0) {
     log_.validation =
         Metrics::from(strategy_->evaluate(*validation_, options_.batch_per_replica));
     log_.has_validation = true;
@@ -94,7 +135,13 @@ void FitLoop::end_epoch() {
 History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
             const FitOptions& options, FitCallback* callback) {
   FitLoop loop(strategy, train, validation, options, callback);
-  while (!loop.done()) loop.step();
+  while (!loop.done()) {
+    if (options.stop_requested && options.stop_requested()) {
+      loop.stop(StopReason::kInterrupted);
+      break;
+    }
+    loop.step();
+  }
   return loop.history();
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -17,7 +19,29 @@ struct FitOptions {
   std::int64_t max_steps = 0;  // stop after this many global steps in all (0: no limit)
   std::size_t batch_per_replica = 64;
   std::uint64_t seed = 1;      // shuffling; epoch e uses shuffled_indices(n, seed, e)
+  // Asked between steps (fit()) and before a validation pass: true stops the run there, as
+  // interrupted (the app's Ctrl-C). Empty: never.
+  std::function<bool()> stop_requested;
 };
+
+// Why a run ended.
+enum class StopReason {
+  kFinished,     // every epoch
+  kMaxSteps,     // FitOptions::max_steps
+  kInterrupted,  // stop_requested, or FitLoop::stop()
+  kDiverged,     // a step threw DivergedError
+  kFailed,       // a step threw something else
+};
+const char* to_string(StopReason reason);  // "finished", "max_steps", "interrupted", ...
+
+// The mean loss of a step has grown far past where it started: training is diverging, though
+// every value is still finite (a learning rate too high for the batch).
+struct LossGrowth {
+  std::int64_t step = 0;  // 1-based global step where it was seen
+  double first_loss = 0;  // of step 1
+  double loss = 0;        // of `step`
+};
+inline constexpr double kLossGrowthFactor = 100;
 
 // Mean loss and accuracies over the examples seen so far in an epoch (or over a validation
 // pass), Keras' running averages.
@@ -43,6 +67,9 @@ struct History {
   double train_seconds = 0;
   std::int64_t train_examples = 0;
   bool stopped_by_max_steps = false;
+  StopReason stop_reason = StopReason::kFinished;  // once done
+  double first_step_loss = 0;
+  std::optional<LossGrowth> loss_growth;  // the first time the loss passed kLossGrowthFactor x
 };
 
 class FitCallback {
@@ -57,6 +84,8 @@ class FitCallback {
     (void)epoch, (void)step_in_epoch, (void)steps_per_epoch, (void)running, (void)epoch_seconds;
   }
   virtual void on_epoch_end(const EpochLog& log) { (void)log; }
+  // Once a run, when a step's mean loss first exceeds kLossGrowthFactor x that of step 1.
+  virtual void on_loss_growth(const LossGrowth& growth) { (void)growth; }
 };
 
 std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch);
@@ -72,8 +101,12 @@ class FitLoop {
           const FitOptions& options, FitCallback* callback = nullptr);
 
   bool done() const { return done_; }
-  // Runs the next global step; returns its summed stats. Precondition: !done().
+  // Runs the next global step; returns its summed stats. Precondition: !done(). When the step
+  // throws (DivergedError, out of memory), nothing of it is counted: call stop() to close.
   LossStats step();
+  // Ends the run before its end, for `reason`: an epoch in progress closes with the steps it ran
+  // (on_epoch_end, no validation pass) and done() becomes true. Nothing if already done.
+  void stop(StopReason reason);
   const History& history() const { return history_; }
   int epoch() const { return epoch_; }                      // 1-based, the current or last
   std::int64_t step_in_epoch() const { return step_in_epoch_; }  // steps done in it
@@ -85,7 +118,7 @@ class FitLoop {
 
  private:
   void begin_epoch();
-  void end_epoch();
+  void end_epoch(bool validate);
 
   MirroredStrategy* strategy_;
   const Dataset* train_;

@@ -6,7 +6,10 @@
 //   3. im2col / col2im for 3x3 valid convolutions, NHWC
 #include "core/kernels_cpu.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -149,6 +152,25 @@ void check_blas_work_memory(int threads) {
 #else
   (void)threads;
 #endif
+}
+
+std::size_t first_nonfinite(const float* x, std::size_t n) {
+  constexpr std::uint32_t kExponent = 0x7f800000u;
+  constexpr std::size_t kBlock = 4096;
+  for (std::size_t begin = 0; begin < n; begin += kBlock) {
+    const std::size_t end = std::min(n, begin + kBlock);
+    std::uint32_t widest = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint32_t bits;
+      std::memcpy(&bits, x + i, sizeof bits);
+      widest = std::max(widest, bits & kExponent);
+    }
+    if (widest != kExponent) continue;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (!std::isfinite(x[i])) return i;
+    }
+  }
+  return n;
 }
 
 bool have_blas() {

@@ -39,6 +39,11 @@ class HostMemoryError : public std::runtime_error {
 };
 bool have_blas();
 
+// The index of the first NaN or infinity in x[0, n), or n. A float is not finite exactly when its
+// exponent bits are all ones; blocks are scanned for that with an integer reduction (which the
+// compiler vectorises), and only a block that has one is searched element by element.
+std::size_t first_nonfinite(const float* x, std::size_t n);
+
 // 3x3 "valid" convolution patches, NHWC. x: [batch, h, w, c] -> cols: [batch*(h-2)*(w-2), 9*c]
 // with column index (ky*3 + kx)*c + ci.
 void im2col_3x3(const float* x, int batch, int h, int w, int c, float* cols);

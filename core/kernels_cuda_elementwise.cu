@@ -35,6 +35,14 @@ __global__ void fill_kernel(float* __restrict__ dst, std::size_t n, float value)
   for (std::size_t i = first_index(); i < n; i += grid_stride()) dst[i] = value;
 }
 
+// Every non-finite element bids its index; the smallest wins (CPU reference: first_nonfinite).
+__global__ void first_nonfinite_kernel(const float* __restrict__ x, std::size_t n,
+                                       unsigned long long* first) {
+  for (std::size_t i = first_index(); i < n; i += grid_stride()) {
+    if (!isfinite(x[i])) atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
 __global__ void scale_matrix_kernel(float* c, std::size_t total, int n, int ldc, float beta) {
   for (std::size_t i = first_index(); i < total; i += grid_stride()) {
     float& v = c[(i / n) * ldc + i % n];
@@ -70,6 +78,18 @@ void fill(float* dst, std::size_t n, float value, cudaStream_t stream) {
   if (n == 0) return;
   fill_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, n, value);
   MIRRORLAB_CUDA_CHECK_LAUNCH();
+}
+
+std::size_t first_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
+                            cudaStream_t stream) {
+  if (n == 0) return 0;
+  unsigned long long first = n;  // pageable: the copy is staged before it returns
+  MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(slot, &first, sizeof first, cudaMemcpyHostToDevice, stream));
+  first_nonfinite_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, slot);
+  MIRRORLAB_CUDA_CHECK_LAUNCH();
+  MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(&first, slot, sizeof first, cudaMemcpyDeviceToHost, stream));
+  MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::size_t>(first);
 }
 
 void scale_matrix(float* c, int m, int n, int ldc, float beta, cudaStream_t stream) {

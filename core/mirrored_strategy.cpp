@@ -1,6 +1,7 @@
 #include "core/mirrored_strategy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 
@@ -29,6 +30,19 @@ std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas
   }
   return shards;
 }
+
+DivergedError::DivergedError(NonFiniteValue where)
+    : std::runtime_error([&] {
+        const char* kind = std::isnan(where.value) ? "NaN"
+                           : where.value > 0       ? "infinite"
+                                                   : "minus infinite";
+        const std::string what = where.in_loss() ? "the loss" : "a gradient of " + where.layer;
+        return "training diverged in step " + std::to_string(where.step) + ": " + what + " on " +
+               where.device + " (replica " + std::to_string(where.replica) + ") is " + kind +
+               " (found before the all-reduce: the weights are those after step " +
+               std::to_string(where.step - 1) + ")";
+      }()),
+      where_(std::move(where)) {}
 
 LossStats reduce_sum(const std::vector<LossStats>& per_replica) {
   LossStats total;
@@ -124,6 +138,7 @@ LossStats ReplicaContext::backward(const Tensor& logits) {
   // Waited for only now: on a GPU the backward pass is already queued behind the loss, so the
   // device keeps working while the host reads the stats (the step's one read-back).
   replica_->ops().wait_loss_stats();
+  if (!std::isfinite(stats.loss_sum)) diverged("", stats.loss_sum);
   strategy_->reached(replica_->id(), StepBoundary::kBackward);
   return stats;
 }
@@ -147,7 +162,21 @@ void ReplicaContext::all_reduce_sum(std::span<float> values) {
   record(Phase::kAllReduce, begin, values.size_bytes());
 }
 
+void ReplicaContext::diverged(const std::string& layer, double value) const {
+  NonFiniteValue where;
+  where.step = step_ + 1;
+  where.replica = replica_->id();
+  where.device = replica_->device().name();
+  where.layer = layer;
+  where.value = value;
+  throw DivergedError(std::move(where));
+}
+
 void ReplicaContext::apply_gradients() {
+  // Before the all-reduce, on every replica: a NaN is named where it appears (the sum would
+  // carry it to every replica and into every weight). The throw aborts the other replicas'
+  // all-reduce, so no replica updates its weights in this step.
+  if (const auto bad = model().first_nonfinite_gradient()) diverged(bad->layer, bad->value);
   all_reduce_sum(model().grads());
   const TimeMark begin = replica_->ops().mark();
   replica_->optimizer().apply(model().params(), model().grads());

@@ -23,6 +23,7 @@
 
 #include "core/cross_replica.h"
 #include "core/dataset.h"
+#include "core/divergence.h"
 #include "core/loss.h"
 #include "core/model.h"
 #include "core/optimizer.h"
@@ -141,6 +142,8 @@ class ReplicaContext {
   // same length) with the strategy's all-reduce.
   void all_reduce_sum(std::span<float> values);
   // optimizer.apply_gradients in a replica context: all-reduce the gradients, then update.
+  // Throws DivergedError, before the all-reduce, when a gradient is NaN or infinite (backward()
+  // does the same for the loss).
   void apply_gradients();
 
  private:
@@ -152,6 +155,7 @@ class ReplicaContext {
         global_batch_size_(global_batch_size),
         step_(step) {}
   void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
+  [[noreturn]] void diverged(const std::string& layer, double value) const;
 
   MirroredStrategy* strategy_;
   Replica* replica_;

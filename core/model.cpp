@@ -103,6 +103,17 @@ std::uint64_t Model::params_fingerprint() {
   return fingerprint(host_params_);
 }
 
+std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient() {
+  const std::size_t at = ops_->first_nonfinite(grads_.data(), num_params());
+  if (at >= num_params()) return std::nullopt;
+  NonFiniteGradient found;
+  ops_->copy_to_host(&found.value, grads_.data() + at, sizeof(float));
+  for (const LayerSummary& layer : summary_) {
+    if (at >= layer.offset && at < layer.offset + layer.params) found.layer = layer.name;
+  }
+  return found;
+}
+
 const Tensor& Model::forward(const Tensor& x) {
   input_ = &x;
   const Tensor* activation = &x;

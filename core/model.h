@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,6 +58,13 @@ class Model {
   std::vector<float> params_to_host();
   // core::fingerprint of the parameters' bits, wherever they live.
   std::uint64_t params_fingerprint();
+  // The first gradient that is NaN or infinite: its layer's name and value; nullopt when every
+  // gradient is finite. One scan of the gradients (waits for the device's work).
+  struct NonFiniteGradient {
+    std::string layer;
+    float value = 0;
+  };
+  std::optional<NonFiniteGradient> first_nonfinite_gradient();
 
   // x: [b, input_shape...] -> logits [b, 10]
   const Tensor& forward(const Tensor& x);

@@ -85,6 +85,9 @@ class Ops {
   // Waits until the bytes are in host_dst (and so for all work enqueued before).
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() = 0;  // waits for all work enqueued so far
+  // The index of the first element of x[0, n) that is NaN or infinite, or n when all are finite.
+  // Waits for the work before it (the answer comes back to the host).
+  virtual std::size_t first_nonfinite(const float* x, std::size_t n) = 0;
 
   // --- per-phase timing ----------------------------------------------------------------------
   // Starts a new set of marks (CUDA: waits for the stream and anchors its events to the host

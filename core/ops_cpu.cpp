@@ -69,6 +69,9 @@ class CpuOps final : public Ops {
   void copy(float* dst, const float* src, std::size_t n) override {
     if (n > 0) std::memcpy(dst, src, n * sizeof(float));
   }
+  std::size_t first_nonfinite(const float* x, std::size_t n) override {
+    return core::first_nonfinite(x, n);
+  }
   void fill(float* dst, std::size_t n, float value) override {
     for (std::size_t i = 0; i < n; ++i) dst[i] = value;
   }

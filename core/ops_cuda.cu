@@ -209,6 +209,12 @@ class CudaOps final : public Ops {
     use_device();
     cuda::fill(dst, n, value, stream_);
   }
+  std::size_t first_nonfinite(const float* x, std::size_t n) override {
+    if (n == 0) return 0;
+    use_device();
+    grow(nonfinite_slot_, *arena_, sizeof(unsigned long long), "finiteness check");
+    return cuda::first_nonfinite(x, n, nonfinite_slot_.as<unsigned long long>(), stream_);
+  }
   // From pageable host memory (every caller's std::vector) cudaMemcpyAsync returns once the
   // bytes are staged, so the caller may reuse its buffer at once and the host does not wait for
   // the GPU. (From pinned memory it would return before reading: not used that way.)
@@ -302,6 +308,7 @@ class CudaOps final : public Ops {
   vgpu::MemoryArena* arena_;
   cublasHandle_t blas_ = nullptr;
   vgpu::Allocation ones_;
+  vgpu::Allocation nonfinite_slot_;  // first_nonfinite's answer on the GPU
   int ones_count_ = 0;
   vgpu::Allocation loss_rows_, sums_;
   cuda::LossSums* pinned_sums_ = nullptr;

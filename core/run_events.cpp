@@ -1,6 +1,6 @@
 #include "core/run_events.h"
 
-#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace mirrorlab::core {
@@ -49,10 +49,8 @@ std::vector<PhaseTotals> EventStore::phase_totals() const {
   return totals;
 }
 
-void EventStore::write_chrome_trace(const std::filesystem::path& path,
-                                    const std::vector<std::string>& device_names) const {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(path.string() + ": cannot open for writing");
+std::string EventStore::chrome_trace(const std::vector<std::string>& device_names) const {
+  std::ostringstream out;
   const auto micros = [this](vgpu::TimePoint t) {
     return std::chrono::duration<double, std::micro>(t - origin_).count();
   };
@@ -71,7 +69,7 @@ void EventStore::write_chrome_trace(const std::filesystem::path& path,
     first = false;
   }
   out << "\n]}\n";
-  if (!out) throw std::runtime_error(path.string() + ": write failed");
+  return out.str();
 }
 
 }  // namespace mirrorlab::core

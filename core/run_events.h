@@ -52,9 +52,8 @@ class EventStore {
   vgpu::TimePoint origin() const { return origin_; }
 
   // Chrome trace JSON ("traceEvents", complete events, microseconds since origin), one track
-  // per device named by device_names[device].
-  void write_chrome_trace(const std::filesystem::path& path,
-                          const std::vector<std::string>& device_names) const;
+  // per device named by device_names[device]. Write it with core::OutputFile.
+  std::string chrome_trace(const std::vector<std::string>& device_names) const;
 
  private:
   vgpu::TimePoint origin_;

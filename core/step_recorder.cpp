@@ -25,6 +25,7 @@ double l2_norm(std::span<const float> values) {
   double sum = 0;
   std::size_t i = 0;
   while (i < n) {
+    const std::size_t begin = i;
     const std::size_t end = std::min(n, i + kBlock);
     Float4 acc[4] = {};
     for (; i + 16 <= end; i += 16) {
@@ -35,7 +36,14 @@ double l2_norm(std::span<const float> values) {
       }
     }
     const Float4 total = acc[0] + acc[1] + acc[2] + acc[3];
-    sum += double{total[0]} + total[1] + total[2] + total[3];
+    const double block = double{total[0]} + total[1] + total[2] + total[3];
+    if (std::isfinite(block)) {
+      sum += block;
+    } else {
+      // Squares past 3.4e38 (a diverging run's gradients of 1e20): the block again in double,
+      // so a finite gradient never shows an infinite norm.
+      for (std::size_t j = begin; j < i; ++j) sum += double{values[j]} * values[j];
+    }
     for (; i < end; ++i) sum += double{values[i]} * values[i];
   }
   return std::sqrt(sum);

@@ -175,6 +175,15 @@ void TrainingSession::run_one_step() {
     record.seconds = loop_->last_step_seconds();
   } catch (const StepStopped&) {
     return;  // stop() ended a held step: a clean stop, not a failure
+  } catch (const DivergedError& e) {
+    // The step did not count: the weights are those of the step before; the curves stop there.
+    loop_->stop(StopReason::kDiverged);
+    std::lock_guard lock(mutex_);
+    error_ = e.what();
+    diverged_ = e.where();
+    state_ = SessionState::kFailed;
+    steps_requested_ = 0;
+    return;
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -185,6 +194,7 @@ void TrainingSession::run_one_step() {
     steps_requested_ = 0;
     return;
   }
+  loss_growth_ = loop_->history().loss_growth;
   steps_.push_back(record);
   const std::vector<EpochLog>& epochs = loop_->history().epochs;
   for (std::size_t i = epoch_logs_.size(); i < epochs.size(); ++i) epoch_logs_.push_back(epochs[i]);
@@ -216,6 +226,8 @@ void TrainingSession::update(SessionSnapshot& s) const {
     std::lock_guard lock(mutex_);
     s.state = state_;
     s.error = error_;
+    s.diverged = diverged_;
+    s.loss_growth = loss_growth_;
     s.busy_with_task = in_task_ || !tasks_.empty();
     s.stepping = state_ == SessionState::kRunning || in_step_ || steps_requested_ > 0;
     s.epoch = epoch_;

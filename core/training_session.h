@@ -74,6 +74,8 @@ struct DeviceStatus {
 struct SessionSnapshot {
   SessionState state = SessionState::kPaused;
   std::string error;
+  std::optional<NonFiniteValue> diverged;  // when the run failed because it diverged
+  std::optional<LossGrowth> loss_growth;   // the loss grew far past its start (still finite)
   std::int64_t steps_done = 0;
   int epoch = 0, epochs = 0;
   std::int64_t step_in_epoch = 0, steps_per_epoch = 0;
@@ -165,6 +167,8 @@ class TrainingSession {
   std::vector<std::function<void()>> tasks_;
   bool in_task_ = false;
   std::string error_;
+  std::optional<NonFiniteValue> diverged_;
+  std::optional<LossGrowth> loss_growth_;
   std::vector<StepRecord> steps_;
   std::vector<EpochLog> epoch_logs_;
   int epoch_ = 0;

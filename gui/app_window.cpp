@@ -571,6 +571,13 @@ int AppWindow::run() {
                  setup_error_.c_str());
     status = 1;
   }
+  if (scripted && snapshot_.state == core::SessionState::kFailed &&
+      (options_.steps > 0 || options_.phases > 0 || options_.measure_seconds > 0)) {
+    // The picture shows the failure; the status says the script did not do what it asked.
+    std::fprintf(stderr, "mirrorlab gui: the scripted run stopped after step %lld: %s\n",
+                 static_cast<long long>(snapshot_.steps_done), snapshot_.error.c_str());
+    status = 1;
+  }
   if (scripted && screenshot_failed_) status = 1;
   write_report(status);
   return status;

@@ -131,7 +131,10 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
     ImGui::TextWrapped("%s", run.error.c_str());
     ImGui::PopStyleColor();
-    ImGui::TextWrapped("Change the settings below and press Apply.");
+    ImGui::TextWrapped(run.diverged ? "The step was too large: lower the learning rate or raise "
+                                      "the batch per replica below (or choose Adam), then press "
+                                      "Apply."
+                                    : "Change the settings below and press Apply.");
   }
 }
 

@@ -1,7 +1,6 @@
 #include "gui/gui_report.h"
 
-#include <fstream>
-#include <stdexcept>
+#include "core/output_file.h"
 
 #include "nlohmann/json.hpp"
 
@@ -27,10 +26,7 @@ std::string GuiReport::to_json() const {
 }
 
 void GuiReport::write(const std::filesystem::path& path) const {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(path.string() + ": cannot open for writing");
-  out << to_json() << "\n";
-  if (!out) throw std::runtime_error(path.string() + ": write failed");
+  core::write_file_whole(path, to_json() + "\n");
 }
 
 }  // namespace mirrorlab::gui

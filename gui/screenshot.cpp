@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "core/output_file.h"
 
 namespace mirrorlab::gui {
 
@@ -24,9 +27,16 @@ void write_framebuffer_png(const std::filesystem::path& path, int width, int hei
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb.data());
   flip_rows(rgb, width, height);
-  if (stbi_write_png(path.c_str(), width, height, 3, rgb.data(), width * 3) == 0) {
-    throw std::runtime_error(path.string() + ": cannot write the PNG (is the folder there?)");
+  // Encoded in memory, then written whole (core::OutputFile): a full disk leaves no half PNG.
+  std::string png;
+  const auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data),
+                                               static_cast<std::size_t>(size));
+  };
+  if (stbi_write_png_to_func(append, &png, width, height, 3, rgb.data(), width * 3) == 0) {
+    throw std::runtime_error(path.string() + ": the PNG could not be encoded");
   }
+  core::write_file_whole(path, png);
 }
 
 }  // namespace mirrorlab::gui

@@ -62,7 +62,7 @@ void TrainingPanel::Draw(FrameContext& frame) {
   ImGui::PushTextWrapPos(0);
   if (!run.steps.empty()) {
     const core::StepRecord& s = run.steps.back();
-    ImGui::Text("step %lld: loss %.4f, accuracy %.3f on its %lld images",
+    ImGui::Text("step %lld: loss %.4g, accuracy %.3f on its %lld images",
                 static_cast<long long>(s.step), s.loss, s.accuracy,
                 static_cast<long long>(s.examples));
   } else {
@@ -70,8 +70,21 @@ void TrainingPanel::Draw(FrameContext& frame) {
   }
   if (!run.epoch_logs.empty()) {
     const core::EpochLog& e = run.epoch_logs.back();
-    ImGui::Text("epoch %d: loss %.4f, accuracy %.4f; test loss %.4f, accuracy %.4f", e.epoch,
+    ImGui::Text("epoch %d: loss %.4g, accuracy %.4f; test loss %.4g, accuracy %.4f", e.epoch,
                 e.train.loss, e.train.accuracy, e.validation.loss, e.validation.accuracy);
+  }
+  if (run.diverged) {
+    ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1.0f),
+                       "diverged in step %lld: the curves stop at the last good step",
+                       static_cast<long long>(run.diverged->step));
+    frame.report.drew("Training", "diverged_step", static_cast<double>(run.diverged->step));
+  } else if (run.loss_growth) {
+    ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1.0f),
+                       "diverging: the loss of step %lld is %.3g, over %.0fx the %.3g of step 1; "
+                       "lower the learning rate",
+                       static_cast<long long>(run.loss_growth->step), run.loss_growth->loss,
+                       core::kLossGrowthFactor, run.loss_growth->first_loss);
+    frame.report.drew("Training", "loss_growth_step", static_cast<double>(run.loss_growth->step));
   }
   ImGui::PopTextWrapPos();
   const float width = ImGui::GetContentRegionAvail().x;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "core/kernels_cpu.h"
@@ -331,6 +332,27 @@ TEST_P(OpsAgreement, CopiesAndFillAtOddOffsets) {
   std::copy(x.begin() + 3, x.begin() + 1000, want.begin() + 1);
   std::fill(want.begin() + 998, want.end(), -2.5f);
   EXPECT_EQ(b.to_host(), want);
+}
+
+TEST_P(OpsAgreement, FirstNonfiniteFindsTheFirstNanOrInfinityAnywhere) {
+  std::mt19937 rng(9);
+  const std::size_t n = 10007;  // blocks of 4096 and a ragged end
+  const auto finite = random_floats(n, rng, -1e38f, 1e38f);  // large, all finite
+  DeviceFloats clean = upload(finite);
+  EXPECT_EQ(ops().first_nonfinite(clean.data(), n), n);
+  EXPECT_EQ(ops().first_nonfinite(clean.data(), 0), 0u);
+  const float kNan = std::numeric_limits<float>::quiet_NaN();
+  const float kInf = std::numeric_limits<float>::infinity();
+  for (const std::size_t at : {std::size_t{0}, std::size_t{4095}, std::size_t{4096}, n - 1}) {
+    for (const float bad : {kNan, kInf, -kInf}) {
+      std::vector<float> x = finite;
+      x[at] = bad;
+      if (at + 5 < n) x[at + 5] = kNan;  // a later one does not hide the first
+      DeviceFloats d = upload(x);
+      EXPECT_EQ(ops().first_nonfinite(d.data(), n), at) << bad << " at " << at;
+      EXPECT_EQ(core::first_nonfinite(x.data(), n), at);  // the CPU reference, too
+    }
+  }
 }
 
 TEST_P(OpsAgreement, TimeMarksAreOrderedAndLaterThanTheirStart) {

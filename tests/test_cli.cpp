@@ -87,15 +87,15 @@ TEST(Cli, UnderAnAddressSpaceLimitARunTrainsOrSaysWhyNeverHangs) {
 #endif
   int trained = 0, refused = 0;
   for (const int gpus : {2, 4}) {
-    for (const int mib : {1100, 1300, 1500, 1700, 1900, 2300, 3000}) {
+    for (const int mib : {900, 1000, 1100, 1200, 1300, 1500, 1700, 1900, 2300, 3000}) {
       const std::string command =
-          "sh -c 'ulimit -v " + std::to_string(mib * 1024) + " && exec timeout 60 " +
+          "sh -c 'ulimit -v " + std::to_string(mib * 1024) + " && exec timeout -k 5 60 " +
           MIRRORLAB_BINARY_DIR + "/app/mirrorlab train --model mlp --gpus " +
           std::to_string(gpus) +
           " --memory-limit 100 --train-examples 512 --max-steps 3 --epochs 1'";
       const Result r = mirrorlab::testing::run_command(command);
       SCOPED_TRACE(command + "\n" + r.output);
-      EXPECT_NE(r.status, 124) << "hung";
+      EXPECT_TRUE(r.status != 124 && r.status != 137) << "hung";
       if (r.status == 0) {
         ++trained;
       } else if (r.output.find("libcublas") != std::string::npos ||

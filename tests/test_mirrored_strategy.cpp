@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include "core/fingerprint.h"
@@ -224,6 +225,82 @@ TEST(MirroredStrategy, WeightsThatDivergeStopTheRunWithAClearError) {
   } catch (const core::ReplicasOutOfSync& e) {
     EXPECT_NE(std::string(e.what()).find("/gpu:1"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("after step 1"), std::string::npos) << e.what();
+  }
+}
+
+// A NaN that appears in one replica's gradient is caught on that replica before the all-reduce:
+// named (step, replica, layer), and no replica's weights take the step, on every algorithm.
+TEST(MirroredStrategy, ANanGradientIsNamedWhereItAppearsAndNeverReachesTheWeights) {
+  const core::Dataset data = core::synthetic_dataset(24);
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  for (const char* algorithm : {"reduce-to-one", "ring", "one-shot"}) {
+    for (const int replicas : {2, 3}) {
+      SCOPED_TRACE(std::string(algorithm) + " on " + std::to_string(replicas));
+      vgpu::DeviceRegistry registry;
+      registry.set_logical_device_configuration(replicas, 256);
+      core::StrategyOptions options = options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.01f);
+      options.all_reduce = algorithm;
+      core::MirroredStrategy strategy(registry.logical_devices(), options);
+      const core::GlobalBatch batch{&data, std::span(order).subspan(0, 4u * replicas), 4};
+      strategy.train_step(batch);  // one good step first
+      std::vector<std::uint64_t> before;
+      for (int r = 0; r < replicas; ++r) {
+        before.push_back(strategy.replica(r).model().params_fingerprint());
+      }
+      std::size_t dense_1 = 0;
+      for (const core::LayerSummary& layer : strategy.replica(0).model().summary()) {
+        if (layer.name == "dense_1") dense_1 = layer.offset;
+      }
+      ASSERT_GT(dense_1, 0u);
+      try {
+        strategy.run(batch, [&](core::ReplicaContext& ctx) {
+          const core::Tensor& logits = ctx.forward();
+          core::LossStats stats = ctx.backward(logits);
+          if (ctx.replica_id_in_sync_group() == replicas - 1) {
+            ctx.model().grads()[dense_1 + 7] = std::numeric_limits<float>::quiet_NaN();
+          }
+          ctx.apply_gradients();
+          return stats;
+        });
+        FAIL() << "the NaN gradient was not caught";
+      } catch (const core::DivergedError& e) {
+        EXPECT_EQ(e.where().step, 2);
+        EXPECT_EQ(e.where().replica, replicas - 1);
+        EXPECT_EQ(e.where().layer, "dense_1");
+        EXPECT_TRUE(std::isnan(e.where().value));
+        const std::string what = e.what();
+        EXPECT_NE(what.find("training diverged in step 2: a gradient of dense_1 on /gpu:" +
+                            std::to_string(replicas - 1)),
+                  std::string::npos)
+            << what;
+      }
+      for (int r = 0; r < replicas; ++r) {
+        EXPECT_EQ(strategy.replica(r).model().params_fingerprint(), before[r])
+            << "replica " << r << " took the step";
+      }
+    }
+  }
+}
+
+TEST(MirroredStrategy, ANonFiniteLossIsNamedOnItsReplica) {
+  const core::Dataset data = core::synthetic_dataset(16);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 256);
+  core::MirroredStrategy strategy(registry.logical_devices(),
+                                  options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.01f));
+  // An infinite weight of the last layer: replica 1's logits, and so its loss, are not finite.
+  const auto& last = strategy.replica(1).model().summary().back();
+  strategy.replica(1).model().params()[last.offset] = std::numeric_limits<float>::infinity();
+  const auto order = core::shuffled_indices(data.size(), 1, 1);
+  try {
+    strategy.train_step(core::GlobalBatch{&data, std::span(order).subspan(0, 8), 4});
+    FAIL() << "the non-finite loss was not caught";
+  } catch (const core::DivergedError& e) {
+    EXPECT_TRUE(e.where().in_loss());
+    EXPECT_EQ(e.where().replica, 1);
+    EXPECT_EQ(e.where().step, 1);
+    EXPECT_NE(std::string(e.what()).find("the loss on /gpu:1 (replica 1)"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -1,0 +1,20 @@
+// Ctrl-C and SIGTERM, as users of long runs expect them: the first one asks the run to stop
+// after the step under way (no replica is left in the middle of an all-reduce) and to save what
+// it has (history, trace); a second one exits at once. The exit status is then 128 + the signal
+// (130 for SIGINT, 143 for SIGTERM).
+#pragma once
+
+namespace mirrorlab::app {
+
+// Installs the handlers (SIGINT, SIGTERM) and ignores SIGXFSZ, so that a write past a file size
+// limit fails with an error mirrorlab reports instead of killing the process.
+void install_interrupt_handlers();
+
+// The signal that asked the run to stop (SIGINT or SIGTERM), or 0.
+int interrupt_signal();
+// "SIGINT (Ctrl-C)", "SIGTERM".
+const char* interrupt_name(int signal);
+// 128 + signal: the status a shell gives a process killed by it.
+inline int interrupt_exit_status(int signal) { return 128 + signal; }
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,264 @@
+// How a run of `mirrorlab train` ends, and what it leaves: training that diverges, Ctrl-C and
+// SIGTERM, output files that cannot be written (a link, a device, a full disk, one file for two
+// flags), and a standard output that refuses writes. Run as a user runs it.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "command_output.h"
+#include "temp_folder.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Result = mirrorlab::testing::CommandOutput;
+
+const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
+
+bool has_dataset() { return mirrorlab::testing::has_fashion_mnist(); }
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A fresh folder per test, removed after it.
+class RunEnd : public ::testing::Test {
+ protected:
+  // Names in the folder that start with '.': temporary files left behind.
+  std::vector<std::string> hidden_files() const {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      if (!name.empty() && name[0] == '.') found.push_back(name);
+    }
+    return found;
+  }
+
+  // `mirrorlab args` in the background, stdout and stderr into `log`.
+  pid_t start(const std::string& args, const fs::path& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      const std::string command = "exec " + kMirrorlab + " " + args;
+      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return pid;
+  }
+  static bool wait_for_text(const fs::path& log, const std::string& text, double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      if (read(log).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+  // The exit status, or -1 (and the process killed) when it has not exited in `seconds`.
+  static int wait_exit(pid_t pid, double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    int status = 0;
+    while (std::chrono::steady_clock::now() < end) {
+      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+  }
+
+  mirrorlab::testing::TempFolder folder_{"run-end"};
+  const fs::path& dir_ = folder_.path();
+};
+
+// ---------------------------------------------------------------------------------------------
+// Divergence
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(RunEnd, TrainingThatDivergesStopsNamingStepReplicaAndWhatToTryAndSavesTheRunSoFar) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path history = dir_ / "h.json", trace = dir_ / "t.json";
+  const Result r = mirrorlab::testing::run_command(
+      kMirrorlab + " train --model mlp --optimizer sgd --lr 10 --batch-per-replica 1 "
+                   "--train-examples 2000 --history " + history.string() + " --trace " +
+      trace.string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  for (const char* words : {"training diverged in step", "(replica ", "is NaN",
+                            "the weights are those after step", "Try a lower --lr (now 10)"}) {
+    EXPECT_NE(r.output.find(words), std::string::npos) << words << "\n" << r.output;
+  }
+  const nlohmann::json h = nlohmann::json::parse(read(history));  // valid JSON, or this throws
+  EXPECT_EQ(h["stopped"]["reason"], "diverged");
+  EXPECT_NE(h["stopped"]["message"].get<std::string>().find("diverged in step"),
+            std::string::npos);
+  const int steps = h["steps"];
+  EXPECT_GT(steps, 0);
+  EXPECT_EQ(h["stopped"]["after_step"], steps);
+  for (const auto& epoch : h["epochs"]) {
+    EXPECT_TRUE(epoch["loss"].is_number()) << "a loss written as null: " << epoch.dump();
+  }
+  EXPECT_FALSE(h["warnings"].empty()) << "the loss grew past 100x first: a warning was due";
+  EXPECT_TRUE(nlohmann::json::accept(read(trace)));
+  EXPECT_TRUE(hidden_files().empty());
+}
+
+TEST_F(RunEnd, ALossGrowingFarPastItsStartIsAWarningThoughItStaysFinite) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path history = dir_ / "h.json";
+  const Result r = mirrorlab::testing::run_command(
+      kMirrorlab + " train --model mlp --optimizer sgd --lr 10 --max-steps 20 "
+                   "--train-examples 4096 --history " + history.string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("WARNING: the mean loss of step"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("training is diverging"), std::string::npos) << r.output;
+  const nlohmann::json h = nlohmann::json::parse(read(history));
+  EXPECT_EQ(h["warnings"].size(), 1u);
+  EXPECT_EQ(h["stopped"]["reason"], "max_steps");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ctrl-C and SIGTERM
+// ---------------------------------------------------------------------------------------------
+
+void expect_saved_after_signal(const fs::path& log, const fs::path& history,
+                               const fs::path& trace, const char* signal_name) {
+  const std::string out = read(log);
+  EXPECT_NE(out.find(std::string("Interrupted: stopped by ") + signal_name + " after step"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("History written to"), std::string::npos) << out;
+  const nlohmann::json h = nlohmann::json::parse(read(history));
+  EXPECT_EQ(h["stopped"]["reason"], "interrupted");
+  const int steps = h["steps"];
+  EXPECT_GT(steps, 0);
+  EXPECT_LT(steps, 3 * 79);  // 3 epochs of 10000 / 128: it stopped early
+  EXPECT_TRUE(nlohmann::json::accept(read(trace)));
+}
+
+TEST_F(RunEnd, CtrlCFinishesTheStepSavesHistoryAndTraceAndExits130) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path log = dir_ / "log", history = dir_ / "h.json", trace = dir_ / "t.json";
+  const pid_t pid = start("train --model cnn --epochs 3 --train-examples 10000 --history " +
+                              history.string() + " --trace " + trace.string(),
+                          log);
+  ASSERT_TRUE(wait_for_text(log, "Epoch 1/3", 60)) << read(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit(pid, 60), 130) << read(log);
+  expect_saved_after_signal(log, history, trace, "SIGINT (Ctrl-C)");
+  EXPECT_TRUE(hidden_files().empty());
+}
+
+TEST_F(RunEnd, SigtermDoesTheSameAndExits143) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path log = dir_ / "log", history = dir_ / "h.json", trace = dir_ / "t.json";
+  const pid_t pid = start("train --model mlp --epochs 3 --train-examples 10000 --history " +
+                              history.string() + " --trace " + trace.string(),
+                          log);
+  ASSERT_TRUE(wait_for_text(log, "Epoch 1/3", 60)) << read(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid, 60), 143) << read(log);
+  expect_saved_after_signal(log, history, trace, "SIGTERM");
+}
+
+TEST_F(RunEnd, ASecondCtrlCStopsAtOnceKeepingTheOldFilesAndLeavingNoTemporary) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path log = dir_ / "log", history = dir_ / "h.json";
+  {
+    std::ofstream(history) << "the previous history";
+  }
+  // Steps of 2 x 4096 CNN examples take about a second: the second signal comes mid-step.
+  const pid_t pid = start("train --model cnn --batch-per-replica 4096 --train-examples 60000 "
+                          "--history " + history.string(),
+                          log);
+  ASSERT_TRUE(wait_for_text(log, "Epoch 1/", 60)) << read(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ(wait_exit(pid, 30), 130) << read(log);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count(), 2.0);
+  EXPECT_NE(read(log).find("second interrupt: stopping now"), std::string::npos) << read(log);
+  EXPECT_EQ(read(history), "the previous history");
+  EXPECT_TRUE(hidden_files().empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output files
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(RunEnd, OutputFilesThatCannotBeWrittenAreRefusedBeforeTraining) {
+  const fs::path real = dir_ / "real.json";
+  {
+    std::ofstream(real) << "real";
+  }
+  fs::create_symlink(real, dir_ / "link.json");
+  struct Case {
+    std::string flags, words;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--history " + (dir_ / "link.json").string(), "is a symbolic link"},
+           {"--history /dev/null", "is a character device"},
+           {"--history /proc/h.json", "cannot create a file in /proc"},
+           {"--history " + (dir_ / "a.json").string() + " --trace " + (dir_ / "a.json").string(),
+            "--history writes the same file"},
+           {"--history " + (dir_ / "a.json").string() + " --trace " +
+                (dir_ / "." / "a.json").string(),
+            "--history writes the same file"}}) {
+    const Result r = mirrorlab::testing::run_command(kMirrorlab + " train --max-steps 1 " +
+                                                     c.flags);
+    EXPECT_EQ(r.status, 2) << c.flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.words), std::string::npos) << c.flags << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Epoch"), std::string::npos) << "trained first: " << r.output;
+  }
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.json"));
+  EXPECT_EQ(read(real), "real");
+  EXPECT_TRUE(hidden_files().empty());
+}
+
+TEST_F(RunEnd, ATraceOverAFullDiskKeepsThePreviousTraceAndExits1) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path trace = dir_ / "t.json";
+  {
+    std::ofstream(trace) << "the previous good trace";
+  }
+  // A file size limit of 8 KiB stands in for a full disk (SIGXFSZ ignored, so the write fails).
+  const Result r = mirrorlab::testing::run_command(
+      "sh -c \"trap '' XFSZ; ulimit -f 8; exec " + kMirrorlab +
+      " train --model mlp --train-examples 2048 --epochs 1 --trace " + trace.string() + "\"");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("--trace " + trace.string() + ": write failed: File too large"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(read(trace), "the previous good trace");
+  EXPECT_TRUE(hidden_files().empty());
+}
+
+TEST_F(RunEnd, AStandardOutputThatRefusesWritesIsAnError) {
+  // In a shell of its own: run_command sends stderr where stdout goes, and it must not be
+  // /dev/full too.
+  const Result r = mirrorlab::testing::run_command("sh -c '" + kMirrorlab + " devices > /dev/full'");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("writing to standard output failed: No space left on device"),
+            std::string::npos)
+      << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,175 @@
+// core::OutputFile: every output file is written whole or not at all, never over a link or a
+// device, and a failure keeps the old file and leaves no temporary file behind.
+#include "core/output_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <initializer_list>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/temp_folder.h"
+
+namespace mirrorlab::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OutputFileTest : public ::testing::Test {
+ protected:
+  static std::string read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  // Everything in the folder but `keep`: temporary files left behind.
+  std::vector<std::string> leftovers(std::initializer_list<std::string> keep) const {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      if (std::find(keep.begin(), keep.end(), name) == keep.end()) found.push_back(name);
+    }
+    return found;
+  }
+  std::string error_of(const fs::path& path) {
+    try {
+      OutputFile::create(path);
+    } catch (const OutputFileError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  mirrorlab::testing::TempFolder folder_{"output-file"};
+  const fs::path& dir_ = folder_.path();
+};
+
+TEST_F(OutputFileTest, WritesTheWholeFileOnCommitAndNothingBefore) {
+  const fs::path path = dir_ / "history.json";
+  {
+    std::ofstream(path) << "old";
+  }
+  OutputFile file = OutputFile::create(path);
+  file.write("new ");
+  file.write("text");
+  EXPECT_EQ(read(path), "old") << "the old file stays until commit";
+  EXPECT_EQ(leftovers({"history.json"}).size(), 1u) << "the temporary sits beside it";
+  file.commit();
+  EXPECT_EQ(read(path), "new text");
+  EXPECT_TRUE(leftovers({"history.json"}).empty());
+}
+
+TEST_F(OutputFileTest, AbandonedOrDestroyedBeforeCommitKeepsTheOldFileAndLeavesNothing) {
+  const fs::path path = dir_ / "trace.json";
+  {
+    std::ofstream(path) << "good trace";
+  }
+  {
+    OutputFile file = OutputFile::create(path);
+    file.write("half a tr");
+  }  // an exception unwinding past it, for example
+  EXPECT_EQ(read(path), "good trace");
+  OutputFile again = OutputFile::create(path);
+  again.write("x");
+  again.abandon();
+  again.abandon();  // idempotent
+  EXPECT_EQ(read(path), "good trace");
+  EXPECT_TRUE(leftovers({"trace.json"}).empty());
+  EXPECT_THROW(again.write("y"), OutputFileError);
+}
+
+TEST_F(OutputFileTest, RefusesLinksDevicesPipesFoldersAndMissingFolders) {
+  const fs::path target = dir_ / "real.json";
+  {
+    std::ofstream(target) << "real";
+  }
+  fs::create_symlink(target, dir_ / "link.json");
+  const std::string link = error_of(dir_ / "link.json");
+  EXPECT_NE(link.find("is a symbolic link to " + target.string()), std::string::npos) << link;
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.json"));
+  EXPECT_EQ(read(target), "real");
+
+  EXPECT_NE(error_of("/dev/null").find("is a character device"), std::string::npos);
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+  EXPECT_NE(error_of(dir_ / "pipe").find("is a pipe"), std::string::npos);
+  EXPECT_NE(error_of(dir_).find("is a folder"), std::string::npos);
+  EXPECT_NE(error_of(dir_ / "no-such-folder" / "x.json").find("does not exist"),
+            std::string::npos);
+  EXPECT_NE(error_of("").find("no file name"), std::string::npos);
+  if (::geteuid() != 0) {  // root may write anywhere
+    ASSERT_EQ(::chmod(dir_.c_str(), 0500), 0);
+    EXPECT_NE(error_of(dir_ / "x.json").find("Permission denied"), std::string::npos);
+    ::chmod(dir_.c_str(), 0700);
+  }
+  // /proc takes no new files: found when the file is created, at the start of a run.
+  EXPECT_NE(error_of("/proc/mirrorlab-history.json").find("cannot create a file in /proc"),
+            std::string::npos);
+}
+
+// A full disk, simulated by a file size limit (RLIMIT_FSIZE, SIGXFSZ ignored, in a child
+// process): the write fails with the system's reason, the old file is kept, no temporary stays.
+TEST_F(OutputFileTest, AFullDiskKeepsTheOldFileAndSaysWhy) {
+  const fs::path path = dir_ / "trace.json";
+  {
+    std::ofstream(path) << "the previous good trace";
+  }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{4096, 4096};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      OutputFile file = OutputFile::create(path);
+      file.write(std::string(3000, 'a'));
+      file.write(std::string(3000, 'b'));  // past 4096 bytes
+      file.commit();
+      _exit(3);
+    } catch (const OutputFileError& e) {
+      const std::string what = e.what();
+      _exit(what.find("File too large") != std::string::npos &&
+                    what.find(path.string()) != std::string::npos
+                ? 0
+                : 4);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: written past the limit; 4: the message";
+  EXPECT_EQ(read(path), "the previous good trace");
+  EXPECT_TRUE(leftovers({"trace.json"}).empty());
+}
+
+TEST_F(OutputFileTest, TheSignalSafeCleanupRemovesEveryOpenTemporary) {
+  OutputFile a = OutputFile::create(dir_ / "a.json");
+  OutputFile b = OutputFile::create(dir_ / "b.json");
+  OutputFile c = OutputFile::create(dir_ / "c.json");
+  c.write("done");
+  c.commit();
+  EXPECT_EQ(leftovers({"c.json"}).size(), 2u);
+  remove_temporary_files_signal_safe();
+  EXPECT_TRUE(leftovers({"c.json"}).empty());
+  EXPECT_EQ(read(dir_ / "c.json"), "done");
+}
+
+TEST_F(OutputFileTest, SamePathThroughDotsAndLinkedFolders) {
+  fs::create_directories(dir_ / "sub");
+  fs::create_directory_symlink(dir_ / "sub", dir_ / "alias");
+  EXPECT_TRUE(same_output_path(dir_ / "a.json", dir_ / "sub" / ".." / "a.json"));
+  EXPECT_TRUE(same_output_path(dir_ / "sub" / "a.json", dir_ / "alias" / "a.json"));
+  EXPECT_FALSE(same_output_path(dir_ / "a.json", dir_ / "b.json"));
+}
+
+}  // namespace
+}  // namespace mirrorlab::core
