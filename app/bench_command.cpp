@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "app/flags.h"
+#include "app/interrupt.h"
 #include "virtualgpu/allreduce_bench.h"
 #include "virtualgpu/device.h"
 
@@ -91,6 +92,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
       "that fit in the CPU caches can pass 100%%: caches are faster than B.\n#\n");
   std::size_t total_wrong = 0;
   for (const std::string& name : o.algorithms) {
+    if (interrupt_signal() != 0) break;
     std::unique_ptr<vgpu::AllReduce> algorithm;
     try {
       algorithm = vgpu::make_all_reduce(name, devices);
@@ -113,10 +115,16 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
                       100.0 * row.own_bound_fraction);
           std::fflush(stdout);
           total_wrong += row.wrong;
-        });
+        },
+        [] { return interrupt_signal() != 0; });
     std::printf("#\n");
   }
   std::printf("# Out of bounds values : %zu %s\n", total_wrong, total_wrong == 0 ? "OK" : "FAILED");
+  if (const int signal = interrupt_signal(); signal != 0) {
+    std::printf("# Interrupted by %s: the rows above are complete, the rest was not measured\n",
+                interrupt_name(signal));
+    return interrupt_exit_status(signal);
+  }
   return total_wrong == 0 ? 0 : 1;
 }
 

@@ -5,6 +5,7 @@
 
 #include "app/device_flags.h"
 #include "app/flags.h"
+#include "app/interrupt.h"
 #include "app/output_files.h"
 #include "core/kernels_cpu.h"
 
@@ -116,8 +117,15 @@ int run_gui(const GuiOptions& o) {
   config.strategy = strategy_options(o.train);
   config.fit = fit_options(o.train);
 
+  gui::AppOptions app = o.app;
+  app.close_requested = [] { return interrupt_signal() != 0; };
   try {
-    return gui::run_app(std::move(data), config, o.app);
+    const int status = gui::run_app(std::move(data), config, app);
+    if (const int signal = interrupt_signal(); signal != 0) {
+      std::printf("Window closed by %s.\n", interrupt_name(signal));
+      return interrupt_exit_status(signal);
+    }
+    return status;
   } catch (const gui::NoDisplayError& e) {
     std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
     return 2;

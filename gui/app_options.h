@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace mirrorlab::gui {
@@ -27,6 +28,8 @@ struct AppOptions {
   double measure_seconds = 0;     // scripted: train (running) this long while drawing, then stop
   double quit_after_seconds = 0;  // close the window after this long, whatever the run does
   double script_timeout_seconds = 600;
+  // Asked every frame: true closes the window as if the user had (Ctrl-C in the terminal).
+  std::function<bool()> close_requested;
 };
 
 }  // namespace mirrorlab::gui

@@ -510,7 +510,8 @@ int AppWindow::run() {
       std::this_thread::sleep_until(deadline);
     }
     const double now = now_seconds();
-    if (options_.quit_after_seconds > 0 && now - start_ > options_.quit_after_seconds) {
+    if ((options_.quit_after_seconds > 0 && now - start_ > options_.quit_after_seconds) ||
+        (options_.close_requested && options_.close_requested())) {
       glfwSetWindowShouldClose(window_, GLFW_TRUE);  // as if the user closed it, mid-run
     }
     if (!scripted) continue;

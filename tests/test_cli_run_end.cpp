@@ -200,6 +200,19 @@ TEST_F(RunEnd, ASecondCtrlCStopsAtOnceKeepingTheOldFilesAndLeavingNoTemporary) {
   EXPECT_TRUE(hidden_files().empty());
 }
 
+TEST_F(RunEnd, CtrlCStopsABenchAfterTheSizeUnderWayKeepingTheRowsMeasured) {
+  const fs::path log = dir_ / "log";
+  const pid_t pid = start("bench allreduce -b 1M -e 256M -f 2 -n 5 -w 1", log);
+  ASSERT_TRUE(wait_for_text(log, "  1048576 ", 60)) << read(log);  // the first row is there
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit(pid, 60), 130) << read(log);
+  const std::string out = read(log);
+  EXPECT_NE(out.find("# Interrupted by SIGINT (Ctrl-C): the rows above are complete"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("one-shot on 2 devices"), std::string::npos) << "measured on: " << out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Output files
 // ---------------------------------------------------------------------------------------------

@@ -51,6 +51,16 @@ class GuiApp : public ::testing::Test {
   fs::path dir_;
 };
 
+// Ctrl-C in the terminal closes the window as if the user had, and the status says why.
+TEST_F(GuiApp, CtrlCClosesTheWindowWithStatus130) {
+  const Result r = shell("xvfb-run -a -s '-screen 0 1280x800x24' sh -c '" + kMirrorlab +
+                         " gui --model mlp --train-examples 2048 --run & p=$!; sleep 4; kill -INT $p; "
+                         "for i in $(seq 40); do kill -0 $p 2>/dev/null || break; sleep 0.5; done; "
+                         "kill -KILL $p 2>/dev/null; wait $p; echo exit=$?'");
+  EXPECT_NE(r.output.find("Window closed by SIGINT (Ctrl-C)."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exit=130"), std::string::npos) << r.output;
+}
+
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);

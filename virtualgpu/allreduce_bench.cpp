@@ -95,12 +95,14 @@ double measure_copy_bandwidth(const std::vector<Device*>& devices, std::size_t b
 std::vector<AllReduceBenchRow> run_allreduce_sweep(
     const std::vector<Device*>& devices, const AllReduce& algorithm,
     const AllReduceBenchOptions& options, double copy_bandwidth,
-    const std::function<void(const AllReduceBenchRow&)>& on_row) {
+    const std::function<void(const AllReduceBenchRow&)>& on_row,
+    const std::function<bool()>& stop_requested) {
   if (options.iterations < 1) throw std::invalid_argument("iterations must be at least 1");
   if (options.warmup_iterations < 0) throw std::invalid_argument("warm-up iterations must be >= 0");
   const int n = static_cast<int>(devices.size());
   std::vector<AllReduceBenchRow> rows;
   for (std::size_t bytes : sweep_sizes(options)) {
+    if (stop_requested && stop_requested()) break;
     const std::size_t count = bytes / sizeof(float);
     std::vector<Allocation> blocks;
     std::vector<std::span<float>> buffers;

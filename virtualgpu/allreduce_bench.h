@@ -48,10 +48,12 @@ double measure_copy_bandwidth(const std::vector<Device*>& devices, std::size_t b
                               int iterations);
 
 // Runs the sweep for one algorithm; buffers come from the devices' arenas (an OutOfMemoryError
-// says which size did not fit). `on_row` (optional) sees each row as soon as it is measured.
+// says which size did not fit). `on_row` (optional) sees each row as soon as it is measured;
+// `stop_requested` (optional) is asked before each size, and true ends the sweep there.
 std::vector<AllReduceBenchRow> run_allreduce_sweep(
     const std::vector<Device*>& devices, const AllReduce& algorithm,
     const AllReduceBenchOptions& options, double copy_bandwidth,
-    const std::function<void(const AllReduceBenchRow&)>& on_row = {});
+    const std::function<void(const AllReduceBenchRow&)>& on_row = {},
+    const std::function<bool()>& stop_requested = {});
 
 }  // namespace mirrorlab::vgpu
