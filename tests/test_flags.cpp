@@ -3,6 +3,7 @@
 // a sentence naming the flag. The command line is parsed in-process, without running anything.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -88,6 +89,29 @@ TEST(Flags, EveryNumberFlagRefusesNanInfinitiesNegativesHugeAndNonNumbers) {
     }
   }
   EXPECT_GE(numeric, 20);
+}
+
+// Zero means "none" or "no limit" for some flags (--max-steps 0, --refresh-hz 0, -w 0); for the
+// others it is refused like any value out of range.
+TEST(Flags, ZeroIsRefusedWhereItMeansNothing) {
+  const std::vector<std::string> zero_allowed = {
+      "--max-steps",  "--train-examples", "--max-fps", "--refresh-hz", "--steps",
+      "--phases",     "--measure-seconds", "--quit-after", "--warmup_iters", "--seed",
+      "--devices"};
+  int refused = 0;
+  for (const ValueFlag& flag : every_value_flag()) {
+    if (!is_numeric(flag)) continue;
+    const std::string error = parse_error(flag, "0");
+    const bool allowed =
+        std::find(zero_allowed.begin(), zero_allowed.end(), flag.name) != zero_allowed.end();
+    if (allowed) {
+      EXPECT_EQ(error, "") << flag.name << "=0 means none or no limit";
+    } else {
+      EXPECT_NE(error.find(flag.name), std::string::npos) << flag.name << "=0: " << error;
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, 15);
 }
 
 TEST(Flags, EveryListFlagRefusesEmptyEntries) {

@@ -61,6 +61,19 @@ TEST_F(GuiApp, CtrlCClosesTheWindowWithStatus130) {
   EXPECT_NE(r.output.find("exit=130"), std::string::npos) << r.output;
 }
 
+// A screenshot that cannot be written whole (a full disk, here a file size limit) leaves no
+// half PNG, says why and fails the scripted run.
+TEST_F(GuiApp, AScreenshotOverAFullDiskLeavesNoFileAndExits1) {
+  const std::string png = path("shot.png");
+  const Result r = shell("sh -c \"trap '' XFSZ; ulimit -f 64; exec xvfb-run -a -s '-screen 0 "
+                         "1280x800x24' " + kMirrorlab + " gui --model mlp --train-examples 512 "
+                         "--steps 1 --frames 2 --screenshot " + png + "\"");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("write failed: File too large"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Screenshot written"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(png));
+}
+
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
