@@ -31,10 +31,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
   add_whole_number_flag(cmd, "-n,--iters", o.iterations, 1, 100000, "Timed iterations per size");
   add_whole_number_flag(cmd, "-w,--warmup_iters", o.warmup_iterations, 0, 100000,
                         "Untimed iterations first");
-  add_choice_list_flag(cmd, "--algorithms", o.algorithms,
-                       {"reduce-to-one", "ring", "one-shot", "nccl"},
-                       "Comma-separated: reduce-to-one, ring, one-shot, nccl (skipped, saying why, "
-                       "where NCCL cannot run)");
+  add_choice_list_flag(cmd, "--algorithms", o.algorithms, vgpu::all_reduce_names(),
+                       "Comma-separated, of " + vgpu::all_reduce_name_list("and") +
+                           " (one that cannot run on these devices is listed, saying why)");
   add_choice_flag(cmd, "-o,--op", o.op, {"sum", "mean"}, "Reduction: sum or mean");
   return cmd;
 }

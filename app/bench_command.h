@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
+#include "virtualgpu/all_reduce_algorithms.h"
 
 namespace mirrorlab::app {
 
@@ -17,7 +18,7 @@ struct BenchAllReduceOptions {
   double step_factor = 2.0;
   int iterations = 20;
   int warmup_iterations = 5;
-  std::vector<std::string> algorithms{"reduce-to-one", "ring", "one-shot", "nccl"};
+  std::vector<std::string> algorithms = vgpu::all_reduce_names();
   std::string op = "sum";
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "app/advice.h"
 #include "app/flags.h"
 
 namespace mirrorlab::app {
@@ -68,6 +69,15 @@ std::string CommandLine::parse_error(const std::vector<std::string>& args) {
     std::string message = message_for(e, &status);
     return status == 0 ? "(help)" : message;
   }
+}
+
+std::string CommandLine::explain(const std::exception& error) const {
+  AdviceContext context;
+  if (*train_) context = {&train_options.devices, &train_options, false};
+  if (*bench_allreduce_) context = {&bench_options.devices, nullptr, true};
+  if (*devices_) context = {&devices_options.devices, nullptr, false};
+  if (*gui_) context = {&gui_options.train.devices, &gui_options.train, false};
+  return app::explain(error, context);
 }
 
 int CommandLine::run() {

@@ -2,6 +2,7 @@
 // by main(). Tests build one to parse command lines without running them.
 #pragma once
 
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ class CommandLine {
   std::string parse_error(const std::vector<std::string>& args);
   // Runs the parsed command; returns its exit status. Throws what the command throws.
   int run();
+  // What went wrong in the command that ran, with what to change on its command line.
+  std::string explain(const std::exception& error) const;
 
   CLI::App& app() { return app_; }
   TrainOptions train_options;

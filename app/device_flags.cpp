@@ -131,7 +131,10 @@ const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int cou
   }
   const std::vector<vgpu::Device*>& devices = registry.logical_devices();
   std::printf("%s\n", registry.description().c_str());
-  if (!registry.sm_note().empty()) std::printf("INFO: %s\n", registry.sm_note().c_str());
+  if (!registry.sm_note().empty()) {
+    std::printf("INFO: %s%s\n", registry.sm_note().c_str(),
+                flags.sm_split ? "" : " (--sm-split gives each its own share)");
+  }
   return devices;
 }
 

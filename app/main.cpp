@@ -12,24 +12,19 @@
 
 namespace {
 
-// What went wrong, after whatever the run printed so far.
-void report(const std::exception& e) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "\nmirrorlab: error: %s\n", e.what());
-}
-
 int run(mirrorlab::app::CommandLine& command_line) {
   using namespace mirrorlab;
+  // What went wrong, after whatever the run printed so far, with what to change.
+  const auto report = [&](const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "\nmirrorlab: error: %s\n", command_line.explain(e).c_str());
+  };
   try {
     return command_line.run();
-  } catch (const vgpu::OutOfMemoryError& e) {
-    report(e);
-  } catch (const core::DataError& e) {
-    report(e);
   } catch (const vgpu::ConfigurationError& e) {
     report(e);
     return 2;
-  } catch (const std::exception& e) {  // vgpu::CudaError among them
+  } catch (const std::exception& e) {  // out of memory, data, vgpu::CudaError among them
     report(e);
   }
   return 1;

@@ -16,6 +16,7 @@
 #include "core/fit.h"
 #include "core/kernels_cpu.h"
 #include "core/mirrored_strategy.h"
+#include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab::app {
@@ -99,10 +100,15 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
   add_choice_flag(cmd, "--optimizer", o.optimizer, {"sgd", "adam", "nadam"},
                   "sgd (momentum 0.9), adam or nadam");
   add_real_flag(cmd, "--lr", o.learning_rate, 1e-9, 10.0, "Learning rate");
-  add_choice_flag(cmd, "--allreduce", o.allreduce,
-                  {"auto", "nccl", "reduce-to-one", "ring", "one-shot"},
-                  "All-reduce algorithm: auto (TensorFlow's choice), nccl, reduce-to-one, ring or "
-                  "one-shot");
+  std::vector<std::string> algorithms{std::string(vgpu::kAutoAllReduce)};
+  std::string help = "All-reduce algorithm: auto (TensorFlow's choice: " +
+                     std::string(vgpu::kNcclName) + " with one CUDA GPU per replica, else " +
+                     std::string(vgpu::kReduceToOneName) + ")";
+  for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
+    algorithms.emplace_back(a.name);
+    help += "; " + std::string(a.name) + ": " + std::string(a.what);
+  }
+  add_choice_flag(cmd, "--allreduce", o.allreduce, algorithms, help);
   add_unsigned_flag(cmd, "--seed", o.seed, 0, std::numeric_limits<std::uint64_t>::max(),
                     "Seed for initial weights and shuffling");
   add_text_flag(cmd, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")

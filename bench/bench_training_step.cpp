@@ -189,7 +189,8 @@ void BM_AllReduceCnnGradients(benchmark::State& state) {
   const int replicas = static_cast<int>(state.range(1));
   vgpu::DeviceRegistry registry;
   registry.set_logical_device_configuration(replicas, 64);
-  const auto algorithm = vgpu::make_all_reduce(state.range(0) == 0 ? "reduce-to-one" : "ring");
+  const auto algorithm =
+      vgpu::make_all_reduce(state.range(0) == 0 ? vgpu::kReduceToOneName : vgpu::kRingName);
   constexpr std::size_t kCount = 693962;  // the CNN's parameters
   std::vector<std::vector<float>> buffers(static_cast<std::size_t>(replicas),
                                           std::vector<float>(kCount, 1.0f));

@@ -12,12 +12,13 @@
 
 #include "core/dataset.h"
 #include "core/mirrored_strategy.h"
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/allreduce_bench.h"
 
 namespace mirrorlab::core {
 
 struct AlgorithmTiming {
-  std::string algorithm;  // "reduce-to-one", "ring", "one-shot", "nccl"
+  std::string algorithm;  // a name of the table (virtualgpu/all_reduce_algorithms.h)
   bool available = true;
   std::string reason;             // why not, when !available
   double step_seconds = 0;        // median time of a whole training step
@@ -35,7 +36,7 @@ struct AlgorithmComparison {
 };
 
 struct ComparisonOptions {
-  std::vector<std::string> algorithms{"reduce-to-one", "ring", "one-shot", "nccl"};
+  std::vector<std::string> algorithms = vgpu::all_reduce_names();
   int rounds = 6;  // training steps per algorithm after one warm-up step
   std::size_t batch_per_replica = 64;
   vgpu::AllReduceBenchOptions sweep{4096, std::size_t{16} << 20, 4.0, 8, 2};

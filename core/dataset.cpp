@@ -27,16 +27,13 @@ constexpr std::uint32_t kMaxSide = 100000;          // rows or columns; more is 
 constexpr std::uint32_t kMaxCount = 100000000;      // examples in one file
 constexpr std::uint64_t kMaxImageBytes = std::uint64_t{1} << 32;  // 4 GiB of pixels
 
-constexpr const char* kMissingHint =
-    "Install it with: sudo apt-get install dataset-fashion-mnist, or pass --data DIR pointing at a "
-    "folder with the four *-ubyte.gz files.";
+constexpr const char* kMissingHint = "Install it with: sudo apt-get install dataset-fashion-mnist";
 constexpr const char* kDamagedHint =
-    "Reinstall the package with: sudo apt-get install --reinstall dataset-fashion-mnist, or fix "
-    "--data to point at good files.";
+    "Reinstall the package with: sudo apt-get install --reinstall dataset-fashion-mnist";
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& problem,
                        const char* hint) {
-  throw DataError(path.string() + ": " + problem + ". " + hint);
+  throw DataError(path.string() + ": " + problem + ". " + hint, hint == kMissingHint);
 }
 
 std::string hex32(std::uint32_t value) {

@@ -14,10 +14,15 @@ inline constexpr const char* kDefaultFashionMnistDir = "/usr/share/datasets/fash
 inline constexpr int kFashionMnistSide = 28;  // images are 28x28: the models' input
 
 // A damaged, missing or mismatched data file; what() names the file and the problem and says
-// what to do.
+// how to get good files (the Debian package). missing(): the file or folder is not there (or
+// cannot be opened), else it is damaged; a front end adds how to point at other files.
 class DataError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  DataError(const std::string& what, bool missing) : std::runtime_error(what), missing_(missing) {}
+  bool missing() const { return missing_; }
+
+ private:
+  bool missing_;
 };
 
 // Images as bytes (0..255), row-major, one after another; labels 0..9.

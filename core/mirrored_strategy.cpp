@@ -224,7 +224,7 @@ void MirroredStrategy::choose_all_reduce() {
   // are TensorFlow's: warnings first (the NCCL fallback), then what is used.
   const vgpu::AllReduceChoice choice = vgpu::choose_all_reduce(
       options_.all_reduce, vgpu::placements_of(devices_), vgpu::nccl_runtime());
-  all_reduce_ = vgpu::make_all_reduce(choice.algorithm, devices_, 0);
+  all_reduce_ = choice.row->make(devices_, 0, choice.nccl_multi_rank);  // checked once, above
   all_reduce_warnings_ = choice.warnings;
   all_reduce_log_ = choice.warnings;
   all_reduce_log_.insert(all_reduce_log_.end(), choice.info.begin(), choice.info.end());

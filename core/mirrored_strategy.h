@@ -29,6 +29,7 @@
 #include "core/optimizer.h"
 #include "core/run_events.h"
 #include "core/step_control.h"
+#include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 
@@ -52,7 +53,7 @@ class ReplicasOutOfSync : public std::runtime_error {
 struct StrategyOptions {
   ModelKind model = ModelKind::kCnn;
   OptimizerConfig optimizer;
-  std::string all_reduce = "auto";  // "auto", "nccl", "reduce-to-one", "ring" or "one-shot"
+  std::string all_reduce{vgpu::kAutoAllReduce};  // auto, or a name of the table of algorithms
   std::uint64_t seed = 1;
   bool check_sync = true;  // compare weight fingerprints after every training step
 };

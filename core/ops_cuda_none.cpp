@@ -8,7 +8,7 @@ namespace mirrorlab::core {
 std::unique_ptr<Ops> make_cuda_ops(int, void*, vgpu::MemoryArena&) {
   throw std::runtime_error(
       "CUDA kernels are not in this build: rebuild with the CUDA toolkit installed "
-      "(-DMIRRORLAB_WITH_CUDA=ON) or train on CPU-backed virtual GPUs (--backend cpu)");
+      "(-DMIRRORLAB_WITH_CUDA=ON) or train on CPU-backed virtual GPUs");
 }
 
 }  // namespace mirrorlab::core

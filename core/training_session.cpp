@@ -164,6 +164,7 @@ void TrainingSession::thread_main() {
 void TrainingSession::run_one_step() {
   StepRecord record;
   std::string error;
+  std::exception_ptr failure;
   try {
     const LossStats stats = loop_->step();
     const Metrics m = Metrics::from(stats);
@@ -180,16 +181,19 @@ void TrainingSession::run_one_step() {
     loop_->stop(StopReason::kDiverged);
     std::lock_guard lock(mutex_);
     error_ = e.what();
+    failure_ = std::current_exception();
     diverged_ = e.where();
     state_ = SessionState::kFailed;
     steps_requested_ = 0;
     return;
   } catch (const std::exception& e) {
     error = e.what();
+    failure = std::current_exception();
   }
   std::lock_guard lock(mutex_);
   if (!error.empty()) {
     error_ = "training step " + std::to_string(steps_.size() + 1) + " failed: " + error;
+    failure_ = failure;
     state_ = SessionState::kFailed;
     steps_requested_ = 0;
     return;
@@ -226,6 +230,7 @@ void TrainingSession::update(SessionSnapshot& s) const {
     std::lock_guard lock(mutex_);
     s.state = state_;
     s.error = error_;
+    s.failure = failure_;
     s.diverged = diverged_;
     s.loss_growth = loss_growth_;
     s.busy_with_task = in_task_ || !tasks_.empty();

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,7 +37,8 @@ struct SessionConfig {
   // One entry per device: what the GUI lets a user change (how many, their memory limits).
   std::vector<vgpu::LogicalDeviceConfiguration> devices{2, vgpu::LogicalDeviceConfiguration{}};
   // Configures the registry with `devices`; empty: CPU-backed virtual GPUs. The app passes
-  // the --backend/--devices/--sm-split choice here, so a rebuilt session keeps it.
+  // its choice of device kind (CPU-backed, CUDA logical or physical GPUs, SM split) here, so a
+  // rebuilt session keeps it.
   std::function<void(vgpu::DeviceRegistry&, const std::vector<vgpu::LogicalDeviceConfiguration>&)>
       make_devices;
   StrategyOptions strategy;  // model, optimizer and learning rate, all-reduce, initial seed
@@ -74,6 +76,7 @@ struct DeviceStatus {
 struct SessionSnapshot {
   SessionState state = SessionState::kPaused;
   std::string error;
+  std::exception_ptr failure;              // what the failed step threw (kFailed)
   std::optional<NonFiniteValue> diverged;  // when the run failed because it diverged
   std::optional<LossGrowth> loss_growth;   // the loss grew far past its start (still finite)
   std::int64_t steps_done = 0;
@@ -167,6 +170,7 @@ class TrainingSession {
   std::vector<std::function<void()>> tasks_;
   bool in_task_ = false;
   std::string error_;
+  std::exception_ptr failure_;
   std::optional<NonFiniteValue> diverged_;
   std::optional<LossGrowth> loss_growth_;
   std::vector<StepRecord> steps_;

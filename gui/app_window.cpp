@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "gui/advice.h"
 #include "gui/allreduce_panel.h"
 #include "gui/batch_split_panel.h"
 #include "gui/compare_panel.h"
@@ -312,7 +313,7 @@ void AppWindow::reconfigure(const core::SessionConfig& config) {
   try {
     session_ = std::make_unique<core::TrainingSession>(data_, config_);
   } catch (const std::exception& e) {
-    setup_error_ = e.what();
+    setup_error_ = std::string(e.what()) + ". " + advice(e, config_);
   }
 }
 

@@ -3,23 +3,32 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <string>
+#include <vector>
 
+#include "gui/advice.h"
 #include "gui/colors.h"
 #include "gui/step_moment.h"
 #include "imgui.h"
+#include "virtualgpu/all_reduce_choice.h"
 
 namespace mirrorlab::gui {
 namespace {
 
 constexpr const char* kModels[] = {"cnn", "mlp"};
-constexpr const char* kAlgorithms[] = {"auto", "reduce-to-one", "ring", "one-shot", "nccl"};
-constexpr int kNumAlgorithms = static_cast<int>(std::size(kAlgorithms));
+// The all-reduce choices: TensorFlow's own, then every algorithm of the table.
+const std::vector<std::string>& algorithm_choices() {
+  static const std::vector<std::string> choices = [] {
+    std::vector<std::string> c{std::string(vgpu::kAutoAllReduce)};
+    for (const std::string& name : vgpu::all_reduce_names()) c.push_back(name);
+    return c;
+  }();
+  return choices;
+}
 
-int index_of(const char* const* names, int count, const std::string& value) {
-  for (int i = 0; i < count; ++i) {
-    if (value == names[i]) return i;
-  }
-  return 0;
+bool algorithm_choice_text(void*, int index, const char** text) {
+  *text = algorithm_choices()[static_cast<std::size_t>(index)].c_str();
+  return true;
 }
 
 void state_badge(const core::SessionSnapshot& run, double t) {
@@ -87,7 +96,9 @@ void ControlsPanel::load(const core::SessionConfig& config) {
   memory_mib_.clear();
   for (const auto& d : config.devices) memory_mib_.push_back(static_cast<int>(d.memory_limit_mib));
   model_ = config.strategy.model == core::ModelKind::kCnn ? 0 : 1;
-  algorithm_ = index_of(kAlgorithms, kNumAlgorithms, config.strategy.all_reduce);
+  const auto& choices = algorithm_choices();
+  const auto chosen = std::find(choices.begin(), choices.end(), config.strategy.all_reduce);
+  algorithm_ = chosen == choices.end() ? 0 : static_cast<int>(chosen - choices.begin());
   batch_ = static_cast<int>(config.fit.batch_per_replica);
   learning_rate_ = config.strategy.optimizer.learning_rate;
   loaded_ = true;
@@ -131,10 +142,7 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
     ImGui::TextWrapped("%s", run.error.c_str());
     ImGui::PopStyleColor();
-    ImGui::TextWrapped(run.diverged ? "The step was too large: lower the learning rate or raise "
-                                      "the batch per replica below (or choose Adam), then press "
-                                      "Apply."
-                                    : "Change the settings below and press Apply.");
+    ImGui::TextWrapped("%s", advice(run.failure, frame.config).c_str());
   }
 }
 
@@ -198,7 +206,8 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
     ImGui::PopID();
   }
   ImGui::Combo("model", &model_, kModels, 2);
-  ImGui::Combo("all-reduce", &algorithm_, kAlgorithms, kNumAlgorithms);
+  ImGui::Combo("all-reduce", &algorithm_, algorithm_choice_text, nullptr,
+               static_cast<int>(algorithm_choices().size()));
   ImGui::InputInt("batch/replica", &batch_, 8, 64);
   batch_ = std::clamp(batch_, 1, 1 << 16);
   ImGui::SliderFloat("learning rate", &learning_rate_, 1e-5f, 1.0f, "%.5f",
@@ -215,7 +224,7 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
       config.devices.push_back(d);
     }
     config.strategy.model = model_ == 0 ? core::ModelKind::kCnn : core::ModelKind::kMlp;
-    config.strategy.all_reduce = kAlgorithms[algorithm_];
+    config.strategy.all_reduce = algorithm_choices()[static_cast<std::size_t>(algorithm_)];
     config.fit.batch_per_replica = static_cast<std::size_t>(batch_);
     config.strategy.optimizer.learning_rate = learning_rate_;
     frame.actions.reconfigure(config);

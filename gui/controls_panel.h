@@ -33,7 +33,7 @@ class ControlsPanel : public Panel {
   int gpus_ = 2;
   std::vector<int> memory_mib_;
   int model_ = 0;      // index into kModels
-  int algorithm_ = 0;  // index into kAlgorithms
+  int algorithm_ = 0;  // index into the all-reduce choices (auto, then the table's algorithms)
   int batch_ = 64;
   float learning_rate_ = 1e-3f;
 };

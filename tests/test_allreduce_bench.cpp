@@ -1,5 +1,6 @@
 // The all-reduce benchmark harness: its sweep, its bit-exact check (which must catch a broken
 // algorithm) and its bandwidth arithmetic.
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/allreduce_bench.h"
 
 #include <gtest/gtest.h>

@@ -76,6 +76,7 @@ TEST(Cli, MissingDataFolderNamesItAndTheFix) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/fashion"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("dataset-fashion-mnist"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--data"), std::string::npos) << r.output;  // the app's own advice
 }
 
 // Under `ulimit -v` a run either trains or stops saying why; it never hangs (OpenBLAS retries a

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective_replay.h"
 #include "virtualgpu/device_registry.h"
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/collective_replay.h"
 #include "virtualgpu/device_buffers.h"

@@ -13,6 +13,7 @@
 #include "tests/cuda_test_devices.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/allreduce_bench.h"
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_buffers.h"

@@ -338,7 +338,7 @@ TEST(FashionMnist, MissingDirectorySaysHowToInstall) {
   TempDir dir;
   const fs::path nowhere = dir / "not-here";
   expect_data_error([&] { load_fashion_mnist(nowhere); },
-                    {nowhere.string(), "sudo apt-get install dataset-fashion-mnist", "--data"});
+                    {nowhere.string(), "sudo apt-get install dataset-fashion-mnist"});
 }
 
 TEST(FashionMnist, LoadsAFolderOfSmallFiles) {

@@ -14,28 +14,24 @@
 #include <string_view>
 #include <vector>
 
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/device.h"
-#include "virtualgpu/nccl_all_reduce.h"
 
 namespace mirrorlab::vgpu {
 
-struct ReplicaPlacement {
-  std::string name;  // "/gpu:0"
-  DeviceKind kind = DeviceKind::kCpuVirtualGpu;
-  int cuda_ordinal = -1;  // the physical GPU, -1 for a CPU-backed virtual GPU
-};
-
-std::vector<ReplicaPlacement> placements_of(const std::vector<Device*>& devices);
+// What to ask for to get what TensorFlow chooses; not an algorithm of its own.
+inline constexpr std::string_view kAutoAllReduce = "auto";
 
 struct AllReduceChoice {
-  std::string algorithm;              // "nccl", "reduce-to-one", "ring" or "one-shot"
-  std::vector<std::string> warnings;  // what TensorFlow logs as WARNING, once
-  std::vector<std::string> info;      // what it logs as INFO
-  bool nccl_multi_rank = false;       // NCCL's experimental multi-rank-per-GPU mode
+  const AllReduceAlgorithm* row = nullptr;  // the chosen algorithm
+  std::string algorithm;                    // its name
+  std::vector<std::string> warnings;        // what TensorFlow logs as WARNING, once
+  std::vector<std::string> info;            // what it logs as INFO
+  bool nccl_multi_rank = false;             // NCCL's experimental multi-rank-per-GPU mode
 };
 
-// `requested`: "auto", "nccl", "reduce-to-one", "ring" or "one-shot". Throws
-// std::invalid_argument with a sentence for an unknown name, and for "nccl" where it cannot run.
+// `requested`: auto or a name of the table. Throws AllReduceUnavailable with a sentence for an
+// unknown name, and for an algorithm that cannot run on `replicas` (nccl on virtual GPUs).
 AllReduceChoice choose_all_reduce(std::string_view requested,
                                   const std::vector<ReplicaPlacement>& replicas,
                                   const NcclRuntime& nccl);

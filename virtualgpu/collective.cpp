@@ -8,10 +8,6 @@
 #include <utility>
 
 #include "virtualgpu/device.h"
-#include "virtualgpu/nccl_all_reduce.h"
-#include "virtualgpu/one_shot_all_reduce.h"
-#include "virtualgpu/reduce_to_one.h"
-#include "virtualgpu/ring_all_reduce.h"
 #include "virtualgpu/transport.h"
 
 namespace mirrorlab::vgpu {
@@ -80,32 +76,6 @@ void CollectiveGroup::end_step(int index, std::string_view phase,
 void CollectiveGroup::finish(int rank, ReduceOp op) {
   if (op != ReduceOp::kMean || size() == 1) return;
   transport_->scale(rank, 1.0f / static_cast<float>(size()));
-}
-
-std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destination) {
-  if (name == kReduceToOneName) {
-    if (destination < 0) {
-      throw std::invalid_argument("reduce-to-one destination must be a device index (0, 1, ...)");
-    }
-    return std::make_unique<ReduceToOneDevice>(destination);
-  }
-  if (name == kRingName) return std::make_unique<RingAllReduce>();
-  if (name == kOneShotName) return std::make_unique<OneShotAllReduce>();
-  if (name == kNcclName) {
-    throw std::invalid_argument("the nccl all-reduce needs its devices (NCCL communicators are "
-                                "made over them): pass the devices");
-  }
-  throw std::invalid_argument("unknown all-reduce algorithm '" + std::string(name) + "': choose " +
-                              std::string(kReduceToOneName) + ", " + std::string(kRingName) +
-                              ", " + std::string(kOneShotName) + " or " +
-                              std::string(kNcclName));
-}
-
-std::unique_ptr<AllReduce> make_all_reduce(std::string_view name,
-                                           const std::vector<Device*>& devices,
-                                           int destination) {
-  if (name == kNcclName) return make_nccl_all_reduce(devices);
-  return make_all_reduce(name, destination);
 }
 
 void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,

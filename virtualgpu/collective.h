@@ -123,21 +123,7 @@ class AllReduce {
   virtual double bytes_moved(int n, std::size_t bytes) const = 0;
 };
 
-// Names accepted on the command line.
-inline constexpr std::string_view kReduceToOneName = "reduce-to-one";
-inline constexpr std::string_view kRingName = "ring";
-inline constexpr std::string_view kOneShotName = "one-shot";
-inline constexpr std::string_view kNcclName = "nccl";
-
-// "reduce-to-one" (destination rank `destination`), "ring" or "one-shot". Throws
-// std::invalid_argument with a sentence listing the known names otherwise ("nccl" needs the
-// devices: use the overload below).
-std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destination = 0);
-// The same, and "nccl": NCCL communicators over `devices` (one rank per device). Throws
-// std::invalid_argument with a sentence saying why NCCL cannot run on these devices.
-std::unique_ptr<AllReduce> make_all_reduce(std::string_view name,
-                                           const std::vector<Device*>& devices,
-                                           int destination = 0);
+// The algorithms themselves, their names and their factory: all_reduce_algorithms.h.
 
 // From the host: runs every rank's share on its device's stream and waits for all of them.
 // devices[i] holds buffers[i]. Rethrows the first real error (not the CollectiveAborted of the

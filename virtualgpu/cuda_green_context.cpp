@@ -135,9 +135,7 @@ CudaExecutionSet make_green_executions(int ordinal, int count, std::string* unav
   const SmSplitPlan plan = plan_sm_split(whole.sm.smCount, whole.sm.minSmPartitionSize,
                                          whole.sm.smCoscheduledAlignment, count);
   if (!plan.problem.empty()) {
-    throw ConfigurationError("--sm-split: " + plan.problem +
-                             ": lower --gpus, or leave out "
-                             "--sm-split to share the SMs");
+    throw ConfigurationError("SM split: " + plan.problem, ConfigurationSubject::kSmSplit);
   }
   std::vector<CUdevResource> groups(static_cast<std::size_t>(count));
   unsigned made = static_cast<unsigned>(count);
@@ -145,10 +143,10 @@ CudaExecutionSet make_green_executions(int ordinal, int count, std::string* unav
   check(api, api.split(groups.data(), &made, &whole, &rest, 0, plan.sms_per_device),
         "cuDevSmResourceSplitByCount");
   if (made < static_cast<unsigned>(count)) {
-    throw ConfigurationError("--sm-split: the driver made only " + std::to_string(made) +
-                             " partitions of " + std::to_string(plan.sms_per_device) + " SMs for " +
-                             std::to_string(count) +
-                             " logical GPUs: lower --gpus, or leave out --sm-split");
+    throw ConfigurationError("SM split: the driver made only " + std::to_string(made) +
+                                 " partitions of " + std::to_string(plan.sms_per_device) +
+                                 " SMs for " + std::to_string(count) + " logical GPUs",
+                             ConfigurationSubject::kSmSplit);
   }
 
   CudaExecutionSet set;
@@ -168,7 +166,7 @@ CudaExecutionSet make_green_executions(int ordinal, int count, std::string* unav
     set.devices.push_back(std::move(execution));
   }
   const unsigned left = rest.type == CU_DEV_RESOURCE_TYPE_SM ? rest.sm.smCount : 0;
-  set.sm_note = "--sm-split: each of the " + std::to_string(count) + " devices has its own " +
+  set.sm_note = "SM split: each of the " + std::to_string(count) + " devices has its own " +
                 std::to_string(groups.front().sm.smCount) + " of the " +
                 std::to_string(whole.sm.smCount) + " SMs of GPU:" + std::to_string(ordinal) +
                 " (CUDA green contexts)" +

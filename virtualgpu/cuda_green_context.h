@@ -1,4 +1,4 @@
-// Green contexts: one SM partition of a GPU per logical GPU (--sm-split). Internal to the CUDA
+// Green contexts: one SM partition of a GPU per logical GPU (an SM split). Internal to the CUDA
 // build of cuda_runtime.cpp.
 #pragma once
 

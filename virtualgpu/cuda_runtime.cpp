@@ -155,6 +155,7 @@ class CudaAllocator final : public BlockAllocator {
 
   bool host_accessible() const override { return false; }
   std::string exhausted() const override { return gpu_memory_exhausted(ordinal_); }
+  MemoryRanOut ran_out() const override { return MemoryRanOut::kGpu; }
 
  private:
   int ordinal_;
@@ -229,8 +230,7 @@ CudaExecutionSet make_cuda_executions(int ordinal, int count, bool sm_split) {
   }
   const std::string shared =
       "the devices share all " + std::to_string(sms) + " SMs of GPU:" + std::to_string(ordinal);
-  set.sm_note = sm_split ? "--sm-split is not available: " + unavailable + "; " + shared
-                         : shared + " (--sm-split gives each its own share)";
+  set.sm_note = sm_split ? "an SM split is not available: " + unavailable + "; " + shared : shared;
   return set;
 }
 

@@ -7,7 +7,7 @@
 // Implemented with CUDA:
 //   - enumeration: name, memory (total and free), SM count, compute capability, peer access
 //   - a BlockAllocator on cudaMalloc (zero-filled, never host-accessible)
-//   - per-device execution: a non-blocking stream, or with --sm-split a stream in a green context
+//   - per-device execution: a non-blocking stream, or with an SM split a stream in a green context
 //     that owns its own share of the SMs (driver API reached at run time, never linked)
 // Not implemented: MIG, multi-process sharing (MPS), memory pools (cudaMallocAsync).
 #pragma once

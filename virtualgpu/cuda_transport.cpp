@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective_kernels.h"
 #include "virtualgpu/cuda_check.h"
 #include "virtualgpu/cuda_event.h"
@@ -149,9 +150,11 @@ class CudaTransport final : public Transport {
       if (!peer_[0 * n + r]) {
         slices_.clear();
         throw std::invalid_argument(
-            "the one-shot all-reduce reads every buffer from one kernel, but GPU " +
+            "the " + std::string(kOneShotName) +
+            " all-reduce reads every buffer from one kernel, but GPU " +
             std::to_string(ordinals_[0]) + " cannot reach GPU " + std::to_string(ordinals_[r]) +
-            "'s memory (no peer access): use nccl, ring or reduce-to-one across these GPUs");
+            "'s memory (no peer access): use " + all_reduce_name_list("or", kOneShotName) +
+            " across these GPUs");
       }
     }
     try {

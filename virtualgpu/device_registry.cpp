@@ -47,22 +47,26 @@ void DeviceRegistry::check_configuration(
         "before the first use of logical_devices()");
   }
   if (configs.empty()) {
-    throw ConfigurationError("no devices configured: ask for at least 1 virtual GPU");
+    throw ConfigurationError("no devices configured: ask for at least 1 virtual GPU",
+                             ConfigurationSubject::kDeviceCount);
   }
   if (configs.size() > static_cast<std::size_t>(kMaxDevices)) {
     throw ConfigurationError(std::to_string(configs.size()) + " virtual GPUs asked for; at most " +
-                             std::to_string(kMaxDevices) + " are supported");
+                                 std::to_string(kMaxDevices) + " are supported",
+                             ConfigurationSubject::kDeviceCount);
   }
   for (std::size_t i = 0; i < configs.size(); ++i) {
     if (configs[i].memory_limit_mib == 0) {
       throw ConfigurationError("memory limit of /gpu:" + std::to_string(i) +
-                               " is 0 MiB: give each virtual GPU at least 1 MiB");
+                                   " is 0 MiB: give each virtual GPU at least 1 MiB",
+                               ConfigurationSubject::kMemoryLimit);
     }
     // A limit the address space cannot even express is a typo, not a plan.
     if (configs[i].memory_limit_mib > (std::size_t{1} << 24)) {
       throw ConfigurationError("memory limit of /gpu:" + std::to_string(i) + " is " +
                                std::to_string(configs[i].memory_limit_mib) +
-                               " MiB, more than 16 TiB: give the limit in MiB (1024 = 1 GiB)");
+                                   " MiB, more than 16 TiB: give the limit in MiB (1024 = 1 GiB)",
+                               ConfigurationSubject::kMemoryLimit);
     }
   }
 }
@@ -78,8 +82,9 @@ void DeviceRegistry::set_logical_device_configuration(
           std::to_string(configs[i].memory_limit_mib) +
           " MiB, more than this host can back: a CPU-backed virtual GPU computes in host "
           "memory, and this process has " + host.describe() +
-          ". Give each virtual GPU at most " + std::to_string(host.can_back() / kMiB) +
-          " MiB (a replica of the example CNN needs about 40 MiB)");
+              ". Give each virtual GPU at most " + std::to_string(host.can_back() / kMiB) +
+              " MiB (a replica of the example CNN needs about 40 MiB)",
+          ConfigurationSubject::kMemoryLimit);
     }
   }
   backend_ = DeviceBackend::kCpuVirtualGpus;
@@ -90,11 +95,13 @@ void DeviceRegistry::set_logical_device_configuration(
 
 void DeviceRegistry::set_logical_device_configuration(int count, std::size_t memory_limit_mib) {
   if (count < 1) {
-    throw ConfigurationError(std::to_string(count) + " virtual GPUs asked for: ask for at least 1");
+    throw ConfigurationError(std::to_string(count) + " virtual GPUs asked for: ask for at least 1",
+                             ConfigurationSubject::kDeviceCount);
   }
   if (count > kMaxDevices) {
     throw ConfigurationError(std::to_string(count) + " virtual GPUs asked for; at most " +
-                             std::to_string(kMaxDevices) + " are supported");
+                                 std::to_string(kMaxDevices) + " are supported",
+                             ConfigurationSubject::kDeviceCount);
   }
   set_logical_device_configuration(std::vector<LogicalDeviceConfiguration>(
       static_cast<std::size_t>(count), LogicalDeviceConfiguration{memory_limit_mib}));
@@ -106,8 +113,8 @@ void DeviceRegistry::set_logical_device_configuration(
   const GpuInventory& inventory = gpu_inventory();
   if (const std::string problem = gpu_selection_problem({physical_gpu}, inventory);
       !problem.empty()) {
-    throw ConfigurationError("logical GPUs on GPU:" + std::to_string(physical_gpu) + ": " +
-                             problem);
+    throw ConfigurationError("logical GPUs on GPU:" + std::to_string(physical_gpu) + ": " + problem,
+                             ConfigurationSubject::kPhysicalGpus);
   }
   // Checked against the free memory CUDA reported; checked again when the devices are made.
   std::vector<std::size_t> limits;
@@ -115,7 +122,7 @@ void DeviceRegistry::set_logical_device_configuration(
   const PhysicalGpu& gpu = inventory.gpus[static_cast<std::size_t>(physical_gpu)];
   if (const std::string problem = memory_fit_problem(gpu, gpu.free_bytes, limits);
       !problem.empty()) {
-    throw ConfigurationError(problem);
+    throw ConfigurationError(problem, ConfigurationSubject::kMemoryLimit);
   }
   backend_ = DeviceBackend::kCudaLogicalGpus;
   physical_gpus_.assign(configs.size(), physical_gpu);
@@ -129,7 +136,7 @@ void DeviceRegistry::set_physical_device_configuration(std::vector<int> physical
   const GpuInventory& inventory = gpu_inventory();
   if (const std::string problem = gpu_selection_problem(physical_gpus, inventory);
       !problem.empty()) {
-    throw ConfigurationError(problem);
+    throw ConfigurationError(problem, ConfigurationSubject::kPhysicalGpus);
   }
   if (memory_limit_mib > 0) {
     check_configuration(
@@ -139,7 +146,7 @@ void DeviceRegistry::set_physical_device_configuration(std::vector<int> physical
       if (const std::string problem =
               memory_fit_problem(gpu, gpu.free_bytes, {memory_limit_mib * kMiB});
           !problem.empty()) {
-        throw ConfigurationError(problem);
+        throw ConfigurationError(problem, ConfigurationSubject::kMemoryLimit);
       }
     }
   }
@@ -197,7 +204,7 @@ void DeviceRegistry::make_cuda_devices() {
   auto check_fits = [&](int gpu, std::size_t free, const std::vector<std::size_t>& on_card) {
     const std::string problem =
         memory_fit_problem(inventory.gpus[static_cast<std::size_t>(gpu)], free, on_card);
-    if (!problem.empty()) throw ConfigurationError(problem);
+    if (!problem.empty()) throw ConfigurationError(problem, ConfigurationSubject::kMemoryLimit);
   };
   std::vector<std::size_t> limits;
   if (logical) {

@@ -6,7 +6,7 @@
 //   - CPU-backed virtual GPUs (host memory, a thread each): the default, works everywhere;
 //   - logical GPUs carved from one physical GPU: each its own capped cudaMalloc arena and
 //     non-blocking stream, optionally its own SMs (green contexts);
-//   - one device per physical GPU (--devices 0,1).
+//   - one device per physical GPU (GPU:0 and GPU:1, say).
 #pragma once
 
 #include <cstddef>

@@ -22,7 +22,7 @@ std::string memory_fit_problem(const PhysicalGpu& gpu, std::size_t free_bytes,
          " (" + gpu.name + "), which has " + mib_text(free_bytes) + " free of " +
          mib_text(gpu.total_bytes) + "; " + mib_text(reserve_bytes) +
          " stay free for CUDA itself (context, cuBLAS, NCCL), so at most " + mib_text(usable) +
-         " can go to the devices: lower --memory-limit or --gpus";
+         " can go to the devices";
 }
 
 SmSplitPlan plan_sm_split(unsigned sm_count, unsigned min_partition, unsigned alignment,
@@ -49,24 +49,22 @@ SmSplitPlan plan_sm_split(unsigned sm_count, unsigned min_partition, unsigned al
 }
 
 std::string gpu_selection_problem(const std::vector<int>& selection, const GpuInventory& gpus) {
-  if (selection.empty()) return "--devices lists no GPU: give GPU numbers, e.g. --devices 0,1";
+  if (selection.empty()) return "no GPU is listed: give GPU numbers, e.g. 0,1";
   if (gpus.gpus.empty()) {
-    return "--devices picks physical GPUs, but " + (gpus.unavailable_reason.empty()
-                                                        ? std::string("no CUDA GPU is visible")
-                                                        : gpus.unavailable_reason);
+    return "physical GPUs are asked for, but " + (gpus.unavailable_reason.empty()
+                                                      ? std::string("no CUDA GPU is visible")
+                                                      : gpus.unavailable_reason);
   }
   const int visible = static_cast<int>(gpus.gpus.size());
   std::set<int> seen;
   for (int index : selection) {
     if (index < 0 || index >= visible) {
-      return "--devices " + std::to_string(index) + ": there is no GPU:" + std::to_string(index) +
-             " (" + std::to_string(visible) + " GPU" + (visible == 1 ? "" : "s") +
-             " visible, numbered 0 to " + std::to_string(visible - 1) +
-             "; `mirrorlab devices` lists them)";
+      return "there is no GPU:" + std::to_string(index) + " (" + std::to_string(visible) +
+             " GPU" + (visible == 1 ? "" : "s") + " visible, numbered 0 to " +
+             std::to_string(visible - 1) + ")";
     }
     if (!seen.insert(index).second) {
-      return "--devices names GPU:" + std::to_string(index) +
-             " twice: list each GPU once (use --gpus N to make N logical GPUs on one card)";
+      return "GPU:" + std::to_string(index) + " is listed twice: list each GPU once";
     }
   }
   return "";

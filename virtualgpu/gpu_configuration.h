@@ -30,7 +30,7 @@ struct SmSplitPlan {
 SmSplitPlan plan_sm_split(unsigned sm_count, unsigned min_partition, unsigned alignment,
                           int devices);
 
-// "" when every entry of `--devices` names a visible GPU once; otherwise what is wrong.
+// "" when every entry of `selection` names a visible GPU once; otherwise what is wrong.
 std::string gpu_selection_problem(const std::vector<int>& selection, const GpuInventory& gpus);
 
 // TensorFlow's names: "/physical_device:GPU:0", "/physical_device:CPU:0".

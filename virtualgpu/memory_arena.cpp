@@ -19,8 +19,7 @@ std::string out_of_memory_message(const std::string& device, std::string_view wh
                                   std::size_t requested, std::size_t in_use, std::size_t limit) {
   return device + ": out of memory: cannot allocate " + mib(requested) + " for " +
          std::string(what) + " (" + mib(in_use) + " of its " + mib(limit) +
-         " limit already in use). Use a higher --memory-limit, a smaller --batch-per-replica, "
-         "or, instead of the CNN, the smaller MLP (--model mlp).";
+         " limit already in use)";
 }
 
 std::string exhausted_message(const std::string& device, std::string_view what,
@@ -43,26 +42,20 @@ class HostAllocator final : public BlockAllocator {
   }
   void release(void* ptr, std::size_t /*bytes*/) noexcept override { std::free(ptr); }
   bool host_accessible() const override { return true; }
-  std::string exhausted() const override {
-    return "this machine's memory is exhausted. Use a lower --memory-limit or fewer --gpus, a "
-           "smaller --batch-per-replica, or close other programs.";
-  }
+  std::string exhausted() const override { return "this machine's memory is exhausted"; }
+  MemoryRanOut ran_out() const override { return MemoryRanOut::kHost; }
 };
 
 }  // namespace
 
 std::string BlockAllocator::exhausted() const {
-  return "the memory behind this device is exhausted. Use a lower --memory-limit or a smaller "
-         "--batch-per-replica.";
+  return "the memory behind this device is exhausted";
 }
 
 std::string gpu_memory_exhausted(int ordinal) {
   const std::string gpu = "GPU " + std::to_string(ordinal);
   return gpu + " has no free memory left (its cudaMalloc failed: other programs, or the other " +
-         "devices on the card, hold the rest). Close other programs using " + gpu +
-         ", give the devices less with --memory-limit so that together they fit in the card's "
-         "free memory ('mirrorlab devices --backend cuda' shows it), or use a smaller "
-         "--batch-per-replica.";
+         "devices on the card, hold the rest)";
 }
 
 std::unique_ptr<BlockAllocator> make_host_allocator() { return std::make_unique<HostAllocator>(); }
@@ -74,17 +67,17 @@ OutOfMemoryError::OutOfMemoryError(const std::string& device, std::string_view w
       requested_(requested),
       in_use_(in_use),
       limit_(limit),
-      over_limit_(true) {}
+      ran_out_(MemoryRanOut::kLimit) {}
 
 OutOfMemoryError::OutOfMemoryError(const std::string& device, std::string_view what,
                                    std::size_t requested, std::size_t in_use, std::size_t limit,
-                                   std::string_view exhausted)
+                                   MemoryRanOut ran_out, std::string_view exhausted)
     : std::runtime_error(exhausted_message(device, what, requested, in_use, limit, exhausted)),
       device_(device),
       requested_(requested),
       in_use_(in_use),
       limit_(limit),
-      over_limit_(false) {}
+      ran_out_(ran_out) {}
 
 Allocation::Allocation(Allocation&& other) noexcept
     : arena_(other.arena_), ptr_(other.ptr_), bytes_(other.bytes_) {
@@ -153,7 +146,8 @@ Allocation MemoryArena::allocate(std::size_t bytes, std::string_view what) {
   }
   if (ptr == nullptr) {
     give_back_count();
-    throw OutOfMemoryError(device_name_, what, bytes, in_use(), limit_, allocator_->exhausted());
+    throw OutOfMemoryError(device_name_, what, bytes, in_use(), limit_, allocator_->ran_out(),
+                           allocator_->exhausted());
   }
   return Allocation(this, ptr, bytes);
 }

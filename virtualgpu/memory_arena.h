@@ -16,19 +16,29 @@ namespace mirrorlab::vgpu {
 
 inline constexpr std::size_t kMiB = std::size_t{1} << 20;
 
+// Which memory ran out.
+enum class MemoryRanOut {
+  kLimit,   // the arena's own limit (the device's memory limit)
+  kHost,    // the host's memory, under a CPU-backed device's limit
+  kDevice,  // the memory behind some other allocator
+  kGpu,     // a CUDA card's memory (other programs or devices hold the rest)
+};
+
 // Thrown when an allocation would pass the arena's limit, or when the memory behind the arena
 // (host RAM, the card) runs out below it. what() names the device, the request, what is in use
-// and the limit, and says what to do about it.
+// and the limit, and which memory ran out; the front ends say what to do (each in its words).
 class OutOfMemoryError : public std::runtime_error {
  public:
   // Over the limit.
   OutOfMemoryError(const std::string& device, std::string_view what, std::size_t requested,
                    std::size_t in_use, std::size_t limit);
   // Under the limit, but the memory behind the arena is exhausted: `exhausted` says which memory
-  // and what to do (BlockAllocator::exhausted()).
+  // (BlockAllocator::exhausted()).
   OutOfMemoryError(const std::string& device, std::string_view what, std::size_t requested,
-                   std::size_t in_use, std::size_t limit, std::string_view exhausted);
-  bool over_limit() const { return over_limit_; }
+                   std::size_t in_use, std::size_t limit, MemoryRanOut ran_out,
+                   std::string_view exhausted);
+  bool over_limit() const { return ran_out_ == MemoryRanOut::kLimit; }
+  MemoryRanOut ran_out() const { return ran_out_; }
   const std::string& device() const { return device_; }
   std::size_t requested() const { return requested_; }
   std::size_t in_use() const { return in_use_; }
@@ -37,7 +47,7 @@ class OutOfMemoryError : public std::runtime_error {
  private:
   std::string device_;
   std::size_t requested_, in_use_, limit_;
-  bool over_limit_;
+  MemoryRanOut ran_out_;
 };
 
 class MemoryArena;
@@ -56,6 +66,7 @@ class BlockAllocator {
   virtual bool host_accessible() const = 0;
   // After allocate() gave nullptr: which memory ran out and what to do, for the arena's error.
   virtual std::string exhausted() const;
+  virtual MemoryRanOut ran_out() const { return MemoryRanOut::kDevice; }
 };
 
 // exhausted() of a GPU's allocator: its cudaMalloc failed below the device's limit (the card is

@@ -124,11 +124,9 @@ NcclRuntime nccl_runtime() {
   return runtime;
 }
 
-std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices) {
-  // The same refusals as `--allreduce nccl` (a sentence saying why), then the communicators.
-  const AllReduceChoice choice =
-      choose_all_reduce(kNcclName, placements_of(devices), nccl_runtime());
-  return std::make_unique<NcclAllReduce>(devices, choice.nccl_multi_rank);
+std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices,
+                                                bool multi_rank) {
+  return std::make_unique<NcclAllReduce>(devices, multi_rank);
 }
 
 }  // namespace mirrorlab::vgpu

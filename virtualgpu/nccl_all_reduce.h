@@ -20,18 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::vgpu {
-
-// NCCL version codes as ncclGetVersion gives them: 22809 for 2.28.9.
-inline constexpr int kNcclMultiRankGpuVersion = 23000;  // 2.30.0
-inline constexpr int kNcclMaxRanksPerGpu = 2;           // in the experimental multi-rank mode
-
-struct NcclRuntime {
-  bool built = false;    // this build links NCCL
-  int version_code = 0;  // the library's, from ncclGetVersion; 0 when not built
-};
 
 // What this build and its NCCL library offer (never throws, needs no GPU).
 NcclRuntime nccl_runtime();
@@ -39,11 +31,12 @@ NcclRuntime nccl_runtime();
 // "2.28.9" for 22809 (and the pre-2.9 encoding, 2704 for 2.7.4); "none" for 0.
 std::string nccl_version_text(int version_code);
 
-// NCCL communicators over `devices` (CUDA devices; rank i = devices[i]). Two devices on one GPU
-// need NCCL 2.30+ and at most two per GPU: the mode is turned on (NCCL_MULTI_RANK_GPU_ENABLE=1)
-// and labelled experimental. Throws std::invalid_argument with a sentence saying why NCCL cannot
-// run (no NCCL in this build, CPU-backed devices, shared GPUs before 2.30) and vgpu::CudaError-
-// style std::runtime_error naming the NCCL call, file:line and NCCL's words when a call fails.
-std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices);
+// NCCL communicators over `devices` (CUDA devices; rank i = devices[i]), which the nccl row of
+// the table (all_reduce_algorithms.h) has found able to run it. `multi_rank`: two devices share
+// a GPU, NCCL 2.30's experimental mode is turned on (NCCL_MULTI_RANK_GPU_ENABLE=1). Throws a
+// vgpu::CudaError-style std::runtime_error naming the NCCL call, file:line and NCCL's words when
+// a call fails.
+std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices,
+                                                bool multi_rank);
 
 }  // namespace mirrorlab::vgpu

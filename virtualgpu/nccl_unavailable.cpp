@@ -7,10 +7,10 @@ namespace mirrorlab::vgpu {
 
 NcclRuntime nccl_runtime() { return NcclRuntime{}; }
 
-std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& /*devices*/) {
-  throw std::invalid_argument(
-      "the nccl all-reduce is not in this build (NCCL was not found when it was configured: "
-      "nccl.h and libnccl under the CUDA toolkit); use reduce-to-one, ring or one-shot");
+// Never reached through the table: its nccl row says first that this build has no NCCL.
+std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& /*devices*/,
+                                                bool /*multi_rank*/) {
+  throw std::logic_error("make_nccl_all_reduce in a build without NCCL");
 }
 
 }  // namespace mirrorlab::vgpu

@@ -13,7 +13,8 @@ void order_one_shot_slices(std::vector<OneShotSlice>& slices) {
   });
   for (std::size_t i = 1; i < slices.size(); ++i) {
     if (slices[i].begin != slices[i - 1].end) {
-      throw std::logic_error("one-shot slices must tile the buffer without gaps or overlaps");
+      throw std::logic_error(std::string(kOneShotName) +
+                             " slices must tile the buffer without gaps or overlaps");
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <utility>
 
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective_kernels.cuh"
 #include "virtualgpu/collective_kernels.h"
 #include "virtualgpu/cuda_check.h"
@@ -84,7 +85,7 @@ void launch_one_shot(const OneShotBuffers& b, std::size_t begin, std::size_t end
                      cudaStream_t stream, int ordinal) {
   if (end <= begin || b.n < 1) return;
   if (b.n > kMaxOneShotRanks) {
-    throw std::invalid_argument("the one-shot kernel takes at most " +
+    throw std::invalid_argument("the " + std::string(kOneShotName) + " kernel takes at most " +
                                 std::to_string(kMaxOneShotRanks) + " buffers, not " +
                                 std::to_string(b.n));
   }

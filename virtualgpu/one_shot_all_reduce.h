@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::vgpu {

@@ -95,7 +95,7 @@ std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
   if (!std::all_of(devices.begin(), devices.end(), on_cuda)) {
     throw std::invalid_argument(
         "an all-reduce cannot mix CPU-backed virtual GPUs with CUDA GPUs: give it devices of one "
-        "kind (--backend cpu or --backend cuda)");
+        "kind");
   }
 #if MIRRORLAB_HAVE_CUDA
   return make_cuda_transport(devices, std::move(buffers));

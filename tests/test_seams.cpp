@@ -1,0 +1,181 @@
+// The seams between the layers, checked on the sources themselves:
+// - the layers below the command line (core/, virtualgpu/) name no command-line flag: they state
+//   facts in typed errors, and app/ (flags), gui/ (settings) and the lessons give the advice;
+// - each all-reduce algorithm's name is written once outside tests and docs (in the table), and
+//   everything else reads it from there.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/command_line.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = MIRRORLAB_SOURCE_DIR;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool is_source(const fs::path& path) {
+  const std::string ext = path.extension().string();
+  return ext == ".h" || ext == ".cpp" || ext == ".cu" || ext == ".cuh";
+}
+
+std::vector<fs::path> sources_under(const std::vector<std::string>& folders) {
+  std::vector<fs::path> files;
+  for (const std::string& folder : folders) {
+    if (!fs::exists(kSource / folder)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(kSource / folder)) {
+      if (entry.is_regular_file() && is_source(entry.path())) files.push_back(entry.path());
+    }
+  }
+  return files;
+}
+
+// Every long flag of every command ("--memory-limit"), from the command line itself.
+std::set<std::string> every_flag() {
+  mirrorlab::app::CommandLine command_line;
+  std::set<std::string> flags;
+  std::vector<CLI::App*> commands{&command_line.app()};
+  while (!commands.empty()) {
+    CLI::App* command = commands.back();
+    commands.pop_back();
+    for (const CLI::Option* option : command->get_options()) {
+      for (const std::string& name : option->get_lnames()) flags.insert("--" + name);
+    }
+    for (CLI::App* sub : command->get_subcommands({})) commands.push_back(sub);
+  }
+  return flags;
+}
+
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// 1-based line numbers where `token` stands on its own (not inside a longer name, not a
+// decrement like --steps_requested_).
+std::vector<int> lines_naming(const std::string& text, const std::string& token) {
+  std::vector<int> lines;
+  for (std::size_t at = text.find(token); at != std::string::npos;
+       at = text.find(token, at + 1)) {
+    const char before = at == 0 ? ' ' : text[at - 1];
+    const std::size_t end = at + token.size();
+    const char after = end < text.size() ? text[end] : ' ';
+    if (name_char(before) || before == '-' || name_char(after) || after == '-') continue;
+    lines.push_back(1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n')));
+  }
+  return lines;
+}
+
+TEST(Seams, NoCommandLineFlagIsNamedBelowTheApp) {
+  const std::set<std::string> flags = every_flag();
+  ASSERT_GT(flags.size(), 30u);
+  ASSERT_TRUE(flags.count("--memory-limit") && flags.count("--allreduce"));
+  const std::vector<fs::path> files = sources_under({"core", "virtualgpu"});
+  ASSERT_GT(files.size(), 50u);
+  for (const fs::path& file : files) {
+    const std::string text = read(file);
+    for (const std::string& flag : flags) {
+      for (const int line : lines_naming(text, flag)) {
+        ADD_FAILURE() << fs::relative(file, kSource).string() << ":" << line << " names "
+                      << flag << ": say the facts there (a typed error), and the advice in "
+                      << "app/advice.cpp and gui/advice.cpp";
+      }
+    }
+  }
+}
+
+// The string literals of a C++ source (comments skipped; escapes kept as written).
+std::vector<std::pair<std::string, int>> string_literals(const std::string& text) {
+  std::vector<std::pair<std::string, int>> literals;
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') ++line;
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      ++line;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      for (i += 2; i + 1 < text.size() && !(text[i] == '*' && text[i + 1] == '/'); ++i) {
+        if (text[i] == '\n') ++line;
+      }
+      ++i;
+    } else if (c == '\'') {
+      for (++i; i < text.size() && text[i] != '\''; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == 'R' && i + 1 < text.size() && text[i + 1] == '"') {
+      const std::size_t open = text.find('(', i + 2);
+      const std::string close = ")" + text.substr(i + 2, open - i - 2) + "\"";
+      const std::size_t end = text.find(close, open);
+      literals.emplace_back(text.substr(open + 1, end - open - 1), line);
+      line += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(i),
+                                          text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+      i = end + close.size() - 1;
+    } else if (c == '"') {
+      std::string literal;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') literal += text[i++];
+        literal += text[i];
+      }
+      literals.emplace_back(literal, line);
+    }
+  }
+  return literals;
+}
+
+TEST(Seams, StringLiteralsAreFoundAsTheCompilerSeesThem) {
+  const auto found = string_literals(
+      "// \"not this\"\nconst char* a = \"one\"; /* \"nor\n this\" */ char q = '\"';\n"
+      "auto b = R\"x(raw \"two\")x\"; auto c = \"esc \\\"three\\\"\";");
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].first, "one");
+  EXPECT_EQ(found[0].second, 2);
+  EXPECT_EQ(found[1].first, "raw \"two\"");
+  EXPECT_EQ(found[1].second, 4);
+  EXPECT_EQ(found[2].first, "esc \\\"three\\\"");
+}
+
+TEST(Seams, EachAllReduceAlgorithmNameIsWrittenOnceOutsideTestsAndDocs) {
+  const std::vector<std::string> names = {"reduce-to-one", "ring", "one-shot", "nccl"};
+  std::map<std::string, std::vector<std::string>> places;
+  for (const fs::path& file :
+       sources_under({"app", "bench", "core", "gui", "lessons", "virtualgpu"})) {
+    for (const auto& [literal, line] : string_literals(read(file))) {
+      for (const std::string& name : names) {
+        // NCCL's header and library are files, not the algorithm's name.
+        std::string text = literal;
+        for (const std::string file_name : {"nccl.h", "libnccl"}) {
+          for (std::size_t at = text.find(file_name); at != std::string::npos;
+               at = text.find(file_name)) {
+            text.replace(at, file_name.size(), "");
+          }
+        }
+        if (!lines_naming(text, name).empty()) {
+          places[name].push_back(fs::relative(file, kSource).string() + ":" +
+                                 std::to_string(line) + ": \"" + literal + "\"");
+        }
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    std::string where;
+    for (const std::string& place : places[name]) where += "\n  " + place;
+    EXPECT_EQ(places[name].size(), 1u)
+        << "'" << name << "' is written in " << places[name].size()
+        << " string literals; write it once, in the table of algorithms, and read it from there:"
+        << where;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,207 @@
+#include "virtualgpu/all_reduce_algorithms.h"
+
+#include <map>
+
+#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/one_shot_all_reduce.h"
+#include "virtualgpu/reduce_to_one.h"
+#include "virtualgpu/ring_all_reduce.h"
+
+namespace mirrorlab::vgpu {
+namespace {
+
+std::string name(std::string_view n) { return std::string(n); }
+
+std::vector<std::string> names_of(const std::vector<ReplicaPlacement>& replicas) {
+  std::vector<std::string> names;
+  for (const ReplicaPlacement& r : replicas) names.push_back(r.name);
+  return names;
+}
+
+// The algorithms that run anywhere: CPU-backed virtual GPUs, logical or physical CUDA GPUs.
+std::string runs_anywhere(const std::vector<ReplicaPlacement>&, const NcclRuntime&,
+                          bool* experimental) {
+  *experimental = false;
+  return "";
+}
+
+// ---- reduce-to-one ------------------------------------------------------------------------
+std::unique_ptr<AllReduce> make_reduce_to_one(const std::vector<Device*>&, int destination,
+                                              bool) {
+  if (destination < 0) {
+    throw std::invalid_argument(name(kReduceToOneName) +
+                                " destination must be a device index (0, 1, ...)");
+  }
+  return std::make_unique<ReduceToOneDevice>(destination);
+}
+std::string describe_reduce_to_one(const std::vector<ReplicaPlacement>& replicas,
+                                   const NcclRuntime&, bool) {
+  return "Reduce to " + replicas[0].name + " then broadcast to " +
+         device_tuple(names_of(replicas)) + ".";
+}
+
+// ---- ring ---------------------------------------------------------------------------------
+std::unique_ptr<AllReduce> make_ring(const std::vector<Device*>&, int, bool) {
+  return std::make_unique<RingAllReduce>();
+}
+std::string describe_ring(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime&,
+                          bool) {
+  return "All-reduce: " + name(kRingName) + " (reduce-scatter then all-gather, " +
+         std::to_string(2 * (replicas.size() - 1)) + " steps per all-reduce)";
+}
+
+// ---- one-shot -----------------------------------------------------------------------------
+std::unique_ptr<AllReduce> make_one_shot(const std::vector<Device*>&, int, bool) {
+  return std::make_unique<OneShotAllReduce>();
+}
+std::string describe_one_shot(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime&,
+                              bool) {
+  return "All-reduce: " + name(kOneShotName) + " (each replica sums its slice of all " +
+         std::to_string(replicas.size()) +
+         " buffers and writes it into all of them: one step, every byte read once and written "
+         "once)";
+}
+
+// ---- nccl ---------------------------------------------------------------------------------
+std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
+                             bool* experimental) {
+  *experimental = false;
+  const std::string others = "use auto, " + all_reduce_name_list("or", kNcclName);
+  if (!nccl.built) {
+    return "NCCL all-reduce: this build has no NCCL (it was not found when mirrorlab was "
+           "configured); " + others;
+  }
+  const int most = most_replicas_per_gpu(replicas);
+  if (most == 0) {
+    return "NCCL all-reduce needs one CUDA GPU per replica, but these are CPU-backed virtual "
+           "GPUs (NCCL is not supported when using virtual GPUs): " + others;
+  }
+  if (most == 1) return "";
+  const std::string version = nccl_version_text(nccl.version_code);
+  const std::string sharing = name(kOneShotName) + " or " + name(kRingName);
+  if (nccl.version_code < kNcclMultiRankGpuVersion) {
+    return "NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
+           version +
+           " refuses two ranks on the same GPU (\"Duplicate GPU detected\"); NCCL 2.30 added an "
+           "experimental mode for up to 2 ranks per GPU. Use auto (reduce to one device), " +
+           sharing + " for logical GPUs that share a card";
+  }
+  if (most > kNcclMaxRanksPerGpu) {
+    return "NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
+           version + "'s experimental multi-rank mode allows at most 2 ranks per GPU. Use auto, " +
+           sharing + ", or at most 2 logical GPUs per card";
+  }
+  *experimental = true;
+  return "";
+}
+std::unique_ptr<AllReduce> make_nccl(const std::vector<Device*>& devices, int,
+                                     bool experimental) {
+  return make_nccl_all_reduce(devices, experimental);
+}
+std::string describe_nccl(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
+                          bool experimental) {
+  std::string line = "All-reduce: " + name(kNcclName) + " (NCCL " +
+                     nccl_version_text(nccl.version_code) + ", one communicator over " +
+                     std::to_string(replicas.size()) + " ranks, grouped calls)";
+  if (experimental) {
+    line += ". EXPERIMENTAL: NCCL_MULTI_RANK_GPU_ENABLE=1, two ranks per GPU (NCCL 2.30+)";
+  }
+  return line;
+}
+
+}  // namespace
+
+int most_replicas_per_gpu(const std::vector<ReplicaPlacement>& replicas) {
+  std::map<int, int> per_gpu;
+  int most = 0;
+  for (const ReplicaPlacement& r : replicas) {
+    if (r.cuda_ordinal < 0) return 0;
+    most = std::max(most, ++per_gpu[r.cuda_ordinal]);
+  }
+  return most;
+}
+
+std::vector<ReplicaPlacement> placements_of(const std::vector<Device*>& devices) {
+  std::vector<ReplicaPlacement> placements;
+  for (const Device* d : devices) placements.push_back({d->name(), d->kind(), d->cuda_ordinal()});
+  return placements;
+}
+
+const std::vector<AllReduceAlgorithm>& all_reduce_algorithms() {
+  static const std::vector<AllReduceAlgorithm> table = {
+      {kReduceToOneName,
+       "TensorFlow's fallback: every replica's gradient is added into one device, then the sum "
+       "is copied back to every replica (2 steps, 5(N-1)S bytes)",
+       runs_anywhere, make_reduce_to_one, describe_reduce_to_one},
+      {kRingName,
+       "reduce-scatter then all-gather, each replica passing chunks to the next: 2(N-1) "
+       "steps, each moving S/N bytes per replica",
+       runs_anywhere, make_ring, describe_ring},
+      {kOneShotName,
+       "one step: each replica sums its slice of all N buffers and writes it into all of them "
+       "(2NS bytes, the least a shared memory allows)",
+       runs_anywhere, make_one_shot, describe_one_shot},
+      {kNcclName,
+       "NVIDIA's collective library: one CUDA GPU per replica (TensorFlow's default there)",
+       nccl_unavailable, make_nccl, describe_nccl},
+  };
+  return table;
+}
+
+const AllReduceAlgorithm* find_all_reduce(std::string_view wanted) {
+  for (const AllReduceAlgorithm& a : all_reduce_algorithms()) {
+    if (a.name == wanted) return &a;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> all_reduce_names() {
+  std::vector<std::string> names;
+  for (const AllReduceAlgorithm& a : all_reduce_algorithms()) names.emplace_back(a.name);
+  return names;
+}
+
+std::string all_reduce_name_list(std::string_view last, std::string_view except) {
+  std::vector<std::string> names;
+  for (const AllReduceAlgorithm& a : all_reduce_algorithms()) {
+    if (a.name != except) names.emplace_back(a.name);
+  }
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i + 1 == names.size() && i > 0) {
+      list += ' ';  // appended piece by piece: GCC 12 warns (wrongly) on " " + string
+      list += last;
+      list += ' ';
+    } else if (i > 0) {
+      list += ", ";
+    }
+    list += names[i];
+  }
+  return list;
+}
+
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view wanted,
+                                           const std::vector<Device*>& devices,
+                                           int destination) {
+  const AllReduceAlgorithm* row = find_all_reduce(wanted);
+  if (row == nullptr) {
+    throw AllReduceUnavailable(wanted, "unknown all-reduce algorithm '" + std::string(wanted) +
+                                           "': choose " + all_reduce_name_list());
+  }
+  bool experimental = false;
+  const std::string why = row->unavailable(placements_of(devices), nccl_runtime(), &experimental);
+  if (!why.empty()) throw AllReduceUnavailable(row->name, why);
+  return row->make(devices, destination, experimental);
+}
+
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view wanted, int destination) {
+  const AllReduceAlgorithm* row = find_all_reduce(wanted);
+  if (row != nullptr && row->unavailable != runs_anywhere) {
+    throw AllReduceUnavailable(row->name, "the " + std::string(row->name) +
+                                              " all-reduce needs its devices: pass them");
+  }
+  return make_all_reduce(wanted, {}, destination);
+}
+
+}  // namespace mirrorlab::vgpu

@@ -1,0 +1,91 @@
+// The all-reduce algorithms, one row each, as nccl-tests has one struct per collective: the one
+// place their names are written, and what everything else reads. The command line's choices and
+// help, the GUI's list, bench, compare, the log lines and every message that lists algorithms
+// come from here; the timing model and the MPI transport plug in as rows.
+//
+// A row says what the algorithm is, whether it can run on given replicas (and, if not, why, in a
+// sentence), how to make one, and the line that tells the user it is used. NCCL's availability
+// is decided in its row, once: choose_all_reduce() and make_all_reduce() both ask it there.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "virtualgpu/collective.h"
+#include "virtualgpu/device.h"
+
+namespace mirrorlab::vgpu {
+
+inline constexpr std::string_view kReduceToOneName = "reduce-to-one";
+inline constexpr std::string_view kRingName = "ring";
+inline constexpr std::string_view kOneShotName = "one-shot";
+inline constexpr std::string_view kNcclName = "nccl";
+
+// Where a replica lives: what decides which algorithms can run.
+struct ReplicaPlacement {
+  std::string name;  // "/gpu:0"
+  DeviceKind kind = DeviceKind::kCpuVirtualGpu;
+  int cuda_ordinal = -1;  // the physical GPU, -1 for a CPU-backed virtual GPU
+};
+std::vector<ReplicaPlacement> placements_of(const std::vector<Device*>& devices);
+// The most replicas that share one physical GPU (0 when any replica is CPU-backed).
+int most_replicas_per_gpu(const std::vector<ReplicaPlacement>& replicas);
+
+// NCCL version codes as ncclGetVersion gives them: 22809 for 2.28.9.
+inline constexpr int kNcclMultiRankGpuVersion = 23000;  // 2.30.0
+inline constexpr int kNcclMaxRanksPerGpu = 2;           // in the experimental multi-rank mode
+
+struct NcclRuntime {
+  bool built = false;    // this build links NCCL
+  int version_code = 0;  // the library's, from ncclGetVersion; 0 when not built
+};
+
+struct AllReduceAlgorithm {
+  std::string_view name;
+  std::string_view what;  // one line, for the command line's help and the GUI: how it works
+  // "" when it can run on `replicas` with this NCCL; else why not, as a sentence. Sets
+  // *experimental when it can only run in an experimental mode (NCCL's ranks sharing a GPU).
+  std::string (*unavailable)(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
+                             bool* experimental);
+  // Makes one over `devices` (availability checked first); `destination`: where reduce-to-one
+  // reduces.
+  std::unique_ptr<AllReduce> (*make)(const std::vector<Device*>& devices, int destination,
+                                     bool experimental);
+  // The log line that says it is used, in TensorFlow's words where TensorFlow has them.
+  std::string (*describe)(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
+                          bool experimental);
+};
+
+// In the order they are offered: reduce-to-one, ring, one-shot, nccl.
+const std::vector<AllReduceAlgorithm>& all_reduce_algorithms();
+// The row named `name`, or nullptr.
+const AllReduceAlgorithm* find_all_reduce(std::string_view name);
+std::vector<std::string> all_reduce_names();
+// "reduce-to-one, ring, one-shot or nccl": every name but `except`, the last two joined by
+// `last`.
+std::string all_reduce_name_list(std::string_view last = "or", std::string_view except = "");
+
+// An algorithm that is not known, or cannot run on these devices; what() says why and what
+// can run instead (in algorithm names, not flags).
+class AllReduceUnavailable : public std::invalid_argument {
+ public:
+  AllReduceUnavailable(std::string_view algorithm, const std::string& why)
+      : std::invalid_argument(why), algorithm_(algorithm) {}
+  const std::string& algorithm() const { return algorithm_; }
+
+ private:
+  std::string algorithm_;
+};
+
+// The row's make(), after its unavailable(): throws AllReduceUnavailable for an unknown name and
+// for an algorithm that cannot run on `devices`.
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view name,
+                                           const std::vector<Device*>& devices,
+                                           int destination = 0);
+// Without devices (host buffers, tests): the algorithms that need none; "nccl" needs its devices.
+std::unique_ptr<AllReduce> make_all_reduce(std::string_view name, int destination = 0);
+
+}  // namespace mirrorlab::vgpu
