@@ -139,9 +139,9 @@ void BM_WatchedStepOverhead(benchmark::State& state) {
   core::StepController controller, controller2;
   core::StepRecorder recorder;
   recorder.choose_layer(static_cast<int>(state.range(1)));
-  c[1]->strategy->set_step_controller(&controller);
-  c[2]->strategy->set_step_controller(&controller2);
-  c[2]->strategy->set_step_recorder(&recorder);
+  c[1]->strategy->add_listener(&controller);
+  c[2]->strategy->add_listener(&controller2);
+  c[2]->strategy->add_listener(&recorder);
   std::vector<std::function<void()>> steps;
   for (auto& k : c) {
     steps.push_back([&k] { k->strategy->train_step(k->batches.next(kGlobalBatch / 2)); });
@@ -169,18 +169,22 @@ void BM_RecorderWorkPerStep(benchmark::State& state) {
   recorder.choose_layer(static_cast<int>(state.range(0)));
   const int steps = strategy.all_reduce().num_steps(2);
   vgpu::CollectiveStep collective;
+  const core::StepStart start{1, &batch, &shards, {&strategy.replica(0), &strategy.replica(1)},
+                              strategy.all_reduce().name(), steps};
   for (auto _ : state) {
-    recorder.begin_step(strategy, batch, shards, 1);
+    recorder.begin_step(start);
     for (core::StepBoundary b : {core::StepBoundary::kSplit, core::StepBoundary::kForward,
                                  core::StepBoundary::kBackward}) {
-      for (int r = 0; r < 2; ++r) recorder.on_replica_reached(r, b);
+      for (int r = 0; r < 2; ++r) recorder.on_replica_reached(strategy.replica(r), b);
     }
     for (int i = 0; i < steps; ++i) {
       collective.index = i;
-      recorder.on_step(collective);
+      recorder.on_collective_step(collective);
     }
-    for (int r = 0; r < 2; ++r) recorder.on_replica_reached(r, core::StepBoundary::kUpdate);
-    recorder.end_step();
+    for (int r = 0; r < 2; ++r) {
+      recorder.on_replica_reached(strategy.replica(r), core::StepBoundary::kUpdate);
+    }
+    recorder.end_step(/*completed=*/true);
   }
   state.SetLabel(state.range(0) == 0 ? "cnn, conv2d" : "cnn, dense");
 }

@@ -8,7 +8,6 @@
 #include "core/batch.h"
 #include "core/kernels_cpu.h"
 #include "core/ops_cuda.h"
-#include "core/step_recorder.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/nccl_all_reduce.h"
 
@@ -84,23 +83,25 @@ void Replica::begin_step() {
   ops_->begin_marks();
 }
 
-void Replica::record(EventStore* events, Phase phase, std::int64_t step, const TimeMark& begin,
-                     std::size_t bytes) {
-  if (events == nullptr) return;
+void Replica::record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
+                     const TimeMark& begin, std::size_t bytes) {
+  if (listeners.empty()) return;
   const TimeMark end = ops_->mark();
   if (ops_->marks_deferred()) {
     pending_events_.push_back(PendingEvent{phase, step, begin, end, bytes});
     return;
   }
-  events->add(RunEvent{id_, phase, step, ops_->time_of(begin), ops_->time_of(end), bytes});
+  const RunEvent event{id_, phase, step, ops_->time_of(begin), ops_->time_of(end), bytes};
+  for (StepListener* l : listeners) l->on_phase(event);
 }
 
-void Replica::flush_events(EventStore* events) {
+void Replica::flush_events(const std::vector<StepListener*>& listeners) {
   if (pending_events_.empty()) return;
   ops_->synchronize();  // every mark of the step has passed on the stream: their times are known
   for (const PendingEvent& e : pending_events_) {
-    events->add(
-        RunEvent{id_, e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end), e.bytes});
+    const RunEvent event{id_,       e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end),
+                         e.bytes};
+    for (StepListener* l : listeners) l->on_phase(event);
   }
   pending_events_.clear();
 }
@@ -111,7 +112,7 @@ void Replica::flush_events(EventStore* events) {
 int ReplicaContext::num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
 
 void ReplicaContext::record(Phase phase, const TimeMark& begin, std::size_t bytes) {
-  replica_->record(strategy_->events_, phase, step_, begin, bytes);
+  replica_->record(strategy_->listeners_, phase, step_, begin, bytes);
 }
 
 const Tensor& ReplicaContext::forward() {
@@ -190,9 +191,9 @@ MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyO
                                    EventStore* events)
     : devices_(std::move(devices)),
       options_(std::move(options)),
-      events_(events),
       rendezvous_(static_cast<int>(devices_.size())) {
   if (devices_.empty()) throw std::invalid_argument("MirroredStrategy needs at least one device");
+  if (events != nullptr) listeners_.push_back(events);
   // Before any step: a device thread whose first sgemm cannot map OpenBLAS's buffer would hang.
   check_blas_work_memory(static_cast<int>(std::count_if(
       devices_.begin(), devices_.end(), [](const vgpu::Device* d) { return !d->is_cuda(); })));
@@ -248,8 +249,8 @@ void MirroredStrategy::broadcast_initial_variables() {
       replica->begin_step();
       const TimeMark begin = ops.mark();
       ops.copy_to_device(replica->model().params().data(), source.data(), source.size_bytes());
-      replica->record(events_, Phase::kBroadcastInit, 0, begin, source.size_bytes());
-      replica->flush_events(events_);
+      replica->record(listeners_, Phase::kBroadcastInit, 0, begin, source.size_bytes());
+      replica->flush_events(listeners_);
       ops.synchronize();
     });
   }
@@ -308,6 +309,17 @@ void MirroredStrategy::check_in_sync() {
   }
 }
 
+void MirroredStrategy::add_listener(StepListener* listener) {
+  if (listener != nullptr &&
+      std::find(listeners_.begin(), listeners_.end(), listener) == listeners_.end()) {
+    listeners_.push_back(listener);
+  }
+}
+
+void MirroredStrategy::remove_listener(StepListener* listener) {
+  listeners_.erase(std::remove(listeners_.begin(), listeners_.end(), listener), listeners_.end());
+}
+
 std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batch,
                                                          const StepFunction& fn, bool training) {
   const int n = num_replicas_in_sync();
@@ -315,14 +327,26 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
       batch.batch_per_replica > 0 ? batch.batch_per_replica : (batch.size() + n - 1) / n;
   std::vector<LossStats> results(static_cast<std::size_t>(n));
   const std::vector<Shard> shards = split_global_batch(batch.size(), n, per_replica);
-  // Within-step hooks only in training steps; a stopped controller throws StepStopped here,
-  // before anything runs.
-  step_pausing_ = training && controller_ != nullptr && controller_->begin_step(n, step_);
-  step_hooks_ = training && (step_pausing_ || recorder_ != nullptr);
-  if (step_hooks_ && recorder_ != nullptr) recorder_->begin_step(*this, batch, shards, step_);
-  rendezvous_.reset(all_reduce_.get(), step_hooks_ ? &hook_observer_ : observer_, devices_);
+  // What the listeners need of a training step (evaluation tells them only its timed phases). A
+  // stopped controller throws StepStopped here, before anything runs.
+  StepNeeds needs;
+  if (training) {
+    StepStart start{step_, &batch, &shards, {}, all_reduce_->name(), all_reduce_->num_steps(n)};
+    for (const auto& r : replicas_) start.replicas.push_back(r.get());
+    for (StepListener* l : listeners_) needs |= l->begin_step(start);
+  }
+  step_listened_ = needs.boundaries;
+  step_meets_ = needs.meetings;
+  // Fresh each step: one a failed replica aborted stays aborted.
+  meeting_ = step_meets_ ? std::make_shared<vgpu::CancellableBarrier>(n) : nullptr;
+  if (step_listened_) {
+    passed_.assign(static_cast<std::size_t>(n), 0);
+    if (!arrivals_) arrivals_ = std::make_unique<std::atomic<int>[]>(kMaxBoundaries);
+    for (int i = 0; i < kMaxBoundaries; ++i) arrivals_[i].store(0, std::memory_order_relaxed);
+  }
+  rendezvous_.reset(all_reduce_.get(), step_listened_ ? &hook_observer_ : nullptr, devices_);
   const bool fingerprint =
-      training && ((options_.check_sync && n > 1) || (step_hooks_ && recorder_ != nullptr));
+      training && ((options_.check_sync && n > 1) || needs.fingerprints);
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
@@ -332,39 +356,58 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
         replica->begin_step();
         const TimeMark begin = ops.mark();
         replica->load_shard(*batch.data, batch.indices.subspan(shard.begin, shard.count));
-        replica->record(events_, Phase::kSplit, step_, begin,
+        replica->record(listeners_, Phase::kSplit, step_, begin,
                         replica->images().size() * sizeof(float));
         reached(replica->id(), StepBoundary::kSplit);
         ReplicaContext ctx(*this, *replica, batch.size(), step_);
         results[static_cast<std::size_t>(replica->id())] = fn(ctx);
         rendezvous_.depart(replica->id());
         if (fingerprint) replica->fingerprint_ = replica->model().params_fingerprint();
-        replica->flush_events(events_);
+        replica->flush_events(listeners_);
         // The step is done when its device work is: the next step's host-side gather may not
         // overwrite what this one still copies, and check_in_sync reads settled weights.
         ops.synchronize();
         reached(replica->id(), StepBoundary::kUpdate);
       } catch (...) {
         rendezvous_.abort();
-        if (step_pausing_) controller_->abort_step();
+        if (meeting_) meeting_->abort();
+        for (StepListener* l : listeners_) l->abort_step();
         throw;
       }
     });
   }
   // Wait for every replica; report the first real failure, not the aborts it caused.
-  vgpu::synchronize_all(devices_);
-  if (step_hooks_ && recorder_ != nullptr) recorder_->end_step();
-  step_hooks_ = step_pausing_ = false;
+  try {
+    vgpu::synchronize_all(devices_);
+  } catch (...) {
+    if (training) {
+      for (StepListener* l : listeners_) l->end_step(/*completed=*/false);
+    }
+    step_listened_ = step_meets_ = false;
+    throw;
+  }
+  if (training) {
+    for (StepListener* l : listeners_) l->end_step(/*completed=*/true);
+  }
+  step_listened_ = step_meets_ = false;
   return results;
 }
 
 void MirroredStrategy::reached(int rank, StepBoundary boundary) {
-  if (!step_hooks_) return;  // free running without a recorder: nothing at all
-  const bool last = recorder_ != nullptr && recorder_->on_replica_reached(rank, boundary);
-  if (step_pausing_) {
-    controller_->meet([&] { all_replicas_reached(pause_point(boundary)); });
-  } else if (last) {
-    all_replicas_reached(pause_point(boundary));
+  if (!step_listened_) return;  // no listener needs the boundaries: nothing at all
+  Replica& replica = *replicas_[static_cast<std::size_t>(rank)];
+  for (StepListener* l : listeners_) l->on_replica_reached(replica, boundary);
+  const PausePoint point = pause_point(boundary);
+  if (step_meets_) {
+    meeting_->arrive_and_wait([&] { all_replicas_reached(point); });
+    return;
+  }
+  // The k-th boundary of every replica is the same moment of the step: the last replica to
+  // reach it tells the listeners (the others have gone on).
+  const int ordinal = passed_[static_cast<std::size_t>(rank)]++;
+  if (ordinal < kMaxBoundaries &&
+      arrivals_[ordinal].fetch_add(1, std::memory_order_acq_rel) + 1 == num_replicas_in_sync()) {
+    all_replicas_reached(point);
   }
 }
 
@@ -372,24 +415,25 @@ PausePoint MirroredStrategy::pause_point(StepBoundary boundary) const {
   PausePoint point;
   point.step = step_;
   point.boundary = boundary;
+  point.pausing = step_meets_;
   return point;
 }
 
 void MirroredStrategy::all_replicas_reached(PausePoint point) {
   point.time = vgpu::Clock::now();
-  if (recorder_ != nullptr) recorder_->on_all_reached(point, /*publish=*/step_pausing_);
-  if (step_pausing_) controller_->hold(point);
+  for (StepListener* l : listeners_) l->on_all_reached(point);
+  if (!point.pausing) return;
+  for (StepListener* l : listeners_) l->hold(point);
 }
 
 void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
   MirroredStrategy& s = *strategy_;
-  if (s.observer_ != nullptr) s.observer_->on_step(step);
-  if (s.recorder_ != nullptr) s.recorder_->on_step(step);
+  for (StepListener* l : s.listeners_) l->on_collective_step(step);
   PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
   point.all_reduce_step = step.index;
   point.all_reduce_steps = s.all_reduce_->num_steps(s.num_replicas_in_sync());
   point.all_reduce_phase = step.phase;
-  s.all_replicas_reached(std::move(point));
+  s.all_replicas_reached(std::move(point));  // every rank waits in the collective's barrier
 }
 
 }  // namespace mirrorlab::core

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,8 +29,10 @@
 #include "core/model.h"
 #include "core/optimizer.h"
 #include "core/run_events.h"
-#include "core/step_control.h"
+#include "core/step_boundary.h"
+#include "core/step_listener.h"
 #include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/barrier.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 
@@ -90,11 +93,11 @@ class Replica {
   friend class ReplicaContext;
   void load_shard(const Dataset& data, std::span<const std::uint32_t> indices);
   void begin_step();  // before the first mark of a step
-  // A phase from `begin` to now. Emitted at once where the device's clock is the host's; on CUDA
-  // kept until flush_events(), when the step's events have completed on the stream.
-  void record(EventStore* events, Phase phase, std::int64_t step, const TimeMark& begin,
-              std::size_t bytes = 0);
-  void flush_events(EventStore* events);
+  // A phase from `begin` to now, to every listener's on_phase. Told at once where the device's
+  // clock is the host's; on CUDA kept until flush_events(), when the step's work has completed.
+  void record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
+              const TimeMark& begin, std::size_t bytes = 0);
+  void flush_events(const std::vector<StepListener*>& listeners);
 
   struct PendingEvent {
     Phase phase;
@@ -118,7 +121,6 @@ class Replica {
 };
 
 class MirroredStrategy;
-class StepRecorder;
 
 // What a step function sees on its replica (TensorFlow's ReplicaContext). Each building block
 // records its phase as a run event.
@@ -174,6 +176,7 @@ class MirroredStrategy {
   // One replica per device. Creates and initialises the models (throws vgpu::OutOfMemoryError
   // when one does not fit its device) and std::invalid_argument for an unknown all-reduce or
   // one that cannot run on these devices (nccl on CPU-backed or shared GPUs), saying why.
+  // `events` (optional) is the first listener, so it sees the initial broadcast too.
   MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyOptions options,
                    EventStore* events = nullptr);
   ~MirroredStrategy();
@@ -191,14 +194,10 @@ class MirroredStrategy {
   const std::vector<std::string>& all_reduce_warnings() const { return all_reduce_warnings_; }
   std::string device_tuple() const;  // "('/gpu:0', '/gpu:1')"
   std::int64_t steps_done() const { return step_; }
-  // Sees every step of every all-reduce from now on (nullptr: none). Set between steps.
-  void set_step_observer(vgpu::StepObserver* observer) { observer_ = observer; }
-  // Pauses training steps at their phase boundaries when asked to (nullptr: none; see
-  // core/step_control.h). Set between steps.
-  void set_step_controller(StepController* controller) { controller_ = controller; }
-  // Records what happens inside each training step for the viewer (nullptr: none; see
-  // core/step_recorder.h). Set between steps.
-  void set_step_recorder(StepRecorder* recorder) { recorder_ = recorder; }
+  // Who watches or steers the steps (core/step_listener.h): the event store, the step recorder,
+  // the step controller, a test. Told in the order added; between steps only. nullptr: nothing.
+  void add_listener(StepListener* listener);
+  void remove_listener(StepListener* listener);
 
   // strategy.run(fn, args=(batch,)): splits the batch, runs fn on every replica concurrently on
   // its device, waits for all of them; one result per replica. Counts as a training step: with
@@ -220,10 +219,11 @@ class MirroredStrategy {
   // Inside a training step, on replica `rank`'s thread: it has finished `boundary`.
   void reached(int rank, StepBoundary boundary);
   PausePoint pause_point(StepBoundary boundary) const;  // of the current step
-  // Every replica has reached `point` (they are parked when the step pauses).
+  // Every replica has reached `point` (`point.pausing`: the others wait for this to return): the
+  // listeners see it, then each may hold the replicas there.
   void all_replicas_reached(PausePoint point);
 
-  // Hands the all-reduce's steps to the observer, the recorder and the controller.
+  // Hands the all-reduce's steps to the listeners.
   class HookObserver : public vgpu::StepObserver {
    public:
     explicit HookObserver(MirroredStrategy& strategy) : strategy_(&strategy) {}
@@ -235,20 +235,24 @@ class MirroredStrategy {
 
   std::vector<vgpu::Device*> devices_;
   StrategyOptions options_;
-  EventStore* events_;
+  std::vector<StepListener*> listeners_;
   std::unique_ptr<vgpu::AllReduce> all_reduce_;
   std::vector<std::string> all_reduce_log_;
   std::vector<std::string> all_reduce_warnings_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   CrossReplicaRendezvous rendezvous_;
-  vgpu::StepObserver* observer_ = nullptr;
-  StepController* controller_ = nullptr;
-  StepRecorder* recorder_ = nullptr;
   HookObserver hook_observer_{*this};
-  // Latched by the host before a step's replicas start: whether this step calls the recorder
-  // and controller at its boundaries, and whether it pauses there. Both false in evaluation.
-  bool step_hooks_ = false;
-  bool step_pausing_ = false;
+  // Latched by the host before a step's replicas start: whether this step tells the listeners of
+  // its boundaries, and whether the replicas meet at each (a listener asked to hold them there).
+  // Both false in evaluation.
+  bool step_listened_ = false;
+  bool step_meets_ = false;
+  std::shared_ptr<vgpu::CancellableBarrier> meeting_;  // this step's, when it meets
+  // Boundaries counted per replica (its k-th), and how many replicas reached each k-th: the
+  // last to reach one calls the listeners for all.
+  static constexpr int kMaxBoundaries = 64;
+  std::vector<int> passed_;
+  std::unique_ptr<std::atomic<int>[]> arrivals_;
   std::int64_t step_ = 0;
 };
 

@@ -3,44 +3,24 @@
 // export to Chrome trace JSON (chrome://tracing, ui.perfetto.dev).
 #pragma once
 
-#include <array>
 #include <cstddef>
-#include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/run_event.h"
+#include "core/step_listener.h"
 #include "virtualgpu/clock.h"
 
 namespace mirrorlab::core {
 
-enum class Phase {
-  kBroadcastInit,  // initial variables copied from replica 0 to every replica
-  kSplit,          // this replica's shard of the global batch copied to its device
-  kForward,
-  kBackward,
-  kAllReduce,
-  kUpdate,
-  kEvaluate,
-};
-inline constexpr int kNumPhases = 7;
-const char* to_string(Phase phase);  // "split", "forward", ..., "all-reduce"
-
-struct RunEvent {
-  int device = 0;
-  Phase phase = Phase::kSplit;
-  std::int64_t step = 0;  // global training step (0-based); evaluation batches count on their own
-  vgpu::TimePoint begin{}, end{};
-  std::size_t bytes = 0;  // bytes copied or reduced, where the phase moves data
-};
-
-// Seconds spent per phase, for one device.
-using PhaseTotals = std::array<double, kNumPhases>;
-
-class EventStore {
+// A listener of the strategy's steps that keeps every timed phase (on_phase).
+class EventStore : public StepListener {
  public:
   EventStore() : origin_(vgpu::Clock::now()) {}
+
+  void on_phase(const RunEvent& event) override { add(event); }
 
   void add(const RunEvent& event);
   std::size_t size() const;

@@ -2,31 +2,6 @@
 
 namespace mirrorlab::core {
 
-const char* to_string(StepBoundary boundary) {
-  switch (boundary) {
-    case StepBoundary::kSplit:
-      return "split";
-    case StepBoundary::kForward:
-      return "forward";
-    case StepBoundary::kBackward:
-      return "backward";
-    case StepBoundary::kAllReduceStep:
-      return "all-reduce step";
-    case StepBoundary::kUpdate:
-      return "update";
-  }
-  return "?";
-}
-
-std::string PausePoint::label() const {
-  std::string text = "step " + std::to_string(step) + ": ";
-  if (boundary != StepBoundary::kAllReduceStep) return text + "after " + to_string(boundary);
-  text += "all-reduce step " + std::to_string(all_reduce_step + 1) + " of " +
-          std::to_string(all_reduce_steps);
-  if (!all_reduce_phase.empty()) text += " (" + all_reduce_phase + ")";
-  return text;
-}
-
 void StepController::pause_at_phases(bool on) {
   std::lock_guard lock(mutex_);
   pause_requested_ = on;
@@ -87,22 +62,13 @@ std::uint64_t StepController::pauses() const {
   return pauses_;
 }
 
-bool StepController::begin_step(int num_replicas, std::int64_t step) {
+StepNeeds StepController::begin_step(const StepStart& start) {
   std::lock_guard lock(mutex_);
   if (stopped_) throw StepStopped();
-  current_step_ = step;
-  // A fresh barrier each step: one aborted by a failed replica stays aborted.
-  barrier_ = pause_requested_ ? std::make_shared<vgpu::CancellableBarrier>(num_replicas) : nullptr;
-  return pause_requested_;
-}
-
-void StepController::meet(const std::function<void()>& all_arrived) {
-  std::shared_ptr<vgpu::CancellableBarrier> barrier;
-  {
-    std::lock_guard lock(mutex_);
-    barrier = barrier_;
-  }
-  barrier->arrive_and_wait(all_arrived);
+  current_step_ = start.step;
+  StepNeeds needs;
+  needs.meetings = pause_requested_;
+  return needs;
 }
 
 void StepController::release() {
@@ -129,15 +95,6 @@ void StepController::hold(const PausePoint& point) {
   cv_.notify_all();  // wait_until_paused
   cv_.wait(lock, [&] { return release_generation_ != generation || stopped_; });
   if (stopped_) throw StepStopped();
-}
-
-void StepController::abort_step() {
-  std::shared_ptr<vgpu::CancellableBarrier> barrier;
-  {
-    std::lock_guard lock(mutex_);
-    barrier = barrier_;
-  }
-  if (barrier) barrier->abort();
 }
 
 }  // namespace mirrorlab::core

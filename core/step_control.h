@@ -2,11 +2,12 @@
 // together after the split, after forward, after backward, after each step of the all-reduce and
 // after the update, and go on when the viewer says so.
 //
-// A StepController is attached to a MirroredStrategy (set_step_controller, between steps). While
-// it pauses, every phase boundary of a training step is a meeting of all replicas (a barrier);
-// the last replica to arrive stops there, holding the others, until advance(). Inside the
-// all-reduce the collective's own barrier does that job: the strategy's step observer holds all
-// ranks while it waits. When it runs freely, a step costs nothing extra: no barrier, no lock.
+// A StepController is one of a MirroredStrategy's step listeners (add_listener, between steps).
+// While it pauses, it asks the strategy to make every phase boundary of a training step a
+// meeting of all replicas (begin_step returns true); the last replica to arrive runs the
+// listeners and then hold(), which stops there, holding the others, until advance(). Inside the
+// all-reduce the collective's own barrier holds the ranks the same way. When it runs freely, a
+// step costs nothing extra: no meeting, no lock.
 //
 // Whether a step pauses is decided when the step starts (the replicas must all agree on which
 // boundaries are meetings); pause_at_phases(true) takes effect at the next step, while
@@ -16,42 +17,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
-#include "virtualgpu/barrier.h"
-#include "virtualgpu/clock.h"
+#include "core/step_boundary.h"
+#include "core/step_listener.h"
 
 namespace mirrorlab::core {
 
-// Where within a training step all replicas can stop: after the named phase.
-enum class StepBoundary { kSplit, kForward, kBackward, kAllReduceStep, kUpdate };
-const char* to_string(StepBoundary boundary);  // "split", "forward", ..., "all-reduce step"
-
-// One moment of a step that every replica has reached.
-struct PausePoint {
-  std::int64_t step = 0;  // the strategy's 0-based training step
-  StepBoundary boundary = StepBoundary::kSplit;
-  int all_reduce_step = -1;      // kAllReduceStep: 0-based step of the all-reduce
-  int all_reduce_steps = 0;      // kAllReduceStep: steps the all-reduce takes in all
-  std::string all_reduce_phase;  // kAllReduceStep: "reduce-scatter", "broadcast", ...
-  vgpu::TimePoint time{};        // when the last replica arrived
-  // "step 12: after backward", "step 12: all-reduce step 2 of 4 (reduce-scatter)"
-  std::string label() const;
-};
-
-// How a paused run ends when the viewer stops it (closing the window): training steps throw it
-// out of strategy.run() / fit(). A session treats it as a clean stop, not as a failure.
-class StepStopped : public std::runtime_error {
- public:
-  StepStopped() : std::runtime_error("training stopped by the viewer") {}
-};
-
-class StepController {
+class StepController : public StepListener {
  public:
   StepController() = default;
   StepController(const StepController&) = delete;
@@ -79,18 +55,13 @@ class StepController {
   // Boundaries at which the replicas have been held so far (a count, for tests and the GUI).
   std::uint64_t pauses() const;
 
-  // ---- the strategy's side ----
-  // Host thread, before training step `step` of `num_replicas` replicas is enqueued. Throws
-  // StepStopped after stop(). Returns whether this step pauses at its boundaries.
-  bool begin_step(int num_replicas, std::int64_t step);
-  // Replica thread, in a pausing step: waits until every replica has arrived; the last one runs
-  // `all_arrived` (every other replica parked), which is expected to call hold().
-  void meet(const std::function<void()>& all_arrived);
-  // With every replica parked: stops here while the viewer wants to pause at `point`. Throws
-  // StepStopped once stopped (the barrier it runs in then releases the others).
-  void hold(const PausePoint& point);
-  // A replica failed: release those waiting in meet() (with vgpu::CollectiveAborted).
-  void abort_step();
+  // ---- the strategy's side (StepListener) ----
+  // Host thread, before a training step. Throws StepStopped after stop(). Asks for meetings at
+  // every boundary when this step is to pause there.
+  StepNeeds begin_step(const StepStart& start) override;
+  // With every replica parked at `point`: stops here while the viewer wants to pause there.
+  // Throws StepStopped once stopped (the meeting it runs in then releases the others).
+  void hold(const PausePoint& point) override;
 
  private:
   enum class Target { kEveryBoundary, kEndOfStep };
@@ -107,8 +78,6 @@ class StepController {
   std::optional<PausePoint> paused_;
   std::uint64_t release_generation_ = 0;
   std::uint64_t pauses_ = 0;
-  // This step's meeting place; replaced by begin_step() while no replica runs.
-  std::shared_ptr<vgpu::CancellableBarrier> barrier_;
 };
 
 }  // namespace mirrorlab::core

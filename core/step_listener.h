@@ -10,10 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "core/run_events.h"
-#include "core/step_control.h"
+#include "core/run_event.h"
+#include "core/step_boundary.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::core {
@@ -32,15 +33,29 @@ struct StepStart {
   int all_reduce_steps = 0;                    // its steps for this many replicas
 };
 
+// What a listener needs of a training step, asked as it starts. A step no listener needs
+// anything of costs nothing more than the step itself.
+struct StepNeeds {
+  bool boundaries = false;    // on_replica_reached, on_all_reached, on_collective_step
+  bool meetings = false;      // the replicas meet (all wait for the last) at every boundary, so
+                              // that hold() can keep them there; implies boundaries
+  bool fingerprints = false;  // each replica's weight fingerprint after the update
+  StepNeeds& operator|=(const StepNeeds& other) {
+    boundaries |= other.boundaries || other.meetings;
+    meetings |= other.meetings;
+    fingerprints |= other.fingerprints;
+    return *this;
+  }
+};
+
 class StepListener {
  public:
   virtual ~StepListener() = default;
 
-  // Before a training step's replicas start. Return true when the replicas must meet (all wait
-  // for the last) at every boundary of this step, for on_all_reached() to hold them there.
-  virtual bool begin_step(const StepStart& start) {
+  // Before a training step's replicas start: what this listener needs of the step.
+  virtual StepNeeds begin_step(const StepStart& start) {
     (void)start;
-    return false;
+    return {};
   }
   // A phase a replica finished, timed (every phase of training and evaluation, and the initial
   // broadcast), on that replica's thread; on CUDA devices once the step's work has completed.
@@ -49,9 +64,13 @@ class StepListener {
   virtual void on_replica_reached(Replica& replica, StepBoundary boundary) {
     (void)replica, (void)boundary;
   }
-  // Every replica has reached `point`. When the step meets at boundaries (or inside the
-  // all-reduce), every other replica waits until this returns: `point.parked` says so.
+  // Every replica has reached `point`. When the step pauses (`point.pausing`), and always inside
+  // the all-reduce, every other replica waits until this returns.
   virtual void on_all_reached(const PausePoint& point) { (void)point; }
+  // In a pausing step, after every listener's on_all_reached of a point: a listener may keep the
+  // replicas there until it lets go (the controller's pause). Throwing releases them, ending the
+  // step with that exception.
+  virtual void hold(const PausePoint& point) { (void)point; }
   // One step of the all-reduce, every rank waiting (called before on_all_reached of its point).
   virtual void on_collective_step(const vgpu::CollectiveStep& step) { (void)step; }
   // After every replica finished the step, or after it failed (`completed` false).

@@ -11,7 +11,6 @@ namespace {
 
 // Boundaries per step the recorder counts arrivals for (5 phases in a training step; a custom
 // step function may pass forward and backward more than once).
-constexpr int kMaxCountedBoundaries = 32;
 
 // Four floats in one SSE register (a GCC/Clang vector extension): GCC does not vectorize a
 // plain float reduction without -ffast-math, and this runs on every layer of every step.
@@ -110,20 +109,19 @@ bool StepRecorder::snapshot_if_newer(std::uint64_t& version, RecordedStep& out) 
 
 void StepRecorder::choose_layer(int layer) { requested_layer_.store(layer); }
 
-void StepRecorder::begin_step(MirroredStrategy& strategy, const GlobalBatch& batch,
-                              const std::vector<Shard>& shards, std::int64_t step) {
-  const int n = strategy.num_replicas_in_sync();
-  if (strategy_ != &strategy || building_.replicas.size() != shards.size()) {
-    strategy_ = &strategy;
+StepNeeds StepRecorder::begin_step(const StepStart& start) {
+  const GlobalBatch& batch = *start.batch;
+  const std::vector<Shard>& shards = *start.shards;
+  if (replicas_ != start.replicas) {
+    replicas_ = start.replicas;
     building_.layers.clear();
-    for (const LayerSummary& l : strategy.replica(0).model().summary()) {
+    for (const LayerSummary& l : replicas_.front()->model().summary()) {
       if (l.params > 0)
         building_.layers.push_back(RecordedLayer{l.name, l.type, l.offset, l.params});
     }
-    arrivals_ = std::make_unique<std::atomic<int>[]>(kMaxCountedBoundaries);
-    scratch_.assign(static_cast<std::size_t>(n), {});
+    scratch_.assign(replicas_.size(), {});
   }
-  building_.step = step;
+  building_.step = start.step;
   building_.complete = false;
   building_.start = vgpu::Clock::now();
   building_.indices.assign(batch.indices.begin(), batch.indices.end());
@@ -143,7 +141,7 @@ void StepRecorder::begin_step(MirroredStrategy& strategy, const GlobalBatch& bat
   building_.replicas.resize(shards.size());
   for (std::size_t r = 0; r < shards.size(); ++r) {
     ReplicaRecord& rec = building_.replicas[r];
-    rec.device = strategy.devices()[r]->name();
+    rec.device = replicas_[r]->device().name();
     rec.shard_begin = shards[r].begin;
     rec.shard_count = shards[r].count;
     rec.gradient_norms.clear();
@@ -153,15 +151,18 @@ void StepRecorder::begin_step(MirroredStrategy& strategy, const GlobalBatch& bat
     rec.has_fingerprint = false;
     rec.boundaries_passed = 0;
   }
-  building_.all_reduce = strategy.all_reduce().name();
-  building_.all_reduce_steps = strategy.all_reduce().num_steps(n);
+  building_.all_reduce = start.all_reduce;
+  building_.all_reduce_steps = start.all_reduce_steps;
   building_.collective_steps.clear();
   building_.points.clear();
-  for (int i = 0; i < kMaxCountedBoundaries; ++i) arrivals_[i].store(0, std::memory_order_relaxed);
+  StepNeeds needs;
+  needs.boundaries = true;
+  needs.fingerprints = true;
+  return needs;
 }
 
 std::span<const float> StepRecorder::gradients(int rank) {
-  Replica& replica = strategy_->replica(rank);
+  Replica& replica = *replicas_[static_cast<std::size_t>(rank)];
   return read_device_values(replica.ops(), replica.model().grads(),
                             scratch_[static_cast<std::size_t>(rank)]);
 }
@@ -175,7 +176,8 @@ void StepRecorder::copy_chosen_layer(std::span<const float> grads, std::vector<f
   out.assign(first.begin(), first.end());
 }
 
-bool StepRecorder::on_replica_reached(int rank, StepBoundary boundary) {
+void StepRecorder::on_replica_reached(Replica& replica, StepBoundary boundary) {
+  const int rank = replica.id();
   ReplicaRecord& rec = building_.replicas[static_cast<std::size_t>(rank)];
   if (boundary == StepBoundary::kBackward) {
     const std::span<const float> grads = gradients(rank);
@@ -187,32 +189,30 @@ bool StepRecorder::on_replica_reached(int rank, StepBoundary boundary) {
     }
     copy_chosen_layer(grads, rec.gradient_before);
   } else if (boundary == StepBoundary::kUpdate) {
-    rec.fingerprint = strategy_->replica(rank).last_fingerprint();
+    rec.fingerprint = replica.last_fingerprint();
     rec.has_fingerprint = true;
     // One replica: no all-reduce step saw the reduced gradient; it is the replica's own.
     if (building_.all_reduce_steps == 0) copy_chosen_layer(gradients(rank), rec.gradient_after);
   }
-  const int ordinal = rec.boundaries_passed++;
-  if (ordinal >= kMaxCountedBoundaries) return false;
-  const int n = static_cast<int>(building_.replicas.size());
-  return arrivals_[ordinal].fetch_add(1, std::memory_order_acq_rel) + 1 == n;
+  ++rec.boundaries_passed;
 }
 
-void StepRecorder::on_step(const vgpu::CollectiveStep& step) {
+void StepRecorder::on_collective_step(const vgpu::CollectiveStep& step) {
   building_.collective_steps.push_back(step);
-  if (step.index + 1 != building_.all_reduce_steps || strategy_ == nullptr) return;
+  if (step.index + 1 != building_.all_reduce_steps || replicas_.empty()) return;
   // The last step: every rank is parked, so every replica's buffer may be read from here.
   for (std::size_t r = 0; r < building_.replicas.size(); ++r) {
     copy_chosen_layer(gradients(static_cast<int>(r)), building_.replicas[r].gradient_after);
   }
 }
 
-void StepRecorder::on_all_reached(const PausePoint& point, bool publish_now) {
+void StepRecorder::on_all_reached(const PausePoint& point) {
   building_.points.push_back(point);
-  if (publish_now) publish();
+  if (point.pausing) publish();  // every replica is parked: the record may be copied
 }
 
-void StepRecorder::end_step() {
+void StepRecorder::end_step(bool completed) {
+  if (!completed) return;  // a failed step keeps what was published last
   building_.complete = true;
   publish();
 }

@@ -3,11 +3,11 @@
 // replica before and after the all-reduce, the weight fingerprints after the update, the
 // all-reduce's steps with their transfers, and the moments of the step reached so far.
 //
-// A StepRecorder is attached to a MirroredStrategy (set_step_recorder, between steps). Each
-// replica writes its own part of the record on its own thread, without a lock; the record is
-// published (copied under a mutex) when every replica is parked: at each pause of a paused step,
-// and after the step. snapshot() hands the viewer a copy of the last published record, so the
-// viewer never makes training wait longer than that copy.
+// A StepRecorder is one of a MirroredStrategy's step listeners (add_listener, between steps).
+// Each replica writes its own part of the record on its own thread, without a lock; the record
+// is published (copied under a mutex) when every replica is parked: at each pause of a paused
+// step, and after the step. snapshot() hands the viewer a copy of the last published record, so
+// the viewer never makes training wait longer than that copy.
 #pragma once
 
 #include <atomic>
@@ -19,15 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "core/step_control.h"
+#include "core/step_boundary.h"
+#include "core/step_listener.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::core {
 
-class MirroredStrategy;
 class Ops;
-struct GlobalBatch;
-struct Shard;
+class Replica;
 
 // At most this many values of the chosen layer's gradient are kept per replica (its first ones).
 inline constexpr std::size_t kMaxRecordedGradientValues = 4096;
@@ -81,7 +80,7 @@ MomentProgress moment_progress(const RecordedStep& record, std::size_t point);
 // The whole step (every phase seen, as after its last moment).
 MomentProgress final_progress(const RecordedStep& record);
 
-class StepRecorder : public vgpu::StepObserver {
+class StepRecorder : public StepListener {
  public:
   StepRecorder() = default;
 
@@ -95,20 +94,17 @@ class StepRecorder : public vgpu::StepObserver {
   // effect at the next step.
   void choose_layer(int layer);
 
-  // ---- the strategy's side ----
-  // Host thread, before the replicas start a training step.
-  void begin_step(MirroredStrategy& strategy, const GlobalBatch& batch,
-                  const std::vector<Shard>& shards, std::int64_t step);
-  // Replica `rank`'s thread, after `boundary` (not kAllReduceStep). Returns true for the last
-  // replica to get there (then every replica has reached it).
-  bool on_replica_reached(int rank, StepBoundary boundary);
-  // Every replica has reached `point`; `publish`: they are all parked now, so the record may be
-  // copied for the viewer.
-  void on_all_reached(const PausePoint& point, bool publish);
-  // The all-reduce's step (all ranks parked).
-  void on_step(const vgpu::CollectiveStep& step) override;
-  // Host thread, after every replica finished the step.
-  void end_step();
+  // ---- the strategy's side (StepListener) ----
+  // Needs every boundary and the fingerprints; never meetings.
+  StepNeeds begin_step(const StepStart& start) override;
+  // Replica `replica`'s thread: its gradient norms and chosen values after backward, its
+  // fingerprint after the update.
+  void on_replica_reached(Replica& replica, StepBoundary boundary) override;
+  // Kept; published for the viewer when the step pauses there (every replica parked).
+  void on_all_reached(const PausePoint& point) override;
+  // The all-reduce's step (all ranks parked); after its last, every replica's reduced values.
+  void on_collective_step(const vgpu::CollectiveStep& step) override;
+  void end_step(bool completed) override;
 
  private:
   void publish();
@@ -122,9 +118,7 @@ class StepRecorder : public vgpu::StepObserver {
 
   // Written by the replicas during a step (each its own ReplicaRecord), the host between steps.
   RecordedStep building_;
-  MirroredStrategy* strategy_ = nullptr;
-  std::unique_ptr<std::atomic<int>[]> arrivals_;  // per boundary ordinal, replicas arrived
-  int max_boundaries_ = 0;
+  std::vector<Replica*> replicas_;           // of the step being recorded, in rank order
   std::vector<std::vector<float>> scratch_;  // per replica, for reads of device memory
 };
 

@@ -41,8 +41,8 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
   }
   devices_ = registry_.logical_devices();
   strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
-  strategy_->set_step_controller(&controller_);
-  strategy_->set_step_recorder(&recorder_);
+  strategy_->add_listener(&recorder_);
+  strategy_->add_listener(&controller_);
   loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test, config_.fit);
   thread_ = std::thread([this] { thread_main(); });
 }

@@ -450,9 +450,14 @@ TEST(MirroredStrategy, EveryPhaseOfEveryStepOnEveryDeviceIsRecorded) {
   }
 }
 
-class RecordingObserver : public vgpu::StepObserver {
+class RecordingObserver : public core::StepListener {
  public:
-  void on_step(const vgpu::CollectiveStep& step) override { steps.push_back(step); }
+  core::StepNeeds begin_step(const core::StepStart&) override {
+    core::StepNeeds needs;
+    needs.boundaries = true;
+    return needs;
+  }
+  void on_collective_step(const vgpu::CollectiveStep& step) override { steps.push_back(step); }
   std::vector<vgpu::CollectiveStep> steps;
 };
 
@@ -464,7 +469,7 @@ TEST(MirroredStrategy, TheObserverSeesEveryAllReduceStepOfTraining) {
   o.all_reduce = "ring";
   core::MirroredStrategy strategy(registry.logical_devices(), o);
   RecordingObserver observer;
-  strategy.set_step_observer(&observer);
+  strategy.add_listener(&observer);
   const auto order = core::shuffled_indices(data.size(), 1, 1);
   strategy.train_step(core::GlobalBatch{&data, std::span(order), 4});
   ASSERT_EQ(observer.steps.size(), 4u);  // 2(N-1) for the ring on 3 replicas

@@ -132,7 +132,7 @@ core::RecordedStep record_one_step(const std::vector<vgpu::Device*>& devices,
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
   core::StepRecorder recorder;
   core::MirroredStrategy strategy(devices, testing_rig::mlp_options(all_reduce), nullptr);
-  strategy.set_step_recorder(&recorder);
+  strategy.add_listener(&recorder);
   recorder.choose_layer(2);  // the last Dense: 1290 values, all kept
   strategy.train_step(core::GlobalBatch{&data, std::span(order).subspan(0, 8), 4});
   return recorder.snapshot();

@@ -22,7 +22,7 @@ TEST_P(PausingAtPhases, StopsAtEveryBoundaryInOrderWithEveryReplicaHeld) {
   const Case c = GetParam();
   Rig rig(c.replicas, c.all_reduce);
   core::StepController controller;
-  rig.strategy->set_step_controller(&controller);
+  rig.strategy->add_listener(&controller);
   controller.pause_at_phases(true);
   const std::size_t n = static_cast<std::size_t>(c.replicas);
 
@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(RingAndReduceToOne, PausingAtPhases, testing_rig::kAlgo
 TEST(StepController, FinishStepPausesOnlyAtTheEndOfTheStep) {
   Rig rig(2, "ring");
   core::StepController controller;
-  rig.strategy->set_step_controller(&controller);
+  rig.strategy->add_listener(&controller);
   controller.pause_at_phases(true);
   int calls = 0;
   const auto seen = step_through(rig, controller, rig.batch(0, 8), [&](const core::PausePoint& p) {
@@ -95,7 +95,7 @@ TEST(StepController, FinishStepPausesOnlyAtTheEndOfTheStep) {
 TEST(StepController, RunFreelyReleasesTheStepAndLaterStepsDoNotPause) {
   Rig rig(3, "ring");
   core::StepController controller;
-  rig.strategy->set_step_controller(&controller);
+  rig.strategy->add_listener(&controller);
   controller.pause_at_phases(true);
   const auto seen = step_through(rig, controller, rig.batch(0, 12),
                                  [&](const core::PausePoint&) { controller.run_freely(); });
@@ -110,7 +110,7 @@ class StopWhilePaused : public ::testing::TestWithParam<StepBoundary> {};
 TEST_P(StopWhilePaused, ReleasesEveryReplicaWithStepStopped) {
   Rig rig(3, "ring");
   core::StepController controller;
-  rig.strategy->set_step_controller(&controller);
+  rig.strategy->add_listener(&controller);
   controller.pause_at_phases(true);
   const StepBoundary stop_at = GetParam();
   EXPECT_THROW(step_through(rig, controller, rig.batch(0, 12),
@@ -142,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(AtEachKindOfBoundary, StopWhilePaused,
 TEST(StepController, AFailingReplicaReleasesTheOthersWaitingAtABoundary) {
   Rig rig(3, "ring");
   core::StepController controller;
-  rig.strategy->set_step_controller(&controller);
+  rig.strategy->add_listener(&controller);
   controller.pause_at_phases(true);
   std::future<void> step = std::async(std::launch::async, [&] {
     rig.strategy->run(rig.batch(0, 12), [](core::ReplicaContext& ctx) {
@@ -167,8 +167,8 @@ std::vector<std::uint64_t> train_and_fingerprint(core::StepController* controlle
                                                  core::StepRecorder* recorder,
                                                  bool step_through_phases) {
   Rig rig(3, "ring");
-  rig.strategy->set_step_controller(controller);
-  rig.strategy->set_step_recorder(recorder);
+  rig.strategy->add_listener(controller);
+  rig.strategy->add_listener(recorder);
   if (controller && step_through_phases) controller->pause_at_phases(true);
   // 40 examples in global batches of 12: the fourth is short (4 examples: 4, 0, 0).
   for (std::size_t i = 0; i < 4; ++i) {

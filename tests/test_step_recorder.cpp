@@ -23,7 +23,7 @@ TEST_P(RecorderOnAStep, KeepsTheBatchGradientsFingerprintsAndAllReduceOfTheStep)
   const Case c = GetParam();
   Rig rig(c.replicas, c.all_reduce);
   core::StepRecorder recorder;
-  rig.strategy->set_step_recorder(&recorder);
+  rig.strategy->add_listener(&recorder);
   EXPECT_EQ(recorder.snapshot().step, -1);
   recorder.choose_layer(2);  // the MLP's last Dense: 1290 values, all kept
   // 4 per replica, one replica short by 2: an uneven global batch.
@@ -112,8 +112,8 @@ TEST(StepRecorder, APausedStepIsPublishedMomentByMoment) {
   Rig rig(2, "ring");
   core::StepController controller;
   core::StepRecorder recorder;
-  rig.strategy->set_step_controller(&controller);
-  rig.strategy->set_step_recorder(&recorder);
+  rig.strategy->add_listener(&controller);
+  rig.strategy->add_listener(&recorder);
   controller.pause_at_phases(true);
   std::uint64_t version = recorder.version();
   std::vector<core::RecordedStep> records;
@@ -155,7 +155,7 @@ TEST(StepRecorder, APausedStepIsPublishedMomentByMoment) {
 TEST(StepRecorder, TheChosenLayerIsClampedAndKeepsAtMostTheLimit) {
   Rig rig(2, "reduce-to-one");
   core::StepRecorder recorder;
-  rig.strategy->set_step_recorder(&recorder);
+  rig.strategy->add_listener(&recorder);
   recorder.choose_layer(99);
   rig.strategy->train_step(rig.batch(0, 8));
   EXPECT_EQ(recorder.snapshot().chosen_layer, 2);
@@ -173,7 +173,7 @@ TEST(StepRecorder, TheChosenLayerIsClampedAndKeepsAtMostTheLimit) {
 TEST(StepRecorder, OneReplicaHasNoAllReduceAndItsOwnGradientAfter) {
   Rig rig(1, "ring");
   core::StepRecorder recorder;
-  rig.strategy->set_step_recorder(&recorder);
+  rig.strategy->add_listener(&recorder);
   rig.strategy->train_step(rig.batch(0, 4));
   const core::RecordedStep r = recorder.snapshot();
   EXPECT_EQ(r.all_reduce_steps, 0);
@@ -188,7 +188,7 @@ TEST(StepRecorder, OneReplicaHasNoAllReduceAndItsOwnGradientAfter) {
 TEST(StepRecorder, EvaluationIsNotRecorded) {
   Rig rig(2, "ring");
   core::StepRecorder recorder;
-  rig.strategy->set_step_recorder(&recorder);
+  rig.strategy->add_listener(&recorder);
   rig.strategy->train_step(rig.batch(0, 8));
   const std::uint64_t version = recorder.version();
   rig.strategy->evaluate(rig.data, 4);
