@@ -5,7 +5,7 @@
 // The adjoints (col2im, pooling backward) are written as gathers, one thread per input element,
 // instead of scatters with atomics: no zeroing pass, no atomics, and a fixed summation order, so
 // the result is deterministic and, for col2im, adds its terms in the CPU reference's order.
-#include "core/cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "core/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {

@@ -2,7 +2,7 @@
 // CPU references: broadcast_rows, relu_forward, relu_backward (kernels_cpu_nn.cpp); scale_matrix
 // is the beta * C of gemm_reference (kernels_cpu.cpp). Memory bound: one thread per element,
 // consecutive threads on consecutive floats (coalesced), grid-stride loops so any n fits.
-#include "core/cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "core/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {

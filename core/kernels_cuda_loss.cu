@@ -5,7 +5,7 @@
 // classes: too small to split), writing the gradient and the row's stats; then one block sums
 // the rows' stats in a fixed order (each thread a strided slice, then a tree), so the loss sum is
 // the same bits on every run. The sums stay on the GPU; CudaOps copies them to pinned memory.
-#include "core/cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "core/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {

@@ -3,7 +3,7 @@
 // scalars (bias corrections, Nadam's schedule) come computed on the host in double.
 // nvcc may contract a*b + c into one fused multiply-add: the last bit can differ from the CPU,
 // never between replicas (they all run this same kernel on the same all-reduced gradient).
-#include "core/cuda_check.h"
+#include "virtualgpu/cuda_check.h"
 #include "core/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {

@@ -2,13 +2,12 @@
 #include <stdexcept>
 
 #include "core/ops_cuda.h"
+#include "virtualgpu/cuda_runtime.h"
 
 namespace mirrorlab::core {
 
 std::unique_ptr<Ops> make_cuda_ops(int, void*, vgpu::MemoryArena&) {
-  throw std::runtime_error(
-      "CUDA kernels are not in this build: rebuild with the CUDA toolkit installed "
-      "(-DMIRRORLAB_WITH_CUDA=ON) or train on CPU-backed virtual GPUs");
+  throw std::runtime_error("CUDA kernels: " + vgpu::cuda_build_description());
 }
 
 }  // namespace mirrorlab::core

@@ -6,7 +6,8 @@ namespace mirrorlab::vgpu {
 namespace {
 
 std::string no_cuda() {
-  return std::string("this build has no CUDA (") + MIRRORLAB_CUDA_STATUS_TEXT + ")";
+  return std::string("this build has no CUDA (") + MIRRORLAB_CUDA_STATUS_TEXT +
+         "): rebuild with the CUDA toolkit installed, or use CPU-backed virtual GPUs";
 }
 
 [[noreturn]] void refuse() { throw CudaError(0, no_cuda()); }

@@ -24,9 +24,8 @@ void check_sizes(std::size_t a, std::size_t b) {
 }
 
 [[maybe_unused]] std::invalid_argument no_cuda() {
-  return std::invalid_argument(
-      "this device's memory is CUDA memory, but this build has no CUDA: rebuild with the CUDA "
-      "toolkit or use CPU-backed virtual GPUs");
+  return std::invalid_argument("this device's memory is CUDA memory, but " +
+                               cuda_build_description());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "virtualgpu/cuda_runtime.h"
 #include "virtualgpu/device.h"
 
 #if MIRRORLAB_HAVE_CUDA
@@ -100,9 +101,8 @@ std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
 #if MIRRORLAB_HAVE_CUDA
   return make_cuda_transport(devices, std::move(buffers));
 #else
-  throw std::invalid_argument(
-      "these buffers are CUDA device memory, but this build has no CUDA: rebuild with the CUDA "
-      "toolkit (see the configure summary) or use CPU-backed virtual GPUs");
+  throw std::invalid_argument("these buffers are CUDA device memory, but " +
+                              cuda_build_description());
 #endif
 }
 
