@@ -7,7 +7,7 @@
 namespace mirrorlab::core {
 
 std::unique_ptr<Ops> make_cuda_ops(int, void*, vgpu::MemoryArena&) {
-  throw std::runtime_error("CUDA kernels: " + vgpu::cuda_build_description());
+  throw std::runtime_error(vgpu::no_cuda_error("CUDA kernels were asked for"));
 }
 
 }  // namespace mirrorlab::core

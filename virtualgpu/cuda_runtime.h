@@ -16,6 +16,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "virtualgpu/memory_arena.h"
@@ -55,6 +56,9 @@ struct GpuInventory {
 // True when this build has the CUDA code; the text says what the build has or why it has none.
 bool cuda_built();
 std::string cuda_build_description();
+// In a build without CUDA: "`what`, but this build has no CUDA: <why>. Rebuild ...", the one
+// sentence every refusal of CUDA work in such a build gives.
+std::string no_cuda_error(std::string_view what);
 
 // Asks CUDA which GPUs are visible. Never throws for "no GPU": the reason is in the result.
 GpuInventory enumerate_gpus();

@@ -5,14 +5,16 @@
 namespace mirrorlab::vgpu {
 namespace {
 
-std::string no_cuda() {
-  return std::string("this build has no CUDA (") + MIRRORLAB_CUDA_STATUS_TEXT +
-         "): rebuild with the CUDA toolkit installed, or use CPU-backed virtual GPUs";
-}
+std::string no_cuda() { return std::string("this build has no CUDA: ") + MIRRORLAB_CUDA_STATUS_TEXT; }
 
-[[noreturn]] void refuse() { throw CudaError(0, no_cuda()); }
+[[noreturn]] void refuse() { throw CudaError(0, no_cuda_error("a CUDA GPU was asked for")); }
 
 }  // namespace
+
+std::string no_cuda_error(std::string_view what) {
+  return std::string(what) + ", but " + no_cuda() +
+         ". Rebuild with the CUDA toolkit installed, or use CPU-backed virtual GPUs";
+}
 
 bool cuda_built() { return false; }
 

@@ -24,8 +24,7 @@ void check_sizes(std::size_t a, std::size_t b) {
 }
 
 [[maybe_unused]] std::invalid_argument no_cuda() {
-  return std::invalid_argument("this device's memory is CUDA memory, but " +
-                               cuda_build_description());
+  return std::invalid_argument(no_cuda_error("this device's memory is CUDA memory"));
 }
 
 }  // namespace

@@ -101,8 +101,7 @@ std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
 #if MIRRORLAB_HAVE_CUDA
   return make_cuda_transport(devices, std::move(buffers));
 #else
-  throw std::invalid_argument("these buffers are CUDA device memory, but " +
-                              cuda_build_description());
+  throw std::invalid_argument(no_cuda_error("these buffers are CUDA device memory"));
 #endif
 }
 
