@@ -25,9 +25,13 @@ Result shell(const std::string& command) { return mirrorlab::testing::run_comman
 
 const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
 
+// scripts/headless: a fresh virtual X server (xvfb-run with an X authority file of its own, so
+// xvfb-run's cleanup cannot fail the run), then the command's own status.
+const std::string kHeadless = std::string(MIRRORLAB_SOURCE_DIR) + "/scripts/headless";
+
 // Runs `mirrorlab gui ARGS` on a fresh virtual X server of 1600x1000.
 Result gui(const std::string& args) {
-  return shell("xvfb-run -a -s '-screen 0 1600x1000x24' " + kMirrorlab + " gui " + args);
+  return shell(kHeadless + " 1600x1000 " + kMirrorlab + " gui " + args);
 }
 
 class GuiApp : public ::testing::Test {
@@ -53,7 +57,7 @@ class GuiApp : public ::testing::Test {
 
 // Ctrl-C in the terminal closes the window as if the user had, and the status says why.
 TEST_F(GuiApp, CtrlCClosesTheWindowWithStatus130) {
-  const Result r = shell("xvfb-run -a -s '-screen 0 1280x800x24' sh -c '" + kMirrorlab +
+  const Result r = shell(kHeadless + " 1280x800 sh -c '" + kMirrorlab +
                          " gui --model mlp --train-examples 2048 --run & p=$!; sleep 4; kill -INT $p; "
                          "for i in $(seq 40); do kill -0 $p 2>/dev/null || break; sleep 0.5; done; "
                          "kill -KILL $p 2>/dev/null; wait $p; echo exit=$?'");
@@ -65,9 +69,9 @@ TEST_F(GuiApp, CtrlCClosesTheWindowWithStatus130) {
 // half PNG, says why and fails the scripted run.
 TEST_F(GuiApp, AScreenshotOverAFullDiskLeavesNoFileAndExits1) {
   const std::string png = path("shot.png");
-  const Result r = shell("sh -c \"trap '' XFSZ; ulimit -f 64; exec xvfb-run -a -s '-screen 0 "
-                         "1280x800x24' " + kMirrorlab + " gui --model mlp --train-examples 512 "
-                         "--steps 1 --frames 2 --screenshot " + png + "\"");
+  const Result r = shell("sh -c \"trap '' XFSZ; ulimit -f 64; exec " + kHeadless + " 1280x800 " +
+                         kMirrorlab + " gui --model mlp --train-examples 512 --steps 1 "
+                         "--frames 2 --screenshot " + png + "\"");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("write failed: File too large"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("Screenshot written"), std::string::npos) << r.output;

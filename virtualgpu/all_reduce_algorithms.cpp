@@ -68,15 +68,17 @@ std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, cons
                              bool* experimental) {
   *experimental = false;
   const std::string others = "use auto, " + all_reduce_name_list("or", kNcclName);
-  if (!nccl.built) {
-    return "NCCL all-reduce: this build has no NCCL (it was not found when mirrorlab was "
-           "configured); " + others;
-  }
+  const std::string not_built = "this build has no NCCL, so the " + name(kNcclName) +
+                                " all-reduce is not in this build (NCCL was not found when "
+                                "mirrorlab was configured: nccl.h and libnccl under the CUDA "
+                                "toolkit)";
   const int most = most_replicas_per_gpu(replicas);
-  if (most == 0) {
+  if (most == 0) {  // TensorFlow's reason first; the build's too, where it also holds
     return "NCCL all-reduce needs one CUDA GPU per replica, but these are CPU-backed virtual "
-           "GPUs (NCCL is not supported when using virtual GPUs): " + others;
+           "GPUs (NCCL is not supported when using virtual GPUs)" +
+           (nccl.built ? std::string() : ", and " + not_built) + ": " + others;
   }
+  if (!nccl.built) return not_built + "; " + others;
   if (most == 1) return "";
   const std::string version = nccl_version_text(nccl.version_code);
   const std::string sharing = name(kOneShotName) + " or " + name(kRingName);
