@@ -1,9 +1,9 @@
 #include "app/advice.h"
 
 #include "app/train_command.h"
-#include "core/dataset.h"
-#include "virtualgpu/configuration_error.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/io/dataset.h"
+#include "virtualgpu/cuda/configuration_error.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {
 namespace {

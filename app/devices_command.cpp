@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "virtualgpu/cuda_runtime.h"
-#include "virtualgpu/gpu_configuration.h"
+#include "virtualgpu/cuda/cuda_runtime.h"
+#include "virtualgpu/cuda/gpu_configuration.h"
 
 namespace mirrorlab::app {
 

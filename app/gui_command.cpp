@@ -7,7 +7,7 @@
 #include "app/flags.h"
 #include "app/interrupt.h"
 #include "app/output_files.h"
-#include "core/kernels_cpu.h"
+#include "core/nn/kernels_cpu.h"
 
 #ifdef MIRRORLAB_HAVE_GUI
 #include "gui/app_window.h"

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <cstring>
 
-#include "core/output_file.h"
+#include "core/io/output_file.h"
 
 namespace mirrorlab::app {
 namespace {

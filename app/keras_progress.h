@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/fit.h"
+#include "core/strategy/fit.h"
 
 namespace mirrorlab::app {
 

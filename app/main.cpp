@@ -6,9 +6,9 @@
 #include "app/command_line.h"
 #include "app/interrupt.h"
 #include "app/output_files.h"
-#include "core/dataset.h"
-#include "virtualgpu/configuration_error.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/io/dataset.h"
+#include "virtualgpu/cuda/configuration_error.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace {
 

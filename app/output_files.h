@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "core/output_file.h"
+#include "core/io/output_file.h"
 
 namespace mirrorlab::app {
 

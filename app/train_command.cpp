@@ -13,9 +13,9 @@
 #include "app/interrupt.h"
 #include "app/keras_progress.h"
 #include "app/output_files.h"
-#include "core/fit.h"
-#include "core/kernels_cpu.h"
-#include "core/mirrored_strategy.h"
+#include "core/strategy/fit.h"
+#include "core/nn/kernels_cpu.h"
+#include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/device_registry.h"
 

@@ -9,9 +9,9 @@
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
 #include "app/output_files.h"
-#include "core/dataset.h"
-#include "core/fit.h"
-#include "core/mirrored_strategy.h"
+#include "core/io/dataset.h"
+#include "core/strategy/fit.h"
+#include "core/strategy/mirrored_strategy.h"
 
 namespace mirrorlab::app {
 

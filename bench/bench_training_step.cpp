@@ -8,12 +8,12 @@
 #include <memory>
 #include <numeric>
 
-#include "core/kernels_cpu.h"
-#include "core/mirrored_strategy.h"
-#include "core/plain_trainer.h"
-#include "core/step_control.h"
-#include "core/step_recorder.h"
-#include "core/synthetic_dataset.h"
+#include "core/nn/kernels_cpu.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "core/strategy/plain_trainer.h"
+#include "core/session/step_control.h"
+#include "core/session/step_recorder.h"
+#include "core/io/synthetic_dataset.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab {

@@ -1,8 +1,8 @@
 #include "gui/advice.h"
 
-#include "core/divergence.h"
-#include "virtualgpu/configuration_error.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/strategy/divergence.h"
+#include "virtualgpu/cuda/configuration_error.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::gui {
 

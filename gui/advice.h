@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "core/training_session.h"
+#include "core/session/training_session.h"
 
 namespace mirrorlab::gui {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/dataset.h"
-#include "core/training_session.h"
+#include "core/io/dataset.h"
+#include "core/session/training_session.h"
 #include "gui/app_options.h"
 
 namespace mirrorlab::gui {

@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "core/dataset.h"
+#include "core/io/dataset.h"
 #include "gui/colors.h"
 #include "gui/step_moment.h"
 #include "imgui.h"

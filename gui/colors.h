@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/run_events.h"
+#include "core/strategy/run_events.h"
 
 namespace mirrorlab::gui {
 

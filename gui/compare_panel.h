@@ -8,7 +8,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/algorithm_comparison.h"
+#include "core/session/algorithm_comparison.h"
 #include "gui/panel.h"
 
 namespace mirrorlab::gui {

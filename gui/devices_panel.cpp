@@ -7,7 +7,7 @@
 
 #include "gui/colors.h"
 #include "imgui.h"
-#include "virtualgpu/memory_arena.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -1,6 +1,6 @@
 #include "gui/gui_report.h"
 
-#include "core/output_file.h"
+#include "core/io/output_file.h"
 
 #include "nlohmann/json.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "core/training_session.h"
+#include "core/session/training_session.h"
 #include "gui/gui_report.h"
 #include "gui/view_settings.h"
 

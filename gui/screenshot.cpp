@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/output_file.h"
+#include "core/io/output_file.h"
 
 namespace mirrorlab::gui {
 

@@ -1,5 +1,5 @@
 #include "tests/cuda_test_kernels.h"
-#include "virtualgpu/cuda_check.h"
+#include "virtualgpu/cuda/cuda_check.h"
 
 namespace mirrorlab::testing {
 namespace {

@@ -11,11 +11,11 @@
 #include <limits>
 #include <random>
 
-#include "core/kernels_cpu.h"
-#include "core/loss.h"
-#include "core/model.h"
-#include "core/ops_cuda.h"
-#include "core/optimizer.h"
+#include "core/nn/kernels_cpu.h"
+#include "core/nn/loss.h"
+#include "core/nn/model.h"
+#include "core/nn/ops_cuda.h"
+#include "core/nn/optimizer.h"
 #include "tests/cuda_test_devices.h"
 
 namespace mirrorlab::testing {

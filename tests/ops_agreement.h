@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/nn/ops.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::testing {
 

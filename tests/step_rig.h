@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/mirrored_strategy.h"
-#include "core/step_control.h"
-#include "core/synthetic_dataset.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "core/session/step_control.h"
+#include "core/io/synthetic_dataset.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab::testing_rig {

@@ -8,11 +8,11 @@
 
 #include "app/advice.h"
 #include "app/train_command.h"
-#include "core/dataset.h"
-#include "core/divergence.h"
-#include "virtualgpu/configuration_error.h"
-#include "virtualgpu/gpu_configuration.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/io/dataset.h"
+#include "core/strategy/divergence.h"
+#include "virtualgpu/cuda/configuration_error.h"
+#include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/memory/memory_arena.h"
 #ifdef MIRRORLAB_HAVE_GUI
 #include "gui/advice.h"
 #endif

@@ -1,8 +1,8 @@
 // The Compare panel's measurement: real steps and a real sweep per algorithm, NCCL explained.
 #include <gtest/gtest.h>
 
-#include "core/algorithm_comparison.h"
-#include "core/synthetic_dataset.h"
+#include "core/session/algorithm_comparison.h"
+#include "core/io/synthetic_dataset.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab {

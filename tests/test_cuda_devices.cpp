@@ -10,10 +10,10 @@
 
 #include "tests/cuda_test_devices.h"
 #include "tests/cuda_test_kernels.h"
-#include "virtualgpu/cuda_check.h"
-#include "virtualgpu/cuda_event.h"
+#include "virtualgpu/cuda/cuda_check.h"
+#include "virtualgpu/cuda/cuda_event.h"
 #include "virtualgpu/device_registry.h"
-#include "virtualgpu/gpu_configuration.h"
+#include "virtualgpu/cuda/gpu_configuration.h"
 
 namespace mirrorlab::vgpu {
 namespace {

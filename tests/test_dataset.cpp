@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/dataset.h"
+#include "core/io/dataset.h"
 #include "tests/temp_folder.h"
 
 namespace mirrorlab::core {

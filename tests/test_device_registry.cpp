@@ -5,7 +5,7 @@
 #include <string>
 
 #include "virtualgpu/device_registry.h"
-#include "virtualgpu/gpu_configuration.h"
+#include "virtualgpu/cuda/gpu_configuration.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "virtualgpu/gpu_configuration.h"
+#include "virtualgpu/cuda/gpu_configuration.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "core/kernels_cpu.h"
-#include "core/layers.h"
-#include "core/tensor.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/nn/kernels_cpu.h"
+#include "core/nn/layers.h"
+#include "core/nn/tensor.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::core {
 namespace {

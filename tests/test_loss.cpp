@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/loss.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/nn/loss.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::core {
 namespace {

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "virtualgpu/memory_arena.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::vgpu {
 namespace {

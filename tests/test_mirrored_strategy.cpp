@@ -1,6 +1,6 @@
 // MirroredStrategy: N replicas must compute exactly what one device computes on the same global
 // batch, stay bit-identical, fail loudly and cleanly.
-#include "core/mirrored_strategy.h"
+#include "core/strategy/mirrored_strategy.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include <limits>
 #include <thread>
 
-#include "core/fingerprint.h"
-#include "core/fit.h"
-#include "core/plain_trainer.h"
-#include "core/synthetic_dataset.h"
+#include "core/nn/fingerprint.h"
+#include "core/strategy/fit.h"
+#include "core/strategy/plain_trainer.h"
+#include "core/io/synthetic_dataset.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/fingerprint.h"
-#include "core/loss.h"
-#include "core/model.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/nn/fingerprint.h"
+#include "core/nn/loss.h"
+#include "core/nn/model.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::core {
 namespace {

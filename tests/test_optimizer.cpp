@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/optimizer.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/nn/optimizer.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::core {
 namespace {

@@ -1,6 +1,6 @@
 // core::OutputFile: every output file is written whole or not at all, never over a link or a
 // device, and a failure keeps the old file and leaves no temporary file behind.
-#include "core/output_file.h"
+#include "core/io/output_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

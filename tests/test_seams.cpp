@@ -95,6 +95,73 @@ TEST(Seams, NoCommandLineFlagIsNamedBelowTheApp) {
   }
 }
 
+// The layers, lowest first, and what each may include (itself and what it is built on). A folder
+// is a library (its CMakeLists.txt), so an include against this table is a dependency the build
+// may not even link.
+const std::map<std::string, std::vector<std::string>>& layers() {
+  static const std::map<std::string, std::vector<std::string>> below = {
+      {"virtualgpu/memory", {}},
+      {"virtualgpu/cuda", {"virtualgpu/memory"}},
+      {"virtualgpu", {"virtualgpu/memory", "virtualgpu/cuda"}},
+      {"core/io", {}},
+      {"core/nn", {"core/io", "virtualgpu/memory", "virtualgpu/cuda"}},
+      {"core/strategy", {"core/nn", "virtualgpu"}},
+      {"core/session", {"core/strategy"}},
+      {"gui", {"core/session"}},
+      {"lessons", {"core/session"}},
+      {"app", {"gui", "lessons", "core/session"}},
+  };
+  return below;
+}
+
+// `layer` and everything it is built on.
+std::set<std::string> reachable(const std::string& layer) {
+  std::set<std::string> seen{layer};
+  std::vector<std::string> todo{layer};
+  while (!todo.empty()) {
+    const std::string next = todo.back();
+    todo.pop_back();
+    for (const std::string& below : layers().at(next)) {
+      if (seen.insert(below).second) todo.push_back(below);
+    }
+  }
+  return seen;
+}
+
+// The layer a path in the tree belongs to ("core/nn/model.h" -> "core/nn"), or "".
+std::string layer_of(const std::string& path) {
+  std::string best;
+  for (const auto& [layer, _] : layers()) {
+    if (path.rfind(layer + "/", 0) == 0 && layer.size() > best.size()) best = layer;
+  }
+  return best;
+}
+
+TEST(Seams, EachFolderIncludesOnlyTheLayersBelowIt) {
+  std::vector<std::string> folders;
+  for (const auto& [layer, _] : layers()) folders.push_back(layer);
+  int includes = 0;
+  for (const fs::path& file : sources_under({"app", "core", "gui", "lessons", "virtualgpu"})) {
+    const std::string path = fs::relative(file, kSource).string();
+    const std::string layer = layer_of(path);
+    ASSERT_FALSE(layer.empty()) << path << " is in no layer of the table";
+    const std::set<std::string> allowed = reachable(layer);
+    std::istringstream text(read(file));
+    int line = 0;
+    for (std::string l; std::getline(text, l);) {
+      ++line;
+      if (l.rfind("#include \"", 0) != 0) continue;
+      const std::string included = l.substr(10, l.find('"', 10) - 10);
+      const std::string to = layer_of(included);
+      if (to.empty()) continue;  // tests/, third-party headers
+      ++includes;
+      EXPECT_TRUE(allowed.count(to)) << path << ":" << line << " (" << layer << ") includes "
+                                     << included << " (" << to << "), which is not below it";
+    }
+  }
+  EXPECT_GT(includes, 300);
+}
+
 // The string literals of a C++ source (comments skipped; escapes kept as written).
 std::vector<std::pair<std::string, int>> string_literals(const std::string& text) {
   std::vector<std::pair<std::string, int>> literals;

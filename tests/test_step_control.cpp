@@ -2,9 +2,9 @@
 // walks on when told, releases everything on stop(), and changes nothing in the results.
 #include <gtest/gtest.h>
 
-#include "core/fingerprint.h"
-#include "core/step_control.h"
-#include "core/step_recorder.h"
+#include "core/nn/fingerprint.h"
+#include "core/session/step_control.h"
+#include "core/session/step_recorder.h"
 #include "tests/step_rig.h"
 
 namespace mirrorlab {

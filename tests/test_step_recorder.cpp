@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "core/fingerprint.h"
-#include "core/step_recorder.h"
+#include "core/nn/fingerprint.h"
+#include "core/session/step_recorder.h"
 #include "tests/step_rig.h"
 
 namespace mirrorlab {

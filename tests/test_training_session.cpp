@@ -5,9 +5,9 @@
 #include <atomic>
 #include <thread>
 
-#include "core/synthetic_dataset.h"
-#include "core/training_session.h"
-#include "virtualgpu/memory_arena.h"
+#include "core/io/synthetic_dataset.h"
+#include "core/session/training_session.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "virtualgpu/barrier.h"
-#include "virtualgpu/clock.h"
+#include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::vgpu {
 

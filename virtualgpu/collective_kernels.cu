@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#include "virtualgpu/cuda_check.h"
+#include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/collective_kernels.cuh"
 #include "virtualgpu/collective_kernels.h"
 

@@ -9,8 +9,8 @@
 
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective_kernels.h"
-#include "virtualgpu/cuda_check.h"
-#include "virtualgpu/cuda_event.h"
+#include "virtualgpu/cuda/cuda_check.h"
+#include "virtualgpu/cuda/cuda_event.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/one_shot_all_reduce.h"
 

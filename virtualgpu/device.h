@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "virtualgpu/memory_arena.h"
+#include "virtualgpu/memory/memory_arena.h"
 #include "virtualgpu/stream.h"
 
 namespace mirrorlab::vgpu {

@@ -5,12 +5,12 @@
 #include <map>
 #include <stdexcept>
 
-#include "virtualgpu/cuda_runtime.h"
+#include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/device.h"
 
 #if MIRRORLAB_HAVE_CUDA
 #include "virtualgpu/collective_kernels.h"
-#include "virtualgpu/cuda_check.h"
+#include "virtualgpu/cuda/cuda_check.h"
 #endif
 
 namespace mirrorlab::vgpu {

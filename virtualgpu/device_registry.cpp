@@ -5,7 +5,7 @@
 #include <thread>
 #include <utility>
 
-#include "virtualgpu/gpu_configuration.h"
+#include "virtualgpu/cuda/gpu_configuration.h"
 
 namespace mirrorlab::vgpu {
 

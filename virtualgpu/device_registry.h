@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/configuration_error.h"
-#include "virtualgpu/cuda_runtime.h"
+#include "virtualgpu/cuda/configuration_error.h"
+#include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/device.h"
-#include "virtualgpu/host_memory.h"
+#include "virtualgpu/memory/host_memory.h"
 
 namespace mirrorlab::vgpu {
 

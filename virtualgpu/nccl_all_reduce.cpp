@@ -9,7 +9,7 @@
 #include <string>
 
 #include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/cuda_check.h"
+#include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::vgpu {

@@ -10,7 +10,7 @@
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective_kernels.cuh"
 #include "virtualgpu/collective_kernels.h"
-#include "virtualgpu/cuda_check.h"
+#include "virtualgpu/cuda/cuda_check.h"
 
 namespace mirrorlab::vgpu {
 namespace {

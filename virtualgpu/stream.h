@@ -19,7 +19,7 @@
 #include <string>
 #include <thread>
 
-#include "virtualgpu/clock.h"
+#include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::vgpu {
 

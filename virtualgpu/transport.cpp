@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "virtualgpu/cuda_runtime.h"
+#include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/device.h"
 
 #if MIRRORLAB_HAVE_CUDA

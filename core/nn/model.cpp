@@ -1,0 +1,140 @@
+#include "core/nn/model.h"
+
+#include <cassert>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "core/nn/fingerprint.h"
+
+namespace mirrorlab::core {
+
+ModelKind parse_model_kind(std::string_view name) {
+  if (name == "cnn") return ModelKind::kCnn;
+  if (name == "mlp") return ModelKind::kMlp;
+  throw std::invalid_argument("unknown model \"" + std::string(name) +
+                              "\": choose cnn (Conv2D + MaxPool + Dense) or mlp (784-256-128-10)");
+}
+
+const char* to_string(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kCnn:
+      return "cnn";
+    case ModelKind::kMlp:
+      return "mlp";
+  }
+  return "?";
+}
+
+Model::Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape,
+             vgpu::MemoryArena& arena, Ops& ops)
+    : layers_(std::move(layers)), input_shape_(std::move(input_shape)), arena_(&arena), ops_(&ops) {
+  if (layers_.empty()) throw std::invalid_argument("a model needs at least one layer");
+  // Walk the shapes once: each layer's output shape, parameter count and offset in the flat
+  // buffers (output_shape() throws a sentence naming the layer when shapes do not fit).
+  std::vector<Shape> inputs;
+  Shape shape = input_shape_;
+  std::size_t offset = 0;
+  for (const auto& layer : layers_) {
+    std::size_t count = 0;
+    for (const ParamSpec& spec : layer->param_specs(shape)) count += shape_size(spec.shape);
+    inputs.push_back(shape);
+    shape = layer->output_shape(shape);
+    summary_.push_back({layer->name(), layer->type(), shape, count, offset});
+    offset += count;
+  }
+  params_.ensure(arena, {static_cast<int>(offset)}, "model parameters");
+  grads_.ensure(arena, {static_cast<int>(offset)}, "model gradients");
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const LayerSummary& s = summary_[i];
+    layers_[i]->bind(inputs[i], params_.span().subspan(s.offset, s.params),
+                     grads_.span().subspan(s.offset, s.params), arena, ops);
+  }
+  grad_buffers_.resize(layers_.size() - 1);
+}
+
+std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena, Ops& ops) {
+  // Names as Keras gives them; the activations are separate ReLU layers (what the code runs),
+  // so summary() lists them too, with 0 parameters.
+  std::vector<std::unique_ptr<Layer>> layers;
+  switch (kind) {
+    case ModelKind::kCnn:
+      layers.push_back(make_conv2d_3x3("conv2d", 32));
+      layers.push_back(make_relu("re_lu"));
+      layers.push_back(make_max_pool_2x2("max_pooling2d"));
+      layers.push_back(make_flatten("flatten"));
+      layers.push_back(make_dense("dense", 128));
+      layers.push_back(make_relu("re_lu_1"));
+      layers.push_back(make_dense("dense_1", 10));
+      break;
+    case ModelKind::kMlp:
+      layers.push_back(make_flatten("flatten"));
+      layers.push_back(make_dense("dense", 256));
+      layers.push_back(make_relu("re_lu"));
+      layers.push_back(make_dense("dense_1", 128));
+      layers.push_back(make_relu("re_lu_1"));
+      layers.push_back(make_dense("dense_2", 10));
+      break;
+  }
+  return std::make_unique<Model>(std::move(layers), Shape{28, 28, 1}, arena, ops);
+}
+
+void Model::init(std::uint64_t seed) {
+  // Drawn on the host in layer order whatever the device, so a seed gives the same bits on CPU
+  // and CUDA replicas; one copy to the device.
+  std::mt19937_64 rng(seed);
+  std::vector<float> host(num_params());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i]->init_params(rng, std::span(host).subspan(summary_[i].offset, summary_[i].params));
+  }
+  ops_->copy_to_device(params_.data(), host.data(), host.size() * sizeof(float));
+}
+
+std::vector<float> Model::params_to_host() {
+  std::vector<float> host(num_params());
+  ops_->copy_to_host(host.data(), params_.data(), host.size() * sizeof(float));
+  return host;
+}
+
+std::uint64_t Model::params_fingerprint() {
+  if (ops_->host_accessible()) return fingerprint(params_.span());
+  host_params_.resize(num_params());
+  ops_->copy_to_host(host_params_.data(), params_.data(), host_params_.size() * sizeof(float));
+  return fingerprint(host_params_);
+}
+
+std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient() {
+  const std::size_t at = ops_->first_nonfinite(grads_.data(), num_params());
+  if (at >= num_params()) return std::nullopt;
+  NonFiniteGradient found;
+  ops_->copy_to_host(&found.value, grads_.data() + at, sizeof(float));
+  for (const LayerSummary& layer : summary_) {
+    if (at >= layer.offset && at < layer.offset + layer.params) found.layer = layer.name;
+  }
+  return found;
+}
+
+const Tensor& Model::forward(const Tensor& x) {
+  input_ = &x;
+  const Tensor* activation = &x;
+  for (const auto& layer : layers_) activation = &layer->forward(*activation);
+  return *activation;
+}
+
+void Model::backward(const Tensor& grad_logits) {
+  assert(input_ != nullptr && "Model::backward before forward");
+  if (grad_logits.shape() != layers_.back()->output().shape()) {
+    throw std::invalid_argument("Model::backward got a logits gradient of shape " +
+                                shape_to_string(grad_logits.shape()) + " for logits of shape " +
+                                shape_to_string(layers_.back()->output().shape()));
+  }
+  const Tensor* grad = &grad_logits;
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    const Tensor& input = i == 0 ? *input_ : layers_[i - 1]->output();
+    Tensor* grad_input = i == 0 ? nullptr : &grad_buffers_[i - 1];
+    layers_[i]->backward(input, *grad, grad_input);
+    grad = grad_input;
+  }
+}
+
+}  // namespace mirrorlab::core

@@ -1,0 +1,87 @@
+// A Sequential model whose parameters and gradients each live in one flat buffer in its
+// device's arena, so a replica's gradients are one all-reduce and its weights one fingerprint.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/nn/layers.h"
+#include "core/nn/ops.h"
+#include "core/nn/tensor.h"
+
+namespace mirrorlab::core {
+
+enum class ModelKind { kCnn, kMlp };
+ModelKind parse_model_kind(std::string_view name);  // "cnn" | "mlp"; std::invalid_argument else
+const char* to_string(ModelKind kind);
+
+// One line of model.summary().
+struct LayerSummary {
+  std::string name, type;
+  Shape output_shape;  // per example
+  std::size_t params = 0;
+  std::size_t offset = 0;  // where its parameters start in the flat buffer
+};
+
+class Model {
+ public:
+  // input_shape per example, e.g. {28, 28, 1}. Allocates the flat buffers in `arena` (throws
+  // vgpu::OutOfMemoryError when they do not fit); computes with `ops`, the kernels of the arena's
+  // device.
+  Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape, vgpu::MemoryArena& arena,
+        Ops& ops = cpu_ops());
+
+  // Keras' example CNN: Conv2D(32,3,relu) -> MaxPool2D -> Flatten -> Dense(128,relu) -> Dense(10)
+  // MLP 784-256-128-10: Flatten -> Dense(256,relu) -> Dense(128,relu) -> Dense(10).
+  // Both output logits; softmax is part of the loss.
+  static std::unique_ptr<Model> create(ModelKind kind, vgpu::MemoryArena& arena,
+                                       Ops& ops = cpu_ops());
+
+  // Deterministic Keras-default initialisation (drawn on the host, copied to the device).
+  void init(std::uint64_t seed);
+
+  std::size_t num_params() const { return params_.size(); }
+  std::span<float> params() { return params_.span(); }
+  std::span<const float> params() const { return params_.span(); }
+  std::span<float> grads() { return grads_.span(); }
+  std::span<const float> grads() const { return grads_.span(); }
+  const std::vector<LayerSummary>& summary() const { return summary_; }
+  const Shape& input_shape() const { return input_shape_; }
+  vgpu::MemoryArena& arena() { return *arena_; }
+  Ops& ops() { return *ops_; }
+  // The parameters copied to the host (waits for the device's work before the copy).
+  std::vector<float> params_to_host();
+  // core::fingerprint of the parameters' bits, wherever they live.
+  std::uint64_t params_fingerprint();
+  // The first gradient that is NaN or infinite: its layer's name and value; nullopt when every
+  // gradient is finite. One scan of the gradients (waits for the device's work).
+  struct NonFiniteGradient {
+    std::string layer;
+    float value = 0;
+  };
+  std::optional<NonFiniteGradient> first_nonfinite_gradient();
+
+  // x: [b, input_shape...] -> logits [b, 10]
+  const Tensor& forward(const Tensor& x);
+  // Overwrites grads() from d(loss)/d(logits) of the last forward(). The first layer's input
+  // gradient is never computed (nothing needs it).
+  void backward(const Tensor& grad_logits);
+
+ private:
+  std::vector<std::unique_ptr<Layer>> layers_;
+  Shape input_shape_;
+  vgpu::MemoryArena* arena_;
+  Ops* ops_;
+  Tensor params_, grads_;
+  std::vector<float> host_params_;  // params_fingerprint's copy on a device the host cannot read
+  std::vector<LayerSummary> summary_;
+  const Tensor* input_ = nullptr;
+  std::vector<Tensor> grad_buffers_;  // d(loss)/d(activation) between layers, reused
+};
+
+}  // namespace mirrorlab::core

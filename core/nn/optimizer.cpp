@@ -1,0 +1,167 @@
+// SGD (with momentum), Adam and Nadam with Keras' update formulas. Per-step scalars (bias
+// corrections, Nadam's momentum schedule) are computed in double so that they do not drift over
+// long runs; the per-element loop stays in float like the weights themselves.
+#include "core/nn/optimizer.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace mirrorlab::core {
+
+OptimizerKind parse_optimizer_kind(std::string_view name) {
+  if (name == "sgd") return OptimizerKind::kSgd;
+  if (name == "adam") return OptimizerKind::kAdam;
+  if (name == "nadam") return OptimizerKind::kNadam;
+  throw std::invalid_argument("unknown optimizer '" + std::string(name) +
+                              "': choose sgd, adam or nadam");
+}
+
+const char* to_string(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd:
+      return "sgd";
+    case OptimizerKind::kAdam:
+      return "adam";
+    case OptimizerKind::kNadam:
+      return "nadam";
+  }
+  return "?";
+}
+
+namespace {
+
+// Takes one zero-initialised float slot of `n` values from the arena; an OutOfMemoryError from
+// the arena propagates to the caller of make_optimizer.
+vgpu::Allocation allocate_slot(vgpu::MemoryArena& arena, std::size_t n, const char* what) {
+  return arena.allocate(n * sizeof(float), what);
+}
+
+// Common base: remembers the parameter count and checks every apply() against it, so a model
+// and its optimizer that disagree fail loudly instead of writing past a slot.
+class OptimizerBase : public Optimizer {
+ public:
+  OptimizerBase(std::size_t num_params, Ops& ops) : num_params_(num_params), ops_(&ops) {}
+
+ protected:
+  void check_sizes(std::span<float> params, std::span<const float> grads) const {
+    if (params.size() != num_params_ || grads.size() != num_params_) {
+      throw std::invalid_argument(
+          name() + " optimizer: apply() got " + std::to_string(params.size()) + " parameters and " +
+          std::to_string(grads.size()) + " gradients, but it was made for " +
+          std::to_string(num_params_) + " parameters");
+    }
+  }
+
+  std::size_t num_params_;
+  Ops* ops_;
+};
+
+class Sgd final : public OptimizerBase {
+ public:
+  Sgd(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena, Ops& ops)
+      : OptimizerBase(num_params, ops), lr_(config.learning_rate), momentum_(config.momentum) {
+    // Plain SGD needs no state: no slot, so its memory bar shows nothing for the optimizer.
+    if (momentum_ != 0.0f) velocity_ = allocate_slot(arena, num_params, "sgd slot");
+  }
+
+  std::string name() const override { return "sgd"; }
+
+  void apply(std::span<float> params, std::span<const float> grads) override {
+    check_sizes(params, grads);
+    ops_->sgd_update(params.data(), grads.data(),
+                     momentum_ == 0.0f ? nullptr : velocity_.as<float>(), params.size(), lr_,
+                     momentum_);
+    ++iterations_;
+  }
+
+ private:
+  float lr_, momentum_;
+  vgpu::Allocation velocity_;
+};
+
+// Adam and Nadam keep the same two slots: m (first moment) and v (second moment).
+class MomentOptimizer : public OptimizerBase {
+ protected:
+  MomentOptimizer(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena,
+                  Ops& ops, const char* slot_name)
+      : OptimizerBase(num_params, ops),
+        config_(config),
+        m_(allocate_slot(arena, num_params, slot_name)),
+        v_(allocate_slot(arena, num_params, slot_name)) {}
+
+  OptimizerConfig config_;
+  vgpu::Allocation m_, v_;
+};
+
+class Adam final : public MomentOptimizer {
+ public:
+  Adam(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena, Ops& ops)
+      : MomentOptimizer(config, num_params, arena, ops, "adam slot") {}
+
+  std::string name() const override { return "adam"; }
+
+  void apply(std::span<float> params, std::span<const float> grads) override {
+    check_sizes(params, grads);
+    const double t = static_cast<double>(iterations_ + 1);
+    const double b1 = config_.beta1, b2 = config_.beta2;
+    // Keras folds both bias corrections into the step size (epsilon is not corrected).
+    const float lr_t = static_cast<float>(config_.learning_rate * std::sqrt(1.0 - std::pow(b2, t)) /
+                                          (1.0 - std::pow(b1, t)));
+    ops_->adam_update(params.data(), grads.data(), m_.as<float>(), v_.as<float>(), params.size(),
+                      AdamStep{lr_t, config_.beta1, config_.beta2, config_.epsilon});
+    ++iterations_;
+  }
+};
+
+class Nadam final : public MomentOptimizer {
+ public:
+  Nadam(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena, Ops& ops)
+      : MomentOptimizer(config, num_params, arena, ops, "nadam slot") {}
+
+  std::string name() const override { return "nadam"; }
+
+  void apply(std::span<float> params, std::span<const float> grads) override {
+    check_sizes(params, grads);
+    const double t = static_cast<double>(iterations_ + 1);
+    const double b1 = config_.beta1, b2 = config_.beta2;
+    // Keras 2's momentum schedule (Dozat's "warming" of beta1): u_t and u_{t+1}.
+    const double u_t = b1 * (1.0 - 0.5 * std::pow(0.96, 0.004 * t));
+    const double u_next = b1 * (1.0 - 0.5 * std::pow(0.96, 0.004 * (t + 1.0)));
+    // The product of all u's so far is state (it cannot be recomputed cheaply from t alone);
+    // it is committed only after the checks above, so a failed apply leaves it untouched.
+    const double m_schedule_t = m_schedule_ * u_t;
+    const double m_schedule_next = m_schedule_t * u_next;
+    m_schedule_ = m_schedule_t;
+
+    const float g_scale = static_cast<float>(1.0 / (1.0 - m_schedule_t));
+    const float m_scale = static_cast<float>(1.0 / (1.0 - m_schedule_next));
+    const float v_scale = static_cast<float>(1.0 / (1.0 - std::pow(b2, t)));
+    const float c_g = static_cast<float>(1.0 - u_t);
+    const float c_m = static_cast<float>(u_next);
+    ops_->nadam_update(params.data(), grads.data(), m_.as<float>(), v_.as<float>(), params.size(),
+                       NadamStep{config_.learning_rate, config_.beta1, config_.beta2,
+                                 config_.epsilon, g_scale, m_scale, v_scale, c_g, c_m});
+    ++iterations_;
+  }
+
+ private:
+  double m_schedule_ = 1.0;  // the product of every u so far
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::size_t num_params,
+                                          vgpu::MemoryArena& arena, Ops& ops) {
+  switch (config.kind) {
+    case OptimizerKind::kSgd:
+      return std::make_unique<Sgd>(config, num_params, arena, ops);
+    case OptimizerKind::kAdam:
+      return std::make_unique<Adam>(config, num_params, arena, ops);
+    case OptimizerKind::kNadam:
+      return std::make_unique<Nadam>(config, num_params, arena, ops);
+  }
+  throw std::invalid_argument("make_optimizer: unknown optimizer kind");
+}
+
+}  // namespace mirrorlab::core

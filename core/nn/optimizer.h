@@ -1,0 +1,52 @@
+// Optimizers, with Keras' formulas and defaults. Each replica has its own optimizer (its slots
+// in its device's arena) and applies the same update to its own copy of the weights.
+//
+//   SGD:   v = momentum*v - lr*g;  w += v                       (momentum 0.9 by default here)
+//   Adam:  m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2;
+//          lr_t = lr*sqrt(1-b2^t)/(1-b1^t);  w -= lr_t*m/(sqrt(v)+eps)
+//   Nadam: Keras' schedule u_t = b1*(1 - 0.5*0.96^(0.004*t)), m_hat uses u_{t+1}
+//   b1 = 0.9, b2 = 0.999, eps = 1e-7.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/nn/ops.h"
+#include "virtualgpu/memory/memory_arena.h"
+
+namespace mirrorlab::core {
+
+enum class OptimizerKind { kSgd, kAdam, kNadam };
+OptimizerKind parse_optimizer_kind(std::string_view name);  // "sgd"|"adam"|"nadam"
+const char* to_string(OptimizerKind kind);
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::kAdam;
+  float learning_rate = 1e-3f;
+  float momentum = 0.9f;  // SGD only
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-7f;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual std::string name() const = 0;
+  // One update of params from grads (same length as the optimizer was made for), both in the
+  // memory of the device whose Ops the optimizer was made with.
+  virtual void apply(std::span<float> params, std::span<const float> grads) = 0;
+  std::int64_t iterations() const { return iterations_; }
+
+ protected:
+  std::int64_t iterations_ = 0;
+};
+
+// Slots (momentum, m, v) are taken from `arena` for `num_params` values, zero-initialised; the
+// updates run on `ops`, the kernels of the arena's device.
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::size_t num_params,
+                                          vgpu::MemoryArena& arena, Ops& ops = cpu_ops());
+
+}  // namespace mirrorlab::core

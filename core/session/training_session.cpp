@@ -1,0 +1,259 @@
+#include "core/session/training_session.h"
+
+#include <chrono>
+#include <exception>
+#include <utility>
+
+namespace mirrorlab::core {
+
+const char* to_string(SessionState state) {
+  switch (state) {
+    case SessionState::kPaused:
+      return "paused";
+    case SessionState::kRunning:
+      return "running";
+    case SessionState::kFinished:
+      return "finished";
+    case SessionState::kFailed:
+      return "failed";
+    case SessionState::kStopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+double SessionSnapshot::images_per_second(std::size_t window) const {
+  double seconds = 0;
+  std::int64_t examples = 0;
+  for (std::size_t i = steps.size() > window ? steps.size() - window : 0; i < steps.size(); ++i) {
+    seconds += steps[i].seconds;
+    examples += steps[i].examples;
+  }
+  return seconds > 0 ? static_cast<double>(examples) / seconds : 0.0;
+}
+
+TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, SessionConfig config)
+    : data_(std::move(data)), config_(std::move(config)) {
+  if (config_.make_devices) {
+    config_.make_devices(registry_, config_.devices);
+  } else {
+    registry_.set_logical_device_configuration(config_.devices);
+  }
+  devices_ = registry_.logical_devices();
+  strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
+  strategy_->add_listener(&recorder_);
+  strategy_->add_listener(&controller_);
+  loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test, config_.fit);
+  thread_ = std::thread([this] { thread_main(); });
+}
+
+TrainingSession::~TrainingSession() {
+  stop();
+  thread_.join();
+}
+
+void TrainingSession::run() {
+  controller_.run_freely();
+  std::lock_guard lock(mutex_);
+  if (state_ != SessionState::kPaused) return;
+  state_ = SessionState::kRunning;
+  wake_.notify_all();
+}
+
+void TrainingSession::pause() {
+  std::lock_guard lock(mutex_);
+  if (state_ == SessionState::kRunning) state_ = SessionState::kPaused;
+  steps_requested_ = 0;
+}
+
+void TrainingSession::step() {
+  controller_.run_freely();  // a step held within its phases runs to its end
+  std::lock_guard lock(mutex_);
+  if (state_ == SessionState::kRunning) {
+    // The step in progress is the one step: pause after it.
+    state_ = SessionState::kPaused;
+    return;
+  }
+  if (state_ != SessionState::kPaused) return;
+  ++steps_requested_;
+  wake_.notify_all();
+}
+
+void TrainingSession::next_phase() {
+  controller_.pause_at_phases(true);
+  if (controller_.advance()) return;  // the replicas were held: on to the next boundary
+  std::lock_guard lock(mutex_);
+  // No step is held. Whether a step pauses is fixed when it starts, so a step under way ends
+  // freely and the next one pauses; start one only when nothing runs.
+  if (state_ == SessionState::kPaused && !in_step_ && steps_requested_ == 0) {
+    ++steps_requested_;
+    wake_.notify_all();
+  } else if (state_ == SessionState::kRunning) {
+    state_ = SessionState::kPaused;
+  }
+}
+
+void TrainingSession::set_pausing_at_phases(bool on) {
+  if (on) {
+    controller_.pause_at_phases(true);
+  } else {
+    controller_.run_freely();
+  }
+}
+
+void TrainingSession::stop() {
+  controller_.stop();  // a step held at a boundary ends now (StepStopped), not at the next click
+  std::lock_guard lock(mutex_);
+  stop_ = true;
+  tasks_.clear();
+  if (state_ == SessionState::kRunning || state_ == SessionState::kPaused) {
+    state_ = SessionState::kStopped;
+  }
+  wake_.notify_all();
+  idle_.notify_all();
+}
+
+bool TrainingSession::stopping() const {
+  std::lock_guard lock(mutex_);
+  return stop_;
+}
+
+bool TrainingSession::wait_until_idle(double timeout_seconds) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_for(lock, std::chrono::duration<double>(timeout_seconds), [this] {
+    return stop_ || (!in_step_ && !in_task_ && tasks_.empty() && steps_requested_ == 0 &&
+                     state_ != SessionState::kRunning);
+  });
+}
+
+void TrainingSession::post(std::function<void()> task) {
+  std::lock_guard lock(mutex_);
+  if (stop_) return;
+  tasks_.push_back(std::move(task));
+  wake_.notify_all();
+}
+
+void TrainingSession::thread_main() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] {
+      return stop_ || !tasks_.empty() || state_ == SessionState::kRunning || steps_requested_ > 0;
+    });
+    if (stop_) break;
+    if (!tasks_.empty()) {
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.erase(tasks_.begin());
+      in_task_ = true;
+      lock.unlock();
+      task();  // reports its own errors; see post()
+      lock.lock();
+      in_task_ = false;
+    } else {
+      if (steps_requested_ > 0) --steps_requested_;
+      in_step_ = true;
+      lock.unlock();
+      run_one_step();
+      lock.lock();
+      in_step_ = false;
+    }
+    idle_.notify_all();
+  }
+  idle_.notify_all();
+}
+
+void TrainingSession::run_one_step() {
+  StepRecord record;
+  std::string error;
+  std::exception_ptr failure;
+  try {
+    const LossStats stats = loop_->step();
+    const Metrics m = Metrics::from(stats);
+    record.step = loop_->history().steps;
+    record.epoch = loop_->epoch();
+    record.loss = m.loss;
+    record.accuracy = m.accuracy;
+    record.examples = stats.count;
+    record.seconds = loop_->last_step_seconds();
+  } catch (const StepStopped&) {
+    return;  // stop() ended a held step: a clean stop, not a failure
+  } catch (const DivergedError& e) {
+    // The step did not count: the weights are those of the step before; the curves stop there.
+    loop_->stop(StopReason::kDiverged);
+    std::lock_guard lock(mutex_);
+    error_ = e.what();
+    failure_ = std::current_exception();
+    diverged_ = e.where();
+    state_ = SessionState::kFailed;
+    steps_requested_ = 0;
+    return;
+  } catch (const std::exception& e) {
+    error = e.what();
+    failure = std::current_exception();
+  }
+  std::lock_guard lock(mutex_);
+  if (!error.empty()) {
+    error_ = "training step " + std::to_string(steps_.size() + 1) + " failed: " + error;
+    failure_ = failure;
+    state_ = SessionState::kFailed;
+    steps_requested_ = 0;
+    return;
+  }
+  loss_growth_ = loop_->history().loss_growth;
+  steps_.push_back(record);
+  const std::vector<EpochLog>& epochs = loop_->history().epochs;
+  for (std::size_t i = epoch_logs_.size(); i < epochs.size(); ++i) epoch_logs_.push_back(epochs[i]);
+  epoch_ = loop_->epoch();
+  step_in_epoch_ = loop_->step_in_epoch();
+  if (loop_->done()) {
+    state_ = SessionState::kFinished;
+    steps_requested_ = 0;
+  }
+}
+
+void TrainingSession::update(SessionSnapshot& s) const {
+  if (s.session != this) {
+    s = SessionSnapshot{};
+    s.session = this;
+    s.origin = events_.origin();
+    s.epochs = config_.fit.epochs;
+    s.steps_per_epoch = loop_->steps_per_epoch();
+    s.global_batch = loop_->global_batch();
+    for (const vgpu::Device* d : devices_) {
+      DeviceStatus status;
+      status.name = d->name();
+      status.what = vgpu::to_string(d->kind());
+      status.cuda_ordinal = d->cuda_ordinal();
+      s.devices.push_back(status);
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    s.state = state_;
+    s.error = error_;
+    s.failure = failure_;
+    s.diverged = diverged_;
+    s.loss_growth = loss_growth_;
+    s.busy_with_task = in_task_ || !tasks_.empty();
+    s.stepping = state_ == SessionState::kRunning || in_step_ || steps_requested_ > 0;
+    s.epoch = epoch_;
+    s.step_in_epoch = step_in_epoch_;
+    s.steps_done = static_cast<std::int64_t>(steps_.size());
+    s.steps.insert(s.steps.end(), steps_.begin() + static_cast<std::ptrdiff_t>(s.steps.size()),
+                   steps_.end());
+    s.epoch_logs.insert(s.epoch_logs.end(),
+                        epoch_logs_.begin() + static_cast<std::ptrdiff_t>(s.epoch_logs.size()),
+                        epoch_logs_.end());
+  }
+  events_.copy_since(s.events.size(), s.events);
+  s.pausing_at_phases = controller_.pausing_at_phases();
+  s.held_at = controller_.paused_at();
+  recorder_.snapshot_if_newer(s.step_record_version, s.step_record);
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    const vgpu::MemoryArena& memory = devices_[i]->memory();
+    s.devices[i].limit = memory.limit();
+    s.devices[i].in_use = memory.in_use();
+    s.devices[i].peak = memory.peak();
+  }
+}
+
+}  // namespace mirrorlab::core

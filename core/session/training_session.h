@@ -1,0 +1,183 @@
+// A training run that someone watches and steers: the GUI (and the terminal lessons) hold one.
+//
+// The session owns the devices, the MirroredStrategy, the run's EventStore and a background
+// training thread that runs FitLoop one global step at a time. Commands (run, pause, one step,
+// stop) only set state under a mutex and wake the thread; they never wait for a step. A viewer
+// calls update() once per frame on its own SessionSnapshot: it holds the lock only to copy what
+// is new (events, step and epoch records), so drawing never makes training wait, and training
+// never waits for drawing (as in Tracy, where the View copies from the Worker).
+//
+// Threads: every public method may be called from any one viewer thread. strategy() and post()
+// tasks belong to the training thread (see post()).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/io/dataset.h"
+#include "core/strategy/fit.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "core/strategy/run_events.h"
+#include "core/session/step_control.h"
+#include "core/session/step_recorder.h"
+#include "virtualgpu/device_registry.h"
+
+namespace mirrorlab::core {
+
+struct SessionConfig {
+  // One entry per device: what the GUI lets a user change (how many, their memory limits).
+  std::vector<vgpu::LogicalDeviceConfiguration> devices{2, vgpu::LogicalDeviceConfiguration{}};
+  // Configures the registry with `devices`; empty: CPU-backed virtual GPUs. The app passes
+  // its choice of device kind (CPU-backed, CUDA logical or physical GPUs, SM split) here, so a
+  // rebuilt session keeps it.
+  std::function<void(vgpu::DeviceRegistry&, const std::vector<vgpu::LogicalDeviceConfiguration>&)>
+      make_devices;
+  StrategyOptions strategy;  // model, optimizer and learning rate, all-reduce, initial seed
+  FitOptions fit;            // epochs, max steps, per-replica batch, shuffling seed
+};
+
+enum class SessionState {
+  kPaused,    // between steps, waiting for run() or step()
+  kRunning,   // stepping until pause()
+  kFinished,  // all epochs (or max steps) done
+  kFailed,    // a step threw: error() says what
+  kStopped,   // stop() was called; the thread has ended or is ending
+};
+const char* to_string(SessionState state);  // "paused", "running", ...
+
+// One global training step as the curves show it.
+struct StepRecord {
+  std::int64_t step = 0;  // 1-based count of global steps
+  int epoch = 0;          // 1-based
+  double loss = 0;        // mean over the step's global batch
+  double accuracy = 0;
+  std::int64_t examples = 0;
+  double seconds = 0;  // time of the step itself
+};
+
+struct DeviceStatus {
+  std::string name;                             // "/gpu:0"
+  std::string what;                             // "CPU-backed virtual GPU", ...
+  int cuda_ordinal = -1;                        // the physical card, or -1
+  std::size_t limit = 0, in_use = 0, peak = 0;  // bytes
+};
+
+// What a viewer draws from. Keep one per viewer and pass it to TrainingSession::update() each
+// frame: the lists only grow, so only new items are copied.
+struct SessionSnapshot {
+  SessionState state = SessionState::kPaused;
+  std::string error;
+  std::exception_ptr failure;              // what the failed step threw (kFailed)
+  std::optional<NonFiniteValue> diverged;  // when the run failed because it diverged
+  std::optional<LossGrowth> loss_growth;   // the loss grew far past its start (still finite)
+  std::int64_t steps_done = 0;
+  int epoch = 0, epochs = 0;
+  std::int64_t step_in_epoch = 0, steps_per_epoch = 0;
+  std::size_t global_batch = 0;
+  bool busy_with_task = false;  // a post()ed task (a measurement) holds the training thread
+  bool stepping = false;        // training steps are running or asked for (Run, One step)
+  std::vector<DeviceStatus> devices;
+  std::vector<RunEvent> events;  // every event so far, in the order they were recorded
+  std::vector<StepRecord> steps;
+  std::vector<EpochLog> epoch_logs;
+  // Within a step: whether steps pause at every phase boundary, where the replicas are held
+  // (nullopt while they run or between steps), and the record of the current or last step.
+  bool pausing_at_phases = false;
+  std::optional<PausePoint> held_at;
+  RecordedStep step_record;
+  std::uint64_t step_record_version = 0;
+  vgpu::TimePoint origin{};       // time 0 of the events
+  const void* session = nullptr;  // the session it was filled from (a new one starts afresh)
+
+  // Images per second over the last `window` steps (step time only), 0 if none.
+  double images_per_second(std::size_t window = 20) const;
+};
+
+class TrainingSession {
+ public:
+  // Builds the devices and the strategy on the calling thread, so a bad configuration (a memory
+  // limit too small for the model, an unknown algorithm) throws here, with the core's message;
+  // then starts the training thread, paused. `data` must hold a non-empty training set.
+  TrainingSession(std::shared_ptr<const FashionMnist> data, SessionConfig config);
+  ~TrainingSession();  // stop(), then joins: returns after at most the step in progress
+  TrainingSession(const TrainingSession&) = delete;
+  TrainingSession& operator=(const TrainingSession&) = delete;
+
+  void run();    // keep stepping until pause()
+  void pause();  // stop after the step in progress
+  void step();   // one more global step, then pause
+  // End the thread: after the step in progress, or at once for a step held within its phases.
+  // Idempotent.
+  void stop();
+  // Within a step (core/session/step_control.h). next_phase(): pause at every phase boundary from now
+  // on; if the replicas are held, release them to the next boundary, and if no step is under
+  // way, start one (it stops after its split). run() and step() go back to whole steps: step()
+  // lets a held step run to its end.
+  void next_phase();
+  void set_pausing_at_phases(bool on);
+  // Which layer the recorder keeps gradient values of (from the next step on).
+  void choose_recorded_layer(int layer) { recorder_.choose_layer(layer); }
+  // Waits until the thread is between steps and no step is asked for or running (tests, the
+  // end of a scripted GUI run). Returns false on timeout.
+  bool wait_until_idle(double timeout_seconds);
+
+  // Runs `task` on the training thread between two steps (training waits meanwhile; the viewer
+  // does not). Tasks run in order; pending ones are dropped by stop(). The task may use
+  // strategy() and devices(); it should return promptly once stopping() is true.
+  void post(std::function<void()> task);
+  bool stopping() const;
+
+  void update(SessionSnapshot& snapshot) const;
+
+  const SessionConfig& config() const { return config_; }
+  const FashionMnist& data() const { return *data_; }
+  const std::vector<vgpu::Device*>& devices() const { return devices_; }
+  // For the training thread (post()ed tasks) or before the first step only.
+  MirroredStrategy& strategy() { return *strategy_; }
+  const MirroredStrategy& strategy() const { return *strategy_; }
+  EventStore& events() { return events_; }
+
+ private:
+  void thread_main();
+  void run_one_step();
+
+  std::shared_ptr<const FashionMnist> data_;
+  SessionConfig config_;
+  vgpu::DeviceRegistry registry_;
+  std::vector<vgpu::Device*> devices_;
+  EventStore events_;
+  StepController controller_;  // before the strategy, which points to them
+  StepRecorder recorder_;
+  std::unique_ptr<MirroredStrategy> strategy_;
+  std::unique_ptr<FitLoop> loop_;  // used by the training thread only
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;  // the training thread waits on it for commands
+  std::condition_variable idle_;  // wait_until_idle() waits on it
+  SessionState state_ = SessionState::kPaused;
+  bool stop_ = false;
+  bool in_step_ = false;
+  std::int64_t steps_requested_ = 0;
+  std::vector<std::function<void()>> tasks_;
+  bool in_task_ = false;
+  std::string error_;
+  std::exception_ptr failure_;
+  std::optional<NonFiniteValue> diverged_;
+  std::optional<LossGrowth> loss_growth_;
+  std::vector<StepRecord> steps_;
+  std::vector<EpochLog> epoch_logs_;
+  int epoch_ = 0;
+  std::int64_t step_in_epoch_ = 0;
+  std::thread thread_;  // last: starts once everything above is built
+};
+
+}  // namespace mirrorlab::core

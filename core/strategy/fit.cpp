@@ -1,0 +1,148 @@
+#include "core/strategy/fit.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace mirrorlab::core {
+
+Metrics Metrics::from(const LossStats& stats) {
+  Metrics m;
+  m.examples = stats.count;
+  if (stats.count > 0) {
+    const double n = static_cast<double>(stats.count);
+    m.loss = stats.loss_sum / n;
+    m.accuracy = static_cast<double>(stats.correct) / n;
+    m.top5_accuracy = static_cast<double>(stats.correct_top5) / n;
+  }
+  return m;
+}
+
+const char* to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::kFinished:
+      return "finished";
+    case StopReason::kMaxSteps:
+      return "max_steps";
+    case StopReason::kInterrupted:
+      return "interrupted";
+    case StopReason::kDiverged:
+      return "diverged";
+    case StopReason::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
+std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch) {
+  return static_cast<std::int64_t>((examples + global_batch - 1) / global_batch);
+}
+
+FitLoop::FitLoop(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
+                 const FitOptions& options, FitCallback* callback)
+    : strategy_(&strategy), train_(&train), validation_(validation), options_(options),
+      callback_(callback) {
+  if (options.epochs < 1) throw std::invalid_argument("epochs must be at least 1");
+  if (options.batch_per_replica < 1) throw std::invalid_argument("batch must be at least 1");
+  if (train.size() == 0) throw std::invalid_argument("the training set is empty");
+  global_ = options.batch_per_replica * strategy.num_replicas_in_sync();
+  steps_per_epoch_ = core::steps_per_epoch(train.size(), global_);
+}
+
+void FitLoop::begin_epoch() {
+  ++epoch_;
+  if (callback_) callback_->on_epoch_begin(epoch_, options_.epochs, steps_per_epoch_);
+  order_ = shuffled_indices(train_->size(), options_.seed, epoch_);
+  log_ = EpochLog{};
+  log_.epoch = epoch_;
+  log_.steps_per_epoch = steps_per_epoch_;
+  running_ = LossStats{};
+  step_in_epoch_ = 0;
+  in_epoch_ = true;
+}
+
+std::span<const std::uint32_t> FitLoop::next_batch_indices() const {
+  if (done_ || !in_epoch_) return {};
+  const std::size_t begin = static_cast<std::size_t>(step_in_epoch_) * global_;
+  return std::span(order_).subspan(begin, std::min(global_, train_->size() - begin));
+}
+
+LossStats FitLoop::step() {
+  if (done_) throw std::logic_error("FitLoop::step() after the last step");
+  if (!in_epoch_) begin_epoch();
+  const GlobalBatch batch{train_, next_batch_indices(), options_.batch_per_replica};
+  const auto start = vgpu::Clock::now();
+  const LossStats stats = strategy_->train_step(batch);
+  last_step_seconds_ = vgpu::seconds_between(start, vgpu::Clock::now());
+  log_.seconds += last_step_seconds_;
+  running_ += stats;
+  history_.final_train_loss = Metrics::from(stats).loss;
+  ++history_.steps;
+  if (history_.steps == 1) history_.first_step_loss = history_.final_train_loss;
+  if (!history_.loss_growth && history_.first_step_loss > 0 &&
+      history_.final_train_loss > kLossGrowthFactor * history_.first_step_loss) {
+    history_.loss_growth =
+        LossGrowth{history_.steps, history_.first_step_loss, history_.final_train_loss};
+    if (callback_) callback_->on_loss_growth(*history_.loss_growth);
+  }
+  ++log_.steps;
+  ++step_in_epoch_;
+  history_.train_examples += stats.count;
+  if (callback_) {
+    callback_->on_batch_end(epoch_, step_in_epoch_, steps_per_epoch_, Metrics::from(running_),
+                            log_.seconds);
+  }
+  const bool max_reached = options_.max_steps > 0 && history_.steps >= options_.max_steps;
+  if (step_in_epoch_ == steps_per_epoch_ || max_reached) {
+    // A stop asked for as the epoch ends skips its validation pass and ends the run here.
+    const bool stopping = options_.stop_requested && options_.stop_requested();
+    end_epoch(/*validate=*/!stopping);
+    if (stopping) {
+      history_.stop_reason = StopReason::kInterrupted;
+      done_ = true;
+    }
+  }
+  if (max_reached && !done_) {
+    history_.stopped_by_max_steps = history_.steps < steps_per_epoch_ * options_.epochs;
+    history_.stop_reason = history_.stopped_by_max_steps ? StopReason::kMaxSteps
+                                                         : StopReason::kFinished;
+    done_ = true;
+  }
+  return stats;
+}
+
+void FitLoop::stop(StopReason reason) {
+  if (done_) return;
+  if (in_epoch_ && step_in_epoch_ > 0) end_epoch(/*validate=*/false);
+  in_epoch_ = false;
+  history_.stop_reason = reason;
+  done_ = true;
+}
+
+void FitLoop::end_epoch(bool validate) {
+  in_epoch_ = false;
+  history_.train_seconds += log_.seconds;
+  log_.train = Metrics::from(running_);
+  if (validate && validation_ != nullptr && validation_->size() > 0) {
+    log_.validation =
+        Metrics::from(strategy_->evaluate(*validation_, options_.batch_per_replica));
+    log_.has_validation = true;
+  }
+  history_.epochs.push_back(log_);
+  if (callback_) callback_->on_epoch_end(log_);
+  if (epoch_ == options_.epochs) done_ = true;
+}
+
+History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
+            const FitOptions& options, FitCallback* callback) {
+  FitLoop loop(strategy, train, validation, options, callback);
+  while (!loop.done()) {
+    if (options.stop_requested && options.stop_requested()) {
+      loop.stop(StopReason::kInterrupted);
+      break;
+    }
+    loop.step();
+  }
+  return loop.history();
+}
+
+}  // namespace mirrorlab::core

@@ -1,0 +1,144 @@
+// model.fit() for a MirroredStrategy: epochs of shuffled global batches, a validation pass
+// after each epoch, and a callback for progress (the app's Keras-style bar, the GUI).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/io/dataset.h"
+#include "core/strategy/mirrored_strategy.h"
+
+namespace mirrorlab::core {
+
+struct FitOptions {
+  int epochs = 5;
+  std::int64_t max_steps = 0;  // stop after this many global steps in all (0: no limit)
+  std::size_t batch_per_replica = 64;
+  std::uint64_t seed = 1;      // shuffling; epoch e uses shuffled_indices(n, seed, e)
+  // Asked between steps (fit()) and before a validation pass: true stops the run there, as
+  // interrupted (the app's Ctrl-C). Empty: never.
+  std::function<bool()> stop_requested;
+};
+
+// Why a run ended.
+enum class StopReason {
+  kFinished,     // every epoch
+  kMaxSteps,     // FitOptions::max_steps
+  kInterrupted,  // stop_requested, or FitLoop::stop()
+  kDiverged,     // a step threw DivergedError
+  kFailed,       // a step threw something else
+};
+const char* to_string(StopReason reason);  // "finished", "max_steps", "interrupted", ...
+
+// The mean loss of a step has grown far past where it started: training is diverging, though
+// every value is still finite (a learning rate too high for the batch).
+struct LossGrowth {
+  std::int64_t step = 0;  // 1-based global step where it was seen
+  double first_loss = 0;  // of step 1
+  double loss = 0;        // of `step`
+};
+inline constexpr double kLossGrowthFactor = 100;
+
+// Mean loss and accuracies over the examples seen so far in an epoch (or over a validation
+// pass), Keras' running averages.
+struct Metrics {
+  double loss = 0, accuracy = 0, top5_accuracy = 0;
+  std::int64_t examples = 0;
+  static Metrics from(const LossStats& stats);
+};
+
+struct EpochLog {
+  int epoch = 0;                   // 1-based
+  std::int64_t steps = 0;          // global steps run in this epoch
+  std::int64_t steps_per_epoch = 0;
+  Metrics train, validation;
+  bool has_validation = false;
+  double seconds = 0;              // training steps only, not the validation pass
+};
+
+struct History {
+  std::vector<EpochLog> epochs;
+  double final_train_loss = 0;     // mean loss of the global batch of the last step
+  std::int64_t steps = 0;
+  double train_seconds = 0;
+  std::int64_t train_examples = 0;
+  bool stopped_by_max_steps = false;
+  StopReason stop_reason = StopReason::kFinished;  // once done
+  double first_step_loss = 0;
+  std::optional<LossGrowth> loss_growth;  // the first time the loss passed kLossGrowthFactor x
+};
+
+class FitCallback {
+ public:
+  virtual ~FitCallback() = default;
+  virtual void on_epoch_begin(int epoch, int epochs, std::int64_t steps_per_epoch) {
+    (void)epoch, (void)epochs, (void)steps_per_epoch;
+  }
+  // After each global step: `running` averages the epoch so far.
+  virtual void on_batch_end(int epoch, std::int64_t step_in_epoch, std::int64_t steps_per_epoch,
+                            const Metrics& running, double epoch_seconds) {
+    (void)epoch, (void)step_in_epoch, (void)steps_per_epoch, (void)running, (void)epoch_seconds;
+  }
+  virtual void on_epoch_end(const EpochLog& log) { (void)log; }
+  // Once a run, when a step's mean loss first exceeds kLossGrowthFactor x that of step 1.
+  virtual void on_loss_growth(const LossGrowth& growth) { (void)growth; }
+};
+
+std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch);
+
+// fit() one global step at a time: fit() runs it to the end in a loop, a TrainingSession (the
+// GUI) one step per command, pausing in between. An epoch begins at its first step() and ends
+// (validation pass, on_epoch_end) within its last one. Epoch seconds count the steps only, so
+// time spent paused between steps is not training time.
+class FitLoop {
+ public:
+  // Throws std::invalid_argument for epochs < 1, batch < 1 or an empty training set.
+  FitLoop(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
+          const FitOptions& options, FitCallback* callback = nullptr);
+
+  bool done() const { return done_; }
+  // Runs the next global step; returns its summed stats. Precondition: !done(). When the step
+  // throws (DivergedError, out of memory), nothing of it is counted: call stop() to close.
+  LossStats step();
+  // Ends the run before its end, for `reason`: an epoch in progress closes with the steps it ran
+  // (on_epoch_end, no validation pass) and done() becomes true. Nothing if already done.
+  void stop(StopReason reason);
+  const History& history() const { return history_; }
+  int epoch() const { return epoch_; }                      // 1-based, the current or last
+  std::int64_t step_in_epoch() const { return step_in_epoch_; }  // steps done in it
+  std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  std::size_t global_batch() const { return global_; }
+  double last_step_seconds() const { return last_step_seconds_; }  // train_step of the last step
+  // The examples of the next step's global batch (empty when done).
+  std::span<const std::uint32_t> next_batch_indices() const;
+
+ private:
+  void begin_epoch();
+  void end_epoch(bool validate);
+
+  MirroredStrategy* strategy_;
+  const Dataset* train_;
+  const Dataset* validation_;
+  FitOptions options_;
+  FitCallback* callback_;
+  std::size_t global_ = 0;
+  std::int64_t steps_per_epoch_ = 0;
+  History history_;
+  bool done_ = false;
+  bool in_epoch_ = false;
+  int epoch_ = 0;
+  std::int64_t step_in_epoch_ = 0;
+  std::vector<std::uint32_t> order_;
+  LossStats running_;
+  EpochLog log_;
+  double last_step_seconds_ = 0;
+};
+
+History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
+            const FitOptions& options, FitCallback* callback = nullptr);
+
+}  // namespace mirrorlab::core

@@ -1,0 +1,439 @@
+#include "core/strategy/mirrored_strategy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+
+#include "core/nn/batch.h"
+#include "core/nn/kernels_cpu.h"
+#include "core/nn/ops_cuda.h"
+#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/nccl_all_reduce.h"
+
+namespace mirrorlab::core {
+
+std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas,
+                                      std::size_t per_replica_batch) {
+  if (num_replicas <= 0 || global_count > num_replicas * per_replica_batch) {
+    throw std::invalid_argument("a global batch of " + std::to_string(global_count) +
+                                " examples does not fit " + std::to_string(num_replicas) +
+                                " replicas of " + std::to_string(per_replica_batch) +
+                                " examples each");
+  }
+  std::vector<Shard> shards;
+  for (int r = 0; r < num_replicas; ++r) {
+    const std::size_t begin = std::min(global_count, r * per_replica_batch);
+    const std::size_t end = std::min(global_count, begin + per_replica_batch);
+    shards.push_back(Shard{r, begin, end - begin});
+  }
+  return shards;
+}
+
+DivergedError::DivergedError(NonFiniteValue where)
+    : std::runtime_error([&] {
+        const char* kind = std::isnan(where.value) ? "NaN"
+                           : where.value > 0       ? "infinite"
+                                                   : "minus infinite";
+        const std::string what = where.in_loss() ? "the loss" : "a gradient of " + where.layer;
+        return "training diverged in step " + std::to_string(where.step) + ": " + what + " on " +
+               where.device + " (replica " + std::to_string(where.replica) + ") is " + kind +
+               " (found before the all-reduce: the weights are those after step " +
+               std::to_string(where.step - 1) + ")";
+      }()),
+      where_(std::move(where)) {}
+
+LossStats reduce_sum(const std::vector<LossStats>& per_replica) {
+  LossStats total;
+  for (const LossStats& s : per_replica) total += s;
+  return total;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replica
+
+Replica::Replica(int id, vgpu::Device& device, const StrategyOptions& options)
+    : id_(id),
+      device_(&device),
+      own_ops_(device.is_cuda()
+                   ? make_cuda_ops(device.cuda_ordinal(), device.cuda_stream(), device.memory())
+                   : nullptr),
+      ops_(own_ops_ ? own_ops_.get() : &cpu_ops()),
+      model_(Model::create(options.model, device.memory(), *ops_)),
+      optimizer_(make_optimizer(options.optimizer, model_->num_params(), device.memory(), *ops_)) {}
+
+const std::uint8_t* Replica::device_labels() const {
+  return ops_->host_accessible() ? labels_.data() : device_labels_.as<std::uint8_t>();
+}
+
+// The split: examples gathered and converted on the host, then copied to the device (H2D on a
+// CUDA device; the host writes straight into a CPU-backed device's memory).
+void Replica::load_shard(const Dataset& data, std::span<const std::uint32_t> indices) {
+  gather_batch(data, indices, device_->memory(), images_, labels_, *ops_, &host_staging_);
+  if (ops_->host_accessible() || labels_.empty()) return;
+  if (device_labels_.bytes() < labels_.size()) {
+    device_labels_.reset();  // grows to the largest shard, then is reused every step
+    device_labels_ = device_->memory().allocate(labels_.size(), "labels");
+  }
+  ops_->copy_to_device(device_labels_.data(), labels_.data(), labels_.size());
+}
+
+void Replica::begin_step() {
+  pending_events_.clear();  // left over only when the last step failed
+  ops_->begin_marks();
+}
+
+void Replica::record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
+                     const TimeMark& begin, std::size_t bytes) {
+  if (listeners.empty()) return;
+  const TimeMark end = ops_->mark();
+  if (ops_->marks_deferred()) {
+    pending_events_.push_back(PendingEvent{phase, step, begin, end, bytes});
+    return;
+  }
+  const RunEvent event{id_, phase, step, ops_->time_of(begin), ops_->time_of(end), bytes};
+  for (StepListener* l : listeners) l->on_phase(event);
+}
+
+void Replica::flush_events(const std::vector<StepListener*>& listeners) {
+  if (pending_events_.empty()) return;
+  ops_->synchronize();  // every mark of the step has passed on the stream: their times are known
+  for (const PendingEvent& e : pending_events_) {
+    const RunEvent event{id_,       e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end),
+                         e.bytes};
+    for (StepListener* l : listeners) l->on_phase(event);
+  }
+  pending_events_.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+// ReplicaContext
+
+int ReplicaContext::num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
+
+void ReplicaContext::record(Phase phase, const TimeMark& begin, std::size_t bytes) {
+  replica_->record(strategy_->listeners_, phase, step_, begin, bytes);
+}
+
+const Tensor& ReplicaContext::forward() {
+  const TimeMark begin = replica_->ops().mark();
+  const Tensor& logits = model().forward(images());
+  record(Phase::kForward, begin);
+  strategy_->reached(replica_->id(), StepBoundary::kForward);
+  return logits;
+}
+
+LossStats ReplicaContext::backward(const Tensor& logits) {
+  const TimeMark begin = replica_->ops().mark();
+  const float scale = 1.0f / static_cast<float>(std::max<std::size_t>(1, global_batch_size_));
+  LossStats stats;
+  enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), scale,
+                                &grad_logits_, &model().arena(), &stats);
+  try {
+    model().backward(grad_logits_);
+  } catch (...) {
+    replica_->ops().wait_loss_stats();  // it would write into `stats` after this frame is gone
+    throw;
+  }
+  record(Phase::kBackward, begin);
+  // Waited for only now: on a GPU the backward pass is already queued behind the loss, so the
+  // device keeps working while the host reads the stats (the step's one read-back).
+  replica_->ops().wait_loss_stats();
+  if (!std::isfinite(stats.loss_sum)) diverged("", stats.loss_sum);
+  strategy_->reached(replica_->id(), StepBoundary::kBackward);
+  return stats;
+}
+
+LossStats ReplicaContext::evaluate() {
+  const TimeMark begin = replica_->ops().mark();
+  const Tensor& logits = model().forward(images());
+  LossStats stats;
+  enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), 0.0f,
+                                nullptr, nullptr, &stats);
+  replica_->ops().wait_loss_stats();
+  record(Phase::kEvaluate, begin);
+  return stats;
+}
+
+void ReplicaContext::all_reduce_sum(std::span<float> values) {
+  const TimeMark begin = replica_->ops().mark();
+  // The group moves the data as the devices' memory requires: host loops on CPU-backed devices,
+  // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU.
+  strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum);
+  record(Phase::kAllReduce, begin, values.size_bytes());
+}
+
+void ReplicaContext::diverged(const std::string& layer, double value) const {
+  NonFiniteValue where;
+  where.step = step_ + 1;
+  where.replica = replica_->id();
+  where.device = replica_->device().name();
+  where.layer = layer;
+  where.value = value;
+  throw DivergedError(std::move(where));
+}
+
+void ReplicaContext::apply_gradients() {
+  // Before the all-reduce, on every replica: a NaN is named where it appears (the sum would
+  // carry it to every replica and into every weight). The throw aborts the other replicas'
+  // all-reduce, so no replica updates its weights in this step.
+  if (const auto bad = model().first_nonfinite_gradient()) diverged(bad->layer, bad->value);
+  all_reduce_sum(model().grads());
+  const TimeMark begin = replica_->ops().mark();
+  replica_->optimizer().apply(model().params(), model().grads());
+  record(Phase::kUpdate, begin);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MirroredStrategy
+
+MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyOptions options,
+                                   EventStore* events)
+    : devices_(std::move(devices)),
+      options_(std::move(options)),
+      rendezvous_(static_cast<int>(devices_.size())) {
+  if (devices_.empty()) throw std::invalid_argument("MirroredStrategy needs at least one device");
+  if (events != nullptr) listeners_.push_back(events);
+  // Before any step: a device thread whose first sgemm cannot map OpenBLAS's buffer would hang.
+  check_blas_work_memory(static_cast<int>(std::count_if(
+      devices_.begin(), devices_.end(), [](const vgpu::Device* d) { return !d->is_cuda(); })));
+  choose_all_reduce();
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    replicas_.push_back(std::make_unique<Replica>(static_cast<int>(i), *devices_[i], options_));
+  }
+  broadcast_initial_variables();
+}
+
+MirroredStrategy::~MirroredStrategy() {
+  // Nothing may still run on a device thread that touches a replica about to be destroyed.
+  for (vgpu::Device* d : devices_) {
+    try {
+      d->stream().synchronize();
+    } catch (...) {
+    }
+  }
+}
+
+std::string MirroredStrategy::device_tuple() const {
+  std::vector<std::string> names;
+  for (const vgpu::Device* d : devices_) names.push_back(d->name());
+  return vgpu::device_tuple(names);
+}
+
+void MirroredStrategy::choose_all_reduce() {
+  // A pure function of the devices and the NCCL there is (tested without a GPU); the log lines
+  // are TensorFlow's: warnings first (the NCCL fallback), then what is used.
+  const vgpu::AllReduceChoice choice = vgpu::choose_all_reduce(
+      options_.all_reduce, vgpu::placements_of(devices_), vgpu::nccl_runtime());
+  all_reduce_ = choice.row->make(devices_, 0, choice.nccl_multi_rank);  // checked once, above
+  all_reduce_warnings_ = choice.warnings;
+  all_reduce_log_ = choice.warnings;
+  all_reduce_log_.insert(all_reduce_log_.end(), choice.info.begin(), choice.info.end());
+}
+
+void MirroredStrategy::broadcast_initial_variables() {
+  Model& primary = replicas_[0]->model();
+  primary.init(options_.seed);
+  // Every replica copies from host memory: replica 0's own parameters on a CPU-backed device,
+  // else one host copy of them (a CUDA replica 0, or CUDA targets, whatever the mix).
+  std::vector<float> host_copy;
+  std::span<const float> source = primary.params();
+  if (!replicas_[0]->ops().host_accessible()) {
+    host_copy = primary.params_to_host();
+    source = host_copy;
+  }
+  for (std::size_t i = 1; i < replicas_.size(); ++i) {
+    Replica* replica = replicas_[i].get();
+    replica->device().stream().enqueue([this, replica, source] {
+      Ops& ops = replica->ops();
+      replica->begin_step();
+      const TimeMark begin = ops.mark();
+      ops.copy_to_device(replica->model().params().data(), source.data(), source.size_bytes());
+      replica->record(listeners_, Phase::kBroadcastInit, 0, begin, source.size_bytes());
+      replica->flush_events(listeners_);
+      ops.synchronize();
+    });
+  }
+  for (vgpu::Device* d : devices_) d->stream().synchronize();
+}
+
+std::vector<LossStats> MirroredStrategy::run(const GlobalBatch& batch, const StepFunction& fn) {
+  std::vector<LossStats> results = run_on_replicas(batch, fn, /*training=*/true);
+  ++step_;
+  if (options_.check_sync && replicas_.size() > 1) check_in_sync();
+  return results;
+}
+
+LossStats MirroredStrategy::train_step(const GlobalBatch& batch) {
+  return reduce_sum(run(batch, [](ReplicaContext& ctx) {
+    const Tensor& logits = ctx.forward();
+    LossStats stats = ctx.backward(logits);
+    ctx.apply_gradients();
+    return stats;
+  }));
+}
+
+LossStats MirroredStrategy::evaluate(const Dataset& data, std::size_t batch_per_replica) {
+  const std::size_t global = batch_per_replica * replicas_.size();
+  std::vector<std::uint32_t> indices(data.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint32_t>(i);
+  LossStats total;
+  for (std::size_t begin = 0; begin < indices.size(); begin += global) {
+    const std::size_t count = std::min(global, indices.size() - begin);
+    const GlobalBatch batch{&data, std::span(indices).subspan(begin, count), batch_per_replica};
+    total += reduce_sum(run_on_replicas(
+        batch, [](ReplicaContext& ctx) { return ctx.evaluate(); }, /*training=*/false));
+  }
+  return total;
+}
+
+void MirroredStrategy::check_in_sync() {
+  const std::uint64_t expected = replicas_[0]->last_fingerprint();
+  std::string differing;
+  for (const auto& r : replicas_) {
+    if (r->last_fingerprint() != expected) {
+      char text[96];
+      std::snprintf(text, sizeof text, " %s (fingerprint %016llx)", r->device().name().c_str(),
+                    static_cast<unsigned long long>(r->last_fingerprint()));
+      differing += text;
+    }
+  }
+  if (!differing.empty()) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(expected));
+    throw ReplicasOutOfSync("replicas out of sync after step " + std::to_string(step_) +
+                            ": weights of" + differing + " differ from " + devices_[0]->name() +
+                            " (fingerprint " + text +
+                            "). Mirrored replicas must apply identical updates: the all-reduce "
+                            "or the update is broken.");
+  }
+}
+
+void MirroredStrategy::add_listener(StepListener* listener) {
+  if (listener != nullptr &&
+      std::find(listeners_.begin(), listeners_.end(), listener) == listeners_.end()) {
+    listeners_.push_back(listener);
+  }
+}
+
+void MirroredStrategy::remove_listener(StepListener* listener) {
+  listeners_.erase(std::remove(listeners_.begin(), listeners_.end(), listener), listeners_.end());
+}
+
+std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batch,
+                                                         const StepFunction& fn, bool training) {
+  const int n = num_replicas_in_sync();
+  const std::size_t per_replica =
+      batch.batch_per_replica > 0 ? batch.batch_per_replica : (batch.size() + n - 1) / n;
+  std::vector<LossStats> results(static_cast<std::size_t>(n));
+  const std::vector<Shard> shards = split_global_batch(batch.size(), n, per_replica);
+  // What the listeners need of a training step (evaluation tells them only its timed phases). A
+  // stopped controller throws StepStopped here, before anything runs.
+  StepNeeds needs;
+  if (training) {
+    StepStart start{step_, &batch, &shards, {}, all_reduce_->name(), all_reduce_->num_steps(n)};
+    for (const auto& r : replicas_) start.replicas.push_back(r.get());
+    for (StepListener* l : listeners_) needs |= l->begin_step(start);
+  }
+  step_listened_ = needs.boundaries;
+  step_meets_ = needs.meetings;
+  // Fresh each step: one a failed replica aborted stays aborted.
+  meeting_ = step_meets_ ? std::make_shared<vgpu::CancellableBarrier>(n) : nullptr;
+  if (step_listened_) {
+    passed_.assign(static_cast<std::size_t>(n), 0);
+    if (!arrivals_) arrivals_ = std::make_unique<std::atomic<int>[]>(kMaxBoundaries);
+    for (int i = 0; i < kMaxBoundaries; ++i) arrivals_[i].store(0, std::memory_order_relaxed);
+  }
+  rendezvous_.reset(all_reduce_.get(), step_listened_ ? &hook_observer_ : nullptr, devices_);
+  const bool fingerprint =
+      training && ((options_.check_sync && n > 1) || needs.fingerprints);
+  for (int r = 0; r < n; ++r) {
+    Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
+    const Shard shard = shards[static_cast<std::size_t>(r)];
+    replica->device().stream().enqueue([this, replica, shard, &batch, &fn, &results, fingerprint] {
+      try {
+        Ops& ops = replica->ops();
+        replica->begin_step();
+        const TimeMark begin = ops.mark();
+        replica->load_shard(*batch.data, batch.indices.subspan(shard.begin, shard.count));
+        replica->record(listeners_, Phase::kSplit, step_, begin,
+                        replica->images().size() * sizeof(float));
+        reached(replica->id(), StepBoundary::kSplit);
+        ReplicaContext ctx(*this, *replica, batch.size(), step_);
+        results[static_cast<std::size_t>(replica->id())] = fn(ctx);
+        rendezvous_.depart(replica->id());
+        if (fingerprint) replica->fingerprint_ = replica->model().params_fingerprint();
+        replica->flush_events(listeners_);
+        // The step is done when its device work is: the next step's host-side gather may not
+        // overwrite what this one still copies, and check_in_sync reads settled weights.
+        ops.synchronize();
+        reached(replica->id(), StepBoundary::kUpdate);
+      } catch (...) {
+        rendezvous_.abort();
+        if (meeting_) meeting_->abort();
+        for (StepListener* l : listeners_) l->abort_step();
+        throw;
+      }
+    });
+  }
+  // Wait for every replica; report the first real failure, not the aborts it caused.
+  try {
+    vgpu::synchronize_all(devices_);
+  } catch (...) {
+    if (training) {
+      for (StepListener* l : listeners_) l->end_step(/*completed=*/false);
+    }
+    step_listened_ = step_meets_ = false;
+    throw;
+  }
+  if (training) {
+    for (StepListener* l : listeners_) l->end_step(/*completed=*/true);
+  }
+  step_listened_ = step_meets_ = false;
+  return results;
+}
+
+void MirroredStrategy::reached(int rank, StepBoundary boundary) {
+  if (!step_listened_) return;  // no listener needs the boundaries: nothing at all
+  Replica& replica = *replicas_[static_cast<std::size_t>(rank)];
+  for (StepListener* l : listeners_) l->on_replica_reached(replica, boundary);
+  const PausePoint point = pause_point(boundary);
+  if (step_meets_) {
+    meeting_->arrive_and_wait([&] { all_replicas_reached(point); });
+    return;
+  }
+  // The k-th boundary of every replica is the same moment of the step: the last replica to
+  // reach it tells the listeners (the others have gone on).
+  const int ordinal = passed_[static_cast<std::size_t>(rank)]++;
+  if (ordinal < kMaxBoundaries &&
+      arrivals_[ordinal].fetch_add(1, std::memory_order_acq_rel) + 1 == num_replicas_in_sync()) {
+    all_replicas_reached(point);
+  }
+}
+
+PausePoint MirroredStrategy::pause_point(StepBoundary boundary) const {
+  PausePoint point;
+  point.step = step_;
+  point.boundary = boundary;
+  point.pausing = step_meets_;
+  return point;
+}
+
+void MirroredStrategy::all_replicas_reached(PausePoint point) {
+  point.time = vgpu::Clock::now();
+  for (StepListener* l : listeners_) l->on_all_reached(point);
+  if (!point.pausing) return;
+  for (StepListener* l : listeners_) l->hold(point);
+}
+
+void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
+  MirroredStrategy& s = *strategy_;
+  for (StepListener* l : s.listeners_) l->on_collective_step(step);
+  PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
+  point.all_reduce_step = step.index;
+  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_replicas_in_sync());
+  point.all_reduce_phase = step.phase;
+  s.all_replicas_reached(std::move(point));  // every rank waits in the collective's barrier
+}
+
+}  // namespace mirrorlab::core

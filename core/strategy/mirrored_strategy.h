@@ -1,0 +1,259 @@
+// MirroredStrategy: synchronous data parallelism over N devices, as in TensorFlow.
+//
+//  1. every replica holds a full copy of the model: variables initialised once on replica 0,
+//     then broadcast, so all copies start equal;
+//  2. each global batch is split into N shards (TensorFlow's rebatching: replica i takes
+//     examples [i*b, (i+1)*b) of the global batch, so an uneven last batch leaves the later
+//     replicas fewer examples, possibly none);
+//  3. every replica runs forward and backward on its shard, concurrently on its device's stream;
+//  4. an all-reduce sums the gradients so every replica holds the same sum;
+//  5. every replica applies the same optimizer update to its own copy;
+//  6. the step ends when all replicas are done; then their weight fingerprints must be equal.
+// The loss is averaged over the global batch, so N replicas compute what one device would.
+#pragma once
+
+#include <cstddef>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/strategy/cross_replica.h"
+#include "core/io/dataset.h"
+#include "core/strategy/divergence.h"
+#include "core/nn/loss.h"
+#include "core/nn/model.h"
+#include "core/nn/optimizer.h"
+#include "core/strategy/run_events.h"
+#include "core/strategy/step_boundary.h"
+#include "core/strategy/step_listener.h"
+#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/barrier.h"
+#include "virtualgpu/collective.h"
+#include "virtualgpu/device.h"
+
+namespace mirrorlab::core {
+
+// One replica's slice of a global batch: examples [begin, begin + count).
+struct Shard {
+  int replica = 0;
+  std::size_t begin = 0;
+  std::size_t count = 0;
+};
+std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas,
+                                      std::size_t per_replica_batch);
+
+// Raised when replicas' weights differ after a step: mirrored training is broken.
+class ReplicasOutOfSync : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct StrategyOptions {
+  ModelKind model = ModelKind::kCnn;
+  OptimizerConfig optimizer;
+  std::string all_reduce{vgpu::kAutoAllReduce};  // auto, or a name of the table of algorithms
+  std::uint64_t seed = 1;
+  bool check_sync = true;  // compare weight fingerprints after every training step
+};
+
+// The examples `indices` of `data` form one global batch. `batch_per_replica` is the size the
+// dataset was batched with per replica (0: size() / N rounded up): a short last batch is cut at
+// multiples of it, as TensorFlow does, so later replicas get fewer examples or none.
+struct GlobalBatch {
+  const Dataset* data = nullptr;
+  std::span<const std::uint32_t> indices;
+  std::size_t batch_per_replica = 0;
+  std::size_t size() const { return indices.size(); }
+};
+
+// One copy of the model on one device, with its own optimizer and its current shard.
+class Replica {
+ public:
+  Replica(int id, vgpu::Device& device, const StrategyOptions& options);
+
+  int id() const { return id_; }
+  vgpu::Device& device() { return *device_; }
+  Model& model() { return *model_; }
+  const Model& model() const { return *model_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  // The kernels of its device: CpuOps on a CPU-backed virtual GPU, CudaOps on a CUDA device.
+  Ops& ops() { return *ops_; }
+  const Tensor& images() const { return images_; }  // [shard, 28, 28, 1], in [0, 1], on device
+  std::span<const std::uint8_t> labels() const { return labels_; }  // host copy
+  const std::uint8_t* device_labels() const;  // the same labels in the device's memory
+  std::uint64_t last_fingerprint() const { return fingerprint_; }
+
+ private:
+  friend class MirroredStrategy;
+  friend class ReplicaContext;
+  void load_shard(const Dataset& data, std::span<const std::uint32_t> indices);
+  void begin_step();  // before the first mark of a step
+  // A phase from `begin` to now, to every listener's on_phase. Told at once where the device's
+  // clock is the host's; on CUDA kept until flush_events(), when the step's work has completed.
+  void record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
+              const TimeMark& begin, std::size_t bytes = 0);
+  void flush_events(const std::vector<StepListener*>& listeners);
+
+  struct PendingEvent {
+    Phase phase;
+    std::int64_t step;
+    TimeMark begin, end;
+    std::size_t bytes;
+  };
+
+  int id_;
+  vgpu::Device* device_;
+  std::unique_ptr<Ops> own_ops_;  // CudaOps; null on a CPU-backed device (shared cpu_ops())
+  Ops* ops_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  Tensor images_;
+  std::vector<std::uint8_t> labels_;
+  vgpu::Allocation device_labels_;   // on devices the host cannot read
+  std::vector<float> host_staging_;  // pixels on their way to such a device
+  std::vector<PendingEvent> pending_events_;
+  std::uint64_t fingerprint_ = 0;
+};
+
+class MirroredStrategy;
+
+// What a step function sees on its replica (TensorFlow's ReplicaContext). Each building block
+// records its phase as a run event.
+class ReplicaContext {
+ public:
+  int replica_id_in_sync_group() const { return replica_->id(); }
+  int num_replicas_in_sync() const;
+  std::size_t global_batch_size() const { return global_batch_size_; }
+  std::int64_t step() const { return step_; }
+  Replica& replica() { return *replica_; }
+  Model& model() { return replica_->model(); }
+  const Tensor& images() const { return replica_->images(); }
+  std::span<const std::uint8_t> labels() const { return replica_->labels(); }
+
+  const Tensor& forward();  // logits of this replica's shard
+  // Loss scaled by 1/global batch size (compute_average_loss) and backpropagation into the
+  // model's gradients. The stats are this shard's sums.
+  LossStats backward(const Tensor& logits);
+  // Forward and loss only (no gradients): for evaluation.
+  LossStats evaluate();
+  // Cross-replica sum of `values` (this replica's buffer; every replica must call it with the
+  // same length) with the strategy's all-reduce.
+  void all_reduce_sum(std::span<float> values);
+  // optimizer.apply_gradients in a replica context: all-reduce the gradients, then update.
+  // Throws DivergedError, before the all-reduce, when a gradient is NaN or infinite (backward()
+  // does the same for the loss).
+  void apply_gradients();
+
+ private:
+  friend class MirroredStrategy;
+  ReplicaContext(MirroredStrategy& strategy, Replica& replica, std::size_t global_batch_size,
+                 std::int64_t step)
+      : strategy_(&strategy),
+        replica_(&replica),
+        global_batch_size_(global_batch_size),
+        step_(step) {}
+  void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
+  [[noreturn]] void diverged(const std::string& layer, double value) const;
+
+  MirroredStrategy* strategy_;
+  Replica* replica_;
+  std::size_t global_batch_size_;
+  std::int64_t step_;
+  Tensor grad_logits_;
+};
+
+using StepFunction = std::function<LossStats(ReplicaContext&)>;
+
+LossStats reduce_sum(const std::vector<LossStats>& per_replica);
+
+class MirroredStrategy {
+ public:
+  // One replica per device. Creates and initialises the models (throws vgpu::OutOfMemoryError
+  // when one does not fit its device) and std::invalid_argument for an unknown all-reduce or
+  // one that cannot run on these devices (nccl on CPU-backed or shared GPUs), saying why.
+  // `events` (optional) is the first listener, so it sees the initial broadcast too.
+  MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyOptions options,
+                   EventStore* events = nullptr);
+  ~MirroredStrategy();
+  MirroredStrategy(const MirroredStrategy&) = delete;
+  MirroredStrategy& operator=(const MirroredStrategy&) = delete;
+
+  int num_replicas_in_sync() const { return static_cast<int>(replicas_.size()); }
+  const std::vector<vgpu::Device*>& devices() const { return devices_; }
+  Replica& replica(int i) { return *replicas_[static_cast<std::size_t>(i)]; }
+  const StrategyOptions& options() const { return options_; }
+  const vgpu::AllReduce& all_reduce() const { return *all_reduce_; }
+  // What TensorFlow would log about the choice, one message per line: the warnings first.
+  const std::vector<std::string>& all_reduce_log() const { return all_reduce_log_; }
+  // The lines of the log that are warnings (the NCCL fallback), said once.
+  const std::vector<std::string>& all_reduce_warnings() const { return all_reduce_warnings_; }
+  std::string device_tuple() const;  // "('/gpu:0', '/gpu:1')"
+  std::int64_t steps_done() const { return step_; }
+  // Who watches or steers the steps (core/strategy/step_listener.h): the event store, the step recorder,
+  // the step controller, a test. Told in the order added; between steps only. nullptr: nothing.
+  void add_listener(StepListener* listener);
+  void remove_listener(StepListener* listener);
+
+  // strategy.run(fn, args=(batch,)): splits the batch, runs fn on every replica concurrently on
+  // its device, waits for all of them; one result per replica. Counts as a training step: with
+  // check_sync and N > 1 the replicas' weight fingerprints are compared afterwards.
+  std::vector<LossStats> run(const GlobalBatch& batch, const StepFunction& fn);
+  // The fit loop's step: forward, backward, apply_gradients on every replica. Summed stats.
+  LossStats train_step(const GlobalBatch& batch);
+  // Distributed evaluation of the whole dataset in global batches of per-replica size * N.
+  LossStats evaluate(const Dataset& data, std::size_t batch_per_replica);
+  // Throws ReplicasOutOfSync naming the replicas that differ from replica 0.
+  void check_in_sync();
+
+ private:
+  friend class ReplicaContext;
+  std::vector<LossStats> run_on_replicas(const GlobalBatch& batch, const StepFunction& fn,
+                                         bool training);
+  void broadcast_initial_variables();
+  void choose_all_reduce();
+  // Inside a training step, on replica `rank`'s thread: it has finished `boundary`.
+  void reached(int rank, StepBoundary boundary);
+  PausePoint pause_point(StepBoundary boundary) const;  // of the current step
+  // Every replica has reached `point` (`point.pausing`: the others wait for this to return): the
+  // listeners see it, then each may hold the replicas there.
+  void all_replicas_reached(PausePoint point);
+
+  // Hands the all-reduce's steps to the listeners.
+  class HookObserver : public vgpu::StepObserver {
+   public:
+    explicit HookObserver(MirroredStrategy& strategy) : strategy_(&strategy) {}
+    void on_step(const vgpu::CollectiveStep& step) override;
+
+   private:
+    MirroredStrategy* strategy_;
+  };
+
+  std::vector<vgpu::Device*> devices_;
+  StrategyOptions options_;
+  std::vector<StepListener*> listeners_;
+  std::unique_ptr<vgpu::AllReduce> all_reduce_;
+  std::vector<std::string> all_reduce_log_;
+  std::vector<std::string> all_reduce_warnings_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  CrossReplicaRendezvous rendezvous_;
+  HookObserver hook_observer_{*this};
+  // Latched by the host before a step's replicas start: whether this step tells the listeners of
+  // its boundaries, and whether the replicas meet at each (a listener asked to hold them there).
+  // Both false in evaluation.
+  bool step_listened_ = false;
+  bool step_meets_ = false;
+  std::shared_ptr<vgpu::CancellableBarrier> meeting_;  // this step's, when it meets
+  // Boundaries counted per replica (its k-th), and how many replicas reached each k-th: the
+  // last to reach one calls the listeners for all.
+  static constexpr int kMaxBoundaries = 64;
+  std::vector<int> passed_;
+  std::unique_ptr<std::atomic<int>[]> arrivals_;
+  std::int64_t step_ = 0;
+};
+
+}  // namespace mirrorlab::core

@@ -1,0 +1,36 @@
+// One timed event of a run: which device did which phase of which step, when, moving how many
+// bytes. The event store keeps them (core/strategy/run_events.h); listeners see each as it happens.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "virtualgpu/memory/clock.h"
+
+namespace mirrorlab::core {
+
+enum class Phase {
+  kBroadcastInit,  // initial variables copied from replica 0 to every replica
+  kSplit,          // this replica's shard of the global batch copied to its device
+  kForward,
+  kBackward,
+  kAllReduce,
+  kUpdate,
+  kEvaluate,
+};
+inline constexpr int kNumPhases = 7;
+const char* to_string(Phase phase);  // "split", "forward", ..., "all-reduce"
+
+struct RunEvent {
+  int device = 0;
+  Phase phase = Phase::kSplit;
+  std::int64_t step = 0;  // global training step (0-based); evaluation batches count on their own
+  vgpu::TimePoint begin{}, end{};
+  std::size_t bytes = 0;  // bytes copied or reduced, where the phase moves data
+};
+
+// Seconds spent per phase, for one device.
+using PhaseTotals = std::array<double, kNumPhases>;
+
+}  // namespace mirrorlab::core

@@ -1,0 +1,35 @@
+// cuda_runtime.h for a build without CUDA: the same functions, saying why there is no GPU, so
+// callers need no #ifdefs. MIRRORLAB_CUDA_STATUS_TEXT is the configure step's own sentence.
+#include "virtualgpu/cuda/cuda_runtime.h"
+
+namespace mirrorlab::vgpu {
+namespace {
+
+std::string no_cuda() { return std::string("this build has no CUDA: ") + MIRRORLAB_CUDA_STATUS_TEXT; }
+
+[[noreturn]] void refuse() { throw CudaError(0, no_cuda_error("a CUDA GPU was asked for")); }
+
+}  // namespace
+
+std::string no_cuda_error(std::string_view what) {
+  return std::string(what) + ", but " + no_cuda() +
+         ". Rebuild with the CUDA toolkit installed, or use CPU-backed virtual GPUs";
+}
+
+bool cuda_built() { return false; }
+
+std::string cuda_build_description() { return no_cuda(); }
+
+GpuInventory enumerate_gpus() {
+  GpuInventory inventory;
+  inventory.unavailable_reason = "no CUDA GPU visible (" + no_cuda() + ")";
+  return inventory;
+}
+
+std::size_t gpu_free_bytes(int) { refuse(); }
+std::unique_ptr<BlockAllocator> make_cuda_allocator(int) { refuse(); }
+void bind_thread_to_gpu(int) { refuse(); }
+void enable_peer_access(const std::vector<int>&) { refuse(); }
+CudaExecutionSet make_cuda_executions(int, int, bool) { refuse(); }
+
+}  // namespace mirrorlab::vgpu
