@@ -73,7 +73,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   if (!problem.empty()) return bad_input(problem);
 
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
   // The copy that measures B is at least 16 MiB (past the caches) and at most half the
   // smallest device (it needs a source and a destination).
   const std::size_t copy_bytes = std::min<std::size_t>(

@@ -80,22 +80,37 @@ int device_count(const DeviceFlags& flags, std::string* problem) {
   return flags.gpus;
 }
 
+DevicePlan plan_devices(const DeviceFlags& flags, int count) {
+  DevicePlan plan;
+  plan.backend = flags.backend;
+  plan.requires_cuda = requires_cuda(flags);
+  plan.cuda_flag = cuda_flag(flags);
+  plan.physical_gpus = flags.physical_gpus;
+  plan.sm_split = flags.sm_split;
+  // No --memory-limit with --devices a,b: each device may use its whole card.
+  if (!flags.memory_limits_mib.empty()) {
+    plan.card_limit_mib = static_cast<std::size_t>(flags.memory_limits_mib[0]);
+  }
+  plan.devices = device_configuration(flags, count);
+  return plan;
+}
+
 namespace {
 
-std::string no_gpu_error(const DeviceFlags& flags, const vgpu::GpuInventory& inventory) {
-  return cuda_flag(flags) + ": " + inventory.unavailable_reason +
+std::string no_gpu_error(const DevicePlan& plan, const vgpu::GpuInventory& inventory) {
+  return plan.cuda_flag + ": " + inventory.unavailable_reason +
          ": use --backend cpu for CPU-backed virtual GPUs";
 }
 
 // --backend auto and cuda, resolved against what is visible: true for CUDA devices. Auto falls
 // back to CPU-backed virtual GPUs, saying why, unless the flags name GPUs (--devices, --sm-split).
-bool use_cuda(const DeviceFlags& flags, vgpu::DeviceRegistry& registry) {
-  if (flags.backend == "cpu") return false;
+bool use_cuda(const DevicePlan& plan, vgpu::DeviceRegistry& registry) {
+  if (plan.backend == "cpu") return false;
   const vgpu::GpuInventory& inventory = registry.gpu_inventory();
-  if (requires_cuda(flags) && inventory.gpus.empty()) {
-    throw vgpu::ConfigurationError(no_gpu_error(flags, inventory));
+  if (plan.requires_cuda && inventory.gpus.empty()) {
+    throw vgpu::ConfigurationError(no_gpu_error(plan, inventory));
   }
-  if (flags.backend != "auto") return true;
+  if (plan.backend != "auto") return true;
   if (inventory.gpus.empty()) {
     std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n",
                 inventory.unavailable_reason.c_str());
@@ -108,32 +123,28 @@ bool use_cuda(const DeviceFlags& flags, vgpu::DeviceRegistry& registry) {
 
 }  // namespace
 
-void check_gpu_visible(const DeviceFlags& flags) {
-  if (!requires_cuda(flags)) return;
+void check_gpu_visible(const DevicePlan& plan) {
+  if (!plan.requires_cuda) return;
   const vgpu::GpuInventory inventory = vgpu::enumerate_gpus();
-  if (inventory.gpus.empty()) throw vgpu::ConfigurationError(no_gpu_error(flags, inventory));
+  if (inventory.gpus.empty()) throw vgpu::ConfigurationError(no_gpu_error(plan, inventory));
 }
 
-const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
+const std::vector<vgpu::Device*>& make_devices(const DevicePlan& plan,
                                                vgpu::DeviceRegistry& registry) {
-  const std::vector<vgpu::LogicalDeviceConfiguration> configs = device_configuration(flags, count);
-  const bool cuda = use_cuda(flags, registry);
+  const bool cuda = use_cuda(plan, registry);
   if (!cuda) {
-    registry.set_logical_device_configuration(configs);
-  } else if (flags.physical_gpus.size() > 1) {
-    // No --memory-limit: each device may use its whole card.
-    const std::size_t limit =
-        flags.memory_limits_mib.empty() ? 0 : static_cast<std::size_t>(flags.memory_limits_mib[0]);
-    registry.set_physical_device_configuration(flags.physical_gpus, limit);
+    registry.set_logical_device_configuration(plan.devices);
+  } else if (plan.physical_gpus.size() > 1) {
+    registry.set_physical_device_configuration(plan.physical_gpus, plan.card_limit_mib);
   } else {
-    const int card = flags.physical_gpus.empty() ? 0 : flags.physical_gpus[0];
-    registry.set_logical_device_configuration(card, configs, flags.sm_split);
+    const int card = plan.physical_gpus.empty() ? 0 : plan.physical_gpus[0];
+    registry.set_logical_device_configuration(card, plan.devices, plan.sm_split);
   }
   const std::vector<vgpu::Device*>& devices = registry.logical_devices();
   std::printf("%s\n", registry.description().c_str());
   if (!registry.sm_note().empty()) {
     std::printf("INFO: %s%s\n", registry.sm_note().c_str(),
-                flags.sm_split ? "" : " (--sm-split gives each its own share)");
+                plan.sm_split ? "" : " (--sm-split gives each its own share)");
   }
   return devices;
 }

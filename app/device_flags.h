@@ -46,16 +46,34 @@ std::int64_t memory_limit_mib(const DeviceFlags& flags, int i);
 std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
                                                                    int count);
 
-// Configures `registry` (count from device_count), makes the devices and prints TensorFlow's
-// line saying what they are. --backend auto takes CUDA devices when a GPU is visible, else
-// CPU-backed virtual GPUs, and says which. Throws vgpu::ConfigurationError for what the user can
-// fix (no GPU visible, too much memory asked for).
-const std::vector<vgpu::Device*>& make_devices(const DeviceFlags& flags, int count,
+// What the flags ask for, typed, read once: the devices to make and where. A command that lets
+// its user change the devices later (the GUI's settings) replaces `devices` and makes them again;
+// nothing goes back through the flags.
+struct DevicePlan {
+  std::string backend = "cpu";  // cpu, cuda or auto
+  bool requires_cuda = false;   // see requires_cuda()
+  std::string cuda_flag;        // the flag that asks for CUDA, for messages
+  std::vector<int> physical_gpus;
+  bool sm_split = false;
+  // Several physical GPUs: one device per card, each capped at this (0: the whole card); the
+  // count and limits in `devices` are not used.
+  std::size_t card_limit_mib = 0;
+  std::vector<vgpu::LogicalDeviceConfiguration> devices;
+};
+
+// The plan for `count` devices (count from device_count).
+DevicePlan plan_devices(const DeviceFlags& flags, int count);
+
+// Configures `registry` as the plan says, makes the devices and prints TensorFlow's line saying
+// what they are. --backend auto takes CUDA devices when a GPU is visible, else CPU-backed virtual
+// GPUs, and says which. Throws vgpu::ConfigurationError for what the user can fix (no GPU
+// visible, too much memory asked for).
+const std::vector<vgpu::Device*>& make_devices(const DevicePlan& plan,
                                                vgpu::DeviceRegistry& registry);
 
-// Throws vgpu::ConfigurationError when the flags need a CUDA GPU (requires_cuda) and none is
+// Throws vgpu::ConfigurationError when the plan needs a CUDA GPU (requires_cuda) and none is
 // visible, with the sentence make_devices would give. For commands that make their devices late
 // (the GUI's session): call it before slow work such as loading the dataset.
-void check_gpu_visible(const DeviceFlags& flags);
+void check_gpu_visible(const DevicePlan& plan);
 
 }  // namespace mirrorlab::app

@@ -92,27 +92,19 @@ int run_gui(const GuiOptions& o) {
     return 2;
   }
   // Before the dataset's second of loading: --backend cuda with no GPU visible is said at once.
-  check_gpu_visible(o.train.devices);
+  const DevicePlan plan = plan_devices(o.train.devices, gpus);
+  check_gpu_visible(plan);
   core::set_blas_single_threaded();
   auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
   core::SessionConfig config;
-  config.devices = device_configuration(o.train.devices, gpus);
+  config.devices = plan.devices;
   // As `train` makes them (CPU-backed, or CUDA by --backend), with the count and limits the
   // GUI's settings give.
-  config.make_devices = [flags = o.train.devices](
-                            vgpu::DeviceRegistry& registry,
-                            const std::vector<vgpu::LogicalDeviceConfiguration>& configs) {
-    DeviceFlags f = flags;
-    f.gpus = static_cast<int>(configs.size());
-    f.memory_limits_mib.clear();
-    for (const auto& c : configs) {
-      f.memory_limits_mib.push_back(static_cast<std::int64_t>(c.memory_limit_mib));
-    }
-    if (f.physical_gpus.size() > 1) {  // one device per listed card, limits as given
-      f.gpus = 0;
-      f.memory_limits_mib = flags.memory_limits_mib;
-    }
-    make_devices(f, static_cast<int>(configs.size()), registry);
+  config.make_devices = [plan](vgpu::DeviceRegistry& registry,
+                               const std::vector<vgpu::LogicalDeviceConfiguration>& configs) {
+    DevicePlan changed = plan;
+    changed.devices = configs;
+    make_devices(changed, registry);
   };
   config.strategy = strategy_options(o.train);
   config.fit = fit_options(o.train);

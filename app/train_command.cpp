@@ -229,7 +229,7 @@ int run_train(const TrainOptions& o) {
   // on these devices, a model that does not fit) is reported before the dataset's second of
   // loading.
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(o.devices, gpus, registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
   core::EventStore events;
   std::unique_ptr<core::MirroredStrategy> made;
   try {

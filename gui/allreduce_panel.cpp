@@ -83,20 +83,116 @@ void draw_arrow(ImDrawList* draw, ImVec2 from, ImVec2 to, float bulge, std::uint
   }
 }
 
+// The rows of the buffers, in the room the panel has left above the footer.
+Geometry plan_geometry(std::size_t count, int n, float font_scale) {
+  const float line = ImGui::GetTextLineHeight();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float label_width = ImGui::CalcTextSize("/gpu:0 ").x + line;
+  const float table_height = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
+  const float room = std::max(ImGui::GetContentRegionAvail().y - table_height, 60.0f * n * 0.5f);
+  Geometry g;
+  g.count = std::max<std::size_t>(count, 1);
+  g.x = origin.x + label_width;
+  g.width = std::max(40.0f, ImGui::GetContentRegionAvail().x - label_width - 24.0f);
+  g.row = std::clamp(room / (static_cast<float>(n) * 1.8f), 10.0f, 44.0f * font_scale);
+  g.gap = g.row * 0.8f;
+  g.top = origin.y + 4;
+  return g;
+}
+
+// Each device's buffer as a row of chunks, striped with the replicas whose values each holds.
+// Returns the number of chunks drawn.
+int draw_buffers(ImDrawList* draw, const core::RecordedStep& record,
+                 const std::vector<std::vector<vgpu::ChunkContributors>>& contributions,
+                 const Geometry& g, float left) {
+  const int n = static_cast<int>(record.replicas.size());
+  const float line = ImGui::GetTextLineHeight();
+  int chunks = 0;
+  for (int r = 0; r < n; ++r) {
+    const float y = g.bar_y(r);
+    draw->AddRectFilled(ImVec2(left, y + g.row / 2 - line / 2),
+                        ImVec2(left + line * 0.8f, y + g.row / 2 + line * 0.3f), replica_color(r));
+    draw->AddText(ImVec2(left + line, y + g.row / 2 - line / 2), rgb(0xDDDDDD),
+                  record.replicas[static_cast<std::size_t>(r)].device.c_str());
+    for (const vgpu::ChunkContributors& c : contributions[static_cast<std::size_t>(r)]) {
+      const float x0 = g.at(c.begin), x1 = g.at(c.end);
+      // One stripe per replica: its colour where the chunk holds its values, dark where not.
+      const float stripe = g.row / static_cast<float>(n);
+      for (int k = 0; k < n; ++k) {
+        const bool has = (c.contributors >> k) & 1u;
+        draw->AddRectFilled(ImVec2(x0, y + stripe * static_cast<float>(k)),
+                            ImVec2(x1, y + stripe * static_cast<float>(k + 1)),
+                            has ? replica_color(k) : rgb(0x303038));
+      }
+      draw->AddRect(ImVec2(x0, y), ImVec2(x1, y + g.row), rgb(0x101014), 0, 0, 1.5f);
+      if (ImGui::IsMouseHoveringRect(ImVec2(x0, y), ImVec2(x1, y + g.row))) {
+        ImGui::SetTooltip("%s, floats %zu-%zu: the sum of %s",
+                          record.replicas[static_cast<std::size_t>(r)].device.c_str(), c.begin,
+                          c.end, contributors_text(c.contributors, n).c_str());
+      }
+      ++chunks;
+    }
+  }
+  return chunks;
+}
+
+// The step's transfers as arrows between the rows, their destinations outlined; NCCL's one
+// opaque call as a box across them. Returns the number of arrows drawn.
+int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geometry& g, int n) {
+  const float line = ImGui::GetTextLineHeight();
+  if (step.transfers.empty()) {
+    const ImVec2 a(g.x + g.width * 0.2f, g.bar_y(0) + g.row + 2);
+    const ImVec2 b(g.x + g.width * 0.8f, g.bar_y(n - 1) - 2);
+    draw->AddRectFilled(a, b, rgb(0x4477AA, 200), 6);
+    char text[96];
+    std::snprintf(text, sizeof text, "ncclAllReduce: %.3f ms",
+                  milliseconds(step.start, step.finish));
+    draw->AddText(ImVec2(a.x + 8, (a.y + b.y) / 2 - line / 2), rgb(0xFFFFFF), text);
+  }
+  int arrows = 0;
+  for (const vgpu::Transfer& t : step.transfers) {
+    if (t.src < 0 || t.src >= n || t.dst < 0 || t.dst >= n || t.src == t.dst) continue;
+    const bool down = t.dst > t.src;
+    // Several arrows may share a chunk (everyone sends the whole buffer to one device): spread
+    // them by sender.
+    const float spread = g.width / static_cast<float>(g.count) *
+                         static_cast<float>(t.end - t.begin) / static_cast<float>(n + 1);
+    const float x = g.at(t.begin) + spread * static_cast<float>(t.src + 1);
+    const ImVec2 from(x, down ? g.bar_y(t.src) + g.row : g.bar_y(t.src));
+    const ImVec2 to(x, down ? g.bar_y(t.dst) : g.bar_y(t.dst) + g.row);
+    const bool reduce = t.kind == vgpu::TransferKind::kReduce;
+    const float bulge = (down ? 1.0f : -1.0f) * std::min(60.0f, 8.0f * std::abs(t.dst - t.src));
+    draw_arrow(draw, from, to, bulge, replica_color(t.src), reduce ? 3.0f : 1.5f, reduce);
+    draw->AddRect(ImVec2(g.at(t.begin), g.bar_y(t.dst)),
+                  ImVec2(g.at(t.end), g.bar_y(t.dst) + g.row), rgb(0xFFFFFF), 0, 0, 2.0f);
+    ++arrows;
+  }
+  return arrows;
+}
+
+// The key to the picture and the recorded steps' time.
+void draw_footer(const core::RecordedStep& record) {
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled(
+      "Stripes: whose gradients a chunk holds. Thick arrow with +: added into "
+      "the chunk; thin arrow: copied over it. Left/Right: step back/forward.");
+  ImGui::PopTextWrapPos();
+  if (record.collective_steps.empty()) return;
+  // The steps' own times, summed: a step held between its steps (pausing at phases) waits
+  // for the viewer, and that wait is no part of the all-reduce.
+  double total = 0;
+  for (const vgpu::CollectiveStep& st : record.collective_steps) {
+    total += milliseconds(st.start, st.finish);
+  }
+  ImGui::TextDisabled("%zu of %d steps recorded: %.3f ms of work in all",
+                      record.collective_steps.size(), record.all_reduce_steps, total);
+}
+
 }  // namespace
 
-void AllReducePanel::Draw(FrameContext& frame) {
+int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
   const core::RecordedStep& record = frame.run.step_record;
-  if (!has_recorded_step(frame, "The all-reduce")) return;
   const int n = static_cast<int>(record.replicas.size());
-  if (n == 1) {
-    ImGui::TextWrapped(
-        "One replica: its gradient is already the whole batch's, so there is "
-        "nothing to all-reduce. Use 2 or more virtual GPUs.");
-    frame.report.drew(name(), "buffers", 1);
-    return;
-  }
-  const std::size_t count = buffer_elements(record);
   const int total_steps = record.all_reduce_steps;
   const int recorded = static_cast<int>(record.collective_steps.size());
   const ShownMoment shown = shown_moment(frame);
@@ -130,107 +226,51 @@ void AllReducePanel::Draw(FrameContext& frame) {
     ImGui::TextWrapped("Step %d of %d, %s (%.3f ms)", done, total_steps,
                        describe_step(step, n).c_str(), milliseconds(step.start, step.finish));
   }
+  return done;
+}
 
-  // The buffers, one row per device.
+void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int done) {
   // Replayed when the record or the step shown changes, not every frame.
-  if (replayed_session_ != frame.run.session ||
-      replayed_version_ != frame.run.step_record_version || replayed_steps_ != done) {
-    const std::span<const vgpu::CollectiveStep> steps(record.collective_steps.data(),
-                                                      static_cast<std::size_t>(done));
-    contributions_ = vgpu::replay_contributions(n, std::max<std::size_t>(count, 1), steps);
-    replayed_session_ = frame.run.session;
-    replayed_version_ = frame.run.step_record_version;
-    replayed_steps_ = done;
+  if (replayed_session_ == frame.run.session &&
+      replayed_version_ == frame.run.step_record_version && replayed_steps_ == done) {
+    return;
   }
-  const auto& contributions = contributions_;
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float line = ImGui::GetTextLineHeight();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float label_width = ImGui::CalcTextSize("/gpu:0 ").x + line;
-  const float table_height = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
-  const float room = std::max(ImGui::GetContentRegionAvail().y - table_height, 60.0f * n * 0.5f);
-  Geometry g;
-  g.count = std::max<std::size_t>(count, 1);
-  g.x = origin.x + label_width;
-  g.width = std::max(40.0f, ImGui::GetContentRegionAvail().x - label_width - 24.0f);
-  g.row = std::clamp(room / (static_cast<float>(n) * 1.8f), 10.0f, 44.0f * frame.view.font_scale);
-  g.gap = g.row * 0.8f;
-  g.top = origin.y + 4;
-  int chunks = 0;
-  for (int r = 0; r < n; ++r) {
-    const float y = g.bar_y(r);
-    draw->AddRectFilled(ImVec2(origin.x, y + g.row / 2 - line / 2),
-                        ImVec2(origin.x + line * 0.8f, y + g.row / 2 + line * 0.3f),
-                        replica_color(r));
-    draw->AddText(ImVec2(origin.x + line, y + g.row / 2 - line / 2), rgb(0xDDDDDD),
-                  record.replicas[static_cast<std::size_t>(r)].device.c_str());
-    for (const vgpu::ChunkContributors& c : contributions[static_cast<std::size_t>(r)]) {
-      const float x0 = g.at(c.begin), x1 = g.at(c.end);
-      // One stripe per replica: its colour where the chunk holds its values, dark where not.
-      const float stripe = g.row / static_cast<float>(n);
-      for (int k = 0; k < n; ++k) {
-        const bool has = (c.contributors >> k) & 1u;
-        draw->AddRectFilled(ImVec2(x0, y + stripe * static_cast<float>(k)),
-                            ImVec2(x1, y + stripe * static_cast<float>(k + 1)),
-                            has ? replica_color(k) : rgb(0x303038));
-      }
-      draw->AddRect(ImVec2(x0, y), ImVec2(x1, y + g.row), rgb(0x101014), 0, 0, 1.5f);
-      if (ImGui::IsMouseHoveringRect(ImVec2(x0, y), ImVec2(x1, y + g.row))) {
-        ImGui::SetTooltip("%s, floats %zu-%zu: the sum of %s",
-                          record.replicas[static_cast<std::size_t>(r)].device.c_str(), c.begin,
-                          c.end, contributors_text(c.contributors, n).c_str());
-      }
-      ++chunks;
-    }
-  }
+  const core::RecordedStep& record = frame.run.step_record;
+  const std::span<const vgpu::CollectiveStep> steps(record.collective_steps.data(),
+                                                    static_cast<std::size_t>(done));
+  contributions_ = vgpu::replay_contributions(static_cast<int>(record.replicas.size()),
+                                              std::max<std::size_t>(count, 1), steps);
+  replayed_session_ = frame.run.session;
+  replayed_version_ = frame.run.step_record_version;
+  replayed_steps_ = done;
+}
 
-  // The shown step's transfers.
-  int arrows = 0;
-  if (done > 0) {
-    const vgpu::CollectiveStep& step = record.collective_steps[static_cast<std::size_t>(done - 1)];
-    if (step.transfers.empty()) {
-      const ImVec2 a(g.x + g.width * 0.2f, g.bar_y(0) + g.row + 2);
-      const ImVec2 b(g.x + g.width * 0.8f, g.bar_y(n - 1) - 2);
-      draw->AddRectFilled(a, b, rgb(0x4477AA, 200), 6);
-      char text[96];
-      std::snprintf(text, sizeof text, "ncclAllReduce: %.3f ms",
-                    milliseconds(step.start, step.finish));
-      draw->AddText(ImVec2(a.x + 8, (a.y + b.y) / 2 - line / 2), rgb(0xFFFFFF), text);
-    }
-    for (const vgpu::Transfer& t : step.transfers) {
-      if (t.src < 0 || t.src >= n || t.dst < 0 || t.dst >= n || t.src == t.dst) continue;
-      const bool down = t.dst > t.src;
-      // Several arrows may share a chunk (everyone sends the whole buffer to one device): spread
-      // them by sender.
-      const float spread = g.width / static_cast<float>(std::max(count, std::size_t{1})) *
-                           static_cast<float>(t.end - t.begin) / static_cast<float>(n + 1);
-      const float x = g.at(t.begin) + spread * static_cast<float>(t.src + 1);
-      const ImVec2 from(x, down ? g.bar_y(t.src) + g.row : g.bar_y(t.src));
-      const ImVec2 to(x, down ? g.bar_y(t.dst) : g.bar_y(t.dst) + g.row);
-      const bool reduce = t.kind == vgpu::TransferKind::kReduce;
-      const float bulge = (down ? 1.0f : -1.0f) * std::min(60.0f, 8.0f * std::abs(t.dst - t.src));
-      draw_arrow(draw, from, to, bulge, replica_color(t.src), reduce ? 3.0f : 1.5f, reduce);
-      draw->AddRect(ImVec2(g.at(t.begin), g.bar_y(t.dst)),
-                    ImVec2(g.at(t.end), g.bar_y(t.dst) + g.row), rgb(0xFFFFFF), 0, 0, 2.0f);
-      ++arrows;
-    }
+void AllReducePanel::Draw(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (!has_recorded_step(frame, "The all-reduce")) return;
+  const int n = static_cast<int>(record.replicas.size());
+  if (n == 1) {
+    ImGui::TextWrapped(
+        "One replica: its gradient is already the whole batch's, so there is "
+        "nothing to all-reduce. Use 2 or more virtual GPUs.");
+    frame.report.drew(name(), "buffers", 1);
+    return;
   }
-  ImGui::Dummy(ImVec2(g.width + label_width, g.bar_y(n) - origin.y));
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled(
-      "Stripes: whose gradients a chunk holds. Thick arrow with +: added into "
-      "the chunk; thin arrow: copied over it. Left/Right: step back/forward.");
-  ImGui::PopTextWrapPos();
-  if (recorded > 0) {
-    // The steps' own times, summed: a step held between its steps (pausing at phases) waits
-    // for the viewer, and that wait is no part of the all-reduce.
-    double total = 0;
-    for (const vgpu::CollectiveStep& st : record.collective_steps) {
-      total += milliseconds(st.start, st.finish);
-    }
-    ImGui::TextDisabled("%d of %d steps recorded: %.3f ms of work in all", recorded, total_steps,
-                        total);
-  }
+  const std::size_t count = buffer_elements(record);
+  const int done = draw_heading(frame, count);
+
+  // The buffers, one row per device, and the shown step's transfers.
+  replay(frame, count, done);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float left = ImGui::GetCursorScreenPos().x, top = ImGui::GetCursorScreenPos().y;
+  const Geometry g = plan_geometry(count, n, frame.view.font_scale);
+  const int chunks = draw_buffers(draw, record, contributions_, g, left);
+  const int arrows =
+      done > 0 ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)],
+                                g, n)
+               : 0;
+  ImGui::Dummy(ImVec2(g.x + g.width - left, g.bar_y(n) - top));
+  draw_footer(record);
   frame.report.drew(name(), "buffers", n);
   frame.report.drew(name(), "chunks", chunks);
   frame.report.drew(name(), "arrows", arrows);

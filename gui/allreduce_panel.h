@@ -20,6 +20,12 @@ class AllReducePanel : public Panel {
   void Draw(FrameContext& frame) override;
 
  private:
+  // The line saying what is shown, the slider over the all-reduce's steps and what the shown
+  // step does; returns how many of the steps are shown done.
+  int draw_heading(FrameContext& frame, std::size_t count);
+  // contributions_ after `done` steps of the recorded all-reduce on `count` elements.
+  void replay(const FrameContext& frame, std::size_t count, int done);
+
   // Whose values each chunk of each buffer holds after the steps shown (vgpu::replay_...).
   std::vector<std::vector<vgpu::ChunkContributors>> contributions_;
   const void* replayed_session_ = nullptr;

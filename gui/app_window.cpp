@@ -1,4 +1,5 @@
-// Sections: window and ImGui setup; the session; layout; the frame loop; the scripted run.
+// Sections: window and ImGui setup; the session; drawing; the frame loop. The panels and their
+// layout are in gui/panel_layout.h, the scripted runs in gui/scripted_run.h.
 #include "gui/app_window.h"
 
 #include <GLFW/glfw3.h>
@@ -15,17 +16,13 @@
 #include <vector>
 
 #include "gui/advice.h"
-#include "gui/allreduce_panel.h"
-#include "gui/batch_split_panel.h"
 #include "gui/compare_panel.h"
 #include "gui/controls_panel.h"
-#include "gui/devices_panel.h"
 #include "gui/frame_fingerprint.h"
-#include "gui/gradients_panel.h"
 #include "gui/panel.h"
+#include "gui/panel_layout.h"
 #include "gui/screenshot.h"
-#include "gui/timeline_panel.h"
-#include "gui/training_panel.h"
+#include "gui/scripted_run.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
@@ -39,66 +36,7 @@ void remember_glfw_error(int code, const char* description) {
   g_glfw_error = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
 }
 
-// The layout right of the controls: rows of panels, each with a share of the height and each
-// panel with a share of its row's width. A panel that is not there gives its room to the rest
-// of its row; an empty row gives its room to the other rows.
-struct LayoutCell {
-  const char* panel;
-  float width;
-};
-struct LayoutRow {
-  float height;
-  std::vector<LayoutCell> cells;
-};
-const std::vector<LayoutRow>& layout() {
-  static const std::vector<LayoutRow> rows = {
-      {0.33f, {{"Devices", 0.34f}, {"Batch split", 0.66f}}},
-      {0.40f, {{"Gradients", 0.40f}, {"All-reduce", 0.37f}, {"Training", 0.23f}}},
-      {0.27f, {{"Timeline", 0.62f}, {"Compare", 0.38f}}},
-  };
-  return rows;
-}
-
-struct Rect {
-  float x = 0, y = 0, w = 0, h = 0;
-};
-
-// Where each present panel goes, as fractions of the area.
-std::vector<std::pair<std::string, Rect>> place_panels(const std::vector<std::string>& present) {
-  const auto here = [&](const char* name) {
-    return std::find(present.begin(), present.end(), name) != present.end();
-  };
-  float total_height = 0;
-  for (const LayoutRow& row : layout()) {
-    if (std::any_of(row.cells.begin(), row.cells.end(), [&](auto& c) { return here(c.panel); })) {
-      total_height += row.height;
-    }
-  }
-  std::vector<std::pair<std::string, Rect>> placed;
-  float y = 0;
-  for (const LayoutRow& row : layout()) {
-    float total_width = 0;
-    for (const LayoutCell& c : row.cells) total_width += here(c.panel) ? c.width : 0;
-    if (total_width == 0) continue;
-    const float h = row.height / total_height;
-    float x = 0;
-    for (const LayoutCell& c : row.cells) {
-      if (!here(c.panel)) continue;
-      placed.push_back({c.panel, Rect{x, y, c.width / total_width, h}});
-      x += c.width / total_width;
-    }
-    y += h;
-  }
-  return placed;
-}
-
 const char* kFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";  // fonts-dejavu-core
-
-double median(std::vector<double> values) {  // of a non-empty list
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
-                   values.end());
-  return values[values.size() / 2];
-}
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -107,31 +45,6 @@ double now_seconds() {
 // ============================================================================================
 // The window
 // ============================================================================================
-
-// The panels in the window's order, which is also that of their keys 1 to 7.
-std::vector<std::unique_ptr<Panel>> make_panels() {
-  std::vector<std::unique_ptr<Panel>> panels;
-  panels.push_back(std::make_unique<DevicesPanel>());
-  panels.push_back(std::make_unique<BatchSplitPanel>());
-  panels.push_back(std::make_unique<GradientsPanel>());
-  panels.push_back(std::make_unique<AllReducePanel>());
-  panels.push_back(std::make_unique<TrainingPanel>());
-  panels.push_back(std::make_unique<TimelinePanel>());
-  panels.push_back(std::make_unique<ComparePanel>());
-  return panels;
-}
-
-// "" when `name` is empty or one of `panels`, else what is wrong and the names there are.
-std::string check_panel_name(const std::string& name,
-                             const std::vector<std::unique_ptr<Panel>>& panels) {
-  if (name.empty()) return "";
-  std::string names;
-  for (const auto& p : panels) {
-    if (name == p->name()) return "";
-    names += std::string(names.empty() ? "" : ", ") + p->name();
-  }
-  return "--panel " + name + ": no such panel; the panels are " + names;
-}
 
 class AppWindow : public AppActions {
  public:
@@ -155,7 +68,6 @@ class AppWindow : public AppActions {
                         view_,     report_,        *this,   now_seconds() - start_};
   }
   bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
-  void write_report(int& status);
 
   std::shared_ptr<const core::FashionMnist> data_;
   core::SessionConfig config_;
@@ -170,26 +82,16 @@ class AppWindow : public AppActions {
   ComparePanel* compare_ = nullptr;  // owned by panels_; --compare starts it
   GLFWwindow* window_ = nullptr;
   ImVec4 clear_color_;  // the windows' background colour; see open_window()
-  const bool scripted_ = !options_.screenshot.empty() || !options_.report.empty() ||
-                         options_.frames > 0 || options_.measure_seconds > 0;
+  ScriptedRun script_{options_};
   bool screenshot_requested_ = false;  // read the frame drawn next before it is shown
   std::string screenshot_path_;        // where to write it ("": a numbered PNG)
   int screenshots_taken_ = 0;
   double start_ = now_seconds();
-  std::vector<double> frame_seconds_;  // wall time between frames, for the report
-  // Frames rasterized and shown; the others were identical to the picture on screen (see
-  // gui/frame_fingerprint.h). Counted from the start, or from the start of --measure-seconds.
-  std::int64_t frames_drawn_ = 0;
-  std::vector<double> draw_seconds_;  // wall time of each drawn frame, snapshot to swap
+  FrameStats stats_;
   double last_refresh_ = 0;           // when the snapshot was last copied from the session
   double lively_until_ = 0;           // until then, frames follow each other at the cap
   std::uint64_t last_fingerprint_ = 0;
   bool must_draw_ = true;  // the window was exposed or resized: draw the next frame whatever it is
-  int draw_calls_ = 0, vertices_ = 0;  // of the last frame, for the report
-  double measure_ips_ = 0;             // training images/s while --measure-seconds ran
-  int phases_left_ = options_.phases;  // --phases: boundaries still to walk
-  bool asked_for_phase_ = false;
-  std::string last_held_;
   bool screenshot_failed_ = false;
 };
 
@@ -410,7 +312,7 @@ void AppWindow::draw_frame() {
   ImGui_ImplGlfw_NewFrame();
   // A scripted run (tests, README pictures) ignores the pointer: under Xvfb it rests in the
   // middle of the screen and would leave a tooltip in every screenshot.
-  if (scripted_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  if (script_.active()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   ImGui::NewFrame();
   const ImGuiIO& io = ImGui::GetIO();
   if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
@@ -434,15 +336,15 @@ void AppWindow::draw_frame() {
   }
   last_fingerprint_ = fingerprint;
   must_draw_ = false;
-  ++frames_drawn_;
+  ++stats_.frames_drawn;
   glViewport(0, 0, width, height);
   glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(draw_data);
-  draw_calls_ = 0;
+  stats_.draw_calls = 0;
   for (int i = 0; i < draw_data->CmdListsCount; ++i)
-    draw_calls_ += draw_data->CmdLists[i]->CmdBuffer.Size;
-  vertices_ = draw_data->TotalVtxCount;
+    stats_.draw_calls += draw_data->CmdLists[i]->CmdBuffer.Size;
+  stats_.vertices = draw_data->TotalVtxCount;
   if (screenshot_requested_) {
     screenshot_requested_ = false;
     if (screenshot_path_.empty()) {
@@ -454,7 +356,7 @@ void AppWindow::draw_frame() {
     screenshot_path_.clear();
   }
   glfwSwapBuffers(window_);  // waits for the software rasterizer to finish the frame
-  draw_seconds_.push_back(now_seconds() - begin);
+  stats_.draw_seconds.push_back(now_seconds() - begin);
 }
 
 bool AppWindow::write_screenshot(const std::string& path) {
@@ -471,27 +373,18 @@ bool AppWindow::write_screenshot(const std::string& path) {
 }
 
 // ============================================================================================
-// The frame loop and the scripted run
+// The frame loop
 // ============================================================================================
 
 int AppWindow::run() {
-  const bool scripted = scripted_;
-  if (session_) {
-    for (std::int64_t i = 0; i < options_.steps; ++i) session_->step();
-    if (options_.compare) compare_->start(*session_);
-    if (options_.run || options_.measure_seconds > 0) session_->run();
-  }
+  script_.start(session_.get(), compare_);
   using Clock = std::chrono::steady_clock;
   const auto frame_period = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options_.max_fps > 0 ? 1.0 / options_.max_fps : 0.0));
   Clock::time_point deadline = Clock::now();
-  double previous_frame = -1, measure_start = -1;
-  std::int64_t measure_steps0 = 0;
-  int frames_after_work = 0, status = 0;
   while (!glfwWindowShouldClose(window_)) {
     const double frame_start = now_seconds();
-    if (previous_frame >= 0) frame_seconds_.push_back(frame_start - previous_frame);
-    previous_frame = frame_start;
+    stats_.frame_started(frame_start);
     // At rest (no pointer, key or widget in use for half a second) the loop waits for input
     // or the next refresh instead of spinning at the frame cap: building the panels 60 times a
     // second costs a core a few percent even when nothing is drawn.
@@ -510,55 +403,16 @@ int AppWindow::run() {
       if (deadline < now) deadline = now;
       std::this_thread::sleep_until(deadline);
     }
-    const double now = now_seconds();
-    if ((options_.quit_after_seconds > 0 && now - start_ > options_.quit_after_seconds) ||
+    const double since_start = now_seconds() - start_;
+    if ((options_.quit_after_seconds > 0 && since_start > options_.quit_after_seconds) ||
         (options_.close_requested && options_.close_requested())) {
       glfwSetWindowShouldClose(window_, GLFW_TRUE);  // as if the user closed it, mid-run
     }
-    if (!scripted) continue;
-    if (now - start_ > options_.script_timeout_seconds) {
-      std::fprintf(stderr, "mirrorlab gui: the scripted run did not finish in %.0f s\n",
-                   options_.script_timeout_seconds);
-      status = 1;
-      break;
-    }
-    if (options_.measure_seconds > 0 && session_) {
-      if (measure_start < 0) {
-        if (snapshot_.steps_done < 3) continue;  // past the first, slower steps
-        measure_start = now;
-        measure_steps0 = snapshot_.steps_done;
-        frame_seconds_.clear();
-        frames_drawn_ = 0;
-        draw_seconds_.clear();
-        previous_frame = -1;
-      }
-      if (now - measure_start < options_.measure_seconds) continue;
-      if (frames_after_work == 0) {
-        report_.note("measure_seconds", now - measure_start);
-        report_.note("measure_frames", static_cast<double>(frame_seconds_.size()));
-        report_.note("measure_steps", static_cast<double>(snapshot_.steps_done - measure_steps0));
-        measure_ips_ = snapshot_.images_per_second(
-            static_cast<std::size_t>(snapshot_.steps_done - measure_steps0));
-        session_->pause();
-      }
-    }
-    const bool live = snapshot_.state == core::SessionState::kPaused ||
-                      snapshot_.state == core::SessionState::kRunning;
-    bool work_pending =
-        session_ && (snapshot_.busy_with_task || (live && snapshot_.steps_done < options_.steps));
-    if (!work_pending && session_ && live && phases_left_ > 0) {
-      // Walk into the next step one boundary at a time: ask for the next phase once the
-      // replicas are held somewhere new (or, the first time, at once).
-      const std::string held = snapshot_.held_at ? snapshot_.held_at->label() : "";
-      if (!asked_for_phase_ || (!held.empty() && held != last_held_)) {
-        if (asked_for_phase_) --phases_left_, last_held_ = held;
-        if (phases_left_ > 0) session_->next_phase(), asked_for_phase_ = true;
-      }
-      work_pending = phases_left_ > 0;
-    }
-    if (work_pending) continue;
-    if (++frames_after_work < std::max(options_.frames, 2)) continue;
-    if (!options_.screenshot.empty()) {  // one more frame, drawn whatever, read before shown
+    if (!script_.active()) continue;
+    const ScriptStep next =
+        script_.after_frame(since_start, snapshot_, session_.get(), stats_, report_);
+    if (next == ScriptStep::kGoOn) continue;
+    if (next == ScriptStep::kScreenshotThenDone) {  // drawn whatever, read before shown
       screenshot_path_ = options_.screenshot;
       screenshot_requested_ = true;
       glfwPollEvents();
@@ -566,53 +420,12 @@ int AppWindow::run() {
     }
     break;
   }
-  if (scripted && !setup_error_.empty() &&
-      (options_.steps > 0 || options_.phases > 0 || options_.compare ||
-       options_.measure_seconds > 0)) {
-    std::fprintf(stderr, "mirrorlab gui: the scripted run could not train: %s\n",
-                 setup_error_.c_str());
+  int status = script_.finish(snapshot_, setup_error_, screenshot_failed_);
+  if (!write_report(report_, stats_, snapshot_, !setup_error_.empty(),
+                    script_.measured_images_per_second(), options_.report)) {
     status = 1;
   }
-  if (scripted && snapshot_.state == core::SessionState::kFailed &&
-      (options_.steps > 0 || options_.phases > 0 || options_.measure_seconds > 0)) {
-    // The picture shows the failure; the status says the script did not do what it asked.
-    std::fprintf(stderr, "mirrorlab gui: the scripted run stopped after step %lld: %s\n",
-                 static_cast<long long>(snapshot_.steps_done), snapshot_.error.c_str());
-    status = 1;
-  }
-  if (scripted && screenshot_failed_) status = 1;
-  write_report(status);
   return status;
-}
-
-void AppWindow::write_report(int& status) {
-  if (!frame_seconds_.empty()) {
-    double total = 0;
-    for (double s : frame_seconds_) total += s;
-    // Updates: frames built (input handled, panels laid out); frames: those drawn and shown.
-    report_.note("updates_per_second", static_cast<double>(frame_seconds_.size()) / total);
-    report_.note("frames_per_second", static_cast<double>(frames_drawn_) / total);
-    report_.note("frames_drawn", static_cast<double>(frames_drawn_));
-    report_.note("updates", static_cast<double>(frame_seconds_.size()));
-    report_.note("median_frame_ms", 1e3 * median(frame_seconds_));
-  }
-  // A drawn frame from snapshot to shown: what one costs.
-  if (!draw_seconds_.empty()) report_.note("median_draw_ms", 1e3 * median(draw_seconds_));
-  report_.note("steps_done", static_cast<double>(snapshot_.steps_done));
-  report_.note("images_per_second",
-               measure_ips_ > 0 ? measure_ips_ : snapshot_.images_per_second(1u << 30));
-  report_.note("session_failed", snapshot_.state == core::SessionState::kFailed ? 1 : 0);
-  report_.note("setup_failed", setup_error_.empty() ? 0 : 1);
-  report_.note("draw_calls", draw_calls_);
-  report_.note("vertices", vertices_);
-  report_.note("held_within_step", snapshot_.held_at ? 1 : 0);
-  if (options_.report.empty()) return;
-  try {
-    report_.write(options_.report);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
-    status = 1;
-  }
 }
 
 }  // namespace

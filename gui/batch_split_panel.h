@@ -15,6 +15,8 @@ namespace mirrorlab::gui {
 // At most this many thumbnails are drawn (and uploaded); the rest are counted.
 inline constexpr std::size_t kMaxThumbnails = 1024;
 
+struct GridLayout;  // batch_split_panel.cpp
+
 class BatchSplitPanel : public Panel {
  public:
   const char* name() const override { return "Batch split"; }
@@ -22,6 +24,8 @@ class BatchSplitPanel : public Panel {
 
  private:
   void upload_thumbnails(const core::Dataset& data, const std::vector<std::uint32_t>& indices);
+  // The batch's thumbnails in their replicas' colours; returns how many were drawn.
+  std::size_t draw_thumbnails(const core::RecordedStep& record, const GridLayout& grid);
 
   Texture atlas_;  // the batch's images side by side, kAtlasColumns to a row
   const void* atlas_session_ = nullptr;

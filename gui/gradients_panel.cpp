@@ -74,32 +74,51 @@ void draw_key(float width) {
 
 }  // namespace
 
-void GradientsPanel::Draw(FrameContext& frame) {
-  const core::RecordedStep& record = frame.run.step_record;
-  if (!has_recorded_step(frame, "Each replica's gradient")) return;
-  const ShownMoment shown = shown_moment(frame);
-  const bool before = shown.progress.backward;
-  const bool after = shown.progress.all_reduced;
-  draw_layer_choice(frame);
-  if (!before) {
-    ImGui::TextWrapped(
-        "Step %lld: no gradients yet; each replica computes its own in the "
-        "backward pass.",
-        static_cast<long long>(record.step + 1));
-    frame.report.drew(name(), "heatmaps", 0);
-    return;
-  }
-  draw_norms(frame);
+namespace {
 
-  const int state = (before ? 1 : 0) | (after ? 2 : 0);
-  if (uploaded_session_ != frame.run.session ||
-      uploaded_version_ != frame.run.step_record_version || uploaded_state_ != state) {
-    upload_heatmaps(record, before, after);
-    uploaded_session_ = frame.run.session;
-    uploaded_version_ = frame.run.step_record_version;
-    uploaded_state_ = state;
+// "Before" and "after" in words: whether the replicas' gradients differ (before) and are the
+// same sum (after). diff_after < 0: not shown yet.
+void draw_verdict(std::size_t replicas, double diff_before, double diff_after) {
+  if (replicas > 1 && diff_before >= 0) {
+    ImGui::TextWrapped("Before: %s (largest difference %.3g).",
+                       diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
+                       diff_before);
   }
-  if (record.layers.empty()) return;
+  if (diff_after == 0) {
+    ImGui::TextWrapped("After: identical on every replica, the sum of all %zu.", replicas);
+  } else if (diff_after > 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("After: NOT identical (largest difference %.3g).", diff_after);
+    ImGui::PopStyleColor();
+  }
+}
+
+// Fingerprints of the weights after the update; returns whether every replica has the same.
+bool draw_fingerprints(const core::RecordedStep& record) {
+  bool same = true;
+  std::string prints;
+  for (const core::ReplicaRecord& r : record.replicas) {
+    same = same && r.has_fingerprint && r.fingerprint == record.replicas[0].fingerprint;
+    char text[32];
+    std::snprintf(text, sizeof text, "%s%08" PRIx64, prints.empty() ? "" : " ",
+                  r.fingerprint >> 32);
+    prints += text;
+  }
+  if (same) {
+    ImGui::TextWrapped("Weights after the update: fingerprint %s on every replica: in sync.",
+                       prints.substr(0, 8).c_str());
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("Weights DIFFER between replicas: %s", prints.c_str());
+    ImGui::PopStyleColor();
+  }
+  return same;
+}
+
+}  // namespace
+
+int GradientsPanel::draw_before_after(FrameContext& frame, bool after) {
+  const core::RecordedStep& record = frame.run.step_record;
   const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
   const std::size_t kept = record.replicas[0].gradient_before.size();
   if (kept < record.chosen_layer_values) {
@@ -133,42 +152,40 @@ void GradientsPanel::Draw(FrameContext& frame) {
     ImGui::EndGroup();
   }
   draw_key(std::min(avail.x * 0.5f, 240.0f));
-  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
-  if (replicas > 1 && diff_before >= 0) {
-    ImGui::TextWrapped("Before: %s (largest difference %.3g).",
-                       diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
-                       diff_before);
-  }
-  if (after) {
-    if (diff_after == 0) {
-      ImGui::TextWrapped("After: identical on every replica, the sum of all %zu.", replicas);
-    } else if (diff_after > 0) {
-      ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-      ImGui::TextWrapped("After: NOT identical (largest difference %.3g).", diff_after);
-      ImGui::PopStyleColor();
-    }
-  }
+  return heatmaps;
+}
 
-  // Fingerprints of the weights after the update.
+void GradientsPanel::Draw(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (!has_recorded_step(frame, "Each replica's gradient")) return;
+  const ShownMoment shown = shown_moment(frame);
+  const bool before = shown.progress.backward;
+  const bool after = shown.progress.all_reduced;
+  draw_layer_choice(frame);
+  if (!before) {
+    ImGui::TextWrapped(
+        "Step %lld: no gradients yet; each replica computes its own in the "
+        "backward pass.",
+        static_cast<long long>(record.step + 1));
+    frame.report.drew(name(), "heatmaps", 0);
+    return;
+  }
+  draw_norms(frame);
+
+  const int state = (before ? 1 : 0) | (after ? 2 : 0);
+  if (uploaded_session_ != frame.run.session ||
+      uploaded_version_ != frame.run.step_record_version || uploaded_state_ != state) {
+    upload_heatmaps(record, before, after);
+    uploaded_session_ = frame.run.session;
+    uploaded_version_ = frame.run.step_record_version;
+    uploaded_state_ = state;
+  }
+  if (record.layers.empty()) return;
+  const int heatmaps = draw_before_after(frame, after);
+  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
+  draw_verdict(record.replicas.size(), diff_before, diff_after);
   if (shown.progress.updated) {
-    bool same = true;
-    std::string prints;
-    for (const core::ReplicaRecord& r : record.replicas) {
-      same = same && r.has_fingerprint && r.fingerprint == record.replicas[0].fingerprint;
-      char text[32];
-      std::snprintf(text, sizeof text, "%s%08" PRIx64, prints.empty() ? "" : " ",
-                    r.fingerprint >> 32);
-      prints += text;
-    }
-    if (same) {
-      ImGui::TextWrapped("Weights after the update: fingerprint %s on every replica: in sync.",
-                         prints.substr(0, 8).c_str());
-    } else {
-      ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-      ImGui::TextWrapped("Weights DIFFER between replicas: %s", prints.c_str());
-      ImGui::PopStyleColor();
-    }
-    frame.report.drew(name(), "replicas_in_sync", same ? 1 : 0);
+    frame.report.drew(name(), "replicas_in_sync", draw_fingerprints(record) ? 1 : 0);
   }
   frame.report.drew(name(), "heatmaps", heatmaps);
   frame.report.drew(name(), "identical_after", diff_after == 0 ? 1 : 0);

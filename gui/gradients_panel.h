@@ -20,6 +20,9 @@ class GradientsPanel : public Panel {
  private:
   void draw_layer_choice(FrameContext& frame);
   void draw_norms(FrameContext& frame);
+  // The chosen layer's gradient as heatmaps, before and (once all-reduced) after; returns how
+  // many were drawn.
+  int draw_before_after(FrameContext& frame, bool after);
   // Heatmaps of the chosen layer, one per replica, in a row; returns how many were drawn.
   int draw_heatmaps(const char* what, std::vector<Texture>& textures, float side, float scale);
   void upload_heatmaps(const core::RecordedStep& record, bool before, bool after);

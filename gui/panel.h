@@ -5,8 +5,8 @@
 //
 // To add a panel: derive from Panel, give it a name() (its window title and report key), draw
 // the contents in Draw() (the window calls ImGui::Begin/End around it), report what was drawn
-// with frame.report.drew(name(), "what", count), and add it in AppWindow's constructor
-// (gui/app_window.cpp) with its place in the layout.
+// with frame.report.drew(name(), "what", count), and add it to make_panels() with its place in
+// layout() (gui/panel_layout.cpp). gui/README.md says more.
 #pragma once
 
 #include <string>

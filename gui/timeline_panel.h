@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gui/panel.h"
+#include "imgui.h"
 
 namespace mirrorlab::gui {
 
@@ -28,6 +29,9 @@ struct TimelineBlock {
 std::vector<TimelineBlock> layout_lane(const std::vector<TimelineSpan>& spans, double t0, double t1,
                                        float width, float min_pixels = 3.0f);
 
+struct LaneArea;    // timeline_panel.cpp
+struct LanesDrawn;  // timeline_panel.cpp
+
 class TimelinePanel : public Panel {
  public:
   const char* name() const override { return "Timeline"; }
@@ -36,6 +40,9 @@ class TimelinePanel : public Panel {
  private:
   void follow(const core::SessionSnapshot& run);
   void handle_mouse(float left, float width);
+  void draw_toolbar();  // Follow, Whole run, the phases' colours
+  LanesDrawn draw_lanes(ImDrawList* draw, const core::SessionSnapshot& run,
+                        const LaneArea& area) const;
 
   const void* session_ = nullptr;
   std::size_t events_seen_ = 0;

@@ -1,12 +1,14 @@
 // The GUI's pure parts, without a window: the timeline's folding, the palettes, the report,
-// the screenshot's row flip.
+// the screenshot's row flip, the panels' layout, a scripted run's decisions.
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "gui/colors.h"
 #include "gui/gui_report.h"
+#include "gui/panel_layout.h"
 #include "gui/screenshot.h"
+#include "gui/scripted_run.h"
 #include "gui/timeline_panel.h"
 #include "nlohmann/json.hpp"
 #include "virtualgpu/collective.h"
@@ -111,6 +113,116 @@ TEST(Screenshot, FlipRowsPutsTheBottomRowFirst) {
   EXPECT_EQ(rgb[0], 2);
   EXPECT_EQ(rgb[6], 1);
   EXPECT_EQ(rgb[12], 0);
+}
+
+std::vector<std::string> panel_names() {
+  std::vector<std::string> names;
+  for (const auto& p : make_panels()) names.push_back(p->name());
+  return names;
+}
+
+TEST(PanelLayout, EveryPanelHasOnePlaceAndTogetherTheyFillTheArea) {
+  const std::vector<std::string> names = panel_names();
+  const auto placed = place_panels(names);
+  ASSERT_EQ(placed.size(), names.size());
+  double area = 0;
+  std::set<std::string> seen;
+  for (const auto& [name, r] : placed) {
+    EXPECT_TRUE(seen.insert(name).second) << name << " placed twice";
+    EXPECT_GT(r.w, 0);
+    EXPECT_GT(r.h, 0);
+    EXPECT_LE(r.x + r.w, 1.0f + 1e-5f) << name;
+    EXPECT_LE(r.y + r.h, 1.0f + 1e-5f) << name;
+    area += double(r.w) * r.h;
+  }
+  EXPECT_NEAR(area, 1.0, 1e-5);
+}
+
+TEST(PanelLayout, AnAbsentPanelGivesItsRoomToItsRowAndAnEmptyRowToTheOthers) {
+  const auto placed = place_panels({"Timeline", "Devices"});  // one of each of two rows
+  ASSERT_EQ(placed.size(), 2u);
+  for (const auto& [name, r] : placed) {
+    EXPECT_FLOAT_EQ(r.w, 1.0f) << name;
+    EXPECT_FLOAT_EQ(r.x, 0.0f) << name;
+  }
+  EXPECT_EQ(placed[0].first, "Devices");  // rows keep their order
+  EXPECT_FLOAT_EQ(placed[0].second.h + placed[1].second.h, 1.0f);
+  EXPECT_FLOAT_EQ(placed[1].second.y, placed[0].second.h);
+}
+
+TEST(PanelLayout, AnUnknownPanelNameIsRefusedWithTheNamesThereAre) {
+  const auto panels = make_panels();
+  EXPECT_EQ(check_panel_name("", panels), "");
+  EXPECT_EQ(check_panel_name("Timeline", panels), "");
+  const std::string problem = check_panel_name("Timelines", panels);
+  EXPECT_NE(problem.find("no such panel"), std::string::npos) << problem;
+  for (const std::string& name : panel_names()) {
+    EXPECT_NE(problem.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(ScriptedRun, AWindowWithNoScriptOptionsIsInteractive) {
+  AppOptions options;
+  options.steps = 5;  // asks for steps first, but no picture, report or measurement
+  EXPECT_FALSE(ScriptedRun(options).active());
+  options.screenshot = "out.png";
+  EXPECT_TRUE(ScriptedRun(options).active());
+}
+
+TEST(ScriptedRun, WithNothingToTrainAScreenshotIsTakenAfterItsFrames) {
+  AppOptions options;
+  options.screenshot = "out.png";
+  options.frames = 3;
+  ScriptedRun script(options);
+  core::SessionSnapshot run;
+  FrameStats stats;
+  GuiReport report;
+  EXPECT_EQ(script.after_frame(0.1, run, nullptr, stats, report), ScriptStep::kGoOn);
+  EXPECT_EQ(script.after_frame(0.2, run, nullptr, stats, report), ScriptStep::kGoOn);
+  EXPECT_EQ(script.after_frame(0.3, run, nullptr, stats, report),
+            ScriptStep::kScreenshotThenDone);
+  EXPECT_EQ(script.finish(run, "", false), 0);
+  EXPECT_EQ(script.finish(run, "", true), 1);  // the screenshot could not be written
+}
+
+TEST(ScriptedRun, AScriptPastItsTimeoutStopsAndFails) {
+  AppOptions options;
+  options.report = "report.json";
+  options.script_timeout_seconds = 5;
+  ScriptedRun script(options);
+  core::SessionSnapshot run;
+  FrameStats stats;
+  GuiReport report;
+  EXPECT_EQ(script.after_frame(5.5, run, nullptr, stats, report), ScriptStep::kDone);
+  EXPECT_EQ(script.finish(run, "", false), 1);
+}
+
+TEST(ScriptedRun, AScriptThatAskedForStepsFailsWhenNoSessionCouldBeBuilt) {
+  AppOptions options;
+  options.report = "report.json";
+  options.steps = 3;
+  ScriptedRun script(options);
+  core::SessionSnapshot run;
+  EXPECT_EQ(script.finish(run, "out of memory on /gpu:0", false), 1);
+  options.steps = 0;  // only a picture of the error: that is what was asked
+  EXPECT_EQ(ScriptedRun(options).finish(run, "out of memory on /gpu:0", false), 0);
+}
+
+TEST(FrameStats, MeasuresTheTimeBetweenFramesAndStartsOverOnRestart) {
+  FrameStats stats;
+  stats.frame_started(1.0);
+  stats.frame_started(1.5);
+  stats.frame_started(2.5);
+  stats.frames_drawn = 2;
+  stats.draw_calls = 7;
+  ASSERT_EQ(stats.frame_seconds.size(), 2u);
+  EXPECT_DOUBLE_EQ(stats.frame_seconds[1], 1.0);
+  stats.restart();
+  EXPECT_TRUE(stats.frame_seconds.empty());
+  EXPECT_EQ(stats.frames_drawn, 0);
+  EXPECT_EQ(stats.draw_calls, 7);  // the last frame's, until the next is drawn
+  stats.frame_started(9.0);        // the first frame after a restart has no interval
+  EXPECT_TRUE(stats.frame_seconds.empty());
 }
 
 }  // namespace
