@@ -109,6 +109,11 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
     help += "; " + std::string(a.name) + ": " + std::string(a.what);
   }
   add_choice_flag(cmd, "--allreduce", o.allreduce, algorithms, help);
+  add_choice_flag(cmd, "--loss-scaling", o.loss_scaling, {"replica-mean", "batch-mean"},
+                  "How a replica scales its loss; both agree on full batches. replica-mean "
+                  "(Keras' model.fit): its own examples' mean / replicas, so on an uneven last "
+                  "batch each replica weighs the same; batch-mean: divided by the global batch's "
+                  "examples, so each example weighs the same, as on one device");
   add_unsigned_flag(cmd, "--seed", o.seed, 0, std::numeric_limits<std::uint64_t>::max(),
                     "Seed for initial weights and shuffling");
   add_text_flag(cmd, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
@@ -135,6 +140,7 @@ core::StrategyOptions strategy_options(const TrainOptions& o) {
   strategy.optimizer.kind = core::parse_optimizer_kind(o.optimizer);
   strategy.optimizer.learning_rate = static_cast<float>(o.learning_rate);
   strategy.all_reduce = o.allreduce;
+  strategy.loss_scaling = core::parse_loss_scaling(o.loss_scaling);
   strategy.seed = o.seed;
   return strategy;
 }
@@ -180,6 +186,7 @@ nlohmann::json run_config(const TrainOptions& o, int gpus, std::size_t global,
           {"optimizer", o.optimizer},
           {"learning_rate", o.learning_rate},
           {"allreduce", strategy.all_reduce().name()},
+          {"loss_scaling", o.loss_scaling},
           {"seed", o.seed},
           {"train_examples", train_examples}};
 }
@@ -212,6 +219,26 @@ class TrainProgress : public KerasProgress {
   const TrainOptions* options_;
   std::vector<std::string>* warnings_;
 };
+
+// How TensorFlow splits each epoch's short last batch, and how the loss weighs it.
+void print_last_batch(std::size_t examples, int gpus, const core::StrategyOptions& options) {
+  const std::vector<core::Shard> shards =
+      core::split_global_batch(examples, gpus, (examples + gpus - 1) / gpus);
+  std::string split;
+  for (const core::Shard& s : shards) {
+    split += (split.empty() ? "" : " + ") + std::to_string(s.count);
+  }
+  if (gpus > 8) split = std::to_string(shards[0].count) + " per replica until none are left";
+  std::printf("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it\n",
+              examples, split.c_str());
+  std::printf("%s\n", options.loss_scaling == core::LossScaling::kReplicaMean
+                          ? "Loss scaling replica-mean, as Keras' model.fit: on that batch each "
+                            "replica's mean loss weighs the same (--loss-scaling batch-mean: each "
+                            "example)"
+                          : "Loss scaling batch-mean: on that batch each example weighs the same, "
+                            "as on one device (Keras' model.fit weighs each replica's mean the "
+                            "same)");
+}
 
 }  // namespace
 
@@ -253,7 +280,8 @@ int run_train(const TrainOptions& o) {
   std::printf("Global batch %zu = %lld per replica x %d replicas; %s optimizer, lr %g\n", global,
               static_cast<long long>(o.batch_per_replica), gpus, o.optimizer.c_str(),
               o.learning_rate);
-
+  if (gpus > 1 && data.train.size() % global != 0) print_last_batch(data.train.size() % global,
+                                                                      gpus, strategy.options());
   std::vector<std::string> warnings;
   TrainProgress progress(o, &warnings);
   core::FitOptions fit = fit_options(o);

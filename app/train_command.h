@@ -24,6 +24,7 @@ struct TrainOptions {
   std::string optimizer = "adam";
   double learning_rate = 1e-3;
   std::string allreduce = "auto";
+  std::string loss_scaling = "replica-mean";
   std::uint64_t seed = 42;
   std::string data_dir = core::kDefaultFashionMnistDir;
   std::int64_t train_examples = 0;        // 0: all 60,000

@@ -121,6 +121,31 @@ TEST(Cli, MemoryLimitTooSmallIsAClearError) {
   EXPECT_NE(r.output.find("--memory-limit"), std::string::npos) << r.output;
 }
 
+// 1000 examples in global batches of 48 on 3 replicas leave 40: TensorFlow 2.21 splits them
+// 14 + 14 + 12, and model.fit weighs the replicas' mean losses alike (docs/tensorflow-conformance.md).
+TEST(Cli, SaysHowTheUnevenLastBatchIsSplitAndWeighed) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const std::string flags =
+      "train --model mlp --gpus 3 --batch-per-replica 16 --epochs 1 --max-steps 1 "
+      "--train-examples 1000";
+  const Result keras = run(flags);
+  ASSERT_EQ(keras.status, 0) << keras.output;
+  EXPECT_NE(keras.output.find("Last batch of each epoch: 40 examples, split 14 + 14 + 12"),
+            std::string::npos)
+      << keras.output;
+  EXPECT_NE(keras.output.find("Loss scaling replica-mean, as Keras' model.fit"), std::string::npos)
+      << keras.output;
+  const Result exact = run(flags + " --loss-scaling batch-mean");
+  ASSERT_EQ(exact.status, 0) << exact.output;
+  EXPECT_NE(exact.output.find("Loss scaling batch-mean: on that batch each example weighs the same"),
+            std::string::npos)
+      << exact.output;
+  const Result even = run("train --model mlp --gpus 2 --batch-per-replica 50 --epochs 1 "
+                          "--max-steps 1 --train-examples 1000");
+  ASSERT_EQ(even.status, 0) << even.output;
+  EXPECT_EQ(even.output.find("Last batch of each epoch"), std::string::npos) << even.output;
+}
+
 TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const std::filesystem::path history =

@@ -129,9 +129,13 @@ StepNeeds StepRecorder::begin_step(const StepStart& start) {
   for (std::size_t i = 0; i < batch.indices.size(); ++i) {
     building_.labels[i] = batch.data->labels[batch.indices[i]];
   }
-  building_.batch_per_replica = shards.empty() ? 0 : shards[0].count;
-  for (const Shard& s : shards)
-    building_.batch_per_replica = std::max(building_.batch_per_replica, s.count);
+  // As the dataset was batched; with none given, the largest shard (a full batch's).
+  building_.batch_per_replica = batch.batch_per_replica;
+  if (building_.batch_per_replica == 0) {
+    for (const Shard& s : shards) {
+      building_.batch_per_replica = std::max(building_.batch_per_replica, s.count);
+    }
+  }
   const int layers = static_cast<int>(building_.layers.size());
   const int requested = requested_layer_.load();
   building_.chosen_layer =

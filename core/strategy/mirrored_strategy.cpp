@@ -21,13 +21,37 @@ std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas
                                 " replicas of " + std::to_string(per_replica_batch) +
                                 " examples each");
   }
+  // TensorFlow rebatches each batch it is given, whatever its size: every replica takes
+  // ceil(count / replicas) consecutive examples until none are left (tf.distribute 2.21, checked
+  // by scripts/check-tensorflow). A full batch gives each its per-replica batch.
+  const std::size_t n = static_cast<std::size_t>(num_replicas);
+  const std::size_t each = (global_count + n - 1) / n;
   std::vector<Shard> shards;
   for (int r = 0; r < num_replicas; ++r) {
-    const std::size_t begin = std::min(global_count, r * per_replica_batch);
-    const std::size_t end = std::min(global_count, begin + per_replica_batch);
+    const std::size_t begin = std::min(global_count, static_cast<std::size_t>(r) * each);
+    const std::size_t end = std::min(global_count, begin + each);
     shards.push_back(Shard{r, begin, end - begin});
   }
   return shards;
+}
+
+LossScaling parse_loss_scaling(std::string_view name) {
+  if (name == "replica-mean") return LossScaling::kReplicaMean;
+  if (name == "batch-mean") return LossScaling::kBatchMean;
+  throw std::invalid_argument("unknown loss scaling '" + std::string(name) +
+                              "': replica-mean or batch-mean");
+}
+
+const char* to_string(LossScaling scaling) {
+  return scaling == LossScaling::kReplicaMean ? "replica-mean" : "batch-mean";
+}
+
+float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global) {
+  // A full batch gives the same scale both ways: shard x replicas = global batch.
+  const std::size_t divisor = scaling == LossScaling::kReplicaMean
+                                  ? shard * static_cast<std::size_t>(std::max(replicas, 1))
+                                  : global;
+  return 1.0f / static_cast<float>(std::max<std::size_t>(1, divisor));
 }
 
 DivergedError::DivergedError(NonFiniteValue where)
@@ -125,7 +149,8 @@ const Tensor& ReplicaContext::forward() {
 
 LossStats ReplicaContext::backward(const Tensor& logits) {
   const TimeMark begin = replica_->ops().mark();
-  const float scale = 1.0f / static_cast<float>(std::max<std::size_t>(1, global_batch_size_));
+  const float scale = loss_scale(strategy_->options().loss_scaling, labels().size(),
+                                 num_replicas_in_sync(), global_batch_size_);
   LossStats stats;
   enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), scale,
                                 &grad_logits_, &model().arena(), &stats);

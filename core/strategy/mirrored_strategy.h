@@ -2,9 +2,10 @@
 //
 //  1. every replica holds a full copy of the model: variables initialised once on replica 0,
 //     then broadcast, so all copies start equal;
-//  2. each global batch is split into N shards (TensorFlow's rebatching: replica i takes
-//     examples [i*b, (i+1)*b) of the global batch, so an uneven last batch leaves the later
-//     replicas fewer examples, possibly none);
+//  2. each global batch is split into N shards as TensorFlow rebatches it: each replica takes
+//     the next ceil(b / N) of the batch's b examples, so a full batch gives each its
+//     per-replica batch, and an uneven last batch of 40 on 3 replicas gives 14, 14 and 12 (on
+//     8 replicas, 10 give 2, 2, 2, 2, 2, 0, 0, 0);
 //  3. every replica runs forward and backward on its shard, concurrently on its device's stream;
 //  4. an all-reduce sums the gradients so every replica holds the same sum;
 //  5. every replica applies the same optimizer update to its own copy;
@@ -20,6 +21,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/strategy/cross_replica.h"
@@ -38,7 +40,8 @@
 
 namespace mirrorlab::core {
 
-// One replica's slice of a global batch: examples [begin, begin + count).
+// One replica's slice of a global batch: examples [begin, begin + count). Throws
+// std::invalid_argument when the batch is larger than the replicas' per-replica batches hold.
 struct Shard {
   int replica = 0;
   std::size_t begin = 0;
@@ -53,17 +56,36 @@ class ReplicasOutOfSync : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How each replica scales its summed loss before backpropagation (the gradients are then
+// summed across replicas). The two agree on every full batch and differ on an uneven one.
+enum class LossScaling {
+  // Its own examples' mean, divided by the number of replicas: what Keras' model.fit and
+  // tf.nn.compute_average_loss without global_batch_size do (TensorFlow 2.21, measured). On an
+  // uneven batch a replica with fewer examples weighs as much as one with more, and a replica
+  // with none adds nothing.
+  kReplicaMean,
+  // Divided by the examples in the whole global batch: every example weighs the same, as on
+  // one device (compute_average_loss with global_batch_size set to the batch's real size).
+  kBatchMean,
+};
+LossScaling parse_loss_scaling(std::string_view name);  // "replica-mean" | "batch-mean"
+const char* to_string(LossScaling scaling);
+// What a replica with `shard` of the global batch's `global` examples multiplies its summed loss
+// by, on `replicas` replicas. A replica with no examples: 1 (it has nothing to scale).
+float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global);
+
 struct StrategyOptions {
   ModelKind model = ModelKind::kCnn;
   OptimizerConfig optimizer;
   std::string all_reduce{vgpu::kAutoAllReduce};  // auto, or a name of the table of algorithms
   std::uint64_t seed = 1;
   bool check_sync = true;  // compare weight fingerprints after every training step
+  LossScaling loss_scaling = LossScaling::kReplicaMean;  // as model.fit
 };
 
 // The examples `indices` of `data` form one global batch. `batch_per_replica` is the size the
-// dataset was batched with per replica (0: size() / N rounded up): a short last batch is cut at
-// multiples of it, as TensorFlow does, so later replicas get fewer examples or none.
+// dataset was batched with per replica (0: size() / N rounded up), the most a replica can take;
+// split_global_batch cuts the batch as TensorFlow does.
 struct GlobalBatch {
   const Dataset* data = nullptr;
   std::span<const std::uint32_t> indices;
@@ -136,7 +158,7 @@ class ReplicaContext {
   std::span<const std::uint8_t> labels() const { return replica_->labels(); }
 
   const Tensor& forward();  // logits of this replica's shard
-  // Loss scaled by 1/global batch size (compute_average_loss) and backpropagation into the
+  // The loss, scaled as StrategyOptions::loss_scaling says, and backpropagation into the
   // model's gradients. The stats are this shard's sums.
   LossStats backward(const Tensor& logits);
   // Forward and loss only (no gradients): for evaluation.
