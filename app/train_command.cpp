@@ -231,6 +231,7 @@ void print_last_batch(std::size_t examples, int gpus, const core::StrategyOption
   if (gpus > 8) split = std::to_string(shards[0].count) + " per replica until none are left";
   std::printf("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it\n",
               examples, split.c_str());
+  if (shards.front().count == shards.back().count) return;  // even: both scalings agree
   std::printf("%s\n", options.loss_scaling == core::LossScaling::kReplicaMean
                           ? "Loss scaling replica-mean, as Keras' model.fit: on that batch each "
                             "replica's mean loss weighs the same (--loss-scaling batch-mean: each "

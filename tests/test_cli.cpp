@@ -144,6 +144,13 @@ TEST(Cli, SaysHowTheUnevenLastBatchIsSplitAndWeighed) {
                           "--max-steps 1 --train-examples 1000");
   ASSERT_EQ(even.status, 0) << even.output;
   EXPECT_EQ(even.output.find("Last batch of each epoch"), std::string::npos) << even.output;
+  const Result short_but_even = run("train --model mlp --gpus 2 --batch-per-replica 64 "
+                                    "--epochs 1 --max-steps 1 --train-examples 1000");
+  ASSERT_EQ(short_but_even.status, 0) << short_but_even.output;
+  EXPECT_NE(short_but_even.output.find("104 examples, split 52 + 52"), std::string::npos)
+      << short_but_even.output;
+  EXPECT_EQ(short_but_even.output.find("Loss scaling"), std::string::npos)
+      << short_but_even.output;
 }
 
 TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
