@@ -35,25 +35,6 @@ std::int64_t memory_limit_mib(const DeviceFlags& flags, int i) {
                                             : flags.memory_limits_mib[0];
 }
 
-bool requires_cuda(const DeviceFlags& flags) {
-  return flags.backend == "cuda" ||
-         (flags.backend == "auto" && (!flags.physical_gpus.empty() || flags.sm_split));
-}
-
-std::string cuda_flag(const DeviceFlags& flags) {
-  if (flags.backend == "cuda") return "--backend cuda";
-  return flags.physical_gpus.empty() ? "--sm-split" : "--devices";
-}
-
-std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
-                                                                   int count) {
-  std::vector<vgpu::LogicalDeviceConfiguration> configs;
-  for (int i = 0; i < count; ++i) {
-    configs.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
-  }
-  return configs;
-}
-
 int device_count(const DeviceFlags& flags, std::string* problem) {
   const int listed = static_cast<int>(flags.memory_limits_mib.size());
   const int cards = static_cast<int>(flags.physical_gpus.size());
@@ -83,22 +64,32 @@ int device_count(const DeviceFlags& flags, std::string* problem) {
 DevicePlan plan_devices(const DeviceFlags& flags, int count) {
   DevicePlan plan;
   plan.backend = flags.backend;
-  plan.requires_cuda = requires_cuda(flags);
-  plan.cuda_flag = cuda_flag(flags);
   plan.physical_gpus = flags.physical_gpus;
   plan.sm_split = flags.sm_split;
   // No --memory-limit with --devices a,b: each device may use its whole card.
   if (!flags.memory_limits_mib.empty()) {
     plan.card_limit_mib = static_cast<std::size_t>(flags.memory_limits_mib[0]);
   }
-  plan.devices = device_configuration(flags, count);
+  for (int i = 0; i < count; ++i) {
+    plan.devices.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
+  }
   return plan;
+}
+
+bool requires_cuda(const DevicePlan& plan) {
+  return plan.backend == "cuda" ||
+         (plan.backend == "auto" && (!plan.physical_gpus.empty() || plan.sm_split));
+}
+
+std::string cuda_flag(const DevicePlan& plan) {
+  if (plan.backend == "cuda") return "--backend cuda";
+  return plan.physical_gpus.empty() ? "--sm-split" : "--devices";
 }
 
 namespace {
 
 std::string no_gpu_error(const DevicePlan& plan, const vgpu::GpuInventory& inventory) {
-  return plan.cuda_flag + ": " + inventory.unavailable_reason +
+  return cuda_flag(plan) + ": " + inventory.unavailable_reason +
          ": use --backend cpu for CPU-backed virtual GPUs";
 }
 
@@ -107,7 +98,7 @@ std::string no_gpu_error(const DevicePlan& plan, const vgpu::GpuInventory& inven
 bool use_cuda(const DevicePlan& plan, vgpu::DeviceRegistry& registry) {
   if (plan.backend == "cpu") return false;
   const vgpu::GpuInventory& inventory = registry.gpu_inventory();
-  if (plan.requires_cuda && inventory.gpus.empty()) {
+  if (requires_cuda(plan) && inventory.gpus.empty()) {
     throw vgpu::ConfigurationError(no_gpu_error(plan, inventory));
   }
   if (plan.backend != "auto") return true;
@@ -124,7 +115,7 @@ bool use_cuda(const DevicePlan& plan, vgpu::DeviceRegistry& registry) {
 }  // namespace
 
 void check_gpu_visible(const DevicePlan& plan) {
-  if (!plan.requires_cuda) return;
+  if (!requires_cuda(plan)) return;
   const vgpu::GpuInventory inventory = vgpu::enumerate_gpus();
   if (inventory.gpus.empty()) throw vgpu::ConfigurationError(no_gpu_error(plan, inventory));
 }

@@ -34,25 +34,14 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags);
 // The number of devices the flags ask for, or a sentence saying why they disagree.
 int device_count(const DeviceFlags& flags, std::string* problem);
 
-// True when the flags can only mean CUDA devices: --backend cuda, or auto with --devices or
-// --sm-split. cuda_flag names the flag that asks ("--backend cuda", "--devices").
-bool requires_cuda(const DeviceFlags& flags);
-std::string cuda_flag(const DeviceFlags& flags);
-
 // The memory limit of device `i` in MiB.
 std::int64_t memory_limit_mib(const DeviceFlags& flags, int i);
-
-// One configuration per device (count from device_count).
-std::vector<vgpu::LogicalDeviceConfiguration> device_configuration(const DeviceFlags& flags,
-                                                                   int count);
 
 // What the flags ask for, typed, read once: the devices to make and where. A command that lets
 // its user change the devices later (the GUI's settings) replaces `devices` and makes them again;
 // nothing goes back through the flags.
 struct DevicePlan {
   std::string backend = "cpu";  // cpu, cuda or auto
-  bool requires_cuda = false;   // see requires_cuda()
-  std::string cuda_flag;        // the flag that asks for CUDA, for messages
   std::vector<int> physical_gpus;
   bool sm_split = false;
   // Several physical GPUs: one device per card, each capped at this (0: the whole card); the
@@ -61,8 +50,13 @@ struct DevicePlan {
   std::vector<vgpu::LogicalDeviceConfiguration> devices;
 };
 
-// The plan for `count` devices (count from device_count).
+// The plan for `count` devices (count from device_count), one configuration each.
 DevicePlan plan_devices(const DeviceFlags& flags, int count);
+
+// True when the plan can only mean CUDA devices: --backend cuda, or auto with --devices or
+// --sm-split. cuda_flag names the flag that asks ("--backend cuda", "--devices").
+bool requires_cuda(const DevicePlan& plan);
+std::string cuda_flag(const DevicePlan& plan);
 
 // Configures `registry` as the plan says, makes the devices and prints TensorFlow's line saying
 // what they are. --backend auto takes CUDA devices when a GPU is visible, else CPU-backed virtual

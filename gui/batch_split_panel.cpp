@@ -250,13 +250,13 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   ImGui::Text("Step %lld: a global batch of %zu examples, split %zu ways",
               static_cast<long long>(record.step + 1), record.indices.size(), n);
   if (uneven) {
-    // TensorFlow's rule, as split_global_batch applies it: the next ceil(b / N) to each.
-    const std::size_t b = record.indices.size();
+    // TensorFlow's rule, as split_global_batch applied it: the first replica's share is the
+    // ceil(b / N) each takes.
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImVec4(0.94f, 0.89f, 0.26f, 1.0f),
                        "Uneven: the epoch's last batch. As in TensorFlow, each replica takes the "
                        "next ceil(%zu / %zu) = %zu examples until none are left.",
-                       b, n, (b + n - 1) / n);
+                       record.indices.size(), n, counts.front());
     ImGui::PopTextWrapPos();
   }
   if (!shown.progress.split) {

@@ -161,8 +161,10 @@ def main():
 
     rows = []  # (what, case, tensorflow, mirrorlab, verdict)
 
-    def row(what, case, tf_value, ml_value, known=None):
-        verdict = "same" if tf_value == ml_value else ("known" if known else "DIFFERS")
+    def row(what, case, tf_value, ml_value, known=None, agree=None):
+        """agree: whether the two agree, where the values shown are not compared as they are."""
+        agree = tf_value == ml_value if agree is None else agree
+        verdict = "same" if agree else ("known" if known else "DIFFERS")
         rows.append((what, case, str(tf_value), str(ml_value), verdict, known or ""))
 
     # 1. The split of every global batch, through experimental_distribute_dataset.
@@ -206,12 +208,13 @@ def main():
     replica_mean_w = predicted_weight(ml["loss_scale"][0:2], fit_shards)
     batch_mean_w = predicted_weight(ml["loss_scale"][2:4], fit_shards)
     close = lambda a, b: abs(a - b) < 1e-5  # noqa: E731
+    fit_agrees = close(tf_w, replica_mean_w)
     row("model.fit's loss weighting on an uneven batch (w after 1 epoch)",
         "88 examples, 3 replicas x 16, SGD",
         f"w = {tf_w:.6f}",
-        f"w = {replica_mean_w:.6f} (replica-mean, the default)" if close(tf_w, replica_mean_w)
-        else f"replica-mean {replica_mean_w:.6f}, batch-mean {batch_mean_w:.6f}")
-    rows[-1] = rows[-1][:4] + (("same",) if close(tf_w, replica_mean_w) else ("DIFFERS",)) + ("",)
+        f"w = {replica_mean_w:.6f} (replica-mean, the default)" if fit_agrees
+        else f"replica-mean {replica_mean_w:.6f}, batch-mean {batch_mean_w:.6f}",
+        agree=fit_agrees)
     row("--loss-scaling batch-mean against model.fit", "88 examples, 3 replicas x 16, SGD",
         f"w = {tf_w:.6f}", f"w = {batch_mean_w:.6f}",
         known="batch-mean is mirrorlab's option, not model.fit's: each example weighs the same, "
