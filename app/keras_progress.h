@@ -1,7 +1,11 @@
-// Keras-style progress: "Epoch 1/5", a live bar while an epoch runs (on a terminal), then
-//   469/469 [==============================] - 12s 26ms/step - loss: 0.4123 - accuracy: 0.8512
-//   - val_loss: 0.4500 - val_accuracy: 0.8400
-// When stdout is not a terminal (a log, CI) only the final line of each epoch is printed.
+// Keras 3's progress (what model.fit(verbose=1) prints in TensorFlow 2.21, checked by
+// scripts/check-tensorflow): "Epoch 1/5", a live bar while an epoch runs (on a terminal), then
+//   469/469 ━━━━━━━━━━━━━━━━━━━━ 12s 26ms/step - accuracy: 0.8512 - loss: 0.4123
+//   - val_accuracy: 0.8400 - val_loss: 0.4500
+// On a terminal the bar is coloured as Keras colours it (green done, grey to go). When stdout is
+// not a terminal (a log, CI) only the final line of each epoch is printed, without colour codes,
+// and the part of the bar still to go is drawn '─' (Keras writes colour codes into logs too, and
+// redraws the bar there).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +17,11 @@
 namespace mirrorlab::app {
 
 std::string format_duration_per_step(double seconds_per_step);  // "26ms/step", "850us/step"
-std::string progress_bar(std::int64_t done, std::int64_t total);  // "[=====>.......]"
+std::string format_metric(double value);                         // Keras: "0.4123", "2.0000e-04"
+// " 5/24 ━━━━━━━━━━━━━━━━━━━━": the counter and Keras' 20-wide bar; `colour`: Keras' ANSI codes.
+std::string progress_bar(std::int64_t done, std::int64_t total, bool colour);
+// Keras' estimate of the time left: "14s", "2:05", "1:02:05".
+std::string format_eta(double seconds);
 
 class KerasProgress : public core::FitCallback {
  public:

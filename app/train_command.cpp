@@ -12,6 +12,7 @@
 #include "app/history_json.h"
 #include "app/interrupt.h"
 #include "app/keras_progress.h"
+#include "app/model_summary.h"
 #include "app/output_files.h"
 #include "core/strategy/fit.h"
 #include "core/nn/kernels_cpu.h"
@@ -21,32 +22,6 @@
 
 namespace mirrorlab::app {
 namespace {
-
-std::string with_commas(std::size_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-void print_model_summary(const core::Model& model, const char* name) {
-  const std::string rule(70, '_'), double_rule(70, '=');
-  std::printf("Model: \"%s\"\n%s\n %-30s %-25s %s\n%s\n", name, rule.c_str(), "Layer (type)",
-              "Output Shape", "Param #", double_rule.c_str());
-  for (const core::LayerSummary& layer : model.summary()) {
-    // Keras prints the batch dimension as None: (None, 26, 26, 32), (None, 784).
-    std::string shape = "(None";
-    for (std::int64_t d : layer.output_shape) shape += ", " + std::to_string(d);
-    shape += ")";
-    const std::string label = layer.name + " (" + layer.type + ")";
-    std::printf(" %-30s %-25s %s\n", label.c_str(), shape.c_str(),
-                with_commas(layer.params).c_str());
-  }
-  std::printf("%s\nTotal params: %s\n%s\n", double_rule.c_str(),
-              with_commas(model.num_params()).c_str(), rule.c_str());
-}
 
 void print_phase_table(const core::MirroredStrategy& strategy,
                        const std::vector<core::PhaseTotals>& totals, std::int64_t steps) {
@@ -98,12 +73,13 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
       cmd, "--max-steps", o.max_steps, 0, std::int64_t{1} << 40,
       "Stop after this many global steps (then still evaluate and report); 0: no limit");
   add_choice_flag(cmd, "--optimizer", o.optimizer, {"sgd", "adam", "nadam"},
-                  "sgd (momentum 0.9), adam or nadam");
-  add_real_flag(cmd, "--lr", o.learning_rate, 1e-9, 10.0, "Learning rate");
+                  "sgd (momentum 0.9, where Keras' SGD defaults to 0), adam or nadam (Keras 3's)");
+  add_real_flag(cmd, "--lr", o.learning_rate, 1e-9, 10.0,
+                "Learning rate, for every optimizer (Keras' SGD defaults to 0.01)");
   std::vector<std::string> algorithms{std::string(vgpu::kAutoAllReduce)};
-  std::string help = "All-reduce algorithm: auto (TensorFlow's choice: " +
+  std::string help = "All-reduce algorithm: auto (TensorFlow 2.21's choice: " +
                      std::string(vgpu::kNcclName) + " with one CUDA GPU per replica, else " +
-                     std::string(vgpu::kReduceToOneName) + ")";
+                     std::string(vgpu::kRingName) + ")";
   for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
     algorithms.emplace_back(a.name);
     help += "; " + std::string(a.name) + ": " + std::string(a.what);
@@ -268,18 +244,20 @@ int run_train(const TrainOptions& o) {
     return 2;
   }
   core::MirroredStrategy& strategy = *made;
-  const auto& log = strategy.all_reduce_log();
-  for (const std::string& warning : strategy.all_reduce_warnings()) {
-    std::printf("WARNING: %s\n", warning.c_str());
+  // TensorFlow's own log lines, as it writes them, then mirrorlab's.
+  std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
+              strategy.device_tuple().c_str());
+  std::printf("%s", model_summary(strategy.replica(0).model(), o.model).c_str());
+  if (!strategy.tensorflow_all_reduce_log().empty()) {
+    std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
   }
-  std::printf("INFO: Using MirroredStrategy with devices %s\n", strategy.device_tuple().c_str());
-  print_model_summary(strategy.replica(0).model(), o.model.c_str());
-  std::printf("INFO: %s\n", log.back().c_str());
+  for (const std::string& note : strategy.all_reduce_notes()) std::printf("%s\n", note.c_str());
 
   const core::FashionMnist data = load_training_data(o);
   const std::size_t global = static_cast<std::size_t>(o.batch_per_replica) * gpus;
-  std::printf("Global batch %zu = %lld per replica x %d replicas; %s optimizer, lr %g\n", global,
+  std::printf("Global batch %zu = %lld per replica x %d replicas; %s optimizer%s, lr %g\n", global,
               static_cast<long long>(o.batch_per_replica), gpus, o.optimizer.c_str(),
+              o.optimizer == "sgd" ? " (momentum 0.9; Keras' SGD defaults to 0)" : "",
               o.learning_rate);
   if (gpus > 1 && data.train.size() % global != 0) print_last_batch(data.train.size() % global,
                                                                       gpus, strategy.options());

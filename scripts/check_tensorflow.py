@@ -7,10 +7,16 @@ says in its output).
 """
 
 import argparse
+import io
 import json
+import logging
+import os
+import re
 import subprocess
 import sys
 import warnings
+from contextlib import redirect_stdout
+from unittest import mock
 
 import numpy as np
 
@@ -117,12 +123,145 @@ def predicted_weight(scales_per_step, shards_per_step, examples=88, lr=0.5):
     return w
 
 
+# ---- the all-reduce TensorFlow chooses, and what it logs -----------------------------------
+
+def cross_device_ops_name(ops, options):
+    name = type(ops).__name__
+    if name == "CollectiveAllReduce":
+        name += ", " + options.implementation.name
+    return name
+
+
+def tf_choice(placement, replicas):
+    """The cross-device ops MirroredStrategy picks by default. On CPU devices by running it;
+    for GPUs (there are none here) by running its own selection code,
+    MirroredExtended._make_collective_ops_with_fallbacks, with TensorFlow's device lists of
+    one card carved into `replicas` logical GPUs, or of `replicas` physical GPUs, patched in."""
+    if placement == "cpu":
+        s = strategy_of(replicas).extended
+        return cross_device_ops_name(s._cross_device_ops, s._communication_options)
+    from tensorflow.python.distribute import collective_util
+    from tensorflow.python.distribute import mirrored_strategy
+    from tensorflow.python.eager import context
+    physical = 1 if placement == "logical" else replicas
+
+    def gpus(n):
+        return [context.LogicalDevice(f"/device:GPU:{i}", "GPU") for i in range(n)]
+
+    ctx = type(context.context())
+    with mock.patch.object(ctx, "list_physical_devices", lambda self, device_type=None: gpus(physical)), \
+            mock.patch.object(ctx, "list_logical_devices", lambda self, device_type=None: gpus(replicas)):
+        extended = object.__new__(mirrored_strategy.MirroredExtended)
+        extended._collective_key_base = 0
+        extended._devices = tuple(f"/job:localhost/replica:0/task:0/device:GPU:{i}"
+                                  for i in range(replicas))
+        extended._communication_options = collective_util.Options(
+            implementation=collective_util.CommunicationImplementation.NCCL)  # as __init__ sets
+        ops = extended._make_collective_ops_with_fallbacks()
+    return cross_device_ops_name(ops, extended._communication_options)
+
+
+def keras_model(kind, name=None):
+    """mirrorlab's models in Keras, layer for layer (its ReLUs are layers of their own)."""
+    L = keras.layers
+    if kind == "cnn":
+        layers = [L.Conv2D(32, 3), L.ReLU(), L.MaxPooling2D(), L.Flatten(), L.Dense(128), L.ReLU(),
+                  L.Dense(10)]
+    else:
+        layers = [L.Flatten(), L.Dense(256), L.ReLU(), L.Dense(128), L.ReLU(), L.Dense(10)]
+    return keras.Sequential([keras.Input((28, 28, 1))] + layers, name=name or kind)
+
+
+def compile_for_fit(model, optimizer="adam"):
+    model.compile(optimizer=optimizer,
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+
+
+def tf_fit_log(cross_device_ops, devices, model_kind="mlp"):
+    """What TensorFlow logs (INFO and WARNING, its logger) while making a MirroredStrategy over
+    `devices` and fitting one epoch with verbose=1; and the last line model.fit printed."""
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(f"{record.levelname}:tensorflow:{record.getMessage()}")
+
+    tf.get_logger().addHandler(Keep())
+    tf.get_logger().setLevel("INFO")
+    kwargs = {}
+    if cross_device_ops == "ReductionToOneDevice":
+        kwargs["cross_device_ops"] = tf.distribute.ReductionToOneDevice()
+    strategy = tf.distribute.MirroredStrategy(devices, **kwargs)
+    printed = io.StringIO()
+    if all("cpu" in d for d in devices):  # it can only train on the devices there are
+        with strategy.scope():
+            model = keras_model(model_kind)
+            compile_for_fit(model)
+        rng = np.random.default_rng(0)
+        x = rng.random((512, 28, 28, 1), np.float32)
+        y = rng.integers(0, 10, 512)
+        with redirect_stdout(printed):
+            model.fit(x, y, batch_size=128, epochs=1, verbose=1, validation_data=(x[:128], y[:128]))
+    last = [l for l in printed.getvalue().replace("\r", "\n").split("\n") if "val_loss" in l]
+    return {"log": list(dict.fromkeys(lines)), "last_progress_line": last[-1] if last else ""}
+
+
+def tf_summary(kind):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        keras_model(kind).summary()
+    return out.getvalue()
+
+
+# ---- optimizers, initialisers, metrics -------------------------------------------------------
+
+def keras_optimizer(kind, lr=None, momentum=0.0):
+    kwargs = {} if lr is None else {"learning_rate": lr}
+    if kind == "sgd":
+        return keras.optimizers.SGD(momentum=momentum, **kwargs)
+    return {"adam": keras.optimizers.Adam, "nadam": keras.optimizers.Nadam}[kind](**kwargs)
+
+
+def tf_optimizer_steps(kind, lr, momentum, params, grads):
+    """The parameters after Keras' optimizer has applied each gradient in turn."""
+    optimizer = keras_optimizer(kind, lr, momentum)
+    variable = tf.Variable(np.array(params, np.float32))
+    for g in grads:
+        optimizer.apply_gradients([(tf.constant(np.array(g, np.float32)), variable)])
+    return variable.numpy().tolist()
+
+
+def tf_optimizer_defaults(kind):
+    config = keras_optimizer(kind).get_config()
+    return {k: float(config[k]) for k in ("learning_rate", "momentum", "beta_1", "beta_2",
+                                          "epsilon") if k in config}
+
+
+def tf_initial_weights(kind):
+    """Keras' default initial kernels and biases of the model's layers with weights."""
+    tf.keras.utils.set_random_seed(0)
+    return [{"name": layer.name, "kernel": layer.kernel.numpy().ravel().tolist(),
+             "bias": layer.bias.numpy().tolist()}
+            for layer in keras_model(kind).layers if layer.weights]
+
+
+def tf_metrics(logits, labels):
+    logits = np.array(logits, np.float32)
+    labels = np.array(labels)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, logits)
+    accuracy = keras.metrics.SparseCategoricalAccuracy()
+    accuracy.update_state(labels, logits)
+    return {"loss": float(loss), "accuracy": float(accuracy.result())}
+
+
 def isolated(function, *args):
     """Runs `function(*args)` in a Python of its own: TensorFlow's collectives keep their
     groups per process, and a second MirroredStrategy of another size in the same process fails
     ("joining a group with size 8, but that group has size 3")."""
     out = subprocess.run([sys.executable, __file__, "--isolated", function.__name__,
-                          json.dumps(args)], capture_output=True, text=True)
+                          json.dumps(args)], capture_output=True, text=True,
+                         env=dict(os.environ, COLUMNS="80"))  # an 80-column terminal
     if out.returncode != 0:
         raise RuntimeError(f"{function.__name__}{args} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -132,6 +271,42 @@ def mirrorlab(answers_binary, cases):
     out = subprocess.run([answers_binary], input=json.dumps(cases), capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout)
+
+
+def train_output(binary, algorithm, model="mlp"):
+    """What `mirrorlab train` prints for a short run on 2 CPU-backed virtual GPUs."""
+    out = subprocess.run([binary, "train", "--model", model, "--gpus", "2", "--epochs", "1",
+                          "--train-examples", "512", "--batch-per-replica", "64",
+                          "--allreduce", algorithm], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"mirrorlab train failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout
+
+
+def first_line(text, start):
+    return next((l for l in text.splitlines() if l.startswith(start) or
+                 (start == "val_loss" and "val_loss" in l)), "none")
+
+
+def summary_block(text):
+    lines = text.splitlines()
+    begin = next(i for i, l in enumerate(lines) if l.startswith("Model: "))
+    end = next(i for i, l in enumerate(lines) if l.startswith(" Non-trainable params"))
+    return "\n".join(lines[begin:end + 1])
+
+
+def first_difference(a, b):
+    for x, y in zip(a.splitlines(), b.splitlines()):
+        if x != y:
+            return f"{x!r} / {y!r}"
+    return "one is longer"
+
+
+def masked(line):
+    """A progress line with its colour codes and backspaces removed and its numbers as #."""
+    line = re.sub(r"\x1b\[[0-9;]*m|\x08", "", line).strip()
+    line = re.sub(r"\d+(\.\d+)?(e[-+]\d+)?", "#", line)
+    return line.replace("─", "━")  # mirrorlab's uncoloured part to go (none at an epoch's end)
 
 
 def short(steps):
@@ -149,6 +324,7 @@ def short(steps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--answers", help="build/tests/mirrorlab_answers")
+    parser.add_argument("--mirrorlab", help="build/app/mirrorlab (its train command's output)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--isolated", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -156,8 +332,8 @@ def main():
         name, arguments = args.isolated
         print(json.dumps(globals()[name](*json.loads(arguments))))
         return 0
-    if not args.answers:
-        parser.error("--answers is required")
+    if not args.answers or not args.mirrorlab:
+        parser.error("--answers and --mirrorlab are required")
 
     rows = []  # (what, case, tensorflow, mirrorlab, verdict)
 
@@ -219,6 +395,122 @@ def main():
         f"w = {tf_w:.6f}", f"w = {batch_mean_w:.6f}",
         known="batch-mean is mirrorlab's option, not model.fit's: each example weighs the same, "
               "as on one device; mirrorlab train says so")
+
+    # 3. The all-reduce MirroredStrategy picks, and what it logs.
+    placements = [("cpu", "CPU devices (mirrorlab: CPU-backed virtual GPUs), run"),
+                  ("logical", "2 logical GPUs of one card, TensorFlow's selection code run "
+                              "with those device lists"),
+                  ("physical", "2 physical GPUs, the same way")]
+    ml = mirrorlab(args.answers, {"choice": [{"placement": p, "replicas": 2}
+                                             for p, _ in placements]})
+    as_mirrorlab = {"CollectiveAllReduce, RING": "ring", "CollectiveAllReduce, NCCL": "nccl",
+                    "ReductionToOneDevice": "reduce-to-one"}
+    for (placement, case), ml_choice in zip(placements, ml["choice"]):
+        tf_ops = isolated(tf_choice, placement, 2)
+        row("all-reduce by default", case, tf_ops, ml_choice,
+            agree=as_mirrorlab.get(tf_ops) == ml_choice)
+
+    cpu2 = ["/cpu:0", "/cpu:1"]
+    logs = {algorithm: (isolated(tf_fit_log, ops, cpu2), train_output(args.mirrorlab, algorithm))
+            for algorithm, ops in (("auto", None), ("reduce-to-one", "ReductionToOneDevice"))}
+    tf_gpu_using = isolated(tf_fit_log, None, ["/gpu:0", "/gpu:1"])["log"]
+    ml_auto = logs["auto"][1]
+    row("log: the strategy's devices", 'MirroredStrategy(["/gpu:0", "/gpu:1"])',
+        tf_gpu_using[0], first_line(ml_auto, "INFO:tensorflow:Using MirroredStrategy"))
+    tf_collective = first_line("\n".join(logs["auto"][0]["log"]), "INFO:tensorflow:Collective")
+    row("log: the gradients' all-reduce", "auto, MLP (6 weight tensors), 2 replicas",
+        tf_collective, first_line(ml_auto, "INFO:tensorflow:Collective"))
+    # TensorFlow also reduces its metrics to the host ("broadcast to (CPU:0,)"): the line for
+    # the gradients is the one that broadcasts to both replicas.
+    tf_reduce = [l for l in logs["reduce-to-one"][0]["log"] if "Reduce to" in l and "1')" in l]
+    row("log: the gradients' all-reduce", "reduce-to-one (ReductionToOneDevice), 2 replicas",
+        tf_reduce[0] if tf_reduce else "none",  # mirrorlab's GPU names, written CPU
+        first_line(logs["reduce-to-one"][1], "INFO:tensorflow:Reduce to").replace("GPU", "CPU"),
+        )
+    tf_warnings = [l for _, (t, _) in logs.items() for l in t["log"] if l.startswith("WARNING")]
+    ml_warnings = [l for _, (_, m) in logs.items() for l in m.splitlines() if "WARNING" in l]
+    row("log: warnings about the all-reduce", "auto and reduce-to-one, 2 CPU replicas",
+        tf_warnings or "none", ml_warnings or "none")
+
+    # 4. model.summary() and the progress of model.fit (numbers masked: times and values).
+    for kind in ("cnn", "mlp"):
+        tf_text = isolated(tf_summary, kind).strip()
+        ml_text = summary_block(ml_auto if kind == "mlp" else train_output(args.mirrorlab, "auto",
+                                                                           "cnn"))
+        row("model.summary()", f"{kind}, its ReLUs as layers of their own",
+            f"{len(tf_text.splitlines())} lines", f"{len(ml_text.splitlines())} lines"
+            + ("" if tf_text == ml_text else ": " + first_difference(tf_text, ml_text)),
+            agree=tf_text == ml_text)
+    tf_bar = masked(logs["auto"][0]["last_progress_line"])
+    ml_bar = masked(first_line(ml_auto, "val_loss"))
+    row("model.fit progress, an epoch's last line", "verbose=1, with validation", tf_bar, ml_bar,
+        )
+
+    # 5. The optimizers: Keras' defaults, and the steps from the same gradients.
+    ml_defaults = mirrorlab(args.answers, {"optimizer_defaults": [{}]})["optimizer_defaults"][0]
+    for kind in ("adam", "nadam"):
+        tf_d = isolated(tf_optimizer_defaults, kind)
+        shown = lambda d: ", ".join(f"{k} {d[k]:.6g}" for k in ("beta_1", "beta_2", "epsilon",  # noqa
+                                                                "learning_rate"))
+        row("optimizer defaults", f"keras.optimizers.{kind.capitalize()}()", shown(tf_d),
+            shown(ml_defaults), agree=all(abs(tf_d[k] - ml_defaults[k]) <= 1e-7 * abs(tf_d[k])
+                                          for k in ("beta_1", "beta_2", "epsilon",
+                                                    "learning_rate")))
+    tf_sgd = isolated(tf_optimizer_defaults, "sgd")
+    row("optimizer defaults", "keras.optimizers.SGD()",
+        f"momentum {tf_sgd['momentum']:g}, learning_rate {tf_sgd['learning_rate']:g}",
+        f"momentum {ml_defaults['momentum']:.6g}, learning_rate {ml_defaults['learning_rate']:.6g}",
+        known="mirrorlab's sgd uses momentum 0.9 and one --lr default (0.001) for every "
+              "optimizer; --help and mirrorlab train say so")
+    rng = np.random.default_rng(12)
+    params = rng.normal(size=16).astype(np.float32).tolist()
+    # 60 steps of gradients of every scale, some far below epsilon, some large.
+    grads = [(rng.normal(size=16) * 10.0 ** rng.integers(-9, 3, size=16)).astype(
+        np.float32).tolist() for _ in range(60)]
+    optimizer_cases = [("sgd", 0.01, 0.0), ("sgd", 0.01, 0.9), ("adam", 0.001, 0.0),
+                       ("nadam", 0.001, 0.0), ("adam", 0.1, 0.0), ("nadam", 0.1, 0.0)]
+    ml = mirrorlab(args.answers, {"optimizer": [
+        {"kind": k, "lr": lr, "momentum": m, "params": params, "grads": grads}
+        for k, lr, m in optimizer_cases]})
+    for (kind, lr, momentum), ml_w in zip(optimizer_cases, ml["optimizer"]):
+        tf_w = np.array(isolated(tf_optimizer_steps, kind, lr, momentum, params, grads))
+        worst = float(np.max(np.abs(tf_w - np.array(ml_w)) / np.maximum(1.0, np.abs(tf_w))))
+        change = float(np.max(np.abs(tf_w - np.array(params))))
+        case = f"{kind}, lr {lr}" + (f", momentum {momentum}" if kind == "sgd" else "") + \
+            ", 60 steps of 16 weights"
+        row("optimizer steps", case, f"weights moved up to {change:.3g}",
+            f"largest difference {worst:.2g} (relative)", agree=worst <= 1e-4)
+
+    # 6. Keras' default initialisers: glorot_uniform kernels, zero biases.
+    for kind in ("cnn", "mlp"):
+        ml = mirrorlab(args.answers, {"init": [{"model": kind, "seed": 42}]})["init"][0]
+        for tf_layer, ml_layer in zip(isolated(tf_initial_weights, kind), ml):
+            tk, mk = np.array(tf_layer["kernel"]), np.array(ml_layer["kernel"])
+            # The same uniform law: equal spread within the sampling error of both (5 sigma).
+            tolerance = 5 * np.sqrt(0.4 / tk.size)
+            same_law = (abs(mk.std() / tk.std() - 1) <= tolerance and
+                        mk.size == tk.size and abs(np.abs(mk).max() / np.abs(tk).max() - 1) <= 0.05)
+            zero_bias = not np.any(tf_layer["bias"]) and not np.any(ml_layer["bias"])
+            law = lambda k: f"largest abs {np.abs(k).max():.4f}, std {k.std():.4f}"  # noqa: E731
+            row("initial weights", f"{kind} {ml_layer['name']} ({tk.size} kernel values)",
+                law(tk) + ", biases 0" * (not np.any(tf_layer["bias"])),
+                law(mk) + ", biases 0" * (not np.any(ml_layer["bias"])),
+                agree=same_law and zero_bias and tf_layer["name"] == ml_layer["name"])
+
+    # 7. The loss and accuracy metrics on the same logits.
+    metric_cases = [
+        ("64 random logits rows", rng.normal(size=(64, 10)).astype(np.float32).tolist(),
+         rng.integers(0, 10, 64).tolist()),
+        ("ties: the first largest logit counts", [[1, 1, 0], [0, 2, 2], [3, 3, 3]], [1, 1, 0]),
+        ("large logits (stability)", [[1000, -1000, 0], [-80, 80, 0]], [1, 0]),
+    ]
+    ml = mirrorlab(args.answers, {"metrics": [{"logits": lg, "labels": lb}
+                                              for _, lg, lb in metric_cases]})
+    for (case, logits, labels), ml_m in zip(metric_cases, ml["metrics"]):
+        tf_m = isolated(tf_metrics, logits, labels)
+        for name in ("loss", "accuracy"):
+            row(f"metric: {name}", case, f"{tf_m[name]:.6g}", f"{ml_m[name]:.6g}",
+                agree=abs(tf_m[name] - ml_m[name]) <= 1e-5 * max(1.0, abs(tf_m[name])))
 
     header = ("what", "case", f"TensorFlow {tf.__version__}", "mirrorlab", "verdict")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(5)]

@@ -44,61 +44,70 @@ std::string refusal(std::string_view requested, const std::vector<ReplicaPlaceme
   return "";
 }
 
-TEST(AllReduceChoice, AutoOnCpuBackedVirtualGpusFallsBackInTensorFlowsWords) {
+// What TensorFlow 2.21 chose, run by scripts/check-tensorflow: CollectiveAllReduce with RING on
+// CPU devices (run for real) and on logical GPUs (its selection code run with the device lists of
+// one card carved in two), NCCL with one physical GPU per replica. It logs no warning.
+const char* kOlderTensorFlow = "Older TensorFlow, as in the Colab note, reduced to one device";
+
+TEST(AllReduceChoice, AutoOnCpuBackedVirtualGpusIsTensorFlowsRing) {
   for (const NcclRuntime& nccl : {kNoNccl, kNccl228, kNccl230}) {
     const AllReduceChoice c = choose_all_reduce("auto", cpu(2), nccl);
-    EXPECT_EQ(c.algorithm, "reduce-to-one");
-    ASSERT_EQ(c.warnings.size(), 1u);
-    EXPECT_EQ(c.warnings[0],
-              "NCCL is not supported when using virtual GPUs, falling back to reduction to one "
-              "device");
-    ASSERT_EQ(c.info.size(), 1u);
-    EXPECT_EQ(c.info[0], "Reduce to /gpu:0 then broadcast to ('/gpu:0', '/gpu:1').");
+    EXPECT_EQ(c.algorithm, "ring");
+    ASSERT_EQ(c.notes.size(), 2u);
+    EXPECT_EQ(c.notes[0], "All-reduce: ring (reduce-scatter then all-gather, 2 steps per all-reduce)");
+    EXPECT_NE(c.notes[1].find("as TensorFlow 2.21 chooses on CPU devices (CollectiveAllReduce, "
+                              "implementation RING)"),
+              std::string::npos)
+        << c.notes[1];
+    EXPECT_NE(c.notes[1].find(kOlderTensorFlow), std::string::npos) << c.notes[1];
+    EXPECT_NE(c.notes[1].find("ask for reduce-to-one"), std::string::npos) << c.notes[1];
     EXPECT_FALSE(c.nccl_multi_rank);
+    EXPECT_EQ(c.row->tensorflow_log(cpu(2), 6),
+              "Collective all_reduce tensors: 6 all_reduces, num_devices = 2, group_size = 2, "
+              "implementation = CommunicationImplementation.RING, num_packs = 1");
   }
 }
 
-TEST(AllReduceChoice, AutoOnLogicalGpusSharingACardFallsBackToo) {
+TEST(AllReduceChoice, AutoOnLogicalGpusSharingACardIsTheRingToo) {
   for (int n = 2; n <= 4; ++n) {
     const AllReduceChoice c = choose_all_reduce(
         "auto", cuda(std::vector<int>(n, 0), DeviceKind::kCudaLogicalGpu), kNccl228);
-    EXPECT_EQ(c.algorithm, "reduce-to-one") << n;
-    ASSERT_EQ(c.warnings.size(), 1u);
-    EXPECT_NE(c.warnings[0].find("NCCL is not supported when using virtual GPUs"),
-              std::string::npos);
-    ASSERT_EQ(c.info.size(), 1u);  // no mention of a multi-rank mode 2.28 does not have
+    EXPECT_EQ(c.algorithm, "ring") << n;
+    ASSERT_EQ(c.notes.size(), 2u);  // no mention of a multi-rank mode 2.28 does not have
+    EXPECT_NE(c.notes[1].find("on logical GPUs sharing a card"), std::string::npos) << c.notes[1];
   }
   // Two logical GPUs on each of two cards: still shared.
   EXPECT_EQ(choose_all_reduce("auto", cuda({0, 0, 1, 1}, DeviceKind::kCudaLogicalGpu), kNccl228)
                 .algorithm,
-            "reduce-to-one");
-  const AllReduceChoice c =
-      choose_all_reduce("auto", cuda({0, 0, 0}, DeviceKind::kCudaLogicalGpu), kNccl228);
-  EXPECT_EQ(c.info.back(), "Reduce to /gpu:0 then broadcast to ('/gpu:0', '/gpu:1', '/gpu:2').");
+            "ring");
 }
 
 TEST(AllReduceChoice, AutoOnTwoLogicalGpusWithNccl230OffersTheExperimentalModeButDoesNotPickIt) {
   const AllReduceChoice c =
       choose_all_reduce("auto", cuda({0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230);
-  EXPECT_EQ(c.algorithm, "reduce-to-one");
-  ASSERT_EQ(c.info.size(), 2u);
-  EXPECT_NE(c.info[0].find("EXPERIMENTAL"), std::string::npos) << c.info[0];
-  EXPECT_NE(c.info[0].find("ask for nccl"), std::string::npos) << c.info[0];
+  EXPECT_EQ(c.algorithm, "ring");
+  ASSERT_EQ(c.notes.size(), 3u);
+  EXPECT_NE(c.notes[2].find("EXPERIMENTAL"), std::string::npos) << c.notes[2];
+  EXPECT_NE(c.notes[2].find("ask for nccl"), std::string::npos) << c.notes[2];
   // Three on a card: beyond the mode's two ranks per GPU, so not offered.
   EXPECT_EQ(
-      choose_all_reduce("auto", cuda({0, 0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230).info.size(),
-      1u);
+      choose_all_reduce("auto", cuda({0, 0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230).notes.size(),
+      2u);
 }
 
-TEST(AllReduceChoice, AutoOnOnePhysicalGpuPerReplicaPicksNccl) {
+TEST(AllReduceChoice, AutoOnOnePhysicalGpuPerReplicaPicksNcclAndSaysNoMore) {
   for (const auto& ordinals : {std::vector<int>{0}, {0, 1}, {3, 1, 0, 2}}) {
-    const AllReduceChoice c =
-        choose_all_reduce("auto", cuda(ordinals, DeviceKind::kCudaPhysicalGpu), kNccl228);
+    const auto replicas = cuda(ordinals, DeviceKind::kCudaPhysicalGpu);
+    const AllReduceChoice c = choose_all_reduce("auto", replicas, kNccl228);
     EXPECT_EQ(c.algorithm, "nccl");
-    EXPECT_TRUE(c.warnings.empty());
-    ASSERT_EQ(c.info.size(), 1u);
-    EXPECT_NE(c.info[0].find("NCCL 2.28.9"), std::string::npos) << c.info[0];
-    EXPECT_EQ(c.info[0].find("EXPERIMENTAL"), std::string::npos) << c.info[0];
+    ASSERT_EQ(c.notes.size(), 1u);
+    EXPECT_NE(c.notes[0].find("NCCL 2.28.9"), std::string::npos) << c.notes[0];
+    EXPECT_EQ(c.notes[0].find("EXPERIMENTAL"), std::string::npos) << c.notes[0];
+    const std::string n = std::to_string(ordinals.size());
+    EXPECT_EQ(c.row->tensorflow_log(replicas, 6),
+              "Collective all_reduce tensors: 6 all_reduces, num_devices = " + n +
+                  ", group_size = " + n +
+                  ", implementation = CommunicationImplementation.NCCL, num_packs = 1");
   }
   // One logical GPU per card is a card of its own.
   EXPECT_EQ(
@@ -106,12 +115,29 @@ TEST(AllReduceChoice, AutoOnOnePhysicalGpuPerReplicaPicksNccl) {
       "nccl");
 }
 
-TEST(AllReduceChoice, AutoOnPhysicalGpusWithoutNcclSaysSoAndReducesToOne) {
+TEST(AllReduceChoice, AutoOnPhysicalGpusWithoutNcclSaysSoAndRunsTheRing) {
   const AllReduceChoice c =
       choose_all_reduce("auto", cuda({0, 1}, DeviceKind::kCudaPhysicalGpu), kNoNccl);
-  EXPECT_EQ(c.algorithm, "reduce-to-one");
-  ASSERT_EQ(c.warnings.size(), 1u);
-  EXPECT_EQ(c.warnings[0], "Nccl kernel is not found, not using nccl allreduce.");
+  EXPECT_EQ(c.algorithm, "ring");
+  ASSERT_EQ(c.notes.size(), 2u);
+  EXPECT_NE(c.notes[1].find("this build has no NCCL, which TensorFlow would use here"),
+            std::string::npos)
+      << c.notes[1];
+}
+
+TEST(AllReduceChoice, ReduceToOneLogsWhatTensorFlowsReductionToOneDeviceLogs) {
+  const AllReduceChoice c = choose_all_reduce("reduce-to-one", cpu(3), kNccl228);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.notes[0],
+            "All-reduce: reduce-to-one (every replica's gradients added into /gpu:0, then the sum "
+            "copied back to every replica: 2 steps)");
+  EXPECT_EQ(c.row->tensorflow_log(cpu(3), 6),
+            "Reduce to /job:localhost/replica:0/task:0/device:GPU:0 then broadcast to "
+            "('/job:localhost/replica:0/task:0/device:GPU:0', "
+            "'/job:localhost/replica:0/task:0/device:GPU:1', "
+            "'/job:localhost/replica:0/task:0/device:GPU:2').");
+  // TensorFlow has no one-shot, so it logs nothing for it.
+  EXPECT_EQ(choose_all_reduce("one-shot", cpu(3), kNccl228).row->tensorflow_log(cpu(3), 6), "");
 }
 
 TEST(AllReduceChoice, NcclOnSeparateGpusIsGranted) {
@@ -119,7 +145,7 @@ TEST(AllReduceChoice, NcclOnSeparateGpusIsGranted) {
       choose_all_reduce("nccl", cuda({0, 1}, DeviceKind::kCudaPhysicalGpu), kNccl228);
   EXPECT_EQ(c.algorithm, "nccl");
   EXPECT_FALSE(c.nccl_multi_rank);
-  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_EQ(c.notes.size(), 1u);
 }
 
 TEST(AllReduceChoice, NcclWhereItCannotRunSaysWhy) {
@@ -141,9 +167,9 @@ TEST(AllReduceChoice, NcclOnTwoLogicalGpusWithNccl230IsTheLabelledExperimentalMo
       choose_all_reduce("nccl", cuda({0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230);
   EXPECT_EQ(c.algorithm, "nccl");
   EXPECT_TRUE(c.nccl_multi_rank);
-  ASSERT_EQ(c.info.size(), 1u);
-  EXPECT_NE(c.info[0].find("EXPERIMENTAL: NCCL_MULTI_RANK_GPU_ENABLE=1"), std::string::npos)
-      << c.info[0];
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("EXPERIMENTAL: NCCL_MULTI_RANK_GPU_ENABLE=1"), std::string::npos)
+      << c.notes[0];
   // Two per card on two cards is still at most two per GPU.
   EXPECT_TRUE(choose_all_reduce("nccl", cuda({0, 0, 1, 1}, DeviceKind::kCudaLogicalGpu), kNccl230)
                   .nccl_multi_rank);
@@ -155,20 +181,25 @@ TEST(AllReduceChoice, ExplicitAlgorithmsRunAnywhereAndUnknownOnesAreRefused) {
                                  cuda({0, 1, 2}, DeviceKind::kCudaPhysicalGpu)}) {
       const AllReduceChoice c = choose_all_reduce(name, replicas, kNccl228);
       EXPECT_EQ(c.algorithm, name);
-      EXPECT_TRUE(c.warnings.empty());
-      ASSERT_EQ(c.info.size(), 1u);
+      ASSERT_EQ(c.notes.size(), 1u);
     }
   }
-  EXPECT_NE(choose_all_reduce("ring", cpu(4), kNoNccl).info[0].find("6 steps"), std::string::npos);
+  EXPECT_NE(choose_all_reduce("ring", cpu(4), kNoNccl).notes[0].find("6 steps"), std::string::npos);
   EXPECT_NE(refusal("tree", cpu(2), kNccl228)
                 .find("choose auto, reduce-to-one, ring, one-shot or nccl"),
             std::string::npos);
   EXPECT_THROW(choose_all_reduce("auto", {}, kNccl228), std::invalid_argument);
 }
 
-TEST(AllReduceChoice, DeviceTupleIsTensorFlows) {
+TEST(AllReduceChoice, DeviceNamesAndTuplesAreTensorFlows) {
   EXPECT_EQ(device_tuple({"/gpu:0"}), "('/gpu:0',)");
   EXPECT_EQ(device_tuple({"/gpu:0", "/gpu:1"}), "('/gpu:0', '/gpu:1')");
+  // As TensorFlow 2.21 logged MirroredStrategy(["/gpu:0", "/gpu:1"]) and its CPU devices.
+  EXPECT_EQ(tensorflow_device_name("/gpu:1"), "/job:localhost/replica:0/task:0/device:GPU:1");
+  EXPECT_EQ(tensorflow_device_name("/cpu:0"), "/job:localhost/replica:0/task:0/device:CPU:0");
+  EXPECT_EQ(tensorflow_device_name("/gpu:12"), "/job:localhost/replica:0/task:0/device:GPU:12");
+  EXPECT_EQ(tensorflow_device_name("odd"), "odd");
+  EXPECT_EQ(tensorflow_device_name(""), "");
 }
 
 TEST(AllReduceChoice, PlacementsComeFromTheDevices) {

@@ -13,9 +13,9 @@ namespace {
 
 std::string name(std::string_view n) { return std::string(n); }
 
-std::vector<std::string> names_of(const std::vector<ReplicaPlacement>& replicas) {
+std::vector<std::string> tensorflow_names_of(const std::vector<ReplicaPlacement>& replicas) {
   std::vector<std::string> names;
-  for (const ReplicaPlacement& r : replicas) names.push_back(r.name);
+  for (const ReplicaPlacement& r : replicas) names.push_back(tensorflow_device_name(r.name));
   return names;
 }
 
@@ -37,8 +37,23 @@ std::unique_ptr<AllReduce> make_reduce_to_one(const std::vector<Device*>&, int d
 }
 std::string describe_reduce_to_one(const std::vector<ReplicaPlacement>& replicas,
                                    const NcclRuntime&, bool) {
-  return "Reduce to " + replicas[0].name + " then broadcast to " +
-         device_tuple(names_of(replicas)) + ".";
+  return "All-reduce: " + name(kReduceToOneName) + " (every replica's gradients added into " +
+         replicas[0].name + ", then the sum copied back to every replica: 2 steps)";
+}
+std::string tensorflow_log_reduce_to_one(const std::vector<ReplicaPlacement>& replicas, int) {
+  return "Reduce to " + tensorflow_device_name(replicas[0].name) + " then broadcast to " +
+         device_tuple(tensorflow_names_of(replicas)) + ".";
+}
+
+// TensorFlow's CollectiveAllReduce: inside model.fit's tf.function every gradient tensor goes
+// into one pack (num_packs = 1), concatenated and all-reduced at once, as mirrorlab's one flat
+// gradient buffer is.
+std::string collective_log(const std::vector<ReplicaPlacement>& replicas, int tensors,
+                           const char* implementation) {
+  const std::string n = std::to_string(replicas.size());
+  return "Collective all_reduce tensors: " + std::to_string(tensors) +
+         " all_reduces, num_devices = " + n + ", group_size = " + n +
+         ", implementation = CommunicationImplementation." + implementation + ", num_packs = 1";
 }
 
 // ---- ring ---------------------------------------------------------------------------------
@@ -49,6 +64,9 @@ std::string describe_ring(const std::vector<ReplicaPlacement>& replicas, const N
                           bool) {
   return "All-reduce: " + name(kRingName) + " (reduce-scatter then all-gather, " +
          std::to_string(2 * (replicas.size() - 1)) + " steps per all-reduce)";
+}
+std::string tensorflow_log_ring(const std::vector<ReplicaPlacement>& replicas, int tensors) {
+  return collective_log(replicas, tensors, "RING");
 }
 
 // ---- one-shot -----------------------------------------------------------------------------
@@ -63,6 +81,8 @@ std::string describe_one_shot(const std::vector<ReplicaPlacement>& replicas, con
          "once)";
 }
 
+std::string no_tensorflow_log(const std::vector<ReplicaPlacement>&, int) { return ""; }
+
 // ---- nccl ---------------------------------------------------------------------------------
 std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
                              bool* experimental) {
@@ -75,7 +95,7 @@ std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, cons
   const int most = most_replicas_per_gpu(replicas);
   if (most == 0) {  // TensorFlow's reason first; the build's too, where it also holds
     return "NCCL all-reduce needs one CUDA GPU per replica, but these are CPU-backed virtual "
-           "GPUs (NCCL is not supported when using virtual GPUs)" +
+           "GPUs" +
            (nccl.built ? std::string() : ", and " + not_built) + ": " + others;
   }
   if (!nccl.built) return not_built + "; " + others;
@@ -86,8 +106,9 @@ std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, cons
     return "NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
            version +
            " refuses two ranks on the same GPU (\"Duplicate GPU detected\"); NCCL 2.30 added an "
-           "experimental mode for up to 2 ranks per GPU. Use auto (reduce to one device), " +
-           sharing + " for logical GPUs that share a card";
+           "experimental mode for up to 2 ranks per GPU. Use auto (the " + name(kRingName) +
+           ", as TensorFlow chooses there) or " + name(kOneShotName) +
+           " for logical GPUs that share a card";
   }
   if (most > kNcclMaxRanksPerGpu) {
     return "NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
@@ -111,6 +132,9 @@ std::string describe_nccl(const std::vector<ReplicaPlacement>& replicas, const N
   }
   return line;
 }
+std::string tensorflow_log_nccl(const std::vector<ReplicaPlacement>& replicas, int tensors) {
+  return collective_log(replicas, tensors, "NCCL");
+}
 
 }  // namespace
 
@@ -133,20 +157,27 @@ std::vector<ReplicaPlacement> placements_of(const std::vector<Device*>& devices)
 const std::vector<AllReduceAlgorithm>& all_reduce_algorithms() {
   static const std::vector<AllReduceAlgorithm> table = {
       {kReduceToOneName,
-       "TensorFlow's fallback: every replica's gradient is added into one device, then the sum "
-       "is copied back to every replica (2 steps, 5(N-1)S bytes)",
-       runs_anywhere, make_reduce_to_one, describe_reduce_to_one},
+       "TensorFlow's ReductionToOneDevice: every replica's gradient is added into one device, "
+       "then the sum is copied back to every replica (2 steps, 5(N-1)S bytes)",
+       runs_anywhere, make_reduce_to_one, describe_reduce_to_one, tensorflow_log_reduce_to_one,
+       "MirroredStrategy(cross_device_ops=tf.distribute.ReductionToOneDevice()); older "
+       "TensorFlow (the Colab note's) fell back to it on virtual GPUs"},
       {kRingName,
        "reduce-scatter then all-gather, each replica passing chunks to the next: 2(N-1) "
-       "steps, each moving S/N bytes per replica",
-       runs_anywhere, make_ring, describe_ring},
+       "steps, each moving S/N bytes per replica (TensorFlow's choice on CPUs and logical GPUs)",
+       runs_anywhere, make_ring, describe_ring, tensorflow_log_ring,
+       "TensorFlow 2.21's default on CPU devices and on logical GPUs: CollectiveAllReduce with "
+       "implementation RING"},
       {kOneShotName,
        "one step: each replica sums its slice of all N buffers and writes it into all of them "
        "(2NS bytes, the least a shared memory allows)",
-       runs_anywhere, make_one_shot, describe_one_shot},
+       runs_anywhere, make_one_shot, describe_one_shot, no_tensorflow_log,
+       "none: mirrorlab's own, for replicas that share one memory"},
       {kNcclName,
        "NVIDIA's collective library: one CUDA GPU per replica (TensorFlow's default there)",
-       nccl_unavailable, make_nccl, describe_nccl},
+       nccl_unavailable, make_nccl, describe_nccl, tensorflow_log_nccl,
+       "TensorFlow 2.21's default with one physical GPU per replica: CollectiveAllReduce with "
+       "implementation NCCL"},
   };
   return table;
 }

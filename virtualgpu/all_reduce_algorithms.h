@@ -54,9 +54,15 @@ struct AllReduceAlgorithm {
   // reduces.
   std::unique_ptr<AllReduce> (*make)(const std::vector<Device*>& devices, int destination,
                                      bool experimental);
-  // The log line that says it is used, in TensorFlow's words where TensorFlow has them.
+  // mirrorlab's line that says it is used and how it runs here.
   std::string (*describe)(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
                           bool experimental);
+  // What TensorFlow 2.21 logs when it all-reduces a model's `tensors` gradient tensors this way
+  // over `replicas` (checked by scripts/check-tensorflow); "" where TensorFlow has no such
+  // algorithm.
+  std::string (*tensorflow_log)(const std::vector<ReplicaPlacement>& replicas, int tensors);
+  // How a TensorFlow program gets it, or that it cannot.
+  std::string_view in_tensorflow;
 };
 
 // In the order they are offered: reduce-to-one, ring, one-shot, nccl.

@@ -1,5 +1,6 @@
 #include "virtualgpu/all_reduce_choice.h"
 
+#include <cctype>
 #include <stdexcept>
 
 #include "virtualgpu/nccl_all_reduce.h"
@@ -7,8 +8,30 @@
 namespace mirrorlab::vgpu {
 namespace {
 
-constexpr const char* kVirtualFallback =
-    "NCCL is not supported when using virtual GPUs, falling back to reduction to one device";
+// Why auto chose what it chose, in mirrorlab's words (TensorFlow 2.21 logs nothing about it).
+std::vector<std::string> auto_notes(const std::vector<ReplicaPlacement>& replicas,
+                                    const NcclRuntime& nccl, std::string_view chosen) {
+  const int most = most_replicas_per_gpu(replicas);
+  if (most == 1 && nccl.built) return {};  // nccl, as TensorFlow: nothing to explain
+  std::vector<std::string> notes;
+  if (most == 1) {
+    notes.push_back("auto: this build has no NCCL, which TensorFlow would use here "
+                    "(CollectiveAllReduce, implementation NCCL); " +
+                    std::string(chosen) + " instead");
+    return notes;
+  }
+  notes.push_back("auto: " + std::string(chosen) + ", as TensorFlow 2.21 chooses on " +
+                  (most == 0 ? "CPU devices" : "logical GPUs sharing a card") +
+                  " (CollectiveAllReduce, implementation RING). Older TensorFlow, as in the "
+                  "Colab note, reduced to one device instead: ask for " +
+                  std::string(kReduceToOneName) + " to watch it");
+  if (most == kNcclMaxRanksPerGpu && nccl.version_code >= kNcclMultiRankGpuVersion) {
+    notes.push_back("NCCL " + nccl_version_text(nccl.version_code) +
+                    " has an EXPERIMENTAL mode for 2 ranks per GPU: ask for " +
+                    std::string(kNcclName) + " to use it");
+  }
+  return notes;
+}
 
 }  // namespace
 
@@ -17,22 +40,13 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
                                   const NcclRuntime& nccl) {
   if (replicas.empty()) throw std::invalid_argument("an all-reduce needs at least one replica");
   AllReduceChoice choice;
+  std::vector<std::string> why;
   if (requested == kAutoAllReduce) {
-    // What TensorFlow does: NCCL when every replica has a physical GPU of its own.
-    const int most = most_replicas_per_gpu(replicas);
-    choice.row = find_all_reduce(most == 1 && nccl.built ? kNcclName : kReduceToOneName);
-    if (most == 1 && !nccl.built) {
-      // TensorFlow's words, in which the algorithm's name appears as it does here.
-      choice.warnings.push_back("Nccl kernel is not found, not using " + std::string(kNcclName) +
-                                " allreduce.");
-    } else if (most != 1) {
-      choice.warnings.push_back(kVirtualFallback);
-      if (most == kNcclMaxRanksPerGpu && nccl.version_code >= kNcclMultiRankGpuVersion) {
-        choice.info.push_back("NCCL " + nccl_version_text(nccl.version_code) +
-                              " has an EXPERIMENTAL mode for 2 ranks per GPU: ask for " +
-                              std::string(kNcclName) + " to use it");
-      }
-    }
+    // What TensorFlow 2.21 does: NCCL when every replica has a physical GPU of its own, else a
+    // ring (see the header).
+    const bool nccl_fits = most_replicas_per_gpu(replicas) == 1 && nccl.built;
+    choice.row = find_all_reduce(nccl_fits ? kNcclName : kRingName);
+    why = auto_notes(replicas, nccl, choice.row->name);
   } else {
     choice.row = find_all_reduce(requested);
     if (choice.row == nullptr) {
@@ -40,12 +54,22 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
                                                 "': choose " + std::string(kAutoAllReduce) +
                                                 ", " + all_reduce_name_list());
     }
-    const std::string why = choice.row->unavailable(replicas, nccl, &choice.nccl_multi_rank);
-    if (!why.empty()) throw AllReduceUnavailable(choice.row->name, why);
+    const std::string reason = choice.row->unavailable(replicas, nccl, &choice.nccl_multi_rank);
+    if (!reason.empty()) throw AllReduceUnavailable(choice.row->name, reason);
   }
   choice.algorithm = std::string(choice.row->name);
-  choice.info.push_back(choice.row->describe(replicas, nccl, choice.nccl_multi_rank));
+  choice.notes.push_back(choice.row->describe(replicas, nccl, choice.nccl_multi_rank));
+  choice.notes.insert(choice.notes.end(), why.begin(), why.end());
   return choice;
+}
+
+std::string tensorflow_device_name(std::string_view name) {
+  // "/gpu:1" -> "GPU:1"; a name without that shape is kept as it is.
+  const std::size_t colon = name.find(':');
+  if (name.empty() || name[0] != '/' || colon == std::string_view::npos) return std::string(name);
+  std::string type(name.substr(1, colon - 1));
+  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "/job:localhost/replica:0/task:0/device:" + type + std::string(name.substr(colon));
 }
 
 std::string device_tuple(const std::vector<std::string>& names) {

@@ -2,10 +2,13 @@
 // the replicas are (device kinds, CUDA ordinals), what was asked for and which NCCL there is,
 // so that every case is tested without a GPU.
 //
-// "auto" does what TensorFlow does: NCCL when every replica has a physical GPU of its own (and
-// the build has NCCL); otherwise ReductionToOneDevice, saying once, in TensorFlow's words,
-//   NCCL is not supported when using virtual GPUs, falling back to reduction to one device
-//   Reduce to /gpu:0 then broadcast to ('/gpu:0', '/gpu:1').
+// "auto" does what TensorFlow 2.21's MirroredStrategy does (run and checked by
+// scripts/check-tensorflow): CollectiveAllReduce with NCCL when every replica has a physical GPU
+// of its own, and with RING on CPU devices and on logical GPUs carved from one card. So auto is
+// nccl on separate GPUs (ring where this build has no NCCL, saying so) and ring everywhere else.
+// TensorFlow 2.21 logs no warning about it. Older TensorFlow (the Colab note) warned "NCCL is
+// not supported when using virtual GPUs, fallingback to reduction to one device" and reduced to
+// one device: that is reduce-to-one here, for the asking.
 // Asking for "nccl" where it cannot run is an error that says why; on logical GPUs sharing a
 // card with NCCL 2.30+ it runs in NCCL's experimental multi-rank mode, labelled as such.
 #pragma once
@@ -25,9 +28,10 @@ inline constexpr std::string_view kAutoAllReduce = "auto";
 struct AllReduceChoice {
   const AllReduceAlgorithm* row = nullptr;  // the chosen algorithm
   std::string algorithm;                    // its name
-  std::vector<std::string> warnings;        // what TensorFlow logs as WARNING, once
-  std::vector<std::string> info;            // what it logs as INFO
-  bool nccl_multi_rank = false;             // NCCL's experimental multi-rank-per-GPU mode
+  // mirrorlab's own lines, in order: how the algorithm runs here (the row's describe), then,
+  // for auto, why it is TensorFlow's choice and what else there is.
+  std::vector<std::string> notes;
+  bool nccl_multi_rank = false;  // NCCL's experimental multi-rank-per-GPU mode
 };
 
 // `requested`: auto or a name of the table. Throws AllReduceUnavailable with a sentence for an
@@ -36,7 +40,10 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
                                   const std::vector<ReplicaPlacement>& replicas,
                                   const NcclRuntime& nccl);
 
-// TensorFlow's device tuple: "('/gpu:0', '/gpu:1')", "('/gpu:0',)".
+// A device's full name as TensorFlow logs it: "/gpu:1" -> "/job:localhost/replica:0/task:0/
+// device:GPU:1" (what tf.distribute's device_util.canonicalize gives).
+std::string tensorflow_device_name(std::string_view name);
+// A Python tuple of names, as TensorFlow logs it: "('/gpu:0', '/gpu:1')", "('/gpu:0',)".
 std::string device_tuple(const std::vector<std::string>& names);
 
 }  // namespace mirrorlab::vgpu

@@ -37,10 +37,12 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape,
   std::size_t offset = 0;
   for (const auto& layer : layers_) {
     std::size_t count = 0;
-    for (const ParamSpec& spec : layer->param_specs(shape)) count += shape_size(spec.shape);
+    const std::vector<ParamSpec> specs = layer->param_specs(shape);
+    for (const ParamSpec& spec : specs) count += shape_size(spec.shape);
     inputs.push_back(shape);
     shape = layer->output_shape(shape);
-    summary_.push_back({layer->name(), layer->type(), shape, count, offset});
+    summary_.push_back(
+        {layer->name(), layer->type(), shape, count, static_cast<int>(specs.size()), offset});
     offset += count;
   }
   params_.ensure(arena, {static_cast<int>(offset)}, "model parameters");
@@ -77,6 +79,12 @@ std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena, O
       break;
   }
   return std::make_unique<Model>(std::move(layers), Shape{28, 28, 1}, arena, ops);
+}
+
+int Model::num_weight_tensors() const {
+  int tensors = 0;
+  for (const LayerSummary& layer : summary_) tensors += layer.tensors;
+  return tensors;
 }
 
 void Model::init(std::uint64_t seed) {

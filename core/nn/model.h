@@ -25,6 +25,7 @@ struct LayerSummary {
   std::string name, type;
   Shape output_shape;  // per example
   std::size_t params = 0;
+  int tensors = 0;         // its weight tensors (kernel, bias): what TensorFlow all-reduces
   std::size_t offset = 0;  // where its parameters start in the flat buffer
 };
 
@@ -46,6 +47,7 @@ class Model {
   void init(std::uint64_t seed);
 
   std::size_t num_params() const { return params_.size(); }
+  int num_weight_tensors() const;  // every layer's kernel and bias: 6 for both models
   std::span<float> params() { return params_.span(); }
   std::span<const float> params() const { return params_.span(); }
   std::span<float> grads() { return grads_.span(); }

@@ -125,9 +125,10 @@ class Nadam final : public MomentOptimizer {
     check_sizes(params, grads);
     const double t = static_cast<double>(iterations_ + 1);
     const double b1 = config_.beta1, b2 = config_.beta2;
-    // Keras 2's momentum schedule (Dozat's "warming" of beta1): u_t and u_{t+1}.
-    const double u_t = b1 * (1.0 - 0.5 * std::pow(0.96, 0.004 * t));
-    const double u_next = b1 * (1.0 - 0.5 * std::pow(0.96, 0.004 * (t + 1.0)));
+    // Keras 3's momentum schedule (Dozat's "warming" of beta1): u_t and u_{t+1}, with 0.96^t
+    // (Keras 2 had 0.96^(0.004 t); scripts/check-tensorflow ran Keras 3.15 to tell).
+    const double u_t = b1 * (1.0 - 0.5 * std::pow(0.96, t));
+    const double u_next = b1 * (1.0 - 0.5 * std::pow(0.96, t + 1.0));
     // The product of all u's so far is state (it cannot be recomputed cheaply from t alone);
     // it is committed only after the checks above, so a failed apply leaves it untouched.
     const double m_schedule_t = m_schedule_ * u_t;

@@ -1,10 +1,11 @@
-// Optimizers, with Keras' formulas and defaults. Each replica has its own optimizer (its slots
-// in its device's arena) and applies the same update to its own copy of the weights.
+// Optimizers, with Keras 3's formulas (checked against Keras 3.15 by scripts/check-tensorflow).
+// Each replica has its own optimizer (its slots in its device's arena) and applies the same
+// update to its own copy of the weights.
 //
-//   SGD:   v = momentum*v - lr*g;  w += v                       (momentum 0.9 by default here)
+//   SGD:   v = momentum*v - lr*g;  w += v   (momentum 0.9 by default here; Keras' default is 0)
 //   Adam:  m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2;
 //          lr_t = lr*sqrt(1-b2^t)/(1-b1^t);  w -= lr_t*m/(sqrt(v)+eps)
-//   Nadam: Keras' schedule u_t = b1*(1 - 0.5*0.96^(0.004*t)), m_hat uses u_{t+1}
+//   Nadam: Keras 3's schedule u_t = b1*(1 - 0.5*0.96^t), m_hat uses u_{t+1}
 //   b1 = 0.9, b2 = 0.999, eps = 1e-7.
 #pragma once
 

@@ -226,6 +226,8 @@ MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyO
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     replicas_.push_back(std::make_unique<Replica>(static_cast<int>(i), *devices_[i], options_));
   }
+  tensorflow_all_reduce_log_ = all_reduce_row_->tensorflow_log(
+      vgpu::placements_of(devices_), replicas_[0]->model().num_weight_tensors());
   broadcast_initial_variables();
 }
 
@@ -241,19 +243,17 @@ MirroredStrategy::~MirroredStrategy() {
 
 std::string MirroredStrategy::device_tuple() const {
   std::vector<std::string> names;
-  for (const vgpu::Device* d : devices_) names.push_back(d->name());
+  for (const vgpu::Device* d : devices_) names.push_back(vgpu::tensorflow_device_name(d->name()));
   return vgpu::device_tuple(names);
 }
 
 void MirroredStrategy::choose_all_reduce() {
-  // A pure function of the devices and the NCCL there is (tested without a GPU); the log lines
-  // are TensorFlow's: warnings first (the NCCL fallback), then what is used.
+  // A pure function of the devices and the NCCL there is (tested without a GPU).
   const vgpu::AllReduceChoice choice = vgpu::choose_all_reduce(
       options_.all_reduce, vgpu::placements_of(devices_), vgpu::nccl_runtime());
   all_reduce_ = choice.row->make(devices_, 0, choice.nccl_multi_rank);  // checked once, above
-  all_reduce_warnings_ = choice.warnings;
-  all_reduce_log_ = choice.warnings;
-  all_reduce_log_.insert(all_reduce_log_.end(), choice.info.begin(), choice.info.end());
+  all_reduce_notes_ = choice.notes;
+  all_reduce_row_ = choice.row;
 }
 
 void MirroredStrategy::broadcast_initial_variables() {

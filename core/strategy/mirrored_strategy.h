@@ -210,11 +210,15 @@ class MirroredStrategy {
   Replica& replica(int i) { return *replicas_[static_cast<std::size_t>(i)]; }
   const StrategyOptions& options() const { return options_; }
   const vgpu::AllReduce& all_reduce() const { return *all_reduce_; }
-  // What TensorFlow would log about the choice, one message per line: the warnings first.
-  const std::vector<std::string>& all_reduce_log() const { return all_reduce_log_; }
-  // The lines of the log that are warnings (the NCCL fallback), said once.
-  const std::vector<std::string>& all_reduce_warnings() const { return all_reduce_warnings_; }
-  std::string device_tuple() const;  // "('/gpu:0', '/gpu:1')"
+  // mirrorlab's lines about the all-reduce: how it runs, and for auto why it is TensorFlow's
+  // choice (vgpu::AllReduceChoice::notes).
+  const std::vector<std::string>& all_reduce_notes() const { return all_reduce_notes_; }
+  // What TensorFlow 2.21 logs (at INFO) when it all-reduces this model's gradients the same way
+  // over these devices; "" where TensorFlow has no such algorithm (one-shot).
+  const std::string& tensorflow_all_reduce_log() const { return tensorflow_all_reduce_log_; }
+  // TensorFlow's device tuple, full names:
+  // "('/job:localhost/replica:0/task:0/device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1')"
+  std::string device_tuple() const;
   std::int64_t steps_done() const { return step_; }
   // Who watches or steers the steps (core/strategy/step_listener.h): the event store, the step recorder,
   // the step controller, a test. Told in the order added; between steps only. nullptr: nothing.
@@ -259,8 +263,9 @@ class MirroredStrategy {
   StrategyOptions options_;
   std::vector<StepListener*> listeners_;
   std::unique_ptr<vgpu::AllReduce> all_reduce_;
-  std::vector<std::string> all_reduce_log_;
-  std::vector<std::string> all_reduce_warnings_;
+  const vgpu::AllReduceAlgorithm* all_reduce_row_ = nullptr;  // its row of the table
+  std::vector<std::string> all_reduce_notes_;
+  std::string tensorflow_all_reduce_log_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   CrossReplicaRendezvous rendezvous_;
   HookObserver hook_observer_{*this};

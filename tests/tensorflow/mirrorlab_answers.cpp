@@ -1,18 +1,31 @@
 // mirrorlab's side of scripts/check-tensorflow: reads the cases as JSON on stdin and answers, on
 // stdout, what mirrorlab's own code does for each, so the check can put TensorFlow's answer
-// beside it. Every answer comes from running the code that training runs:
+// beside it. Every answer comes from running the code that training runs (what `mirrorlab
+// train` prints, the check reads from the command itself):
 //   {"split": [{"examples": 1000, "replicas": 3, "batch_per_replica": 16}, ...]}
 //     -> {"split": [[[16, 16, 16], ..., [14, 14, 12]], ...]}: per step, each replica's examples,
 //        seen by a step listener on a real fit() of an MLP on CPU-backed virtual GPUs;
 //   {"loss_scale": [{"shards": [14, 14, 12], "scaling": "replica-mean"}, ...]}
-//     -> {"loss_scale": [[s0, s1, s2], ...]}: what each replica multiplies its summed loss by.
+//     -> {"loss_scale": [[s0, s1, s2], ...]}: what each replica multiplies its summed loss by;
+//   {"choice": [{"placement": "cpu"|"logical"|"physical", "replicas": 2}]}
+//     -> the all-reduce auto picks there (NCCL 2.28 in the build);
+//   {"optimizer": [{"kind": "adam", "lr": 0.001, "momentum": 0.9, "params": [...],
+//                   "grads": [[...], ...]}]} -> the parameters after one apply() per gradient;
+//   {"optimizer_defaults": [{}]} -> mirrorlab's OptimizerConfig defaults;
+//   {"init": [{"model": "cnn", "seed": 42}]} -> per layer: the kernel's and bias's values;
+//   {"metrics": [{"logits": [[...], ...], "labels": [...]}]} -> {"loss": mean, "accuracy": a}.
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/io/synthetic_dataset.h"
+#include "core/nn/loss.h"
+#include "core/nn/optimizer.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "nlohmann/json.hpp"
@@ -63,6 +76,76 @@ nlohmann::json loss_scale(const nlohmann::json& c) {
   return scales;
 }
 
+nlohmann::json choice(const nlohmann::json& c) {
+  const std::string placement = c.at("placement");
+  const int replicas = c.at("replicas");
+  std::vector<vgpu::ReplicaPlacement> where;
+  for (int i = 0; i < replicas; ++i) {
+    const std::string name = "/gpu:" + std::to_string(i);
+    if (placement == "cpu") where.push_back({name, vgpu::DeviceKind::kCpuVirtualGpu, -1});
+    if (placement == "logical") where.push_back({name, vgpu::DeviceKind::kCudaLogicalGpu, 0});
+    if (placement == "physical") where.push_back({name, vgpu::DeviceKind::kCudaPhysicalGpu, i});
+  }
+  return vgpu::choose_all_reduce("auto", where, vgpu::NcclRuntime{true, 22809}).algorithm;
+}
+
+core::OptimizerConfig optimizer_config(const nlohmann::json& c) {
+  core::OptimizerConfig config;
+  config.kind = core::parse_optimizer_kind(c.at("kind").get<std::string>());
+  config.learning_rate = c.at("lr");
+  config.momentum = c.value("momentum", 0.0f);
+  return config;
+}
+
+nlohmann::json optimizer(const nlohmann::json& c) {
+  std::vector<float> params = c.at("params");
+  vgpu::MemoryArena arena("/gpu:0", std::size_t{1} << 20);
+  const auto opt = core::make_optimizer(optimizer_config(c), params.size(), arena);
+  for (const nlohmann::json& g : c.at("grads")) {
+    const std::vector<float> grads = g;
+    opt->apply(params, grads);
+  }
+  return params;
+}
+
+nlohmann::json optimizer_defaults(const nlohmann::json&) {
+  const core::OptimizerConfig d;
+  return {{"learning_rate", d.learning_rate}, {"momentum", d.momentum}, {"beta_1", d.beta1},
+          {"beta_2", d.beta2}, {"epsilon", d.epsilon}};
+}
+
+nlohmann::json init(const nlohmann::json& c) {
+  vgpu::MemoryArena arena("/gpu:0", std::size_t{64} << 20);
+  const auto model =
+      core::Model::create(core::parse_model_kind(c.at("model").get<std::string>()), arena);
+  model->init(c.at("seed"));
+  nlohmann::json layers = nlohmann::json::array();
+  const std::span<const float> params = std::as_const(*model).params();
+  for (const core::LayerSummary& layer : model->summary()) {
+    if (layer.params == 0) continue;
+    const std::size_t bias = static_cast<std::size_t>(layer.output_shape.back());
+    const auto all = params.subspan(layer.offset, layer.params);
+    layers.push_back({{"name", layer.name},
+                      {"kernel", std::vector<float>(all.begin(), all.end() - bias)},
+                      {"bias", std::vector<float>(all.end() - bias, all.end())}});
+  }
+  return layers;
+}
+
+nlohmann::json metrics(const nlohmann::json& c) {
+  const std::vector<std::vector<float>> rows = c.at("logits");
+  const std::vector<std::uint8_t> labels = c.at("labels");
+  vgpu::MemoryArena arena("/gpu:0", std::size_t{1} << 20);
+  const int classes = static_cast<int>(rows.at(0).size());
+  core::Tensor logits(arena, {static_cast<int>(rows.size()), classes}, "logits");
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::copy(rows[r].begin(), rows[r].end(), logits.data() + r * classes);
+  }
+  const core::LossStats stats = core::softmax_cross_entropy(logits, labels, 1.0f, nullptr, &arena);
+  return {{"loss", stats.loss_sum / static_cast<double>(stats.count)},
+          {"accuracy", static_cast<double>(stats.correct) / static_cast<double>(stats.count)}};
+}
+
 }  // namespace
 
 int main() {
@@ -70,7 +153,10 @@ int main() {
     const nlohmann::json cases = nlohmann::json::parse(std::cin);
     nlohmann::json answers = nlohmann::json::object();
     for (const auto& [kind, answer] :
-         {std::pair{"split", &split}, std::pair{"loss_scale", &loss_scale}}) {
+         {std::pair{"split", &split}, std::pair{"loss_scale", &loss_scale},
+          std::pair{"choice", &choice}, std::pair{"optimizer", &optimizer},
+          std::pair{"optimizer_defaults", &optimizer_defaults}, std::pair{"init", &init},
+          std::pair{"metrics", &metrics}}) {
       if (!cases.contains(kind)) continue;
       answers[kind] = nlohmann::json::array();
       for (const nlohmann::json& c : cases.at(kind)) answers[kind].push_back(answer(c));

@@ -1,0 +1,17 @@
+// model.summary() as Keras 3 prints it (TensorFlow 2.21, on an 80-column terminal or a log;
+// checked by scripts/check-tensorflow): a box-drawn table of layers, output shapes and parameter
+// counts, then the totals with their size in memory.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/nn/model.h"
+
+namespace mirrorlab::app {
+
+std::string with_commas(std::size_t n);                  // 693962 -> "693,962"
+std::string readable_memory_size(double bytes);          // Keras': 2775848 -> "2.65 MB"
+std::string model_summary(const core::Model& model, const std::string& name);
+
+}  // namespace mirrorlab::app

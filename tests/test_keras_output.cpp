@@ -1,0 +1,98 @@
+// What mirrorlab prints in Keras' words: model.summary() and the progress bar, pinned to what
+// Keras 3.15 (TensorFlow 2.21) printed when scripts/check-tensorflow ran it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "app/keras_progress.h"
+#include "app/model_summary.h"
+#include "core/nn/model.h"
+#include "virtualgpu/memory/memory_arena.h"
+
+namespace mirrorlab::app {
+namespace {
+
+TEST(ModelSummary, IsKeras3sTableForTheCnn) {
+  vgpu::MemoryArena arena("/gpu:0", std::size_t{64} << 20);
+  const auto model = core::Model::create(core::ModelKind::kCnn, arena);
+  const std::string summary = model_summary(*model, "cnn");
+  // Keras 3's lines for the same layers (its ReLU layers written out as ours are).
+  for (const char* line : {
+           "Model: \"cnn\"\n"
+           "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓\n"
+           "┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃\n"
+           "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩\n"
+           "│ conv2d (Conv2D)                 │ (None, 26, 26, 32)     │           320 │\n"
+           "├─────────────────────────────────┼────────────────────────┼───────────────┤\n",
+           "│ max_pooling2d (MaxPooling2D)    │ (None, 13, 13, 32)     │             0 │\n",
+           "│ dense (Dense)                   │ (None, 128)            │       692,352 │\n",
+           "│ dense_1 (Dense)                 │ (None, 10)             │         1,290 │\n"
+           "└─────────────────────────────────┴────────────────────────┴───────────────┘\n"
+           " Total params: 693,962 (2.65 MB)\n"
+           " Trainable params: 693,962 (2.65 MB)\n"
+           " Non-trainable params: 0 (0.00 B)\n"}) {
+    EXPECT_NE(summary.find(line), std::string::npos) << line << "\nnot in\n" << summary;
+  }
+}
+
+TEST(ModelSummary, SizesAndCountsAreWrittenAsKerasWritesThem) {
+  EXPECT_EQ(with_commas(0), "0");
+  EXPECT_EQ(with_commas(999), "999");
+  EXPECT_EQ(with_commas(235146), "235,146");
+  EXPECT_EQ(with_commas(1234567), "1,234,567");
+  EXPECT_EQ(readable_memory_size(0), "0.00 B");
+  EXPECT_EQ(readable_memory_size(235146.0 * 4), "918.54 KB");
+  EXPECT_EQ(readable_memory_size(693962.0 * 4), "2.65 MB");
+  EXPECT_EQ(readable_memory_size(1023), "1023.00 B");
+  EXPECT_EQ(readable_memory_size(1024), "1.00 KB");
+}
+
+TEST(KerasProgress, BarCounterAndTimesAreKeras3s) {
+  // Keras 3: "24/24 " then 20 cells, green for done and grey to go, counter in bold.
+  EXPECT_EQ(progress_bar(24, 24, true),
+            "\x1b[1m24/24\x1b[0m \x1b[32m━━━━━━━━━━━━━━━━━━━━\x1b[0m\x1b[37m\x1b[0m");
+  EXPECT_EQ(progress_bar(5, 24, true),
+            "\x1b[1m 5/24\x1b[0m \x1b[32m━━━━\x1b[0m\x1b[37m━━━━━━━━━━━━━━━━\x1b[0m");
+  EXPECT_EQ(progress_bar(1, 24, true), "\x1b[1m 1/24\x1b[0m \x1b[37m━━━━━━━━━━━━━━━━━━━━\x1b[0m");
+  // Without a terminal: no colour codes, the part to go drawn differently.
+  EXPECT_EQ(progress_bar(6, 32, false), " 6/32 ━━━─────────────────");
+  EXPECT_EQ(progress_bar(0, 0, false), "0/0 ━━━━━━━━━━━━━━━━━━━━");
+  EXPECT_EQ(format_duration_per_step(0.035), "35ms/step");
+  EXPECT_EQ(format_duration_per_step(2.4), "2s/step");
+  EXPECT_EQ(format_duration_per_step(0.00085), "850us/step");
+  EXPECT_EQ(format_duration_per_step(0.0), "0s/step");
+  EXPECT_EQ(format_eta(14.7), "14s");
+  EXPECT_EQ(format_eta(125), "2:05");
+  EXPECT_EQ(format_eta(3725), "1:02:05");
+  EXPECT_EQ(format_metric(0.10467), "0.1047");
+  EXPECT_EQ(format_metric(2.3246), "2.3246");
+  EXPECT_EQ(format_metric(0.0002), "2.0000e-04");
+}
+
+TEST(KerasProgress, TheEpochLineOrdersTheMetricsAsKeras3Does) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  KerasProgress progress(out, false);
+  progress.on_epoch_begin(1, 2, 24);
+  core::EpochLog log;
+  log.epoch = 1;
+  log.steps = log.steps_per_epoch = 24;
+  log.seconds = 0.84;
+  log.train.loss = 2.3246;
+  log.train.accuracy = 0.1047;
+  log.has_validation = true;
+  log.validation.loss = 2.3128;
+  log.validation.accuracy = 0.094;
+  progress.on_epoch_end(log);
+  std::rewind(out);
+  char text[512] = {};
+  const std::size_t n = std::fread(text, 1, sizeof text - 1, out);
+  std::fclose(out);
+  // Keras 3.15's line for these numbers, colour codes aside.
+  EXPECT_EQ(std::string(text, n),
+            "Epoch 1/2\n24/24 ━━━━━━━━━━━━━━━━━━━━ 1s 35ms/step - accuracy: 0.1047 - loss: 2.3246 - "
+            "val_accuracy: 0.0940 - val_loss: 2.3128\n");
+}
+
+}  // namespace
+}  // namespace mirrorlab::app
