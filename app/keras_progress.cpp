@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/text.h"
+
 namespace mirrorlab::app {
 namespace {
 
@@ -14,12 +16,6 @@ constexpr const char* kToGoCell = "\u2500";  // ─, where there is no colour to
 std::string metrics_text(const char* prefix, const core::Metrics& m) {
   return std::string(" - ") + prefix + "accuracy: " + format_metric(m.accuracy) + " - " + prefix +
          "loss: " + format_metric(m.loss);
-}
-
-std::string repeat(const char* cell, std::int64_t n) {
-  std::string s;
-  for (std::int64_t i = 0; i < n; ++i) s += cell;
-  return s;
 }
 
 // The visible width of a line: its UTF-8 characters, not counting colour codes.

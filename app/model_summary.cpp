@@ -2,18 +2,14 @@
 
 #include <cstdio>
 
+#include "app/text.h"
+
 namespace mirrorlab::app {
 namespace {
 
 // Keras 3 sizes a Sequential model's columns at 45%, 80% and 100% of 76 characters (88 less the
 // room it keeps on an 80-column terminal): 31, 22 and 13 characters between the borders' spaces.
 constexpr int kName = 31, kShape = 22, kParams = 13;
-
-std::string repeat(const char* cell, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += cell;
-  return s;
-}
 
 // A border line: left corner, the three columns' widths (plus their padding) of `fill`, joints.
 std::string rule(const char* left, const char* fill, const char* joint, const char* right) {

@@ -284,8 +284,12 @@ def train_output(binary, algorithm, model="mlp"):
 
 
 def first_line(text, start):
-    return next((l for l in text.splitlines() if l.startswith(start) or
-                 (start == "val_loss" and "val_loss" in l)), "none")
+    return next((l for l in text.splitlines() if l.startswith(start)), "none")
+
+
+def epoch_end_line(text):
+    """The last progress line of an epoch: the one with the validation metrics."""
+    return next((l for l in text.splitlines() if "val_loss" in l), "none")
 
 
 def summary_block(text):
@@ -425,8 +429,7 @@ def main():
     tf_reduce = [l for l in logs["reduce-to-one"][0]["log"] if "Reduce to" in l and "1')" in l]
     row("log: the gradients' all-reduce", "reduce-to-one (ReductionToOneDevice), 2 replicas",
         tf_reduce[0] if tf_reduce else "none",  # mirrorlab's GPU names, written CPU
-        first_line(logs["reduce-to-one"][1], "INFO:tensorflow:Reduce to").replace("GPU", "CPU"),
-        )
+        first_line(logs["reduce-to-one"][1], "INFO:tensorflow:Reduce to").replace("GPU", "CPU"))
     tf_warnings = [l for _, (t, _) in logs.items() for l in t["log"] if l.startswith("WARNING")]
     ml_warnings = [l for _, (_, m) in logs.items() for l in m.splitlines() if "WARNING" in l]
     row("log: warnings about the all-reduce", "auto and reduce-to-one, 2 CPU replicas",
@@ -442,9 +445,8 @@ def main():
             + ("" if tf_text == ml_text else ": " + first_difference(tf_text, ml_text)),
             agree=tf_text == ml_text)
     tf_bar = masked(logs["auto"][0]["last_progress_line"])
-    ml_bar = masked(first_line(ml_auto, "val_loss"))
-    row("model.fit progress, an epoch's last line", "verbose=1, with validation", tf_bar, ml_bar,
-        )
+    ml_bar = masked(epoch_end_line(ml_auto))
+    row("model.fit progress, an epoch's last line", "verbose=1, with validation", tf_bar, ml_bar)
 
     # 5. The optimizers: Keras' defaults, and the steps from the same gradients.
     ml_defaults = mirrorlab(args.answers, {"optimizer_defaults": [{}]})["optimizer_defaults"][0]

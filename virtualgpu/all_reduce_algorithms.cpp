@@ -13,11 +13,6 @@ namespace {
 
 std::string name(std::string_view n) { return std::string(n); }
 
-std::vector<std::string> tensorflow_names_of(const std::vector<ReplicaPlacement>& replicas) {
-  std::vector<std::string> names;
-  for (const ReplicaPlacement& r : replicas) names.push_back(tensorflow_device_name(r.name));
-  return names;
-}
 
 // The algorithms that run anywhere: CPU-backed virtual GPUs, logical or physical CUDA GPUs.
 std::string runs_anywhere(const std::vector<ReplicaPlacement>&, const NcclRuntime&,
@@ -42,7 +37,7 @@ std::string describe_reduce_to_one(const std::vector<ReplicaPlacement>& replicas
 }
 std::string tensorflow_log_reduce_to_one(const std::vector<ReplicaPlacement>& replicas, int) {
   return "Reduce to " + tensorflow_device_name(replicas[0].name) + " then broadcast to " +
-         device_tuple(tensorflow_names_of(replicas)) + ".";
+         tensorflow_device_tuple(replicas) + ".";
 }
 
 // TensorFlow's CollectiveAllReduce: inside model.fit's tf.function every gradient tensor goes

@@ -9,9 +9,8 @@ namespace mirrorlab::vgpu {
 namespace {
 
 // Why auto chose what it chose, in mirrorlab's words (TensorFlow 2.21 logs nothing about it).
-std::vector<std::string> auto_notes(const std::vector<ReplicaPlacement>& replicas,
-                                    const NcclRuntime& nccl, std::string_view chosen) {
-  const int most = most_replicas_per_gpu(replicas);
+// `most`: the most replicas sharing one GPU (most_replicas_per_gpu).
+std::vector<std::string> auto_notes(int most, const NcclRuntime& nccl, std::string_view chosen) {
   if (most == 1 && nccl.built) return {};  // nccl, as TensorFlow: nothing to explain
   std::vector<std::string> notes;
   if (most == 1) {
@@ -44,9 +43,9 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
   if (requested == kAutoAllReduce) {
     // What TensorFlow 2.21 does: NCCL when every replica has a physical GPU of its own, else a
     // ring (see the header).
-    const bool nccl_fits = most_replicas_per_gpu(replicas) == 1 && nccl.built;
-    choice.row = find_all_reduce(nccl_fits ? kNcclName : kRingName);
-    why = auto_notes(replicas, nccl, choice.row->name);
+    const int most = most_replicas_per_gpu(replicas);
+    choice.row = find_all_reduce(most == 1 && nccl.built ? kNcclName : kRingName);
+    why = auto_notes(most, nccl, choice.row->name);
   } else {
     choice.row = find_all_reduce(requested);
     if (choice.row == nullptr) {
@@ -76,6 +75,12 @@ std::string device_tuple(const std::vector<std::string>& names) {
   std::string tuple = "(";
   for (std::size_t i = 0; i < names.size(); ++i) tuple += (i ? ", '" : "'") + names[i] + "'";
   return tuple + (names.size() == 1 ? ",)" : ")");
+}
+
+std::string tensorflow_device_tuple(const std::vector<ReplicaPlacement>& replicas) {
+  std::vector<std::string> names;
+  for (const ReplicaPlacement& r : replicas) names.push_back(tensorflow_device_name(r.name));
+  return device_tuple(names);
 }
 
 }  // namespace mirrorlab::vgpu

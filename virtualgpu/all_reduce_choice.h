@@ -45,5 +45,7 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
 std::string tensorflow_device_name(std::string_view name);
 // A Python tuple of names, as TensorFlow logs it: "('/gpu:0', '/gpu:1')", "('/gpu:0',)".
 std::string device_tuple(const std::vector<std::string>& names);
+// The replicas' full names as such a tuple, as MirroredStrategy logs its devices.
+std::string tensorflow_device_tuple(const std::vector<ReplicaPlacement>& replicas);
 
 }  // namespace mirrorlab::vgpu

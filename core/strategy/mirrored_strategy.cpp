@@ -226,8 +226,6 @@ MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyO
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     replicas_.push_back(std::make_unique<Replica>(static_cast<int>(i), *devices_[i], options_));
   }
-  tensorflow_all_reduce_log_ = all_reduce_row_->tensorflow_log(
-      vgpu::placements_of(devices_), replicas_[0]->model().num_weight_tensors());
   broadcast_initial_variables();
 }
 
@@ -242,9 +240,12 @@ MirroredStrategy::~MirroredStrategy() {
 }
 
 std::string MirroredStrategy::device_tuple() const {
-  std::vector<std::string> names;
-  for (const vgpu::Device* d : devices_) names.push_back(vgpu::tensorflow_device_name(d->name()));
-  return vgpu::device_tuple(names);
+  return vgpu::tensorflow_device_tuple(vgpu::placements_of(devices_));
+}
+
+std::string MirroredStrategy::tensorflow_all_reduce_log() const {
+  return all_reduce_row_->tensorflow_log(vgpu::placements_of(devices_),
+                                         replicas_[0]->model().num_weight_tensors());
 }
 
 void MirroredStrategy::choose_all_reduce() {

@@ -215,7 +215,7 @@ class MirroredStrategy {
   const std::vector<std::string>& all_reduce_notes() const { return all_reduce_notes_; }
   // What TensorFlow 2.21 logs (at INFO) when it all-reduces this model's gradients the same way
   // over these devices; "" where TensorFlow has no such algorithm (one-shot).
-  const std::string& tensorflow_all_reduce_log() const { return tensorflow_all_reduce_log_; }
+  std::string tensorflow_all_reduce_log() const;
   // TensorFlow's device tuple, full names:
   // "('/job:localhost/replica:0/task:0/device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1')"
   std::string device_tuple() const;
@@ -265,7 +265,6 @@ class MirroredStrategy {
   std::unique_ptr<vgpu::AllReduce> all_reduce_;
   const vgpu::AllReduceAlgorithm* all_reduce_row_ = nullptr;  // its row of the table
   std::vector<std::string> all_reduce_notes_;
-  std::string tensorflow_all_reduce_log_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   CrossReplicaRendezvous rendezvous_;
   HookObserver hook_observer_{*this};
