@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import warnings
 from contextlib import redirect_stdout
 from unittest import mock
@@ -23,6 +24,9 @@ import numpy as np
 warnings.filterwarnings("ignore")
 import tensorflow as tf  # noqa: E402  (after the warnings filter)
 import keras  # noqa: E402
+from check_tensorflow_training import (  # noqa: E402,F401
+    TRAIN_BATCH_PER_REPLICA, TRAIN_FIRST_STEPS, compile_for_fit, keras_model, tf_train,
+    training_tables)
 
 MAX_REPLICAS = 8
 cpus = tf.config.list_physical_devices("CPU")
@@ -159,23 +163,6 @@ def tf_choice(placement, replicas):
             implementation=collective_util.CommunicationImplementation.NCCL)  # as __init__ sets
         ops = extended._make_collective_ops_with_fallbacks()
     return cross_device_ops_name(ops, extended._communication_options)
-
-
-def keras_model(kind, name=None):
-    """mirrorlab's models in Keras, layer for layer (its ReLUs are layers of their own)."""
-    L = keras.layers
-    if kind == "cnn":
-        layers = [L.Conv2D(32, 3), L.ReLU(), L.MaxPooling2D(), L.Flatten(), L.Dense(128), L.ReLU(),
-                  L.Dense(10)]
-    else:
-        layers = [L.Flatten(), L.Dense(256), L.ReLU(), L.Dense(128), L.ReLU(), L.Dense(10)]
-    return keras.Sequential([keras.Input((28, 28, 1))] + layers, name=name or kind)
-
-
-def compile_for_fit(model, optimizer="adam"):
-    model.compile(optimizer=optimizer,
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
 
 
 def tf_fit_log(cross_device_ops, devices, model_kind="mlp"):
@@ -325,11 +312,31 @@ def short(steps):
     return text
 
 
+def training_runs(args, kind):
+    """mirrorlab trains first, writing its initial weights and its batches' order; TensorFlow
+    then trains from those."""
+    with tempfile.TemporaryDirectory() as tmp:
+        weights, order = os.path.join(tmp, "weights.f32"), os.path.join(tmp, "order.u32")
+        ml = mirrorlab(args.answers, {"train": [{
+            "model": kind, "replicas": 2, "batch_per_replica": TRAIN_BATCH_PER_REPLICA,
+            "epochs": args.train_epochs, "seed": 1, "data": args.data,
+            "first_steps": TRAIN_FIRST_STEPS, "weights_out": weights, "order_out": order}]})
+        tf_run = isolated(tf_train, kind, 2, TRAIN_BATCH_PER_REPLICA, args.train_epochs,
+                          TRAIN_FIRST_STEPS, args.data, weights, order)
+    return tf_run, ml["train"][0]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--answers", help="build/tests/mirrorlab_answers")
     parser.add_argument("--mirrorlab", help="build/app/mirrorlab (its train command's output)")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist",
+                        help="Fashion-MNIST's gzipped IDX files, for the training runs "
+                             "(default: Debian's dataset-fashion-mnist)")
+    parser.add_argument("--train-epochs", type=int, default=5,
+                        help="epochs of each training run (default 5; the CNN's take TensorFlow "
+                             "about 45 s each on 2 cores)")
     parser.add_argument("--isolated", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.isolated:
@@ -338,6 +345,11 @@ def main():
         return 0
     if not args.answers or not args.mirrorlab:
         parser.error("--answers and --mirrorlab are required")
+    if args.train_epochs < 1:
+        parser.error(f"--train-epochs {args.train_epochs}: give 1 or more")
+    if not os.path.isfile(os.path.join(args.data, "t10k-labels-idx1-ubyte.gz")):
+        parser.error(f"--data {args.data}: no Fashion-MNIST there (apt-get install "
+                     "dataset-fashion-mnist, or give the folder of its .gz files)")
 
     rows = []  # (what, case, tensorflow, mirrorlab, verdict)
 
@@ -514,6 +526,23 @@ def main():
             row(f"metric: {name}", case, f"{tf_m[name]:.6g}", f"{ml_m[name]:.6g}",
                 agree=abs(tf_m[name] - ml_m[name]) <= 1e-5 * max(1.0, abs(tf_m[name])))
 
+    # 8. One training run of each model, from the same initial weights and the same batches.
+    side_by_side = []
+    for kind in ("cnn", "mlp"):
+        tf_run, ml_run = training_runs(args, kind)
+        tl, ml_l = np.array(tf_run["first_losses"]), np.array(ml_run["first_losses"])
+        worst = float(np.max(np.abs(tl - ml_l) / np.abs(tl)))
+        case = f"{kind}, 2 replicas x {TRAIN_BATCH_PER_REPLICA}, Adam, from the same weights"
+        losses = lambda l: ", ".join(f"{v:.5f}" for v in l[:3]) + f" ... {l[-1]:.5f}"  # noqa
+        row(f"training: the first {len(tl)} steps' losses", case, losses(tl),
+            losses(ml_l) + f" (largest difference {worst:.1g}, relative)",
+            agree=len(tl) == len(ml_l) == TRAIN_FIRST_STEPS and worst <= 1e-4)
+        ta, ma = tf_run["epochs"][-1]["test_accuracy"], ml_run["epochs"][-1]["test_accuracy"]
+        epochs = f"{args.train_epochs} epoch" + "s" * (args.train_epochs != 1)
+        row(f"training: test accuracy after {epochs}", case, f"{ta:.4f}",
+            f"{ma:.4f}", agree=abs(ta - ma) <= 0.01)
+        side_by_side.append((kind, tf_run, ml_run))
+
     header = ("what", "case", f"TensorFlow {tf.__version__}", "mirrorlab", "verdict")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(5)]
     for r in [header] + rows:
@@ -524,6 +553,8 @@ def main():
     print(f"\n{len(rows)} cases: {sum(r[4] == 'same' for r in rows)} the same, "
           f"{sum(r[4] == 'known' for r in rows)} known differences, {len(differs)} differ "
           f"(TensorFlow {tf.__version__}, Keras {keras.__version__})")
+    training_text = training_tables(side_by_side)
+    print("\n" + training_text)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("| " + " | ".join(header) + " |\n|" + " --- |" * 5 + "\n")
@@ -531,6 +562,7 @@ def main():
                 f.write("| " + " | ".join(str(c).replace("|", "/") for c in r[:5]) + " |\n")
             for known in dict.fromkeys(f"Known: {r[0]}: {r[5]}." for r in rows if r[5]):
                 f.write(f"\n{known}\n")
+            f.write("\n" + training_text)
     return 1 if differs else 0
 
 

@@ -13,9 +13,20 @@
 //                   "grads": [[...], ...]}]} -> the parameters after one apply() per gradient;
 //   {"optimizer_defaults": [{}]} -> mirrorlab's OptimizerConfig defaults;
 //   {"init": [{"model": "cnn", "seed": 42}]} -> per layer: the kernel's and bias's values;
-//   {"metrics": [{"logits": [[...], ...], "labels": [...]}]} -> {"loss": mean, "accuracy": a}.
+//   {"metrics": [{"logits": [[...], ...], "labels": [...]}]} -> {"loss": mean, "accuracy": a};
+//   {"train": [{"model": "mlp", "replicas": 2, "batch_per_replica": 64, "epochs": 5,
+//               "seed": 1, "data": DIR, "train_examples": 0, "first_steps": 20,
+//               "weights_out": FILE, "order_out": FILE}]}
+//     -> {"first_losses": [...], "epochs": [{"loss": l, "accuracy": a, "test_loss": tl,
+//        "test_accuracy": ta}, ...]}: a real fit() on CPU-backed virtual GPUs (Adam, lr 0.001,
+//        replica-mean loss scaling: mirrorlab train's defaults), with the test set as
+//        validation. It writes the initial weights (float32, the flat buffer: per layer its
+//        kernel in Keras' layout, then its bias) and each epoch's order of the training examples
+//        (uint32, epoch after epoch), so TensorFlow can start from the same weights and see the
+//        same batches.
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <numeric>
 #include <stdexcept>
@@ -23,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/io/dataset.h"
 #include "core/io/synthetic_dataset.h"
 #include "core/nn/loss.h"
 #include "core/nn/optimizer.h"
@@ -146,6 +158,54 @@ nlohmann::json metrics(const nlohmann::json& c) {
           {"accuracy", static_cast<double>(stats.correct) / static_cast<double>(stats.count)}};
 }
 
+template <typename T>
+void write_raw(const std::string& path, std::span<const T> values) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(values.data()),
+            static_cast<std::streamsize>(values.size_bytes()));
+  if (!out) throw std::runtime_error("could not write " + path);
+}
+
+nlohmann::json train(const nlohmann::json& c) {
+  core::FashionMnist data = core::load_fashion_mnist(c.at("data").get<std::string>());
+  if (const std::size_t n = c.value("train_examples", 0); n > 0) data.train = data.train.head(n);
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(c.at("replicas"), 1024);
+  core::StrategyOptions options;
+  options.model = core::parse_model_kind(c.at("model").get<std::string>());
+  options.seed = c.at("seed");
+  core::MirroredStrategy strategy(registry.logical_devices(), options);
+  write_raw<float>(c.at("weights_out"), strategy.replica(0).model().params_to_host());
+
+  core::FitOptions fit;
+  fit.epochs = c.at("epochs");
+  fit.batch_per_replica = c.at("batch_per_replica");
+  fit.seed = options.seed;
+  std::vector<std::uint32_t> orders;
+  for (int e = 1; e <= fit.epochs; ++e) {
+    const auto order = core::shuffled_indices(data.train.size(), fit.seed, e);
+    orders.insert(orders.end(), order.begin(), order.end());
+  }
+  write_raw<std::uint32_t>(c.at("order_out"), orders);
+
+  core::FitLoop loop(strategy, data.train, &data.test, fit);
+  const std::size_t first_steps = c.at("first_steps");
+  std::vector<double> first_losses;
+  while (!loop.done()) {
+    const core::LossStats stats = loop.step();
+    if (first_losses.size() < first_steps) {
+      first_losses.push_back(stats.loss_sum / static_cast<double>(stats.count));
+    }
+  }
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const core::EpochLog& log : loop.history().epochs) {
+    epochs.push_back({{"loss", log.train.loss}, {"accuracy", log.train.accuracy},
+                      {"test_loss", log.validation.loss},
+                      {"test_accuracy", log.validation.accuracy}});
+  }
+  return {{"first_losses", first_losses}, {"epochs", epochs}};
+}
+
 }  // namespace
 
 int main() {
@@ -156,7 +216,7 @@ int main() {
          {std::pair{"split", &split}, std::pair{"loss_scale", &loss_scale},
           std::pair{"choice", &choice}, std::pair{"optimizer", &optimizer},
           std::pair{"optimizer_defaults", &optimizer_defaults}, std::pair{"init", &init},
-          std::pair{"metrics", &metrics}}) {
+          std::pair{"metrics", &metrics}, std::pair{"train", &train}}) {
       if (!cases.contains(kind)) continue;
       answers[kind] = nlohmann::json::array();
       for (const nlohmann::json& c : cases.at(kind)) answers[kind].push_back(answer(c));
