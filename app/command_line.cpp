@@ -16,6 +16,9 @@ CommandLine::CommandLine()
   bench_allreduce_ = add_bench_command(app_, bench_options);
   devices_ = add_devices_command(app_, devices_options);
   gui_ = add_gui_command(app_, gui_options);
+#ifdef MIRRORLAB_HAVE_LESSONS
+  lesson_ = add_lesson_command(app_, lesson_options, lesson_commands_);
+#endif
 }
 
 std::string CommandLine::message_for(const CLI::ParseError& error, int* status) {
@@ -85,6 +88,9 @@ int CommandLine::run() {
   if (*bench_allreduce_) return run_bench_allreduce(bench_options);
   if (*devices_) return run_devices(devices_options);
   if (*gui_) return run_gui(gui_options);
+#ifdef MIRRORLAB_HAVE_LESSONS
+  if (*lesson_) return run_lesson_command(lesson_options, lesson_commands_);
+#endif
   return 2;
 }
 

@@ -10,6 +10,9 @@
 #include "app/bench_command.h"
 #include "app/devices_command.h"
 #include "app/gui_command.h"
+#ifdef MIRRORLAB_HAVE_LESSONS
+#include "app/lesson_command.h"
+#endif
 #include "app/train_command.h"
 
 namespace mirrorlab::app {
@@ -35,6 +38,9 @@ class CommandLine {
   BenchAllReduceOptions bench_options;
   DevicesOptions devices_options;
   GuiOptions gui_options;
+#ifdef MIRRORLAB_HAVE_LESSONS
+  LessonOptions lesson_options;
+#endif
 
  private:
   // "" or the message for a parse error (a missing or unknown command among them); sets
@@ -46,6 +52,10 @@ class CommandLine {
   CLI::App* bench_allreduce_ = nullptr;
   CLI::App* devices_ = nullptr;
   CLI::App* gui_ = nullptr;
+#ifdef MIRRORLAB_HAVE_LESSONS
+  CLI::App* lesson_ = nullptr;
+  LessonCommands lesson_commands_;
+#endif
 };
 
 }  // namespace mirrorlab::app

@@ -57,7 +57,8 @@ bool is_list(const ValueFlag& flag) { return flag.type.find("...]") != std::stri
 
 std::string parse_error(const ValueFlag& flag, const std::string& value) {
   std::vector<std::string> args = flag.command;
-  args.push_back(flag.name + "=" + value);
+  // A positional argument (mirrorlab lesson run ID) is given as it is.
+  args.push_back(flag.name.starts_with("-") ? flag.name + "=" + value : value);
   CommandLine command_line;
   return command_line.parse_error(args);
 }

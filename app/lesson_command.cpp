@@ -1,0 +1,202 @@
+#include "app/lesson_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/flags.h"
+#include "app/lesson_text.h"
+#include "app/text.h"
+#include "core/io/dataset.h"
+#include "lessons/player/player.h"
+
+namespace mirrorlab::app {
+namespace {
+
+std::filesystem::path folder_of(const LessonOptions& o) {
+  return o.folder.empty() ? lessons::default_lesson_folder() : std::filesystem::path(o.folder);
+}
+
+// An id of the course, or a path to a lesson file.
+lessons::Lesson find_lesson(const LessonOptions& o) {
+  if (o.lesson.find('/') != std::string::npos || o.lesson.ends_with(".md")) {
+    return lessons::load_lesson(o.lesson);
+  }
+  std::string ids;
+  for (lessons::Lesson& l : lessons::load_course(folder_of(o))) {
+    if (l.id == o.lesson) return std::move(l);
+    ids += (ids.empty() ? "" : ", ") + l.id;
+  }
+  throw std::invalid_argument("no lesson \"" + o.lesson + "\": the lessons are " + ids +
+                              " ('mirrorlab lesson list' shows them), or give a lesson file's path");
+}
+
+int list(const LessonOptions& o) {
+  const auto course = lessons::load_course(folder_of(o));
+  std::printf("%-22s %-58s %7s  %s\n", "id", "title", "minutes", "needs");
+  for (const lessons::Lesson& l : course) {
+    std::printf("%-22s %-58s %7d  %s\n", l.id.c_str(), l.title.c_str(), l.minutes,
+                l.coming ? "coming: not playable yet" : l.needs.c_str());
+  }
+  std::printf("\nPlay one: mirrorlab lesson run ID (in the GUI: mirrorlab gui --lesson ID)\n");
+  return 0;
+}
+
+int check(const LessonOptions& o) {
+  int bad = 0;
+  for (const std::string& f : {o.file}) {
+    try {
+      const lessons::Lesson l = lessons::load_lesson(f);
+      std::size_t checks = 0, questions = 0;
+      for (const auto& s : l.steps) checks += s.checks.size(), questions += s.questions.size();
+      std::printf("%s: lesson \"%s\" (%s): %zu steps, %zu questions, %zu checks: well formed\n",
+                  f.c_str(), l.id.c_str(), l.title.c_str(), l.steps.size(), questions, checks);
+    } catch (const lessons::LessonError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ++bad;
+    }
+  }
+  return bad ? 1 : 0;
+}
+
+class Terminal {
+ public:
+  Terminal(const LessonOptions& o) : o_(o), styled_(isatty(fileno(stdout)) != 0) {}
+
+  bool interactive() const { return !o_.non_interactive && !eof_; }
+  std::string bold(const std::string& s) const { return styled_ ? "\x1b[1m" + s + "\x1b[0m" : s; }
+  void text(const std::vector<lessons::Paragraph>& p) {
+    std::fputs(wrap_paragraphs(p, o_.width, styled_).c_str(), stdout);
+  }
+  // A line typed by the student; "" at the end of input (then nothing more is asked).
+  std::string ask(const std::string& prompt) {
+    if (!interactive()) return "";
+    std::printf("%s", prompt.c_str());
+    std::fflush(stdout);
+    std::string line;
+    if (!std::getline(std::cin, line)) {
+      eof_ = true;
+      std::printf("\n");
+    }
+    return line;
+  }
+
+ private:
+  const LessonOptions& o_;
+  bool styled_;
+  bool eof_ = false;
+};
+
+int play(const LessonOptions& o) {
+  lessons::Lesson lesson = find_lesson(o);
+  Terminal term(o);
+  std::printf("%s\n%s\n", term.bold(lesson.title).c_str(), repeat("═", o.width).c_str());
+  std::printf("%d minutes. Needs: %s\n\n", lesson.minutes, lesson.needs.c_str());
+  term.text(lesson.introduction);
+  if (lesson.coming) {
+    std::printf("This lesson is coming: what it needs is not built yet, so it is not played.\n");
+    return 0;
+  }
+  std::printf("Loading Fashion-MNIST from %s ...\n", o.data_dir.c_str());
+  auto data = std::make_shared<core::FashionMnist>(core::load_fashion_mnist(o.data_dir));
+  lessons::PlayerOptions options;
+  options.data = data;
+  lessons::LessonPlayer player(std::move(lesson), options);
+  int failed = 0, passed = 0, right = 0, asked = 0;
+  const int steps = static_cast<int>(player.lesson().steps.size());
+  for (int i = 0; i < steps; ++i) {
+    const lessons::LessonStep& step = player.lesson().steps[static_cast<std::size_t>(i)];
+    std::printf("\n%s\n%s\n", term.bold("Step " + std::to_string(i + 1) + " of " +
+                                        std::to_string(steps) + ": " + step.title).c_str(),
+                repeat("─", o.width).c_str());
+    term.text(step.text);
+    // Predict first: the questions are asked before the run shows the answer.
+    std::vector<std::string> given;
+    for (const lessons::Question& q : step.questions) {
+      std::string choices;
+      for (std::size_t c = 0; c < q.choices.size(); ++c) {
+        choices += (c ? ", " : " (") + std::to_string(c + 1) + ": " + q.choices[c];
+      }
+      if (!choices.empty()) choices += ")";
+      std::printf("%s %s%s\n", term.bold("Question:").c_str(), q.ask.c_str(), choices.c_str());
+      given.push_back(term.ask("Your answer (Enter to skip): "));
+    }
+    player.enter(i);
+    if (!player.run_actions()) {
+      std::printf("The run did not finish this step's actions in time.\n");
+      return 1;
+    }
+    if (!step.look_at.empty()) std::printf("(In the GUI: look at the %s panel.)\n", step.look_at.c_str());
+    if (!player.run_error().empty()) std::printf("The run stopped: %s\n", player.run_error().c_str());
+    for (std::size_t k = 0; k < step.questions.size(); ++k) {
+      const lessons::Question& q = step.questions[k];
+      const lessons::Answer a = player.answer(q, given[k]);
+      ++asked;
+      right += a.correct;
+      const std::string verdict = given[k].empty() ? ""
+                                  : a.correct  ? "  (you were right)"
+                                               : "  (you said " + given[k] + ")";
+      std::printf("%s %s: %s%s\n", term.bold("Answer:").c_str(), q.ask.c_str(), a.text.c_str(),
+                  verdict.c_str());
+      if (!q.explain.empty()) std::printf("  %s\n", q.explain.c_str());
+    }
+    for (const lessons::Check& c : step.checks) {
+      const lessons::CheckResult r = player.evaluate(c);
+      (r.passed ? passed : failed)++;
+      std::printf("%s %s: %s\n", r.passed ? "[pass]" : "[FAIL]", c.says.c_str(), r.shown.c_str());
+    }
+    if (i + 1 < steps) term.ask("\nEnter: next step ");
+  }
+  std::printf("\n%s: %d of %d checks passed", player.lesson().id.c_str(), passed, passed + failed);
+  if (asked > 0 && !o.non_interactive) std::printf("; %d of %d answers right", right, asked);
+  std::printf(".\n");
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+CLI::App* add_lesson_command(CLI::App& app, LessonOptions& o, LessonCommands& commands) {
+  CLI::App* cmd = app.add_subcommand("lesson", "The course: lessons on mirrored training that "
+                                               "run live (list, run, check)");
+  cmd->require_subcommand(1);
+  o.data_dir = core::kDefaultFashionMnistDir;
+  const auto folder_flag = [&o](CLI::App* c) {
+    add_text_flag(c, "--lessons", o.folder,
+                  "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
+        ->type_name("DIR");
+  };
+  commands.list = cmd->add_subcommand("list", "The lessons: id, title, minutes, what each needs");
+  folder_flag(commands.list);
+  commands.run = cmd->add_subcommand(
+      "run", "Play a lesson in the terminal: its text, the live run, questions, checks");
+  add_text_flag(commands.run, "lesson", o.lesson, "A lesson's id (see 'lesson list') or file")
+      ->required()
+      ->type_name("ID|FILE");
+  commands.run->add_flag("--non-interactive", o.non_interactive,
+                         "Ask nothing, run every check; exit 1 if one fails");
+  add_text_flag(commands.run, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
+      ->type_name("DIR");
+  folder_flag(commands.run);
+  commands.check = cmd->add_subcommand(
+      "check", "Check lesson files without running them: each error with its file and line");
+  add_text_flag(commands.check, "file", o.file, "A lesson file (.md)")->required()->type_name("FILE");
+  return cmd;
+}
+
+int run_lesson_command(const LessonOptions& o, const LessonCommands& commands) {
+  try {
+    if (*commands.list) return list(o);
+    if (*commands.check) return check(o);
+    return play(o);
+  } catch (const lessons::LessonError& e) {
+    std::fprintf(stderr, "mirrorlab lesson: %s\n", e.what());
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "mirrorlab lesson: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace mirrorlab::app

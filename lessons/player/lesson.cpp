@@ -1,0 +1,318 @@
+#include "lessons/player/lesson.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/nn/model.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "lessons/player/live_values.h"
+#include "lessons/player/markdown_sections.h"
+#include "lessons/player/toml_block.h"
+#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/all_reduce_choice.h"
+
+#ifndef MIRRORLAB_LESSON_DIR
+#define MIRRORLAB_LESSON_DIR "lessons"
+#endif
+
+namespace mirrorlab::lessons {
+
+namespace {
+std::string located(const std::string& file, int line, const std::string& what) {
+  std::string out = file;
+  if (line > 0) out.append(":").append(std::to_string(line));
+  return out.append(": ").append(what);
+}
+}  // namespace
+
+LessonError::LessonError(const std::string& file, int line, const std::string& what)
+    : std::runtime_error(located(file, line, what)),
+      file_(file),
+      line_(line) {}
+
+std::string Paragraph::plain() const {
+  std::string out;
+  for (const TextRun& r : runs) out += r.text;
+  return out;
+}
+
+const char* to_string(Comparison c) {
+  switch (c) {
+    case Comparison::kEquals: return "equals";
+    case Comparison::kAtLeast: return "at_least";
+    case Comparison::kAtMost: return "at_most";
+    case Comparison::kGreaterThan: return "greater_than";
+    case Comparison::kLessThan: return "less_than";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& panel_names() {
+  static const std::vector<std::string> names = {"Controls", "Devices", "Batch split", "Gradients",
+                                                 "All-reduce", "Training", "Timeline", "Compare",
+                                                 "Lesson"};
+  return names;
+}
+
+const std::vector<std::string>& moment_names_for_help() {
+  static const std::vector<std::string> names = {"after-split", "after-forward", "after-backward",
+                                                 "allreduce-step-N", "after-update"};
+  return names;
+}
+
+namespace {
+
+constexpr std::int64_t kMaxMiB = 1 << 20;  // 1 TiB, more than any GPU
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+bool valid_moment(const std::string& m) {
+  static const std::vector<std::string> fixed = {"after-split", "after-forward", "after-backward",
+                                                 "after-update"};
+  if (std::find(fixed.begin(), fixed.end(), m) != fixed.end()) return true;
+  const std::string prefix = "allreduce-step-";
+  if (m.rfind(prefix, 0) != 0 || m.size() == prefix.size() || m.size() > prefix.size() + 2) {
+    return false;
+  }
+  const std::string n = m.substr(prefix.size());
+  return std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+         std::stoi(n) >= 1;
+}
+
+void check_allreduce(const TomlBlock& b, const std::string& name) {
+  if (name == vgpu::kAutoAllReduce || vgpu::find_all_reduce(name)) return;
+  b.fail(b.line(), "unknown all-reduce \"" + name + "\": give auto, " +
+                       vgpu::all_reduce_name_list());
+}
+
+RunSetup read_setup(const TomlBlock& b) {
+  b.only({"gpus", "memory_mib", "model", "allreduce", "loss_scaling", "batch_per_replica",
+          "train_examples", "seed"},
+         "[setup]");
+  RunSetup s;
+  s.line = b.line();
+  s.gpus = static_cast<int>(b.integer("gpus", 1, 8).value_or(s.gpus));
+  for (std::int64_t m : b.integers("memory_mib", 1, kMaxMiB)) {
+    s.memory_mib.push_back(static_cast<std::size_t>(m));
+  }
+  if (!s.memory_mib.empty() && s.memory_mib.size() != 1 &&
+      s.memory_mib.size() != static_cast<std::size_t>(s.gpus)) {
+    b.fail(b.line(), "`memory_mib` gives " + std::to_string(s.memory_mib.size()) +
+                         " limits for " + std::to_string(s.gpus) + " GPUs: give one, or one each");
+  }
+  s.model = b.text("model").value_or(s.model);
+  if (s.model != "mlp" && s.model != "cnn") b.fail(b.line(), "`model` must be \"mlp\" or \"cnn\"");
+  s.allreduce = b.text("allreduce").value_or(s.allreduce);
+  check_allreduce(b, s.allreduce);
+  s.loss_scaling = b.text("loss_scaling").value_or(s.loss_scaling);
+  try {
+    core::parse_loss_scaling(s.loss_scaling);
+  } catch (const std::invalid_argument& e) {
+    b.fail(b.line(), e.what());
+  }
+  s.batch_per_replica =
+      static_cast<std::size_t>(b.integer("batch_per_replica", 1, 4096).value_or(32));
+  s.train_examples =
+      static_cast<std::size_t>(b.integer("train_examples", 1, 60000).value_or(2048));
+  s.seed = static_cast<std::uint64_t>(b.integer("seed", 0, INT64_MAX).value_or(1));
+  return s;
+}
+
+Action read_action(const TomlBlock& b) {
+  b.only({"run_steps", "run_epochs", "pause_at", "finish_step", "allreduce", "memory_mib"},
+         "an action of `do`");
+  if (b.table().size() != 1) {
+    b.fail(b.line(), "an action is one of: { run_steps = K }, { run_epochs = K }, "
+                     "{ pause_at = \"after-backward\" }, { finish_step = true }, "
+                     "{ allreduce = NAME }, { memory_mib = [1024, 256] }");
+  }
+  Action a;
+  a.line = b.line();
+  if (auto k = b.integer("run_steps", 1, 100000)) {
+    a.kind = ActionKind::kRunSteps;
+    a.count = *k;
+  } else if (auto e = b.integer("run_epochs", 1, 100)) {
+    a.kind = ActionKind::kRunEpochs;
+    a.count = *e;
+  } else if (auto m = b.text("pause_at")) {
+    if (!valid_moment(*m)) {
+      b.fail(b.line(), "`pause_at = \"" + *m + "\"`: give one of " +
+                           joined(moment_names_for_help()) + " (N from 1)");
+    }
+    a.kind = ActionKind::kPauseAt;
+    a.moment = *m;
+  } else if (b.boolean("finish_step")) {
+    a.kind = ActionKind::kFinishStep;
+  } else if (auto name = b.text("allreduce")) {
+    check_allreduce(b, *name);
+    a.kind = ActionKind::kSwitchAllReduce;
+    a.allreduce = *name;
+  } else {
+    a.kind = ActionKind::kSetMemory;
+    for (std::int64_t m : b.integers("memory_mib", 1, kMaxMiB)) {
+      a.memory_mib.push_back(static_cast<std::size_t>(m));
+    }
+  }
+  return a;
+}
+
+// `value` and `replica`, shared by questions and checks.
+void read_value(const TomlBlock& b, std::string_view key, std::string& value, int& replica) {
+  value = b.required_text(key, "the name of a live value (" + live_value_names() + ")");
+  const LiveValue* v = find_live_value(value);
+  if (!v) b.fail(b.line(), "unknown live value \"" + value + "\": give one of " + live_value_names());
+  replica = static_cast<int>(b.integer("replica", 0, 7).value_or(-1));
+  if (v->per_replica && replica < 0) {
+    b.fail(b.line(), "\"" + value + "\" is a value of one replica: give `replica = N`");
+  }
+  if (!v->per_replica && replica >= 0) {
+    b.fail(b.line(), "\"" + value + "\" is not a value of one replica: leave out `replica`");
+  }
+}
+
+Question read_question(const TomlBlock& b) {
+  b.only({"ask", "answer", "replica", "choices", "tolerance", "explain"}, "[[question]]");
+  Question q;
+  q.line = b.line();
+  q.ask = b.required_text("ask", "the question");
+  read_value(b, "answer", q.value, q.replica);
+  q.choices = b.texts("choices");
+  if (b.has("choices") && q.choices.size() < 2) b.fail(b.line(), "`choices` needs 2 or more");
+  q.tolerance = b.number("tolerance").value_or(0.0);
+  if (q.tolerance < 0) b.fail(b.line(), "`tolerance` must be 0 or more");
+  q.explain = b.text("explain").value_or("");
+  return q;
+}
+
+Check read_check(const TomlBlock& b) {
+  b.only({"that", "replica", "equals", "at_least", "at_most", "greater_than", "less_than", "says"},
+         "[[check]]");
+  Check c;
+  c.line = b.line();
+  read_value(b, "that", c.that, c.replica);
+  int given = 0;
+  for (Comparison cmp : {Comparison::kEquals, Comparison::kAtLeast, Comparison::kAtMost,
+                         Comparison::kGreaterThan, Comparison::kLessThan}) {
+    if (auto t = b.number(to_string(cmp))) {
+      c.comparison = cmp;
+      c.target = *t;
+      ++given;
+    }
+  }
+  if (given != 1) {
+    b.fail(b.line(), "a check compares with one of: equals, at_least, at_most, greater_than, "
+                     "less_than (a number)");
+  }
+  c.says = b.required_text("says", "what the check shows when it holds");
+  return c;
+}
+
+void read_step_block(const TomlBlock& b, LessonStep& step) {
+  b.only({"setup", "do", "look_at", "device", "question", "check"}, "a step's block");
+  if (auto setup = b.sub_table("setup")) step.setup = read_setup(*setup);
+  for (const TomlBlock& a : b.tables("do")) step.actions.push_back(read_action(a));
+  step.look_at = b.text("look_at").value_or("");
+  const auto& panels = panel_names();
+  if (!step.look_at.empty() &&
+      std::find(panels.begin(), panels.end(), step.look_at) == panels.end()) {
+    b.fail(b.line(), "`look_at = \"" + step.look_at + "\"`: give a panel: " + joined(panels));
+  }
+  step.device = b.text("device").value_or("");
+  for (const TomlBlock& q : b.tables("question")) step.questions.push_back(read_question(q));
+  for (const TomlBlock& c : b.tables("check")) step.checks.push_back(read_check(c));
+}
+
+void read_metadata(const TomlBlock& b, Lesson& lesson) {
+  b.only({"id", "minutes", "needs", "coming"}, "the lesson's block");
+  lesson.id = b.required_text("id", "the lesson's short name (as `mirrorlab lesson run ID`)");
+  if (!std::all_of(lesson.id.begin(), lesson.id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+      })) {
+    b.fail(b.line(), "`id = \"" + lesson.id + "\"`: use lowercase letters, digits and -");
+  }
+  lesson.minutes = static_cast<int>(b.integer("minutes", 1, 120).value_or(0));
+  if (lesson.minutes == 0) b.fail(b.line(), "needs `minutes`, how long it takes in class");
+  lesson.needs = b.text("needs").value_or("");
+  lesson.coming = b.boolean("coming").value_or(false);
+}
+
+}  // namespace
+
+Lesson parse_lesson(std::string_view markdown, const std::string& path) {
+  std::vector<Section> sections = read_sections(markdown, path);
+  Lesson lesson;
+  lesson.path = path;
+  auto title = std::find_if(sections.begin(), sections.end(),
+                            [](const Section& s) { return s.level == 1; });
+  if (title == sections.end()) throw LessonError(path, 0, "no `# Title` line: a lesson starts with one");
+  for (const Section& s : sections) {
+    if (s.level == 0 && !s.toml.empty()) {
+      throw LessonError(path, s.toml[0].line, "a ```toml block before the `# Title` line");
+    }
+  }
+  lesson.title = title->title;
+  lesson.introduction = title->text;
+  if (title->toml.size() != 1) {
+    throw LessonError(path, title->toml.empty() ? title->line : title->toml[1].line,
+                      "under the title, one ```toml block with id and minutes");
+  }
+  read_metadata(TomlBlock(title->toml[0].body, path, title->toml[0].line), lesson);
+  for (auto s = title + 1; s != sections.end(); ++s) {
+    if (s->level == 1) throw LessonError(path, s->line, "a second `# Title`: steps are `## ...`");
+    LessonStep step;
+    step.title = s->title;
+    step.line = s->line;
+    step.text = s->text;
+    if (s->toml.size() > 1) {
+      throw LessonError(path, s->toml[1].line, "one ```toml block per step (`## ...`)");
+    }
+    if (!s->toml.empty()) read_step_block(TomlBlock(s->toml[0].body, path, s->toml[0].line), step);
+    lesson.steps.push_back(std::move(step));
+  }
+  if (lesson.steps.empty()) throw LessonError(path, 0, "no steps: each `## ...` section is one");
+  if (!lesson.coming && !lesson.steps[0].setup) {
+    throw LessonError(path, lesson.steps[0].line, "the first step needs a [setup]: the run it plays");
+  }
+  return lesson;
+}
+
+Lesson load_lesson(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw LessonError(file.string(), 0, "cannot be read (is the path right?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_lesson(text.str(), file.string());
+}
+
+std::vector<Lesson> load_course(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const auto& p = entry.path();
+    if (p.extension() == ".md" && p.filename() != "README.md") files.push_back(p);
+  }
+  if (ec) throw LessonError(folder.string(), 0, "no lesson folder there (" + ec.message() + ")");
+  std::sort(files.begin(), files.end());
+  std::vector<Lesson> course;
+  std::map<std::string, std::string> ids;
+  for (const auto& f : files) {
+    course.push_back(load_lesson(f));
+    const auto [at, fresh] = ids.emplace(course.back().id, f.string());
+    if (!fresh) throw LessonError(f.string(), 0, "id \"" + course.back().id + "\" is " + at->second + "'s too");
+  }
+  return course;
+}
+
+std::filesystem::path default_lesson_folder() {
+  if (const char* env = std::getenv("MIRRORLAB_LESSONS"); env && *env) return env;
+  return MIRRORLAB_LESSON_DIR;
+}
+
+}  // namespace mirrorlab::lessons

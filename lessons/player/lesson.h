@@ -1,0 +1,139 @@
+// A lesson as read from its file in lessons/: a Markdown document (read with md4c) whose steps
+// are its `##` sections, each with its prose and one ```toml block (read with toml++) saying
+// what the step sets up, does, shows, asks and checks. The format is documented in
+// lessons/README.md; this is its data, checked as it is read: anything malformed is refused with
+// a LessonError naming the file, the line and what was expected.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mirrorlab::lessons {
+
+// "lessons/01-mirrored-strategy.md:42: [[check]] needs `that`, the name of a live value".
+class LessonError : public std::runtime_error {
+ public:
+  LessonError(const std::string& file, int line, const std::string& what);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }  // 1-based; 0 when the problem is the whole file
+
+ private:
+  std::string file_;
+  int line_;
+};
+
+// Prose, kept as paragraphs of styled runs so the terminal and the GUI can each draw it.
+enum class RunStyle { kPlain, kStrong, kEmphasis, kCode };
+struct TextRun {
+  std::string text;
+  RunStyle style = RunStyle::kPlain;
+};
+enum class ParagraphKind { kParagraph, kBullet, kNumbered, kQuote, kCodeBlock };
+struct Paragraph {
+  ParagraphKind kind = ParagraphKind::kParagraph;
+  std::vector<TextRun> runs;
+  std::string plain() const;  // the runs' text, joined
+};
+
+// A fresh run: what TrainingSession is built with when a step sets one up.
+struct RunSetup {
+  int gpus = 2;
+  std::vector<std::size_t> memory_mib;  // per GPU; empty: 1024 each
+  std::string model = "mlp";            // "mlp" | "cnn"
+  std::string allreduce = "auto";       // an all-reduce name or "auto"
+  std::string loss_scaling = "replica-mean";
+  std::size_t batch_per_replica = 32;
+  std::size_t train_examples = 2048;    // the first n of Fashion-MNIST's training set
+  std::uint64_t seed = 1;
+  int line = 0;
+};
+
+// Something the step does to the run, in order.
+enum class ActionKind {
+  kRunSteps,       // `run_steps = K`: K whole global steps
+  kRunEpochs,      // `run_epochs = K`
+  kPauseAt,        // `pause_at = "after-backward"`: step into the next step to that moment
+  kFinishStep,     // `finish_step = true`: let a held step run to its end
+  kSwitchAllReduce,  // `allreduce = "ring"`: a new run like the current one, other algorithm
+  kSetMemory,      // `memory_mib = [1024, 256]`: a new run with these memory limits
+};
+struct Action {
+  ActionKind kind = ActionKind::kRunSteps;
+  std::int64_t count = 0;       // kRunSteps, kRunEpochs
+  std::string moment;           // kPauseAt: a moment name (see moments())
+  std::string allreduce;        // kSwitchAllReduce
+  std::vector<std::size_t> memory_mib;  // kSetMemory
+  int line = 0;
+};
+
+// The moments a step can pause at, by name: "after-split", "after-forward", "after-backward",
+// "allreduce-step-1" (1-based), ..., "after-allreduce", "after-update".
+const std::vector<std::string>& moment_names_for_help();
+
+// A question asked before the answer is shown: a number (answered within `tolerance`) or one
+// of `choices`. Its answer is a live value, read when the question is asked.
+struct Question {
+  std::string ask;
+  std::string value;  // the live value that answers it (see observables.h)
+  int replica = -1;   // for values of one replica
+  std::vector<std::string> choices;  // when set: the answer is choices[value]
+  double tolerance = 0;
+  std::string explain;  // shown with the answer
+  int line = 0;
+};
+
+enum class Comparison { kEquals, kAtLeast, kAtMost, kGreaterThan, kLessThan };
+const char* to_string(Comparison c);  // "equals", "at_least", ...
+
+// A check of the live run: `that` compared with `target`.
+struct Check {
+  std::string that;   // a live value
+  int replica = -1;
+  Comparison comparison = Comparison::kEquals;
+  double target = 0;
+  std::string says;   // what it shows when it holds
+  int line = 0;
+};
+
+struct LessonStep {
+  std::string title;
+  int line = 0;  // of its heading
+  std::vector<Paragraph> text;
+  std::optional<RunSetup> setup;
+  std::vector<Action> actions;
+  std::string look_at;  // a GUI panel ("Batch split", ...), or empty
+  std::string device;   // "/gpu:1", or empty
+  std::vector<Question> questions;
+  std::vector<Check> checks;
+};
+
+struct Lesson {
+  std::string path;  // as given to the reader
+  std::string id, title;
+  int minutes = 0;
+  std::string needs;
+  bool coming = false;  // written ahead of what it needs: shown, not played or counted
+  std::vector<Paragraph> introduction;
+  std::vector<LessonStep> steps;
+};
+
+// The GUI panels a step may point at.
+const std::vector<std::string>& panel_names();
+
+// Reads a lesson from its text; `path` names it in errors. Throws LessonError.
+Lesson parse_lesson(std::string_view markdown, const std::string& path);
+// Reads a lesson file. Throws LessonError (also when it cannot be read).
+Lesson load_lesson(const std::filesystem::path& file);
+// Every lesson (*.md but README.md) in `folder`, in file-name order. Throws LessonError for the
+// first malformed one, or when two share an id.
+std::vector<Lesson> load_course(const std::filesystem::path& folder);
+// The lesson folder: $MIRRORLAB_LESSONS, else the source tree's lessons/ (compiled in).
+std::filesystem::path default_lesson_folder();
+
+}  // namespace mirrorlab::lessons

@@ -1,0 +1,195 @@
+#include "lessons/player/live_values.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace mirrorlab::lessons {
+namespace {
+
+using Value = std::optional<double>;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+const core::RecordedStep* recorded(const LiveRun& run) {
+  const core::RecordedStep& r = run.snapshot->step_record;
+  return r.step < 0 ? nullptr : &r;
+}
+
+const core::ReplicaRecord* replica_record(const LiveRun& run, int replica) {
+  const core::RecordedStep* r = recorded(run);
+  if (!r || replica < 0 || replica >= static_cast<int>(r->replicas.size())) return nullptr;
+  return &r->replicas[static_cast<std::size_t>(replica)];
+}
+
+// Over the chosen layer's recorded values: the largest difference between two replicas.
+Value spread(const LiveRun& run, std::vector<float> core::ReplicaRecord::*values) {
+  const core::RecordedStep* r = recorded(run);
+  if (!r || r->replicas.empty() || (r->replicas[0].*values).empty()) return std::nullopt;
+  double widest = 0;
+  for (std::size_t i = 0; i < (r->replicas[0].*values).size(); ++i) {
+    float lo = (r->replicas[0].*values)[i], hi = lo;
+    for (const core::ReplicaRecord& rep : r->replicas) {
+      if (i >= (rep.*values).size()) return std::nullopt;
+      lo = std::min(lo, (rep.*values)[i]);
+      hi = std::max(hi, (rep.*values)[i]);
+    }
+    widest = std::max(widest, static_cast<double>(hi) - lo);
+  }
+  return widest;
+}
+
+// Bytes replica `replica` receives (to_me) or sends in the all-reduce's steps [first, last).
+Value transfer_bytes(const LiveRun& run, int replica, bool to_me, bool first_step_only) {
+  const core::RecordedStep* r = recorded(run);
+  if (!r || r->collective_steps.empty()) return std::nullopt;
+  const std::size_t steps = first_step_only ? 1 : r->collective_steps.size();
+  double bytes = 0;
+  for (std::size_t s = 0; s < steps; ++s) {
+    for (const vgpu::Transfer& t : r->collective_steps[s].transfers) {
+      if ((to_me ? t.dst : t.src) == replica) bytes += static_cast<double>(t.bytes);
+    }
+  }
+  return bytes;
+}
+
+const core::DeviceStatus* device(const LiveRun& run, int replica) {
+  const auto& d = run.snapshot->devices;
+  if (replica < 0 || replica >= static_cast<int>(d.size())) return nullptr;
+  return &d[static_cast<std::size_t>(replica)];
+}
+
+Value step_ms(const LiveRun& run) {
+  const auto& steps = run.snapshot->steps;
+  if (steps.empty()) return std::nullopt;
+  const std::size_t n = std::min<std::size_t>(steps.size(), 20);
+  double sum = 0;
+  for (std::size_t i = steps.size() - n; i < steps.size(); ++i) sum += steps[i].seconds;
+  return 1000.0 * sum / static_cast<double>(n);
+}
+
+const std::vector<LiveValue> kValues = {
+    {"replicas", "replicas in sync (devices the strategy mirrors the model on)", false,
+     [](const LiveRun& run, int) -> Value {
+       return static_cast<double>(run.snapshot->devices.size());
+     }},
+    {"global_batch", "examples in a full global batch (per replica x replicas)", false,
+     [](const LiveRun& run, int) -> Value {
+       return static_cast<double>(run.snapshot->global_batch);
+     }},
+    {"steps_per_epoch", "global steps in one epoch", false,
+     [](const LiveRun& run, int) -> Value {
+       return static_cast<double>(run.snapshot->steps_per_epoch);
+     }},
+    {"steps_done", "global steps run so far", false,
+     [](const LiveRun& run, int) -> Value {
+       return static_cast<double>(run.snapshot->steps_done);
+     }},
+    {"batch_examples", "examples in the current (or last) step's global batch", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       return r ? Value(static_cast<double>(r->indices.size())) : std::nullopt;
+     }},
+    {"shard_examples", "examples of that step's batch given to one replica", true,
+     [](const LiveRun& run, int replica) -> Value {
+       const core::ReplicaRecord* r = replica_record(run, replica);
+       return r ? Value(static_cast<double>(r->shard_count)) : std::nullopt;
+     }},
+    {"gradient_norm", "L2 norm of one replica's gradients before the all-reduce", true,
+     [](const LiveRun& run, int replica) -> Value {
+       const core::ReplicaRecord* r = replica_record(run, replica);
+       if (!r || r->gradient_norms.empty()) return std::nullopt;
+       double sq = 0;
+       for (double n : r->gradient_norms) sq += n * n;
+       return std::sqrt(sq);
+     }},
+    {"gradient_spread_before",
+     "largest difference between two replicas' gradients (the recorded layer) before the "
+     "all-reduce", false,
+     [](const LiveRun& run, int) { return spread(run, &core::ReplicaRecord::gradient_before); }},
+    {"gradients_differ", "1 when two replicas' gradients differ before the all-reduce, else 0",
+     false,
+     [](const LiveRun& run, int) -> Value {
+       const Value s = spread(run, &core::ReplicaRecord::gradient_before);
+       return s ? Value(*s > 0 ? 1.0 : 0.0) : std::nullopt;
+     }},
+    {"gradient_spread_after", "the same after the all-reduce", false,
+     [](const LiveRun& run, int) { return spread(run, &core::ReplicaRecord::gradient_after); }},
+    {"replicas_in_sync", "1 when every replica's weights have the same fingerprint after the "
+                         "update, else 0", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       if (!r || r->replicas.empty() || !r->complete) return std::nullopt;
+       for (const core::ReplicaRecord& rep : r->replicas) {
+         if (!rep.has_fingerprint) return std::nullopt;
+         if (rep.fingerprint != r->replicas[0].fingerprint) return 0.0;
+       }
+       return 1.0;
+     }},
+    {"allreduce_steps", "steps (barriers) of one all-reduce with this algorithm", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       return r && r->all_reduce_steps > 0 ? Value(r->all_reduce_steps) : std::nullopt;
+     }},
+    {"allreduce_bytes_received_first_step",
+     "bytes one replica receives in the all-reduce's first step", true,
+     [](const LiveRun& run, int replica) { return transfer_bytes(run, replica, true, true); }},
+    {"allreduce_bytes_received", "bytes one replica receives in the whole all-reduce", true,
+     [](const LiveRun& run, int replica) { return transfer_bytes(run, replica, true, false); }},
+    {"allreduce_bytes_sent", "bytes one replica sends in the whole all-reduce", true,
+     [](const LiveRun& run, int replica) { return transfer_bytes(run, replica, false, false); }},
+    {"gradient_bytes", "bytes of one replica's gradients (what is all-reduced)", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       if (!r || r->layers.empty()) return std::nullopt;
+       const core::RecordedLayer& last = r->layers.back();
+       return static_cast<double>((last.offset + last.params) * sizeof(float));
+     }},
+    {"loss", "mean loss of the last step's global batch", false,
+     [](const LiveRun& run, int) -> Value {
+       const auto& s = run.snapshot->steps;
+       return s.empty() ? std::nullopt : Value(s.back().loss);
+     }},
+    {"accuracy", "accuracy on the last step's global batch", false,
+     [](const LiveRun& run, int) -> Value {
+       const auto& s = run.snapshot->steps;
+       return s.empty() ? std::nullopt : Value(s.back().accuracy);
+     }},
+    {"step_ms", "mean time of the last (up to 20) steps, in milliseconds", false,
+     [](const LiveRun& run, int) { return step_ms(run); }},
+    {"memory_limit_mib", "one device's memory limit, MiB", true,
+     [](const LiveRun& run, int replica) -> Value {
+       const core::DeviceStatus* d = device(run, replica);
+       return d ? Value(static_cast<double>(d->limit) / kMiB) : std::nullopt;
+     }},
+    {"memory_peak_mib", "the most of its memory one device has used, MiB", true,
+     [](const LiveRun& run, int replica) -> Value {
+       const core::DeviceStatus* d = device(run, replica);
+       return d ? Value(static_cast<double>(d->peak) / kMiB) : std::nullopt;
+     }},
+    {"distance_to_one_device",
+     "largest difference between replica 0's weights and those of one device trained on the "
+     "same batches", false,
+     [](const LiveRun& run, int) { return run.distance_to_one_device; }},
+    {"run_failed", "1 when the run could not be built (out of memory, ...) or a step failed, "
+                   "else 0", false,
+     [](const LiveRun& run, int) -> Value { return run.run_failed ? 1.0 : 0.0; }},
+};
+
+}  // namespace
+
+const std::vector<LiveValue>& live_values() { return kValues; }
+
+const LiveValue* find_live_value(std::string_view name) {
+  for (const LiveValue& v : kValues) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+std::string live_value_names() {
+  std::string names;
+  for (const LiveValue& v : kValues) names += (names.empty() ? "" : ", ") + std::string(v.name);
+  return names;
+}
+
+}  // namespace mirrorlab::lessons

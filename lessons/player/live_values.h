@@ -1,0 +1,35 @@
+// The live values a lesson can ask about and check: numbers read from the run as it stands (the
+// session's snapshot and the record of its current or last step), by name.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/session/training_session.h"
+
+namespace mirrorlab::lessons {
+
+// What a live value is read from.
+struct LiveRun {
+  const core::SessionSnapshot* snapshot = nullptr;
+  // How far the weights of replica 0 are from those of one device trained on the same batches
+  // (largest absolute difference); nullopt when the lesson keeps no such reference.
+  std::optional<double> distance_to_one_device;
+  bool run_failed = false;  // the run could not be built, or a step failed
+};
+
+struct LiveValue {
+  std::string_view name;
+  std::string_view means;  // for `lesson check` and the README: what it measures
+  bool per_replica = false;  // needs `replica = N`
+  // The value now; nullopt when the run has not produced it yet (no step recorded).
+  std::optional<double> (*read)(const LiveRun& run, int replica);
+};
+
+const std::vector<LiveValue>& live_values();
+const LiveValue* find_live_value(std::string_view name);
+std::string live_value_names();  // "replicas, global_batch, ..." for error messages
+
+}  // namespace mirrorlab::lessons

@@ -1,0 +1,301 @@
+#include "lessons/player/player.h"
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "core/strategy/plain_trainer.h"
+
+namespace mirrorlab::lessons {
+
+// One device trained on the same global batches as the replicas (a step listener on the
+// session's strategy): how far replica 0's weights are from it after each step.
+class OneDeviceReference : public core::StepListener {
+ public:
+  explicit OneDeviceReference(const core::StrategyOptions& options)
+      : arena_("/cpu:reference", std::size_t{512} << 20), trainer_(arena_, options) {}
+
+  core::StepNeeds begin_step(const core::StepStart& start) override {
+    trainer_.train_step(*start.batch);
+    replica0_ = start.replicas.empty() ? nullptr : start.replicas[0];
+    return {};
+  }
+  void end_step(bool completed) override {
+    if (!completed || !replica0_) return;
+    const std::vector<float> mine = replica0_->model().params_to_host();
+    const auto theirs = trainer_.model().params();
+    double widest = 0;
+    for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
+      widest = std::max(widest, std::abs(static_cast<double>(mine[i]) - theirs[i]));
+    }
+    std::lock_guard lock(mutex_);
+    distance_ = widest;
+  }
+  std::optional<double> distance() const {
+    std::lock_guard lock(mutex_);
+    return distance_;
+  }
+
+ private:
+  vgpu::MemoryArena arena_;
+  core::PlainTrainer trainer_;
+  core::Replica* replica0_ = nullptr;
+  mutable std::mutex mutex_;
+  std::optional<double> distance_;
+};
+
+namespace {
+
+std::string point_name(const core::PausePoint& p) {
+  switch (p.boundary) {
+    case core::StepBoundary::kSplit: return "after-split";
+    case core::StepBoundary::kForward: return "after-forward";
+    case core::StepBoundary::kBackward: return "after-backward";
+    case core::StepBoundary::kAllReduceStep:
+      return "allreduce-step-" + std::to_string(p.all_reduce_step + 1);
+    case core::StepBoundary::kUpdate: return "after-update";
+  }
+  return "";
+}
+
+std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+bool compare(double value, Comparison c, double target) {
+  switch (c) {
+    case Comparison::kEquals: return value == target;
+    case Comparison::kAtLeast: return value >= target;
+    case Comparison::kAtMost: return value <= target;
+    case Comparison::kGreaterThan: return value > target;
+    case Comparison::kLessThan: return value < target;
+  }
+  return false;
+}
+
+}  // namespace
+
+LessonPlayer::LessonPlayer(Lesson lesson, PlayerOptions options)
+    : lesson_(std::move(lesson)), options_(std::move(options)) {}
+
+LessonPlayer::~LessonPlayer() {
+  // The session first: its training thread may still be in a step that calls the reference.
+  session_.reset();
+}
+
+void LessonPlayer::build_run(const RunSetup& setup) {
+  setup_ = setup;
+  run_error_.clear();
+  if (session_) session_->stop();
+  session_.reset();
+  reference_.reset();
+  snapshot_ = core::SessionSnapshot{};
+
+  core::SessionConfig config;
+  config.devices.assign(static_cast<std::size_t>(setup.gpus), vgpu::LogicalDeviceConfiguration{});
+  for (std::size_t i = 0; i < config.devices.size() && !setup.memory_mib.empty(); ++i) {
+    config.devices[i].memory_limit_mib = setup.memory_mib[std::min(i, setup.memory_mib.size() - 1)];
+  }
+  config.make_devices = options_.make_devices;
+  config.strategy.model = core::parse_model_kind(setup.model);
+  config.strategy.all_reduce = setup.allreduce;
+  config.strategy.loss_scaling = core::parse_loss_scaling(setup.loss_scaling);
+  config.strategy.seed = setup.seed;
+  config.fit.batch_per_replica = setup.batch_per_replica;
+  config.fit.epochs = 100;  // lessons step; they never run out of epochs
+  config.fit.seed = setup.seed;
+
+  auto data = std::make_shared<core::FashionMnist>();
+  data->train = options_.data->train.head(setup.train_examples);
+  data->test = options_.data->test.head(1000);
+  try {
+    session_ = std::make_unique<core::TrainingSession>(std::move(data), config);
+  } catch (const std::exception& e) {
+    run_error_ = e.what();  // an out-of-memory is something a lesson shows
+    return;
+  }
+  core::StrategyOptions one_device = config.strategy;
+  reference_ = std::make_shared<OneDeviceReference>(one_device);
+  auto reference = reference_;
+  core::TrainingSession* session = session_.get();
+  session_->post([session, reference] { session->strategy().add_listener(reference.get()); });
+  if (options_.on_new_session) options_.on_new_session(*session_);
+  session_->update(snapshot_);
+}
+
+void LessonPlayer::queue_actions_of(int i) {
+  const LessonStep& s = lesson_.steps[static_cast<std::size_t>(i)];
+  actions_.insert(actions_.end(), s.actions.begin(), s.actions.end());
+}
+
+void LessonPlayer::enter(int i) {
+  if (i < 0 || i >= static_cast<int>(lesson_.steps.size())) return;
+  int from = i;
+  while (from > 0 && !lesson_.steps[static_cast<std::size_t>(from)].setup) --from;
+  actions_.clear();
+  next_action_ = 0;
+  action_started_ = false;
+  // Going on to the next step keeps the run; anything else replays from the setup.
+  const bool continues = i == step_ + 1 && !lesson_.steps[static_cast<std::size_t>(i)].setup;
+  if (!continues) {
+    if (const auto& setup = lesson_.steps[static_cast<std::size_t>(from)].setup) build_run(*setup);
+    for (int k = from; k < i; ++k) queue_actions_of(k);
+  }
+  queue_actions_of(i);
+  step_ = i;
+}
+
+void LessonPlayer::start_action(const Action& a) {
+  last_point_.clear();
+  switch (a.kind) {
+    case ActionKind::kRunSteps:
+    case ActionKind::kRunEpochs: {
+      const std::int64_t steps =
+          a.kind == ActionKind::kRunSteps ? a.count : a.count * snapshot_.steps_per_epoch;
+      target_steps_ = snapshot_.steps_done + steps;
+      for (std::int64_t k = 0; k < steps; ++k) session_->step();
+      break;
+    }
+    case ActionKind::kPauseAt:
+      session_->next_phase();
+      last_point_ = "asked";
+      break;
+    case ActionKind::kFinishStep:
+      // Releases a held step to its end; no new step starts (step() would queue one more).
+      session_->set_pausing_at_phases(false);
+      break;
+    case ActionKind::kSwitchAllReduce:
+    case ActionKind::kSetMemory: {
+      RunSetup next = setup_;
+      if (a.kind == ActionKind::kSwitchAllReduce) next.allreduce = a.allreduce;
+      if (a.kind == ActionKind::kSetMemory) next.memory_mib = a.memory_mib;
+      build_run(next);
+      break;
+    }
+  }
+}
+
+bool LessonPlayer::action_finished(const Action& a) {
+  const auto& s = snapshot_;
+  if (s.state == core::SessionState::kFailed) {
+    run_error_ = s.error;
+    return true;
+  }
+  switch (a.kind) {
+    case ActionKind::kRunSteps:
+    case ActionKind::kRunEpochs:
+      return !s.stepping && (s.steps_done >= target_steps_ ||
+                             s.state != core::SessionState::kPaused);
+    case ActionKind::kPauseAt: {
+      if (!s.held_at) return false;
+      const std::string here = point_name(*s.held_at);
+      if (here == a.moment) return true;
+      if (here == last_point_) return false;  // still waiting for the last advance
+      if (s.held_at->boundary == core::StepBoundary::kUpdate &&
+          a.moment.rfind("allreduce-step-", 0) == 0) {
+        run_error_ = "pause_at \"" + a.moment + "\": this all-reduce has only " +
+                     std::to_string(s.step_record.all_reduce_steps) + " steps";
+        return true;
+      }
+      last_point_ = here;
+      session_->next_phase();
+      return false;
+    }
+    case ActionKind::kFinishStep:
+      return !s.held_at && !s.stepping;
+    case ActionKind::kSwitchAllReduce:
+    case ActionKind::kSetMemory:
+      return true;
+  }
+  return true;
+}
+
+bool LessonPlayer::advance() {
+  if (!session_) {
+    // No run (its setup failed): nothing to do until the next setup.
+    next_action_ = actions_.size();
+    action_started_ = false;
+    return true;
+  }
+  session_->update(snapshot_);
+  if (snapshot_.state == core::SessionState::kFailed && run_error_.empty()) {
+    run_error_ = snapshot_.error;
+  }
+  if (action_started_) {
+    if (!action_finished(actions_[next_action_])) return false;
+    action_started_ = false;
+    ++next_action_;
+    if (!run_error_.empty()) next_action_ = actions_.size();
+  }
+  if (next_action_ < actions_.size()) {
+    start_action(actions_[next_action_]);
+    action_started_ = true;
+    if (session_) session_->update(snapshot_);
+    return false;
+  }
+  return true;
+}
+
+bool LessonPlayer::run_actions(double timeout_seconds) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_seconds);
+  while (!advance()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+std::optional<double> LessonPlayer::read(const std::string& value, int replica) const {
+  const LiveValue* v = find_live_value(value);
+  if (!v) return std::nullopt;
+  LiveRun run;
+  run.run_failed = !run_error_.empty();
+  run.snapshot = &snapshot_;
+  if (reference_) run.distance_to_one_device = reference_->distance();
+  return v->read(run, replica);
+}
+
+CheckResult LessonPlayer::evaluate(const Check& c) const {
+  CheckResult r;
+  r.value = read(c.that, c.replica);
+  r.passed = r.value && std::isfinite(*r.value) && compare(*r.value, c.comparison, c.target);
+  r.shown = c.that;
+  if (c.replica >= 0) r.shown.append("[").append(std::to_string(c.replica)).append("]");
+  r.shown.append(" = ").append(r.value ? number_text(*r.value) : "not measured yet");
+  r.shown.append(" (").append(to_string(c.comparison)).append(" ");
+  r.shown.append(number_text(c.target)).append(")");
+  return r;
+}
+
+Answer LessonPlayer::answer(const Question& q, const std::string& given) const {
+  Answer a;
+  a.value = read(q.value, q.replica);
+  if (!a.value) {
+    a.text = "not measured yet";
+    return a;
+  }
+  if (q.choices.empty()) {
+    a.text = number_text(*a.value);
+    if (!given.empty()) {
+      char* end = nullptr;
+      const double g = std::strtod(given.c_str(), &end);
+      a.correct = end && *end == '\0' && std::isfinite(g) && std::abs(g - *a.value) <= q.tolerance;
+    }
+    return a;
+  }
+  const double index = *a.value;
+  const bool in_range = index >= 0 && index < static_cast<double>(q.choices.size()) &&
+                        index == std::floor(index);
+  a.text = in_range ? q.choices[static_cast<std::size_t>(index)]
+                    : "(live value " + number_text(index) + " is none of the choices)";
+  if (in_range && !given.empty()) {
+    a.correct = given == a.text || given == std::to_string(static_cast<int>(index) + 1);
+  }
+  return a;
+}
+
+}  // namespace mirrorlab::lessons

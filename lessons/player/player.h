@@ -1,0 +1,95 @@
+// Plays a lesson on a live TrainingSession: the terminal (`mirrorlab lesson run`) and the GUI's
+// Lesson panel both hold one. Entering a step builds its run (when it sets one up) and starts its
+// actions; advance(), called in a loop or once per frame, drives them without blocking; once
+// they are done, the step's questions are answered and its checks evaluated from live values.
+//
+// Threads: one viewer thread calls everything; the session trains on its own.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/session/training_session.h"
+#include "lessons/player/lesson.h"
+#include "lessons/player/live_values.h"
+
+namespace mirrorlab::lessons {
+
+class OneDeviceReference;
+
+struct CheckResult {
+  bool passed = false;
+  std::optional<double> value;  // nullopt: the run has not produced it
+  std::string shown;            // "gradient_spread_after = 0 (equals 0)"
+};
+
+struct Answer {
+  std::optional<double> value;  // the live number
+  std::string text;             // as shown: the number, or the choice it picks
+  bool correct = false;         // of the given answer
+};
+
+// How a session is built for a step's setup: the devices (CPU-backed virtual GPUs unless the
+// app chooses CUDA ones) and anything a test wants to change.
+struct PlayerOptions {
+  std::shared_ptr<const core::FashionMnist> data;  // the whole set; setups take its head
+  std::function<void(vgpu::DeviceRegistry&, const std::vector<vgpu::LogicalDeviceConfiguration>&)>
+      make_devices;  // empty: CPU-backed virtual GPUs
+  // Called with each new session before its first step (tests break things here).
+  std::function<void(core::TrainingSession&)> on_new_session;
+};
+
+class LessonPlayer {
+ public:
+  LessonPlayer(Lesson lesson, PlayerOptions options);
+  ~LessonPlayer();
+
+  const Lesson& lesson() const { return lesson_; }
+  int step_index() const { return step_; }  // -1 before the first
+  const LessonStep& step() const { return lesson_.steps.at(static_cast<std::size_t>(step_)); }
+
+  // Enters step `i` (0-based): when it does not set up a run itself, the run is rebuilt from the
+  // last step before it that does, and that step's and the following steps' actions are
+  // replayed, so going back and forward shows what each step shows.
+  void enter(int i);
+  // Drives the current step's actions; true when they are all done (or one failed).
+  bool advance();
+  bool actions_done() const { return next_action_ >= actions_.size() && !action_started_; }
+  // Drives until done (the terminal and tests). False if `timeout_seconds` passed first.
+  bool run_actions(double timeout_seconds = 120);
+
+  // What stopped the run or an action, empty when nothing did ("out of memory on /gpu:1: ...").
+  const std::string& run_error() const { return run_error_; }
+  core::TrainingSession* session() { return session_.get(); }
+  const core::SessionSnapshot& snapshot() const { return snapshot_; }
+
+  std::optional<double> read(const std::string& value, int replica) const;
+  CheckResult evaluate(const Check& check) const;
+  // The live answer to `q`; `given` (a number, or a choice's text or 1-based number) is marked.
+  Answer answer(const Question& q, const std::string& given = "") const;
+
+ private:
+  void build_run(const RunSetup& setup);
+  void start_action(const Action& a);
+  bool action_finished(const Action& a);
+  void queue_actions_of(int step);
+
+  Lesson lesson_;
+  PlayerOptions options_;
+  int step_ = -1;
+  RunSetup setup_;  // of the current run
+  std::unique_ptr<core::TrainingSession> session_;
+  std::shared_ptr<OneDeviceReference> reference_;
+  core::SessionSnapshot snapshot_;
+  std::vector<Action> actions_;
+  std::size_t next_action_ = 0;
+  bool action_started_ = false;
+  std::int64_t target_steps_ = 0;
+  std::string last_point_;  // the held point when next_phase() was last asked
+  std::string run_error_;
+};
+
+}  // namespace mirrorlab::lessons

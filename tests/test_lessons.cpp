@@ -1,0 +1,287 @@
+// Lessons: the reader refuses malformed files with their file and line; the player runs a
+// lesson's steps on a live session; and its checks fail when what they are about is broken.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "core/io/synthetic_dataset.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "lessons/player/lesson.h"
+#include "lessons/player/player.h"
+
+namespace mirrorlab::lessons {
+namespace {
+
+const std::string kHead = "# A lesson\n\n```toml\nid = \"a\"\nminutes = 5\n```\n\n";  // lines 1-6
+
+std::string with_step(const std::string& block) {
+  return kHead + "## Step one\n\nSome text.\n\n```toml\n" + block + "```\n";  // block: line 13
+}
+
+TEST(LessonReader, ReadsTitleMetadataStepsAndTheirBlocks) {
+  const Lesson l = parse_lesson(with_step("look_at = \"Gradients\"\ndo = [{ run_steps = 2 }]\n"
+                                          "[setup]\ngpus = 3\nmemory_mib = [512, 256, 256]\n"
+                                          "[[check]]\nthat = \"replicas\"\nequals = 3\n"
+                                          "says = \"three\"\n"),
+                                "x.md");
+  EXPECT_EQ(l.title, "A lesson");
+  EXPECT_EQ(l.id, "a");
+  EXPECT_EQ(l.minutes, 5);
+  ASSERT_EQ(l.steps.size(), 1u);
+  const LessonStep& s = l.steps[0];
+  EXPECT_EQ(s.title, "Step one");
+  EXPECT_EQ(s.line, 8);
+  ASSERT_EQ(s.text.size(), 1u);
+  EXPECT_EQ(s.text[0].plain(), "Some text.");
+  EXPECT_EQ(s.look_at, "Gradients");
+  ASSERT_TRUE(s.setup);
+  EXPECT_EQ(s.setup->gpus, 3);
+  EXPECT_EQ(s.setup->memory_mib, (std::vector<std::size_t>{512, 256, 256}));
+  ASSERT_EQ(s.actions.size(), 1u);
+  EXPECT_EQ(s.actions[0].kind, ActionKind::kRunSteps);
+  EXPECT_EQ(s.actions[0].count, 2);
+  ASSERT_EQ(s.checks.size(), 1u);
+  EXPECT_EQ(s.checks[0].line, 18);
+}
+
+TEST(LessonReader, KeepsStrongCodeAndListsAsStyledParagraphs) {
+  const Lesson l = parse_lesson(
+      kHead + "Intro with **bold** and `code`.\n\n- one\n- two\n\n## S\n\n```toml\n[setup]\n```\n",
+      "x.md");
+  ASSERT_EQ(l.introduction.size(), 3u);
+  EXPECT_EQ(l.introduction[0].runs.size(), 5u);
+  EXPECT_EQ(l.introduction[0].runs[1].style, RunStyle::kStrong);
+  EXPECT_EQ(l.introduction[0].runs[3].style, RunStyle::kCode);
+  EXPECT_EQ(l.introduction[1].kind, ParagraphKind::kBullet);
+  EXPECT_EQ(l.introduction[2].plain(), "two");
+}
+
+struct Malformed {
+  std::string name, text;
+  int line;
+  std::string says;
+};
+
+class MalformedLesson : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedLesson, IsRefusedWithItsLineAndWhatWasExpected) {
+  const Malformed& m = GetParam();
+  try {
+    parse_lesson(m.text, "lessons/bad.md");
+    FAIL() << "accepted";
+  } catch (const LessonError& e) {
+    EXPECT_EQ(e.line(), m.line) << e.what();
+    EXPECT_EQ(e.file(), "lessons/bad.md");
+    EXPECT_NE(std::string(e.what()).find(m.says), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("lessons/bad.md", 0), 0u) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MalformedLesson,
+    ::testing::Values(
+        Malformed{"NoTitle", "Just text.\n", 0, "no `# Title`"},
+        Malformed{"NoMetadata", "# T\n\n## S\n", 1, "one ```toml block with id and minutes"},
+        Malformed{"NoId", "# T\n```toml\nminutes = 3\n```\n## S\n", 3, "needs `id`"},
+        Malformed{"MinutesAString", "# T\n```toml\nid = \"t\"\nminutes = \"five\"\n```\n", 4,
+                  "`minutes` must be an integer, not a string"},
+        Malformed{"MinutesHuge", "# T\n```toml\nid = \"t\"\nminutes = 99999999999\n```\n", 4,
+                  "out of range"},
+        Malformed{"BadId", "# T\n```toml\nid = \"My Lesson\"\nminutes = 3\n```\n", 3,
+                  "lowercase letters"},
+        Malformed{"NoSteps", "# T\n```toml\nid = \"t\"\nminutes = 3\n```\n", 0, "no steps"},
+        Malformed{"NotToml", with_step("gpus = = 2\n"), 13, "not valid TOML"},
+        Malformed{"UnknownKey", with_step("look_at = \"Devices\"\nlok = 1\n"), 14,
+                  "unknown key `lok`"},
+        Malformed{"UnknownSetupKey", with_step("[setup]\ngpu = 2\n"), 14,
+                  "unknown key `gpu` in [setup]"},
+        Malformed{"GpusWrongType", with_step("[setup]\ngpus = \"two\"\n"), 14,
+                  "`gpus` must be an integer"},
+        Malformed{"GpusZero", with_step("[setup]\ngpus = 0\n"), 14, "give 1 to 8"},
+        Malformed{"MemoryNegative", with_step("[setup]\nmemory_mib = [-5]\n"), 14,
+                  "integers from 1"},
+        Malformed{"MemoryCountWrong", with_step("[setup]\ngpus = 3\nmemory_mib = [1, 2]\n"), 13,
+                  "2 limits for 3 GPUs"},
+        Malformed{"UnknownModel", with_step("[setup]\nmodel = \"resnet\"\n"), 13, "\"mlp\" or"},
+        Malformed{"UnknownAllReduce", with_step("[setup]\nallreduce = \"tree\"\n"), 13,
+                  "unknown all-reduce \"tree\""},
+        Malformed{"UnknownLossScaling", with_step("[setup]\nloss_scaling = \"sum\"\n"), 13,
+                  "sum"},
+        Malformed{"UnknownAction", with_step("do = [{ jump = 3 }]\n[setup]\n"), 13,
+                  "unknown key `jump` in an action"},
+        Malformed{"TwoActionsInOne", with_step("do = [{ run_steps = 1, finish_step = true }]\n"
+                                               "[setup]\n"),
+                  13, "an action is one of"},
+        Malformed{"BadMoment", with_step("do = [{ pause_at = \"after-lunch\" }]\n[setup]\n"), 13,
+                  "give one of after-split"},
+        Malformed{"RunStepsNegative", with_step("do = [{ run_steps = -1 }]\n[setup]\n"), 13,
+                  "out of range"},
+        Malformed{"UnknownPanel", with_step("look_at = \"Gradient\"\n[setup]\n"), 13,
+                  "give a panel"},
+        Malformed{"UnknownLiveValue",
+                  with_step("[setup]\n[[check]]\nthat = \"lossy\"\nequals = 1\nsays = \"x\"\n"), 14,
+                  "unknown live value \"lossy\""},
+        Malformed{"ReplicaMissing", with_step("[setup]\n[[check]]\nthat = \"shard_examples\"\n"
+                                              "equals = 1\nsays = \"x\"\n"),
+                  14, "give `replica = N`"},
+        Malformed{"TwoComparisons", with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
+                                              "equals = 1\nat_most = 2\nsays = \"x\"\n"),
+                  14, "compares with one of"},
+        Malformed{"NaNTarget", with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
+                                         "equals = nan\nsays = \"x\"\n"),
+                  16, "finite number"},
+        Malformed{"InfiniteTolerance", with_step("[setup]\n[[question]]\nask = \"?\"\n"
+                                                 "answer = \"replicas\"\ntolerance = inf\n"),
+                  17, "finite number"},
+        Malformed{"CheckWithoutSays", with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
+                                                "equals = 1\n"),
+                  14, "needs `says`"},
+        Malformed{"OneChoice", with_step("[setup]\n[[question]]\nask = \"?\"\n"
+                                         "answer = \"replicas\"\nchoices = [\"a\"]\n"),
+                  14, "2 or more"},
+        Malformed{"TwoBlocks", with_step("[setup]\n") + "\n```toml\n[setup]\n```\n", 17,
+                  "one ```toml block per step"},
+        Malformed{"FirstStepWithoutSetup", with_step("look_at = \"Devices\"\n"), 8,
+                  "needs a [setup]"},
+        Malformed{"SecondTitle", with_step("[setup]\n") + "# Another\n", 15, "a second `# Title`"}),
+    [](const ::testing::TestParamInfo<Malformed>& info) { return info.param.name; });
+
+TEST(LessonReader, AMissingFileSaysItCannotBeRead) {
+  try {
+    load_lesson("/nonexistent/lesson.md");
+    FAIL();
+  } catch (const LessonError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be read"), std::string::npos);
+  }
+}
+
+TEST(LessonReader, EveryLessonOfTheCourseIsWellFormedWithUniqueIds) {
+  const std::vector<Lesson> course = load_course(MIRRORLAB_SOURCE_DIR "/lessons");
+  ASSERT_GE(course.size(), 1u);
+  for (const Lesson& l : course) {
+    EXPECT_FALSE(l.title.empty());
+    bool asks = false;
+    for (const LessonStep& s : l.steps) asks = asks || !s.questions.empty();
+    EXPECT_TRUE(asks || l.coming) << l.path << " asks nothing before it shows the answer";
+  }
+}
+
+// ---- the player --------------------------------------------------------------------------
+
+PlayerOptions small_data() {
+  auto data = std::make_shared<core::FashionMnist>();
+  data->train = core::synthetic_dataset(640, 3);
+  data->test = core::synthetic_dataset(64, 9);
+  PlayerOptions options;
+  options.data = data;
+  return options;
+}
+
+Lesson lesson_one() { return load_lesson(MIRRORLAB_SOURCE_DIR "/lessons/01-mirrored-strategy.md"); }
+
+// Plays every step; returns the checks that failed, as "step: says".
+std::vector<std::string> failed_checks(LessonPlayer& player) {
+  std::vector<std::string> failed;
+  for (int i = 0; i < static_cast<int>(player.lesson().steps.size()); ++i) {
+    player.enter(i);
+    EXPECT_TRUE(player.run_actions(60)) << "step " << i;
+    for (const Check& c : player.step().checks) {
+      if (!player.evaluate(c).passed) failed.push_back(std::to_string(i + 1) + ": " + c.says);
+    }
+  }
+  return failed;
+}
+
+TEST(LessonPlayer, PlaysLessonOneWithEveryCheckPassing) {
+  LessonPlayer player(lesson_one(), small_data());
+  EXPECT_EQ(failed_checks(player), std::vector<std::string>{});
+  EXPECT_EQ(player.run_error(), "");
+}
+
+TEST(LessonPlayer, AnswersQuestionsFromTheLiveRunAndMarksTheGivenAnswer) {
+  LessonPlayer player(lesson_one(), small_data());
+  player.enter(0);
+  ASSERT_TRUE(player.run_actions(60));
+  const Question& q = player.step().questions.at(0);  // examples /gpu:1 gets
+  EXPECT_EQ(player.answer(q).text, "32");
+  EXPECT_TRUE(player.answer(q, "32").correct);
+  EXPECT_FALSE(player.answer(q, "31").correct);
+  EXPECT_FALSE(player.answer(q, "nan").correct);
+  EXPECT_FALSE(player.answer(q, "32 examples").correct);
+  ASSERT_TRUE(player.snapshot().held_at);  // paused after the split, as the step says
+}
+
+TEST(LessonPlayer, GoingBackReplaysTheRunUpToThatStep) {
+  LessonPlayer player(lesson_one(), small_data());
+  for (int i = 0; i < 4; ++i) {
+    player.enter(i);
+    ASSERT_TRUE(player.run_actions(60));
+  }
+  EXPECT_EQ(*player.read("steps_done", -1), 6);
+  player.enter(1);
+  ASSERT_TRUE(player.run_actions(60));
+  EXPECT_EQ(*player.read("steps_done", -1), 0);  // held inside the first step again
+  EXPECT_GT(*player.read("gradient_spread_before", -1), 0);
+}
+
+// Breaks the sync: after the all-reduce, replica 1's gradients are changed before the update.
+class Desync : public core::StepListener {
+ public:
+  core::StepNeeds begin_step(const core::StepStart& start) override {
+    replicas_ = start.replicas;
+    return {true, false, false};
+  }
+  void on_all_reached(const core::PausePoint& p) override {
+    if (p.boundary == core::StepBoundary::kAllReduceStep &&
+        p.all_reduce_step + 1 == p.all_reduce_steps && replicas_.size() > 1) {
+      replicas_[1]->model().grads()[0] += 1.0f;
+    }
+  }
+
+ private:
+  std::vector<core::Replica*> replicas_;
+};
+
+TEST(LessonPlayer, TheSyncCheckFailsWhenTheReplicasUpdateDifferently) {
+  PlayerOptions options = small_data();
+  auto desync = std::make_shared<Desync>();
+  options.on_new_session = [desync](core::TrainingSession& s) {
+    s.post([&s, desync] { s.strategy().add_listener(desync.get()); });
+  };
+  LessonPlayer player(lesson_one(), options);
+  // The strategy's own check sees it too and stops the run, so the six steps never all run.
+  EXPECT_EQ(failed_checks(player), (std::vector<std::string>{
+                                       "4: after 6 steps both replicas' weights have the same "
+                                       "fingerprint",
+                                       "4: six global steps ran"}));
+  EXPECT_NE(player.run_error(), "");
+}
+
+TEST(LessonPlayer, TheChecksOnTheSplitAndTheGradientsFailOnOneDevice) {
+  Lesson l = lesson_one();
+  l.steps[0].setup->gpus = 1;  // one replica: a global batch of 32, nothing to differ
+  LessonPlayer player(std::move(l), small_data());
+  const std::vector<std::string> failed = failed_checks(player);
+  // One replica has no all-reduce (step 3 cannot pause in one, and says so); its gradients
+  // trivially equal themselves after it.
+  EXPECT_EQ(failed, (std::vector<std::string>{
+                        "1: the global batch is 32 per replica x 2 replicas",
+                        "2: the replicas' gradients differ before the all-reduce",
+                        "4: six global steps ran"}));
+  EXPECT_EQ(player.run_error(), "pause_at \"allreduce-step-2\": this all-reduce has only 0 steps");
+}
+
+TEST(LessonPlayer, AModelThatDoesNotFitIsARunErrorNotACrash) {
+  Lesson l = lesson_one();
+  l.steps[0].setup->memory_mib = {1};
+  LessonPlayer player(std::move(l), small_data());
+  player.enter(0);
+  ASSERT_TRUE(player.run_actions(10));
+  EXPECT_NE(player.run_error().find("/gpu:0"), std::string::npos) << player.run_error();
+  EXPECT_EQ(*player.read("run_failed", -1), 1);
+  EXPECT_FALSE(player.evaluate(player.step().checks.at(0)).passed);
+}
+
+}  // namespace
+}  // namespace mirrorlab::lessons
