@@ -40,25 +40,22 @@ int list(const LessonOptions& o) {
     std::printf("%-22s %-58s %7d  %s\n", l.id.c_str(), l.title.c_str(), l.minutes,
                 l.coming ? "coming: not playable yet" : l.needs.c_str());
   }
-  std::printf("\nPlay one: mirrorlab lesson run ID (in the GUI: mirrorlab gui --lesson ID)\n");
+  std::printf("\nPlay one: mirrorlab lesson run ID\n");
   return 0;
 }
 
 int check(const LessonOptions& o) {
-  int bad = 0;
-  for (const std::string& f : {o.file}) {
-    try {
-      const lessons::Lesson l = lessons::load_lesson(f);
-      std::size_t checks = 0, questions = 0;
-      for (const auto& s : l.steps) checks += s.checks.size(), questions += s.questions.size();
-      std::printf("%s: lesson \"%s\" (%s): %zu steps, %zu questions, %zu checks: well formed\n",
-                  f.c_str(), l.id.c_str(), l.title.c_str(), l.steps.size(), questions, checks);
-    } catch (const lessons::LessonError& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      ++bad;
-    }
+  try {
+    const lessons::Lesson l = lessons::load_lesson(o.file);
+    std::size_t checks = 0, questions = 0;
+    for (const auto& s : l.steps) checks += s.checks.size(), questions += s.questions.size();
+    std::printf("%s: lesson \"%s\" (%s): %zu steps, %zu questions, %zu checks: well formed\n",
+                o.file.c_str(), l.id.c_str(), l.title.c_str(), l.steps.size(), questions, checks);
+    return 0;
+  } catch (const lessons::LessonError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
   }
-  return bad ? 1 : 0;
 }
 
 class Terminal {

@@ -44,10 +44,11 @@ std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int wid
   int number = 0;
   for (const lessons::Paragraph& p : text) {
     if (p.kind == lessons::ParagraphKind::kCodeBlock) {
-      for (std::size_t b = 0, e; b < p.plain().size(); b = e + 1) {
-        e = p.plain().find('\n', b);
-        if (e == std::string::npos) e = p.plain().size();
-        out += "    " + p.plain().substr(b, e - b) + "\n";
+      const std::string code = p.plain();
+      for (std::size_t b = 0, e; b < code.size(); b = e + 1) {
+        e = code.find('\n', b);
+        if (e == std::string::npos) e = code.size();
+        out += "    " + code.substr(b, e - b) + "\n";
       }
       out += "\n";
       continue;

@@ -272,6 +272,35 @@ TEST(LessonPlayer, TheChecksOnTheSplitAndTheGradientsFailOnOneDevice) {
   EXPECT_EQ(player.run_error(), "pause_at \"allreduce-step-2\": this all-reduce has only 0 steps");
 }
 
+// 100 examples on 3 replicas of 32: the second batch has 4, split 2, 2, 0. batch-mean weighs
+// each example as one device does; replica-mean (model.fit's) weighs the two shards' means.
+Lesson distance_lesson(const std::string& loss_scaling) {
+  return parse_lesson(kHead + "## S\n\n```toml\ndo = [{ run_steps = 2 }]\n[setup]\ngpus = 3\n"
+                              "batch_per_replica = 32\ntrain_examples = 100\nloss_scaling = \"" +
+                          loss_scaling +
+                          "\"\n[[check]]\nthat = \"distance_to_one_device\"\nat_most = 1e-5\n"
+                          "says = \"as on one device\"\n```\n",
+                      "distance.md");
+}
+
+TEST(LessonPlayer, TheDistanceToOneDeviceIsSmallOnlyWhenEveryExampleWeighsTheSame) {
+  PlayerOptions options = small_data();
+  options.data = std::make_shared<core::FashionMnist>(
+      core::FashionMnist{core::synthetic_dataset(100, 3), core::synthetic_dataset(64, 9)});
+  LessonPlayer exact(distance_lesson("batch-mean"), options);
+  EXPECT_EQ(failed_checks(exact), std::vector<std::string>{});
+  LessonPlayer model_fit(distance_lesson("replica-mean"), options);
+  EXPECT_EQ(failed_checks(model_fit), std::vector<std::string>{"1: as on one device"});
+  EXPECT_GT(*model_fit.read("distance_to_one_device", -1), 1e-4);
+}
+
+TEST(LessonPlayer, NoOneDeviceReferenceIsTrainedForALessonThatDoesNotLookAtIt) {
+  LessonPlayer player(lesson_one(), small_data());
+  player.enter(0);
+  ASSERT_TRUE(player.run_actions(60));
+  EXPECT_EQ(player.read("distance_to_one_device", -1), std::nullopt);
+}
+
 TEST(LessonPlayer, AModelThatDoesNotFitIsARunErrorNotACrash) {
   Lesson l = lesson_one();
   l.steps[0].setup->memory_mib = {1};

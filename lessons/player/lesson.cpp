@@ -74,10 +74,11 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 bool valid_moment(const std::string& m) {
-  static const std::vector<std::string> fixed = {"after-split", "after-forward", "after-backward",
-                                                 "after-update"};
-  if (std::find(fixed.begin(), fixed.end(), m) != fixed.end()) return true;
   const std::string prefix = "allreduce-step-";
+  const auto& names = moment_names_for_help();  // all but allreduce-step-N are names as they are
+  if (m.rfind(prefix, 0) != 0 && std::find(names.begin(), names.end(), m) != names.end()) {
+    return true;
+  }
   if (m.rfind(prefix, 0) != 0 || m.size() == prefix.size() || m.size() > prefix.size() + 2) {
     return false;
   }

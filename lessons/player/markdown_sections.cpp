@@ -33,11 +33,10 @@ class Reader {
       }
       case MD_BLOCK_CODE: {
         const auto* code = static_cast<MD_BLOCK_CODE_DETAIL*>(detail);
-        const std::string lang(code->lang.text, code->lang.size);
-        if (lang == "toml") {
+        if (std::string_view(code->lang.text, code->lang.size) == "toml") {
           in_toml_ = true;
           const int fence_line = code->lang.size > 0 ? line_of(code->lang.text) : last_line_;
-          sections_.back().toml.push_back(FencedBlock{lang, "", fence_line + 1});
+          sections_.back().toml.push_back(FencedBlock{"", fence_line + 1});
         } else {
           open(ParagraphKind::kCodeBlock);
         }

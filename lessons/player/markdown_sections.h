@@ -11,7 +11,6 @@
 namespace mirrorlab::lessons {
 
 struct FencedBlock {
-  std::string lang;  // the info string's first word: "toml", "python", ...
   std::string body;
   int line = 0;      // of the block's first line of content (the line after the fence)
 };

@@ -65,6 +65,19 @@ std::string number_text(double v) {
   return buf;
 }
 
+// Whether any question or check of the lesson reads `value`.
+bool reads(const Lesson& lesson, std::string_view value) {
+  for (const LessonStep& s : lesson.steps) {
+    for (const Question& q : s.questions) {
+      if (q.value == value) return true;
+    }
+    for (const Check& c : s.checks) {
+      if (c.that == value) return true;
+    }
+  }
+  return false;
+}
+
 bool compare(double value, Comparison c, double target) {
   switch (c) {
     case Comparison::kEquals: return value == target;
@@ -117,11 +130,13 @@ void LessonPlayer::build_run(const RunSetup& setup) {
     run_error_ = e.what();  // an out-of-memory is something a lesson shows
     return;
   }
-  core::StrategyOptions one_device = config.strategy;
-  reference_ = std::make_shared<OneDeviceReference>(one_device);
-  auto reference = reference_;
-  core::TrainingSession* session = session_.get();
-  session_->post([session, reference] { session->strategy().add_listener(reference.get()); });
+  // The reference trains a second model every step: only for lessons that look at it.
+  if (reads(lesson_, "distance_to_one_device")) {
+    reference_ = std::make_shared<OneDeviceReference>(config.strategy);
+    auto reference = reference_;
+    core::TrainingSession* session = session_.get();
+    session_->post([session, reference] { session->strategy().add_listener(reference.get()); });
+  }
   if (options_.on_new_session) options_.on_new_session(*session_);
   session_->update(snapshot_);
 }

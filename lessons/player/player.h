@@ -1,5 +1,5 @@
-// Plays a lesson on a live TrainingSession: the terminal (`mirrorlab lesson run`) and the GUI's
-// Lesson panel both hold one. Entering a step builds its run (when it sets one up) and starts its
+// Plays a lesson on a live TrainingSession: the terminal (`mirrorlab lesson run`) holds one, and
+// so will the GUI's Lesson panel (next). Entering a step builds its run (when it sets one up) and starts its
 // actions; advance(), called in a loop or once per frame, drives them without blocking; once
 // they are done, the step's questions are answered and its checks evaluated from live values.
 //
