@@ -12,6 +12,9 @@
 #ifdef MIRRORLAB_HAVE_GUI
 #include "gui/app_window.h"
 #endif
+#ifdef MIRRORLAB_HAVE_LESSONS
+#include "lessons/player/lesson.h"
+#endif
 
 namespace mirrorlab::app {
 
@@ -55,6 +58,15 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "Scripted run: train while drawing for this long, report frames/s and images/s");
   cmd->add_flag("--check-display", o.check_display,
                 "Only check that a window can be opened here: exit 0 if so, else 2 saying why");
+  add_text_flag(cmd, "--lesson", o.lesson,
+                "Play this lesson in the Lesson panel: an id ('mirrorlab lesson list') or a "
+                "lesson file. Each step sets its own run up, so the run's flags are ignored")
+      ->type_name("ID|FILE");
+  add_whole_number_flag(cmd, "--lesson-step", o.app.lesson_step, 1, 1000,
+                        "Start the lesson at this step (1 is the first)");
+  add_text_flag(cmd, "--lessons", o.lessons_folder,
+                "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
+      ->type_name("DIR");
   add_real_flag(cmd, "--quit-after", o.app.quit_after_seconds, 0.0, 86400.0,
                 "Close the window after this many seconds, even mid-run (tests, demos)");
   return cmd;
@@ -85,6 +97,37 @@ int run_gui(const GuiOptions& o) {
       return 2;
     }
   }
+  gui::AppOptions app = o.app;
+  if (!o.lesson.empty()) {
+#ifdef MIRRORLAB_HAVE_LESSONS
+    // The id resolved and the file read here, so a typo is said before the data set loads.
+    std::string problem;
+    try {
+      const lessons::Lesson lesson = lessons::find_lesson(o.lesson, o.lessons_folder);
+      app.lesson_file = lesson.path;
+      const int steps = static_cast<int>(lesson.steps.size());
+      if (lesson.coming) {
+        problem = "lesson \"" + lesson.id + "\" is coming: what it needs is not built yet, so "
+                  "it cannot be played ('mirrorlab lesson run " + lesson.id + "' shows its text)";
+      } else if (o.app.lesson_step > steps) {
+        problem = "--lesson-step " + std::to_string(o.app.lesson_step) + ": lesson \"" +
+                  lesson.id + "\" has steps 1 to " + std::to_string(steps);
+      }
+    } catch (const std::exception& e) {
+      problem = std::string("--lesson: ") + e.what();
+    }
+    if (!problem.empty()) {
+      std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
+      return 2;
+    }
+#else
+    std::fprintf(stderr,
+                 "mirrorlab gui: --lesson: this build has no lessons (toml++ and md4c were not "
+                 "found when it was configured): install libtomlplusplus-dev libmd4c-dev "
+                 "(scripts/setup does) and rebuild\n");
+    return 2;
+#endif
+  }
   if (o.check_display) {
     std::string why;
     if (gui::can_open_window(&why)) return 0;
@@ -109,7 +152,6 @@ int run_gui(const GuiOptions& o) {
   config.strategy = strategy_options(o.train);
   config.fit = fit_options(o.train);
 
-  gui::AppOptions app = o.app;
   app.close_requested = [] { return interrupt_signal() != 0; };
   try {
     const int status = gui::run_app(std::move(data), config, app);

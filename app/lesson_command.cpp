@@ -19,18 +19,8 @@ std::filesystem::path folder_of(const LessonOptions& o) {
   return o.folder.empty() ? lessons::default_lesson_folder() : std::filesystem::path(o.folder);
 }
 
-// An id of the course, or a path to a lesson file.
 lessons::Lesson find_lesson(const LessonOptions& o) {
-  if (o.lesson.find('/') != std::string::npos || o.lesson.ends_with(".md")) {
-    return lessons::load_lesson(o.lesson);
-  }
-  std::string ids;
-  for (lessons::Lesson& l : lessons::load_course(folder_of(o))) {
-    if (l.id == o.lesson) return std::move(l);
-    ids += (ids.empty() ? "" : ", ") + l.id;
-  }
-  throw std::invalid_argument("no lesson \"" + o.lesson + "\": the lessons are " + ids +
-                              " ('mirrorlab lesson list' shows them), or give a lesson file's path");
+  return lessons::find_lesson(o.lesson, folder_of(o));
 }
 
 int list(const LessonOptions& o) {

@@ -20,6 +20,8 @@ struct AppOptions {
   int phases = 0;          // scripted: then walk this many phase boundaries into a step
   bool compare = false;    // scripted: run the Compare panel's measurement first
   std::string panel;       // show only this panel (by name), filling the window
+  std::string lesson_file;  // play this lesson file in the Lesson panel (empty: no lesson)
+  int lesson_step = 1;      // from this step (1-based)
   // Scripted run: once the steps and the measurement are done, render `frames` frames, write
   // the PNG to `screenshot` (if set) and the report (if set), and return.
   std::string screenshot;

@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "gui/advice.h"
+#include "gui/colors.h"
 #include "gui/compare_panel.h"
 #include "gui/controls_panel.h"
 #include "gui/frame_fingerprint.h"
+#include "gui/lesson_panel.h"
 #include "gui/panel.h"
 #include "gui/panel_layout.h"
 #include "gui/screenshot.h"
@@ -30,13 +32,18 @@
 namespace mirrorlab::gui {
 namespace {
 
+constexpr std::uint32_t kLookHereRgb = 0xF0E442;  // the Lesson panel's yellow
+
 std::string g_glfw_error;  // GLFW reports errors through a C callback, before a window exists
 
 void remember_glfw_error(int code, const char* description) {
   g_glfw_error = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
 }
 
-const char* kFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";  // fonts-dejavu-core
+// fonts-dejavu-core
+const char* kFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+const char* kBoldFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
+const char* kMonoFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -63,16 +70,35 @@ class AppWindow : public AppActions {
   void draw_menu_bar();
   void draw_panels(FrameContext& frame);
   void handle_keys();
-  FrameContext frame_context() {
-    return FrameContext{snapshot_, session_.get(), config_, setup_error_,
-                        view_,     report_,        *this,   now_seconds() - start_};
+  // The run shown: the lesson's while one plays, else the window's own.
+  bool lesson_shown() const { return lesson_ && lesson_->playing(); }
+  core::TrainingSession* session() { return lesson_shown() ? lesson_->session() : session_.get(); }
+  std::uint64_t run_id() const {
+    return lesson_shown() ? (std::uint64_t{1} << 63) | lesson_->run_number() : own_runs_;
   }
+  FrameContext frame_context() {
+    return FrameContext{snapshot_,
+                        session(),
+                        lesson_shown() ? lesson_->config() : config_,
+                        lesson_shown() ? lesson_->setup_error() : setup_error_,
+                        view_,
+                        report_,
+                        *this,
+                        now_seconds() - start_,
+                        &fonts_,
+                        run_id()};
+  }
+  void follow_lesson();  // drives the lesson's step; a new run shown starts a new snapshot
   bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
 
   std::shared_ptr<const core::FashionMnist> data_;
   core::SessionConfig config_;
   AppOptions options_;
-  std::unique_ptr<core::TrainingSession> session_;
+  std::unique_ptr<core::TrainingSession> session_;  // the window's own run
+  std::uint64_t own_runs_ = 0;                      // counts the own runs built
+  std::unique_ptr<LessonPanel> lesson_;             // --lesson: the Lesson panel and its runs
+  std::uint64_t shown_run_ = 0;                     // run_id() of the snapshot's run
+  TextFonts fonts_;
   core::SessionSnapshot snapshot_;
   std::string setup_error_;
   ViewSettings view_;
@@ -107,12 +133,21 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
   for (const auto& p : panels_) {
     if (auto* compare = dynamic_cast<ComparePanel*>(p.get())) compare_ = compare;
   }
+  if (!options.lesson_file.empty()) {  // its runs replace the window's own until left
+    lesson_ = make_lesson_panel(options.lesson_file, options.lesson_step, script_.active(), data_,
+                                config);
+  }
   open_window();
-  reconfigure(config);
+  if (lesson_) {
+    follow_lesson();  // enters the first step: its run exists before the first frame
+  } else {
+    reconfigure(config);
+  }
 }
 
 AppWindow::~AppWindow() {
-  session_.reset();  // stops training first: closing the window ends the run cleanly
+  lesson_.reset();   // stops training first: closing the window ends the run cleanly
+  session_.reset();
   if (window_ != nullptr) {
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
@@ -174,6 +209,13 @@ void AppWindow::open_window() {
   if (std::filesystem::exists(kFontFile)) {
     io.Fonts->AddFontFromFileTTF(kFontFile, pixels);
     glyphs_at_size = true;
+    // Only what the lesson prose needs; each face adds to the atlas the rasterizer samples.
+    if (lesson_ && std::filesystem::exists(kBoldFontFile)) {
+      fonts_.bold = io.Fonts->AddFontFromFileTTF(kBoldFontFile, pixels);
+    }
+    if (lesson_ && std::filesystem::exists(kMonoFontFile)) {
+      fonts_.mono = io.Fonts->AddFontFromFileTTF(kMonoFontFile, pixels);
+    }
   } else {
     io.Fonts->AddFontDefault();
     io.FontGlobalScale = view_.font_scale;
@@ -208,6 +250,8 @@ void AppWindow::sample_text_nearest() {
 // ============================================================================================
 
 void AppWindow::reconfigure(const core::SessionConfig& config) {
+  if (lesson_) lesson_->leave();  // the user's own settings: the lesson's run is left alone
+  ++own_runs_;
   config_ = config;
   session_.reset();  // frees the old devices' memory before the new ones are made
   setup_error_.clear();
@@ -216,6 +260,17 @@ void AppWindow::reconfigure(const core::SessionConfig& config) {
     session_ = std::make_unique<core::TrainingSession>(data_, config_);
   } catch (const std::exception& e) {
     setup_error_ = std::string(e.what()) + ". " + advice(e, config_);
+  }
+}
+
+void AppWindow::follow_lesson() {
+  if (!lesson_) return;
+  lesson_->advance(view_);
+  if (lesson_shown() && session_) session_.reset();  // back in the lesson: the own run goes
+  if (run_id() != shown_run_) {
+    shown_run_ = run_id();
+    snapshot_ = core::SessionSnapshot{};
+    view_.watched_moment = -1;
   }
 }
 
@@ -239,7 +294,8 @@ void AppWindow::draw_menu_bar() {
     ImGui::EndMenu();
   }
   if (ImGui::MenuItem("Screenshot (F12)")) save_screenshot();
-  ImGui::TextDisabled("  Space: run/pause   N: one step   F12/P: screenshot   0-9: panels");
+  ImGui::TextDisabled("  Space: run/pause   N: one step   F12/P: screenshot   0-9: panels%s",
+                      lesson_ ? "   PgDn/PgUp: lesson steps" : "");
   ImGui::EndMainMenuBar();
 }
 
@@ -255,8 +311,18 @@ void AppWindow::draw_panels(FrameContext& frame) {
   if (ImGui::Begin(controls_.name(), nullptr, fixed)) controls_.Draw(frame);
   ImGui::End();
 
+  // A lesson reads in a column on the right; the panels share what is between.
+  float lesson_width = 0;
+  if (lesson_) {
+    lesson_width = std::clamp(size.x * 0.3f, std::min(380.0f * view_.font_scale, size.x * 0.42f),
+                              size.x * 0.42f);
+    ImGui::SetNextWindowPos(ImVec2(origin.x + size.x - lesson_width, origin.y));
+    ImGui::SetNextWindowSize(ImVec2(lesson_width, size.y));
+    if (ImGui::Begin(lesson_->name(), nullptr, fixed)) lesson_->Draw(frame);
+    ImGui::End();
+  }
   const ImVec2 area_pos(origin.x + controls_width, origin.y);
-  const ImVec2 area(size.x - controls_width, size.y);
+  const ImVec2 area(size.x - controls_width - lesson_width, size.y);
   std::vector<std::string> present;
   for (const auto& panel : panels_) {
     if (view_.focused_panel.empty() || view_.focused_panel == panel->name()) {
@@ -271,8 +337,23 @@ void AppWindow::draw_panels(FrameContext& frame) {
     if (it == panels_.end()) continue;
     ImGui::SetNextWindowPos(ImVec2(area_pos.x + r.x * area.x, area_pos.y + r.y * area.y));
     ImGui::SetNextWindowSize(ImVec2(r.w * area.x, r.h * area.y));
-    if (ImGui::Begin((*it)->name(), nullptr, fixed)) (*it)->Draw(frame);
+    // The panel a lesson's step talks about: a thick yellow frame and title bar.
+    const bool highlighted = name == view_.highlighted_panel;
+    if (highlighted) {
+      ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 3.0f * view_.font_scale);
+      ImGui::PushStyleColor(ImGuiCol_Border, rgb(kLookHereRgb));
+      ImGui::PushStyleColor(ImGuiCol_TitleBg, rgb(kLookHereRgb));
+      ImGui::PushStyleColor(ImGuiCol_TitleBgActive, rgb(kLookHereRgb));
+      ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x000000));
+    }
+    const bool open = ImGui::Begin((*it)->name(), nullptr, fixed);
+    if (highlighted) ImGui::PopStyleColor();  // the title only: the contents keep their colours
+    if (open) (*it)->Draw(frame);
     ImGui::End();
+    if (highlighted) {
+      ImGui::PopStyleColor(3);
+      ImGui::PopStyleVar();
+    }
   }
 }
 
@@ -281,10 +362,13 @@ void AppWindow::handle_keys() {
   if (io.WantTextInput) return;  // typing a number in a field is not a command
   // ImGui 1.86 indexes keys by the platform's codes: GLFW_KEY_* here.
   if (ImGui::IsKeyPressed(GLFW_KEY_F12) || ImGui::IsKeyPressed(GLFW_KEY_P)) save_screenshot();
-  if (session_ && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
-    snapshot_.state == core::SessionState::kRunning ? session_->pause() : session_->run();
+  core::TrainingSession* run = session();
+  if (run && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
+    snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();
   }
-  if (session_ && ImGui::IsKeyPressed(GLFW_KEY_N)) session_->step();
+  if (run && ImGui::IsKeyPressed(GLFW_KEY_N)) run->step();
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) lesson_->next();
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_->back();
   FrameContext frame = frame_context();
   if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) watch_forward(frame);
   if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) watch_back(frame);
@@ -302,10 +386,11 @@ void AppWindow::draw_frame() {
   // refresh_hz times a second, the frames between show the same picture and are not drawn
   // (see frame_fingerprint.h), so the rasterizer's time goes back to training; 15 pictures a
   // second still read as continuous. Paused or held, every frame copies, so a click shows at once.
+  follow_lesson();
   const bool running = snapshot_.stepping && !snapshot_.held_at;
-  if (session_ && (!running || options_.refresh_hz <= 0 ||
-                   begin - last_refresh_ >= 1.0 / options_.refresh_hz)) {
-    session_->update(snapshot_);
+  if (session() && (!running || options_.refresh_hz <= 0 ||
+                    begin - last_refresh_ >= 1.0 / options_.refresh_hz)) {
+    session()->update(snapshot_);
     last_refresh_ = begin;
   }
   ImGui_ImplOpenGL3_NewFrame();
@@ -377,7 +462,7 @@ bool AppWindow::write_screenshot(const std::string& path) {
 // ============================================================================================
 
 int AppWindow::run() {
-  script_.start(session_.get(), compare_);
+  script_.start(session(), compare_);
   using Clock = std::chrono::steady_clock;
   const auto frame_period = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options_.max_fps > 0 ? 1.0 / options_.max_fps : 0.0));
@@ -410,7 +495,8 @@ int AppWindow::run() {
     }
     if (!script_.active()) continue;
     const ScriptStep next =
-        script_.after_frame(since_start, snapshot_, session_.get(), stats_, report_);
+        script_.after_frame(since_start, snapshot_, session(), stats_, report_,
+                            lesson_ && lesson_->busy());
     if (next == ScriptStep::kGoOn) continue;
     if (next == ScriptStep::kScreenshotThenDone) {  // drawn whatever, read before shown
       screenshot_path_ = options_.screenshot;
@@ -420,8 +506,8 @@ int AppWindow::run() {
     }
     break;
   }
-  int status = script_.finish(snapshot_, setup_error_, screenshot_failed_);
-  if (!write_report(report_, stats_, snapshot_, !setup_error_.empty(),
+  int status = script_.finish(snapshot_, frame_context().setup_error, screenshot_failed_);
+  if (!write_report(report_, stats_, snapshot_, !frame_context().setup_error.empty(),
                     script_.measured_images_per_second(), options_.report)) {
     status = 1;
   }

@@ -105,7 +105,11 @@ void ControlsPanel::load(const core::SessionConfig& config) {
 }
 
 void ControlsPanel::Draw(FrameContext& frame) {
-  if (!loaded_) load(frame.config);
+  // A run built elsewhere (a lesson's step) shows its own settings.
+  if (!loaded_ || frame.run_id != loaded_for_) {
+    load(frame.config);
+    loaded_for_ = frame.run_id;
+  }
   draw_run_state(frame);
   ImGui::Separator();
   draw_within_step(frame);

@@ -4,6 +4,7 @@
 // core's sentence here instead of crashing.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ class ControlsPanel : public Panel {
 
   // The settings being edited (applied with the button), loaded from the last config.
   bool loaded_ = false;
+  std::uint64_t loaded_for_ = 0;  // FrameContext::run_id of the run they were loaded from
   int gpus_ = 2;
   std::vector<int> memory_mib_;
   int model_ = 0;      // index into kModels

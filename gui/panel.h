@@ -9,10 +9,12 @@
 // layout() (gui/panel_layout.cpp). gui/README.md says more.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/session/training_session.h"
 #include "gui/gui_report.h"
+#include "gui/text_fonts.h"
 #include "gui/view_settings.h"
 
 namespace mirrorlab::gui {
@@ -36,6 +38,8 @@ struct FrameContext {
   GuiReport& report;
   AppActions& actions;
   double seconds_since_start = 0;  // for small animations (the running indicator)
+  const TextFonts* fonts = nullptr;  // bold and monospaced faces, where found
+  std::uint64_t run_id = 0;          // changes whenever the run shown is another one
 };
 
 class Panel {

@@ -30,7 +30,7 @@ void ScriptedRun::start(core::TrainingSession* session, ComparePanel* compare) c
 
 ScriptStep ScriptedRun::after_frame(double now, const core::SessionSnapshot& run,
                                     core::TrainingSession* session, FrameStats& stats,
-                                    GuiReport& report) {
+                                    GuiReport& report, bool lesson_busy) {
   if (now > options_.script_timeout_seconds) {
     std::fprintf(stderr, "mirrorlab gui: the scripted run did not finish in %.0f s\n",
                  options_.script_timeout_seconds);
@@ -68,7 +68,7 @@ ScriptStep ScriptedRun::after_frame(double now, const core::SessionSnapshot& run
     }
     work_pending = phases_left_ > 0;
   }
-  if (work_pending) return ScriptStep::kGoOn;
+  if (work_pending || lesson_busy) return ScriptStep::kGoOn;
   if (++frames_after_work_ < std::max(options_.frames, 2)) return ScriptStep::kGoOn;
   return options_.screenshot.empty() ? ScriptStep::kDone : ScriptStep::kScreenshotThenDone;
 }

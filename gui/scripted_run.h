@@ -54,9 +54,10 @@ class ScriptedRun {
   void start(core::TrainingSession* session, ComparePanel* compare) const;
 
   // After each frame, `now` seconds after the window opened: walks the phases, takes the
-  // measurement, and says what next.
+  // measurement, and says what next. `lesson_busy`: a lesson's step is still being played.
   ScriptStep after_frame(double now, const core::SessionSnapshot& run,
-                         core::TrainingSession* session, FrameStats& stats, GuiReport& report);
+                         core::TrainingSession* session, FrameStats& stats, GuiReport& report,
+                         bool lesson_busy = false);
 
   // The exit status once the loop ended: 1 when the script timed out, could not train, stopped
   // on a failed step or could not write its screenshot (each said on stderr), else 0.

@@ -10,6 +10,9 @@
 #include "gui/screenshot.h"
 #include "gui/scripted_run.h"
 #include "gui/timeline_panel.h"
+#ifdef MIRRORLAB_HAVE_LESSONS
+#include "lessons/player/lesson.h"
+#endif
 #include "nlohmann/json.hpp"
 #include "virtualgpu/collective.h"
 
@@ -160,6 +163,18 @@ TEST(PanelLayout, AnUnknownPanelNameIsRefusedWithTheNamesThereAre) {
     EXPECT_NE(problem.find(name), std::string::npos) << name;
   }
 }
+
+#ifdef MIRRORLAB_HAVE_LESSONS
+// A lesson's `look_at` is checked against lessons::panel_names() when the file is read: it must
+// name exactly the window's panels (the Controls and the Lesson panel beside those laid out).
+TEST(PanelLayout, TheLessonFilesNameExactlyTheWindowsPanels) {
+  std::set<std::string> window = {"Controls", "Lesson"};
+  for (const std::string& name : panel_names()) window.insert(name);
+  const auto& lessons = lessons::panel_names();
+  EXPECT_EQ(std::set<std::string>(lessons.begin(), lessons.end()), window);
+  EXPECT_EQ(lessons.size(), window.size());  // and none twice
+}
+#endif
 
 TEST(ScriptedRun, AWindowWithNoScriptOptionsIsInteractive) {
   AppOptions options;

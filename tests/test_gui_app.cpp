@@ -291,6 +291,41 @@ TEST_F(GuiApp, ClosingTheWindowWhileTrainingRunsEndsCleanly) {
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
+#ifdef MIRRORLAB_HAVE_LESSONS
+// Each step of lesson 1 in the Lesson panel, entered directly (the run replayed up to it): the
+// panel shows the step, highlights its panel, and every check of the step passes.
+TEST_F(GuiApp, TheLessonPanelPlaysEachStepOfLessonOneWithItsChecksPassing) {
+  const std::vector<std::pair<const char*, double>> steps = {
+      {"Batch split", 1}, {"Gradients", 1}, {"All-reduce", 1}, {"Devices", 2}};
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string json = path(("step" + std::to_string(i + 1) + ".json").c_str());
+    const Result r = gui("--lesson mirrored-strategy --lesson-step " + std::to_string(i + 1) +
+                         " --frames 2 --report " + json);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto report = read_json(json);
+    const auto& lesson = report["panels"]["Lesson"];
+    EXPECT_EQ(lesson["step"], i + 1.0) << report.dump(1);
+    EXPECT_EQ(lesson["checks_passed"], steps[i].second) << report.dump(1);
+    EXPECT_EQ(lesson["checks_failed"], 0.0) << report.dump(1);
+    // The step's panel fills the room beside the lesson, alone.
+    EXPECT_TRUE(report["panels"].contains(steps[i].first)) << report.dump(1);
+    EXPECT_EQ(report["notes"]["session_failed"], 0.0);
+  }
+}
+
+TEST_F(GuiApp, ABadLessonIsRefusedBeforeTheDatasetIsRead) {
+  for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--lesson nope", "no lesson \"nope\": the lessons are mirrored-strategy"},
+           {"--lesson mirrored-strategy --lesson-step 9", "has steps 1 to 4"},
+           {"--lesson /no/such/lesson.md", "/no/such/lesson.md"}}) {
+    const Result r = gui(args + " --frames 2");
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Loading Fashion-MNIST"), std::string::npos) << r.output;
+  }
+}
+#endif
+
 TEST(GuiAppWithoutDisplay, SaysHowToGetOneAndExits2) {
   const Result r =
       shell("env -u DISPLAY -u WAYLAND_DISPLAY " + kMirrorlab + " gui --train-examples 128");

@@ -107,8 +107,8 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"core/nn", {"core/io", "virtualgpu/memory", "virtualgpu/cuda"}},
       {"core/strategy", {"core/nn", "virtualgpu"}},
       {"core/session", {"core/strategy"}},
-      {"gui", {"core/session"}},
       {"lessons", {"core/session"}},
+      {"gui", {"lessons", "core/session"}},  // the Lesson panel plays what `lesson run` plays
       {"app", {"gui", "lessons", "core/session"}},
   };
   return below;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/nn/model.h"
 #include "core/strategy/mirrored_strategy.h"
@@ -314,6 +315,22 @@ std::vector<Lesson> load_course(const std::filesystem::path& folder) {
 std::filesystem::path default_lesson_folder() {
   if (const char* env = std::getenv("MIRRORLAB_LESSONS"); env && *env) return env;
   return MIRRORLAB_LESSON_DIR;
+}
+
+Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& folder) {
+  if (id_or_file.find('/') != std::string::npos || id_or_file.ends_with(".md")) {
+    return load_lesson(id_or_file);
+  }
+  std::string ids;
+  for (Lesson& l : load_course(folder.empty() ? default_lesson_folder() : folder)) {
+    if (l.id == id_or_file) return std::move(l);
+    if (!ids.empty()) ids.append(", ");
+    ids.append(l.id);
+  }
+  std::string what = "no lesson \"";
+  what.append(id_or_file).append("\": the lessons are ").append(ids);
+  what.append(" ('mirrorlab lesson list' shows them), or give a lesson file's path");
+  throw std::invalid_argument(what);
 }
 
 }  // namespace mirrorlab::lessons

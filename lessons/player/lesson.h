@@ -135,5 +135,9 @@ Lesson load_lesson(const std::filesystem::path& file);
 std::vector<Lesson> load_course(const std::filesystem::path& folder);
 // The lesson folder: $MIRRORLAB_LESSONS, else the source tree's lessons/ (compiled in).
 std::filesystem::path default_lesson_folder();
+// A lesson by its id in `folder` (empty: default_lesson_folder()), or by a file's path (one
+// with a '/' or ending in .md). Throws LessonError for a malformed lesson, std::invalid_argument
+// (listing the ids there are) for an id that is none of the course's.
+Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& folder = {});
 
 }  // namespace mirrorlab::lessons

@@ -101,6 +101,7 @@ LessonPlayer::~LessonPlayer() {
 
 void LessonPlayer::build_run(const RunSetup& setup) {
   setup_ = setup;
+  ++runs_built_;
   run_error_.clear();
   if (session_) session_->stop();
   session_.reset();
@@ -121,6 +122,7 @@ void LessonPlayer::build_run(const RunSetup& setup) {
   config.fit.epochs = 100;  // lessons step; they never run out of epochs
   config.fit.seed = setup.seed;
 
+  config_ = config;
   auto data = std::make_shared<core::FashionMnist>();
   data->train = options_.data->train.head(setup.train_examples);
   data->test = options_.data->test.head(1000);

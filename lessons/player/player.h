@@ -1,11 +1,12 @@
-// Plays a lesson on a live TrainingSession: the terminal (`mirrorlab lesson run`) holds one, and
-// so will the GUI's Lesson panel (next). Entering a step builds its run (when it sets one up) and starts its
+// Plays a lesson on a live TrainingSession: the terminal (`mirrorlab lesson run`) and the GUI's
+// Lesson panel each hold one. Entering a step builds its run (when it sets one up) and starts its
 // actions; advance(), called in a loop or once per frame, drives them without blocking; once
 // they are done, the step's questions are answered and its checks evaluated from live values.
 //
 // Threads: one viewer thread calls everything; the session trains on its own.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -64,6 +65,12 @@ class LessonPlayer {
   // What stopped the run or an action, empty when nothing did ("out of memory on /gpu:1: ...").
   const std::string& run_error() const { return run_error_; }
   core::TrainingSession* session() { return session_.get(); }
+  bool has_run() const { return session_ != nullptr; }
+  // Counts the runs built (each setup, algorithm or memory switch, going back): a new number,
+  // a new run.
+  std::uint64_t run_number() const { return runs_built_; }
+  // What the current run was built from (also when building it failed: see run_error()).
+  const core::SessionConfig& config() const { return config_; }
   const core::SessionSnapshot& snapshot() const { return snapshot_; }
 
   std::optional<double> read(const std::string& value, int replica) const;
@@ -81,6 +88,8 @@ class LessonPlayer {
   PlayerOptions options_;
   int step_ = -1;
   RunSetup setup_;  // of the current run
+  core::SessionConfig config_;
+  std::uint64_t runs_built_ = 0;
   std::unique_ptr<core::TrainingSession> session_;
   std::shared_ptr<OneDeviceReference> reference_;
   core::SessionSnapshot snapshot_;
