@@ -116,6 +116,7 @@ int play(const LessonOptions& o) {
       return 1;
     }
     if (!step.look_at.empty()) std::printf("(In the GUI: look at the %s panel.)\n", step.look_at.c_str());
+    for (const std::string& note : player.notes()) std::printf("The run said: %s\n", note.c_str());
     if (!player.run_error().empty()) std::printf("The run stopped: %s\n", player.run_error().c_str());
     for (std::size_t k = 0; k < step.questions.size(); ++k) {
       const lessons::Question& q = step.questions[k];

@@ -85,11 +85,14 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
     help += "; " + std::string(a.name) + ": " + std::string(a.what);
   }
   add_choice_flag(cmd, "--allreduce", o.allreduce, algorithms, help);
-  add_choice_flag(cmd, "--loss-scaling", o.loss_scaling, {"replica-mean", "batch-mean"},
-                  "How a replica scales its loss; both agree on full batches. replica-mean "
-                  "(Keras' model.fit): its own examples' mean / replicas, so on an uneven last "
-                  "batch each replica weighs the same; batch-mean: divided by the global batch's "
-                  "examples, so each example weighs the same, as on one device");
+  add_choice_flag(cmd, "--loss-scaling", o.loss_scaling,
+                  {"replica-mean", "batch-mean", "shard-mean"},
+                  "How a replica scales its loss; the first two agree on full batches. "
+                  "replica-mean (Keras' model.fit): its own examples' mean / replicas, so on an "
+                  "uneven last batch each replica weighs the same; batch-mean: divided by the "
+                  "global batch's examples, so each example weighs the same, as on one device; "
+                  "shard-mean: the custom-loop mistake, its own mean only, so the summed "
+                  "gradients are N times too large");
   add_unsigned_flag(cmd, "--seed", o.seed, 0, std::numeric_limits<std::uint64_t>::max(),
                     "Seed for initial weights and shuffling");
   add_text_flag(cmd, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
@@ -208,6 +211,7 @@ void print_last_batch(std::size_t examples, int gpus, const core::StrategyOption
   std::printf("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it\n",
               examples, split.c_str());
   if (shards.front().count == shards.back().count) return;  // even: both scalings agree
+  if (options.loss_scaling == core::LossScaling::kShardMean) return;  // said at the start
   std::printf("%s\n", options.loss_scaling == core::LossScaling::kReplicaMean
                           ? "Loss scaling replica-mean, as Keras' model.fit: on that batch each "
                             "replica's mean loss weighs the same (--loss-scaling batch-mean: each "
@@ -261,6 +265,11 @@ int run_train(const TrainOptions& o) {
               o.learning_rate);
   if (gpus > 1 && data.train.size() % global != 0) print_last_batch(data.train.size() % global,
                                                                       gpus, strategy.options());
+  if (strategy.options().loss_scaling == core::LossScaling::kShardMean && gpus > 1) {
+    std::printf("Loss scaling shard-mean: each replica's own mean, not divided by the %d "
+                "replicas, so the summed gradients are %d times too large (the custom-loop "
+                "mistake; model.fit's is replica-mean)\n", gpus, gpus);
+  }
   std::vector<std::string> warnings;
   TrainProgress progress(o, &warnings);
   core::FitOptions fit = fit_options(o);

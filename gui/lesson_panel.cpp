@@ -171,6 +171,12 @@ void PlayingLesson::Draw(FrameContext& frame) {
   if (left_) return;  // the questions and checks are about the lesson's run
   draw_look_at(frame, step);
   draw_questions(frame, step);
+  if (stage_ == Stage::kDone) {
+    for (const std::string& note : player_.notes()) {
+      bold_text(fonts, "The run said:");
+      coloured_text(kHighlightRgb, note.c_str());
+    }
+  }
   draw_checks(frame, step);
   if (!player_.run_error().empty()) {
     bold_text(fonts, "The run stopped:");

@@ -113,6 +113,53 @@ def tf_fit_weighting(examples=88, replicas=3, per_replica=16, lr=0.5):
     return float(model.layers[0].kernel.numpy()[0, 0])
 
 
+def tf_custom_loop_step(scaling, replicas=2, examples=8, lr=0.01):
+    """One SGD step of a custom loop (strategy.run, apply_gradients in the replica context) on
+    w * x against 3 x, where each replica's loss is its own mean (`shard-mean`, the mistake) or
+    that mean / num_replicas_in_sync (seed note 001's loop). Returns w after the step."""
+    x = np.arange(1, examples + 1, dtype=np.float32)
+    strategy = strategy_of(replicas)
+    with strategy.scope():
+        w = tf.Variable(0.5)
+        opt = keras.optimizers.SGD(learning_rate=lr)
+    dist = strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((x, 3 * x)).batch(examples))
+
+    def step(batch):
+        xb, yb = batch
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(w * xb - yb))
+            if scaling != "shard-mean":
+                loss = loss / strategy.num_replicas_in_sync
+        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+
+    for batch in dist:
+        strategy.run(step, args=(batch,))
+    return float(w.numpy())
+
+
+def tf_reconfigure_error():
+    """What TensorFlow says when logical devices are configured again once in use."""
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+    tf.constant(1.0)  # the runtime starts: the devices are in use
+    try:
+        tf.config.set_logical_device_configuration(
+            cpus[0], [tf.config.LogicalDeviceConfiguration()] * 3)
+    except RuntimeError as e:
+        return f"RuntimeError: {e}"
+    return "accepted"
+
+
+def custom_loop_weight(scales, replicas=2, examples=8, lr=0.01):
+    """The same step computed from each replica's loss scale (mirrorlab's)."""
+    x = np.arange(1, examples + 1, dtype=np.float64)
+    per = examples // replicas
+    grad = sum(scale * np.sum(2 * (0.5 * xs - 3 * xs) * xs)
+               for scale, xs in zip(scales, (x[r * per:(r + 1) * per] for r in range(replicas))))
+    return 0.5 - lr * grad
+
+
 def predicted_weight(scales_per_step, shards_per_step, examples=88, lr=0.5):
     """SGD on w * x against 0 when replica r scales its summed loss by scales[r]."""
     x = np.arange(examples, dtype=np.float64) / examples
@@ -252,6 +299,11 @@ def isolated(function, *args):
     if out.returncode != 0:
         raise RuntimeError(f"{function.__name__}{args} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def ml_reconfigure_error(answers_binary):
+    """What mirrorlab's device registry says to a second configuration once in use."""
+    return mirrorlab(answers_binary, {"reconfigure": [{}]})["reconfigure"][0]
 
 
 def mirrorlab(answers_binary, cases):
@@ -411,6 +463,22 @@ def main():
         f"w = {tf_w:.6f}", f"w = {batch_mean_w:.6f}",
         known="batch-mean is mirrorlab's option, not model.fit's: each example weighs the same, "
               "as on one device; mirrorlab train says so")
+
+    # A custom loop's scaling (lessons 4 and 9): seed note 001's loss / replicas, and the mistake.
+    ml = mirrorlab(args.answers, {"loss_scale": [
+        {"shards": [4, 4], "scaling": s} for s in ("replica-mean", "shard-mean")]})
+    for scaling, scales, what in (
+            ("replica-mean", ml["loss_scale"][0], "loss / num_replicas_in_sync (seed note 001)"),
+            ("shard-mean", ml["loss_scale"][1], "tf.reduce_mean alone (the mistake)")):
+        tf_w = isolated(tf_custom_loop_step, scaling)
+        ml_w = custom_loop_weight(scales)
+        row(f"custom loop, {what}, against --loss-scaling {scaling}",
+            "8 examples, 2 replicas, one SGD step", f"w = {tf_w:.6f}", f"w = {ml_w:.6f}",
+            agree=abs(tf_w - ml_w) < 1e-5)
+    tf_said = isolated(tf_reconfigure_error)
+    ml_said = "RuntimeError: " + ml_reconfigure_error(args.answers)
+    row("devices configured again once in use", "2 logical devices, then 3",
+        tf_said, ml_said, agree=ml_said.startswith(tf_said))
 
     # 3. The all-reduce MirroredStrategy picks, and what it logs.
     placements = [("cpu", "CPU devices (mirrorlab: CPU-backed virtual GPUs), run"),

@@ -312,5 +312,124 @@ TEST(LessonPlayer, AModelThatDoesNotFitIsARunErrorNotACrash) {
   EXPECT_FALSE(player.evaluate(player.step().checks.at(0)).passed);
 }
 
+// ---- the course: every lesson plays, and each breaks where it should -------------------
+
+PlayerOptions course_data() {
+  PlayerOptions options;
+  options.data = std::make_shared<core::FashionMnist>(
+      core::FashionMnist{core::synthetic_dataset(2048, 3), core::synthetic_dataset(64, 9)});
+  return options;
+}
+
+Lesson course_lesson(const std::string& id) {
+  for (Lesson& l : load_course(MIRRORLAB_SOURCE_DIR "/lessons")) {
+    if (l.id == id) return std::move(l);
+  }
+  ADD_FAILURE() << "no lesson " << id;
+  return {};
+}
+
+TEST(Course, EveryLessonThatIsNotComingPlaysWithEveryCheckPassing) {
+  int played = 0;
+  for (Lesson& l : load_course(MIRRORLAB_SOURCE_DIR "/lessons")) {
+    if (l.coming) continue;
+    const std::string id = l.id;
+    LessonPlayer player(std::move(l), course_data());
+    EXPECT_EQ(failed_checks(player), std::vector<std::string>{}) << id;
+    ++played;
+  }
+  EXPECT_GE(played, 6);
+}
+
+// The all-reduce skipped: each replica keeps its own gradients, as if it never happened. Told
+// before the recorder, so the step record sees what the update will use.
+class SkipAllReduce : public core::StepListener {
+ public:
+  core::StepNeeds begin_step(const core::StepStart& start) override {
+    replicas_ = start.replicas;
+    return {true, false, false};
+  }
+  void on_all_reached(const core::PausePoint& p) override {
+    if (p.boundary != core::StepBoundary::kBackward) return;
+    kept_.clear();
+    for (core::Replica* r : replicas_) {
+      const auto g = r->model().grads();
+      kept_.emplace_back(g.begin(), g.end());
+    }
+  }
+  void on_collective_step(const vgpu::CollectiveStep& step) override {
+    if (step.index + 1 != static_cast<int>(replicas_.size() - 1) * 2) return;  // the ring's last
+    for (std::size_t i = 0; i < replicas_.size() && i < kept_.size(); ++i) {
+      std::copy(kept_[i].begin(), kept_[i].end(), replicas_[i]->model().grads().begin());
+    }
+  }
+
+ private:
+  std::vector<core::Replica*> replicas_;
+  std::vector<std::vector<float>> kept_;
+};
+
+TEST(Course, GradientsInSyncFailsWhenTheAllReduceIsSkipped) {
+  PlayerOptions options = course_data();
+  auto skip = std::make_shared<SkipAllReduce>();
+  options.on_new_session = [skip](core::TrainingSession& s) {
+    s.post([&s, skip] { s.strategy().add_listener(skip.get(), true); });
+  };
+  LessonPlayer player(course_lesson("gradients-in-sync"), options);
+  const std::vector<std::string> failed = failed_checks(player);
+  ASSERT_GE(failed.size(), 2u);
+  EXPECT_EQ(failed[0], "2: after the all-reduce all four hold the same gradients, to the bit");
+  EXPECT_EQ(failed[1], "3: after 21 steps the four fingerprints are the same");
+  // The strategy's own fingerprint check stops the run too, saying so.
+  EXPECT_NE(player.run_error(), "");
+}
+
+TEST(Course, LossScalingFailsWhenEachReplicaDividesByItsShard) {
+  Lesson l = course_lesson("loss-scaling");
+  l.steps[0].setup->loss_scaling = "shard-mean";  // the right way done wrong
+  LessonPlayer player(std::move(l), course_data());
+  const std::vector<std::string> failed = failed_checks(player);
+  EXPECT_EQ(failed, (std::vector<std::string>{
+                        "1: the summed gradient is the global batch's mean gradient",
+                        "1: after 10 steps the weights are those of one device (to float "
+                        "rounding)"}));
+}
+
+TEST(Course, GlobalBatchFailsWhenTheBatchIsSplitOtherwise) {
+  Lesson l = course_lesson("global-batch");
+  l.steps[0].setup->gpus = 2;  // 1000 examples cut into batches of 32: 31 full, then 8 as 4 + 4
+  l.steps[2].setup->batch_per_replica = 3;  // 9 examples in one batch of 12: 3, 3, 3, 0
+  LessonPlayer player(std::move(l), course_data());
+  const std::vector<std::string> failed = failed_checks(player);
+  EXPECT_EQ(failed, (std::vector<std::string>{
+                        "1: the global batch is 16 x 3",
+                        "1: an epoch is 21 steps, the last one short",
+                        "2: the last batch holds the 40 examples left",
+                        "2: /gpu:0 takes ceil(40 / 3) = 14",
+                        "2: /gpu:2 takes the 12 left",
+                        "3: three of the four replicas get an empty shard"}));
+}
+
+TEST(Course, DevicesFailsWhenTheReplicaFitsAfterAll) {
+  Lesson l = course_lesson("devices");
+  l.steps[2].actions[0].memory_mib = {1024, 1024};
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{"3: a replica that does not fit stops the run with an "
+                                      "out-of-memory on its device"}));
+}
+
+TEST(Course, AllReduceAlgorithmsFailsWhenTheAlgorithmIsAnother) {
+  Lesson l = course_lesson("allreduce-algorithms");
+  l.steps[0].setup->allreduce = "ring";  // pause_at allreduce-step-2 is then mid-ring
+  l.steps[1].actions[0].allreduce = "reduce-to-one";  // whose 6th step never comes
+  LessonPlayer player(std::move(l), course_data());
+  const std::vector<std::string> failed = failed_checks(player);
+  ASSERT_GE(failed.size(), 3u);
+  EXPECT_EQ(failed[0], "1: /gpu:0 receives (N - 1) x S");
+  EXPECT_EQ(failed[1], "1: /gpu:1 receives only the sum: S");
+  EXPECT_EQ(failed[2], "1: two steps: reduce, then broadcast");
+}
+
 }  // namespace
 }  // namespace mirrorlab::lessons

@@ -253,8 +253,30 @@ TEST(LossScaling, BothAgreeBitForBitOnAFullBatch) {
   EXPECT_EQ(keras, weights_after_one_step(data, o, {0, 1, 2, 3}, 2));
 }
 
+// The custom-loop mistake: each replica's own mean, summed by the all-reduce. One SGD step from
+// the same weights moves every weight N times as far as replica-mean does on a full batch.
+TEST(LossScaling, ShardMeanMovesTheWeightsReplicasTimesAsFar) {
+  const core::Dataset data = core::synthetic_dataset(8);
+  core::StrategyOptions o = options_for(ModelKind::kMlp, OptimizerKind::kSgd, 0.1f);
+  o.optimizer.momentum = 0;
+  const std::vector<float> start = weights_after_one_step(data, o, {}, 0);
+  const std::vector<float> right = weights_after_one_step(data, o, {0, 1, 2, 3}, 2);
+  o.loss_scaling = core::LossScaling::kShardMean;
+  const std::vector<float> wrong = weights_after_one_step(data, o, {0, 1, 2, 3}, 2);
+  ASSERT_EQ(right.size(), wrong.size());
+  float largest = 0, worst = 0;
+  for (std::size_t j = 0; j < right.size(); ++j) {
+    const float step = right[j] - start[j];
+    largest = std::max(largest, std::abs(step));
+    worst = std::max(worst, std::abs((wrong[j] - start[j]) - 2 * step));
+  }
+  ASSERT_GT(largest, 0.0f);
+  EXPECT_LE(worst, 1e-4f * largest);
+}
+
 TEST(LossScaling, NamesRoundTripAndAnUnknownOneIsRefused) {
-  for (const auto s : {core::LossScaling::kReplicaMean, core::LossScaling::kBatchMean}) {
+  for (const auto s : {core::LossScaling::kReplicaMean, core::LossScaling::kBatchMean,
+                       core::LossScaling::kShardMean}) {
     EXPECT_EQ(core::parse_loss_scaling(core::to_string(s)), s);
   }
   EXPECT_THROW(core::parse_loss_scaling("mean"), std::invalid_argument);

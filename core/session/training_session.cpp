@@ -256,4 +256,16 @@ void TrainingSession::update(SessionSnapshot& s) const {
   }
 }
 
+std::string TrainingSession::reconfigure_devices(
+    const std::vector<vgpu::LogicalDeviceConfiguration>& configs) {
+  // The registry refuses before it changes anything once devices exist, which they do from the
+  // constructor on; it reads only what the constructor wrote, so no lock is needed.
+  try {
+    registry_.set_logical_device_configuration(configs);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 }  // namespace mirrorlab::core

@@ -139,6 +139,11 @@ class TrainingSession {
   void update(SessionSnapshot& snapshot) const;
 
   const SessionConfig& config() const { return config_; }
+  // Asks for another device configuration while the devices are in use, as
+  // tf.config.set_logical_device_configuration after the first use does: what the registry
+  // answered ("Virtual devices cannot be modified after being initialized: ..."), or "" had it
+  // accepted. The run goes on with the devices it has.
+  std::string reconfigure_devices(const std::vector<vgpu::LogicalDeviceConfiguration>& configs);
   const FashionMnist& data() const { return *data_; }
   const std::vector<vgpu::Device*>& devices() const { return devices_; }
   // For the training thread (post()ed tasks) or before the first step only.

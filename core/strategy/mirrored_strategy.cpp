@@ -38,19 +38,26 @@ std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas
 LossScaling parse_loss_scaling(std::string_view name) {
   if (name == "replica-mean") return LossScaling::kReplicaMean;
   if (name == "batch-mean") return LossScaling::kBatchMean;
+  if (name == "shard-mean") return LossScaling::kShardMean;
   throw std::invalid_argument("unknown loss scaling '" + std::string(name) +
-                              "': replica-mean or batch-mean");
+                              "': replica-mean, batch-mean or shard-mean");
 }
 
 const char* to_string(LossScaling scaling) {
-  return scaling == LossScaling::kReplicaMean ? "replica-mean" : "batch-mean";
+  switch (scaling) {
+    case LossScaling::kReplicaMean: return "replica-mean";
+    case LossScaling::kBatchMean: return "batch-mean";
+    case LossScaling::kShardMean: return "shard-mean";
+  }
+  return "?";
 }
 
 float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global) {
   // A full batch gives the same scale both ways: shard x replicas = global batch.
-  const std::size_t divisor = scaling == LossScaling::kReplicaMean
-                                  ? shard * static_cast<std::size_t>(std::max(replicas, 1))
-                                  : global;
+  const std::size_t divisor =
+      scaling == LossScaling::kReplicaMean ? shard * static_cast<std::size_t>(std::max(replicas, 1))
+      : scaling == LossScaling::kShardMean ? shard
+                                           : global;
   return 1.0f / static_cast<float>(std::max<std::size_t>(1, divisor));
 }
 
@@ -335,10 +342,10 @@ void MirroredStrategy::check_in_sync() {
   }
 }
 
-void MirroredStrategy::add_listener(StepListener* listener) {
+void MirroredStrategy::add_listener(StepListener* listener, bool before_others) {
   if (listener != nullptr &&
       std::find(listeners_.begin(), listeners_.end(), listener) == listeners_.end()) {
-    listeners_.push_back(listener);
+    listeners_.insert(before_others ? listeners_.begin() : listeners_.end(), listener);
   }
 }
 

@@ -67,8 +67,14 @@ enum class LossScaling {
   // Divided by the examples in the whole global batch: every example weighs the same, as on
   // one device (compute_average_loss with global_batch_size set to the batch's real size).
   kBatchMean,
+  // The mistake, kept to be watched: its own examples' mean and nothing more, what a custom loop
+  // with tf.reduce_mean and no division by num_replicas_in_sync computes. The all-reduce sums
+  // the replicas' gradients, so they come out N times too large (TensorFlow 2.21, measured: one
+  // SGD step on 2 replicas moves a weight twice as far as one device does).
+  kShardMean,
 };
-LossScaling parse_loss_scaling(std::string_view name);  // "replica-mean" | "batch-mean"
+// "replica-mean" | "batch-mean" | "shard-mean"
+LossScaling parse_loss_scaling(std::string_view name);
 const char* to_string(LossScaling scaling);
 // What a replica with `shard` of the global batch's `global` examples multiplies its summed loss
 // by, on `replicas` replicas. A replica with no examples: 1 (it has nothing to scale).
@@ -222,7 +228,9 @@ class MirroredStrategy {
   std::int64_t steps_done() const { return step_; }
   // Who watches or steers the steps (core/strategy/step_listener.h): the event store, the step recorder,
   // the step controller, a test. Told in the order added; between steps only. nullptr: nothing.
-  void add_listener(StepListener* listener);
+  // `before_others`: told before those already there, as a fault must be (what it does to a
+  // step is then what the recorder and the events see).
+  void add_listener(StepListener* listener, bool before_others = false);
   void remove_listener(StepListener* listener);
 
   // strategy.run(fn, args=(batch,)): splits the batch, runs fn on every replica concurrently on

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/nn/model.h"
+#include "core/nn/optimizer.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "lessons/player/live_values.h"
 #include "lessons/player/markdown_sections.h"
@@ -95,8 +96,8 @@ void check_allreduce(const TomlBlock& b, const std::string& name) {
 }
 
 RunSetup read_setup(const TomlBlock& b) {
-  b.only({"gpus", "memory_mib", "model", "allreduce", "loss_scaling", "batch_per_replica",
-          "train_examples", "seed"},
+  b.only({"gpus", "memory_mib", "model", "allreduce", "loss_scaling", "optimizer",
+          "learning_rate", "batch_per_replica", "train_examples", "seed"},
          "[setup]");
   RunSetup s;
   s.line = b.line();
@@ -119,6 +120,16 @@ RunSetup read_setup(const TomlBlock& b) {
   } catch (const std::invalid_argument& e) {
     b.fail(b.line(), e.what());
   }
+  s.optimizer = b.text("optimizer").value_or(s.optimizer);
+  try {
+    core::parse_optimizer_kind(s.optimizer);
+  } catch (const std::invalid_argument& e) {
+    b.fail(b.line(), e.what());
+  }
+  s.learning_rate = b.number("learning_rate").value_or(s.learning_rate);
+  if (!(s.learning_rate > 0 && s.learning_rate <= 10)) {
+    b.fail(b.line(), "`learning_rate` must be more than 0 and at most 10");
+  }
   s.batch_per_replica =
       static_cast<std::size_t>(b.integer("batch_per_replica", 1, 4096).value_or(32));
   s.train_examples =
@@ -128,12 +139,14 @@ RunSetup read_setup(const TomlBlock& b) {
 }
 
 Action read_action(const TomlBlock& b) {
-  b.only({"run_steps", "run_epochs", "pause_at", "finish_step", "allreduce", "memory_mib"},
+  b.only({"run_steps", "run_epochs", "pause_at", "finish_step", "allreduce", "memory_mib",
+          "reconfigure_devices"},
          "an action of `do`");
   if (b.table().size() != 1) {
     b.fail(b.line(), "an action is one of: { run_steps = K }, { run_epochs = K }, "
                      "{ pause_at = \"after-backward\" }, { finish_step = true }, "
-                     "{ allreduce = NAME }, { memory_mib = [1024, 256] }");
+                     "{ allreduce = NAME }, { memory_mib = [1024, 256] }, "
+                     "{ reconfigure_devices = [2048, 2048] }");
   }
   Action a;
   a.line = b.line();
@@ -157,8 +170,10 @@ Action read_action(const TomlBlock& b) {
     a.kind = ActionKind::kSwitchAllReduce;
     a.allreduce = *name;
   } else {
-    a.kind = ActionKind::kSetMemory;
-    for (std::int64_t m : b.integers("memory_mib", 1, kMaxMiB)) {
+    const bool reconfigure = b.table().contains("reconfigure_devices");
+    a.kind = reconfigure ? ActionKind::kReconfigureDevices : ActionKind::kSetMemory;
+    for (std::int64_t m :
+         b.integers(reconfigure ? "reconfigure_devices" : "memory_mib", 1, kMaxMiB)) {
       a.memory_mib.push_back(static_cast<std::size_t>(m));
     }
   }

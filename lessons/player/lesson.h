@@ -48,6 +48,8 @@ struct RunSetup {
   std::string model = "mlp";            // "mlp" | "cnn"
   std::string allreduce = "auto";       // an all-reduce name or "auto"
   std::string loss_scaling = "replica-mean";
+  std::string optimizer = "adam";  // "sgd" | "adam" | "nadam"
+  double learning_rate = 1e-3;
   std::size_t batch_per_replica = 32;
   std::size_t train_examples = 2048;    // the first n of Fashion-MNIST's training set
   std::uint64_t seed = 1;
@@ -62,13 +64,16 @@ enum class ActionKind {
   kFinishStep,     // `finish_step = true`: let a held step run to its end
   kSwitchAllReduce,  // `allreduce = "ring"`: a new run like the current one, other algorithm
   kSetMemory,      // `memory_mib = [1024, 256]`: a new run with these memory limits
+  // `reconfigure_devices = [2048, 2048]`: ask the devices in use for another configuration, as
+  // calling tf.config.set_logical_device_configuration again does (refused: see notes()).
+  kReconfigureDevices,
 };
 struct Action {
   ActionKind kind = ActionKind::kRunSteps;
   std::int64_t count = 0;       // kRunSteps, kRunEpochs
   std::string moment;           // kPauseAt: a moment name (see moments())
   std::string allreduce;        // kSwitchAllReduce
-  std::vector<std::size_t> memory_mib;  // kSetMemory
+  std::vector<std::size_t> memory_mib;  // kSetMemory, kReconfigureDevices
   int line = 0;
 };
 

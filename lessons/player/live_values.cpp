@@ -94,6 +94,43 @@ const std::vector<LiveValue> kValues = {
        const core::ReplicaRecord* r = replica_record(run, replica);
        return r ? Value(static_cast<double>(r->shard_count)) : std::nullopt;
      }},
+    {"fewest_examples_replica",
+     "the replica given the fewest examples of that step's batch (the first, on a tie; -1 when "
+     "all have as many)", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       if (!r || r->replicas.empty()) return std::nullopt;
+       const auto fewest = std::min_element(
+           r->replicas.begin(), r->replicas.end(),
+           [](const auto& a, const auto& b) { return a.shard_count < b.shard_count; });
+       const bool even = std::all_of(r->replicas.begin(), r->replicas.end(), [&](const auto& x) {
+         return x.shard_count == fewest->shard_count;
+       });
+       return even ? -1.0 : static_cast<double>(fewest - r->replicas.begin());
+     }},
+    {"empty_shards", "replicas given no example at all of that step's batch", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       if (!r || r->replicas.empty()) return std::nullopt;
+       return static_cast<double>(std::count_if(r->replicas.begin(), r->replicas.end(),
+                                                 [](const auto& x) { return x.shard_count == 0; }));
+     }},
+    {"gradient_scale",
+     "how much the summed gradient of that step weighs against the mean gradient one device "
+     "computes on the same batch: the sum over replicas of loss scale x examples (1 when the "
+     "loss is scaled right)", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       if (!r || r->replicas.empty() || r->indices.empty()) return std::nullopt;
+       double weight = 0;
+       for (const core::ReplicaRecord& rep : r->replicas) {
+         weight += static_cast<double>(core::loss_scale(run.loss_scaling, rep.shard_count,
+                                                        static_cast<int>(r->replicas.size()),
+                                                        r->indices.size())) *
+                   static_cast<double>(rep.shard_count);
+       }
+       return weight;
+     }},
     {"gradient_norm", "L2 norm of one replica's gradients before the all-reduce", true,
      [](const LiveRun& run, int replica) -> Value {
        const core::ReplicaRecord* r = replica_record(run, replica);
@@ -170,6 +207,13 @@ const std::vector<LiveValue> kValues = {
      "largest difference between replica 0's weights and those of one device trained on the "
      "same batches", false,
      [](const LiveRun& run, int) { return run.distance_to_one_device; }},
+    {"reconfigure_refused",
+     "1 when the devices in use refused the step's reconfigure_devices, 0 when they took it",
+     false,
+     [](const LiveRun& run, int) -> Value {
+       if (!run.reconfigure_refused) return std::nullopt;
+       return *run.reconfigure_refused ? 1.0 : 0.0;
+     }},
     {"run_failed", "1 when the run could not be built (out of memory, ...) or a step failed, "
                    "else 0", false,
      [](const LiveRun& run, int) -> Value { return run.run_failed ? 1.0 : 0.0; }},

@@ -18,6 +18,9 @@ struct LiveRun {
   // (largest absolute difference); nullopt when the lesson keeps no such reference.
   std::optional<double> distance_to_one_device;
   bool run_failed = false;  // the run could not be built, or a step failed
+  // Whether the last `reconfigure_devices` of this run was refused; nullopt: none was asked.
+  std::optional<bool> reconfigure_refused;
+  core::LossScaling loss_scaling = core::LossScaling::kReplicaMean;  // the run's
 };
 
 struct LiveValue {

@@ -61,7 +61,9 @@ std::string point_name(const core::PausePoint& p) {
 
 std::string number_text(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  // Whole numbers (bytes, examples, steps) in full; others to 6 significant digits.
+  const bool whole = std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15;
+  std::snprintf(buf, sizeof buf, whole ? "%.0f" : "%.6g", v);
   return buf;
 }
 
@@ -103,6 +105,7 @@ void LessonPlayer::build_run(const RunSetup& setup) {
   setup_ = setup;
   ++runs_built_;
   run_error_.clear();
+  reconfigure_refused_.reset();
   if (session_) session_->stop();
   session_.reset();
   reference_.reset();
@@ -117,6 +120,10 @@ void LessonPlayer::build_run(const RunSetup& setup) {
   config.strategy.model = core::parse_model_kind(setup.model);
   config.strategy.all_reduce = setup.allreduce;
   config.strategy.loss_scaling = core::parse_loss_scaling(setup.loss_scaling);
+  config.strategy.optimizer.kind = core::parse_optimizer_kind(setup.optimizer);
+  config.strategy.optimizer.learning_rate = static_cast<float>(setup.learning_rate);
+  // Keras' SGD has no momentum unless asked: a lesson's sgd is Keras' sgd.
+  config.strategy.optimizer.momentum = 0;
   config.strategy.seed = setup.seed;
   config.fit.batch_per_replica = setup.batch_per_replica;
   config.fit.epochs = 100;  // lessons step; they never run out of epochs
@@ -153,6 +160,7 @@ void LessonPlayer::enter(int i) {
   int from = i;
   while (from > 0 && !lesson_.steps[static_cast<std::size_t>(from)].setup) --from;
   actions_.clear();
+  notes_.clear();
   next_action_ = 0;
   action_started_ = false;
   // Going on to the next step keeps the run; anything else replays from the setup.
@@ -184,6 +192,14 @@ void LessonPlayer::start_action(const Action& a) {
       // Releases a held step to its end; no new step starts (step() would queue one more).
       session_->set_pausing_at_phases(false);
       break;
+    case ActionKind::kReconfigureDevices: {
+      std::vector<vgpu::LogicalDeviceConfiguration> configs(a.memory_mib.size());
+      for (std::size_t i = 0; i < configs.size(); ++i) configs[i].memory_limit_mib = a.memory_mib[i];
+      const std::string answer = session_->reconfigure_devices(configs);
+      reconfigure_refused_ = !answer.empty();
+      notes_.push_back(answer.empty() ? "the devices took the new configuration" : answer);
+      break;
+    }
     case ActionKind::kSwitchAllReduce:
     case ActionKind::kSetMemory: {
       RunSetup next = setup_;
@@ -225,6 +241,7 @@ bool LessonPlayer::action_finished(const Action& a) {
       return !s.held_at && !s.stepping;
     case ActionKind::kSwitchAllReduce:
     case ActionKind::kSetMemory:
+    case ActionKind::kReconfigureDevices:
       return true;
   }
   return true;
@@ -273,6 +290,8 @@ std::optional<double> LessonPlayer::read(const std::string& value, int replica) 
   run.run_failed = !run_error_.empty();
   run.snapshot = &snapshot_;
   if (reference_) run.distance_to_one_device = reference_->distance();
+  run.reconfigure_refused = reconfigure_refused_;
+  run.loss_scaling = config_.strategy.loss_scaling;
   return v->read(run, replica);
 }
 

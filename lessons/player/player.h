@@ -64,6 +64,8 @@ class LessonPlayer {
 
   // What stopped the run or an action, empty when nothing did ("out of memory on /gpu:1: ...").
   const std::string& run_error() const { return run_error_; }
+  // What the run answered to the step's actions, in its own words (a refused reconfiguration).
+  const std::vector<std::string>& notes() const { return notes_; }
   core::TrainingSession* session() { return session_.get(); }
   bool has_run() const { return session_ != nullptr; }
   // Counts the runs built (each setup, algorithm or memory switch, going back): a new number,
@@ -99,6 +101,8 @@ class LessonPlayer {
   std::int64_t target_steps_ = 0;
   std::string last_point_;  // the held point when next_phase() was last asked
   std::string run_error_;
+  std::vector<std::string> notes_;
+  std::optional<bool> reconfigure_refused_;  // of the last reconfigure_devices in this run
 };
 
 }  // namespace mirrorlab::lessons

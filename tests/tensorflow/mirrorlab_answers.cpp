@@ -12,6 +12,8 @@
 //   {"optimizer": [{"kind": "adam", "lr": 0.001, "momentum": 0.9, "params": [...],
 //                   "grads": [[...], ...]}]} -> the parameters after one apply() per gradient;
 //   {"optimizer_defaults": [{}]} -> mirrorlab's OptimizerConfig defaults;
+//   {"reconfigure": [{}]} -> what the device registry says to a second configuration of 3
+//        devices once 2 are in use;
 //   {"init": [{"model": "cnn", "seed": 42}]} -> per layer: the kernel's and bias's values;
 //   {"metrics": [{"logits": [[...], ...], "labels": [...]}]} -> {"loss": mean, "accuracy": a};
 //   {"train": [{"model": "mlp", "replicas": 2, "batch_per_replica": 64, "epochs": 5,
@@ -206,6 +208,18 @@ nlohmann::json train(const nlohmann::json& c) {
   return {{"first_losses", first_losses}, {"epochs", epochs}};
 }
 
+nlohmann::json reconfigure(const nlohmann::json&) {
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(2, 64);
+  registry.logical_devices();  // in use from here on
+  try {
+    registry.set_logical_device_configuration(3, 64);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 }  // namespace
 
 int main() {
@@ -216,7 +230,8 @@ int main() {
          {std::pair{"split", &split}, std::pair{"loss_scale", &loss_scale},
           std::pair{"choice", &choice}, std::pair{"optimizer", &optimizer},
           std::pair{"optimizer_defaults", &optimizer_defaults}, std::pair{"init", &init},
-          std::pair{"metrics", &metrics}, std::pair{"train", &train}}) {
+          std::pair{"metrics", &metrics}, std::pair{"train", &train},
+          std::pair{"reconfigure", &reconfigure}}) {
       if (!cases.contains(kind)) continue;
       answers[kind] = nlohmann::json::array();
       for (const nlohmann::json& c : cases.at(kind)) answers[kind].push_back(answer(c));
