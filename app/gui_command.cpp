@@ -105,14 +105,7 @@ int run_gui(const GuiOptions& o) {
     try {
       const lessons::Lesson lesson = lessons::find_lesson(o.lesson, o.lessons_folder);
       app.lesson_file = lesson.path;
-      const int steps = static_cast<int>(lesson.steps.size());
-      if (lesson.coming) {
-        problem = "lesson \"" + lesson.id + "\" is coming: what it needs is not built yet, so "
-                  "it cannot be played ('mirrorlab lesson run " + lesson.id + "' shows its text)";
-      } else if (o.app.lesson_step > steps) {
-        problem = "--lesson-step " + std::to_string(o.app.lesson_step) + ": lesson \"" +
-                  lesson.id + "\" has steps 1 to " + std::to_string(steps);
-      }
+      problem = lessons::why_not_playable(lesson, o.app.lesson_step);
     } catch (const std::exception& e) {
       problem = std::string("--lesson: ") + e.what();
     }

@@ -31,10 +31,6 @@ std::size_t visible_width(const std::string& s) {
   return width;
 }
 
-std::string bold(const std::string& s, bool colour) {
-  return colour ? "\x1b[1m" + s + "\x1b[0m" : s;
-}
-
 }  // namespace
 
 std::string format_duration_per_step(double s) {

@@ -53,7 +53,7 @@ class Terminal {
   Terminal(const LessonOptions& o) : o_(o), styled_(isatty(fileno(stdout)) != 0) {}
 
   bool interactive() const { return !o_.non_interactive && !eof_; }
-  std::string bold(const std::string& s) const { return styled_ ? "\x1b[1m" + s + "\x1b[0m" : s; }
+  std::string bold(const std::string& s) const { return app::bold(s, styled_); }
   void text(const std::vector<lessons::Paragraph>& p) {
     std::fputs(wrap_paragraphs(p, o_.width, styled_).c_str(), stdout);
   }

@@ -1,5 +1,7 @@
 #include "app/lesson_text.h"
 
+#include "app/text.h"
+
 namespace mirrorlab::app {
 namespace {
 
@@ -76,7 +78,7 @@ std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int wid
         line += ' ';
         ++used;
       }
-      line += styled && w.bold ? "\x1b[1m" + w.text + "\x1b[0m" : w.text;
+      line += bold(w.text, styled && w.bold);
       used += cells(w.text);
       line_empty = false;
     }

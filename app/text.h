@@ -13,4 +13,9 @@ inline std::string repeat(const char* cell, std::int64_t n) {
   return s;
 }
 
+// `s` in bold (ANSI) when `on`, as it is otherwise: for output that may not be a terminal.
+inline std::string bold(const std::string& s, bool on) {
+  return on ? "\x1b[1m" + s + "\x1b[0m" : s;
+}
+
 }  // namespace mirrorlab::app

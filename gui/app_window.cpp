@@ -73,6 +73,9 @@ class AppWindow : public AppActions {
   // The run shown: the lesson's while one plays, else the window's own.
   bool lesson_shown() const { return lesson_ && lesson_->playing(); }
   core::TrainingSession* session() { return lesson_shown() ? lesson_->session() : session_.get(); }
+  const std::string& setup_error() const {
+    return lesson_shown() ? lesson_->setup_error() : setup_error_;
+  }
   std::uint64_t run_id() const {
     return lesson_shown() ? (std::uint64_t{1} << 63) | lesson_->run_number() : own_runs_;
   }
@@ -80,7 +83,7 @@ class AppWindow : public AppActions {
     return FrameContext{snapshot_,
                         session(),
                         lesson_shown() ? lesson_->config() : config_,
-                        lesson_shown() ? lesson_->setup_error() : setup_error_,
+                        setup_error(),
                         view_,
                         report_,
                         *this,
@@ -506,8 +509,8 @@ int AppWindow::run() {
     }
     break;
   }
-  int status = script_.finish(snapshot_, frame_context().setup_error, screenshot_failed_);
-  if (!write_report(report_, stats_, snapshot_, !frame_context().setup_error.empty(),
+  int status = script_.finish(snapshot_, setup_error(), screenshot_failed_);
+  if (!write_report(report_, stats_, snapshot_, !setup_error().empty(),
                     script_.measured_images_per_second(), options_.report)) {
     status = 1;
   }

@@ -28,21 +28,14 @@ struct StepScore {
   int passed = 0, checks = 0, right = 0, answered = 0;
 };
 
-int device_index(const std::string& name) {  // "/gpu:1" -> 1; -1 for anything else
-  const std::string prefix = "/gpu:";
-  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return -1;
-  int index = 0;
-  for (char c : name.substr(prefix.size())) {
-    if (c < '0' || c > '9' || index > 1000) return -1;
-    index = index * 10 + (c - '0');
-  }
-  return index;
-}
-
 void coloured_text(std::uint32_t rrggbb, const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, rgb(rrggbb));
   ImGui::TextWrapped("%s", text);
   ImGui::PopStyleColor();
+}
+
+TextFonts fonts_of(const FrameContext& frame) {
+  return frame.fonts != nullptr ? *frame.fonts : TextFonts{};
 }
 
 void bold_text(const TextFonts& fonts, const std::string& text) {
@@ -122,7 +115,7 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   // the room beside the lesson unless the teacher asked for all panels.
   const bool own_window = step.look_at != "Controls" && step.look_at != "Lesson";
   view.focused_panel = enlarge_ && own_window ? step.look_at : "";
-  if (const int device = device_index(step.device); device >= 0) view.chosen_device = device;
+  if (step.device >= 0) view.chosen_device = step.device;
 }
 
 void PlayingLesson::advance(ViewSettings& view) {
@@ -166,7 +159,7 @@ void PlayingLesson::Draw(FrameContext& frame) {
     if (ImGui::Button("Back to the lesson")) go_to(player_.step_index());
     ImGui::Separator();
   }
-  const TextFonts fonts = frame.fonts != nullptr ? *frame.fonts : TextFonts{};
+  const TextFonts fonts = fonts_of(frame);
   draw_paragraphs(step.text, fonts);
   if (left_) return;  // the questions and checks are about the lesson's run
   draw_look_at(frame, step);
@@ -188,7 +181,7 @@ void PlayingLesson::Draw(FrameContext& frame) {
 }
 
 void PlayingLesson::draw_header(FrameContext& frame) {
-  const TextFonts fonts = frame.fonts != nullptr ? *frame.fonts : TextFonts{};
+  const TextFonts fonts = fonts_of(frame);
   bold_text(fonts, player_.lesson().title);
   const int i = player_.step_index();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
@@ -210,7 +203,7 @@ void PlayingLesson::draw_header(FrameContext& frame) {
 void PlayingLesson::draw_look_at(FrameContext& frame, const lessons::LessonStep& step) {
   if (step.look_at.empty()) return;
   std::string where = "Look at the " + step.look_at + " panel";
-  if (!step.device.empty()) where.append(", ").append(step.device);
+  if (step.device >= 0) where.append(", /gpu:").append(std::to_string(step.device));
   swatch(rgb(kHighlightRgb), ImGui::GetStyle().FramePadding.y);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(where.c_str());
@@ -225,7 +218,7 @@ void PlayingLesson::draw_look_at(FrameContext& frame, const lessons::LessonStep&
 
 void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonStep& step) {
   if (step.questions.empty()) return;
-  const TextFonts fonts = frame.fonts != nullptr ? *frame.fonts : TextFonts{};
+  const TextFonts fonts = fonts_of(frame);
   for (std::size_t k = 0; k < step.questions.size(); ++k) {
     const lessons::Question& q = step.questions[k];
     ImGui::PushID(static_cast<int>(k));
@@ -335,15 +328,8 @@ std::unique_ptr<LessonPanel> make_lesson_panel(const std::string& file, int firs
   } catch (const lessons::LessonError& e) {
     throw std::invalid_argument(e.what());
   }
-  if (lesson.coming) {
-    throw std::invalid_argument("lesson \"" + lesson.id +
-                                "\" is coming: what it needs is not built yet, so it cannot be "
-                                "played ('mirrorlab lesson run " + lesson.id + "' shows its text)");
-  }
-  const int steps = static_cast<int>(lesson.steps.size());
-  if (first_step < 1 || first_step > steps) {
-    throw std::invalid_argument("--lesson-step " + std::to_string(first_step) + ": lesson \"" +
-                                lesson.id + "\" has steps 1 to " + std::to_string(steps));
+  if (const std::string why = lessons::why_not_playable(lesson, first_step); !why.empty()) {
+    throw std::invalid_argument(why);
   }
   lessons::PlayerOptions options;
   options.data = std::move(data);

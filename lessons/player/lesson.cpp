@@ -241,7 +241,15 @@ void read_step_block(const TomlBlock& b, LessonStep& step) {
       std::find(panels.begin(), panels.end(), step.look_at) == panels.end()) {
     b.fail(b.line(), "`look_at = \"" + step.look_at + "\"`: give a panel: " + joined(panels));
   }
-  step.device = b.text("device").value_or("");
+  if (const auto device = b.text("device")) {
+    // "/gpu:N", N a replica's index: what the GUI highlights.
+    const std::string prefix = "/gpu:";
+    const std::string digits = device->rfind(prefix, 0) == 0 ? device->substr(prefix.size()) : "";
+    if (digits.size() != 1 || digits[0] < '0' || digits[0] > '7') {
+      b.fail(b.line(), "`device = \"" + *device + "\"`: give a device as \"/gpu:0\" to \"/gpu:7\"");
+    }
+    step.device = digits[0] - '0';
+  }
   for (const TomlBlock& q : b.tables("question")) step.questions.push_back(read_question(q));
   for (const TomlBlock& c : b.tables("check")) step.checks.push_back(read_check(c));
 }
@@ -330,6 +338,21 @@ std::vector<Lesson> load_course(const std::filesystem::path& folder) {
 std::filesystem::path default_lesson_folder() {
   if (const char* env = std::getenv("MIRRORLAB_LESSONS"); env && *env) return env;
   return MIRRORLAB_LESSON_DIR;
+}
+
+std::string why_not_playable(const Lesson& lesson, int first_step) {
+  std::string why = "lesson \"";
+  why.append(lesson.id).append("\" ");
+  if (lesson.coming) {
+    return why.append("is coming: what it needs is not built yet, so it cannot be played "
+                      "('mirrorlab lesson run ")
+        .append(lesson.id)
+        .append("' shows its text)");
+  }
+  const int steps = static_cast<int>(lesson.steps.size());
+  if (first_step >= 1 && first_step <= steps) return "";
+  return "--lesson-step " + std::to_string(first_step) + ": " +
+         why.append("has steps 1 to ").append(std::to_string(steps));
 }
 
 Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& folder) {

@@ -113,7 +113,7 @@ struct LessonStep {
   std::optional<RunSetup> setup;
   std::vector<Action> actions;
   std::string look_at;  // a GUI panel ("Batch split", ...), or empty
-  std::string device;   // "/gpu:1", or empty
+  int device = -1;      // `device = "/gpu:1"`: the device it talks about (1), or -1
   std::vector<Question> questions;
   std::vector<Check> checks;
 };
@@ -144,5 +144,8 @@ std::filesystem::path default_lesson_folder();
 // with a '/' or ending in .md). Throws LessonError for a malformed lesson, std::invalid_argument
 // (listing the ids there are) for an id that is none of the course's.
 Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& folder = {});
+// "" when `lesson` can be played from step `first_step` (1-based), else why not: it is coming,
+// or it has no such step (said in terms of --lesson-step).
+std::string why_not_playable(const Lesson& lesson, int first_step);
 
 }  // namespace mirrorlab::lessons
