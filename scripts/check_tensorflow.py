@@ -138,6 +138,36 @@ def tf_custom_loop_step(scaling, replicas=2, examples=8, lr=0.01):
     return float(w.numpy())
 
 
+def tf_custom_loop_uneven(examples=50, replicas=3, per_replica=16, lr=0.5):
+    """Seed note 001's loop (tf.reduce_mean / num_replicas_in_sync, a Mean metric of the unscaled
+    loss) for one epoch of w * x against 0, whose last batch leaves a replica without examples.
+    Returns w after the epoch, the replicas' losses on the last batch and the metric there."""
+    x = (np.arange(examples, dtype=np.float32) / examples).reshape(examples, 1)
+    strategy = strategy_of(replicas)
+    with strategy.scope():
+        w = tf.Variable([[1.0]])
+        opt = keras.optimizers.SGD(learning_rate=lr)
+        metric = keras.metrics.Mean()
+    dist = strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((x, np.zeros_like(x))).batch(per_replica * replicas))
+
+    def step(batch):
+        xb, yb = batch
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(xb @ w - yb))
+            scaled = loss / strategy.num_replicas_in_sync
+        opt.apply_gradients(zip(tape.gradient(scaled, [w]), [w]))
+        metric.update_state(loss)
+        return loss
+
+    losses = []
+    for batch in dist:
+        metric.reset_state()
+        losses = strategy.experimental_local_results(strategy.run(step, args=(batch,)))
+    return (float(w.numpy()[0, 0]), [round(float(v), 4) for v in losses],
+            float(metric.result()))
+
+
 def tf_reconfigure_error():
     """What TensorFlow says when logical devices are configured again once in use."""
     cpus = tf.config.list_physical_devices("CPU")
@@ -475,6 +505,17 @@ def main():
         row(f"custom loop, {what}, against --loss-scaling {scaling}",
             "8 examples, 2 replicas, one SGD step", f"w = {tf_w:.6f}", f"w = {ml_w:.6f}",
             agree=abs(tf_w - ml_w) < 1e-5)
+    # Seed note 001's loop on an uneven last batch with an empty replica (lesson 9).
+    loop_shards = [[16, 16, 16], [1, 1, 0]]  # 50 examples, 3 replicas x 16
+    ml = mirrorlab(args.answers, {"loss_scale": [
+        {"shards": s, "scaling": "replica-mean"} for s in loop_shards]})
+    tf_w, tf_losses, tf_metric = isolated(tf_custom_loop_uneven)
+    ml_w = predicted_weight(ml["loss_scale"], loop_shards, examples=50)
+    row("custom loop of seed note 001 on a last batch with an empty replica (w after 1 epoch), "
+        "against --loss-scaling replica-mean",
+        f"50 examples, 3 replicas x 16, SGD; TensorFlow's replica losses on the last batch "
+        f"{tf_losses}, its loss metric {tf_metric}",
+        f"w = {tf_w:.6f}", f"w = {ml_w:.6f}", agree=abs(tf_w - ml_w) < 1e-5)
     tf_said = isolated(tf_reconfigure_error)
     ml_said = "RuntimeError: " + ml_reconfigure_error(args.answers)
     row("devices configured again once in use", "2 logical devices, then 3",

@@ -435,5 +435,26 @@ TEST(Course, AllReduceAlgorithmsFailsWhenTheAlgorithmIsAnother) {
   EXPECT_EQ(failed[2], "1: two steps: reduce, then broadcast");
 }
 
+TEST(Course, FitAndCustomLoopFailsWhenTheShortBatchIsWeighedOtherwise) {
+  Lesson l = course_lesson("fit-and-custom-loop");
+  l.steps[0].setup->batch_per_replica = 25;       // 1000 examples: 20 full batches of 50
+  l.steps[1].setup->loss_scaling = "batch-mean";  // compute_average_loss(global_batch_size=2)
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{"1: one epoch is 16 global steps",
+                                      "1: the short last batch was kept, not dropped",
+                                      "4: the summed gradient is 2/3 of the mean (at most 0.667)"}));
+}
+
+TEST(Course, FitAndCustomLoopFailsWhenNoReplicaIsLeftEmpty) {
+  Lesson l = course_lesson("fit-and-custom-loop");
+  l.steps[1].setup->train_examples = 51;  // the last batch of 3: one each
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{
+                "3: one replica runs _step_fn on no examples",
+                "4: the summed gradient is 2/3 of the mean (at most 0.667)"}));
+}
+
 }  // namespace
 }  // namespace mirrorlab::lessons
