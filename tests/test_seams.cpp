@@ -81,7 +81,7 @@ TEST(Seams, NoCommandLineFlagIsNamedBelowTheApp) {
   const std::set<std::string> flags = every_flag();
   ASSERT_GT(flags.size(), 30u);
   ASSERT_TRUE(flags.count("--memory-limit") && flags.count("--allreduce"));
-  const std::vector<fs::path> files = sources_under({"core", "virtualgpu"});
+  const std::vector<fs::path> files = sources_under({"core", "timing", "virtualgpu"});
   ASSERT_GT(files.size(), 50u);
   for (const fs::path& file : files) {
     const std::string text = read(file);
@@ -100,9 +100,10 @@ TEST(Seams, NoCommandLineFlagIsNamedBelowTheApp) {
 // may not even link.
 const std::map<std::string, std::vector<std::string>>& layers() {
   static const std::map<std::string, std::vector<std::string>> below = {
+      {"timing", {}},  // pure functions: the timing model
       {"virtualgpu/memory", {}},
       {"virtualgpu/cuda", {"virtualgpu/memory"}},
-      {"virtualgpu", {"virtualgpu/memory", "virtualgpu/cuda"}},
+      {"virtualgpu", {"virtualgpu/memory", "virtualgpu/cuda", "timing"}},
       {"core/io", {}},
       {"core/nn", {"core/io", "virtualgpu/memory", "virtualgpu/cuda"}},
       {"core/strategy", {"core/nn", "virtualgpu"}},
@@ -141,7 +142,8 @@ TEST(Seams, EachFolderIncludesOnlyTheLayersBelowIt) {
   std::vector<std::string> folders;
   for (const auto& [layer, _] : layers()) folders.push_back(layer);
   int includes = 0;
-  for (const fs::path& file : sources_under({"app", "core", "gui", "lessons", "virtualgpu"})) {
+  for (const fs::path& file :
+       sources_under({"app", "core", "gui", "lessons", "timing", "virtualgpu"})) {
     const std::string path = fs::relative(file, kSource).string();
     const std::string layer = layer_of(path);
     ASSERT_FALSE(layer.empty()) << path << " is in no layer of the table";
@@ -217,7 +219,7 @@ TEST(Seams, EachAllReduceAlgorithmNameIsWrittenOnceOutsideTestsAndDocs) {
   const std::vector<std::string> names = {"reduce-to-one", "ring", "one-shot", "nccl"};
   std::map<std::string, std::vector<std::string>> places;
   for (const fs::path& file :
-       sources_under({"app", "bench", "core", "gui", "lessons", "virtualgpu"})) {
+       sources_under({"app", "bench", "core", "gui", "lessons", "timing", "virtualgpu"})) {
     for (const auto& [literal, line] : string_literals(read(file))) {
       for (const std::string& name : names) {
         // NCCL's header and library are files, not the algorithm's name.

@@ -156,23 +156,27 @@ const std::vector<AllReduceAlgorithm>& all_reduce_algorithms() {
        "then the sum is copied back to every replica (2 steps, 5(N-1)S bytes)",
        runs_anywhere, make_reduce_to_one, describe_reduce_to_one, tensorflow_log_reduce_to_one,
        "MirroredStrategy(cross_device_ops=tf.distribute.ReductionToOneDevice()); older "
-       "TensorFlow (the Colab note's) fell back to it on virtual GPUs"},
+       "TensorFlow (the Colab note's) fell back to it on virtual GPUs",
+       timing::reduce_to_one_schedule},
       {kRingName,
        "reduce-scatter then all-gather, each replica passing chunks to the next: 2(N-1) "
        "steps, each moving S/N bytes per replica (TensorFlow's choice on CPUs and logical GPUs)",
        runs_anywhere, make_ring, describe_ring, tensorflow_log_ring,
        "TensorFlow 2.21's default on CPU devices and on logical GPUs: CollectiveAllReduce with "
-       "implementation RING"},
+       "implementation RING",
+       [](int ranks, double bytes, int) { return timing::ring_schedule(ranks, bytes); }},
       {kOneShotName,
        "one step: each replica sums its slice of all N buffers and writes it into all of them "
        "(2NS bytes, the least a shared memory allows)",
        runs_anywhere, make_one_shot, describe_one_shot, no_tensorflow_log,
-       "none: mirrorlab's own, for replicas that share one memory"},
+       "none: mirrorlab's own, for replicas that share one memory",
+       [](int ranks, double bytes, int) { return timing::one_shot_schedule(ranks, bytes); }},
       {kNcclName,
        "NVIDIA's collective library: one CUDA GPU per replica (TensorFlow's default there)",
        nccl_unavailable, make_nccl, describe_nccl, tensorflow_log_nccl,
        "TensorFlow 2.21's default with one physical GPU per replica: CollectiveAllReduce with "
-       "implementation NCCL"},
+       "implementation NCCL",
+       nullptr},
   };
   return table;
 }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "timing/schedule.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 
@@ -63,6 +64,9 @@ struct AllReduceAlgorithm {
   std::string (*tensorflow_log)(const std::vector<ReplicaPlacement>& replicas, int tensors);
   // How a TensorFlow program gets it, or that it cannot.
   std::string_view in_tensorflow;
+  // What it moves, step by step, for the timing model (timing/schedule.h); nullptr where the
+  // library decides (NCCL: timing/nccl_model.h models its choice).
+  timing::Schedule (*schedule)(int ranks, double bytes, int destination);
 };
 
 // In the order they are offered: reduce-to-one, ring, one-shot, nccl.

@@ -1,0 +1,277 @@
+// The timing model (timing/), pinned on cases worked by hand: what each schedule moves (and that
+// it is what the real algorithms move), the alpha-beta time of a step, a tree's depth,
+// nccl-tests' bus bandwidth factor, NCCL's latencies and the protocol its model picks, and
+// topology files read and refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "timing/nccl_model.h"
+#include "timing/schedule.h"
+#include "timing/topology.h"
+#include "timing/topology_file.h"
+#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collective.h"
+#include "virtualgpu/device_registry.h"
+
+namespace mirrorlab::timing {
+namespace {
+
+constexpr double kMiB = 1 << 20;
+
+// Bytes a rank's links carry in one direction on a switch: its port's bytes, summed over steps.
+double port_bytes(const Estimate& e, const std::string& port) {
+  double total = 0;
+  for (const StepEstimate& s : e.steps) {
+    for (const LinkLoad& l : s.loads) {
+      if (l.resource == port) total += l.bytes;
+    }
+  }
+  return total;
+}
+
+TEST(Schedule, RingMovesTwoNMinusOneOverNOfSPerRank) {
+  for (int n : {2, 3, 4, 8}) {
+    const Schedule s = ring_schedule(n, 64 * kMiB);
+    EXPECT_EQ(static_cast<int>(s.steps.size()), 2 * (n - 1));
+    for (int r = 0; r < n; ++r) {
+      EXPECT_DOUBLE_EQ(s.sent(r), 2.0 * (n - 1) / n * 64 * kMiB) << n << " ranks, rank " << r;
+      EXPECT_DOUBLE_EQ(s.received(r), 2.0 * (n - 1) / n * 64 * kMiB);
+    }
+    // In one memory: n-1 reduces (3 S/n) and n-1 copies (2 S/n) per rank: 5(n-1)S in all.
+    EXPECT_DOUBLE_EQ(s.memory_traffic(), 5.0 * (n - 1) * 64 * kMiB);
+  }
+}
+
+TEST(Schedule, ReduceToOneSendsEverythingThroughItsDestination) {
+  const Schedule s = reduce_to_one_schedule(4, 8 * kMiB, 1);
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_EQ(s.steps[0].phase, "reduce");
+  EXPECT_DOUBLE_EQ(s.received(1), 3 * 8 * kMiB);  // (n-1) S in
+  EXPECT_DOUBLE_EQ(s.sent(1), 3 * 8 * kMiB);      // (n-1) S out
+  EXPECT_DOUBLE_EQ(s.received(0), 8 * kMiB);
+  EXPECT_DOUBLE_EQ(s.memory_traffic(), 5.0 * 3 * 8 * kMiB);
+  EXPECT_THROW(reduce_to_one_schedule(4, kMiB, 4), std::invalid_argument);
+}
+
+TEST(Schedule, OneShotReadsAndWritesEachBufferOnce) {
+  const Schedule s = one_shot_schedule(4, 8 * kMiB);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.memory_traffic(), 2.0 * 4 * 8 * kMiB);  // 2NS: the least in one memory
+}
+
+TEST(Schedule, TreeDepthIsTheChainInANodeAndLog2OfTheNodes) {
+  EXPECT_EQ(tree_depth(8, 8), 7);    // one node: a chain of 8
+  EXPECT_EQ(tree_depth(16, 8), 8);   // 2 nodes: 7 in the node, 1 between
+  EXPECT_EQ(tree_depth(4, 1), 2);    // 4 nodes of 1: a binary tree, 2 levels
+  EXPECT_EQ(tree_depth(40, 8), 10);  // 5 nodes: ceil(log2 5) = 3
+  EXPECT_THROW(tree_depth(10, 4), std::invalid_argument);
+  const Schedule s = tree_schedule(4, 1, 8 * kMiB);
+  EXPECT_EQ(s.steps.size(), 4u);  // 2 levels up, 2 down
+  // Every non-root rank sends its half up and gets it down in each of the two trees.
+  for (int r = 0; r < 4; ++r) EXPECT_GT(s.received(r), 0) << r;
+}
+
+TEST(Schedule, NvlsCrossesEachPortWithAboutSPerDirection) {
+  const Schedule s = nvls_schedule(8, 8 * kMiB);
+  // Up: every rank's S to the switch, and its reduced slice S/n back; then its slice S/n up
+  // and every slice S down: S(n+1)/n each way.
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_DOUBLE_EQ(s.sent(r), 8 * kMiB * 9 / 8);
+    EXPECT_DOUBLE_EQ(s.received(r), 8 * kMiB * 9 / 8);
+  }
+}
+
+TEST(Schedule, BusBandwidthFactorIsNcclTests) {
+  EXPECT_DOUBLE_EQ(busbw_factor(2), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(1), 1.0);
+}
+
+// What the real algorithms move (host buffers, an observer of their steps) is what their
+// schedules say: the same steps, phases, and (from, to, bytes, reduce or copy) in each.
+class Recorder : public vgpu::StepObserver {
+ public:
+  void on_step(const vgpu::CollectiveStep& step) override { steps.push_back(step); }
+  std::vector<vgpu::CollectiveStep> steps;
+};
+
+TEST(Schedule, IsWhatTheRealAlgorithmsMove) {
+  for (const char* name : {"reduce-to-one", "ring"}) {
+    for (int n : {2, 3, 4}) {
+      const std::size_t count = 1200;  // divisible by 2, 3, 4: whole chunks
+      std::vector<std::vector<float>> data(n, std::vector<float>(count, 1.0f));
+      std::vector<std::span<float>> buffers(data.begin(), data.end());
+      vgpu::DeviceRegistry registry;
+      registry.set_logical_device_configuration(n, 64);
+      Recorder recorder;
+      vgpu::all_reduce(registry.logical_devices(), buffers, *vgpu::make_all_reduce(name), vgpu::ReduceOp::kSum, &recorder);
+      const Schedule s = vgpu::find_all_reduce(name)->schedule(n, count * sizeof(float), 0);
+      ASSERT_EQ(recorder.steps.size(), s.steps.size()) << name << " on " << n;
+      for (std::size_t k = 0; k < s.steps.size(); ++k) {
+        EXPECT_EQ(recorder.steps[k].phase, s.steps[k].phase);
+        std::multiset<std::tuple<int, int, double, bool>> real, model;
+        for (const vgpu::Transfer& t : recorder.steps[k].transfers) {
+          real.insert({t.src, t.dst, static_cast<double>(t.bytes),
+                       t.kind == vgpu::TransferKind::kReduce});
+        }
+        for (const Move& m : s.steps[k].moves) {
+          model.insert({m.from, m.to, m.bytes, m.work == Work::kReduce});
+        }
+        EXPECT_EQ(real, model) << name << " on " << n << " ranks, step " << k;
+      }
+    }
+  }
+}
+
+Topology switch_of(int gpus, double gbs, double latency_us) {
+  Topology t;
+  t.id = "test-switch";
+  t.gpus_per_node = gpus;
+  t.fabric = Fabric::kSwitch;
+  t.gpu_link = {latency_us * 1e-6, gbs * 1e9};
+  t.memory.copy_all = t.memory.reduce_all = BandwidthCurve(1e15);  // memory never the limit
+  return t;
+}
+
+TEST(AlphaBeta, RingOnASwitchIsTwoNMinusOneStepsOfAlphaPlusChunkOverB) {
+  const Topology t = switch_of(8, 100, 2);
+  const double s = 64 * kMiB;
+  const Estimate e = estimate(ring_schedule(8, s), t);
+  // 14 steps, each: 2 us + (S/8) / 100 GB/s, each port carrying one chunk.
+  EXPECT_NEAR(e.seconds, 14 * (2e-6 + s / 8 / 100e9), 1e-12);
+  EXPECT_DOUBLE_EQ(port_bytes(e, "/gpu:0 -> switch"), 2.0 * 7 / 8 * s);
+  // So the bus bandwidth it predicts is the link's, less latency: busbw = S/t * 2(n-1)/n.
+  const double busbw = s / e.seconds * busbw_factor(8);
+  EXPECT_GT(busbw, 0.95 * 100e9);
+  EXPECT_LT(busbw, 100e9);
+}
+
+TEST(AlphaBeta, ReduceToOneIsLimitedByItsDestinationsPort) {
+  const Topology t = switch_of(4, 100, 0);
+  const double s = 16 * kMiB;
+  const Estimate e = estimate(reduce_to_one_schedule(4, s, 0), t);
+  ASSERT_EQ(e.steps.size(), 2u);
+  EXPECT_EQ(e.steps[0].bottleneck, "switch -> /gpu:0");  // 3 S arrive through one port
+  EXPECT_NEAR(e.steps[0].seconds, 3 * s / 100e9, 1e-12);
+  EXPECT_EQ(e.steps[1].bottleneck, "/gpu:0 -> switch");  // and leave through it
+}
+
+TEST(AlphaBeta, SharedMemoryCountsEveryByteReadAndWritten) {
+  Topology t;
+  t.id = "one-memory";
+  t.gpus_per_node = 2;
+  t.fabric = Fabric::kSharedMemory;
+  t.step_latency = 1e-6;
+  t.memory.copy_all = t.memory.reduce_all = BandwidthCurve(10e9);
+  const double s = 10 * kMiB;
+  // Ring on 2: one reduce step (2 ranks x 3 x S/2) and one copy step (2 x 2 x S/2) through 10 GB/s.
+  const Estimate e = estimate(ring_schedule(2, s), t);
+  EXPECT_NEAR(e.seconds, 2e-6 + (3 * s + 2 * s) / 10e9, 1e-12);
+  EXPECT_EQ(e.steps[0].bottleneck, "memory");
+}
+
+NcclMachine h100_node() {
+  NcclMachine m;
+  m.compute_capability = 90;
+  m.nvlink = true;
+  m.channels = 16;
+  m.channel_gbs = 23.1;
+  m.nvls = true;
+  return m;
+}
+
+const NcclCost& cost_of(const std::vector<NcclCost>& costs, NcclAlgorithm a, NcclProtocol p) {
+  for (const NcclCost& c : costs) {
+    if (c.algorithm == a && c.protocol == p) return c;
+  }
+  throw std::runtime_error("not considered");
+}
+
+TEST(NcclModel, LatenciesOfEightGpusOnNvlinkAreTuningCcs) {
+  const auto costs = nccl_costs(h100_node(), 8, 1, 1024);
+  // Worked by hand from NCCL's base and NVLink latencies: ring 2(n-1) hops, tree a chain of 7
+  // up and down, NVLS its own 25 us.
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kRing, NcclProtocol::kLL).latency_us, 15.0, 1e-9);
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kRing, NcclProtocol::kLL128).latency_us, 40.6, 1e-9);
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kRing, NcclProtocol::kSimple).latency_us, 56.0, 1e-9);
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kTree, NcclProtocol::kLL).latency_us, 15.2, 1e-9);
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kTree, NcclProtocol::kLL128).latency_us, 31.5, 1e-9);
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kTree, NcclProtocol::kSimple).latency_us, 64.4, 1e-9);
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kNvls, NcclProtocol::kSimple).latency_us, 25.0, 1e-9);
+  // Ring Simple's bandwidth: 16 x 23.1 GB/s of bus bandwidth, S/t = busbw / (2(n-1)/n).
+  EXPECT_NEAR(cost_of(costs, NcclAlgorithm::kRing, NcclProtocol::kSimple).algbw_gbs,
+              16 * 23.1 / busbw_factor(8), 1e-9);
+}
+
+TEST(NcclModel, PicksLowLatencyProtocolsForSmallSizesAndSimpleForLarge) {
+  const NcclMachine m = h100_node();
+  const NcclCost small = nccl_choice(m, 8, 1, 1024);
+  EXPECT_EQ(small.protocol, NcclProtocol::kLL);
+  EXPECT_EQ(small.algorithm, NcclAlgorithm::kRing);  // 15.0 us against the tree's 15.2
+  const NcclCost large = nccl_choice(m, 8, 1, 1024 * kMiB);
+  EXPECT_EQ(large.protocol, NcclProtocol::kSimple);
+  EXPECT_EQ(large.algorithm, NcclAlgorithm::kNvls);
+  NcclMachine no_switch = m;
+  no_switch.nvls = false;
+  EXPECT_EQ(nccl_choice(no_switch, 8, 1, 1024 * kMiB).algorithm, NcclAlgorithm::kRing);
+  // Over PCIe there is no LL128 (it needs NVLink).
+  NcclMachine pcie = no_switch;
+  pcie.nvlink = false;
+  for (const NcclCost& c : nccl_costs(pcie, 2, 1, kMiB)) EXPECT_NE(c.protocol, NcclProtocol::kLL128);
+  EXPECT_THROW(nccl_costs(m, 1, 1, kMiB), std::invalid_argument);
+  EXPECT_THROW(nccl_costs(m, 8, 1, std::nan("")), std::invalid_argument);
+}
+
+TEST(TopologyFile, EveryPresetReadsAndSaysWhereItsNumbersComeFrom) {
+  const std::vector<Topology> presets = load_topologies(default_topology_folder());
+  ASSERT_GE(presets.size(), 5u);
+  for (const Topology& t : presets) {
+    EXPECT_GT(t.source.size(), 80u) << t.id;
+    // Written out and read back, it times a ring the same.
+    const Topology again = parse_topology(write_topology(t), "again.toml");
+    const int n = t.ranks();
+    const double a = estimate(ring_schedule(n, 32 * kMiB), t).seconds;
+    EXPECT_NEAR(estimate(ring_schedule(n, 32 * kMiB), again).seconds, a, a * 1e-6) << t.id;
+  }
+  EXPECT_EQ(find_topology("dgx-h100").ranks(), 8);
+  EXPECT_THROW(find_topology("dgx-h900"), std::invalid_argument);
+}
+
+void expect_refused(const std::string& text, int line, const std::string& words) {
+  try {
+    parse_topology(text, "bad.toml");
+    ADD_FAILURE() << "accepted:\n" << text;
+  } catch (const TopologyError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("bad.toml", 0), 0u) << e.what();
+  }
+}
+
+TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
+  const std::string head =
+      "id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 2\n";
+  const std::string ok = head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 10\n";
+  EXPECT_NO_THROW(parse_topology(ok, "ok.toml"));
+  expect_refused(head + "fabric = \"mesh\"\n[memory]\nbandwidth_gbs = 10\n", 5, "\"mesh\"");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = nan\n", 7,
+                 "between");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = -3\n", 7,
+                 "between");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = \"fast\"\n", 7,
+                 "must be a number");
+  expect_refused(head + "fabric = \"switch\"\n[memory]\nbandwidth_gbs = 10\n", 0, "[gpu_link]");
+  expect_refused(head + "fabric = \"shared-memory\"\ncolour = 1\n[memory]\nbandwidth_gbs = 1\n", 6,
+                 "unknown key `colour`");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\ncopy = [[2, 1], [1, 1]]\n"
+                        "reduce = [[1, 1]]\n", 7, "increasing");
+  expect_refused("id = \"t\"\ntitle = \n", 2, "not valid TOML");
+  expect_refused("id = \"Big Machine\"\ntitle = \"T\"\nsource = \"s\"\n", 1, "lowercase");
+  EXPECT_THROW(read_topology("/no/such/file.toml"), TopologyError);
+}
+
+}  // namespace
+}  // namespace mirrorlab::timing

@@ -1,0 +1,140 @@
+#include "timing/topology.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace mirrorlab::timing {
+
+const char* to_string(Fabric f) {
+  switch (f) {
+    case Fabric::kSwitch: return "switch";
+    case Fabric::kPairs: return "pairs";
+    case Fabric::kHost: return "host";
+    case Fabric::kSharedMemory: return "shared-memory";
+  }
+  return "?";
+}
+
+double MemorySpec::bandwidth(Work work, int active, double bytes_per_device) const {
+  const bool reduce = work == Work::kReduce;
+  const BandwidthCurve& all = reduce ? reduce_all : copy_all;
+  const BandwidthCurve& one_curve = reduce ? reduce_one : copy_one;
+  const double many = all.at(bytes_per_device);
+  const double one = one_curve.empty() ? many : one_curve.at(bytes_per_device);
+  if (active <= 1 || engines == 1) return one;
+  if (engines <= 0 || active >= engines) return many;
+  // Between one engine and all of them, in proportion to the engines at work.
+  return one + (many - one) * (active - 1) / (engines - 1);
+}
+
+std::string Topology::gpu_name(int rank) const {
+  const std::string gpu = "/gpu:" + std::to_string(rank % gpus_per_node);
+  return nodes > 1 ? "node " + std::to_string(rank / gpus_per_node) + " " + gpu : gpu;
+}
+
+namespace {
+
+struct Load {
+  double bytes = 0, seconds = 0, latency = 0;
+};
+
+void add(std::map<std::string, Load>& loads, const std::string& name, double bytes,
+         const LinkSpec& link) {
+  if (!(link.bandwidth > 0)) {
+    throw std::invalid_argument("the topology gives no bandwidth for " + name);
+  }
+  Load& l = loads[name];
+  l.bytes += bytes;
+  l.seconds += bytes / link.bandwidth;
+  l.latency = std::max(l.latency, link.latency);
+}
+
+// The link directions a move's bytes cross.
+void route(const Topology& t, const Move& m, std::map<std::string, Load>& loads) {
+  if (t.fabric == Fabric::kSharedMemory || m.from == m.to) return;
+  const auto name = [&](int rank) { return t.gpu_name(rank); };
+  if (m.from == kSwitch || m.to == kSwitch) {  // NVLS: a GPU's own port
+    if (m.from == kSwitch) add(loads, "switch -> " + name(m.to), m.bytes, t.gpu_link);
+    else add(loads, name(m.from) + " -> switch", m.bytes, t.gpu_link);
+    return;
+  }
+  const int node_from = m.from / t.gpus_per_node, node_to = m.to / t.gpus_per_node;
+  if (node_from != node_to) {
+    add(loads, name(m.from) + " network out", m.bytes, t.network);
+    add(loads, name(m.to) + " network in", m.bytes, t.network);
+    return;
+  }
+  switch (t.fabric) {
+    case Fabric::kSwitch:
+      add(loads, name(m.from) + " -> switch", m.bytes, t.gpu_link);
+      add(loads, "switch -> " + name(m.to), m.bytes, t.gpu_link);
+      break;
+    case Fabric::kPairs:
+      if (m.from / 2 == m.to / 2) {
+        add(loads, "bridge " + name(m.from) + " -> " + name(m.to), m.bytes, t.gpu_link);
+      } else {
+        add(loads, name(m.from) + " -> host", m.bytes, t.host_link);
+        add(loads, "host -> " + name(m.to), m.bytes, t.host_link);
+      }
+      break;
+    case Fabric::kHost:
+      add(loads, name(m.from) + " -> host", m.bytes, t.gpu_link);
+      add(loads, "host -> " + name(m.to), m.bytes, t.gpu_link);
+      break;
+    case Fabric::kSharedMemory: break;
+  }
+}
+
+}  // namespace
+
+Estimate estimate(const Schedule& schedule, const Topology& topology) {
+  if (schedule.ranks > topology.ranks()) {
+    throw std::invalid_argument("a schedule of " + std::to_string(schedule.ranks) +
+                                " ranks does not fit " + topology.id + "'s " +
+                                std::to_string(topology.ranks()) + " GPUs");
+  }
+  const bool shared = topology.fabric == Fabric::kSharedMemory;
+  Estimate e;
+  for (const ScheduleStep& step : schedule.steps) {
+    std::map<std::string, Load> loads;
+    std::set<int> engines;
+    for (const Move& m : step.moves) engines.insert(m.engine());
+    const int active = static_cast<int>(engines.size());
+    for (const Move& m : step.moves) {
+      route(topology, m, loads);
+      const double traffic = memory_traffic(m.work, m.bytes);
+      // The engine that does the work, at what one engine alone gets from its memory.
+      const double own = topology.memory.bandwidth(m.work, 1, schedule.bytes);
+      if (!(own > 0)) throw std::invalid_argument("the topology gives no memory bandwidth");
+      Load& engine = loads[topology.gpu_name(m.engine()) + " engine"];
+      engine.bytes += traffic;
+      engine.seconds += traffic / own;
+      if (shared) {  // and what all the engines at work share
+        const double all = topology.memory.bandwidth(m.work, active, schedule.bytes);
+        Load& l = loads["memory"];
+        l.bytes += traffic;
+        l.seconds += traffic / all;
+      }
+    }
+    StepEstimate s;
+    s.phase = step.phase;
+    s.latency = shared ? topology.step_latency : 0;
+    double busiest = 0;
+    for (const auto& [name, load] : loads) {
+      s.loads.push_back({name, load.bytes, load.seconds});
+      s.latency = std::max(s.latency, load.latency);
+      if (load.seconds > busiest) {
+        busiest = load.seconds;
+        s.bottleneck = name;
+      }
+    }
+    s.seconds = s.latency + busiest;
+    e.seconds += s.seconds;
+    e.steps.push_back(std::move(s));
+  }
+  return e;
+}
+
+}  // namespace mirrorlab::timing

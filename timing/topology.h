@@ -1,0 +1,86 @@
+// A machine for the timing model: how its GPUs connect (the links' latency and bandwidth, each
+// direction), their memory, their FLOP/s, and what NCCL's tuning model needs. Read from a TOML
+// file (topology_file.h); presets live in timing/topologies/, each saying where its numbers come
+// from. Pure data: nothing here touches a device.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "timing/bandwidth_curve.h"
+#include "timing/nccl_model.h"
+#include "timing/schedule.h"
+
+namespace mirrorlab::timing {
+
+// How the GPUs of a node connect.
+enum class Fabric {
+  kSwitch,        // each GPU has a port on a switch (NVSwitch): any pair at the port's speed
+  kPairs,         // GPUs 2k and 2k+1 are bridged (NVLink bridge); other pairs through the host
+  kHost,          // every GPU has its own PCIe link to the host; all traffic goes through it
+  kSharedMemory,  // logical GPUs of one memory (one card, or CPU virtual GPUs): a transfer is a
+                  // copy inside that memory
+};
+const char* to_string(Fabric f);  // "switch", "pairs", "host", "shared-memory"
+
+struct LinkSpec {
+  double latency = 0;    // seconds per message
+  double bandwidth = 0;  // bytes/s, each direction
+};
+
+// A memory's bandwidth (bytes read plus written per second) for the two kernels an all-reduce
+// runs, by working set per device: with every engine busy, and with one alone (a CPU core; on a
+// GPU the same).
+struct MemorySpec {
+  BandwidthCurve copy_all, reduce_all, copy_one, reduce_one;
+  int engines = 0;  // engines that can run at once (CPU cores); 0: as many as there are GPUs
+  // The bandwidth when `active` engines work at once.
+  double bandwidth(Work work, int active, double bytes_per_device) const;
+};
+
+struct Topology {
+  std::string id, title;
+  std::string source;  // where its numbers come from
+  std::string path;    // the file it was read from
+  int nodes = 1;
+  int gpus_per_node = 2;
+  Fabric fabric = Fabric::kSwitch;
+  LinkSpec gpu_link;   // switch: a GPU's port; pairs: the bridge; host: a GPU's PCIe link
+  LinkSpec host_link;  // pairs: a GPU's PCIe link, between pairs
+  LinkSpec network;    // more than one node: a GPU's network adapter (one per GPU)
+  double step_latency = 0;  // shared memory: one step's synchronisation, seconds
+  MemorySpec memory;        // each GPU's memory; shared memory: the one memory
+  double flops = 0;         // one GPU's FLOP/s for training (0: unknown)
+  bool has_nccl = false;    // NCCL can run here (one GPU per rank)
+  NcclMachine nccl;
+
+  int ranks() const { return nodes * gpus_per_node; }
+  // "/gpu:3" on one node, "node 1 /gpu:3" on several (GPUs numbered within their node).
+  std::string gpu_name(int rank) const;
+};
+
+// The time of one step of a schedule, and what took it.
+struct LinkLoad {
+  std::string resource;  // "/gpu:0 -> switch", "bridge /gpu:0 -> /gpu:1", "memory", ...
+  double bytes = 0;      // carried (links), or read plus written (memories)
+  double seconds = 0;    // bytes / bandwidth
+};
+struct StepEstimate {
+  std::string phase;
+  double seconds = 0;       // latency + the busiest resource's time
+  double latency = 0;
+  std::string bottleneck;   // that resource
+  std::vector<LinkLoad> loads;
+};
+struct Estimate {
+  double seconds = 0;
+  std::vector<StepEstimate> steps;
+};
+
+// The alpha-beta time of `schedule` on `topology`: each step takes the latency of its slowest
+// link (or the shared memory's step latency) plus the time of its busiest resource (a link
+// direction, an engine, the shared memory); the steps run one after the other. Contention is
+// counted only as bytes sharing a resource; congestion, protocols and pipelining are left out.
+Estimate estimate(const Schedule& schedule, const Topology& topology);
+
+}  // namespace mirrorlab::timing

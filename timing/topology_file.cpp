@@ -1,0 +1,306 @@
+#include "timing/topology_file.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#ifndef MIRRORLAB_TOPOLOGY_DIR
+#define MIRRORLAB_TOPOLOGY_DIR "timing/topologies"
+#endif
+
+namespace mirrorlab::timing {
+namespace {
+
+constexpr double kGB = 1e9;   // the files' bandwidths are in GB/s (10^9 bytes), as NCCL's
+constexpr double kUs = 1e-6;  // and latencies in microseconds
+
+std::string joined(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) out.append(p);
+  return out;
+}
+
+// One table of the file, with its path for messages ("[gpu_link]").
+class Reader {
+ public:
+  Reader(const toml::table& table, std::string file, std::string where)
+      : table_(table), file_(std::move(file)), where_(std::move(where)) {}
+
+  [[noreturn]] void fail(const toml::node* node, const std::string& what) const {
+    const int line = node ? static_cast<int>(node->source().begin.line) : 0;
+    throw TopologyError(file_, line, what);
+  }
+  void only(std::initializer_list<std::string_view> keys) const {
+    for (const auto& [key, value] : table_) {
+      if (std::find(keys.begin(), keys.end(), key.str()) != keys.end()) continue;
+      std::string list;
+      for (std::string_view k : keys) list.append(list.empty() ? "" : ", ").append(k);
+      fail(&value, joined({"unknown key `", key.str(), "`", where_, " (expected one of: ", list,
+                           ")"}));
+    }
+  }
+  bool has(std::string_view key) const { return table_.contains(key); }
+  const toml::node* node(std::string_view key) const { return table_.get(key); }
+
+  std::string text(std::string_view key, bool required = true) const {
+    const toml::node* n = node(key);
+    if (!n) {
+      if (required) fail(nullptr, joined({"needs `", key, "`", where_}));
+      return "";
+    }
+    if (!n->is_string()) fail(n, joined({"`", key, "`", where_, " must be a string"}));
+    return std::string(*n->value<std::string_view>());
+  }
+  double number(std::string_view key, double low, double high, double fallback,
+                bool required = false) const {
+    const toml::node* n = node(key);
+    if (!n) {
+      if (required) fail(nullptr, joined({"needs `", key, "`", where_}));
+      return fallback;
+    }
+    const std::optional<double> v = n->value<double>();
+    if (!v || !n->is_number()) fail(n, joined({"`", key, "`", where_, " must be a number"}));
+    if (!std::isfinite(*v) || *v < low || *v > high) {
+      std::ostringstream range;
+      range << "`" << key << "`" << where_ << " must be between " << low << " and " << high
+            << ", not " << *v;
+      fail(n, range.str());
+    }
+    return *v;
+  }
+  int whole(std::string_view key, int low, int high, int fallback, bool required = false) const {
+    const double v = number(key, low, high, fallback, required);
+    if (v != std::floor(v)) fail(node(key), joined({"`", key, "`", where_, " must be whole"}));
+    return static_cast<int>(v);
+  }
+  bool flag(std::string_view key, bool fallback) const {
+    const toml::node* n = node(key);
+    if (!n) return fallback;
+    if (!n->is_boolean()) fail(n, joined({"`", key, "`", where_, " must be true or false"}));
+    return *n->value<bool>();
+  }
+  Reader table(std::string_view key, bool required) const {
+    static const toml::table empty;
+    const toml::node* n = node(key);
+    if (!n) {
+      if (required) fail(nullptr, joined({"needs a [", key, "] table"}));
+      return Reader(empty, file_, joined({" in [", key, "]"}));
+    }
+    if (!n->is_table()) fail(n, joined({"`", key, "` must be a table ([", key, "])"}));
+    return Reader(*n->as_table(), file_, joined({" in [", key, "]"}));
+  }
+  // [[bytes, GB/s], ...], sizes increasing.
+  BandwidthCurve curve(std::string_view key) const {
+    const toml::node* n = node(key);
+    if (!n) return {};
+    const toml::array* points = n->as_array();
+    if (!points || points->empty()) {
+      fail(n, joined({"`", key, "`", where_, " must be a list of [bytes, GB/s] pairs"}));
+    }
+    std::vector<std::pair<double, double>> out;
+    for (const toml::node& p : *points) {
+      const toml::array* pair = p.as_array();
+      double x = 0, y = 0;
+      if (pair && pair->size() == 2) {
+        x = (*pair)[0].value<double>().value_or(0);
+        y = (*pair)[1].value<double>().value_or(0);
+      }
+      if (!(x > 0) || !(y > 0) || !std::isfinite(x) || !std::isfinite(y) ||
+          (!out.empty() && !(x > out.back().first))) {
+        fail(&p, joined({"`", key, "`", where_, " must be [bytes, GB/s] pairs of positive "
+                         "numbers, sizes increasing"}));
+      }
+      out.emplace_back(x, y * kGB);
+    }
+    return BandwidthCurve(std::move(out));
+  }
+
+ private:
+  const toml::table& table_;
+  std::string file_, where_;
+};
+
+LinkSpec read_link(const Reader& top, std::string_view key, bool required) {
+  const Reader r = top.table(key, required);
+  r.only({"latency_us", "bandwidth_gbs"});
+  LinkSpec link;
+  if (!required && !top.has(key)) return link;
+  link.latency = r.number("latency_us", 0, 1e6, 0, true) * kUs;
+  link.bandwidth = r.number("bandwidth_gbs", 1e-6, 1e6, 0, true) * kGB;
+  return link;
+}
+
+Fabric fabric_named(const Reader& r) {
+  const std::string name = r.text("fabric");
+  for (Fabric f : {Fabric::kSwitch, Fabric::kPairs, Fabric::kHost, Fabric::kSharedMemory}) {
+    if (name == to_string(f)) return f;
+  }
+  r.fail(r.node("fabric"), "`fabric` must be \"switch\", \"pairs\", \"host\" or "
+                           "\"shared-memory\", not \"" + name + "\"");
+}
+
+}  // namespace
+
+namespace {
+std::string located(const std::string& file, int line, const std::string& what) {
+  std::string out = file;
+  if (line > 0) out.append(":").append(std::to_string(line));
+  return out.append(": ").append(what);
+}
+}  // namespace
+
+TopologyError::TopologyError(const std::string& file, int line, const std::string& what)
+    : std::runtime_error(located(file, line, what)), file_(file), line_(line) {}
+
+Topology parse_topology(const std::string& text, const std::string& file_name) {
+  toml::table root;
+  try {
+    root = toml::parse(text, file_name);
+  } catch (const toml::parse_error& e) {
+    throw TopologyError(file_name, static_cast<int>(e.source().begin.line),
+                        joined({"not valid TOML: ", e.description()}));
+  }
+  const Reader r(root, file_name, "");
+  r.only({"id", "title", "source", "nodes", "gpus_per_node", "fabric", "flops_tflops",
+          "step_latency_us", "gpu_link", "host_link", "network", "memory", "nccl_model"});
+  Topology t;
+  t.path = file_name;
+  t.id = r.text("id");
+  if (t.id.empty() || t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") !=
+                          std::string::npos) {
+    r.fail(r.node("id"), "`id` must be lowercase letters, digits and '-', as in \"dgx-h100\"");
+  }
+  t.title = r.text("title");
+  t.source = r.text("source");
+  t.nodes = r.whole("nodes", 1, 1024, 1);
+  t.gpus_per_node = r.whole("gpus_per_node", 1, 64, 0, true);
+  t.fabric = fabric_named(r);
+  t.flops = r.number("flops_tflops", 0, 1e6, 0) * 1e12;
+  const bool shared = t.fabric == Fabric::kSharedMemory;
+  t.step_latency = r.number("step_latency_us", 0, 1e6, 0) * kUs;
+  t.gpu_link = read_link(r, "gpu_link", !shared);
+  t.host_link = read_link(r, "host_link", t.fabric == Fabric::kPairs);
+  t.network = read_link(r, "network", t.nodes > 1);
+
+  const Reader m = r.table("memory", true);
+  m.only({"bandwidth_gbs", "copy", "reduce", "copy_one_engine", "reduce_one_engine", "engines"});
+  if (m.has("bandwidth_gbs")) {
+    const BandwidthCurve one(m.number("bandwidth_gbs", 1e-6, 1e6, 0) * kGB);
+    t.memory.copy_all = t.memory.reduce_all = one;
+  } else if (!m.has("copy") || !m.has("reduce")) {
+    m.fail(nullptr, "[memory] needs `bandwidth_gbs`, or `copy` and `reduce` curves");
+  }
+  if (m.has("copy")) t.memory.copy_all = m.curve("copy");
+  if (m.has("reduce")) t.memory.reduce_all = m.curve("reduce");
+  t.memory.copy_one = m.curve("copy_one_engine");
+  t.memory.reduce_one = m.curve("reduce_one_engine");
+  t.memory.engines = m.whole("engines", 0, 4096, 0);
+
+  t.has_nccl = r.has("nccl_model");
+  if (t.has_nccl) {
+    const Reader n = r.table("nccl_model", false);
+    n.only({"compute_capability", "nvlink", "channels", "channel_gbs", "network_channel_gbs",
+            "nvls", "nvls_channels", "intel_cpu"});
+    t.nccl.compute_capability = n.whole("compute_capability", 70, 200, 90);
+    t.nccl.nvlink = n.flag("nvlink", t.fabric == Fabric::kSwitch || t.fabric == Fabric::kPairs);
+    t.nccl.channels = n.whole("channels", 1, 64, 0, true);
+    t.nccl.channel_gbs = n.number("channel_gbs", 1e-3, 1e4, 0, true);
+    t.nccl.network_channel_gbs = n.number("network_channel_gbs", 0, 1e4, 0, t.nodes > 2);
+    t.nccl.nvls = n.flag("nvls", false);
+    t.nccl.nvls_channels = n.whole("nvls_channels", 0, 64, 16);
+    t.nccl.intel_cpu = n.flag("intel_cpu", true);
+  }
+  return t;
+}
+
+Topology read_topology(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw TopologyError(file.string(), 0, "cannot be read (no such file, or no permission)");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_topology(text.str(), file.string());
+}
+
+namespace {
+
+void write_curve(std::ostringstream& out, const char* key, const BandwidthCurve& c) {
+  if (c.empty()) return;
+  out << key << " = [";
+  for (std::size_t i = 0; i < c.points().size(); ++i) {
+    out << (i ? ", " : "") << "[" << c.points()[i].first << ", " << c.points()[i].second / kGB
+        << "]";
+  }
+  out << "]\n";
+}
+
+void write_link(std::ostringstream& out, const char* key, const LinkSpec& l) {
+  if (!(l.bandwidth > 0)) return;
+  out << "\n[" << key << "]\nlatency_us = " << l.latency / kUs
+      << "\nbandwidth_gbs = " << l.bandwidth / kGB << "\n";
+}
+
+}  // namespace
+
+std::string write_topology(const Topology& t) {
+  std::ostringstream out;
+  out.precision(9);
+  out << "id = " << toml::value<std::string>(t.id) << "\ntitle = "
+      << toml::value<std::string>(t.title) << "\nsource = " << toml::value<std::string>(t.source)
+      << "\nnodes = " << t.nodes << "\ngpus_per_node = " << t.gpus_per_node << "\nfabric = \""
+      << to_string(t.fabric) << "\"\n";
+  if (t.flops > 0) out << "flops_tflops = " << t.flops / 1e12 << "\n";
+  if (t.step_latency > 0) out << "step_latency_us = " << t.step_latency / kUs << "\n";
+  write_link(out, "gpu_link", t.gpu_link);
+  write_link(out, "host_link", t.host_link);
+  write_link(out, "network", t.network);
+  out << "\n[memory]\n";
+  if (t.memory.engines > 0) out << "engines = " << t.memory.engines << "\n";
+  write_curve(out, "copy", t.memory.copy_all);
+  write_curve(out, "reduce", t.memory.reduce_all);
+  write_curve(out, "copy_one_engine", t.memory.copy_one);
+  write_curve(out, "reduce_one_engine", t.memory.reduce_one);
+  if (t.has_nccl) {
+    out << "\n[nccl_model]\ncompute_capability = " << t.nccl.compute_capability
+        << "\nnvlink = " << (t.nccl.nvlink ? "true" : "false") << "\nchannels = " << t.nccl.channels
+        << "\nchannel_gbs = " << t.nccl.channel_gbs << "\nnetwork_channel_gbs = "
+        << t.nccl.network_channel_gbs << "\nnvls = " << (t.nccl.nvls ? "true" : "false")
+        << "\nnvls_channels = " << t.nccl.nvls_channels
+        << "\nintel_cpu = " << (t.nccl.intel_cpu ? "true" : "false") << "\n";
+  }
+  return out.str();
+}
+
+std::filesystem::path default_topology_folder() { return MIRRORLAB_TOPOLOGY_DIR; }
+
+std::vector<Topology> load_topologies(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  }
+  if (error) throw TopologyError(folder.string(), 0, "cannot be listed: " + error.message());
+  std::sort(files.begin(), files.end());
+  std::vector<Topology> out;
+  for (const auto& f : files) out.push_back(read_topology(f));
+  return out;
+}
+
+Topology find_topology(const std::string& id_or_file, const std::filesystem::path& folder) {
+  if (id_or_file.find('/') != std::string::npos || id_or_file.ends_with(".toml")) {
+    return read_topology(id_or_file);
+  }
+  std::string ids;
+  for (Topology& t : load_topologies(folder.empty() ? default_topology_folder() : folder)) {
+    if (t.id == id_or_file) return std::move(t);
+    ids.append(ids.empty() ? "" : ", ").append(t.id);
+  }
+  throw std::invalid_argument(joined({"no topology \"", id_or_file, "\": the presets are ", ids,
+                                      ", or give a topology file's path (.toml)"}));
+}
+
+}  // namespace mirrorlab::timing

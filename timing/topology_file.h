@@ -1,0 +1,40 @@
+// Topology files: TOML, read with toml++, one machine each (timing/topologies/README.md shows
+// the format). Presets live in timing/topologies/; any file of the same form can be given
+// instead. A fitted topology (mirrorlab compare --fit) is written in the same form.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "timing/topology.h"
+
+namespace mirrorlab::timing {
+
+// A topology file that cannot be used: the file, the line (0 when none) and what was expected.
+class TopologyError : public std::runtime_error {
+ public:
+  TopologyError(const std::string& file, int line, const std::string& what);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+
+ private:
+  std::string file_;
+  int line_ = 0;
+};
+
+Topology read_topology(const std::filesystem::path& file);
+Topology parse_topology(const std::string& text, const std::string& file_name);
+// The same topology as a file's text (what read_topology reads back).
+std::string write_topology(const Topology& topology);
+
+// The presets' folder (the source tree's timing/topologies, unless the build said otherwise).
+std::filesystem::path default_topology_folder();
+// Every *.toml of the folder, by id.
+std::vector<Topology> load_topologies(const std::filesystem::path& folder);
+// A preset by id, or a file by its path (one with a '/' or ending in .toml); an unknown id is
+// refused, listing the presets.
+Topology find_topology(const std::string& id_or_file, const std::filesystem::path& folder = {});
+
+}  // namespace mirrorlab::timing
