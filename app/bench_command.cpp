@@ -9,6 +9,7 @@
 #include "app/interrupt.h"
 #include "virtualgpu/allreduce_bench.h"
 #include "virtualgpu/device.h"
+#include "virtualgpu/stream_bandwidth.h"
 
 namespace mirrorlab::app {
 
@@ -74,21 +75,29 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
 
   vgpu::DeviceRegistry registry;
   const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
-  // The copy that measures B is at least 16 MiB (past the caches) and at most half the
-  // smallest device (it needs a source and a destination).
-  const std::size_t copy_bytes = std::min<std::size_t>(
-      std::max<std::size_t>(o.max_bytes, std::size_t{16} << 20), smallest_mib * vgpu::kMiB / 2);
-  std::printf("# Measuring the copy bandwidth of the devices' memory (%.1f MiB per device) ...",
-              static_cast<double>(copy_bytes) / vgpu::kMiB);
+  // B is measured on the largest size the devices hold (past the caches where it can be): a
+  // working set of at least 64 MiB per device, at most half the smallest device.
+  const std::size_t bound_bytes = std::min<std::size_t>(
+      std::max<std::size_t>(o.max_bytes, std::size_t{64} << 20), smallest_mib * vgpu::kMiB / 2);
+  std::printf("# Measuring the memory's bandwidth B (%.1f MiB per device, copy and add "
+              "kernels on every device at once, the best of 5) ...",
+              static_cast<double>(bound_bytes) / vgpu::kMiB);
   std::fflush(stdout);
-  const double bandwidth = vgpu::measure_copy_bandwidth(devices, copy_bytes, 10);
-  std::printf(" B = %.2f GB/s (%s, read + written, all devices at once)\n", bandwidth / 1e9,
-              devices[0]->is_cuda() ? "a copy kernel per device, CUDA events" : "memcpy");
+  const vgpu::MemoryBound bound = vgpu::measure_memory_bound(devices, bound_bytes, 5);
+  std::printf(" B = %.2f GB/s (%s, read + written)\n", bound.bandwidth / 1e9,
+              vgpu::to_string(bound.kernel));
+  if (bound.cache_bytes > 0 && !bound.past_caches()) {
+    std::printf("# The CPU's largest cache holds %.0f MiB: B's working set (%.0f MiB) is not twice "
+                "that, so B may be a cache's, not main memory's (raise --memory-limit and -e)\n",
+                static_cast<double>(bound.cache_bytes) / vgpu::kMiB,
+                static_cast<double>(bound.bytes_per_device * bound.devices) / vgpu::kMiB);
+  }
   std::printf(
       "# All replicas share one memory, so an all-reduce of S bytes per replica needs at "
       "least\n# T_min = 2*N*S/B (each byte read once and written once); %%bound = "
-      "T_min / time;\n# %%own = (the bytes the algorithm itself moves)/B / time.\n# Sizes "
-      "that fit in the CPU caches can pass 100%%: caches are faster than B.\n#\n");
+      "T_min / time;\n# %%own = (the bytes the algorithm itself moves)/B / time.\n# A size "
+      "marked 'cache' runs faster than B in the same kernels: it fits in the caches, and may "
+      "pass 100%%.\n#\n");
   std::size_t total_wrong = 0;
   for (const std::string& name : o.algorithms) {
     if (interrupt_signal() != 0) break;
@@ -107,11 +116,11 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
     std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "(B)", "(elements)", "", "", "",
                 "(GB/s)", "(GB/s)", "", "", "");
     vgpu::run_allreduce_sweep(
-        devices, *algorithm, sweep, bandwidth, [&](const vgpu::AllReduceBenchRow& row) {
-          std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7zu %6.1f%% %6.1f%%\n", row.bytes,
-                      row.count, "float", o.op.c_str(), row.seconds * 1e6, row.algbw / 1e9,
-                      row.busbw / 1e9, row.wrong, 100.0 * row.bound_fraction,
-                      100.0 * row.own_bound_fraction);
+        devices, *algorithm, sweep, bound.bandwidth, [&](const vgpu::AllReduceBenchRow& row) {
+          std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7zu %6.1f%% %6.1f%%%s\n",
+                      row.bytes, row.count, "float", o.op.c_str(), row.seconds * 1e6,
+                      row.algbw / 1e9, row.busbw / 1e9, row.wrong, 100.0 * row.bound_fraction,
+                      100.0 * row.own_bound_fraction, row.in_caches() ? "  cache" : "");
           std::fflush(stdout);
           total_wrong += row.wrong;
         },

@@ -2,6 +2,7 @@
 // algorithm) and its bandwidth arithmetic.
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/allreduce_bench.h"
+#include "virtualgpu/stream_bandwidth.h"
 
 #include <gtest/gtest.h>
 
@@ -131,11 +132,16 @@ TEST(AllReduceBench, ASizeOverTheMemoryLimitIsAClearError) {
   }
 }
 
-TEST(AllReduceBench, CopyBandwidthIsPositiveAndGivesItsMemoryBack) {
+TEST(AllReduceBench, MemoryBoundIsTheBestKernelAndGivesItsMemoryBack) {
   DeviceRegistry registry;
   registry.set_logical_device_configuration(2, 8);
-  EXPECT_GT(measure_copy_bandwidth(registry.logical_devices(), kMiB, 2), 0.0);
-  for (Device* d : registry.logical_devices()) EXPECT_EQ(d->memory().in_use(), 0u);
+  const auto& devices = registry.logical_devices();
+  const MemoryBound b = measure_memory_bound(devices, kMiB, 2);
+  EXPECT_GT(b.bandwidth, 0.0);
+  EXPECT_EQ(b.devices, 2u);
+  for (Device* d : devices) EXPECT_EQ(d->memory().in_use(), 0u);
+  EXPECT_THROW(measure_stream_bandwidth(devices, StreamKernel::kAdd, 4, 2), std::invalid_argument);
+  EXPECT_THROW(measure_stream_bandwidth({}, StreamKernel::kCopy, kMiB, 2), std::invalid_argument);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "virtualgpu/device_buffers.h"
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -199,7 +200,8 @@ TEST(CudaCopyBandwidth, TheCopyKernelMeasuresAPositiveBandwidthAndGivesItsMemory
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
 #if MIRRORLAB_HAVE_CUDA
   testing::CudaTestDevices cards({0, 0}, DeviceKind::kCudaLogicalGpu);
-  EXPECT_GT(measure_copy_bandwidth(cards.devices(), 16 * kMiB, 3), 0.0);
+  EXPECT_GT(measure_stream_bandwidth(cards.devices(), StreamKernel::kCopy, 16 * kMiB, 3), 0.0);
+  EXPECT_GT(measure_stream_bandwidth(cards.devices(), StreamKernel::kAdd, 16 * kMiB, 3), 0.0);
   for (Device* d : cards.devices()) EXPECT_EQ(d->memory().in_use(), 0u);
 #endif
 }

@@ -8,6 +8,7 @@
 
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_buffers.h"
+#include "virtualgpu/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -65,36 +66,9 @@ std::vector<std::size_t> sweep_sizes(const AllReduceBenchOptions& o) {
   return sizes;
 }
 
-double measure_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
-                              int iterations) {
-  if (!devices.empty() && devices[0]->is_cuda()) {
-    return measure_cuda_copy_bandwidth(devices, bytes, iterations);  // a copy kernel on each
-  }
-  std::vector<Allocation> blocks;
-  for (Device* d : devices) {
-    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth source"));
-    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth destination"));
-  }
-  auto copy_all = [&] {
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      Allocation* src = &blocks[2 * i];
-      Allocation* dst = &blocks[2 * i + 1];
-      devices[i]->stream().enqueue(
-          [src, dst, bytes] { std::memcpy(dst->data(), src->data(), bytes); });
-    }
-    for (Device* d : devices) d->stream().synchronize();
-  };
-  copy_all();  // warm-up: first touch of the pages
-  const TimePoint begin = Clock::now();
-  for (int it = 0; it < iterations; ++it) copy_all();
-  const double seconds = seconds_between(begin, Clock::now());
-  return 2.0 * static_cast<double>(bytes) * static_cast<double>(devices.size()) * iterations /
-         seconds;
-}
-
 std::vector<AllReduceBenchRow> run_allreduce_sweep(
     const std::vector<Device*>& devices, const AllReduce& algorithm,
-    const AllReduceBenchOptions& options, double copy_bandwidth,
+    const AllReduceBenchOptions& options, double bound_bandwidth,
     const std::function<void(const AllReduceBenchRow&)>& on_row,
     const std::function<bool()>& stop_requested) {
   if (options.iterations < 1) throw std::invalid_argument("iterations must be at least 1");
@@ -131,10 +105,15 @@ std::vector<AllReduceBenchRow> run_allreduce_sweep(
     row.seconds = seconds_between(begin, Clock::now()) / options.iterations;
     row.algbw = static_cast<double>(bytes) / row.seconds;
     row.busbw = n > 1 ? row.algbw * 2.0 * (n - 1) / n : row.algbw;
-    if (copy_bandwidth > 0 && n > 1) {
-      const double t_min = 2.0 * n * static_cast<double>(bytes) / copy_bandwidth;
+    if (bound_bandwidth > 0 && n > 1) {
+      const double t_min = 2.0 * n * static_cast<double>(bytes) / bound_bandwidth;
       row.bound_fraction = t_min / row.seconds;
-      row.own_bound_fraction = algorithm.bytes_moved(n, bytes) / copy_bandwidth / row.seconds;
+      row.own_bound_fraction = algorithm.bytes_moved(n, bytes) / bound_bandwidth / row.seconds;
+      row.bandwidth_bound = bound_bandwidth;
+      blocks.clear();  // the buffers go back: the kernels need their own
+      buffers.clear();
+      row.size_bandwidth =
+          measure_memory_bound(devices, std::max(bytes, 2 * sizeof(float)), 3).bandwidth;
     }
     if (on_row) on_row(row);
     rows.push_back(row);

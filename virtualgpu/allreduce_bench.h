@@ -1,8 +1,9 @@
 // The harness of `mirrorlab bench allreduce`, modelled on nccl-tests' all_reduce_perf: a sweep of
-// sizes, warm-up and timed iterations, algbw/busbw, and a bit-exact check (#wrong). It also
-// measures the copy bandwidth B of the devices' memory, so that each time can be put against the
-// bound T_min = 2*N*S/B of an all-reduce whose N buffers of S bytes share one memory (every byte
-// read once and written once). The GUI's Compare panel runs the same code.
+// sizes, warm-up and timed iterations, algbw/busbw, and a bit-exact check (#wrong). Each time
+// can be put against the bound T_min = 2*N*S/B of an all-reduce whose N buffers of S bytes share
+// one memory (every byte read once and written once), B measured STREAM-style past the caches
+// (stream_bandwidth.h); at each size the same kernels say whether it runs in the caches. The
+// GUI's Compare panel runs the same code.
 #pragma once
 
 #include <cstddef>
@@ -37,22 +38,22 @@ struct AllReduceBenchRow {
   // The algorithm's own traffic bound: bytes_moved(N, S) / B / seconds (how close it runs to
   // the bandwidth for the bytes it chooses to move; 0 if B unknown).
   double own_bound_fraction = 0;
+  // B measured the same way at this size (0 if B unknown): above B, this size runs in the caches,
+  // and the bound does not hold for it.
+  double size_bandwidth = 0;
+  bool in_caches() const { return size_bandwidth > 1.15 * bandwidth_bound; }
+  double bandwidth_bound = 0;  // B
 };
 
 // The sizes of a sweep, rounded down to whole floats (at least one float).
 std::vector<std::size_t> sweep_sizes(const AllReduceBenchOptions& options);
-
-// Copy bandwidth of the devices' memory in bytes/s (bytes read plus written): every device
-// copies `bytes` between two buffers of its own, all at once, `iterations` times.
-double measure_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
-                              int iterations);
 
 // Runs the sweep for one algorithm; buffers come from the devices' arenas (an OutOfMemoryError
 // says which size did not fit). `on_row` (optional) sees each row as soon as it is measured;
 // `stop_requested` (optional) is asked before each size, and true ends the sweep there.
 std::vector<AllReduceBenchRow> run_allreduce_sweep(
     const std::vector<Device*>& devices, const AllReduce& algorithm,
-    const AllReduceBenchOptions& options, double copy_bandwidth,
+    const AllReduceBenchOptions& options, double bound_bandwidth,
     const std::function<void(const AllReduceBenchRow&)>& on_row = {},
     const std::function<bool()>& stop_requested = {});
 

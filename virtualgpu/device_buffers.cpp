@@ -70,17 +70,17 @@ int visible_cuda_gpus(std::string* reason) {
   return static_cast<int>(inventory.gpus.size());
 }
 
-double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
-                                   int iterations) {
+double measure_cuda_stream_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
+                                     int iterations, bool add) {
 #if MIRRORLAB_HAVE_CUDA
-  if (devices.empty() || iterations < 1 || bytes < sizeof(float)) {
-    throw std::invalid_argument("measuring the copy bandwidth needs devices, bytes and iterations");
+  if (devices.empty() || iterations < 1 || bytes < 2 * sizeof(float)) {
+    throw std::invalid_argument("measuring the memory bandwidth needs devices, bytes and iterations");
   }
-  const std::size_t count = bytes / sizeof(float);
+  const std::size_t count = bytes / 2 / sizeof(float);
   std::vector<Allocation> blocks;
   for (Device* d : devices) {
-    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth source"));
-    blocks.push_back(d->memory().allocate(bytes, "copy-bandwidth destination"));
+    blocks.push_back(d->memory().allocate(count * sizeof(float), "memory-bandwidth source"));
+    blocks.push_back(d->memory().allocate(count * sizeof(float), "memory-bandwidth destination"));
   }
   // Devices on one GPU are timed together: the first one's stream starts them all (an event
   // they wait for) and waits for all of them (events it waits for), so its start and stop
@@ -92,8 +92,10 @@ double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::siz
   };
   const auto copy_all = [&](int ordinal, const std::vector<std::size_t>& members) {
     for (std::size_t i : members) {
-      launch_copy(blocks[2 * i + 1].as<float>(), blocks[2 * i].as<float>(), count, stream_of(i),
-                  ordinal);
+      float* dst = blocks[2 * i + 1].as<float>();
+      const float* src = blocks[2 * i].as<float>();
+      if (add) launch_add(dst, src, count, stream_of(i), ordinal);
+      else launch_copy(dst, src, count, stream_of(i), ordinal);
     }
   };
   struct Timing {
@@ -151,11 +153,11 @@ double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::siz
   for (Device* d : devices) cudaStreamSynchronize(static_cast<cudaStream_t>(d->cuda_stream()));
   (void)cudaSetDevice(caller_gpu);
   if (!failure.empty()) throw std::runtime_error(failure);
-  if (!(slowest_ms > 0)) throw std::runtime_error("the copy kernels took no measurable time");
-  return 2.0 * static_cast<double>(count * sizeof(float)) * static_cast<double>(devices.size()) *
-         iterations / (slowest_ms * 1e-3);
+  if (!(slowest_ms > 0)) throw std::runtime_error("the bandwidth kernels took no measurable time");
+  return (add ? 3.0 : 2.0) * static_cast<double>(count * sizeof(float)) *
+         static_cast<double>(devices.size()) * iterations / (slowest_ms * 1e-3);
 #else
-  (void)devices, (void)bytes, (void)iterations;
+  (void)devices, (void)bytes, (void)iterations, (void)add;
   throw std::invalid_argument(
       "measuring CUDA memory bandwidth needs a build with CUDA; this one has none");
 #endif

@@ -21,11 +21,11 @@ void read_buffer(Device& device, std::span<const float> src, std::span<float> ou
 // or a build without CUDA). Never throws.
 int visible_cuda_gpus(std::string* reason);
 
-// Copy bandwidth (bytes read plus written per second) of the CUDA devices' memory: every device
-// copies `bytes` between two buffers of its own with the copy kernel, all at once, `iterations`
-// times, timed with CUDA events per GPU (B = all bytes / the slowest GPU's time). Throws
-// std::invalid_argument in a build without CUDA.
-double measure_cuda_copy_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
-                                   int iterations);
+// Memory bandwidth (bytes read plus written per second) of the CUDA devices: every device runs
+// the copy kernel (b = a) or, with `add`, the add kernel (b += a) over two halves of `bytes` of
+// its own, all at once, `iterations` times, timed with CUDA events per GPU (bytes / the slowest
+// GPU's time). Throws std::invalid_argument in a build without CUDA.
+double measure_cuda_stream_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
+                                     int iterations, bool add);
 
 }  // namespace mirrorlab::vgpu

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "virtualgpu/stream_bandwidth.h"
+
 namespace mirrorlab::core {
 namespace {
 
@@ -94,7 +96,8 @@ AlgorithmComparison compare_algorithms(
     contenders.clear();
 
     if (!stop()) {
-      result.copy_bandwidth = vgpu::measure_copy_bandwidth(devices, std::size_t{32} << 20, 8);
+      result.copy_bandwidth =
+          vgpu::measure_memory_bound(devices, std::size_t{32} << 20, 4).bandwidth;
       report();
     }
     for (std::size_t bytes : vgpu::sweep_sizes(options.sweep)) {

@@ -1,0 +1,39 @@
+// The memory's bandwidth, measured STREAM-style with the access patterns of the all-reduces
+// (b = a as their copies, b += a as their reduces), every device at once on memory of its own:
+// the bound `bench allreduce` puts each time against, and the bandwidth the timing model is fitted
+// with (timing/topology.h's MemorySpec).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace mirrorlab::vgpu {
+
+class Device;
+
+enum class StreamKernel { kCopy, kAdd };
+const char* to_string(StreamKernel kernel);  // "copy (b = a)", "add (b += a)"
+
+// Bytes read plus written per second when every one of `devices` runs `kernel` over a working
+// set of `bytes` of its own memory (two halves, a and b), all at once: the best of `iterations`
+// timed runs after one warm-up, as STREAM reports (CUDA: the mean, timed with events).
+double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
+                                std::size_t bytes, int iterations);
+
+// The memory bound B: the best of the copy and add kernels on all devices at `bytes` each.
+struct MemoryBound {
+  double bandwidth = 0;  // bytes/s, read plus written
+  StreamKernel kernel = StreamKernel::kCopy;  // the faster one
+  std::size_t bytes_per_device = 0;
+  std::size_t cache_bytes = 0;  // the CPU's largest cache (0: unknown, or CUDA devices)
+  // The working set (all devices) is at least twice the largest cache: B is main memory's.
+  bool past_caches() const;
+  std::size_t devices = 0;
+};
+MemoryBound measure_memory_bound(const std::vector<Device*>& devices, std::size_t bytes,
+                                 int iterations);
+
+// The largest cache of this machine's CPU, in bytes, from Linux's sysfs (0 when unknown).
+std::size_t largest_cpu_cache_bytes();
+
+}  // namespace mirrorlab::vgpu
