@@ -44,25 +44,23 @@ const char* to_string(Work work) {
   return "?";
 }
 
-double Schedule::received(int rank) const {
+namespace {
+
+// Bytes of every move into (or out of) `rank` from any other end.
+double bytes_through(const Schedule& s, int rank, bool into) {
   double total = 0;
-  for (const ScheduleStep& step : steps) {
+  for (const ScheduleStep& step : s.steps) {
     for (const Move& m : step.moves) {
-      if (m.to == rank && m.from != rank) total += m.bytes;
+      if ((into ? m.to : m.from) == rank && m.from != m.to) total += m.bytes;
     }
   }
   return total;
 }
 
-double Schedule::sent(int rank) const {
-  double total = 0;
-  for (const ScheduleStep& step : steps) {
-    for (const Move& m : step.moves) {
-      if (m.from == rank && m.to != rank) total += m.bytes;
-    }
-  }
-  return total;
-}
+}  // namespace
+
+double Schedule::received(int rank) const { return bytes_through(*this, rank, true); }
+double Schedule::sent(int rank) const { return bytes_through(*this, rank, false); }
 
 double Schedule::memory_traffic() const {
   double total = 0;

@@ -8,7 +8,6 @@
 
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_buffers.h"
-#include "virtualgpu/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -109,11 +108,6 @@ std::vector<AllReduceBenchRow> run_allreduce_sweep(
       const double t_min = 2.0 * n * static_cast<double>(bytes) / bound_bandwidth;
       row.bound_fraction = t_min / row.seconds;
       row.own_bound_fraction = algorithm.bytes_moved(n, bytes) / bound_bandwidth / row.seconds;
-      row.bandwidth_bound = bound_bandwidth;
-      blocks.clear();  // the buffers go back: the kernels need their own
-      buffers.clear();
-      row.size_bandwidth =
-          measure_memory_bound(devices, std::max(bytes, 2 * sizeof(float)), 3).bandwidth;
     }
     if (on_row) on_row(row);
     rows.push_back(row);

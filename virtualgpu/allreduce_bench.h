@@ -2,8 +2,8 @@
 // sizes, warm-up and timed iterations, algbw/busbw, and a bit-exact check (#wrong). Each time
 // can be put against the bound T_min = 2*N*S/B of an all-reduce whose N buffers of S bytes share
 // one memory (every byte read once and written once), B measured STREAM-style past the caches
-// (stream_bandwidth.h); at each size the same kernels say whether it runs in the caches. The
-// GUI's Compare panel runs the same code.
+// (stream_bandwidth.h, which also says whether a size runs in the caches). The GUI's Compare
+// panel runs the same code.
 #pragma once
 
 #include <cstddef>
@@ -38,11 +38,6 @@ struct AllReduceBenchRow {
   // The algorithm's own traffic bound: bytes_moved(N, S) / B / seconds (how close it runs to
   // the bandwidth for the bytes it chooses to move; 0 if B unknown).
   double own_bound_fraction = 0;
-  // B measured the same way at this size (0 if B unknown): above B, this size runs in the caches,
-  // and the bound does not hold for it.
-  double size_bandwidth = 0;
-  bool in_caches() const { return size_bandwidth > 1.15 * bandwidth_bound; }
-  double bandwidth_bound = 0;  // B
 };
 
 // The sizes of a sweep, rounded down to whole floats (at least one float).

@@ -76,6 +76,12 @@ MemoryBound measure_memory_bound(const std::vector<Device*>& devices, std::size_
   return b;
 }
 
+bool fits_in_caches(const std::vector<Device*>& devices, std::size_t bytes,
+                    const MemoryBound& bound) {
+  const std::size_t at_least = std::max(bytes, 2 * sizeof(float));
+  return measure_memory_bound(devices, at_least, 3).bandwidth > 1.15 * bound.bandwidth;
+}
+
 std::size_t largest_cpu_cache_bytes() {
   std::size_t largest = 0;
   for (int index = 0; index < 8; ++index) {
