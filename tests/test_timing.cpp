@@ -268,6 +268,15 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
                  "unknown key `colour`");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\ncopy = [[2, 1], [1, 1]]\n"
                         "reduce = [[1, 1]]\n", 7, "increasing");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = inf\n", 7,
+                 "between");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 1e300\n", 7,
+                 "between");
+  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4,
+                 "whole");
+  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 0\n", 4,
+                 "between");
+  expect_refused("", 0, "needs `id`");
   expect_refused("id = \"t\"\ntitle = \n", 2, "not valid TOML");
   expect_refused("id = \"Big Machine\"\ntitle = \"T\"\nsource = \"s\"\n", 1, "lowercase");
   EXPECT_THROW(read_topology("/no/such/file.toml"), TopologyError);
