@@ -22,17 +22,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
       "All-reduce bandwidth over a size sweep, like nccl-tests' all_reduce_perf: size, count, "
       "time, algbw, busbw, #wrong, and each time against the single-memory bound 2*N*S/B");
   add_device_flags(cmd, o.devices);
-  // Sizes count float32 elements: a multiple of 4 bytes, at most the largest memory limit.
-  const std::uint64_t largest = std::uint64_t{kMaxMemoryLimitMib} << 20;
-  add_bytes_flag(cmd, "-b,--minbytes", o.min_bytes, 4, largest, 4,
-                 "Smallest size per replica (e.g. 8, 1K, 4M)");
-  add_bytes_flag(cmd, "-e,--maxbytes", o.max_bytes, 4, largest, 4,
-                 "Largest size per replica (e.g. 64M, 1G)");
-  add_real_flag(cmd, "-f,--stepfactor", o.step_factor, 1.01, 1024.0,
-                "Multiply the size by this between rows");
-  add_whole_number_flag(cmd, "-n,--iters", o.iterations, 1, 100000, "Timed iterations per size");
-  add_whole_number_flag(cmd, "-w,--warmup_iters", o.warmup_iterations, 0, 100000,
-                        "Untimed iterations first");
+  add_sweep_flags(cmd, o.sweep, "8, 1K, 4M", "64M, 1G");
   add_choice_list_flag(cmd, "--algorithms", o.algorithms, vgpu::all_reduce_names(),
                        "Comma-separated, of " + vgpu::all_reduce_name_list("and") +
                            " (one that cannot run on these devices is listed, saying why)");
@@ -48,30 +38,11 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
                  problem.c_str());
     return 2;
   };
-  vgpu::AllReduceBenchOptions sweep;
-  sweep.min_bytes = o.min_bytes;
-  sweep.max_bytes = o.max_bytes;
-  sweep.step_factor = o.step_factor;
-  sweep.iterations = o.iterations;
-  sweep.warmup_iterations = o.warmup_iterations;
-  sweep.op = o.op == "mean" ? vgpu::ReduceOp::kMean : vgpu::ReduceOp::kSum;
+  const vgpu::AllReduceBenchOptions sweep =
+      o.sweep.options(o.op == "mean" ? vgpu::ReduceOp::kMean : vgpu::ReduceOp::kSum);
   std::string problem;
   const int gpus = device_count(o.devices, &problem);
-  if (problem.empty() && o.min_bytes > o.max_bytes) {
-    problem = "-b/--minbytes (" + std::to_string(o.min_bytes) + ") is larger than -e/--maxbytes (" +
-              std::to_string(o.max_bytes) + ")";
-  }
-  // Every buffer must fit on the smallest device.
-  std::int64_t smallest = memory_limit_mib(o.devices, 0);
-  for (int i = 1; problem.empty() && i < gpus; ++i) {
-    smallest = std::min(smallest, memory_limit_mib(o.devices, i));
-  }
-  const std::size_t smallest_mib = static_cast<std::size_t>(smallest);
-  if (problem.empty() && o.max_bytes > smallest_mib * vgpu::kMiB) {
-    // Checked again, exactly, by each device's arena; this catches the common mistake early.
-    problem = "-e/--maxbytes " + std::to_string(o.max_bytes) + " does not fit in a " +
-              std::to_string(smallest_mib) + " MiB device: lower -e or raise --memory-limit";
-  }
+  if (problem.empty()) problem = sweep_problem(o.sweep, o.devices, gpus, 1);
   if (!problem.empty()) return bad_input(problem);
 
   vgpu::DeviceRegistry registry;
@@ -79,7 +50,8 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   // B is measured on the largest size the devices hold (past the caches where it can be): a
   // working set of at least 64 MiB per device, at most half the smallest device.
   const std::size_t bound_bytes = std::min<std::size_t>(
-      std::max<std::size_t>(o.max_bytes, std::size_t{64} << 20), smallest_mib * vgpu::kMiB / 2);
+      std::max<std::size_t>(sweep.max_bytes, std::size_t{64} << 20),
+      static_cast<std::size_t>(smallest_memory_limit_mib(o.devices, gpus)) * vgpu::kMiB / 2);
   std::printf("# Measuring the memory's bandwidth B (%.1f MiB per device, copy and add "
               "kernels on every device at once, the best of 5) ...",
               static_cast<double>(bound_bytes) / vgpu::kMiB);
@@ -118,7 +90,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
       continue;
     }
     std::printf("# %s on %d devices, op %s, %d iterations after %d warm-up\n", name.c_str(), gpus,
-                o.op.c_str(), o.iterations, o.warmup_iterations);
+                o.op.c_str(), sweep.iterations, sweep.warmup_iterations);
     std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "size", "count", "type",
                 "redop", "time(us)", "algbw", "busbw", "#wrong", "%bound", "%own");
     std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "(B)", "(elements)", "", "", "",

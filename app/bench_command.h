@@ -7,17 +7,14 @@
 
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
+#include "app/sweep_flags.h"
 #include "virtualgpu/all_reduce_algorithms.h"
 
 namespace mirrorlab::app {
 
 struct BenchAllReduceOptions {
   DeviceFlags devices;
-  std::uint64_t min_bytes = 1024;
-  std::uint64_t max_bytes = std::uint64_t{64} << 20;
-  double step_factor = 2.0;
-  int iterations = 20;
-  int warmup_iterations = 5;
+  SweepFlags sweep;
   std::vector<std::string> algorithms = vgpu::all_reduce_names();
   std::string op = "sum";
 };

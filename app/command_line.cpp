@@ -14,6 +14,7 @@ CommandLine::CommandLine()
   app_.require_subcommand(1);
   train_ = add_train_command(app_, train_options);
   bench_allreduce_ = add_bench_command(app_, bench_options);
+  compare_ = add_compare_command(app_, compare_options);
   devices_ = add_devices_command(app_, devices_options);
   gui_ = add_gui_command(app_, gui_options);
 #ifdef MIRRORLAB_HAVE_LESSONS
@@ -78,6 +79,7 @@ std::string CommandLine::explain(const std::exception& error) const {
   AdviceContext context;
   if (*train_) context = {&train_options.devices, &train_options, false};
   if (*bench_allreduce_) context = {&bench_options.devices, nullptr, true};
+  if (*compare_) context = {&compare_options.devices, nullptr, true};
   if (*devices_) context = {&devices_options.devices, nullptr, false};
   if (*gui_) context = {&gui_options.train.devices, &gui_options.train, false};
   return app::explain(error, context);
@@ -86,6 +88,7 @@ std::string CommandLine::explain(const std::exception& error) const {
 int CommandLine::run() {
   if (*train_) return run_train(train_options);
   if (*bench_allreduce_) return run_bench_allreduce(bench_options);
+  if (*compare_) return run_compare(compare_options);
   if (*devices_) return run_devices(devices_options);
   if (*gui_) return run_gui(gui_options);
 #ifdef MIRRORLAB_HAVE_LESSONS

@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/bench_command.h"
+#include "app/compare_command.h"
 #include "app/devices_command.h"
 #include "app/gui_command.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
@@ -36,6 +37,7 @@ class CommandLine {
   CLI::App& app() { return app_; }
   TrainOptions train_options;
   BenchAllReduceOptions bench_options;
+  CompareOptions compare_options;
   DevicesOptions devices_options;
   GuiOptions gui_options;
 #ifdef MIRRORLAB_HAVE_LESSONS
@@ -50,6 +52,7 @@ class CommandLine {
   CLI::App app_;
   CLI::App* train_ = nullptr;
   CLI::App* bench_allreduce_ = nullptr;
+  CLI::App* compare_ = nullptr;
   CLI::App* devices_ = nullptr;
   CLI::App* gui_ = nullptr;
 #ifdef MIRRORLAB_HAVE_LESSONS

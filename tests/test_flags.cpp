@@ -196,8 +196,8 @@ TEST(Flags, GoodValuesLandInTheOptions) {
   ASSERT_EQ(bench.parse_error({"bench", "allreduce", "-b", "4K", "-e", "64MiB", "-f", "4",
                                "--algorithms", "ring,one-shot"}),
             "");
-  EXPECT_EQ(bench.bench_options.min_bytes, 4096u);
-  EXPECT_EQ(bench.bench_options.max_bytes, std::uint64_t{64} << 20);
+  EXPECT_EQ(bench.bench_options.sweep.min_bytes, 4096u);
+  EXPECT_EQ(bench.bench_options.sweep.max_bytes, std::uint64_t{64} << 20);
   EXPECT_EQ(bench.bench_options.algorithms, (std::vector<std::string>{"ring", "one-shot"}));
 
   CommandLine gui;

@@ -17,12 +17,12 @@ const char* to_string(Fabric f) {
   return "?";
 }
 
-double MemorySpec::bandwidth(Work work, int active, double bytes_per_device) const {
+double MemorySpec::bandwidth(Work work, int active, double bytes) const {
   const bool reduce = work == Work::kReduce;
   const BandwidthCurve& all = reduce ? reduce_all : copy_all;
   const BandwidthCurve& one_curve = reduce ? reduce_one : copy_one;
-  const double many = all.at(bytes_per_device);
-  const double one = one_curve.empty() ? many : one_curve.at(bytes_per_device);
+  const double many = all.at(bytes);
+  const double one = one_curve.empty() ? many : one_curve.at(bytes);
   if (active <= 1 || engines == 1) return one;
   if (engines <= 0 || active >= engines) return many;
   // Between one engine and all of them, in proportion to the engines at work.
@@ -96,6 +96,8 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
                                 std::to_string(topology.ranks()) + " GPUs");
   }
   const bool shared = topology.fabric == Fabric::kSharedMemory;
+  // What the memory holds for the all-reduce: one S on a GPU's own; every rank's in one memory.
+  const double working_set = shared ? schedule.bytes * schedule.ranks : schedule.bytes;
   Estimate e;
   for (const ScheduleStep& step : schedule.steps) {
     std::map<std::string, Load> loads;
@@ -106,13 +108,13 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
       route(topology, m, loads);
       const double traffic = memory_traffic(m.work, m.bytes);
       // The engine that does the work, at what one engine alone gets from its memory.
-      const double own = topology.memory.bandwidth(m.work, 1, schedule.bytes);
+      const double own = topology.memory.bandwidth(m.work, 1, working_set);
       if (!(own > 0)) throw std::invalid_argument("the topology gives no memory bandwidth");
       Load& engine = loads[topology.gpu_name(m.engine()) + " engine"];
       engine.bytes += traffic;
       engine.seconds += traffic / own;
       if (shared) {  // and what all the engines at work share
-        const double all = topology.memory.bandwidth(m.work, active, schedule.bytes);
+        const double all = topology.memory.bandwidth(m.work, active, working_set);
         Load& l = loads["memory"];
         l.bytes += traffic;
         l.seconds += traffic / all;

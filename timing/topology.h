@@ -29,13 +29,14 @@ struct LinkSpec {
 };
 
 // A memory's bandwidth (bytes read plus written per second) for the two kernels an all-reduce
-// runs, by working set per device: with every engine busy, and with one alone (a CPU core; on a
-// GPU the same).
+// runs, by the bytes that memory holds for the all-reduce (its working set: on a GPU of its own,
+// S; in one shared memory, every device's S together, since they share its caches): with every
+// engine busy, and with one alone (a CPU core; on a GPU the same).
 struct MemorySpec {
   BandwidthCurve copy_all, reduce_all, copy_one, reduce_one;
   int engines = 0;  // engines that can run at once (CPU cores); 0: as many as there are GPUs
-  // The bandwidth when `active` engines work at once.
-  double bandwidth(Work work, int active, double bytes_per_device) const;
+  // The bandwidth when `active` engines work at once over a working set of `bytes`.
+  double bandwidth(Work work, int active, double bytes) const;
 };
 
 struct Topology {

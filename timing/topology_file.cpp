@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -277,6 +278,26 @@ std::string write_topology(const Topology& t) {
 
 std::filesystem::path default_topology_folder() { return MIRRORLAB_TOPOLOGY_DIR; }
 
+NotFittedError::NotFittedError(const std::filesystem::path& file)
+    : std::invalid_argument(file.empty() ? std::string("this machine has not been fitted yet")
+                                         : "this machine has not been fitted yet (no " +
+                                               file.string() + ")"),
+      file_(file) {}
+
+std::filesystem::path fitted_topology_file() {
+  const auto variable = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value != nullptr ? value : "";
+  };
+  if (std::string file = variable("MIRRORLAB_FIT_FILE"); !file.empty()) return file;
+  std::filesystem::path config = variable("XDG_CONFIG_HOME");
+  if (config.empty() && !variable("HOME").empty()) {
+    config = std::filesystem::path(variable("HOME")) / ".config";
+  }
+  if (config.empty()) return {};
+  return config / "mirrorlab" / (std::string(kFittedTopologyId) + ".toml");
+}
+
 std::vector<Topology> load_topologies(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> files;
   std::error_code error;
@@ -294,13 +315,19 @@ Topology find_topology(const std::string& id_or_file, const std::filesystem::pat
   if (id_or_file.find('/') != std::string::npos || id_or_file.ends_with(".toml")) {
     return read_topology(id_or_file);
   }
+  if (id_or_file == kFittedTopologyId) {
+    const std::filesystem::path fitted = fitted_topology_file();
+    if (fitted.empty() || !std::filesystem::exists(fitted)) throw NotFittedError(fitted);
+    return read_topology(fitted);
+  }
   std::string ids;
   for (Topology& t : load_topologies(folder.empty() ? default_topology_folder() : folder)) {
     if (t.id == id_or_file) return std::move(t);
     ids.append(ids.empty() ? "" : ", ").append(t.id);
   }
   throw std::invalid_argument(joined({"no topology \"", id_or_file, "\": the presets are ", ids,
-                                      ", or give a topology file's path (.toml)"}));
+                                      ", this-machine (once fitted), or give a topology file's "
+                                      "path (.toml)"}));
 }
 
 }  // namespace mirrorlab::timing

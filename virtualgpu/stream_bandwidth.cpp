@@ -15,8 +15,8 @@ const char* to_string(StreamKernel kernel) {
 }
 
 double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
-                                std::size_t bytes, int iterations) {
-  if (devices.empty() || iterations < 1 || bytes < 2 * sizeof(float)) {
+                                std::size_t bytes, int iterations, int passes) {
+  if (devices.empty() || iterations < 1 || passes < 1 || bytes < 2 * sizeof(float)) {
     throw std::invalid_argument("measuring the memory bandwidth needs devices, bytes and "
                                 "iterations");
   }
@@ -32,12 +32,14 @@ double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKerne
   const auto run_all = [&] {
     for (std::size_t i = 0; i < devices.size(); ++i) {
       float* a = blocks[i].as<float>();
-      devices[i]->stream().enqueue([a, count, add] {
+      devices[i]->stream().enqueue([a, count, add, passes] {
         float* b = a + count;
-        if (add) {
-          for (std::size_t k = 0; k < count; ++k) b[k] += a[k];
-        } else {
-          std::copy(a, a + count, b);
+        for (int pass = 0; pass < passes; ++pass) {
+          if (add) {
+            for (std::size_t k = 0; k < count; ++k) b[k] += a[k];
+          } else {
+            std::copy(a, a + count, b);
+          }
         }
       });
     }
@@ -53,7 +55,7 @@ double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKerne
   }
   if (!(best > 0)) throw std::runtime_error("the bandwidth kernels took no measurable time");
   return (add ? 3.0 : 2.0) * static_cast<double>(count * sizeof(float)) *
-         static_cast<double>(devices.size()) / best;
+         static_cast<double>(devices.size()) * passes / best;
 }
 
 bool MemoryBound::past_caches() const {

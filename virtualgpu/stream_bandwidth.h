@@ -16,9 +16,11 @@ const char* to_string(StreamKernel kernel);  // "copy (b = a)", "add (b += a)"
 
 // Bytes read plus written per second when every one of `devices` runs `kernel` over a working
 // set of `bytes` of its own memory (two halves, a and b), all at once: the best of `iterations`
-// timed runs after one warm-up, as STREAM reports (CUDA: the mean, timed with events).
+// timed runs after one warm-up, as STREAM reports (CUDA: the mean, timed with events). Each run
+// passes over the buffers `passes` times (CPU devices), so that a run of a small working set lasts
+// long enough that handing it to the devices costs nothing beside it.
 double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
-                                std::size_t bytes, int iterations);
+                                std::size_t bytes, int iterations, int passes = 1);
 
 // The memory bound B: the best of the copy and add kernels on all devices at `bytes` each.
 struct MemoryBound {

@@ -1,0 +1,222 @@
+#include "app/compare_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+
+#include "app/flags.h"
+#include "app/interrupt.h"
+#include "app/output_files.h"
+#include "app/compare_tables.h"
+#include "timing/fit.h"
+#include "timing/topology_file.h"
+#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/device.h"
+#include "virtualgpu/device_registry.h"
+#include "virtualgpu/topology_fit.h"
+
+namespace mirrorlab::app {
+namespace {
+
+constexpr const char* kCommand = "mirrorlab compare";
+
+// The sizes of the fit's all-reduces: small enough that the step latency is most of their time,
+// and none of the sizes the model is then checked at.
+constexpr std::size_t kLatencyMinBytes = 4 << 10, kLatencyMaxBytes = 64 << 10;
+
+bool stop_requested() { return interrupt_signal() != 0; }
+
+void say(const std::string& line) {
+  std::printf("# measuring %s ...\n", line.c_str());
+  std::fflush(stdout);
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "an unknown CPU";
+}
+
+std::string today() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char text[16];
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
+  return text;
+}
+
+// The counts the model is checked on: 2, 4, 8, ... up to the devices there are, and that number.
+std::vector<int> device_counts(int devices) {
+  std::vector<int> counts;
+  for (int n = 2; n < devices; n *= 2) counts.push_back(n);
+  if (devices >= 2) counts.push_back(devices);
+  return counts;
+}
+
+std::vector<std::string> modelled_algorithms() {
+  std::vector<std::string> names;
+  for (const vgpu::AllReduceAlgorithm& row : vgpu::all_reduce_algorithms()) {
+    if (row.schedule != nullptr) names.emplace_back(row.name);
+  }
+  return names;
+}
+
+// Measures the devices, fits, and writes the topology to `path`.
+timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const CompareOptions& o,
+                          const std::string& path, OutputFiles& files) {
+  std::printf("# Fitting the timing model to %zu %s (%s)\n", devices.size(),
+              devices.front()->is_cuda() ? "CUDA devices" : "CPU virtual GPUs",
+              cpu_model().c_str());
+  // Working sets from 1 MiB (smaller ones are all latency, and too short to time alone) to what
+  // the largest all-reduce holds on every device.
+  std::vector<std::size_t> sizes;
+  const std::size_t largest = o.sweep.max_bytes * devices.size();
+  for (std::size_t bytes = 1 << 20; bytes < largest; bytes *= 2) sizes.push_back(bytes);
+  sizes.push_back(largest);
+  const std::vector<timing::MemorySample> memory =
+      vgpu::measure_memory_samples(devices, sizes, 2 * o.sweep.max_bytes, 20, say, stop_requested);
+  if (memory.size() != sizes.size()) return {};
+  timing::Topology t =
+      timing::shared_memory_topology(memory, vgpu::engine_count(devices));
+  vgpu::AllReduceBenchOptions small{kLatencyMinBytes, kLatencyMaxBytes, 2.0, 50, 10};
+  const std::vector<timing::AllReduceSample> latency_samples = vgpu::measure_all_reduce_samples(
+      devices, modelled_algorithms(), device_counts(static_cast<int>(devices.size())), small,
+      o.rounds, say, stop_requested);
+  if (stop_requested()) return {};
+  t.id = timing::kFittedTopologyId;
+  t.gpus_per_node = static_cast<int>(devices.size());
+  t.step_latency = timing::fit_step_latency(t, latency_samples);
+  t.title = std::to_string(devices.size()) +
+            (devices.front()->is_cuda() ? " logical GPUs of one card" : " CPU virtual GPUs") +
+            " on this machine (fitted)";
+  t.source = "Measured by 'mirrorlab compare --fit' on " + today() + ", " + cpu_model() + " (" +
+             std::to_string(vgpu::engine_count(devices)) +
+             " cores): the memory's copy (b = a) and add (b += a) bandwidth at each size, one "
+             "device alone and all at once (STREAM-style, the best of several runs); the step "
+             "latency fitted to all-reduces of 4 to 64 KiB.";
+  print_fit(t, memory);
+  const std::string problem = write_output(files, "--output", timing::write_topology(t));
+  if (!problem.empty()) throw std::runtime_error(problem);
+  std::printf("# Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts with it\n#\n",
+              path.c_str(), timing::kFittedTopologyId);
+  return t;
+}
+
+int bad_input(const std::string& problem) {
+  std::fprintf(stderr, "%s: %s\nRun '%s --help' for the flags.\n", kCommand, problem.c_str(),
+               kCommand);
+  return 2;
+}
+
+}  // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "The timing model of the all-reduce against measurement: --fit measures this machine and "
+      "saves its parameters; then each algorithm and size is measured here beside what the model "
+      "predicts. --topology ID predicts every algorithm (NCCL's too) on a preset machine");
+  o.devices.gpus = 4;
+  add_device_flags(cmd, o.devices);
+  cmd->add_flag("--fit", o.fit,
+                "Measure this machine's memory and all-reduces first, fit the model, and save it");
+  add_text_flag(cmd, "--output", o.output,
+                "With --fit: the topology file to write (default: " +
+                    timing::fitted_topology_file().string() + ")");
+  add_text_flag(cmd, "--topology", o.topology,
+                "Predict on this preset or topology file, measuring nothing (e.g. dgx-h100, "
+                "pcie-2, this-machine)");
+  add_text_flag(cmd, "--fitted", o.fitted,
+                "The fitted topology file to check against measurement (default: this "
+                "machine's)");
+  add_sweep_flags(cmd, o.sweep, "1M", "256M");
+  add_whole_number_flag(cmd, "--rounds", o.rounds, 1, 100,
+                        "Measure every algorithm this many times, interleaved; each size keeps "
+                        "its best");
+  return cmd;
+}
+
+int run_compare(const CompareOptions& o) {
+  if (!o.topology.empty()) {
+    if (o.fit) return bad_input("--topology predicts without measuring; --fit measures: give one");
+    timing::Topology t;
+    try {
+      t = timing::find_topology(o.topology);
+    } catch (const timing::NotFittedError& e) {
+      return bad_input(std::string(e.what()) + ": run '" + kCommand + " --fit' first");
+    } catch (const std::exception& e) {
+      return bad_input(e.what());
+    }
+    print_preset_prediction(t, o.sweep.min_bytes, o.sweep.max_bytes, o.sweep.step_factor);
+    return 0;
+  }
+  std::string problem;
+  const int gpus = device_count(o.devices, &problem);
+  if (problem.empty() && gpus < 2) problem = "--gpus " + std::to_string(gpus) +
+                                             ": an all-reduce needs at least 2 devices";
+  // The fit's kernels hold two buffers of -e on each device.
+  if (problem.empty()) problem = sweep_problem(o.sweep, o.devices, gpus, 2);
+  if (problem.empty() && !o.fit && !o.output.empty()) problem = "--output needs --fit";
+  if (!problem.empty()) return bad_input(problem);
+  const std::string save_to =
+      !o.output.empty() ? o.output : timing::fitted_topology_file().string();
+  if (o.fit && save_to.empty()) {
+    return bad_input("neither HOME nor XDG_CONFIG_HOME is set: give --output FILE");
+  }
+  OutputFiles files;
+  if (o.fit) {
+    std::error_code ignored;  // a missing ~/.config/mirrorlab is made; OutputFiles says the rest
+    std::filesystem::create_directories(std::filesystem::path(save_to).parent_path(), ignored);
+    if (std::string p = files.add("--output", save_to); !p.empty()) return bad_input(p);
+  }
+  // Without --fit, the fitted file must be there before anything is measured.
+  timing::Topology model;
+  if (!o.fit) {
+    try {
+      model = timing::find_topology(o.fitted.empty() ? timing::kFittedTopologyId : o.fitted);
+    } catch (const timing::NotFittedError& e) {
+      return bad_input(std::string(e.what()) + ": run '" + kCommand +
+                       " --fit' first (about 2 minutes), or give --fitted FILE");
+    } catch (const std::exception& e) {
+      return bad_input(e.what());
+    }
+    if (model.ranks() < gpus) {
+      return bad_input(model.id + " (" + model.path + ") has " + std::to_string(model.ranks()) +
+                       " GPUs, fewer than --gpus " + std::to_string(gpus) +
+                       ": fit it again with 'mirrorlab compare --fit --gpus " +
+                       std::to_string(gpus) + "', or lower --gpus");
+    }
+  }
+
+  vgpu::DeviceRegistry registry;
+  const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
+  if (o.fit) model = fit_here(devices, o, save_to, files);
+  if (stop_requested()) {
+    std::printf("# Interrupted by %s before the fit was complete: nothing was saved\n",
+                interrupt_name(interrupt_signal()));
+    return interrupt_exit_status(interrupt_signal());
+  }
+  const vgpu::AllReduceBenchOptions sweep = o.sweep.options();
+  const std::vector<timing::AllReduceSample> measured = vgpu::measure_all_reduce_samples(
+      devices, modelled_algorithms(), device_counts(gpus), sweep, o.rounds, say, stop_requested);
+  print_check(model, timing::predict(model, measured));
+  if (const int signal = interrupt_signal(); signal != 0) {
+    std::printf("# Interrupted by %s: the rows above are complete, the rest was not measured\n",
+                interrupt_name(signal));
+    return interrupt_exit_status(signal);
+  }
+  return 0;
+}
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,139 @@
+#include "app/compare_tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "timing/nccl_model.h"
+#include "virtualgpu/all_reduce_algorithms.h"
+
+namespace mirrorlab::app {
+namespace {
+
+std::string size_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g %s", bytes, units[unit]);
+  return text;
+}
+
+// Words of `text` on lines of at most `width` characters, each starting with "# ".
+void print_wrapped(const std::string& text, std::size_t width = 96) {
+  std::string line;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      std::printf("#   %s\n", line.c_str());
+      line.clear();
+    }
+    line.append(line.empty() ? "" : " ").append(word);
+    at = end + 1;
+  }
+  if (!line.empty()) std::printf("#   %s\n", line.c_str());
+}
+
+}  // namespace
+
+void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample>& memory) {
+  std::printf("#\n# The memory, bytes read plus written per second (GB/s), by working set (every "
+              "device's buffers):\n");
+  std::printf("# %12s %12s %12s %12s %12s\n", "working set", "copy, one", "add, one", "copy, all",
+              "add, all");
+  for (const timing::MemorySample& s : memory) {
+    std::printf("# %12s %12.2f %12.2f %12.2f %12.2f\n", size_text(s.bytes).c_str(),
+                s.copy_one / 1e9, s.reduce_one / 1e9, s.copy_all / 1e9, s.reduce_all / 1e9);
+  }
+  std::printf("# Engines that run at once: %d; the step latency fitted: %.1f us\n#\n",
+              t.memory.engines, t.step_latency * 1e6);
+}
+
+void print_check(const timing::Topology& model, const std::vector<timing::Prediction>& rows) {
+  std::printf("#\n# The model (%s) against measurement: each time the best of the rounds\n",
+              model.path.empty() ? model.id.c_str() : model.path.c_str());
+  std::map<std::pair<std::string, int>, std::vector<const timing::Prediction*>> groups;
+  for (const timing::Prediction& p : rows) groups[{p.algorithm, p.ranks}].push_back(&p);
+  // Ordered as the table of algorithms, then by devices.
+  std::vector<std::pair<std::string, int>> order;
+  for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
+    for (const auto& [key, group] : groups) {
+      if (key.first == a.name) order.push_back(key);
+    }
+  }
+  int within = 0, total = 0;
+  const timing::Prediction* worst = nullptr;
+  for (const auto& key : order) {
+    std::printf("#\n# %s on %d devices\n", key.first.c_str(), key.second);
+    std::printf("%12s %14s %14s %8s  %s\n", "size", "measured(us)", "predicted(us)", "error",
+                "slowest step: busiest resource");
+    for (const timing::Prediction* p : groups[key]) {
+      const bool ok = std::abs(p->error()) <= kModelTolerance;
+      within += ok;
+      ++total;
+      if (worst == nullptr || std::abs(p->error()) > std::abs(worst->error())) worst = p;
+      std::printf("%12s %14.1f %14.1f %+7.1f%%%s %s\n", size_text(p->bytes).c_str(),
+                  p->measured * 1e6, p->predicted * 1e6, 100 * p->error(), ok ? " " : "!",
+                  p->bottleneck.c_str());
+    }
+  }
+  std::printf("#\n# Within %.0f%% of the measured time: %d of %d ('!' marks the others)", 
+              100 * kModelTolerance, within, total);
+  if (worst != nullptr) {
+    std::printf("; the farthest: %s on %d devices at %s, %+.1f%%", worst->algorithm.c_str(),
+                worst->ranks, size_text(worst->bytes).c_str(), 100 * worst->error());
+  }
+  std::printf("\n");
+}
+
+void print_preset_prediction(const timing::Topology& t, std::uint64_t min_bytes,
+                             std::uint64_t max_bytes, double step_factor) {
+  const int ranks = t.ranks();
+  std::printf("# Predicted on %s: %s\n# %d GPUs (%d node%s, %s)%s\n", t.id.c_str(),
+              t.title.c_str(), ranks, t.nodes, t.nodes == 1 ? "" : "s",
+              to_string(t.fabric), t.path.empty() ? "" : (", from " + t.path).c_str());
+  std::printf("# Where its numbers come from:\n");
+  print_wrapped(t.source);
+  std::printf("#\n# Time of one all-reduce of each size per GPU (us). mirrorlab's algorithms: "
+              "alpha-beta over the\n# topology's links, step by step. NCCL: its own tuning "
+              "model (NCCL 2.28's tuning.cc), which picks\n# the algorithm and protocol.\n");
+  std::printf("%12s", "size");
+  std::vector<const vgpu::AllReduceAlgorithm*> modelled;
+  for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
+    if (a.schedule == nullptr) continue;
+    modelled.push_back(&a);
+    std::printf(" %14s", std::string(a.name).c_str());
+  }
+  std::printf(" %14s %-14s %11s\n", "NCCL", "NCCL picks", "NCCL busbw");
+  for (double bytes = static_cast<double>(min_bytes); bytes <= static_cast<double>(max_bytes);
+       bytes *= step_factor) {
+    const double size = std::max(4.0, std::floor(bytes / 4) * 4);
+    std::printf("%12s", size_text(size).c_str());
+    for (const vgpu::AllReduceAlgorithm* a : modelled) {
+      std::printf(" %14.1f", timing::estimate(a->schedule(ranks, size, 0), t).seconds * 1e6);
+    }
+    if (t.has_nccl) {
+      const timing::NcclCost c = timing::nccl_choice(t.nccl, ranks, t.nodes, size);
+      const std::string picks =
+          std::string(to_string(c.algorithm)) + " " + to_string(c.protocol);
+      std::printf(" %14.1f %-14s %8.1f GB/s\n", c.time_us, picks.c_str(),
+                  size / (c.time_us * 1e-6) * timing::busbw_factor(ranks) / 1e9);
+    } else {
+      std::printf(" %14s %-14s %11s\n", "-", "cannot run", "-");
+    }
+  }
+  if (!t.has_nccl) {
+    std::printf("# NCCL cannot run on %s: it needs one GPU per rank (TensorFlow falls back)\n",
+                t.id.c_str());
+  }
+}
+
+}  // namespace mirrorlab::app

@@ -1,0 +1,22 @@
+// What `mirrorlab compare` prints: the fitted parameters, the model against measurement, and a
+// preset's predictions for every algorithm.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "timing/fit.h"
+#include "timing/topology.h"
+
+namespace mirrorlab::app {
+
+// The share of the measured time within which the model must predict reduce-to-one and ring
+// (issue 14), said beside each row.
+inline constexpr double kModelTolerance = 0.25;
+
+void print_fit(const timing::Topology& fitted, const std::vector<timing::MemorySample>& memory);
+void print_check(const timing::Topology& model, const std::vector<timing::Prediction>& rows);
+void print_preset_prediction(const timing::Topology& topology, std::uint64_t min_bytes,
+                             std::uint64_t max_bytes, double step_factor);
+
+}  // namespace mirrorlab::app

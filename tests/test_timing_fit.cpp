@@ -1,0 +1,119 @@
+// Fitting the timing model (timing/fit.h): a topology made from memory samples, the step latency
+// recovered from all-reduces the model itself timed, samples that cannot be used refused, and the
+// prediction table's error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "timing/fit.h"
+#include "timing/topology_file.h"
+
+namespace mirrorlab::timing {
+namespace {
+
+constexpr double kMiB = 1 << 20;
+
+std::vector<MemorySample> two_levels() {
+  // A cache up to 8 MiB at 80 GB/s (one engine 40), main memory from 16 MiB at 30 (one engine 15).
+  return {{1 * kMiB, 40e9, 50e9, 80e9, 100e9},
+          {8 * kMiB, 40e9, 50e9, 80e9, 100e9},
+          {16 * kMiB, 15e9, 20e9, 30e9, 40e9}};
+}
+
+TEST(Fit, MemorySamplesBecomeASharedMemoryWithTheirCurves) {
+  const Topology t = shared_memory_topology(two_levels(), 2);
+  EXPECT_EQ(t.fabric, Fabric::kSharedMemory);
+  EXPECT_EQ(t.memory.engines, 2);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, 4 * kMiB), 40e9);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kReduce, 2, 64 * kMiB), 40e9);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 4, 1024 * kMiB), 30e9);  // flat past the end
+  // Samples given out of order are sorted.
+  const std::vector<MemorySample> samples = two_levels();
+  const std::vector<MemorySample> reversed(samples.rbegin(), samples.rend());
+  EXPECT_DOUBLE_EQ(shared_memory_topology(reversed, 2).memory.bandwidth(Work::kCopy, 1, 64 * kMiB),
+                   15e9);
+}
+
+TEST(Fit, TheWorkingSetOfOneSharedMemoryIsEveryRanksBuffer) {
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.gpus_per_node = 4;
+  // 4 ranks of 4 MiB hold 16 MiB: past the 8 MiB cache, so main memory's bandwidth. The
+  // destination alone reduces 3 buffers (3 x 3 x 4 MiB at 20 GB/s), then 3 copies share the
+  // memory (3 x 2 x 4 MiB at 30 GB/s, two engines).
+  const Estimate e = estimate(reduce_to_one_schedule(4, 4 * kMiB), t);
+  ASSERT_EQ(e.steps.size(), 2u);
+  EXPECT_NEAR(e.steps[0].seconds, 36 * kMiB / 20e9, 1e-12);
+  EXPECT_NEAR(e.steps[1].seconds, 24 * kMiB / 30e9, 1e-12);
+}
+
+TEST(Fit, RecoversTheStepLatencyOfAllReducesTheModelTimed) {
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.gpus_per_node = 4;
+  Topology truth = t;
+  truth.step_latency = 30e-6;
+  std::vector<AllReduceSample> samples;
+  for (double bytes : {4096.0, 16384.0, 65536.0}) {
+    for (int n : {2, 4}) {
+      for (const Schedule& s : {reduce_to_one_schedule(n, bytes), ring_schedule(n, bytes)}) {
+        samples.push_back({"x", s, estimate(s, truth).seconds});
+      }
+    }
+  }
+  EXPECT_NEAR(fit_step_latency(t, samples), 30e-6, 1e-12);
+  // Times below what the bandwidth alone takes cannot give a negative latency.
+  for (AllReduceSample& s : samples) s.seconds = 1e-9;
+  EXPECT_EQ(fit_step_latency(t, samples), 0.0);
+  EXPECT_EQ(fit_step_latency(t, {}), 0.0);
+}
+
+TEST(Fit, PredictionsSayTheirErrorAndTheSlowestStep) {
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.gpus_per_node = 2;
+  const Schedule s = reduce_to_one_schedule(2, 64 * kMiB);
+  const double predicted = estimate(s, t).seconds;
+  const std::vector<Prediction> p = predict(t, {{"reduce-to-one", s, predicted / 1.25}});
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NEAR(p[0].error(), 0.25, 1e-12);
+  EXPECT_EQ(p[0].ranks, 2);
+  // The reduce (3 x 64 MiB at 20 GB/s) is slower than the copy (2 x 64 MiB at 15 GB/s).
+  EXPECT_EQ(p[0].bottleneck, "reduce: /gpu:0 engine");
+}
+
+TEST(Fit, SamplesThatCannotBeUsedAreRefused) {
+  EXPECT_THROW(shared_memory_topology({}, 2), std::invalid_argument);
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity()}) {
+    std::vector<MemorySample> samples = two_levels();
+    samples[1].reduce_all = bad;
+    EXPECT_THROW(shared_memory_topology(samples, 2), std::invalid_argument) << bad;
+    samples = two_levels();
+    samples[0].bytes = bad;
+    EXPECT_THROW(shared_memory_topology(samples, 2), std::invalid_argument) << bad;
+  }
+  EXPECT_THROW(shared_memory_topology(two_levels(), -1), std::invalid_argument);
+}
+
+TEST(Fit, AFittedTopologyIsWrittenAndReadBackTheSame) {
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.id = kFittedTopologyId;
+  t.title = "4 CPU virtual GPUs on this machine (fitted)";
+  t.source = "a test";
+  t.gpus_per_node = 4;
+  t.step_latency = 42e-6;
+  const Topology back = parse_topology(write_topology(t), "fit.toml");
+  EXPECT_EQ(back.id, kFittedTopologyId);
+  EXPECT_EQ(back.fabric, Fabric::kSharedMemory);
+  EXPECT_NEAR(back.step_latency, 42e-6, 1e-12);
+  EXPECT_EQ(back.memory.engines, 2);
+  for (double bytes : {1 * kMiB, 20 * kMiB, 100 * kMiB}) {
+    for (int active : {1, 2}) {
+      EXPECT_NEAR(back.memory.bandwidth(Work::kReduce, active, bytes),
+                  t.memory.bandwidth(Work::kReduce, active, bytes), 1e3);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mirrorlab::timing

@@ -1,0 +1,58 @@
+// Fitting the model to a machine (what `mirrorlab compare` measures), as pure functions of what was
+// measured: the memory's copy and add bandwidth by size (one engine alone and every engine at
+// once) become the topology's curves, and the one parameter left, the time one step of an
+// all-reduce costs however small (synchronisation), is fitted to all-reduces of small sizes,
+// where it is all there is. The sizes the model is then checked at (1 MiB and up) are not used
+// by the fit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "timing/schedule.h"
+#include "timing/topology.h"
+
+namespace mirrorlab::timing {
+
+// The memory's bandwidth at one working set: bytes read plus written per second when the kernels
+// run over `bytes` of the memory in all (one engine over all of it, or every device over its
+// share).
+struct MemorySample {
+  double bytes = 0;
+  double copy_one = 0, reduce_one = 0;  // one engine alone
+  double copy_all = 0, reduce_all = 0;  // every device at once
+};
+
+// One measured all-reduce: what it moves, and its mean time.
+struct AllReduceSample {
+  std::string algorithm;
+  Schedule schedule;
+  double seconds = 0;
+};
+
+// A shared-memory topology (CPU virtual GPUs, or logical GPUs of one card) with the samples'
+// curves, `engines` engines (CPU cores; 0 for as many as devices) and no step latency yet.
+// Throws std::invalid_argument for no samples, or a size or bandwidth that is not positive and
+// finite.
+Topology shared_memory_topology(const std::vector<MemorySample>& samples, int engines);
+
+// The step latency L that makes estimate() closest to the samples in relative terms (least
+// squares of (predicted - measured) / measured, each schedule costing steps x L more): never
+// below 0. Samples with no steps or no time are skipped; none left gives 0.
+double fit_step_latency(const Topology& topology, const std::vector<AllReduceSample>& samples);
+
+// Predicted against measured, for the table `mirrorlab compare` prints.
+struct Prediction {
+  std::string algorithm;
+  int ranks = 0;
+  double bytes = 0;
+  double measured = 0;   // seconds
+  double predicted = 0;  // seconds
+  std::string bottleneck;  // the slowest step's phase and busiest resource: "broadcast: memory"
+  // (predicted - measured) / measured
+  double error() const { return measured > 0 ? (predicted - measured) / measured : 0; }
+};
+std::vector<Prediction> predict(const Topology& topology,
+                                const std::vector<AllReduceSample>& samples);
+
+}  // namespace mirrorlab::timing

@@ -1,0 +1,49 @@
+// What `mirrorlab compare` measures on the devices at hand to fit the model, for timing/fit.h: the memory's
+// copy and add bandwidth at each size (one device alone, then all at once, STREAM-style as
+// stream_bandwidth.h measures B), and all-reduce sweeps of mirrorlab's algorithms (the harness of
+// `bench allreduce`), each sweep's rows turned into samples with the algorithm's schedule.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "timing/fit.h"
+#include "virtualgpu/allreduce_bench.h"
+
+namespace mirrorlab::vgpu {
+
+class Device;
+
+// Asked before each measurement; true stops there (what was measured is returned).
+using StopRequested = std::function<bool()>;
+// Told what is being measured, as a line ("memory at 4.0 MiB per device").
+using FitProgress = std::function<void(const std::string&)>;
+
+// The memory samples at each of `working_sets` (bytes of the one memory in all): a copy (b = a)
+// and an add (b += a) kernel over the working set, on devices[0] alone (over at most
+// `one_device_bytes` of it: a device cannot hold more) and on every device at once (each over
+// its share), the best of `iterations` (more at small sizes, so each takes about as long as a
+// large one).
+std::vector<timing::MemorySample> measure_memory_samples(const std::vector<Device*>& devices,
+                                                         const std::vector<std::size_t>& working_sets,
+                                                         std::size_t one_device_bytes,
+                                                         int iterations,
+                                                         const FitProgress& progress = {},
+                                                         const StopRequested& stop = {});
+
+// For each of `device_counts` (the first k devices) and each algorithm of `algorithms` that can
+// run there, a sweep; the sweeps run `rounds` times, interleaved (every algorithm and count once
+// per round), and each size keeps its best round, so a noisy machine favours none. An algorithm
+// without a schedule (nccl) is skipped.
+std::vector<timing::AllReduceSample> measure_all_reduce_samples(
+    const std::vector<Device*>& devices, const std::vector<std::string>& algorithms,
+    const std::vector<int>& device_counts, const AllReduceBenchOptions& sweep, int rounds,
+    const FitProgress& progress = {}, const StopRequested& stop = {});
+
+// The engines that run the kernels at once: this CPU's cores for CPU virtual GPUs, 0 (one per
+// device) for CUDA devices.
+int engine_count(const std::vector<Device*>& devices);
+
+}  // namespace mirrorlab::vgpu
