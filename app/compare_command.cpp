@@ -28,6 +28,9 @@ constexpr const char* kCommand = "mirrorlab compare";
 // and none of the sizes the model is then checked at.
 constexpr std::size_t kLatencyMinBytes = 4 << 10, kLatencyMaxBytes = 64 << 10;
 
+// Enough devices to show where the step latency and the shared memory start to cost.
+constexpr int kDefaultDevices = 4;
+
 bool stop_requested() { return interrupt_signal() != 0; }
 
 void say(const std::string& line) {
@@ -127,8 +130,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       "The timing model of the all-reduce against measurement: --fit measures this machine and "
       "saves its parameters; then each algorithm and size is measured here beside what the model "
       "predicts. --topology ID predicts every algorithm (NCCL's too) on a preset machine");
-  o.devices.gpus = 4;
-  add_device_flags(cmd, o.devices);
+  add_device_flags(cmd, o.devices, kDefaultDevices);
   cmd->add_flag("--fit", o.fit,
                 "Measure this machine's memory and all-reduces first, fit the model, and save it");
   add_text_flag(cmd, "--output", o.output,
@@ -161,12 +163,17 @@ int run_compare(const CompareOptions& o) {
     print_preset_prediction(t, o.sweep.min_bytes, o.sweep.max_bytes, o.sweep.step_factor);
     return 0;
   }
+  DeviceFlags device_flags = o.devices;
+  if (device_flags.gpus == 0 && device_flags.memory_limits_mib.size() <= 1 &&
+      device_flags.physical_gpus.empty()) {
+    device_flags.gpus = kDefaultDevices;
+  }
   std::string problem;
-  const int gpus = device_count(o.devices, &problem);
+  const int gpus = device_count(device_flags, &problem);
   if (problem.empty() && gpus < 2) problem = "--gpus " + std::to_string(gpus) +
                                              ": an all-reduce needs at least 2 devices";
   // The fit's kernels hold two buffers of -e on each device.
-  if (problem.empty()) problem = sweep_problem(o.sweep, o.devices, gpus, 2);
+  if (problem.empty()) problem = sweep_problem(o.sweep, device_flags, gpus, 2);
   if (problem.empty() && !o.fit && !o.output.empty()) problem = "--output needs --fit";
   if (!problem.empty()) return bad_input(problem);
   const std::string save_to =
@@ -200,7 +207,7 @@ int run_compare(const CompareOptions& o) {
   }
 
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
+  const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(device_flags, gpus), registry);
   if (o.fit) model = fit_here(devices, o, save_to, files);
   if (stop_requested()) {
     std::printf("# Interrupted by %s before the fit was complete: nothing was saved\n",

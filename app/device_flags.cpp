@@ -6,13 +6,14 @@
 
 namespace mirrorlab::app {
 
-void add_device_flags(CLI::App* command, DeviceFlags& flags) {
+void add_device_flags(CLI::App* command, DeviceFlags& flags, int default_gpus) {
   add_choice_flag(command, "--backend", flags.backend, {"cpu", "cuda", "auto"},
                   "Devices: cpu (CPU-backed virtual GPUs), cuda (CUDA GPUs), or auto (cuda when "
                   "a GPU is visible, else cpu)");
   add_whole_number_flag(command, "--gpus", flags.gpus, 1, vgpu::DeviceRegistry::kMaxDevices,
                         "Number of GPUs (replicas); with --backend cuda, logical GPUs carved "
-                        "from one card. Default 2, or one per --memory-limit or --devices entry")
+                        "from one card. Default " + std::to_string(default_gpus) +
+                            ", or one per --memory-limit or --devices entry")
       ->default_str("");
   add_whole_number_list_flag(command, "--memory-limit", flags.memory_limits_mib, 1,
                              kMaxMemoryLimitMib,

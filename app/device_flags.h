@@ -29,7 +29,9 @@ struct DeviceFlags {
   bool sm_split = false;
 };
 
-void add_device_flags(CLI::App* command, DeviceFlags& flags);
+// `default_gpus`: what --gpus's help says a command uses when no flag gives a count (the command
+// applies it; device_count() alone gives 2).
+void add_device_flags(CLI::App* command, DeviceFlags& flags, int default_gpus = 2);
 
 // The number of devices the flags ask for, or a sentence saying why they disagree.
 int device_count(const DeviceFlags& flags, std::string* problem);
