@@ -2,16 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <stdexcept>
 
+#include "app/compare_tables.h"
 #include "app/flags.h"
 #include "app/interrupt.h"
 #include "app/output_files.h"
-#include "app/compare_tables.h"
 #include "timing/fit.h"
 #include "timing/topology_file.h"
 #include "virtualgpu/all_reduce_algorithms.h"
@@ -78,9 +77,10 @@ std::vector<std::string> modelled_algorithms() {
 // Measures the devices, fits, and writes the topology to `path`.
 timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const CompareOptions& o,
                           const std::string& path, OutputFiles& files) {
+  const std::string cpu = cpu_model();
+  const int engines = vgpu::engine_count(devices);
   std::printf("# Fitting the timing model to %zu %s (%s)\n", devices.size(),
-              devices.front()->is_cuda() ? "CUDA devices" : "CPU virtual GPUs",
-              cpu_model().c_str());
+              devices.front()->is_cuda() ? "CUDA devices" : "CPU virtual GPUs", cpu.c_str());
   // Working sets from 1 MiB (smaller ones are all latency, and too short to time alone) to what
   // the largest all-reduce holds on every device.
   std::vector<std::size_t> sizes;
@@ -90,8 +90,7 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
   const std::vector<timing::MemorySample> memory =
       vgpu::measure_memory_samples(devices, sizes, 2 * o.sweep.max_bytes, 20, say, stop_requested);
   if (memory.size() != sizes.size()) return {};
-  timing::Topology t =
-      timing::shared_memory_topology(memory, vgpu::engine_count(devices));
+  timing::Topology t = timing::shared_memory_topology(memory, engines);
   vgpu::AllReduceBenchOptions small{kLatencyMinBytes, kLatencyMaxBytes, 2.0, 50, 10};
   const std::vector<timing::AllReduceSample> latency_samples = vgpu::measure_all_reduce_samples(
       devices, modelled_algorithms(), device_counts(static_cast<int>(devices.size())), small,
@@ -103,8 +102,8 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
   t.title = std::to_string(devices.size()) +
             (devices.front()->is_cuda() ? " logical GPUs of one card" : " CPU virtual GPUs") +
             " on this machine (fitted)";
-  t.source = "Measured by 'mirrorlab compare --fit' on " + today() + ", " + cpu_model() + " (" +
-             std::to_string(vgpu::engine_count(devices)) +
+  t.source = "Measured by 'mirrorlab compare --fit' on " + today() + ", " + cpu + " (" +
+             std::to_string(engines) +
              " cores): the memory's copy (b = a) and add (b += a) bandwidth at each size, one "
              "device alone and all at once (STREAM-style, the best of several runs); the step "
              "latency fitted to all-reduces of 4 to 64 KiB.";
@@ -152,6 +151,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
 int run_compare(const CompareOptions& o) {
   if (!o.topology.empty()) {
     if (o.fit) return bad_input("--topology predicts without measuring; --fit measures: give one");
+    // Nothing is held on a device: only the sizes are checked.
+    if (std::string p = sweep_problem(o.sweep, o.devices, 1, 0); !p.empty()) return bad_input(p);
     timing::Topology t;
     try {
       t = timing::find_topology(o.topology);
@@ -160,7 +161,7 @@ int run_compare(const CompareOptions& o) {
     } catch (const std::exception& e) {
       return bad_input(e.what());
     }
-    print_preset_prediction(t, o.sweep.min_bytes, o.sweep.max_bytes, o.sweep.step_factor);
+    print_preset_prediction(t, vgpu::sweep_sizes(o.sweep.options()));
     return 0;
   }
   DeviceFlags device_flags = o.devices;

@@ -1,6 +1,5 @@
 #include "app/compare_tables.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -8,21 +7,10 @@
 
 #include "timing/nccl_model.h"
 #include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {
 namespace {
-
-std::string size_text(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g %s", bytes, units[unit]);
-  return text;
-}
 
 // Words of `text` on lines of at most `width` characters, each starting with "# ".
 void print_wrapped(const std::string& text, std::size_t width = 96) {
@@ -50,7 +38,7 @@ void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample
   std::printf("# %12s %12s %12s %12s %12s\n", "working set", "copy, one", "add, one", "copy, all",
               "add, all");
   for (const timing::MemorySample& s : memory) {
-    std::printf("# %12s %12.2f %12.2f %12.2f %12.2f\n", size_text(s.bytes).c_str(),
+    std::printf("# %12s %12.2f %12.2f %12.2f %12.2f\n", vgpu::size_label(s.bytes).c_str(),
                 s.copy_one / 1e9, s.reduce_one / 1e9, s.copy_all / 1e9, s.reduce_all / 1e9);
   }
   std::printf("# Engines that run at once: %d; the step latency fitted: %.1f us\n#\n",
@@ -80,22 +68,21 @@ void print_check(const timing::Topology& model, const std::vector<timing::Predic
       within += ok;
       ++total;
       if (worst == nullptr || std::abs(p->error()) > std::abs(worst->error())) worst = p;
-      std::printf("%12s %14.1f %14.1f %+7.1f%%%s %s\n", size_text(p->bytes).c_str(),
+      std::printf("%12s %14.1f %14.1f %+7.1f%%%s %s\n", vgpu::size_label(p->bytes).c_str(),
                   p->measured * 1e6, p->predicted * 1e6, 100 * p->error(), ok ? " " : "!",
                   p->bottleneck.c_str());
     }
   }
-  std::printf("#\n# Within %.0f%% of the measured time: %d of %d ('!' marks the others)", 
+  std::printf("#\n# Within %.0f%% of the measured time: %d of %d ('!' marks the others)",
               100 * kModelTolerance, within, total);
   if (worst != nullptr) {
     std::printf("; the farthest: %s on %d devices at %s, %+.1f%%", worst->algorithm.c_str(),
-                worst->ranks, size_text(worst->bytes).c_str(), 100 * worst->error());
+                worst->ranks, vgpu::size_label(worst->bytes).c_str(), 100 * worst->error());
   }
   std::printf("\n");
 }
 
-void print_preset_prediction(const timing::Topology& t, std::uint64_t min_bytes,
-                             std::uint64_t max_bytes, double step_factor) {
+void print_preset_prediction(const timing::Topology& t, const std::vector<std::size_t>& sizes) {
   const int ranks = t.ranks();
   std::printf("# Predicted on %s: %s\n# %d GPUs (%d node%s, %s)%s\n", t.id.c_str(),
               t.title.c_str(), ranks, t.nodes, t.nodes == 1 ? "" : "s",
@@ -113,10 +100,9 @@ void print_preset_prediction(const timing::Topology& t, std::uint64_t min_bytes,
     std::printf(" %14s", std::string(a.name).c_str());
   }
   std::printf(" %14s %-14s %11s\n", "NCCL", "NCCL picks", "NCCL busbw");
-  for (double bytes = static_cast<double>(min_bytes); bytes <= static_cast<double>(max_bytes);
-       bytes *= step_factor) {
-    const double size = std::max(4.0, std::floor(bytes / 4) * 4);
-    std::printf("%12s", size_text(size).c_str());
+  for (const std::size_t bytes : sizes) {
+    const double size = static_cast<double>(bytes);
+    std::printf("%12s", vgpu::size_label(size).c_str());
     for (const vgpu::AllReduceAlgorithm* a : modelled) {
       std::printf(" %14.1f", timing::estimate(a->schedule(ranks, size, 0), t).seconds * 1e6);
     }

@@ -2,7 +2,7 @@
 // preset's predictions for every algorithm.
 #pragma once
 
-#include <cstdint>
+#include <cstddef>
 #include <vector>
 
 #include "timing/fit.h"
@@ -16,7 +16,8 @@ inline constexpr double kModelTolerance = 0.25;
 
 void print_fit(const timing::Topology& fitted, const std::vector<timing::MemorySample>& memory);
 void print_check(const timing::Topology& model, const std::vector<timing::Prediction>& rows);
-void print_preset_prediction(const timing::Topology& topology, std::uint64_t min_bytes,
-                             std::uint64_t max_bytes, double step_factor);
+// At each of `sizes` (bytes per GPU).
+void print_preset_prediction(const timing::Topology& topology,
+                             const std::vector<std::size_t>& sizes);
 
 }  // namespace mirrorlab::app

@@ -28,7 +28,7 @@ void add_sweep_flags(CLI::App* command, SweepFlags& flags, const std::string& mi
 std::int64_t smallest_memory_limit_mib(const DeviceFlags& devices, int gpus);
 
 // "" or why the sweep cannot run on `gpus` devices of `devices`: -b above -e, or
-// `buffers_per_device` buffers of -e not fitting the smallest device.
+// `buffers_per_device` buffers of -e not fitting the smallest device (0: sizes only).
 std::string sweep_problem(const SweepFlags& flags, const DeviceFlags& devices, int gpus,
                           int buffers_per_device);
 

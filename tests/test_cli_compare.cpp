@@ -96,6 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCompare{"--output x.toml", "--output needs --fit"},
         BadCompare{"--fit --gpus 1", "an all-reduce needs at least 2 devices"},
         BadCompare{"--fit -b 2M -e 1M", "is larger than -e/--maxbytes"},
+        BadCompare{"--topology dgx-h100 -b 2M -e 1M", "is larger than -e/--maxbytes"},
         BadCompare{"--fit -e 600M", "lower -e or raise --memory-limit"},
         BadCompare{"--fit -e nan", "--maxbytes: 'nan' is not a size"},
         BadCompare{"--fit --rounds 0", "--rounds"},

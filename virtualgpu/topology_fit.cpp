@@ -1,7 +1,6 @@
 #include "virtualgpu/topology_fit.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <thread>
@@ -10,22 +9,13 @@
 
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/device.h"
+#include "virtualgpu/memory/memory_arena.h"
 #include "virtualgpu/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {
 namespace {
 
 bool stopped(const StopRequested& stop) { return stop && stop(); }
-
-std::string mib(std::size_t bytes) {
-  char text[32];
-  if (bytes < kMiB) {
-    std::snprintf(text, sizeof text, "%.4g KiB", static_cast<double>(bytes) / 1024);
-  } else {
-    std::snprintf(text, sizeof text, "%.4g MiB", static_cast<double>(bytes) / kMiB);
-  }
-  return text;
-}
 
 }  // namespace
 
@@ -43,7 +33,7 @@ std::vector<timing::MemorySample> measure_memory_samples(const std::vector<Devic
   std::vector<timing::MemorySample> samples;
   for (std::size_t bytes : working_sets) {
     if (stopped(stop)) break;
-    if (progress) progress("the memory's bandwidth over " + mib(bytes));
+    if (progress) progress("the memory's bandwidth over " + size_label(bytes));
     const std::size_t all = std::max(bytes, minimum);
     const std::size_t alone = std::min(all, one_device_bytes);
     // Each run passes over a small working set several times (at least 32 MiB in all), so that
@@ -84,8 +74,9 @@ std::vector<timing::AllReduceSample> measure_all_reduce_samples(
           continue;
         }
         if (progress) {
-          progress(name + " on " + std::to_string(count) + " devices, " + mib(sweep.min_bytes) +
-                   " to " + mib(sweep.max_bytes) + " (round " + std::to_string(round + 1) +
+          progress(name + " on " + std::to_string(count) + " devices, " +
+                   size_label(sweep.min_bytes) + " to " + size_label(sweep.max_bytes) +
+                   " (round " + std::to_string(round + 1) +
                    " of " + std::to_string(rounds) + ")");
         }
         run_allreduce_sweep(
@@ -93,7 +84,7 @@ std::vector<timing::AllReduceSample> measure_all_reduce_samples(
             [&](const AllReduceBenchRow& r) {
               if (r.wrong != 0) {
                 throw std::runtime_error(name + " summed " + std::to_string(r.wrong) +
-                                         " elements wrongly at " + mib(r.bytes));
+                                         " elements wrongly at " + size_label(r.bytes));
               }
               auto [at, inserted] = best.try_emplace({name, count, r.bytes}, r.seconds);
               if (!inserted) at->second = std::min(at->second, r.seconds);

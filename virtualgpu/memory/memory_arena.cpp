@@ -48,6 +48,18 @@ class HostAllocator final : public BlockAllocator {
 
 }  // namespace
 
+std::string size_label(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g %s", bytes, units[unit]);
+  return text;
+}
+
 std::string BlockAllocator::exhausted() const {
   return "the memory behind this device is exhausted";
 }

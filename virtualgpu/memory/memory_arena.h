@@ -15,6 +15,8 @@
 namespace mirrorlab::vgpu {
 
 inline constexpr std::size_t kMiB = std::size_t{1} << 20;
+// A size in the largest binary unit it reaches, to four digits: "512 B", "4 KiB", "1.5 MiB".
+std::string size_label(double bytes);
 
 // Which memory ran out.
 enum class MemoryRanOut {
