@@ -88,7 +88,8 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
   for (std::size_t bytes = 1 << 20; bytes < largest; bytes *= 2) sizes.push_back(bytes);
   sizes.push_back(largest);
   const std::vector<timing::MemorySample> memory =
-      vgpu::measure_memory_samples(devices, sizes, 2 * o.sweep.max_bytes, 20, say, stop_requested);
+      vgpu::measure_memory_samples(devices, sizes, 2 * o.sweep.max_bytes, 10, o.rounds, say,
+                                   stop_requested);
   if (memory.size() != sizes.size()) return {};
   timing::Topology t = timing::shared_memory_topology(memory, engines);
   vgpu::AllReduceBenchOptions small{kLatencyMinBytes, kLatencyMaxBytes, 2.0, 50, 10};

@@ -34,12 +34,19 @@ void print_wrapped(const std::string& text, std::size_t width = 96) {
 
 void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample>& memory) {
   std::printf("#\n# The memory, bytes read plus written per second (GB/s), by working set (every "
-              "device's buffers):\n");
-  std::printf("# %12s %12s %12s %12s %12s\n", "working set", "copy, one", "add, one", "copy, all",
-              "add, all");
+              "device's buffers): one engine alone or all at once, reading its own writes or\n"
+              "# (peer) another engine's; the model's curves fall with the size (the closest "
+              "falling curve to these)\n");
+  std::printf("# %11s %10s %10s %10s %10s %10s %10s %10s %10s\n", "working set", "copy, one",
+              "add, one", "copy, all", "add, all", "peer copy", "peer add", "peer copy",
+              "peer add");
+  std::printf("# %11s %10s %10s %10s %10s %10s %10s %10s %10s\n", "", "", "", "", "", "one",
+              "one", "all", "all");
   for (const timing::MemorySample& s : memory) {
-    std::printf("# %12s %12.2f %12.2f %12.2f %12.2f\n", vgpu::size_label(s.bytes).c_str(),
-                s.copy_one / 1e9, s.reduce_one / 1e9, s.copy_all / 1e9, s.reduce_all / 1e9);
+    std::printf("# %11s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
+                vgpu::size_label(s.bytes).c_str(), s.copy_one / 1e9, s.reduce_one / 1e9,
+                s.copy_all / 1e9, s.reduce_all / 1e9, s.copy_peer_one / 1e9,
+                s.reduce_peer_one / 1e9, s.copy_peer_all / 1e9, s.reduce_peer_all / 1e9);
   }
   std::printf("# Engines that run at once: %d; the step latency fitted: %.1f us\n#\n",
               t.memory.engines, t.step_latency * 1e6);

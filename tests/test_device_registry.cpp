@@ -2,7 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <cstdlib>
 #include <string>
+#include <vector>
+
+#include <sched.h>
 
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
@@ -38,6 +42,31 @@ TEST(DeviceRegistry, NDevicesWithNamesAndLimits) {
     EXPECT_EQ(devices[i]->memory().limit(), 256 * kMiB);
     EXPECT_EQ(devices[i]->memory().device_name(), devices[i]->name());
   }
+}
+
+// Each CPU virtual GPU runs on a CPU of its own, round robin over the CPUs the process may use;
+// MIRRORLAB_PROC_BIND=false leaves them unbound.
+TEST(DeviceRegistry, CpuDevicesRunEachOnACpu) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  if (cpus.size() < 2) GTEST_SKIP() << "this process may run on one CPU only";
+  const int n = static_cast<int>(cpus.size()) + 1;  // one more than the CPUs: wraps round
+  DeviceRegistry registry;
+  registry.set_logical_device_configuration(n, 64);
+  const auto& devices = registry.logical_devices();
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(devices[i]->stream().bound_cpu(), cpus[i % cpus.size()]) << devices[i]->name();
+  }
+  ASSERT_EQ(setenv("MIRRORLAB_PROC_BIND", "false", 1), 0);
+  DeviceRegistry unbound;
+  unbound.set_logical_device_configuration(2, 64);
+  const auto& free_devices = unbound.logical_devices();
+  unsetenv("MIRRORLAB_PROC_BIND");
+  for (Device* d : free_devices) EXPECT_EQ(d->stream().bound_cpu(), -1) << d->name();
 }
 
 TEST(DeviceRegistry, ListOfLimits) {

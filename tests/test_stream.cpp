@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+
 #include "virtualgpu/stream.h"
 
 namespace mirrorlab::vgpu {
@@ -25,6 +27,27 @@ TEST(Stream, RunsWorkInOrderOnItsOwnThread) {
   ASSERT_EQ(order.size(), 100u);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
   EXPECT_NE(worker, std::this_thread::get_id());
+}
+
+TEST(Stream, BindsItsThreadToOneCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &allowed)) ++cpu;
+  Stream stream("/gpu:0");
+  EXPECT_EQ(stream.bound_cpu(), -1);
+  EXPECT_FALSE(stream.bind_to_cpu(-1));
+  ASSERT_TRUE(stream.bind_to_cpu(cpu));
+  EXPECT_EQ(stream.bound_cpu(), cpu);
+  int ran_on = -1, cpus_allowed = 0;
+  stream.enqueue([&] {
+    ran_on = sched_getcpu();
+    cpu_set_t mine;
+    if (sched_getaffinity(0, sizeof mine, &mine) == 0) cpus_allowed = CPU_COUNT(&mine);
+  });
+  stream.synchronize();
+  EXPECT_EQ(ran_on, cpu);
+  EXPECT_EQ(cpus_allowed, 1);
 }
 
 TEST(Stream, EventsCompleteInOrderWithTimestamps) {

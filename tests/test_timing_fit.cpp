@@ -40,12 +40,14 @@ TEST(Fit, TheWorkingSetOfOneSharedMemoryIsEveryRanksBuffer) {
   Topology t = shared_memory_topology(two_levels(), 2);
   t.gpus_per_node = 4;
   // 4 ranks of 4 MiB hold 16 MiB: past the 8 MiB cache, so main memory's bandwidth. The
-  // destination alone reduces 3 buffers (3 x 3 x 4 MiB at 20 GB/s), then 3 copies share the
-  // memory (3 x 2 x 4 MiB at 30 GB/s, two engines).
+  // destination alone reduces 3 buffers (3 x 3 x 4 MiB at 20 GB/s). Then 3 copies: /gpu:1 and
+  // /gpu:3 share the second of the 2 cores, which copies 2 x 2 x 4 MiB at one core's 15 GB/s,
+  // longer than the 3 x 2 x 4 MiB all of them move at the memory's 30 GB/s.
   const Estimate e = estimate(reduce_to_one_schedule(4, 4 * kMiB), t);
   ASSERT_EQ(e.steps.size(), 2u);
   EXPECT_NEAR(e.steps[0].seconds, 36 * kMiB / 20e9, 1e-12);
-  EXPECT_NEAR(e.steps[1].seconds, 24 * kMiB / 30e9, 1e-12);
+  EXPECT_NEAR(e.steps[1].seconds, 16 * kMiB / 15e9, 1e-12);
+  EXPECT_EQ(e.steps[1].bottleneck, "/gpu:1+/gpu:3 core");
 }
 
 TEST(Fit, RecoversTheStepLatencyOfAllReducesTheModelTimed) {

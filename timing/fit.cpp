@@ -10,11 +10,36 @@ namespace {
 
 bool positive(double x) { return std::isfinite(x) && x > 0; }
 
+// The samples' bandwidths by size (sorted), made to fall with the size: the closest such curve
+// in least squares (pool adjacent violators: a size faster than a smaller one is averaged with
+// it), so that one lucky or unlucky size does not bend its neighbours.
 BandwidthCurve curve(const std::vector<MemorySample>& samples, double MemorySample::*field) {
+  struct Block {
+    double sum = 0;
+    int count = 0;
+    double mean() const { return sum / count; }
+  };
+  std::vector<Block> blocks;
+  for (const MemorySample& s : samples) {
+    blocks.push_back({s.*field, 1});
+    while (blocks.size() > 1 && blocks.back().mean() > blocks[blocks.size() - 2].mean()) {
+      const Block last = blocks.back();
+      blocks.pop_back();
+      blocks.back().sum += last.sum;
+      blocks.back().count += last.count;
+    }
+  }
   std::vector<std::pair<double, double>> points;
-  for (const MemorySample& s : samples) points.emplace_back(s.bytes, s.*field);
+  std::size_t i = 0;
+  for (const Block& b : blocks) {
+    for (int k = 0; k < b.count; ++k) points.emplace_back(samples[i++].bytes, b.mean());
+  }
   return BandwidthCurve(std::move(points));
 }
+
+constexpr double MemorySample::*kPeerFields[] = {
+    &MemorySample::copy_peer_one, &MemorySample::reduce_peer_one, &MemorySample::copy_peer_all,
+    &MemorySample::reduce_peer_all};
 
 }  // namespace
 
@@ -30,6 +55,16 @@ Topology shared_memory_topology(const std::vector<MemorySample>& samples, int en
                                   "and finite");
     }
   }
+  bool peer = true;
+  for (const MemorySample& s : sorted) {
+    for (double MemorySample::*field : kPeerFields) {
+      const double v = s.*field;
+      if (v != 0 && !positive(v)) {
+        throw std::invalid_argument("a peer bandwidth must be positive and finite, or 0");
+      }
+      peer = peer && v > 0;
+    }
+  }
   if (engines < 0) throw std::invalid_argument("the number of engines must be 0 or more");
   Topology t;
   t.fabric = Fabric::kSharedMemory;
@@ -37,6 +72,12 @@ Topology shared_memory_topology(const std::vector<MemorySample>& samples, int en
   t.memory.reduce_all = curve(sorted, &MemorySample::reduce_all);
   t.memory.copy_one = curve(sorted, &MemorySample::copy_one);
   t.memory.reduce_one = curve(sorted, &MemorySample::reduce_one);
+  if (peer) {
+    t.memory.copy_peer_one = curve(sorted, &MemorySample::copy_peer_one);
+    t.memory.reduce_peer_one = curve(sorted, &MemorySample::reduce_peer_one);
+    t.memory.copy_peer_all = curve(sorted, &MemorySample::copy_peer_all);
+    t.memory.reduce_peer_all = curve(sorted, &MemorySample::reduce_peer_all);
+  }
   t.memory.engines = engines;
   return t;
 }

@@ -21,6 +21,8 @@ struct MemorySample {
   double bytes = 0;
   double copy_one = 0, reduce_one = 0;  // one engine alone
   double copy_all = 0, reduce_all = 0;  // every device at once
+  // The same, reading what another engine has just written (0: not measured, as on a GPU).
+  double copy_peer_one = 0, reduce_peer_one = 0, copy_peer_all = 0, reduce_peer_all = 0;
 };
 
 // One measured all-reduce: what it moves, and its mean time.
@@ -31,9 +33,12 @@ struct AllReduceSample {
 };
 
 // A shared-memory topology (CPU virtual GPUs, or logical GPUs of one card) with the samples'
-// curves, `engines` engines (CPU cores; 0 for as many as devices) and no step latency yet.
-// Throws std::invalid_argument for no samples, or a size or bandwidth that is not positive and
-// finite.
+// curves, `engines` engines (CPU cores; 0 for as many as devices) and no step latency yet. A
+// memory is never faster over more bytes, so a size that measured faster than a smaller one was
+// helped or hindered by something else (another program on the machine): each curve is the
+// falling curve closest to the samples (least squares; neighbours out of order are averaged). The peer curves are kept only
+// when every sample has them. Throws std::invalid_argument for no samples, or a size or bandwidth
+// that is not positive and finite (a peer bandwidth may be 0: not measured).
 Topology shared_memory_topology(const std::vector<MemorySample>& samples, int engines);
 
 // The step latency L that makes estimate() closest to the samples in relative terms (least

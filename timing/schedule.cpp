@@ -110,7 +110,7 @@ Schedule one_shot_schedule(int ranks, double bytes) {
   ScheduleStep step{"sum and write back", {}};
   for (int r = 0; r < ranks; ++r) {
     for (int j = 0; j < ranks; ++j) {  // read slice r of every buffer, its own included
-      step.moves.push_back({j, r, slice, Work::kRead, r});
+      step.moves.push_back({j, r, slice, Work::kRead, r, r});
     }
     for (int j = 0; j < ranks; ++j) {  // write the sum to slice r of every buffer
       step.moves.push_back({r, j, slice, Work::kWrite, r});

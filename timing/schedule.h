@@ -26,7 +26,11 @@ struct Move {
   double bytes = 0;
   Work work = Work::kCopy;
   int worker = -1;  // the rank whose engine (thread, SMs) does it; -1: `to` (receiver-driven)
+  // The rank that last wrote the bytes it reads, in an all-reduce run back to back; -1: `from`.
+  // One-shot's rank r reads slice r of every buffer, which it wrote itself the time before.
+  int written_by = -1;
   int engine() const { return worker >= 0 ? worker : (to != kSwitch ? to : from); }
+  int writer() const { return written_by >= 0 ? written_by : from; }
 };
 
 struct ScheduleStep {

@@ -17,10 +17,13 @@ const char* to_string(Fabric f) {
   return "?";
 }
 
-double MemorySpec::bandwidth(Work work, int active, double bytes) const {
+double MemorySpec::bandwidth(Work work, int active, double bytes, bool peer) const {
   const bool reduce = work == Work::kReduce;
-  const BandwidthCurve& all = reduce ? reduce_all : copy_all;
-  const BandwidthCurve& one_curve = reduce ? reduce_one : copy_one;
+  peer = peer && !(reduce ? reduce_peer_all : copy_peer_all).empty();
+  const BandwidthCurve& all =
+      peer ? (reduce ? reduce_peer_all : copy_peer_all) : (reduce ? reduce_all : copy_all);
+  const BandwidthCurve& one_curve =
+      peer ? (reduce ? reduce_peer_one : copy_peer_one) : (reduce ? reduce_one : copy_one);
   const double many = all.at(bytes);
   const double one = one_curve.empty() ? many : one_curve.at(bytes);
   if (active <= 1 || engines == 1) return one;
@@ -87,6 +90,20 @@ void route(const Topology& t, const Move& m, std::map<std::string, Load>& loads)
   }
 }
 
+// The engine a rank's work runs on: its own ("/gpu:1 engine"), or in one shared memory with
+// fewer engines than ranks, the core it shares ("/gpu:0+/gpu:2 core").
+std::string engine_name(const Topology& t, int ranks, int rank) {
+  const MemorySpec& m = t.memory;
+  if (t.fabric != Fabric::kSharedMemory || m.engines <= 0 || ranks <= m.engines) {
+    return t.gpu_name(rank) + " engine";
+  }
+  std::string name;
+  for (int r = 0; r < ranks; ++r) {
+    if (m.engine_of(r) == m.engine_of(rank)) name.append(name.empty() ? "" : "+").append(t.gpu_name(r));
+  }
+  return name + " core";
+}
+
 }  // namespace
 
 Estimate estimate(const Schedule& schedule, const Topology& topology) {
@@ -107,14 +124,18 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
     for (const Move& m : step.moves) {
       route(topology, m, loads);
       const double traffic = memory_traffic(m.work, m.bytes);
+      // Bytes another engine wrote last come from its cache, not the worker's (shared memory).
+      const MemorySpec& memory = topology.memory;
+      const bool peer = shared && m.from != kSwitch && m.work != Work::kWrite &&
+                        memory.engine_of(m.writer()) != memory.engine_of(m.engine());
       // The engine that does the work, at what one engine alone gets from its memory.
-      const double own = topology.memory.bandwidth(m.work, 1, working_set);
+      const double own = memory.bandwidth(m.work, 1, working_set, peer);
       if (!(own > 0)) throw std::invalid_argument("the topology gives no memory bandwidth");
-      Load& engine = loads[topology.gpu_name(m.engine()) + " engine"];
+      Load& engine = loads[engine_name(topology, schedule.ranks, m.engine())];
       engine.bytes += traffic;
       engine.seconds += traffic / own;
       if (shared) {  // and what all the engines at work share
-        const double all = topology.memory.bandwidth(m.work, active, working_set);
+        const double all = memory.bandwidth(m.work, active, working_set, peer);
         Load& l = loads["memory"];
         l.bytes += traffic;
         l.seconds += traffic / all;

@@ -31,12 +31,19 @@ struct LinkSpec {
 // A memory's bandwidth (bytes read plus written per second) for the two kernels an all-reduce
 // runs, by the bytes that memory holds for the all-reduce (its working set: on a GPU of its own,
 // S; in one shared memory, every device's S together, since they share its caches): with every
-// engine busy, and with one alone (a CPU core; on a GPU the same).
+// engine busy, and with one alone (a CPU core; on a GPU the same). The peer curves are the same
+// kernels reading what another engine has just written (on a CPU, from another core's cache);
+// empty: no different.
 struct MemorySpec {
   BandwidthCurve copy_all, reduce_all, copy_one, reduce_one;
+  BandwidthCurve copy_peer_all, reduce_peer_all, copy_peer_one, reduce_peer_one;
   int engines = 0;  // engines that can run at once (CPU cores); 0: as many as there are GPUs
-  // The bandwidth when `active` engines work at once over a working set of `bytes`.
-  double bandwidth(Work work, int active, double bytes) const;
+  // The bandwidth when `active` engines work at once over a working set of `bytes`, reading
+  // what another engine wrote (`peer`) or what they wrote themselves.
+  double bandwidth(Work work, int active, double bytes, bool peer = false) const;
+  // The engine rank r runs on: r mod engines (mirrorlab binds device i to the i-th CPU, round
+  // robin); with 0 engines, its own.
+  int engine_of(int rank) const { return engines > 0 ? rank % engines : rank; }
 };
 
 struct Topology {

@@ -187,7 +187,8 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   t.network = read_link(r, "network", t.nodes > 1);
 
   const Reader m = r.table("memory", true);
-  m.only({"bandwidth_gbs", "copy", "reduce", "copy_one_engine", "reduce_one_engine", "engines"});
+  m.only({"bandwidth_gbs", "copy", "reduce", "copy_one_engine", "reduce_one_engine", "copy_peer",
+          "reduce_peer", "copy_peer_one_engine", "reduce_peer_one_engine", "engines"});
   if (m.has("bandwidth_gbs")) {
     const BandwidthCurve one(m.number("bandwidth_gbs", 1e-6, 1e6, 0) * kGB);
     t.memory.copy_all = t.memory.reduce_all = one;
@@ -198,6 +199,13 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   if (m.has("reduce")) t.memory.reduce_all = m.curve("reduce");
   t.memory.copy_one = m.curve("copy_one_engine");
   t.memory.reduce_one = m.curve("reduce_one_engine");
+  t.memory.copy_peer_all = m.curve("copy_peer");
+  t.memory.reduce_peer_all = m.curve("reduce_peer");
+  t.memory.copy_peer_one = m.curve("copy_peer_one_engine");
+  t.memory.reduce_peer_one = m.curve("reduce_peer_one_engine");
+  if (t.memory.copy_peer_all.empty() != t.memory.reduce_peer_all.empty()) {
+    m.fail(nullptr, "[memory] needs both `copy_peer` and `reduce_peer`, or neither");
+  }
   t.memory.engines = m.whole("engines", 0, 4096, 0);
 
   t.has_nccl = r.has("nccl_model");
@@ -265,6 +273,10 @@ std::string write_topology(const Topology& t) {
   write_curve(out, "reduce", t.memory.reduce_all);
   write_curve(out, "copy_one_engine", t.memory.copy_one);
   write_curve(out, "reduce_one_engine", t.memory.reduce_one);
+  write_curve(out, "copy_peer", t.memory.copy_peer_all);
+  write_curve(out, "reduce_peer", t.memory.reduce_peer_all);
+  write_curve(out, "copy_peer_one_engine", t.memory.copy_peer_one);
+  write_curve(out, "reduce_peer_one_engine", t.memory.reduce_peer_one);
   if (t.has_nccl) {
     out << "\n[nccl_model]\ncompute_capability = " << t.nccl.compute_capability
         << "\nnvlink = " << (t.nccl.nvlink ? "true" : "false") << "\nchannels = " << t.nccl.channels

@@ -1,6 +1,11 @@
 #include "virtualgpu/device_registry.h"
 
 #include <cstdlib>
+#include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <string>
 #include <thread>
 #include <utility>
@@ -171,12 +176,45 @@ bool poll_before_sleeping(std::size_t devices) {
   return devices + 1 <= std::thread::hardware_concurrency();
 }
 
+// The CPUs this process may run on (Linux: its affinity mask, which a container or taskset may
+// narrow); empty where that cannot be read.
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+  }
+#endif
+  return cpus;
+}
+
+// A CPU virtual GPU is an engine of its own, as a GPU is: device i runs on the i-th allowed CPU
+// (round robin when there are more devices than CPUs), so that the OS cannot put two devices on
+// one core while another idles, which it does after the threads wake each other at a barrier,
+// and timings stop depending on where it happened to place them (docs/results.md).
+// MIRRORLAB_PROC_BIND=false leaves them free to move, as OMP_PROC_BIND=false does for OpenMP.
+void bind_to_cpus(const std::vector<std::unique_ptr<Device>>& devices) {
+  if (const char* bind = std::getenv("MIRRORLAB_PROC_BIND")) {
+    if (std::string(bind) == "false") return;
+  }
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) return;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    devices[i]->stream().bind_to_cpu(cpus[i % cpus.size()]);
+  }
+}
+
 }  // namespace
 
 const std::vector<Device*>& DeviceRegistry::logical_devices() {
   if (!initialized()) {
     if (backend_ == DeviceBackend::kCpuVirtualGpus) {
       make_cpu_devices();
+      bind_to_cpus(owned_);
     } else {
       make_cuda_devices();
     }

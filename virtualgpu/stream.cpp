@@ -2,6 +2,11 @@
 
 #include <utility>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 namespace mirrorlab::vgpu {
 
 void Event::wait() const {
@@ -88,6 +93,21 @@ void Stream::synchronize() {
     expected_wait_us_.store((3 * old + waited.count()) / 4, std::memory_order_relaxed);
   }
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+bool Stream::bind_to_cpu(int cpu) {
+#if defined(__linux__)
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set) != 0) return false;
+  bound_cpu_.store(cpu, std::memory_order_relaxed);
+  return true;
+#else
+  (void)cpu;
+  return false;
+#endif
 }
 
 void Stream::loop() {

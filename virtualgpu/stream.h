@@ -62,6 +62,12 @@ class Stream {
   // OMP_WAIT_POLICY=active): the registry decides. Zero (the default) always sleeps at once.
   void set_spin_wait(std::chrono::microseconds budget) { spin_us_ = budget.count(); }
 
+  // Runs the stream's thread on CPU `cpu` only (Linux), as OpenMP's OMP_PROC_BIND binds its
+  // threads, so the OS cannot move it between cores, nor put two devices on one core while
+  // another core idles. False where the OS refuses (the thread then stays free to move).
+  bool bind_to_cpu(int cpu);
+  int bound_cpu() const { return bound_cpu_.load(std::memory_order_relaxed); }  // -1: not bound
+
  private:
   void loop();
   // Polls `ready` for at most the spin budget; true if it became true.
@@ -77,6 +83,7 @@ class Stream {
   std::atomic<std::size_t> pending_{0};  // queued plus running items, for polling without the lock
   std::atomic<std::int64_t> spin_us_{0};
   std::atomic<std::int64_t> expected_wait_us_{0};  // moving average of synchronize()'s waits
+  std::atomic<int> bound_cpu_{-1};  // the CPU bind_to_cpu() gave the thread; -1: none
   std::thread thread_;  // last: started after the rest is ready
 };
 

@@ -1,6 +1,9 @@
 #include "virtualgpu/stream_bandwidth.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -56,6 +59,104 @@ double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKerne
   if (!(best > 0)) throw std::runtime_error("the bandwidth kernels took no measurable time");
   return (add ? 3.0 : 2.0) * static_cast<double>(count * sizeof(float)) *
          static_cast<double>(devices.size()) * passes / best;
+}
+
+namespace {
+
+// Polls until `counter` reaches `value` (another device's thread, on a core of its own, is
+// about to get there), yielding now and then in case it is not running.
+void wait_for(const std::atomic<int>& counter, int value) {
+  for (int spins = 0; counter.load(std::memory_order_acquire) < value; ++spins) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (spins % 1024 == 1023) std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
+                              std::size_t bytes, int iterations, bool one_reader) {
+  const std::size_t n = devices.size();
+  if (n < 2 || iterations < 1) {
+    throw std::invalid_argument("measuring reads of another device's writes needs two devices");
+  }
+  if (devices[0]->is_cuda()) return 0;
+  // Every device: two buffers each, all of them in every pass. One reader: one buffer on each
+  // of the two devices.
+  const std::size_t buffers = one_reader ? 2 : 2 * n;
+  const std::size_t count = std::max<std::size_t>(1, bytes / buffers / sizeof(float));
+  const bool add = kernel == StreamKernel::kAdd;
+  // Passes enough that a run moves at least 32 MiB, and even, so that every run starts where
+  // the last one left off.
+  const std::size_t run_bytes = buffers * count * sizeof(float);
+  int passes = static_cast<int>(std::max<std::size_t>(2, (std::size_t{32} << 20) / run_bytes));
+  passes += passes % 2;
+  const std::size_t per_device = one_reader ? count : 2 * count;
+  std::vector<Allocation> blocks;
+  for (std::size_t i = 0; i < (one_reader ? 2 : n); ++i) {
+    blocks.push_back(devices[i]->memory().allocate(per_device * sizeof(float),
+                                                   "memory-bandwidth buffers"));
+    std::fill_n(blocks.back().as<float>(), per_device, 1.0f);
+  }
+  // Buffer `which` (mod 2) of a device; one reader: the device's one buffer.
+  const auto half = [&](std::size_t device, int which) {
+    return blocks[device].as<float>() + (!one_reader && which % 2 ? count : 0);
+  };
+  const auto kernel_pass = [add, count](const float* src, float* dst) {
+    if (add) {
+      for (std::size_t k = 0; k < count; ++k) dst[k] += src[k];
+    } else {
+      std::copy(src, src + count, dst);
+    }
+  };
+  // done[i]: the passes device i has finished in this run.
+  std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[n]);
+  double reader_seconds = 0;  // one reader: device 0's passes, timed on its own thread
+  const auto run = [&] {
+    for (std::size_t i = 0; i < n; ++i) done[i].store(0, std::memory_order_relaxed);
+    reader_seconds = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      devices[i]->stream().enqueue([&, i] {
+        const std::size_t right = (i + 1) % n, left = (i + n - 1) % n;
+        for (int p = 0; p < passes; ++p) {
+          if (one_reader) {
+            // A ping-pong: even passes, /gpu:1 copies device 0's buffer into its own; odd
+            // ones, device 0 runs the kernel from /gpu:1's buffer into its own.
+            const bool mine = (p % 2 == 0) == (i == 1);
+            if (i > 1 || !mine) continue;
+            wait_for(done[1 - i], p);
+            const TimePoint begin = Clock::now();
+            if (i == 1) std::copy(half(0, 0), half(0, 0) + count, half(1, 0));
+            else kernel_pass(half(1, 0), half(0, 0));
+            if (i == 0) reader_seconds += seconds_between(begin, Clock::now());
+            done[i].store(p + 1, std::memory_order_release);
+          } else {
+            // Pass p reads the right neighbour's buffer p % 2 (its pass p-1 wrote it) and
+            // writes this device's other buffer (its left neighbour's pass p-1 read it).
+            wait_for(done[right], p);
+            wait_for(done[left], p);
+            kernel_pass(half(right, p), half(i, p + 1));
+            done[i].store(p + 1, std::memory_order_release);
+          }
+        }
+      });
+    }
+    for (Device* d : devices) d->stream().synchronize();
+  };
+  run();  // warm-up
+  double best = 0;
+  for (int it = 0; it < iterations; ++it) {
+    const TimePoint begin = Clock::now();
+    run();
+    const double seconds = one_reader ? reader_seconds : seconds_between(begin, Clock::now());
+    if (it == 0 || seconds < best) best = seconds;
+  }
+  if (!(best > 0)) throw std::runtime_error("the bandwidth kernels took no measurable time");
+  const double readers = one_reader ? 1.0 : static_cast<double>(n);
+  const double reads = one_reader ? passes / 2.0 : passes;
+  return (add ? 3.0 : 2.0) * static_cast<double>(count * sizeof(float)) * readers * reads / best;
 }
 
 bool MemoryBound::past_caches() const {

@@ -22,6 +22,19 @@ const char* to_string(StreamKernel kernel);  // "copy (b = a)", "add (b += a)"
 double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
                                 std::size_t bytes, int iterations, int passes = 1);
 
+// The same kernels reading what another device has just written, as the all-reduces do (a
+// ring's step reads the chunk its left neighbour wrote in the step before; reduce-to-one's
+// broadcast reads the sum its destination wrote): on a CPU those bytes sit in another core's
+// private cache, not in the reader's. `devices` must each run on a CPU of its own (bound, at
+// least two), since each waits for its neighbours' last pass by polling. Every device, at once
+// (`one_reader` false): pass p, device i sets one of its two buffers from its right neighbour's
+// other buffer, written in pass p-1. One reader: a ping-pong, in turn /gpu:1 copies device 0's
+// buffer into its own and device 0 runs the kernel from it back into its own (as reduce-to-one's
+// reduce and broadcast do), and only device 0's passes are timed. Bytes read plus written per second by the
+// readers; `bytes` is the working set of all the devices together. 0 for CUDA devices.
+double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
+                              std::size_t bytes, int iterations, bool one_reader);
+
 // The memory bound B: the best of the copy and add kernels on all devices at `bytes` each.
 struct MemoryBound {
   double bandwidth = 0;  // bytes/s, read plus written

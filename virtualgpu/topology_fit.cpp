@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -17,37 +18,73 @@ namespace {
 
 bool stopped(const StopRequested& stop) { return stop && stop(); }
 
+// The first device bound to each CPU: the engines that can poll for each other. None when a
+// device is not bound (CUDA, or MIRRORLAB_PROC_BIND=false).
+std::vector<Device*> one_per_cpu(const std::vector<Device*>& devices) {
+  std::vector<Device*> out;
+  std::set<int> cpus;
+  for (Device* d : devices) {
+    if (d->is_cuda() || d->stream().bound_cpu() < 0) return {};
+    if (cpus.insert(d->stream().bound_cpu()).second) out.push_back(d);
+  }
+  return out;
+}
+
+// One round at one working set: each bandwidth of `best` becomes the better of what it held and
+// what this round measures.
+void measure_memory_sample(const std::vector<Device*>& devices, const std::vector<Device*>& one,
+                           const std::vector<Device*>& peers, std::size_t bytes,
+                           std::size_t one_device_bytes, int iterations,
+                           timing::MemorySample& best) {
+  const std::size_t all = std::max(bytes, 2 * sizeof(float) * devices.size());
+  const std::size_t alone = std::min(all, one_device_bytes);
+  // Each run passes over a small working set several times (at least 32 MiB in all), so that
+  // handing the run to the devices is nothing beside it.
+  const int passes = static_cast<int>(std::max<std::size_t>(1, (std::size_t{32} << 20) / all));
+  const std::size_t share = all / devices.size();
+  const auto keep = [](double& field, double measured) { field = std::max(field, measured); };
+  best.bytes = static_cast<double>(all);
+  keep(best.copy_one, measure_stream_bandwidth(one, StreamKernel::kCopy, alone, iterations, passes));
+  keep(best.reduce_one, measure_stream_bandwidth(one, StreamKernel::kAdd, alone, iterations, passes));
+  keep(best.copy_all,
+       measure_stream_bandwidth(devices, StreamKernel::kCopy, share, iterations, passes));
+  keep(best.reduce_all,
+       measure_stream_bandwidth(devices, StreamKernel::kAdd, share, iterations, passes));
+  if (peers.size() < 2) return;
+  keep(best.copy_peer_one, measure_peer_bandwidth(peers, StreamKernel::kCopy, all, iterations, true));
+  keep(best.reduce_peer_one, measure_peer_bandwidth(peers, StreamKernel::kAdd, all, iterations, true));
+  keep(best.copy_peer_all,
+       measure_peer_bandwidth(peers, StreamKernel::kCopy, all, iterations, false));
+  keep(best.reduce_peer_all,
+       measure_peer_bandwidth(peers, StreamKernel::kAdd, all, iterations, false));
+}
+
 }  // namespace
 
 std::vector<timing::MemorySample> measure_memory_samples(const std::vector<Device*>& devices,
                                                          const std::vector<std::size_t>& working_sets,
                                                          std::size_t one_device_bytes,
-                                                         int iterations,
+                                                         int iterations, int rounds,
                                                          const FitProgress& progress,
                                                          const StopRequested& stop) {
-  if (devices.empty() || iterations < 1) {
+  if (devices.empty() || iterations < 1 || rounds < 1) {
     throw std::invalid_argument("measuring the memory needs devices and iterations");
   }
   const std::vector<Device*> one{devices.front()};
-  const std::size_t minimum = 2 * sizeof(float) * devices.size();
-  std::vector<timing::MemorySample> samples;
-  for (std::size_t bytes : working_sets) {
-    if (stopped(stop)) break;
-    if (progress) progress("the memory's bandwidth over " + size_label(bytes));
-    const std::size_t all = std::max(bytes, minimum);
-    const std::size_t alone = std::min(all, one_device_bytes);
-    // Each run passes over a small working set several times (at least 32 MiB in all), so that
-    // handing the run to the devices is nothing beside it.
-    const int passes = static_cast<int>(std::max<std::size_t>(1, (std::size_t{32} << 20) / all));
-    const std::size_t share = all / devices.size();
-    timing::MemorySample s;
-    s.bytes = static_cast<double>(all);
-    s.copy_one = measure_stream_bandwidth(one, StreamKernel::kCopy, alone, iterations, passes);
-    s.reduce_one = measure_stream_bandwidth(one, StreamKernel::kAdd, alone, iterations, passes);
-    s.copy_all = measure_stream_bandwidth(devices, StreamKernel::kCopy, share, iterations, passes);
-    s.reduce_all = measure_stream_bandwidth(devices, StreamKernel::kAdd, share, iterations, passes);
-    samples.push_back(s);
+  const std::vector<Device*> peers = one_per_cpu(devices);
+  std::vector<timing::MemorySample> samples(working_sets.size());
+  for (int round = 0; round < rounds && !stopped(stop); ++round) {
+    if (progress) {
+      progress("the memory's bandwidth over " + size_label(working_sets.front()) + " to " +
+               size_label(working_sets.back()) + " (round " + std::to_string(round + 1) + " of " +
+               std::to_string(rounds) + ")");
+    }
+    for (std::size_t k = 0; k < working_sets.size() && !stopped(stop); ++k) {
+      measure_memory_sample(devices, one, peers, working_sets[k], one_device_bytes, iterations,
+                            samples[k]);
+    }
   }
+  std::erase_if(samples, [](const timing::MemorySample& s) { return s.bytes == 0; });
   return samples;
 }
 
@@ -104,6 +141,8 @@ std::vector<timing::AllReduceSample> measure_all_reduce_samples(
 
 int engine_count(const std::vector<Device*>& devices) {
   if (devices.empty() || devices.front()->is_cuda()) return 0;
+  const std::size_t bound = one_per_cpu(devices).size();
+  if (bound > 0) return static_cast<int>(bound);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 

@@ -25,11 +25,14 @@ using FitProgress = std::function<void(const std::string&)>;
 // and an add (b += a) kernel over the working set, on devices[0] alone (over at most
 // `one_device_bytes` of it: a device cannot hold more) and on every device at once (each over
 // its share), the best of `iterations` (more at small sizes, so each takes about as long as a
-// large one).
+// large one). Where the devices are bound to CPUs, the same kernels reading another engine's
+// writes too (measure_peer_bandwidth, one device per CPU). Every size is measured `rounds` times,
+// the rounds spread over the whole measurement, and keeps its best: what another program on the
+// machine takes for a moment favours no size.
 std::vector<timing::MemorySample> measure_memory_samples(const std::vector<Device*>& devices,
                                                          const std::vector<std::size_t>& working_sets,
                                                          std::size_t one_device_bytes,
-                                                         int iterations,
+                                                         int iterations, int rounds,
                                                          const FitProgress& progress = {},
                                                          const StopRequested& stop = {});
 
@@ -42,8 +45,8 @@ std::vector<timing::AllReduceSample> measure_all_reduce_samples(
     const std::vector<int>& device_counts, const AllReduceBenchOptions& sweep, int rounds,
     const FitProgress& progress = {}, const StopRequested& stop = {});
 
-// The engines that run the kernels at once: this CPU's cores for CPU virtual GPUs, 0 (one per
-// device) for CUDA devices.
+// The engines that run the kernels at once: for CPU virtual GPUs, the CPUs they are bound to
+// (this CPU's cores when they are not bound); 0 (one per device) for CUDA devices.
 int engine_count(const std::vector<Device*>& devices);
 
 }  // namespace mirrorlab::vgpu
