@@ -23,9 +23,13 @@ namespace {
 
 constexpr const char* kCommand = "mirrorlab compare";
 
-// The sizes of the fit's all-reduces: small enough that the step latency is most of their time,
+// The sizes of the fit's all-reduces: small enough that the latencies are most of their time,
 // and none of the sizes the model is then checked at.
 constexpr std::size_t kLatencyMinBytes = 4 << 10, kLatencyMaxBytes = 64 << 10;
+
+// Every size is timed for at least this long in each round (more iterations than -n where it is
+// quick), so that a moment this machine gives to something else is a small part of its time.
+constexpr double kMinSecondsPerSize = 0.02;
 
 // Enough devices to show where the step latency and the shared memory start to cost.
 constexpr int kDefaultDevices = 4;
@@ -93,21 +97,25 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
   if (memory.size() != sizes.size()) return {};
   timing::Topology t = timing::shared_memory_topology(memory, engines);
   vgpu::AllReduceBenchOptions small{kLatencyMinBytes, kLatencyMaxBytes, 2.0, 50, 10};
+  small.min_seconds = kMinSecondsPerSize;
   const std::vector<timing::AllReduceSample> latency_samples = vgpu::measure_all_reduce_samples(
       devices, modelled_algorithms(), device_counts(static_cast<int>(devices.size())), small,
       o.rounds, say, stop_requested);
   if (stop_requested()) return {};
   t.id = timing::kFittedTopologyId;
   t.gpus_per_node = static_cast<int>(devices.size());
-  t.step_latency = timing::fit_step_latency(t, latency_samples);
+  const timing::Latencies latencies = timing::fit_latencies(t, latency_samples);
+  t.call_latency = latencies.call;
+  t.step_latency = latencies.step;
   t.title = std::to_string(devices.size()) +
             (devices.front()->is_cuda() ? " logical GPUs of one card" : " CPU virtual GPUs") +
             " on this machine (fitted)";
   t.source = "Measured by 'mirrorlab compare --fit' on " + today() + ", " + cpu + " (" +
              std::to_string(engines) +
              " cores): the memory's copy (b = a) and add (b += a) bandwidth at each size, one "
-             "device alone and all at once (STREAM-style, the best of several runs); the step "
-             "latency fitted to all-reduces of 4 to 64 KiB.";
+             "device alone and all at once, reading its own writes and another device's (STREAM-style, "
+             "the best of several runs); the call and step latencies fitted to all-reduces of 4 to "
+             "64 KiB.";
   print_fit(t, memory);
   const std::string problem = write_output(files, "--output", timing::write_topology(t));
   if (!problem.empty()) throw std::runtime_error(problem);
@@ -145,7 +153,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   add_sweep_flags(cmd, o.sweep, "1M", "256M");
   add_whole_number_flag(cmd, "--rounds", o.rounds, 1, 100,
                         "Measure every algorithm this many times, interleaved; each size keeps "
-                        "its best");
+                        "its best (each round times a size -n times, and for at least 20 ms)");
   return cmd;
 }
 
@@ -216,7 +224,8 @@ int run_compare(const CompareOptions& o) {
                 interrupt_name(interrupt_signal()));
     return interrupt_exit_status(interrupt_signal());
   }
-  const vgpu::AllReduceBenchOptions sweep = o.sweep.options();
+  vgpu::AllReduceBenchOptions sweep = o.sweep.options();
+  sweep.min_seconds = kMinSecondsPerSize;
   const std::vector<timing::AllReduceSample> measured = vgpu::measure_all_reduce_samples(
       devices, modelled_algorithms(), device_counts(gpus), sweep, o.rounds, say, stop_requested);
   print_check(model, timing::predict(model, measured));

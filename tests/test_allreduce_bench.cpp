@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/ring_all_reduce.h"
 
@@ -142,6 +144,27 @@ TEST(AllReduceBench, MemoryBoundIsTheBestKernelAndGivesItsMemoryBack) {
   for (Device* d : devices) EXPECT_EQ(d->memory().in_use(), 0u);
   EXPECT_THROW(measure_stream_bandwidth(devices, StreamKernel::kAdd, 4, 2), std::invalid_argument);
   EXPECT_THROW(measure_stream_bandwidth({}, StreamKernel::kCopy, kMiB, 2), std::invalid_argument);
+}
+
+// The peer kernels meet at the all-reduces' barrier between passes: on 2, 3 and 4 devices (more
+// than this machine's cores, too) they finish, give a bandwidth, and give their memory back.
+TEST(AllReduceBench, PeerKernelsFinishOnAnyNumberOfDevicesAndGiveTheirMemoryBack) {
+  for (int n : {2, 3, 4}) {
+    DeviceRegistry registry;
+    registry.set_logical_device_configuration(n, 8);
+    const auto& devices = registry.logical_devices();
+    for (StreamKernel k : {StreamKernel::kCopy, StreamKernel::kAdd}) {
+      for (bool one_reader : {true, false}) {
+        const double b = measure_peer_bandwidth(devices, k, kMiB, 2, one_reader);
+        EXPECT_TRUE(std::isfinite(b) && b > 0) << n << " devices, " << to_string(k) << ": " << b;
+      }
+    }
+    for (Device* d : devices) EXPECT_EQ(d->memory().in_use(), 0u);
+  }
+  DeviceRegistry one;
+  one.set_logical_device_configuration(1, 8);
+  EXPECT_THROW(measure_peer_bandwidth(one.logical_devices(), StreamKernel::kCopy, kMiB, 2, false),
+               std::invalid_argument);
 }
 
 }  // namespace

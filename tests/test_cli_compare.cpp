@@ -27,7 +27,7 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   const std::string sizes = "--gpus 2 -b 64K -e 256K -f 4 -n 2 -w 1 --rounds 1";
   const Result fit = compare(folder.path(), "--fit " + sizes);
   ASSERT_EQ(fit.status, 0) << fit.output;
-  EXPECT_NE(fit.output.find("the step latency fitted:"), std::string::npos) << fit.output;
+  EXPECT_NE(fit.output.find("the latencies fitted:"), std::string::npos) << fit.output;
   EXPECT_NE(fit.output.find("Saved to " + (folder.path() / "fit.toml").string()),
             std::string::npos) << fit.output;
   std::ifstream in(folder.path() / "fit.toml");

@@ -50,11 +50,12 @@ TEST(Fit, TheWorkingSetOfOneSharedMemoryIsEveryRanksBuffer) {
   EXPECT_EQ(e.steps[1].bottleneck, "/gpu:1+/gpu:3 core");
 }
 
-TEST(Fit, RecoversTheStepLatencyOfAllReducesTheModelTimed) {
+TEST(Fit, RecoversBothLatenciesOfAllReducesTheModelTimed) {
   Topology t = shared_memory_topology(two_levels(), 2);
   t.gpus_per_node = 4;
   Topology truth = t;
   truth.step_latency = 30e-6;
+  truth.call_latency = 45e-6;
   std::vector<AllReduceSample> samples;
   for (double bytes : {4096.0, 16384.0, 65536.0}) {
     for (int n : {2, 4}) {
@@ -63,11 +64,101 @@ TEST(Fit, RecoversTheStepLatencyOfAllReducesTheModelTimed) {
       }
     }
   }
-  EXPECT_NEAR(fit_step_latency(t, samples), 30e-6, 1e-12);
+  Latencies fitted = fit_latencies(t, samples);
+  EXPECT_NEAR(fitted.call, 45e-6, 1e-12);
+  EXPECT_NEAR(fitted.step, 30e-6, 1e-12);
   // Times below what the bandwidth alone takes cannot give a negative latency.
   for (AllReduceSample& s : samples) s.seconds = 1e-9;
-  EXPECT_EQ(fit_step_latency(t, samples), 0.0);
-  EXPECT_EQ(fit_step_latency(t, {}), 0.0);
+  fitted = fit_latencies(t, samples);
+  EXPECT_EQ(fitted.call, 0.0);
+  EXPECT_EQ(fitted.step, 0.0);
+  EXPECT_EQ(fit_latencies(t, {}).step, 0.0);
+}
+
+TEST(Fit, OneNumberOfStepsCannotTellTheLatenciesApart) {
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.gpus_per_node = 2;
+  Topology truth = t;
+  truth.step_latency = 30e-6;
+  std::vector<AllReduceSample> samples;  // reduce-to-one and the ring on 2 ranks: 2 steps each
+  for (double bytes : {4096.0, 65536.0}) {
+    for (const Schedule& s : {reduce_to_one_schedule(2, bytes), ring_schedule(2, bytes)}) {
+      samples.push_back({"x", s, estimate(s, truth).seconds});
+    }
+  }
+  // Any C + 2L = 60 us fits; the step's latency alone is the one taken.
+  const Latencies fitted = fit_latencies(t, samples);
+  EXPECT_EQ(fitted.call, 0.0);
+  EXPECT_NEAR(fitted.step, 30e-6, 1e-12);
+}
+
+TEST(Fit, TheCallLatencyIsPaidOnceAnAllReduce) {
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.gpus_per_node = 4;
+  Topology with = t;
+  with.call_latency = 45e-6;
+  for (int n : {2, 4}) {
+    const Schedule ring = ring_schedule(n, 1 * kMiB);  // 2(n-1) steps, one call
+    const Estimate e = estimate(ring, with);
+    EXPECT_NEAR(e.seconds - estimate(ring, t).seconds, 45e-6, 1e-12) << n;
+    EXPECT_EQ(e.call_latency, 45e-6);
+  }
+  // One rank has nothing to all-reduce: no steps, no call.
+  EXPECT_EQ(estimate(ring_schedule(1, 1 * kMiB), with).seconds, 0.0);
+}
+
+// Peer curves rise (the writer's private cache, then a shared one), then fall; the memory's own
+// curves only fall. A size out of its curve's shape is averaged with its neighbour.
+TEST(Fit, PeerCurvesRiseThenFallOwnCurvesOnlyFall) {
+  std::vector<MemorySample> samples = two_levels();
+  const double peer[] = {20e9, 60e9, 50e9};  // rises from 1 to 8 MiB, falls at 16
+  for (int i = 0; i < 3; ++i) {
+    samples[i].copy_peer_one = samples[i].reduce_peer_one = peer[i];
+    samples[i].copy_peer_all = samples[i].reduce_peer_all = 2 * peer[i];
+  }
+  samples[1].copy_one = 50e9;  // faster at 8 MiB than at 1 MiB (40): averaged to 45 both
+  const Topology t = shared_memory_topology(samples, 2);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, 1 * kMiB, true), 20e9);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, 8 * kMiB, true), 60e9);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, 16 * kMiB, true), 50e9);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kReduce, 2, 8 * kMiB, true), 120e9);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, 1 * kMiB), 45e9);
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, 8 * kMiB), 45e9);
+  // A dip in the rise (60, 40, 80 rising) is averaged with the size before it: 50, 50, 80.
+  const double dip[] = {60e9, 40e9, 80e9};
+  for (int i = 0; i < 3; ++i) {
+    samples[i].copy_peer_one = samples[i].reduce_peer_one = dip[i];
+  }
+  const Topology d = shared_memory_topology(samples, 2);
+  EXPECT_DOUBLE_EQ(d.memory.bandwidth(Work::kCopy, 1, 1 * kMiB, true), 50e9);
+  EXPECT_DOUBLE_EQ(d.memory.bandwidth(Work::kCopy, 1, 8 * kMiB, true), 50e9);
+  EXPECT_DOUBLE_EQ(d.memory.bandwidth(Work::kCopy, 1, 16 * kMiB, true), 80e9);
+}
+
+// Moves between ranks on different cores read what another core wrote (the peer curves); a
+// reduce-to-one's broadcast reads the sum its destination just wrote.
+TEST(Fit, MovesBetweenCoresArePricedAtThePeerCurves) {
+  std::vector<MemorySample> samples = two_levels();
+  for (MemorySample& s : samples) {
+    s.copy_peer_one = s.reduce_peer_one = 10e9;
+    s.copy_peer_all = s.reduce_peer_all = 20e9;
+  }
+  Topology t = shared_memory_topology(samples, 2);
+  t.gpus_per_node = 2;
+  const Estimate e = estimate(reduce_to_one_schedule(2, 1 * kMiB), t);
+  ASSERT_EQ(e.steps.size(), 2u);
+  // Reduce: /gpu:0 adds /gpu:1's buffer, 3 MiB of traffic at 10 GB/s; broadcast: 2 MiB.
+  EXPECT_NEAR(e.steps[0].seconds, 3 * kMiB / 10e9, 1e-12);
+  EXPECT_NEAR(e.steps[1].seconds, 2 * kMiB / 10e9, 1e-12);
+  // Without peer curves, the memory's own: 3 MiB at 50 GB/s, 2 MiB at 40 GB/s.
+  const Topology own = [&] {
+    Topology o = shared_memory_topology(two_levels(), 2);
+    o.gpus_per_node = 2;
+    return o;
+  }();
+  const Estimate f = estimate(reduce_to_one_schedule(2, 1 * kMiB), own);
+  EXPECT_NEAR(f.steps[0].seconds, 3 * kMiB / 50e9, 1e-12);
+  EXPECT_NEAR(f.steps[1].seconds, 2 * kMiB / 40e9, 1e-12);
 }
 
 TEST(Fit, PredictionsSayTheirErrorAndTheSlowestStep) {
@@ -104,10 +195,12 @@ TEST(Fit, AFittedTopologyIsWrittenAndReadBackTheSame) {
   t.source = "a test";
   t.gpus_per_node = 4;
   t.step_latency = 42e-6;
+  t.call_latency = 51e-6;
   const Topology back = parse_topology(write_topology(t), "fit.toml");
   EXPECT_EQ(back.id, kFittedTopologyId);
   EXPECT_EQ(back.fabric, Fabric::kSharedMemory);
   EXPECT_NEAR(back.step_latency, 42e-6, 1e-12);
+  EXPECT_NEAR(back.call_latency, 51e-6, 1e-12);
   EXPECT_EQ(back.memory.engines, 2);
   for (double bytes : {1 * kMiB, 20 * kMiB, 100 * kMiB}) {
     for (int active : {1, 2}) {

@@ -10,30 +10,68 @@ namespace {
 
 bool positive(double x) { return std::isfinite(x) && x > 0; }
 
-// The samples' bandwidths by size (sorted), made to fall with the size: the closest such curve
-// in least squares (pool adjacent violators: a size faster than a smaller one is averaged with
-// it), so that one lucky or unlucky size does not bend its neighbours.
-BandwidthCurve curve(const std::vector<MemorySample>& samples, double MemorySample::*field) {
+// The values made to fall (or rise) from one to the next: the closest such sequence in least
+// squares, by pooling adjacent violators (a value above the one before it is averaged with it).
+std::vector<double> monotone(const std::vector<double>& values, bool falling) {
   struct Block {
     double sum = 0;
     int count = 0;
     double mean() const { return sum / count; }
   };
   std::vector<Block> blocks;
-  for (const MemorySample& s : samples) {
-    blocks.push_back({s.*field, 1});
-    while (blocks.size() > 1 && blocks.back().mean() > blocks[blocks.size() - 2].mean()) {
+  for (double v : values) {
+    blocks.push_back({v, 1});
+    while (blocks.size() > 1 &&
+           (falling ? blocks.back().mean() > blocks[blocks.size() - 2].mean()
+                    : blocks.back().mean() < blocks[blocks.size() - 2].mean())) {
       const Block last = blocks.back();
       blocks.pop_back();
       blocks.back().sum += last.sum;
       blocks.back().count += last.count;
     }
   }
-  std::vector<std::pair<double, double>> points;
-  std::size_t i = 0;
-  for (const Block& b : blocks) {
-    for (int k = 0; k < b.count; ++k) points.emplace_back(samples[i++].bytes, b.mean());
+  std::vector<double> out;
+  for (const Block& b : blocks) out.insert(out.end(), static_cast<std::size_t>(b.count), b.mean());
+  return out;
+}
+
+double squared_distance(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]);
+  return d;
+}
+
+// The values made to rise and then fall: the closest such sequence in least squares, over every
+// place the rise may end.
+std::vector<double> rise_then_fall(const std::vector<double>& values) {
+  std::vector<double> best;
+  double best_distance = 0;
+  for (std::size_t k = 0; k <= values.size(); ++k) {
+    std::vector<double> fit = monotone({values.begin(), values.begin() + k}, false);
+    const std::vector<double> fall = monotone({values.begin() + k, values.end()}, true);
+    fit.insert(fit.end(), fall.begin(), fall.end());
+    const double d = squared_distance(fit, values);
+    if (best.empty() || d < best_distance) {
+      best = std::move(fit);
+      best_distance = d;
+    }
   }
+  return best;
+}
+
+// The samples' bandwidths by size (sorted) as the curve a memory can have, so that one lucky or
+// unlucky size does not bend its neighbours. Reading its own writes, a memory is never faster
+// over more bytes: the curve falls. Reading another engine's writes it may first get faster:
+// over few bytes they all sit in the writer's private cache, which the reader reaches slowly,
+// and over more the writer has evicted most of them to a cache they share; past that cache both
+// fall alike. So a peer curve rises, then falls.
+BandwidthCurve curve(const std::vector<MemorySample>& samples, double MemorySample::*field,
+                     bool peer) {
+  std::vector<double> values;
+  for (const MemorySample& s : samples) values.push_back(s.*field);
+  values = peer ? rise_then_fall(values) : monotone(values, true);
+  std::vector<std::pair<double, double>> points;
+  for (std::size_t i = 0; i < samples.size(); ++i) points.emplace_back(samples[i].bytes, values[i]);
   return BandwidthCurve(std::move(points));
 }
 
@@ -68,34 +106,55 @@ Topology shared_memory_topology(const std::vector<MemorySample>& samples, int en
   if (engines < 0) throw std::invalid_argument("the number of engines must be 0 or more");
   Topology t;
   t.fabric = Fabric::kSharedMemory;
-  t.memory.copy_all = curve(sorted, &MemorySample::copy_all);
-  t.memory.reduce_all = curve(sorted, &MemorySample::reduce_all);
-  t.memory.copy_one = curve(sorted, &MemorySample::copy_one);
-  t.memory.reduce_one = curve(sorted, &MemorySample::reduce_one);
+  t.memory.copy_all = curve(sorted, &MemorySample::copy_all, false);
+  t.memory.reduce_all = curve(sorted, &MemorySample::reduce_all, false);
+  t.memory.copy_one = curve(sorted, &MemorySample::copy_one, false);
+  t.memory.reduce_one = curve(sorted, &MemorySample::reduce_one, false);
   if (peer) {
-    t.memory.copy_peer_one = curve(sorted, &MemorySample::copy_peer_one);
-    t.memory.reduce_peer_one = curve(sorted, &MemorySample::reduce_peer_one);
-    t.memory.copy_peer_all = curve(sorted, &MemorySample::copy_peer_all);
-    t.memory.reduce_peer_all = curve(sorted, &MemorySample::reduce_peer_all);
+    t.memory.copy_peer_one = curve(sorted, &MemorySample::copy_peer_one, true);
+    t.memory.reduce_peer_one = curve(sorted, &MemorySample::reduce_peer_one, true);
+    t.memory.copy_peer_all = curve(sorted, &MemorySample::copy_peer_all, true);
+    t.memory.reduce_peer_all = curve(sorted, &MemorySample::reduce_peer_all, true);
   }
   t.memory.engines = engines;
   return t;
 }
 
-double fit_step_latency(const Topology& topology, const std::vector<AllReduceSample>& samples) {
+Latencies fit_latencies(const Topology& topology, const std::vector<AllReduceSample>& samples) {
   Topology without = topology;
   without.step_latency = 0;
-  // Minimise sum(((b + k L) - m) / m)^2 over L: L = sum(k (m - b) / m^2) / sum(k^2 / m^2).
-  double numerator = 0, denominator = 0;
+  without.call_latency = 0;
+  // Minimise sum(w (C + k L - r)^2), r = m - b the time the bandwidth leaves, w = 1 / m^2 (the
+  // error relative to the measured time), over C (once a call) and L (once a step): the normal
+  // equations [sw swk; swk swkk] [C; L] = [swr; swkr].
+  double sw = 0, swk = 0, swkk = 0, swr = 0, swkr = 0;
   for (const AllReduceSample& s : samples) {
-    const double steps = static_cast<double>(s.schedule.steps.size());
-    if (steps == 0 || !positive(s.seconds)) continue;
-    const double bandwidth_part = estimate(s.schedule, without).seconds;
+    const double k = static_cast<double>(s.schedule.steps.size());
+    if (k == 0 || !positive(s.seconds)) continue;
+    const double r = s.seconds - estimate(s.schedule, without).seconds;
     const double w = 1.0 / (s.seconds * s.seconds);
-    numerator += steps * (s.seconds - bandwidth_part) * w;
-    denominator += steps * steps * w;
+    sw += w;
+    swk += w * k;
+    swkk += w * k * k;
+    swr += w * r;
+    swkr += w * k * r;
   }
-  return denominator > 0 ? std::max(0.0, numerator / denominator) : 0.0;
+  if (sw == 0) return {};
+  const double det = sw * swkk - swk * swk;
+  // Both free, where the samples tell them apart (more than one number of steps) and both come
+  // out at 0 or more; otherwise the best with one of them at 0.
+  if (det > 1e-12 * sw * swkk) {
+    const Latencies both{(swr * swkk - swk * swkr) / det, (sw * swkr - swk * swr) / det};
+    if (both.call >= 0 && both.step >= 0) return both;
+  }
+  const Latencies step_only{0, std::max(0.0, swkr / swkk)};
+  const Latencies call_only{std::max(0.0, swr / sw), 0};
+  const auto cost = [&](const Latencies& l) {
+    // sum(w (C + kL - r)^2) up to a constant: the terms that depend on C and L.
+    return sw * l.call * l.call + swkk * l.step * l.step + 2 * swk * l.call * l.step -
+           2 * swr * l.call - 2 * swkr * l.step;
+  };
+  return cost(step_only) <= cost(call_only) ? step_only : call_only;
 }
 
 std::vector<Prediction> predict(const Topology& topology,

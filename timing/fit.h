@@ -1,9 +1,9 @@
 // Fitting the model to a machine (what `mirrorlab compare` measures), as pure functions of what was
 // measured: the memory's copy and add bandwidth by size (one engine alone and every engine at
-// once) become the topology's curves, and the one parameter left, the time one step of an
-// all-reduce costs however small (synchronisation), is fitted to all-reduces of small sizes,
-// where it is all there is. The sizes the model is then checked at (1 MiB and up) are not used
-// by the fit.
+// once, reading its own writes or another engine's) become the topology's curves, and the two
+// parameters left, what an all-reduce and each of its steps cost however small
+// (synchronisation), are fitted to all-reduces of small sizes, where they are all there is. The
+// sizes the model is then checked at (1 MiB and up) are not used by the fit.
 #pragma once
 
 #include <string>
@@ -33,18 +33,26 @@ struct AllReduceSample {
 };
 
 // A shared-memory topology (CPU virtual GPUs, or logical GPUs of one card) with the samples'
-// curves, `engines` engines (CPU cores; 0 for as many as devices) and no step latency yet. A
-// memory is never faster over more bytes, so a size that measured faster than a smaller one was
-// helped or hindered by something else (another program on the machine): each curve is the
-// falling curve closest to the samples (least squares; neighbours out of order are averaged). The peer curves are kept only
-// when every sample has them. Throws std::invalid_argument for no samples, or a size or bandwidth
-// that is not positive and finite (a peer bandwidth may be 0: not measured).
+// curves, `engines` engines (CPU cores; 0 for as many as devices) and no latencies yet. Each
+// curve is the closest in least squares (neighbours out of order are averaged) to the samples
+// that has the shape a memory's curve has, so that one size helped or hindered by something
+// else (another program on the machine) does not bend it: reading its own writes, a memory is
+// never faster over more bytes, so the curve falls; reading another engine's writes it rises,
+// then falls (fit.cpp says why). The peer curves are kept only when every sample has them.
+// Throws std::invalid_argument for no samples, or a size or bandwidth that is not positive and
+// finite (a peer bandwidth may be 0: not measured).
 Topology shared_memory_topology(const std::vector<MemorySample>& samples, int engines);
 
-// The step latency L that makes estimate() closest to the samples in relative terms (least
-// squares of (predicted - measured) / measured, each schedule costing steps x L more): never
-// below 0. Samples with no steps or no time are skipped; none left gives 0.
-double fit_step_latency(const Topology& topology, const std::vector<AllReduceSample>& samples);
+// The two latencies of a shared memory: C once an all-reduce (handing it to the devices and
+// waiting for them) and L once a step (the barrier between steps), those that make estimate()
+// closest to the samples in relative terms (least squares of (predicted - measured) / measured,
+// a schedule of k steps costing C + k L more). Algorithms with different numbers of steps tell
+// the two apart; where they cannot, or one would come out negative, the best with that one at 0.
+// Samples with no steps or no time are skipped; none left gives 0 and 0.
+struct Latencies {
+  double call = 0, step = 0;  // seconds
+};
+Latencies fit_latencies(const Topology& topology, const std::vector<AllReduceSample>& samples);
 
 // Predicted against measured, for the table `mirrorlab compare` prints.
 struct Prediction {

@@ -57,6 +57,9 @@ struct Topology {
   LinkSpec host_link;  // pairs: a GPU's PCIe link, between pairs
   LinkSpec network;    // more than one node: a GPU's network adapter (one per GPU)
   double step_latency = 0;  // shared memory: one step's synchronisation, seconds
+  // Shared memory: handing one all-reduce to the devices and waiting for all of them to finish
+  // (waking each device's thread, and the host's), once per all-reduce, seconds.
+  double call_latency = 0;
   MemorySpec memory;        // each GPU's memory; shared memory: the one memory
   double flops = 0;         // one GPU's FLOP/s for training (0: unknown)
   bool has_nccl = false;    // NCCL can run here (one GPU per rank)
@@ -81,13 +84,15 @@ struct StepEstimate {
   std::vector<LinkLoad> loads;
 };
 struct Estimate {
-  double seconds = 0;
+  double seconds = 0;       // the call latency plus every step's time
+  double call_latency = 0;
   std::vector<StepEstimate> steps;
 };
 
 // The alpha-beta time of `schedule` on `topology`: each step takes the latency of its slowest
 // link (or the shared memory's step latency) plus the time of its busiest resource (a link
-// direction, an engine, the shared memory); the steps run one after the other. Contention is
+// direction, an engine, the shared memory); the steps run one after the other, after the
+// shared memory's call latency. Contention is
 // counted only as bytes sharing a resource; congestion, protocols and pipelining are left out.
 Estimate estimate(const Schedule& schedule, const Topology& topology);
 

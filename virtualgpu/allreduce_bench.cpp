@@ -45,6 +45,18 @@ std::size_t count_wrong(const std::vector<Device*>& devices,
   return wrong;
 }
 
+// `iterations`, or more where the warm-up says they would take less than `min_seconds` (at most
+// 100 times more).
+int iterations_for(const AllReduceBenchOptions& o, double warmup_seconds) {
+  if (!(o.min_seconds > 0) || o.warmup_iterations < 1 || !(warmup_seconds > 0)) {
+    return o.iterations;
+  }
+  const double each = warmup_seconds / o.warmup_iterations;
+  const double wanted = std::ceil(o.min_seconds / each);
+  return static_cast<int>(std::clamp(wanted, static_cast<double>(o.iterations),
+                                     100.0 * o.iterations));
+}
+
 }  // namespace
 
 std::vector<std::size_t> sweep_sizes(const AllReduceBenchOptions& o) {
@@ -94,14 +106,16 @@ std::vector<AllReduceBenchRow> run_allreduce_sweep(
     // Then time: warm-up, then `iterations` back to back (in place, as the data grows by a
     // factor of n each time it stays finite or turns to inf; neither slows float addition).
     fill_inputs(devices, buffers);
+    const TimePoint warm = Clock::now();
     for (int it = 0; it < options.warmup_iterations; ++it) {
       all_reduce(devices, buffers, algorithm, options.op);
     }
+    const int iterations = iterations_for(options, seconds_between(warm, Clock::now()));
     const TimePoint begin = Clock::now();
-    for (int it = 0; it < options.iterations; ++it) {
+    for (int it = 0; it < iterations; ++it) {
       all_reduce(devices, buffers, algorithm, options.op);
     }
-    row.seconds = seconds_between(begin, Clock::now()) / options.iterations;
+    row.seconds = seconds_between(begin, Clock::now()) / iterations;
     row.algbw = static_cast<double>(bytes) / row.seconds;
     row.busbw = n > 1 ? row.algbw * 2.0 * (n - 1) / n : row.algbw;
     if (bound_bandwidth > 0 && n > 1) {

@@ -24,6 +24,10 @@ struct AllReduceBenchOptions {
   int iterations = 20;
   int warmup_iterations = 5;
   ReduceOp op = ReduceOp::kSum;
+  // At least this long timed at every size (more iterations than `iterations` where the size
+  // is quick, judged by the warm-up), so that a moment the machine gave to something else is a
+  // small part of a small size's time. 0: `iterations`, however short.
+  double min_seconds = 0;
 };
 
 struct AllReduceBenchRow {

@@ -1,13 +1,12 @@
 #include "virtualgpu/stream_bandwidth.h"
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
-#include <thread>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
+#include "virtualgpu/barrier.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_buffers.h"
 
@@ -18,7 +17,8 @@ const char* to_string(StreamKernel kernel) {
 }
 
 double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
-                                std::size_t bytes, int iterations, int passes) {
+                                std::size_t bytes, int iterations, int passes,
+                                RunStatistic statistic) {
   if (devices.empty() || iterations < 1 || passes < 1 || bytes < 2 * sizeof(float)) {
     throw std::invalid_argument("measuring the memory bandwidth needs devices, bytes and "
                                 "iterations");
@@ -49,32 +49,19 @@ double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKerne
     for (Device* d : devices) d->stream().synchronize();
   };
   run_all();  // warm-up
-  double best = 0;
+  double best = 0, sum = 0;
   for (int it = 0; it < iterations; ++it) {
     const TimePoint begin = Clock::now();
     run_all();
     const double seconds = seconds_between(begin, Clock::now());
+    sum += seconds;
     if (it == 0 || seconds < best) best = seconds;
   }
+  if (statistic == RunStatistic::kMean) best = sum / iterations;
   if (!(best > 0)) throw std::runtime_error("the bandwidth kernels took no measurable time");
   return (add ? 3.0 : 2.0) * static_cast<double>(count * sizeof(float)) *
          static_cast<double>(devices.size()) * passes / best;
 }
-
-namespace {
-
-// Polls until `counter` reaches `value` (another device's thread, on a core of its own, is
-// about to get there), yielding now and then in case it is not running.
-void wait_for(const std::atomic<int>& counter, int value) {
-  for (int spins = 0; counter.load(std::memory_order_acquire) < value; ++spins) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    if (spins % 1024 == 1023) std::this_thread::yield();
-  }
-}
-
-}  // namespace
 
 double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
                               std::size_t bytes, int iterations, bool one_reader) {
@@ -88,10 +75,10 @@ double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel 
   const std::size_t buffers = one_reader ? 2 : 2 * n;
   const std::size_t count = std::max<std::size_t>(1, bytes / buffers / sizeof(float));
   const bool add = kernel == StreamKernel::kAdd;
-  // Passes enough that a run moves at least 32 MiB, and even, so that every run starts where
-  // the last one left off.
+  // Passes enough that a run passes over kBandwidthRunBytes, and even, so that every run starts
+  // where the last one left off.
   const std::size_t run_bytes = buffers * count * sizeof(float);
-  int passes = static_cast<int>(std::max<std::size_t>(2, (std::size_t{32} << 20) / run_bytes));
+  int passes = static_cast<int>(std::max<std::size_t>(2, kBandwidthRunBytes / run_bytes));
   passes += passes % 2;
   const std::size_t per_device = one_reader ? count : 2 * count;
   std::vector<Allocation> blocks;
@@ -111,52 +98,52 @@ double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel 
       std::copy(src, src + count, dst);
     }
   };
-  // done[i]: the passes device i has finished in this run.
-  std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[n]);
-  double reader_seconds = 0;  // one reader: device 0's passes, timed on its own thread
+  // The devices meet between passes at the barrier the all-reduces use between their steps, so
+  // that the bytes sit where an all-reduce's next step finds them (the waiting threads sleep, as
+  // they do there), and only the kernels are timed: seconds[p][i], device i's pass p.
+  const std::size_t parties = one_reader ? 2 : n;
+  std::vector<std::vector<double>> seconds(static_cast<std::size_t>(passes),
+                                           std::vector<double>(parties, 0.0));
   const auto run = [&] {
-    for (std::size_t i = 0; i < n; ++i) done[i].store(0, std::memory_order_relaxed);
-    reader_seconds = 0;
-    for (std::size_t i = 0; i < n; ++i) {
+    CancellableBarrier barrier(static_cast<int>(parties));
+    for (std::size_t i = 0; i < parties; ++i) {
       devices[i]->stream().enqueue([&, i] {
-        const std::size_t right = (i + 1) % n, left = (i + n - 1) % n;
+        const std::size_t right = (i + 1) % n;
         for (int p = 0; p < passes; ++p) {
+          const TimePoint begin = Clock::now();
           if (one_reader) {
             // A ping-pong: even passes, /gpu:1 copies device 0's buffer into its own; odd
-            // ones, device 0 runs the kernel from /gpu:1's buffer into its own.
-            const bool mine = (p % 2 == 0) == (i == 1);
-            if (i > 1 || !mine) continue;
-            wait_for(done[1 - i], p);
-            const TimePoint begin = Clock::now();
-            if (i == 1) std::copy(half(0, 0), half(0, 0) + count, half(1, 0));
-            else kernel_pass(half(1, 0), half(0, 0));
-            if (i == 0) reader_seconds += seconds_between(begin, Clock::now());
-            done[i].store(p + 1, std::memory_order_release);
+            // ones, device 0 runs the kernel from /gpu:1's buffer into its own, as
+            // reduce-to-one's broadcast and reduce do.
+            if (p % 2 == 0 && i == 1) std::copy(half(0, 0), half(0, 0) + count, half(1, 0));
+            if (p % 2 == 1 && i == 0) kernel_pass(half(1, 0), half(0, 0));
           } else {
             // Pass p reads the right neighbour's buffer p % 2 (its pass p-1 wrote it) and
             // writes this device's other buffer (its left neighbour's pass p-1 read it).
-            wait_for(done[right], p);
-            wait_for(done[left], p);
             kernel_pass(half(right, p), half(i, p + 1));
-            done[i].store(p + 1, std::memory_order_release);
           }
+          seconds[static_cast<std::size_t>(p)][i] = seconds_between(begin, Clock::now());
+          barrier.arrive_and_wait();
         }
       });
     }
-    for (Device* d : devices) d->stream().synchronize();
+    for (std::size_t i = 0; i < parties; ++i) devices[i]->stream().synchronize();
+    // One reader: device 0's passes. Every device: each pass takes its slowest device.
+    double total = 0;
+    for (int p = one_reader ? 1 : 0; p < passes; p += one_reader ? 2 : 1) {
+      const std::vector<double>& pass = seconds[static_cast<std::size_t>(p)];
+      total += one_reader ? pass[0] : *std::max_element(pass.begin(), pass.end());
+    }
+    return total;
   };
   run();  // warm-up
-  double best = 0;
-  for (int it = 0; it < iterations; ++it) {
-    const TimePoint begin = Clock::now();
-    run();
-    const double seconds = one_reader ? reader_seconds : seconds_between(begin, Clock::now());
-    if (it == 0 || seconds < best) best = seconds;
-  }
-  if (!(best > 0)) throw std::runtime_error("the bandwidth kernels took no measurable time");
+  double sum = 0;
+  for (int it = 0; it < iterations; ++it) sum += run();
+  const double mean = sum / iterations;
+  if (!(mean > 0)) throw std::runtime_error("the bandwidth kernels took no measurable time");
   const double readers = one_reader ? 1.0 : static_cast<double>(n);
   const double reads = one_reader ? passes / 2.0 : passes;
-  return (add ? 3.0 : 2.0) * static_cast<double>(count * sizeof(float)) * readers * reads / best;
+  return (add ? 3.0 : 2.0) * static_cast<double>(count * sizeof(float)) * readers * reads / mean;
 }
 
 bool MemoryBound::past_caches() const {

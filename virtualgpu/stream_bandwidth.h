@@ -14,24 +14,36 @@ class Device;
 enum class StreamKernel { kCopy, kAdd };
 const char* to_string(StreamKernel kernel);  // "copy (b = a)", "add (b += a)"
 
+// What a measurement makes of its timed runs: the fastest (as STREAM reports: a ceiling), or
+// their mean (as an all-reduce's time is measured: what a model fitted to predict those wants).
+enum class RunStatistic { kFastest, kMean };
+
 // Bytes read plus written per second when every one of `devices` runs `kernel` over a working
-// set of `bytes` of its own memory (two halves, a and b), all at once: the best of `iterations`
-// timed runs after one warm-up, as STREAM reports (CUDA: the mean, timed with events). Each run
+// set of `bytes` of its own memory (two halves, a and b), all at once: the fastest or the mean of
+// `iterations` timed runs after one warm-up (CUDA: always the mean, timed with events). Each run
 // passes over the buffers `passes` times (CPU devices), so that a run of a small working set lasts
 // long enough that handing it to the devices costs nothing beside it.
 double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
-                                std::size_t bytes, int iterations, int passes = 1);
+                                std::size_t bytes, int iterations, int passes = 1,
+                                RunStatistic statistic = RunStatistic::kFastest);
+
+// The fit's kernels pass over a working set this many bytes' worth at least in each timed run, so
+// that handing the run to the devices' threads and waiting for them (tens of microseconds) is
+// nothing beside it.
+constexpr std::size_t kBandwidthRunBytes = std::size_t{256} << 20;
 
 // The same kernels reading what another device has just written, as the all-reduces do (a
 // ring's step reads the chunk its left neighbour wrote in the step before; reduce-to-one's
 // broadcast reads the sum its destination wrote): on a CPU those bytes sit in another core's
-// private cache, not in the reader's. `devices` must each run on a CPU of its own (bound, at
-// least two), since each waits for its neighbours' last pass by polling. Every device, at once
-// (`one_reader` false): pass p, device i sets one of its two buffers from its right neighbour's
-// other buffer, written in pass p-1. One reader: a ping-pong, in turn /gpu:1 copies device 0's
-// buffer into its own and device 0 runs the kernel from it back into its own (as reduce-to-one's
-// reduce and broadcast do), and only device 0's passes are timed. Bytes read plus written per second by the
-// readers; `bytes` is the working set of all the devices together. 0 for CUDA devices.
+// private cache, or in a cache they share, not in the reader's own. Every device at once
+// (`one_reader` false): in pass p, device i sets one of its two buffers from its right
+// neighbour's other buffer, written in pass p-1. One reader: a ping-pong, in turn /gpu:1 copies
+// device 0's buffer into its own and device 0 runs the kernel from it back into its own (as
+// reduce-to-one's broadcast and reduce do), and only device 0's passes count. The devices wait
+// for each other between passes at the barrier the all-reduces use, and only the kernels are
+// timed. Bytes read plus written per second by the readers over the mean of `iterations` runs
+// (as measure_stream_bandwidth with kMean); `bytes` is the working set of all the devices
+// together. 0 for CUDA devices.
 double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel kernel,
                               std::size_t bytes, int iterations, bool one_reader);
 

@@ -38,25 +38,24 @@ void measure_memory_sample(const std::vector<Device*>& devices, const std::vecto
                            timing::MemorySample& best) {
   const std::size_t all = std::max(bytes, 2 * sizeof(float) * devices.size());
   const std::size_t alone = std::min(all, one_device_bytes);
-  // Each run passes over a small working set several times (at least 32 MiB in all), so that
-  // handing the run to the devices is nothing beside it.
-  const int passes = static_cast<int>(std::max<std::size_t>(1, (std::size_t{32} << 20) / all));
+  // Each run passes over a small working set several times (kBandwidthRunBytes in all).
+  const int passes = static_cast<int>(std::max<std::size_t>(1, kBandwidthRunBytes / all));
   const std::size_t share = all / devices.size();
   const auto keep = [](double& field, double measured) { field = std::max(field, measured); };
+  constexpr RunStatistic kMean = RunStatistic::kMean;
   best.bytes = static_cast<double>(all);
-  keep(best.copy_one, measure_stream_bandwidth(one, StreamKernel::kCopy, alone, iterations, passes));
-  keep(best.reduce_one, measure_stream_bandwidth(one, StreamKernel::kAdd, alone, iterations, passes));
-  keep(best.copy_all,
-       measure_stream_bandwidth(devices, StreamKernel::kCopy, share, iterations, passes));
-  keep(best.reduce_all,
-       measure_stream_bandwidth(devices, StreamKernel::kAdd, share, iterations, passes));
-  if (peers.size() < 2) return;
-  keep(best.copy_peer_one, measure_peer_bandwidth(peers, StreamKernel::kCopy, all, iterations, true));
-  keep(best.reduce_peer_one, measure_peer_bandwidth(peers, StreamKernel::kAdd, all, iterations, true));
-  keep(best.copy_peer_all,
-       measure_peer_bandwidth(peers, StreamKernel::kCopy, all, iterations, false));
-  keep(best.reduce_peer_all,
-       measure_peer_bandwidth(peers, StreamKernel::kAdd, all, iterations, false));
+  for (StreamKernel k : {StreamKernel::kCopy, StreamKernel::kAdd}) {
+    const bool add = k == StreamKernel::kAdd;
+    keep(add ? best.reduce_one : best.copy_one,
+         measure_stream_bandwidth(one, k, alone, iterations, passes, kMean));
+    keep(add ? best.reduce_all : best.copy_all,
+         measure_stream_bandwidth(devices, k, share, iterations, passes, kMean));
+    if (peers.size() < 2) continue;
+    keep(add ? best.reduce_peer_one : best.copy_peer_one,
+         measure_peer_bandwidth(peers, k, all, iterations, true));
+    keep(add ? best.reduce_peer_all : best.copy_peer_all,
+         measure_peer_bandwidth(peers, k, all, iterations, false));
+  }
 }
 
 }  // namespace

@@ -24,11 +24,12 @@ using FitProgress = std::function<void(const std::string&)>;
 // The memory samples at each of `working_sets` (bytes of the one memory in all): a copy (b = a)
 // and an add (b += a) kernel over the working set, on devices[0] alone (over at most
 // `one_device_bytes` of it: a device cannot hold more) and on every device at once (each over
-// its share), the best of `iterations` (more at small sizes, so each takes about as long as a
-// large one). Where the devices are bound to CPUs, the same kernels reading another engine's
-// writes too (measure_peer_bandwidth, one device per CPU). Every size is measured `rounds` times,
-// the rounds spread over the whole measurement, and keeps its best: what another program on the
-// machine takes for a moment favours no size.
+// its share); where the devices are bound to CPUs, the same kernels reading another engine's
+// writes too (measure_peer_bandwidth, one device per CPU). Each is the mean of `iterations` runs
+// (each run passing over a small working set several times, so that it takes about as long as a
+// large one), as the all-reduces it will predict are timed. Every size is measured `rounds`
+// times, the rounds spread over the whole measurement, and keeps its best round: what another
+// program on the machine takes for a moment favours no size.
 std::vector<timing::MemorySample> measure_memory_samples(const std::vector<Device*>& devices,
                                                          const std::vector<std::size_t>& working_sets,
                                                          std::size_t one_device_bytes,
