@@ -85,6 +85,13 @@ class Dense final : public Layer {
     output_shape(input);
     return {{"kernel", {input[0], units_}}, {"bias", {units_}}};
   }
+  // x . W accumulated onto the copied bias: in x units multiply-adds. dW = x^T . dY the same,
+  // db a column sum (units adds), dX = dY . W^T the same multiply-adds again.
+  LayerFlops flops(const Shape& input) const override {
+    output_shape(input);
+    const double multiply_adds = static_cast<double>(input[0]) * units_;
+    return {2 * multiply_adds, 2 * multiply_adds + units_, 2 * multiply_adds};
+  }
   void bind(const Shape& input, std::span<float> params, std::span<float> grads,
             vgpu::MemoryArena& arena, Ops& ops = cpu_ops()) override {
     output_shape(input);
@@ -166,6 +173,11 @@ class ReLU final : public Layer {
   using Layer::Layer;
   std::string type() const override { return "ReLU"; }
   Shape output_shape(const Shape& input) const override { return input; }
+  // One comparison per value each way (max(x, 0); dy where x > 0).
+  LayerFlops flops(const Shape& input) const override {
+    const double values = static_cast<double>(shape_size(input));
+    return {values, 0, values};
+  }
   const Tensor& forward(const Tensor& input) override {
     batch_of(*this, input_shape_, input);
     output_.ensure(*arena_, input.shape(), name() + "/output");

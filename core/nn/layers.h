@@ -24,6 +24,15 @@ struct ParamSpec {
   Shape shape;
 };
 
+// The arithmetic one example costs a layer, as the kernels do it: a multiply-add counts 2, an add,
+// a multiply or a comparison 1; copies and moves count nothing. For the timing model's compute
+// scaled to a machine's FLOP/s (core/nn/training_flops.h).
+struct LayerFlops {
+  double forward = 0;
+  double param_gradients = 0;  // backward: d(loss)/d(kernel, bias)
+  double input_gradient = 0;   // backward: d(loss)/d(input), when the model asks for it
+};
+
 class Layer {
  public:
   explicit Layer(std::string name) : name_(std::move(name)) {}
@@ -36,6 +45,11 @@ class Layer {
   virtual Shape output_shape(const Shape& input) const = 0;
   virtual std::vector<ParamSpec> param_specs(const Shape& input) const {
     (void)input;
+    return {};
+  }
+  // Per example, for a per-example input shape (checked as output_shape() checks it).
+  virtual LayerFlops flops(const Shape& input) const {
+    output_shape(input);
     return {};
   }
 

@@ -59,6 +59,17 @@ class Conv2D final : public ImageLayer {
     output_shape(input);
     return {{"kernel", {3, 3, input[2], filters_}}, {"bias", {filters_}}};
   }
+  // At each output position, the 9 x channels patch times the kernel: 9c x filters multiply-adds
+  // accumulated onto the copied bias; dK the same, db a column sum (one add per output value);
+  // dX the same multiply-adds, then col2im adds each of the 9c column values into its pixel.
+  LayerFlops flops(const Shape& input) const override {
+    const Shape out = output_shape(input);
+    const double positions = static_cast<double>(out[0]) * out[1];
+    const double patch = 9.0 * input[2];
+    const double multiply_adds = positions * patch * filters_;
+    return {2 * multiply_adds, 2 * multiply_adds + positions * filters_,
+            2 * multiply_adds + positions * patch};
+  }
   void init_params(std::mt19937_64& rng, std::span<float> params) override {
     const std::size_t kernel = patch() * static_cast<std::size_t>(filters_);
     glorot_uniform(rng, params.subspan(0, kernel), 9 * c_, 9 * filters_);
@@ -120,6 +131,10 @@ class MaxPool2D final : public ImageLayer {
           "a 2x2 MaxPool2D takes (height, width, channels) images at least 2 pixels on each side"));
     }
     return {input[0] / 2, input[1] / 2, input[2]};
+  }
+  // 3 comparisons find the largest of each window's 4; backward only routes each gradient.
+  LayerFlops flops(const Shape& input) const override {
+    return {3.0 * static_cast<double>(shape_size(output_shape(input))), 0, 0};
   }
 
   const Tensor& forward(const Tensor& input) override {

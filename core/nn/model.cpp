@@ -56,6 +56,12 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape,
 }
 
 std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena, Ops& ops) {
+  return std::make_unique<Model>(layers_of(kind), input_shape_of(kind), arena, ops);
+}
+
+Shape Model::input_shape_of(ModelKind) { return {28, 28, 1}; }
+
+std::vector<std::unique_ptr<Layer>> Model::layers_of(ModelKind kind) {
   // Names as Keras gives them; the activations are separate ReLU layers (what the code runs),
   // so summary() lists them too, with 0 parameters.
   std::vector<std::unique_ptr<Layer>> layers;
@@ -78,7 +84,7 @@ std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena, O
       layers.push_back(make_dense("dense_2", 10));
       break;
   }
-  return std::make_unique<Model>(std::move(layers), Shape{28, 28, 1}, arena, ops);
+  return layers;
 }
 
 int Model::num_weight_tensors() const {

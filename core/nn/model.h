@@ -42,6 +42,10 @@ class Model {
   // Both output logits; softmax is part of the loss.
   static std::unique_ptr<Model> create(ModelKind kind, vgpu::MemoryArena& arena,
                                        Ops& ops = cpu_ops());
+  // What create() builds, unbound (nothing allocated): the layers of `kind` and the per-example
+  // input shape they take, (28, 28, 1).
+  static std::vector<std::unique_ptr<Layer>> layers_of(ModelKind kind);
+  static Shape input_shape_of(ModelKind kind);
 
   // Deterministic Keras-default initialisation (drawn on the host, copied to the device).
   void init(std::uint64_t seed);
