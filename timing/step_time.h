@@ -1,0 +1,91 @@
+// The time of one training step of mirrored training on n devices, and the speed-up as devices
+// are added, from two things: one replica's compute (forward, backward and update of its
+// per-replica batch: measured on a device, or its FLOPs over a machine's FLOP/s) and the
+// all-reduce of the gradients, predicted by this model (estimate() over a schedule, or NCCL's
+// own tuning model where NCCL would run). Pure functions, as the rest of timing/.
+//
+//   step(n)    = ceil(n / engines) x compute + all-reduce(n)   (engines: devices that compute at
+//                once; CPU virtual GPUs share the cores, logical GPUs of one card share it)
+//   images/s   = n x batch per replica / step(n)   (MirroredStrategy grows the global batch)
+//   speed-up   = images/s(n) / images/s(1)
+//   added(n)   = (images/s(n) - images/s(n-1)) / images/s(1): what the n-th device brought, in
+//                devices' worth
+// The n-th device pays for itself while added(n) >= kPaysForItself (half a device's worth).
+// Left out (docs/timing-model.md, section 7): replicas computing at once slowing each other
+// (shared memory bandwidth and caches), overlap of the all-reduce with the backward pass
+// (TensorFlow's MirroredStrategy runs it after), the split of the batch, input pipelines, and
+// kernel launch costs that no FLOP/s figure includes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "timing/schedule.h"
+#include "timing/topology.h"
+
+namespace mirrorlab::timing {
+
+// The engines that compute at once on `topology`: in one shared memory its engines (CPU cores),
+// or 1 where it gives none (logical GPUs of one card share its SMs); elsewhere 0: every GPU
+// computes on its own.
+int compute_engines(const Topology& topology);
+
+// One replica's compute at `flops` per step on one GPU of `topology`: flops / its FLOP/s.
+// Throws std::invalid_argument when the topology gives no FLOP/s.
+double compute_seconds(double flops, const Topology& topology);
+
+// How the gradients are all-reduced: one of mirrorlab's schedules (as the table of algorithms
+// gives them), or, with none, NCCL's choice by its own tuning model.
+using ScheduleMaker = Schedule (*)(int ranks, double bytes, int destination);
+
+struct AllReduceTime {
+  double seconds = 0;
+  std::string how;  // NCCL: what it picks ("Ring LL128"); a schedule: its slowest step's phase
+                    // and busiest resource ("broadcast: memory"); 1 rank: ""
+};
+// One all-reduce of `bytes` per rank on the first `ranks` GPUs of `topology` (filling node after
+// node). One rank has nothing to reduce: 0. Throws std::invalid_argument for more ranks than the
+// topology has, or NCCL on a topology where it cannot run.
+AllReduceTime all_reduce_time(const Topology& topology, ScheduleMaker schedule, int ranks,
+                              double bytes);
+
+struct StepInputs {
+  double replica_compute = 0;    // seconds: one replica's forward, backward and update alone
+  int engines = 0;               // compute_engines(); 0: one per device
+  double batch_per_replica = 0;  // examples
+};
+
+struct StepTime {
+  int devices = 0;
+  int replicas_per_engine = 1;  // replicas one engine computes one after another
+  double compute = 0;           // seconds: replicas_per_engine x the replica's compute
+  double all_reduce = 0;        // seconds
+  std::string all_reduce_how;
+  double seconds = 0;  // compute + all-reduce
+  double images_per_second = 0;
+  double speedup = 0;  // images/s over one device's
+  double added = 0;    // images/s this device added, in one device's images/s (1 device: 1)
+};
+
+// For 1, 2, ... all_reduce.size() devices, all_reduce[n - 1] being the all-reduce on n (the first
+// is normally 0). Throws std::invalid_argument for a compute or batch that is not positive and
+// finite, a negative engine count, or an all-reduce time that is negative or not finite.
+std::vector<StepTime> step_times(const StepInputs& inputs,
+                                 const std::vector<AllReduceTime>& all_reduce);
+
+// step_times() on 1 to `max_devices` GPUs of `topology`, all-reducing `gradient_bytes` per
+// replica with `schedule` (none: NCCL).
+std::vector<StepTime> predict_steps(const Topology& topology, ScheduleMaker schedule,
+                                    double gradient_bytes, const StepInputs& inputs,
+                                    int max_devices);
+
+// Another device pays for itself while it adds at least this share of one device's images/s.
+inline constexpr double kPaysForItself = 0.5;
+
+struct StopPoint {
+  int devices = 0;       // the most devices before the first that does not pay for itself
+  bool stopped = false;  // false: every device of the table paid for itself
+};
+StopPoint where_adding_stops(const std::vector<StepTime>& rows, double share = kPaysForItself);
+
+}  // namespace mirrorlab::timing
