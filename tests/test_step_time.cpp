@@ -17,8 +17,11 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // As the table of algorithms gives them (virtualgpu/all_reduce_algorithms.h).
 Schedule ring_of(int ranks, double bytes, int) { return ring_schedule(ranks, bytes); }
 
-std::vector<AllReduceTime> free_all_reduce(int devices) {
-  return std::vector<AllReduceTime>(static_cast<std::size_t>(devices));
+// 1, 2, ... `devices` devices, all-reducing in no time.
+std::vector<DeviceCount> free_all_reduce(int devices) {
+  std::vector<DeviceCount> counts;
+  for (int n = 1; n <= devices; ++n) counts.push_back({n, {}});
+  return counts;
 }
 
 TEST(StepTime, OnTwoEnginesFourDevicesTakeTwiceOneDevicesCompute) {
@@ -41,6 +44,7 @@ TEST(StepTime, OnTwoEnginesFourDevicesTakeTwiceOneDevicesCompute) {
   const StopPoint stop = where_adding_stops(rows);
   EXPECT_TRUE(stop.stopped);
   EXPECT_EQ(stop.devices, 2);
+  EXPECT_EQ(stop.next, 3);
 }
 
 TEST(StepTime, AFreeAllReduceGivesALinearSpeedUp) {
@@ -57,10 +61,10 @@ TEST(StepTime, AFreeAllReduceGivesALinearSpeedUp) {
 
 TEST(StepTime, AnotherDeviceStopsPayingWhenItAddsLessThanHalfADevice) {
   // 10 ms of compute on GPUs of their own; all-reduces of 2, 6 and 12 ms on 2, 3 and 4.
-  std::vector<AllReduceTime> all_reduce = free_all_reduce(4);
-  all_reduce[1].seconds = 0.002;
-  all_reduce[2].seconds = 0.006;
-  all_reduce[3].seconds = 0.012;
+  std::vector<DeviceCount> all_reduce = free_all_reduce(4);
+  all_reduce[1].all_reduce.seconds = 0.002;
+  all_reduce[2].all_reduce.seconds = 0.006;
+  all_reduce[3].all_reduce.seconds = 0.012;
   const std::vector<StepTime> rows = step_times({0.010, 0, 64}, all_reduce);
   // images/s: 64 / 10 ms = 6400; 128 / 12 ms = 10,667; 192 / 16 ms = 12,000; 256 / 22 ms.
   EXPECT_DOUBLE_EQ(rows[1].seconds, 0.012);
@@ -87,6 +91,22 @@ Topology switch_of(int gpus_per_node, int nodes) {
   t.memory.copy_all = t.memory.reduce_all = BandwidthCurve(1e15);  // memory never the limit
   t.flops = 50e12;
   return t;
+}
+
+TEST(StepTime, PastANodeTheCountsGoByWholeNodesAndEachDeviceIsWeighed) {
+  EXPECT_EQ(device_counts(switch_of(8, 1), 8), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(device_counts(switch_of(8, 1), 3), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(device_counts(switch_of(4, 3), 12), (std::vector<int>{1, 2, 3, 4, 8, 12}));
+  // From 4 to 8 devices: 4 more, so each brought a quarter of the growth. 10 ms of compute;
+  // all-reduces of 0 on 1, 2 ms on 4 and 10 ms on 8 (across the network).
+  const std::vector<StepTime> rows =
+      step_times({0.010, 0, 64}, {{1, {}}, {4, {0.002, ""}}, {8, {0.010, ""}}});
+  // images/s: 6400; 256 / 12 ms = 21,333; 512 / 20 ms = 25,600.
+  EXPECT_NEAR(rows[1].added, (256 / 0.012 - 6400) / (3 * 6400.0), 1e-12);   // 0.78
+  EXPECT_NEAR(rows[2].added, (25600 - 256 / 0.012) / (4 * 6400.0), 1e-12);  // 0.17
+  const StopPoint stop = where_adding_stops(rows);
+  EXPECT_EQ(stop.devices, 4);
+  EXPECT_EQ(stop.next, 8);
 }
 
 TEST(StepTime, TheAllReduceIsTheModelsPrediction) {
@@ -151,11 +171,14 @@ TEST(StepTime, RefusesWhatIsNotATime) {
   }
   EXPECT_THROW(step_times({0.01, 0, 0}, free_all_reduce(2)), std::invalid_argument);
   EXPECT_THROW(step_times({0.01, -1, 64}, free_all_reduce(2)), std::invalid_argument);
-  std::vector<AllReduceTime> bad = free_all_reduce(2);
-  bad[1].seconds = nan;
+  std::vector<DeviceCount> bad = free_all_reduce(2);
+  bad[1].all_reduce.seconds = nan;
   EXPECT_THROW(step_times({0.01, 0, 64}, bad), std::invalid_argument);
-  bad[1].seconds = -1e-3;
+  bad[1].all_reduce.seconds = -1e-3;
   EXPECT_THROW(step_times({0.01, 0, 64}, bad), std::invalid_argument);
+  // Counts that do not start at 1, or do not grow.
+  EXPECT_THROW(step_times({0.01, 0, 64}, {{2, {}}}), std::invalid_argument);
+  EXPECT_THROW(step_times({0.01, 0, 64}, {{1, {}}, {3, {}}, {3, {}}}), std::invalid_argument);
   EXPECT_TRUE(step_times({0.01, 0, 64}, {}).empty());
 }
 

@@ -49,8 +49,15 @@ AllReduceTime all_reduce_time(const Topology& topology, ScheduleMaker schedule, 
   return t;
 }
 
-std::vector<StepTime> step_times(const StepInputs& in,
-                                 const std::vector<AllReduceTime>& all_reduce) {
+std::vector<int> device_counts(const Topology& topology, int max_devices) {
+  std::vector<int> counts;
+  const int per_node = std::max(1, topology.gpus_per_node);
+  for (int n = 1; n <= std::min(max_devices, per_node); ++n) counts.push_back(n);
+  for (int n = 2 * per_node; n <= max_devices; n += per_node) counts.push_back(n);
+  return counts;
+}
+
+std::vector<StepTime> step_times(const StepInputs& in, const std::vector<DeviceCount>& counts) {
   if (!positive_finite(in.replica_compute)) {
     throw std::invalid_argument("a replica's compute time must be positive and finite");
   }
@@ -59,22 +66,30 @@ std::vector<StepTime> step_times(const StepInputs& in,
   }
   if (in.engines < 0) throw std::invalid_argument("the engines cannot be negative");
   std::vector<StepTime> rows;
-  for (std::size_t i = 0; i < all_reduce.size(); ++i) {
-    const AllReduceTime& a = all_reduce[i];
-    if (!std::isfinite(a.seconds) || a.seconds < 0) {
+  for (const DeviceCount& c : counts) {
+    if (rows.empty() ? c.devices != 1 : c.devices <= rows.back().devices) {
+      throw std::invalid_argument("the device counts must start at 1 and grow");
+    }
+    if (!std::isfinite(c.all_reduce.seconds) || c.all_reduce.seconds < 0) {
       throw std::invalid_argument("an all-reduce time must be 0 or more, and finite");
     }
     StepTime r;
-    r.devices = static_cast<int>(i) + 1;
+    r.devices = c.devices;
     r.replicas_per_engine = in.engines > 0 ? (r.devices + in.engines - 1) / in.engines : 1;
     r.compute = r.replicas_per_engine * in.replica_compute;
-    r.all_reduce = a.seconds;
-    r.all_reduce_how = a.how;
+    r.all_reduce = c.all_reduce.seconds;
+    r.all_reduce_how = c.all_reduce.how;
     r.seconds = r.compute + r.all_reduce;
     r.images_per_second = r.devices * in.batch_per_replica / r.seconds;
-    const double one = rows.empty() ? r.images_per_second : rows.front().images_per_second;
-    r.speedup = r.images_per_second / one;
-    r.added = rows.empty() ? 1 : (r.images_per_second - rows.back().images_per_second) / one;
+    if (rows.empty()) {
+      r.speedup = r.added = 1;
+    } else {
+      const StepTime& one = rows.front();
+      const StepTime& before = rows.back();
+      r.speedup = r.images_per_second / one.images_per_second;
+      r.added = (r.images_per_second - before.images_per_second) /
+                ((r.devices - before.devices) * one.images_per_second);
+    }
     rows.push_back(r);
   }
   return rows;
@@ -83,11 +98,11 @@ std::vector<StepTime> step_times(const StepInputs& in,
 std::vector<StepTime> predict_steps(const Topology& topology, ScheduleMaker schedule,
                                     double gradient_bytes, const StepInputs& inputs,
                                     int max_devices) {
-  std::vector<AllReduceTime> all_reduce;
-  for (int n = 1; n <= max_devices; ++n) {
-    all_reduce.push_back(all_reduce_time(topology, schedule, n, gradient_bytes));
+  std::vector<DeviceCount> counts;
+  for (const int n : device_counts(topology, max_devices)) {
+    counts.push_back({n, all_reduce_time(topology, schedule, n, gradient_bytes)});
   }
-  return step_times(inputs, all_reduce);
+  return step_times(inputs, counts);
 }
 
 StopPoint where_adding_stops(const std::vector<StepTime>& rows, double share) {
@@ -95,6 +110,7 @@ StopPoint where_adding_stops(const std::vector<StepTime>& rows, double share) {
   for (const StepTime& r : rows) {
     if (r.devices > 1 && r.added < share) {
       stop.stopped = true;
+      stop.next = r.devices;
       return stop;
     }
     stop.devices = r.devices;

@@ -8,9 +8,10 @@
 //                once; CPU virtual GPUs share the cores, logical GPUs of one card share it)
 //   images/s   = n x batch per replica / step(n)   (MirroredStrategy grows the global batch)
 //   speed-up   = images/s(n) / images/s(1)
-//   added(n)   = (images/s(n) - images/s(n-1)) / images/s(1): what the n-th device brought, in
-//                devices' worth
-// The n-th device pays for itself while added(n) >= kPaysForItself (half a device's worth).
+//   added(n)   = (images/s(n) - images/s(m)) / ((n - m) x images/s(1)), m the count before n in
+//                the table: what each device added since brought, in one device's worth
+// A device pays for itself while added(n) >= kPaysForItself (half a device's worth). The counts
+// are 1, 2, ... up to a node's GPUs, then whole nodes (NCCL's model takes whole nodes).
 // Left out (docs/timing-model.md, section 7): replicas computing at once slowing each other
 // (shared memory bandwidth and caches), overlap of the all-reduce with the backward pass
 // (TensorFlow's MirroredStrategy runs it after), the split of the batch, input pipelines, and
@@ -55,6 +56,16 @@ struct StepInputs {
   double batch_per_replica = 0;  // examples
 };
 
+// The device counts of the table on `topology`, up to `max_devices`: 1, 2, ... up to a node's
+// GPUs, then 2, 3, ... whole nodes.
+std::vector<int> device_counts(const Topology& topology, int max_devices);
+
+// One count of the table: the all-reduce on that many devices.
+struct DeviceCount {
+  int devices = 0;
+  AllReduceTime all_reduce;
+};
+
 struct StepTime {
   int devices = 0;
   int replicas_per_engine = 1;  // replicas one engine computes one after another
@@ -64,17 +75,18 @@ struct StepTime {
   double seconds = 0;  // compute + all-reduce
   double images_per_second = 0;
   double speedup = 0;  // images/s over one device's
-  double added = 0;    // images/s this device added, in one device's images/s (1 device: 1)
+  double added = 0;    // images/s each device added since the row before brought, in one
+                       // device's images/s (1 device: 1)
 };
 
-// For 1, 2, ... all_reduce.size() devices, all_reduce[n - 1] being the all-reduce on n (the first
-// is normally 0). Throws std::invalid_argument for a compute or batch that is not positive and
-// finite, a negative engine count, or an all-reduce time that is negative or not finite.
-std::vector<StepTime> step_times(const StepInputs& inputs,
-                                 const std::vector<AllReduceTime>& all_reduce);
+// A row for each count, in order: the first must be 1 device (normally with no all-reduce), the
+// others more than the one before. Throws std::invalid_argument for counts out of order, a
+// compute or batch that is not positive and finite, a negative engine count, or an all-reduce
+// time that is negative or not finite.
+std::vector<StepTime> step_times(const StepInputs& inputs, const std::vector<DeviceCount>& counts);
 
-// step_times() on 1 to `max_devices` GPUs of `topology`, all-reducing `gradient_bytes` per
-// replica with `schedule` (none: NCCL).
+// step_times() at device_counts(topology, max_devices), all-reducing `gradient_bytes` per replica
+// with `schedule` (none: NCCL).
 std::vector<StepTime> predict_steps(const Topology& topology, ScheduleMaker schedule,
                                     double gradient_bytes, const StepInputs& inputs,
                                     int max_devices);
@@ -85,6 +97,7 @@ inline constexpr double kPaysForItself = 0.5;
 struct StopPoint {
   int devices = 0;       // the most devices before the first that does not pay for itself
   bool stopped = false;  // false: every device of the table paid for itself
+  int next = 0;          // stopped: the count of the row after (whose devices do not pay)
 };
 StopPoint where_adding_stops(const std::vector<StepTime>& rows, double share = kPaysForItself);
 
