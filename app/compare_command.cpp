@@ -130,6 +130,22 @@ int bad_input(const std::string& problem) {
   return 2;
 }
 
+// One replica's compute timed on `device` for the training step's table: -1 when done, else the
+// exit status (interrupted, or the model and batch do not fit the device).
+int measure_step_compute(const StepPlan& step, vgpu::Device& device, ReplicaComputeTime* out) {
+  try {
+    if (measure_compute(step, device, stop_requested, out)) return -1;
+  } catch (const vgpu::OutOfMemoryError& e) {
+    std::fflush(stdout);
+    return bad_input(compute_out_of_memory(step, e.what()));
+  }
+  std::printf(
+      "# Interrupted by %s while measuring one replica's compute: nothing more was "
+      "measured\n",
+      interrupt_name(interrupt_signal()));
+  return interrupt_exit_status(interrupt_signal());
+}
+
 }  // namespace
 
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
@@ -137,7 +153,11 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       "compare",
       "The timing model of the all-reduce against measurement: --fit measures this machine and "
       "saves its parameters; then each algorithm and size is measured here beside what the model "
-      "predicts. --topology ID predicts every algorithm (NCCL's too) on a preset machine");
+      "predicts. --topology ID predicts every algorithm (NCCL's too) on a preset machine. Both "
+      "end with one training step of --model at --batch-per-replica on 1 to N devices (N: "
+      "--gpus here, the topology's GPUs with --topology): one replica's compute (measured here, "
+      "or the model's FLOPs over the preset's FLOP/s) plus the predicted all-reduce, the "
+      "speed-up, and the device after which another one stops paying for itself");
   add_device_flags(cmd, o.devices, kDefaultDevices);
   cmd->add_flag("--fit", o.fit,
                 "Measure this machine's memory and all-reduces first, fit the model, and save it");
@@ -145,8 +165,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
                 "With --fit: the topology file to write (default: " +
                     timing::fitted_topology_file().string() + ")");
   add_text_flag(cmd, "--topology", o.topology,
-                "Predict on this preset or topology file, measuring nothing (e.g. dgx-h100, "
-                "pcie-2, this-machine)");
+                "Predict on this preset or topology file, measuring no all-reduce (e.g. "
+                "dgx-h100, pcie-2, this-machine); the training step's compute is measured only "
+                "where the topology gives no FLOP/s, or with --compute measured");
   add_text_flag(cmd, "--fitted", o.fitted,
                 "The fitted topology file to check against measurement (default: this "
                 "machine's)");
@@ -154,6 +175,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   add_whole_number_flag(cmd, "--rounds", o.rounds, 1, 100,
                         "Measure every algorithm this many times, interleaved; each size keeps "
                         "its best (each round times a size -n times, and for at least 20 ms)");
+  add_step_flags(cmd, o.step);
   return cmd;
 }
 
@@ -170,7 +192,20 @@ int run_compare(const CompareOptions& o) {
     } catch (const std::exception& e) {
       return bad_input(e.what());
     }
+    StepPlan step;
+    if (std::string p = plan_step(o.step, &t, t.ranks(), &step); !p.empty()) return bad_input(p);
     print_preset_prediction(t, vgpu::sweep_sizes(o.sweep.options()));
+    ReplicaComputeTime compute;
+    if (step.measure) {
+      vgpu::DeviceRegistry registry;
+      const std::vector<vgpu::Device*>& one = make_devices(plan_devices(o.devices, 1), registry);
+      if (int status = measure_step_compute(step, *one.front(), &compute); status >= 0) {
+        return status;
+      }
+    } else {
+      compute = flops_compute(step, t);
+    }
+    print_step_table(step, t, compute);
     return 0;
   }
   DeviceFlags device_flags = o.devices;
@@ -185,6 +220,8 @@ int run_compare(const CompareOptions& o) {
   // The fit's kernels hold two buffers of -e on each device.
   if (problem.empty()) problem = sweep_problem(o.sweep, device_flags, gpus, 2);
   if (problem.empty() && !o.fit && !o.output.empty()) problem = "--output needs --fit";
+  StepPlan step;
+  if (problem.empty()) problem = plan_step(o.step, nullptr, gpus, &step);
   if (!problem.empty()) return bad_input(problem);
   const std::string save_to =
       !o.output.empty() ? o.output : timing::fitted_topology_file().string();
@@ -218,6 +255,12 @@ int run_compare(const CompareOptions& o) {
 
   vgpu::DeviceRegistry registry;
   const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(device_flags, gpus), registry);
+  // The training step's compute first: a few seconds, and a batch that does not fit is said
+  // before the long measurements.
+  ReplicaComputeTime compute;
+  if (int status = measure_step_compute(step, *devices.front(), &compute); status >= 0) {
+    return status;
+  }
   if (o.fit) model = fit_here(devices, o, save_to, files);
   if (stop_requested()) {
     std::printf("# Interrupted by %s before the fit was complete: nothing was saved\n",
@@ -234,6 +277,7 @@ int run_compare(const CompareOptions& o) {
                 interrupt_name(signal));
     return interrupt_exit_status(signal);
   }
+  print_step_table(step, model, compute);
   return 0;
 }
 

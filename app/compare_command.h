@@ -3,6 +3,8 @@
 // bandwidth by size, all-reduces of small sizes for the step latency) and saves the fitted
 // topology; then every size from -b to -e is measured and put beside the prediction.
 // `--topology ID` predicts every algorithm, NCCL's among them, on a preset without measuring.
+// Both end with the training step's table (compare_step.h): one step of --model on 1 to N
+// devices, the speed-up, and where another device stops paying for itself.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "app/compare_step.h"
 #include "app/device_flags.h"
 #include "app/sweep_flags.h"
 
@@ -23,6 +26,8 @@ struct CompareOptions {
   std::string fitted;    // the fitted topology to check (default: this machine's)
   SweepFlags sweep{std::uint64_t{1} << 20, std::uint64_t{256} << 20, 2.0, 10, 2};
   int rounds = 3;
+  StepFlags step;  // the training step's table: model, batch per replica, where the compute
+                   // comes from
 };
 
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);

@@ -10,10 +10,7 @@
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {
-namespace {
-
-// Words of `text` on lines of at most `width` characters, each starting with "# ".
-void print_wrapped(const std::string& text, std::size_t width = 96) {
+void print_wrapped(const std::string& text, const std::string& prefix, std::size_t width) {
   std::string line;
   std::size_t at = 0;
   while (at < text.size()) {
@@ -21,16 +18,14 @@ void print_wrapped(const std::string& text, std::size_t width = 96) {
     if (end == std::string::npos) end = text.size();
     const std::string word = text.substr(at, end - at);
     if (!line.empty() && line.size() + 1 + word.size() > width) {
-      std::printf("#   %s\n", line.c_str());
+      std::printf("%s%s\n", prefix.c_str(), line.c_str());
       line.clear();
     }
     line.append(line.empty() ? "" : " ").append(word);
     at = end + 1;
   }
-  if (!line.empty()) std::printf("#   %s\n", line.c_str());
+  if (!line.empty()) std::printf("%s%s\n", prefix.c_str(), line.c_str());
 }
-
-}  // namespace
 
 void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample>& memory) {
   std::printf("#\n# The memory, bytes read plus written per second (GB/s), by working set (every "

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "timing/fit.h"
@@ -13,6 +14,10 @@ namespace mirrorlab::app {
 // The share of the measured time within which the model must predict reduce-to-one and ring
 // (issue 14), said beside each row.
 inline constexpr double kModelTolerance = 0.25;
+
+// Words of `text` on lines of at most `width` characters, each starting with `prefix`.
+void print_wrapped(const std::string& text, const std::string& prefix = "#   ",
+                   std::size_t width = 96);
 
 void print_fit(const timing::Topology& fitted, const std::vector<timing::MemorySample>& memory);
 void print_check(const timing::Topology& model, const std::vector<timing::Prediction>& rows);

@@ -62,20 +62,22 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   return cmd;
 }
 
-void add_training_flags(CLI::App* cmd, TrainOptions& o) {
-  add_choice_flag(cmd, "--model", o.model, {"cnn", "mlp"},
+void add_model_flag(CLI::App* cmd, std::string& model) {
+  add_choice_flag(cmd, "--model", model, {"cnn", "mlp"},
                   "Model: cnn (Keras' example CNN) or mlp (784-256-128-10)");
-  add_device_flags(cmd, o.devices);
-  add_whole_number_flag(cmd, "--batch-per-replica", o.batch_per_replica, 1, std::int64_t{1} << 16,
+}
+
+void add_batch_per_replica_flag(CLI::App* cmd, std::int64_t& batch_per_replica) {
+  add_whole_number_flag(cmd, "--batch-per-replica", batch_per_replica, 1, std::int64_t{1} << 16,
                         "Examples per replica per step (global batch = this x GPUs)");
-  add_whole_number_flag(cmd, "--epochs", o.epochs, 1, 1000, "Passes over the training set");
-  add_whole_number_flag(
-      cmd, "--max-steps", o.max_steps, 0, std::int64_t{1} << 40,
-      "Stop after this many global steps (then still evaluate and report); 0: no limit");
-  add_choice_flag(cmd, "--optimizer", o.optimizer, {"sgd", "adam", "nadam"},
+}
+
+void add_optimizer_flag(CLI::App* cmd, std::string& optimizer) {
+  add_choice_flag(cmd, "--optimizer", optimizer, {"sgd", "adam", "nadam"},
                   "sgd (momentum 0.9, where Keras' SGD defaults to 0), adam or nadam (Keras 3's)");
-  add_real_flag(cmd, "--lr", o.learning_rate, 1e-9, 10.0,
-                "Learning rate, for every optimizer (Keras' SGD defaults to 0.01)");
+}
+
+void add_allreduce_flag(CLI::App* cmd, std::string& allreduce) {
   std::vector<std::string> algorithms{std::string(vgpu::kAutoAllReduce)};
   std::string help = "All-reduce algorithm: auto (TensorFlow 2.21's choice: " +
                      std::string(vgpu::kNcclName) + " with one CUDA GPU per replica, else " +
@@ -84,7 +86,21 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
     algorithms.emplace_back(a.name);
     help += "; " + std::string(a.name) + ": " + std::string(a.what);
   }
-  add_choice_flag(cmd, "--allreduce", o.allreduce, algorithms, help);
+  add_choice_flag(cmd, "--allreduce", allreduce, algorithms, help);
+}
+
+void add_training_flags(CLI::App* cmd, TrainOptions& o) {
+  add_model_flag(cmd, o.model);
+  add_device_flags(cmd, o.devices);
+  add_batch_per_replica_flag(cmd, o.batch_per_replica);
+  add_whole_number_flag(cmd, "--epochs", o.epochs, 1, 1000, "Passes over the training set");
+  add_whole_number_flag(
+      cmd, "--max-steps", o.max_steps, 0, std::int64_t{1} << 40,
+      "Stop after this many global steps (then still evaluate and report); 0: no limit");
+  add_optimizer_flag(cmd, o.optimizer);
+  add_real_flag(cmd, "--lr", o.learning_rate, 1e-9, 10.0,
+                "Learning rate, for every optimizer (Keras' SGD defaults to 0.01)");
+  add_allreduce_flag(cmd, o.allreduce);
   add_choice_flag(cmd, "--loss-scaling", o.loss_scaling,
                   {"replica-mean", "batch-mean", "shard-mean"},
                   "How a replica scales its loss; the first two agree on full batches. "

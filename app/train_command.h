@@ -36,6 +36,12 @@ struct TrainOptions {
 CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
 // The flags of every command that trains (devices, model, optimizer, batch, ...).
 void add_training_flags(CLI::App* command, TrainOptions& options);
+// Those of them `compare` shares (its training step), with the same names, help and checks; the
+// defaults are the variables' (TrainOptions' for both commands).
+void add_model_flag(CLI::App* command, std::string& model);
+void add_batch_per_replica_flag(CLI::App* command, std::int64_t& batch_per_replica);
+void add_optimizer_flag(CLI::App* command, std::string& optimizer);
+void add_allreduce_flag(CLI::App* command, std::string& allreduce);
 // "" when the flags fit together (and *gpus is the device count), else what to change. With
 // `outputs`, also creates --history and --trace (refusing what cannot be written).
 std::string check_train_options(const TrainOptions& options, int* gpus,

@@ -1,5 +1,7 @@
 // `mirrorlab compare` as a user runs it: a fit on CPU virtual GPUs saved and checked, a preset
-// predicted, and every bad input refused with exit status 2 and a sentence, measuring nothing.
+// predicted, the training step's table (on a preset, compute from FLOPs and nothing measured; on
+// the devices at hand, compute measured briefly), and every bad input refused with exit status 2
+// and a sentence, measuring nothing. Tiny sizes: this checks the command, not the machine.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,6 +21,38 @@ Result compare(const std::filesystem::path& folder, const std::string& args) {
   return mirrorlab::testing::run_command("MIRRORLAB_FIT_FILE=" + (folder / "fit.toml").string() +
                                          " " + MIRRORLAB_BINARY_DIR + "/app/mirrorlab compare " +
                                          args);
+}
+
+// A fitted topology written by hand (what --fit would save), so that the all-reduce's prediction
+// is known: one memory of 10 GB/s at every size, 5 us a step, 2 cores.
+void write_fitted(const std::filesystem::path& file, const std::string& extra = "") {
+  std::ofstream(file) << "id = \"this-machine\"\ntitle = \"2 CPU virtual GPUs (by hand)\"\n"
+                         "source = \"a test\"\nnodes = 1\ngpus_per_node = 2\n"
+                         "fabric = \"shared-memory\"\nstep_latency_us = 5\n"
+                      << extra << "\n[memory]\nbandwidth_gbs = 10\nengines = 2\n";
+}
+
+// The output with its wrapped comment lines joined ("...\n# more" -> "... more"), to find a
+// sentence wherever the lines broke.
+std::string flat(const std::string& text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (text.compare(at, 3, "\n# ") == 0) {
+      out += ' ';
+      at += 2;
+    } else {
+      out += text[at];
+    }
+  }
+  return out;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
 }
 
 TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
@@ -69,6 +103,122 @@ TEST(CliCompare, PredictsNcclAndTheFallbackOnAPreset) {
   EXPECT_FALSE(std::filesystem::exists(folder.path() / "fit.toml"));
 }
 
+// The training step's table (app/compare_step.h).
+TEST(CliCompareStep, ScalesTheCnnToAPresetsFlopsAndPredictsEachDeviceCount) {
+  mirrorlab::testing::TempFolder folder("compare-step");
+  const Result r = compare(folder.path(), "--topology dgx-h100 -b 1M -e 1M");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string text = flat(r.output);
+  EXPECT_EQ(r.output.find("# measuring"), std::string::npos) << r.output;
+  EXPECT_NE(text.find("One training step of the cnn (693,962 parameters"), std::string::npos)
+      << r.output;
+  // Train's defaults: 64 examples per replica, Adam. (1,814,368 + 3,206,922) FLOP x 64 + 12 x
+  // 693,962 of update = 329,690,104 FLOP at 67 TFLOP/s: 4.9 us.
+  EXPECT_NE(text.find("at 64 examples per replica with adam"), std::string::npos) << r.output;
+  EXPECT_NE(text.find("scaled to dgx-h100's FLOP/s"), std::string::npos) << r.output;
+  EXPECT_NE(text.find("= 330 MFLOP per replica step / 67 TFLOP/s = 4.9 us"), std::string::npos)
+      << r.output;
+  // auto is NCCL there, its pick in the last column; a row for each of the 8 GPUs.
+  EXPECT_NE(text.find("(auto: TensorFlow 2.21's choice with a GPU per replica)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(text.find("NCCL picks"), std::string::npos) << r.output;
+  for (int n = 1; n <= 8; ++n) {
+    EXPECT_NE(text.find("\n       " + std::to_string(n) + "        1 "), std::string::npos)
+        << n << " devices\n"
+        << r.output;
+  }
+  EXPECT_NE(text.find("pays for itself while it adds at least 50%"), std::string::npos) << r.output;
+}
+
+TEST(CliCompareStep, PastOneNodeCountsWholeNodes) {
+  mirrorlab::testing::TempFolder folder("compare-step");
+  const Result r = compare(folder.path(), "--topology dgx-h100-2-nodes -b 1M -e 1M");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("\n       8        1 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n      16        1 "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\n       9        1 "), std::string::npos) << r.output;
+}
+
+TEST(CliCompareStep, LogicalGpusOfOneCardTakeTurnsOnIt) {
+  mirrorlab::testing::TempFolder folder("compare-step");
+  const Result r = compare(folder.path(),
+                           "--topology laptop-4-logical -b 1M -e 1M --model mlp "
+                           "--batch-per-replica 256 --optimizer sgd");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string text = flat(r.output);
+  EXPECT_NE(text.find("One training step of the mlp (235,146 parameters"), std::string::npos)
+      << r.output;
+  EXPECT_NE(text.find("at 256 examples per replica with sgd"), std::string::npos) << r.output;
+  EXPECT_NE(text.find("(auto: TensorFlow 2.21's choice where NCCL cannot run)"), std::string::npos)
+      << r.output;
+  // One card: on 4 logical GPUs it computes the 4 replicas one after another.
+  EXPECT_NE(text.find("share one card"), std::string::npos) << r.output;
+  EXPECT_NE(text.find("\n       4        4 "), std::string::npos) << r.output;
+}
+
+TEST(CliCompareStep, MeasuresTheComputeHereAndAddsThePredictedAllReduce) {
+  mirrorlab::testing::TempFolder folder("compare-step");
+  write_fitted(folder.path() / "fit.toml");
+  const std::string step = "--model mlp --batch-per-replica 8 --compute-steps 3";
+  // On the devices at hand: the all-reduce check at one small size, then the step's table.
+  const Result here = compare(folder.path(), "--gpus 2 -b 64K -e 64K -n 2 -w 1 --rounds 1 " + step);
+  ASSERT_EQ(here.status, 0) << here.output;
+  const std::string text = flat(here.output);
+  EXPECT_NE(here.output.find("# measuring one replica's forward, backward and update (mlp, 8 "
+                             "examples, adam) on /gpu:0, 3 steps"),
+            std::string::npos)
+      << here.output;
+  EXPECT_NE(text.find("measured here on /gpu:0 (CPU-backed virtual GPU): the median of 3 "
+                      "steps"),
+            std::string::npos)
+      << here.output;
+  EXPECT_NE(text.find("2 engines (the topology's: CPU cores) compute at once"), std::string::npos)
+      << here.output;
+  // The ring of the MLP's 940,584 bytes on 2: a reduce step (3 S through the memory) and a copy
+  // step (2 S), at 10 GB/s, with 5 us each: 480.3 us, whatever the compute measured.
+  EXPECT_NE(text.find("480.3 us"), std::string::npos) << here.output;
+  EXPECT_NE(text.find("\n       2        1 "), std::string::npos) << here.output;
+  // --topology this-machine gives no FLOP/s: its compute is measured too.
+  const Result fitted = compare(folder.path(), "--topology this-machine -b 1M -e 1M " + step);
+  ASSERT_EQ(fitted.status, 0) << fitted.output;
+  EXPECT_EQ(count(fitted.output, "# measuring one replica's"), 1u) << fitted.output;
+  EXPECT_NE(fitted.output.find("480.3 us"), std::string::npos) << fitted.output;
+  // And measured on request on a preset that has one.
+  const Result asked =
+      compare(folder.path(), "--topology pcie-2 -b 1M -e 1M --compute measured " + step);
+  ASSERT_EQ(asked.status, 0) << asked.output;
+  EXPECT_NE(flat(asked.output).find("measured here on /gpu:0"), std::string::npos) << asked.output;
+}
+
+TEST(CliCompareStep, AModelThatDoesNotFitTheDeviceIsSaidInFlagTerms) {
+  mirrorlab::testing::TempFolder folder("compare-step");
+  const Result r = compare(folder.path(),
+                           "--topology pcie-2 -b 1M -e 1M --compute measured "
+                           "--batch-per-replica 4096 --memory-limit 16");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(flat(r.output).find("cannot be measured at --batch-per-replica 4096. Give a smaller "
+                                "--batch-per-replica or a higher --memory-limit, or --model mlp"),
+            std::string::npos)
+      << r.output;
+}
+
+// A topology file without a FLOP/s cannot scale the compute to it.
+TEST(CliCompareStep, RefusesFlopsOnATopologyWithoutThem) {
+  mirrorlab::testing::TempFolder folder("compare-step");
+  write_fitted(folder.path() / "fit.toml");
+  const Result r = compare(folder.path(), "--topology this-machine --compute flops");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--compute flops: this-machine gives no FLOP/s"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("# measuring"), std::string::npos) << r.output;
+  // With one in the file, it does.
+  write_fitted(folder.path() / "fit.toml", "flops_tflops = 1\n");
+  const Result scaled = compare(folder.path(), "--topology this-machine -b 1M -e 1M");
+  EXPECT_EQ(scaled.status, 0) << scaled.output;
+  EXPECT_NE(flat(scaled.output).find("scaled to this-machine's FLOP/s"), std::string::npos)
+      << scaled.output;
+}
+
 struct BadCompare {
   const char* args;
   const char* expected_words;
@@ -101,6 +251,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCompare{"--fit -e nan", "--maxbytes: 'nan' is not a size"},
         BadCompare{"--fit --rounds 0", "--rounds"},
         BadCompare{"--fit -f inf", "--stepfactor"},
-        BadCompare{"--fitted /no/such.toml", "/no/such.toml"}));
+        BadCompare{"--fitted /no/such.toml", "/no/such.toml"},
+        // The training step's flags.
+        BadCompare{"--topology dgx-h100 --model resnet", "'resnet' is not one of cnn, mlp"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica nan", "'nan' is not a number"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica inf", "'inf' is not a finite number"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica 0", "'0' is out of range"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica -64", "'-64' is out of range"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica 1e9", "'1e9' is not a whole number"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica 99999999999999999999", "is too large"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica 65537", "from 1 to 65536"},
+        BadCompare{"--topology dgx-h100 --compute-steps 0", "--compute-steps: '0' is out of range"},
+        BadCompare{"--topology dgx-h100 --compute magic",
+                   "'magic' is not one of auto, measured, flops"},
+        BadCompare{"--topology dgx-h100 --optimizer rmsprop", "'rmsprop' is not one of"},
+        BadCompare{"--topology laptop-4-logical --allreduce nccl",
+                   "NCCL cannot run on laptop-4-logical (it needs one GPU per rank)"},
+        BadCompare{"--gpus 2 --allreduce nccl", "NCCL cannot run on the devices at hand"},
+        BadCompare{"--gpus 2 --compute flops", "on the devices at hand the compute is measured"}));
 
 }  // namespace

@@ -14,7 +14,7 @@
 // are 1, 2, ... up to a node's GPUs, then whole nodes (NCCL's model takes whole nodes).
 // Left out (docs/timing-model.md, section 7): replicas computing at once slowing each other
 // (shared memory bandwidth and caches), overlap of the all-reduce with the backward pass
-// (TensorFlow's MirroredStrategy runs it after), the split of the batch, input pipelines, and
+// (mirrorlab's MirroredStrategy runs it after), the split of the batch, input pipelines, and
 // kernel launch costs that no FLOP/s figure includes.
 #pragma once
 
