@@ -2,6 +2,7 @@
 // lesson's steps on a live session; and its checks fail when what they are about is broken.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -148,7 +149,23 @@ INSTANTIATE_TEST_SUITE_P(
                   "one ```toml block per step"},
         Malformed{"FirstStepWithoutSetup", with_step("look_at = \"Devices\"\n"), 8,
                   "needs a [setup]"},
-        Malformed{"SecondTitle", with_step("[setup]\n") + "# Another\n", 15, "a second `# Title`"}),
+        Malformed{"SecondTitle", with_step("[setup]\n") + "# Another\n", 15, "a second `# Title`"},
+        Malformed{"UnknownMachine", with_step("topology = \"dgx-a100\"\n[setup]\n"), 13,
+                  "`topology = \"dgx-a100\"`"},
+        Malformed{"MachineNotAString", with_step("topology = 8\n[setup]\n"), 13,
+                  "`topology` must be a string"},
+        Malformed{"ModelValueWithoutMachine",
+                  with_step("[setup]\n[[check]]\nthat = \"model_nccl_us\"\nat_most = 1\n"
+                            "says = \"x\"\n"),
+                  14, "give the machine first"},
+        Malformed{"DevicesOnALiveValue",
+                  with_step("[setup]\n[[check]]\nthat = \"replicas\"\ndevices = 2\n"
+                            "equals = 1\nsays = \"x\"\n"),
+                  14, "`devices` goes with the timing model's values"},
+        Malformed{"DevicesZero",
+                  with_step("topology = \"pcie-2\"\n[setup]\n[[check]]\n"
+                            "that = \"model_ring_us\"\ndevices = 0\nat_most = 1\nsays = \"x\"\n"),
+                  17, "out of range"}),
     [](const ::testing::TestParamInfo<Malformed>& info) { return info.param.name; });
 
 TEST(LessonReader, AMissingFileSaysItCannotBeRead) {
@@ -305,6 +322,46 @@ TEST(LessonPlayer, NoOneDeviceReferenceIsTrainedForALessonThatDoesNotLookAtIt) {
   EXPECT_EQ(player.read("distance_to_one_device", -1), std::nullopt);
 }
 
+// The timing model's values price the run's model on the step's machine: worked out, not
+// measured, they are the same on any machine that plays the lesson.
+TEST(LessonPlayer, ModelValuesPriceTheRunsModelOnTheStepsMachine) {
+  const Lesson l = parse_lesson(
+      kHead + "## S\n\n```toml\ntopology = \"dgx-h100\"\n[setup]\nmodel = \"cnn\"\n```\n"
+              "## T\n\n```toml\ntopology = \"laptop-4-logical\"\n```\n"
+              "## U\n\n```toml\ntopology = \"this-machine\"\n```\n",
+      "model.md");
+  LessonPlayer player(l, small_data());
+  player.enter(0);
+  ASSERT_NE(player.machine(), nullptr);
+  EXPECT_EQ(player.read("model_gpus", -1), 8.0);
+  EXPECT_EQ(player.read("model_nccl_runs", -1), 1.0);
+  const double nccl = player.read("model_nccl_us", -1).value_or(0);
+  const double reduce_to_one = player.read("model_reduce_to_one_us", -1).value_or(0);
+  EXPECT_GT(nccl, 0.0);
+  EXPECT_GT(reduce_to_one, nccl);  // everything through one GPU's port
+  // On 2 of the 8 GPUs: fewer hops, less time.
+  EXPECT_LT(player.read("model_ring_us", -1, 2).value_or(1e9),
+            player.read("model_ring_us", -1, 8).value_or(0));
+  EXPECT_EQ(player.read("model_speedup", -1, 1), 1.0);
+  EXPECT_EQ(player.read("model_gpus", -1, 9), std::nullopt);  // more GPUs than the machine has
+  // One card carved in four: no NCCL (a GPU of its own per rank), and compute in turns.
+  player.enter(1);
+  EXPECT_EQ(player.read("model_gpus", -1), 4.0);
+  EXPECT_EQ(player.read("model_nccl_runs", -1), 0.0);
+  EXPECT_EQ(player.read("model_nccl_us", -1), std::nullopt);
+  EXPECT_EQ(player.read("model_nccl_algorithm", -1), std::nullopt);
+  EXPECT_GT(player.read("model_ring_us", -1).value_or(0), 0.0);
+  // This machine's fit, where there is none, is said, not crashed on.
+  ASSERT_EQ(setenv("MIRRORLAB_FIT_FILE", "/nonexistent/this-machine.toml", 1), 0);
+  player.enter(2);
+  unsetenv("MIRRORLAB_FIT_FILE");
+  EXPECT_EQ(player.machine(), nullptr);
+  EXPECT_EQ(player.read("model_ring_us", -1), std::nullopt);
+  ASSERT_FALSE(player.notes().empty());
+  EXPECT_NE(player.notes().back().find("mirrorlab compare --fit"), std::string::npos)
+      << player.notes().back();
+}
+
 TEST(LessonPlayer, AModelThatDoesNotFitIsARunErrorNotACrash) {
   Lesson l = lesson_one();
   l.steps[0].setup->memory_mib = {1};
@@ -454,6 +511,45 @@ TEST(Course, FitAndCustomLoopFailsWhenNoReplicaIsLeftEmpty) {
             (std::vector<std::string>{
                 "3: one replica runs _step_fn on no examples",
                 "4: the summed gradient is 2/3 of the mean (at most 0.667)"}));
+}
+
+// NCCL allowed on the virtual GPUs (as if they were CUDA GPUs of their own), and the machines
+// swapped: the DGX's NVSwitch and the laptop's one card are what its checks are about.
+TEST(Course, NcclAgainstTheFallbackFailsWhenNcclRunsOrTheMachinesAreOthers) {
+  Lesson l = course_lesson("nccl-against-the-fallback");
+  l.steps[0].setup->allreduce = "ring";       // a run that trains: nothing was refused
+  l.steps[2].topology = "nvlink-pairs-4";     // no NVSwitch: no NVLS
+  l.steps[4].topology = "pcie-2";             // GPUs of their own: NCCL runs
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{
+                "1: NCCL is refused on virtual GPUs",
+                "3: NCCL picks NVLS on NVSwitch",
+                "3: NCCL all-reduces the CNN's gradients in under 40 us",
+                "5: no NCCL on one card",
+                "5: the ring, TensorFlow's choice, takes over 200 us ..."}));
+}
+
+// The batches per replica swapped (the small model's step busy, the busy one's not), and the
+// laptop's one card replaced by GPUs of their own kept busy: the compute against the all-reduce
+// is what its checks are about.
+TEST(Course, ComputationAgainstCommunicationFailsWhenComputeAndAllReduceWeighOtherwise) {
+  Lesson l = course_lesson("computation-against-communication");
+  l.steps[2].setup->batch_per_replica = 4096;  // the small model's step computes 64 times longer
+  l.steps[3].setup->batch_per_replica = 64;    // and the busy one's does not
+  l.steps[5].topology = "dgx-h100";            // GPUs of their own instead of one card's ...
+  l.steps[5].setup->batch_per_replica = 4096;  // ... kept busy
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{
+                "3: at the GPU's peak, a step of 64 computes in about 5 us",
+                "3: 8 GPUs are barely faster than one ...",
+                "3: ... and the second GPU already does not pay for itself",
+                "4: 8 GPUs give more than 6.5 times the images/s",
+                "4: every one of the 8 GPUs pays for itself",
+                "5: 16 GPUs on 2 nodes give more than 10 times one GPU's images/s",
+                "6: 4 logical GPUs of one card are slower than one",
+                "6: only the first device pays for itself"}));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "lessons/player/live_values.h"
 #include "lessons/player/markdown_sections.h"
 #include "lessons/player/toml_block.h"
+#include "timing/topology_file.h"
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/all_reduce_choice.h"
 
@@ -180,8 +181,9 @@ Action read_action(const TomlBlock& b) {
   return a;
 }
 
-// `value` and `replica`, shared by questions and checks.
-void read_value(const TomlBlock& b, std::string_view key, std::string& value, int& replica) {
+// `value`, `replica` and `devices`, shared by questions and checks.
+void read_value(const TomlBlock& b, std::string_view key, std::string& value, int& replica,
+                int& devices) {
   value = b.required_text(key, "the name of a live value (" + live_value_names() + ")");
   const LiveValue* v = find_live_value(value);
   if (!v) b.fail(b.line(), "unknown live value \"" + value + "\": give one of " + live_value_names());
@@ -192,14 +194,20 @@ void read_value(const TomlBlock& b, std::string_view key, std::string& value, in
   if (!v->per_replica && replica >= 0) {
     b.fail(b.line(), "\"" + value + "\" is not a value of one replica: leave out `replica`");
   }
+  devices = static_cast<int>(b.integer("devices", 1, 4096).value_or(0));
+  if (!v->model && devices > 0) {
+    b.fail(b.line(), "`devices` goes with the timing model's values (model_...): \"" + value +
+                         "\" is the live run's");
+  }
 }
 
 Question read_question(const TomlBlock& b) {
-  b.only({"ask", "answer", "replica", "choices", "tolerance", "explain"}, "[[question]]");
+  b.only({"ask", "answer", "replica", "devices", "choices", "tolerance", "explain"},
+         "[[question]]");
   Question q;
   q.line = b.line();
   q.ask = b.required_text("ask", "the question");
-  read_value(b, "answer", q.value, q.replica);
+  read_value(b, "answer", q.value, q.replica, q.devices);
   q.choices = b.texts("choices");
   if (b.has("choices") && q.choices.size() < 2) b.fail(b.line(), "`choices` needs 2 or more");
   q.tolerance = b.number("tolerance").value_or(0.0);
@@ -209,11 +217,12 @@ Question read_question(const TomlBlock& b) {
 }
 
 Check read_check(const TomlBlock& b) {
-  b.only({"that", "replica", "equals", "at_least", "at_most", "greater_than", "less_than", "says"},
+  b.only({"that", "replica", "devices", "equals", "at_least", "at_most", "greater_than",
+          "less_than", "says"},
          "[[check]]");
   Check c;
   c.line = b.line();
-  read_value(b, "that", c.that, c.replica);
+  read_value(b, "that", c.that, c.replica, c.devices);
   int given = 0;
   for (Comparison cmp : {Comparison::kEquals, Comparison::kAtLeast, Comparison::kAtMost,
                          Comparison::kGreaterThan, Comparison::kLessThan}) {
@@ -232,7 +241,8 @@ Check read_check(const TomlBlock& b) {
 }
 
 void read_step_block(const TomlBlock& b, LessonStep& step) {
-  b.only({"setup", "do", "look_at", "device", "question", "check"}, "a step's block");
+  b.only({"setup", "do", "look_at", "device", "topology", "question", "check"},
+         "a step's block");
   if (auto setup = b.sub_table("setup")) step.setup = read_setup(*setup);
   for (const TomlBlock& a : b.tables("do")) step.actions.push_back(read_action(a));
   step.look_at = b.text("look_at").value_or("");
@@ -250,8 +260,39 @@ void read_step_block(const TomlBlock& b, LessonStep& step) {
     }
     step.device = digits[0] - '0';
   }
+  if (const auto topology = b.text("topology")) {
+    // A preset, or this machine's fit (which a lesson can name before it is made: the step then
+    // says it is missing when played).
+    if (*topology != timing::kFittedTopologyId) {
+      try {
+        timing::find_topology(*topology);
+      } catch (const std::exception& e) {
+        b.fail(b.line(), "`topology = \"" + *topology + "\"`: " + e.what());
+      }
+    }
+    step.topology = *topology;
+  }
   for (const TomlBlock& q : b.tables("question")) step.questions.push_back(read_question(q));
   for (const TomlBlock& c : b.tables("check")) step.checks.push_back(read_check(c));
+}
+
+// The timing model's values price a machine: a step that reads one needs a `topology` of its
+// own or of a step before it.
+void require_machines(const Lesson& lesson) {
+  bool named = false;
+  for (const LessonStep& step : lesson.steps) {
+    named = named || !step.topology.empty();
+    const auto refuse = [&](const std::string& value, int line) {
+      const LiveValue* v = find_live_value(value);
+      if (v && v->model && !named) {
+        throw LessonError(lesson.path, line,
+                          "\"" + value + "\" reads the timing model: give the machine first, as "
+                          "`topology = \"dgx-h100\"` in this step or one before");
+      }
+    };
+    for (const Question& q : step.questions) refuse(q.value, q.line);
+    for (const Check& c : step.checks) refuse(c.that, c.line);
+  }
 }
 
 void read_metadata(const TomlBlock& b, Lesson& lesson) {
@@ -302,6 +343,7 @@ Lesson parse_lesson(std::string_view markdown, const std::string& path) {
     lesson.steps.push_back(std::move(step));
   }
   if (lesson.steps.empty()) throw LessonError(path, 0, "no steps: each `## ...` section is one");
+  require_machines(lesson);
   if (!lesson.coming && !lesson.steps[0].setup) {
     throw LessonError(path, lesson.steps[0].line, "the first step needs a [setup]: the run it plays");
   }

@@ -87,6 +87,7 @@ struct Question {
   std::string ask;
   std::string value;  // the live value that answers it (see observables.h)
   int replica = -1;   // for values of one replica
+  int devices = 0;    // for model values: this many of the machine's GPUs (0: all)
   std::vector<std::string> choices;  // when set: the answer is choices[value]
   double tolerance = 0;
   std::string explain;  // shown with the answer
@@ -100,6 +101,7 @@ const char* to_string(Comparison c);  // "equals", "at_least", ...
 struct Check {
   std::string that;   // a live value
   int replica = -1;
+  int devices = 0;    // for model values: this many of the machine's GPUs (0: all)
   Comparison comparison = Comparison::kEquals;
   double target = 0;
   std::string says;   // what it shows when it holds
@@ -114,6 +116,9 @@ struct LessonStep {
   std::vector<Action> actions;
   std::string look_at;  // a GUI panel ("Batch split", ...), or empty
   int device = -1;      // `device = "/gpu:1"`: the device it talks about (1), or -1
+  // `topology = "dgx-h100"`: the machine its model values (and the GUI's Compare panel) speak
+  // of, a preset id or "this-machine"; empty: the one of the step before.
+  std::string topology;
   std::vector<Question> questions;
   std::vector<Check> checks;
 };

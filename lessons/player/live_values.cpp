@@ -219,12 +219,53 @@ const std::vector<LiveValue> kValues = {
      [](const LiveRun& run, int) -> Value { return run.run_failed ? 1.0 : 0.0; }},
 };
 
+template <ModelQuantity q>
+Value from_model(const LiveRun& run, int) {
+  return run.model ? model_value(*run.model, q, run.devices) : std::nullopt;
+}
+
+const std::vector<LiveValue> kModelValues = {
+    {"model_gpus", "GPUs of the step's machine (`topology`)", false,
+     from_model<ModelQuantity::kGpus>, true},
+    {"model_reduce_to_one_us",
+     "predicted microseconds of reduce-to-one for the run's model's gradients on the machine", false,
+     from_model<ModelQuantity::kReduceToOneUs>, true},
+    {"model_ring_us", "the same for the ring", false, from_model<ModelQuantity::kRingUs>, true},
+    {"model_nccl_us",
+     "the same for NCCL, by NCCL's own tuning model (none where NCCL cannot run)", false,
+     from_model<ModelQuantity::kNcclUs>, true},
+    {"model_nccl_runs", "1 where NCCL can run on the machine (a GPU of its own per rank), else 0",
+     false, from_model<ModelQuantity::kNcclRuns>, true},
+    {"model_nccl_algorithm", "what NCCL's model picks there: 0 Tree, 1 Ring, 2 NVLS", false,
+     from_model<ModelQuantity::kNcclAlgorithm>, true},
+    {"model_compute_us",
+     "one replica's compute of a step (forward, backward, update) on one of the machine's GPUs: "
+     "its FLOPs over the GPU's FLOP/s", false, from_model<ModelQuantity::kComputeUs>, true},
+    {"model_step_us",
+     "one training step: the compute plus the all-reduce TensorFlow would run there (NCCL with "
+     "a GPU per replica, else the ring)", false, from_model<ModelQuantity::kStepUs>, true},
+    {"model_speedup", "images/s over one device's, at the run's batch per replica", false,
+     from_model<ModelQuantity::kSpeedup>, true},
+    {"model_paying_devices",
+     "the most devices before another one stops paying for itself (adds less than half a "
+     "device's images/s)", false, from_model<ModelQuantity::kPayingDevices>, true},
+};
+
+std::vector<LiveValue> all_values() {
+  std::vector<LiveValue> all = kValues;
+  all.insert(all.end(), kModelValues.begin(), kModelValues.end());
+  return all;
+}
+
 }  // namespace
 
-const std::vector<LiveValue>& live_values() { return kValues; }
+const std::vector<LiveValue>& live_values() {
+  static const std::vector<LiveValue> all = all_values();
+  return all;
+}
 
 const LiveValue* find_live_value(std::string_view name) {
-  for (const LiveValue& v : kValues) {
+  for (const LiveValue& v : live_values()) {
     if (v.name == name) return &v;
   }
   return nullptr;
@@ -232,7 +273,9 @@ const LiveValue* find_live_value(std::string_view name) {
 
 std::string live_value_names() {
   std::string names;
-  for (const LiveValue& v : kValues) names += (names.empty() ? "" : ", ") + std::string(v.name);
+  for (const LiveValue& v : live_values()) {
+    names += (names.empty() ? "" : ", ") + std::string(v.name);
+  }
   return names;
 }
 

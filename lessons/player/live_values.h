@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/session/training_session.h"
+#include "lessons/player/model_values.h"
 
 namespace mirrorlab::lessons {
 
@@ -21,6 +22,9 @@ struct LiveRun {
   // Whether the last `reconfigure_devices` of this run was refused; nullopt: none was asked.
   std::optional<bool> reconfigure_refused;
   core::LossScaling loss_scaling = core::LossScaling::kReplicaMean;  // the run's
+  // Model values: the step's machine, and how many of its GPUs (0: all).
+  const ModelContext* model = nullptr;
+  int devices = 0;
 };
 
 struct LiveValue {
@@ -29,6 +33,9 @@ struct LiveValue {
   bool per_replica = false;  // needs `replica = N`
   // The value now; nullopt when the run has not produced it yet (no step recorded).
   std::optional<double> (*read)(const LiveRun& run, int replica);
+  // Read from the timing model on the machine a step names (`topology`), on `devices = N` of its
+  // GPUs: needs a `topology` at or before the step that asks.
+  bool model = false;
 };
 
 const std::vector<LiveValue>& live_values();

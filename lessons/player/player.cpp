@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/strategy/plain_trainer.h"
+#include "timing/topology_file.h"
 
 namespace mirrorlab::lessons {
 
@@ -171,6 +172,27 @@ void LessonPlayer::enter(int i) {
   }
   queue_actions_of(i);
   step_ = i;
+  read_machine();
+}
+
+void LessonPlayer::read_machine() {
+  std::string id;
+  for (int k = step_; k >= 0 && id.empty(); --k) id = lesson_.steps[static_cast<std::size_t>(k)].topology;
+  if (id != machine_id_) {
+    machine_id_ = id;
+    machine_.reset();
+    machine_problem_.clear();
+    if (!id.empty()) {
+      try {
+        machine_ = std::make_shared<const timing::Topology>(timing::find_topology(id));
+      } catch (const timing::NotFittedError& e) {
+        machine_problem_ = std::string(e.what()) + ": run 'mirrorlab compare --fit' first";
+      } catch (const std::exception& e) {
+        machine_problem_ = e.what();
+      }
+    }
+  }
+  if (!machine_problem_.empty()) notes_.push_back("the timing model: " + machine_problem_);
 }
 
 void LessonPlayer::start_action(const Action& a) {
@@ -283,10 +305,18 @@ bool LessonPlayer::run_actions(double timeout_seconds) {
   return true;
 }
 
-std::optional<double> LessonPlayer::read(const std::string& value, int replica) const {
+std::optional<double> LessonPlayer::read(const std::string& value, int replica,
+                                        int devices) const {
   const LiveValue* v = find_live_value(value);
   if (!v) return std::nullopt;
+  ModelContext model;
+  model.topology = machine_;
+  model.model = config_.strategy.model;
+  model.optimizer = config_.strategy.optimizer;
+  model.batch_per_replica = static_cast<double>(config_.fit.batch_per_replica);
   LiveRun run;
+  run.model = &model;
+  run.devices = devices;
   run.run_failed = !run_error_.empty();
   run.snapshot = &snapshot_;
   if (reference_) run.distance_to_one_device = reference_->distance();
@@ -297,10 +327,11 @@ std::optional<double> LessonPlayer::read(const std::string& value, int replica) 
 
 CheckResult LessonPlayer::evaluate(const Check& c) const {
   CheckResult r;
-  r.value = read(c.that, c.replica);
+  r.value = read(c.that, c.replica, c.devices);
   r.passed = r.value && std::isfinite(*r.value) && compare(*r.value, c.comparison, c.target);
   r.shown = c.that;
   if (c.replica >= 0) r.shown.append("[").append(std::to_string(c.replica)).append("]");
+  if (c.devices > 0) r.shown.append(" on ").append(std::to_string(c.devices)).append(" GPUs");
   r.shown.append(" = ").append(r.value ? number_text(*r.value) : "not measured yet");
   r.shown.append(" (").append(to_string(c.comparison)).append(" ");
   r.shown.append(number_text(c.target)).append(")");
@@ -309,7 +340,7 @@ CheckResult LessonPlayer::evaluate(const Check& c) const {
 
 Answer LessonPlayer::answer(const Question& q, const std::string& given) const {
   Answer a;
-  a.value = read(q.value, q.replica);
+  a.value = read(q.value, q.replica, q.devices);
   if (!a.value) {
     a.text = "not measured yet";
     return a;

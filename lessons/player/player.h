@@ -75,13 +75,18 @@ class LessonPlayer {
   const core::SessionConfig& config() const { return config_; }
   const core::SessionSnapshot& snapshot() const { return snapshot_; }
 
-  std::optional<double> read(const std::string& value, int replica) const;
+  // A live value now; `devices` for the timing model's values (0: all the machine's GPUs).
+  std::optional<double> read(const std::string& value, int replica, int devices = 0) const;
+  // The machine the current step's model values speak of (its `topology`, or the last step's
+  // before it that names one); null when none is named or it could not be read (see notes()).
+  const timing::Topology* machine() const { return machine_.get(); }
   CheckResult evaluate(const Check& check) const;
   // The live answer to `q`; `given` (a number, or a choice's text or 1-based number) is marked.
   Answer answer(const Question& q, const std::string& given = "") const;
 
  private:
   void build_run(const RunSetup& setup);
+  void read_machine();  // the current step's machine_, from its `topology` or one before
   void start_action(const Action& a);
   bool action_finished(const Action& a);
   void queue_actions_of(int step);
@@ -103,6 +108,9 @@ class LessonPlayer {
   std::string run_error_;
   std::vector<std::string> notes_;
   std::optional<bool> reconfigure_refused_;  // of the last reconfigure_devices in this run
+  std::string machine_id_;  // the `topology` in force, and the machine read from it
+  std::shared_ptr<const timing::Topology> machine_;
+  std::string machine_problem_;
 };
 
 }  // namespace mirrorlab::lessons

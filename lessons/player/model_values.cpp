@@ -1,0 +1,92 @@
+#include "lessons/player/model_values.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/nn/training_flops.h"
+#include "timing/nccl_model.h"
+#include "timing/schedule.h"
+#include "timing/step_time.h"
+
+namespace mirrorlab::lessons {
+namespace {
+
+timing::Schedule ring(int ranks, double bytes, int) { return timing::ring_schedule(ranks, bytes); }
+
+// What TensorFlow 2.21 runs (docs/tensorflow-conformance.md): NCCL with a GPU of its own per
+// replica, else the ring (CollectiveAllReduce, RING).
+timing::ScheduleMaker tensorflow_choice(const timing::Topology& t) {
+  return t.has_nccl ? nullptr : ring;
+}
+
+std::optional<double> all_reduce_us(const ModelContext& c, timing::ScheduleMaker schedule,
+                                    int devices) {
+  const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
+  const double bytes = static_cast<double>(f.params * sizeof(float));
+  return timing::all_reduce_time(*c.topology, schedule, devices, bytes).seconds * 1e6;
+}
+
+std::vector<timing::StepTime> steps(const ModelContext& c) {
+  const timing::Topology& t = *c.topology;
+  const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
+  const double flops = f.per_step(static_cast<std::size_t>(c.batch_per_replica));
+  const timing::StepInputs inputs{timing::compute_seconds(flops, t), timing::compute_engines(t),
+                                  c.batch_per_replica};
+  return timing::predict_steps(t, tensorflow_choice(t), static_cast<double>(f.params * sizeof(float)),
+                               inputs, t.ranks());
+}
+
+const timing::StepTime* row(const std::vector<timing::StepTime>& rows, int devices) {
+  const auto at = std::find_if(rows.begin(), rows.end(),
+                               [&](const timing::StepTime& r) { return r.devices == devices; });
+  return at == rows.end() ? nullptr : &*at;
+}
+
+}  // namespace
+
+std::optional<double> model_value(const ModelContext& c, ModelQuantity q, int devices) {
+  if (!c.topology) return std::nullopt;
+  const timing::Topology& t = *c.topology;
+  if (devices == 0) devices = t.ranks();
+  if (devices < 1 || devices > t.ranks()) return std::nullopt;
+  try {
+    switch (q) {
+      case ModelQuantity::kGpus: return static_cast<double>(t.ranks());
+      case ModelQuantity::kReduceToOneUs:
+        return all_reduce_us(c, timing::reduce_to_one_schedule, devices);
+      case ModelQuantity::kRingUs: return all_reduce_us(c, ring, devices);
+      case ModelQuantity::kNcclUs:
+        if (!t.has_nccl) return std::nullopt;
+        return all_reduce_us(c, nullptr, devices);
+      case ModelQuantity::kNcclRuns: return t.has_nccl ? 1.0 : 0.0;
+      case ModelQuantity::kNcclAlgorithm: {
+        if (!t.has_nccl || devices < 2) return std::nullopt;
+        const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
+        const int nodes = std::max(1, (devices + t.gpus_per_node - 1) / t.gpus_per_node);
+        const timing::NcclCost choice = timing::nccl_choice(
+            t.nccl, devices, nodes, static_cast<double>(f.params * sizeof(float)));
+        return static_cast<double>(choice.algorithm);
+      }
+      case ModelQuantity::kComputeUs: {
+        const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
+        return timing::compute_seconds(f.per_step(static_cast<std::size_t>(c.batch_per_replica)),
+                                       t) * 1e6;
+      }
+      case ModelQuantity::kStepUs:
+      case ModelQuantity::kSpeedup: {
+        const std::vector<timing::StepTime> rows = steps(c);
+        const timing::StepTime* r = row(rows, devices);
+        if (!r) return std::nullopt;
+        return q == ModelQuantity::kStepUs ? r->seconds * 1e6 : r->speedup;
+      }
+      case ModelQuantity::kPayingDevices:
+        return static_cast<double>(timing::where_adding_stops(steps(c)).devices);
+    }
+  } catch (const std::invalid_argument&) {
+    // The machine cannot say: no FLOP/s, NCCL on a machine where it cannot run, a count that is
+    // not whole nodes.
+  }
+  return std::nullopt;
+}
+
+}  // namespace mirrorlab::lessons
