@@ -11,12 +11,25 @@
 
 #ifdef MIRRORLAB_HAVE_GUI
 #include "gui/app_window.h"
+#include "gui/modelled_allreduce.h"
 #endif
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"
 #endif
 
 namespace mirrorlab::app {
+namespace {
+
+// The all-reduces the timing model can play in the All-reduce panel (none without a GUI).
+std::vector<std::string> modelled_choices() {
+#ifdef MIRRORLAB_HAVE_GUI
+  return gui::modelled_algorithm_ids();
+#else
+  return {};
+#endif
+}
+
+}  // namespace
 
 CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -67,6 +80,20 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   add_text_flag(cmd, "--lessons", o.lessons_folder,
                 "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
       ->type_name("DIR");
+  add_text_flag(cmd, "--topology", o.app.topology,
+                "The timing model's machine in the Compare panel (opened on its 'Predicted on a "
+                "machine' tab) and the All-reduce panel's model: a preset (dgx-h100, "
+                "dgx-h100-2-nodes, nvlink-pairs-4, pcie-2, laptop-4-logical) or this-machine "
+                "(once 'mirrorlab compare --fit' saved it)")
+      ->type_name("ID");
+  add_choice_flag(cmd, "--model-allreduce", o.app.modelled_allreduce, modelled_choices(),
+                  "Play this all-reduce of the timing model step by step in the All-reduce "
+                  "panel, on --topology's machine (default dgx-h100): NCCL's (where it can run; "
+                  "NVLS only with NVSwitch) or mirrorlab's");
+  add_bytes_flag(cmd, "--model-size", o.app.modelled_bytes, 4, std::uint64_t{1} << 40, 4,
+                 "Bytes per GPU of --model-allreduce (4K, 64M, 1G)");
+  add_whole_number_flag(cmd, "--model-step", o.app.modelled_step, 0, 100000,
+                        "Show --model-allreduce after this many of its steps (0: before it)");
   add_real_flag(cmd, "--quit-after", o.app.quit_after_seconds, 0.0, 86400.0,
                 "Close the window after this many seconds, even mid-run (tests, demos)");
   return cmd;

@@ -246,6 +246,23 @@ void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int do
 }
 
 void AllReducePanel::Draw(FrameContext& frame) {
+  bool model = !frame.view.modelled_allreduce.empty();
+  if (ImGui::RadioButton("this run's all-reduce", !model)) model = false;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("the model's, on a machine", model)) model = true;
+  if (!model) {
+    frame.view.modelled_allreduce.clear();
+    draw_the_run(frame);
+  } else {
+    // The first the machine can play, unless one is chosen already.
+    if (frame.view.modelled_allreduce.empty()) {
+      frame.view.modelled_allreduce = modelled_algorithm_ids().front();
+    }
+    model_view_.Draw(frame, name());
+  }
+}
+
+void AllReducePanel::draw_the_run(FrameContext& frame) {
   const core::RecordedStep& record = frame.run.step_record;
   if (!has_recorded_step(frame, "The all-reduce")) return;
   const int n = static_cast<int>(record.replicas.size());

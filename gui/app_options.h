@@ -22,6 +22,14 @@ struct AppOptions {
   std::string panel;       // show only this panel (by name), filling the window
   std::string lesson_file;  // play this lesson file in the Lesson panel (empty: no lesson)
   int lesson_step = 1;      // from this step (1-based)
+  // The timing model's machine for the Compare and All-reduce panels (a preset's id or
+  // "this-machine"; empty: the default), and the Compare panel opens on it.
+  std::string topology;
+  // Play this modelled all-reduce ("nccl-ring", ...) in the All-reduce panel, of
+  // `modelled_bytes` per GPU, shown after `modelled_step` of its steps.
+  std::string modelled_allreduce;
+  std::uint64_t modelled_bytes = std::uint64_t{64} << 20;
+  int modelled_step = 0;
   // Scripted run: once the steps and the measurement are done, render `frames` frames, write
   // the PNG to `screenshot` (if set) and the report (if set), and return.
   std::string screenshot;

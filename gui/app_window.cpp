@@ -16,11 +16,14 @@
 #include <vector>
 
 #include "gui/advice.h"
+#include "gui/allreduce_model_view.h"
+#include "gui/allreduce_panel.h"
 #include "gui/colors.h"
 #include "gui/compare_panel.h"
 #include "gui/controls_panel.h"
 #include "gui/frame_fingerprint.h"
 #include "gui/lesson_panel.h"
+#include "gui/modelled_allreduce.h"
 #include "gui/panel.h"
 #include "gui/panel_layout.h"
 #include "gui/screenshot.h"
@@ -89,7 +92,8 @@ class AppWindow : public AppActions {
                         *this,
                         now_seconds() - start_,
                         &fonts_,
-                        run_id()};
+                        run_id(),
+                        &machines_};
   }
   void follow_lesson();  // drives the lesson's step; a new run shown starts a new snapshot
   bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
@@ -102,6 +106,7 @@ class AppWindow : public AppActions {
   std::unique_ptr<LessonPanel> lesson_;             // --lesson: the Lesson panel and its runs
   std::uint64_t shown_run_ = 0;                     // run_id() of the snapshot's run
   TextFonts fonts_;
+  TopologyCatalog machines_;  // the timing model's machines, for the Compare and All-reduce panels
   core::SessionSnapshot snapshot_;
   std::string setup_error_;
   ViewSettings view_;
@@ -129,6 +134,13 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     : data_(std::move(data)), config_(config), options_(options) {
   view_.font_scale = options.font_scale;
   view_.focused_panel = options.panel;
+  if (!options.topology.empty()) {
+    view_.model_machine = options.topology;
+    view_.compare_shows_machine = true;
+  }
+  view_.modelled_allreduce = options.modelled_allreduce;
+  view_.modelled_bytes = static_cast<double>(options.modelled_bytes);
+  view_.modelled_step = options.modelled_step;
   panels_ = make_panels();
   if (const std::string problem = check_panel_name(options.panel, panels_); !problem.empty()) {
     throw std::invalid_argument(problem);
@@ -373,8 +385,14 @@ void AppWindow::handle_keys() {
   if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) lesson_->next();
   if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_->back();
   FrameContext frame = frame_context();
-  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) watch_forward(frame);
-  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) watch_back(frame);
+  if (arrows_walk_the_model(view_, kAllReducePanelName)) {  // the panel clamps to the model's steps
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) ++view_.modelled_step;
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT))
+      view_.modelled_step = std::max(0, view_.modelled_step - 1);
+  } else {
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) watch_forward(frame);
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) watch_back(frame);
+  }
   if (ImGui::IsKeyPressed(GLFW_KEY_0)) view_.focused_panel.clear();
   for (int i = 0; i < static_cast<int>(panels_.size()) && i < 9; ++i) {
     if (ImGui::IsKeyPressed(GLFW_KEY_1 + i)) {
@@ -390,6 +408,7 @@ void AppWindow::draw_frame() {
   // (see frame_fingerprint.h), so the rasterizer's time goes back to training; 15 pictures a
   // second still read as continuous. Paused or held, every frame copies, so a click shows at once.
   follow_lesson();
+  machines_.refresh(begin);  // a fit saved while the window is open shows up in it
   const bool running = snapshot_.stepping && !snapshot_.held_at;
   if (session() && (!running || options_.refresh_hz <= 0 ||
                     begin - last_refresh_ >= 1.0 / options_.refresh_hz)) {
@@ -520,7 +539,17 @@ int AppWindow::run() {
 }  // namespace
 
 std::string check_app_options(const AppOptions& options) {
-  return check_panel_name(options.panel, make_panels());
+  if (std::string problem = check_panel_name(options.panel, make_panels()); !problem.empty()) {
+    return problem;
+  }
+  if (options.topology.empty() && options.modelled_allreduce.empty() &&
+      options.modelled_step == 0) {
+    return "";  // nothing of the model asked for: a missing fit or preset is no reason to stop
+  }
+  return check_model_choice(
+      TopologyCatalog(), options.topology.empty() ? ViewSettings{}.model_machine : options.topology,
+      options.modelled_allreduce, static_cast<double>(options.modelled_bytes),
+      options.modelled_step);
 }
 
 bool can_open_window(std::string* why) {

@@ -17,6 +17,18 @@ std::string plain_number(double v) {
   return text;
 }
 
+// Dashes of `dash` pixels with gaps of half that.
+void draw_dashed_line(ImDrawList* draw, ImVec2 a, ImVec2 b, std::uint32_t color, float dash) {
+  const float length = std::hypot(b.x - a.x, b.y - a.y);
+  if (length <= 0) return;
+  const ImVec2 step((b.x - a.x) / length, (b.y - a.y) / length);
+  for (float at = 0; at < length; at += dash * 1.5f) {
+    const float end = std::min(at + dash, length);
+    draw->AddLine(ImVec2(a.x + step.x * at, a.y + step.y * at),
+                  ImVec2(a.x + step.x * end, a.y + step.y * end), color, 2.0f);
+  }
+}
+
 }  // namespace
 
 std::string format_bytes(double bytes) {
@@ -28,6 +40,21 @@ std::string format_bytes(double bytes) {
   }
   char text[32];
   std::snprintf(text, sizeof text, bytes < 10 && u > 0 ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+  return text;
+}
+
+std::string format_seconds(double seconds) {
+  const char* units[] = {"s", "ms", "\u00b5s", "ns"};
+  int u = 0;
+  while (std::abs(seconds) < 1 && seconds != 0 && u < 3) {
+    seconds *= 1000;
+    ++u;
+  }
+  char text[32];
+  // Three figures, decided on the value as it will be rounded (9.999 shows as "10.0").
+  const double size = std::abs(seconds);
+  const char* format = size < 9.995 ? "%.2f %s" : size < 99.95 ? "%.1f %s" : "%.0f %s";
+  std::snprintf(text, sizeof text, format, seconds, units[u]);
   return text;
 }
 
@@ -113,7 +140,11 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
       if (!std::isfinite(s.y[i])) continue;
       const ImVec2 p(px(s.x[i]), py(s.y[i]));
       if (have_previous) {
-        draw->AddLine(previous, p, s.color, 2.0f);
+        if (s.dashed) {
+          draw_dashed_line(draw, previous, p, s.color, line * 0.5f);
+        } else {
+          draw->AddLine(previous, p, s.color, 2.0f);
+        }
         ++drawn;
       }
       if (s.markers) {
@@ -124,8 +155,13 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
       have_previous = true;
     }
     const ImVec2 at = legend_at[k];
-    draw->AddRectFilled(ImVec2(at.x, at.y + line * 0.3f),
-                        ImVec2(at.x + line * 0.8f, at.y + line * 0.9f), s.color);
+    if (s.dashed) {
+      draw_dashed_line(draw, ImVec2(at.x, at.y + line * 0.6f),
+                       ImVec2(at.x + line * 0.8f, at.y + line * 0.6f), s.color, line * 0.3f);
+    } else {
+      draw->AddRectFilled(ImVec2(at.x, at.y + line * 0.3f),
+                          ImVec2(at.x + line * 0.8f, at.y + line * 0.9f), s.color);
+    }
     draw->AddText(ImVec2(at.x + line, at.y), rgb(0xE0E0E0), s.label.c_str());
   }
   ImGui::InvisibleButton("chart", ImVec2(width, height));

@@ -14,6 +14,7 @@ struct ChartSeries {
   std::uint32_t color = 0xFFFFFFFF;  // ImU32
   std::vector<double> x, y;
   bool markers = false;  // draw a dot at every point (few points: epochs, sizes)
+  bool dashed = false;   // a dashed line: a model's prediction beside measured points
 };
 
 struct ChartOptions {
@@ -31,5 +32,6 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
                float width, float height);
 
 std::string format_bytes(double bytes);  // "4 KiB", "16 MiB"
+std::string format_seconds(double seconds);  // "850 ns", "12.3 µs", "4.56 ms", "1.20 s"
 
 }  // namespace mirrorlab::gui

@@ -85,4 +85,15 @@ void swatch(std::uint32_t color, float drop) {
   ImGui::SameLine();
 }
 
+void tag(const char* text, std::uint32_t rrggbb) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 size = ImGui::CalcTextSize(text);
+  const float pad = ImGui::GetTextLineHeight() * 0.25f;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(p, ImVec2(p.x + size.x + 2 * pad, p.y + size.y), rgb(rrggbb), pad);
+  draw->AddText(ImVec2(p.x + pad, p.y), text_color_on(rrggbb), text);
+  ImGui::Dummy(ImVec2(size.x + 2 * pad, size.y));
+  ImGui::SameLine();
+}
+
 }  // namespace mirrorlab::gui

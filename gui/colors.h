@@ -44,4 +44,10 @@ void swatch(std::uint32_t color, float drop = 0);
 // Text that reads on top of a fill of colour `rrggbb` (black on light fills, white on dark).
 std::uint32_t text_color_on(std::uint32_t rrggbb);
 
+// A label in a filled box of colour `rrggbb` at the cursor ("PREDICTED"); what is drawn next goes
+// on the same line beside it.
+void tag(const char* text, std::uint32_t rrggbb);
+// The colour of what the timing model predicted rather than measured (Okabe-Ito reddish purple).
+inline constexpr std::uint32_t kPredictedRgb = 0xCC79A7;
+
 }  // namespace mirrorlab::gui

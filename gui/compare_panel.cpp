@@ -21,6 +21,7 @@ void ComparePanel::start(core::TrainingSession& session) {
     if (shared_->running) return;
     shared_->running = true;
     shared_->result = core::AlgorithmComparison{};
+    ++shared_->version;
     shared_->session = &session;
   }
   std::shared_ptr<Shared> shared = shared_;
@@ -31,29 +32,68 @@ void ComparePanel::start(core::TrainingSession& session) {
     const auto publish = [&](const core::AlgorithmComparison& r) {
       std::lock_guard lock(shared->mutex);
       shared->result = r;
+      ++shared->version;
     };
     const core::AlgorithmComparison r = core::compare_algorithms(
         s->devices(), s->data().train, s->config().strategy, options, [s] { return s->stopping(); },
         publish);
     std::lock_guard lock(shared->mutex);
     shared->result = r;
+    ++shared->version;
     shared->running = false;
   });
 }
 
 void ComparePanel::Draw(FrameContext& frame) {
+  if (!ImGui::BeginTabBar("compare tabs")) return;
+  const int wanted = frame.view.compare_shows_machine ? 1 : 0;
+  const char* labels[] = {"Measured here", "Predicted on a machine"};
+  for (int tab = 0; tab < 2; ++tab) {
+    // A tab asked for by the view settings (--topology) is opened once; then clicks decide.
+    const ImGuiTabItemFlags flags =
+        tab == wanted && tab_shown_ != wanted ? ImGuiTabItemFlags_SetSelected : 0;
+    if (!ImGui::BeginTabItem(labels[tab], nullptr, flags)) continue;
+    tab_shown_ = tab;
+    frame.view.compare_shows_machine = tab == 1;
+    if (tab == 0) {
+      draw_measured(frame);
+    } else {
+      machine_view_.Draw(frame, name());
+    }
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
+void ComparePanel::update_predictions(const FrameContext& frame) {
+  if (frame.machines == nullptr) return;
+  const std::size_t devices = frame.run.devices.size();
+  if (predicted_version_ == result_version_ && predicted_catalog_ == frame.machines->version() &&
+      predicted_devices_ == devices) {
+    return;
+  }
+  predicted_version_ = result_version_;
+  predicted_catalog_ = frame.machines->version();
+  predicted_devices_ = devices;
+  predictions_ = predict_measured(result_, static_cast<int>(devices), frame.machines->fitted());
+}
+
+void ComparePanel::draw_measured(FrameContext& frame) {
   if (frame.session == nullptr) {
     ImGui::TextWrapped("No run.");
     return;
   }
-  core::AlgorithmComparison result;
   bool running = false, stale = false;
   {
     std::lock_guard lock(shared_->mutex);  // held only to copy: the task publishes under it
-    result = shared_->result;
+    if (result_version_ != shared_->version) {
+      result_ = shared_->result;
+      result_version_ = shared_->version;
+    }
     running = shared_->running;
     stale = shared_->session != nullptr && shared_->session != frame.run.session;
   }
+  update_predictions(frame);
   ImGui::BeginDisabled(running);
   if (ImGui::Button(running ? "Measuring..." : "Measure algorithms")) start(*frame.session);
   ImGui::EndDisabled();
@@ -64,18 +104,39 @@ void ComparePanel::Draw(FrameContext& frame) {
       "Devices panel's memory peaks include them)");
   ImGui::PopTextWrapPos();
   if (stale) ImGui::TextDisabled("(measured with the previous settings)");
-  if (!result.error.empty()) {
+  draw_fit_line(frame);
+  if (!result_.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    ImGui::TextWrapped("%s", result.error.c_str());
+    ImGui::TextWrapped("%s", result_.error.c_str());
     ImGui::PopStyleColor();
   }
-  if (result.timings.empty()) {
+  if (result_.timings.empty()) {
     if (!running) ImGui::TextWrapped("Press the button to time each algorithm in this run.");
     frame.report.drew(name(), "bars", 0);
     return;
   }
-  draw_bars(result, frame);
-  draw_sweep(result, frame);
+  draw_bars(result_, frame);
+  draw_sweep(result_, frame);
+}
+
+void ComparePanel::draw_fit_line(FrameContext& frame) {
+  if (frame.machines == nullptr) return;
+  const ModelMachine& fit = frame.machines->fitted();
+  if (!predictions_.problem.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x56B4E9));
+    ImGui::TextWrapped("%s", predictions_.problem.c_str());
+    ImGui::PopStyleColor();
+    frame.report.drew(name(), "fit_missing", 1);
+    return;
+  }
+  frame.report.drew(name(), "fit_missing", 0);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("model beside each measurement: %s, %s", fit.id.c_str(),
+                      fit.topology->title.c_str());
+  ImGui::PopTextWrapPos();
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("%s\n%s", fit.topology->path.c_str(), fit.topology->source.c_str());
+  }
 }
 
 void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& frame) {
@@ -87,22 +148,17 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
   const float label_width = 7.5f * line;
-  const float text_width = ImGui::CalcTextSize("all-reduce 00.00 ms / step 000.0 ms").x;
+  const float text_width =
+      ImGui::CalcTextSize("all-reduce 00.00 ms, model 00.00 ms / step 000.0 ms").x;
   const float width =
       std::max(ImGui::GetContentRegionAvail().x - label_width - text_width - line, 20.f);
-  int bars = 0;
+  int bars = 0, predicted = 0;
   for (const auto& t : r.timings) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     draw->AddText(p, rgb(0xE0E0E0), t.algorithm.c_str());
     if (!t.available) {
       ImGui::SetCursorScreenPos(ImVec2(p.x + label_width, p.y));
-      // The reason's first clause says it ("needs one CUDA GPU per replica, but these are
-      // CPU-backed virtual GPUs"); the whole of it is a hover away, so the sweep stays in view.
-      const std::string gist = t.reason.substr(0, t.reason.find(" ("));
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextDisabled("not available here: %s", gist.c_str());
-      ImGui::PopTextWrapPos();
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.reason.c_str());
+      draw_nccl_predicted(t, r.gradient_bytes, frame);
       continue;
     }
     // Two bars per algorithm: the whole step (light) with its all-reduce part (full colour).
@@ -113,15 +169,69 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
     draw->AddRectFilled(ImVec2(x0, p.y), ImVec2(x0 + step_w, p.y + line),
                         (color & 0x00FFFFFF) | 0x60000000);
     draw->AddRectFilled(ImVec2(x0, p.y), ImVec2(x0 + ar_w, p.y + line), color);
-    char text[96];
-    std::snprintf(text, sizeof text, "all-reduce %.2f ms / step %.1f ms",
-                  1e3 * t.all_reduce_seconds, 1e3 * t.step_seconds);
-    draw->AddText(ImVec2(x0 + std::max(step_w, 0.0f) + 6, p.y), rgb(0xE0E0E0), text);
+    std::string text = "all-reduce " + format_seconds(t.all_reduce_seconds);
+    if (const timing::Prediction* model = find_prediction(predictions_.training, t.algorithm,
+                                                          static_cast<double>(r.gradient_bytes))) {
+      text += ", model " + format_seconds(model->predicted);
+      ++predicted;
+    }
+    text += " / step " + format_seconds(t.step_seconds);
+    draw->AddText(ImVec2(x0 + std::max(step_w, 0.0f) + 6, p.y), rgb(0xE0E0E0), text.c_str());
     ImGui::Dummy(ImVec2(label_width + width, line * 1.25f));
     bars += 2;
   }
-  ImGui::TextDisabled("full colour: all-reduce; pale: the rest of the step");
+  ImGui::TextDisabled("full colour: all-reduce; pale: the rest of the step%s",
+                      predicted > 0 ? "; model: the fit's all-reduce alone" : "");
   frame.report.drew(name(), "bars", bars);
+  frame.report.drew(name(), "bars_predicted", predicted);
+}
+
+void ComparePanel::draw_nccl_predicted(const core::AlgorithmTiming& t, std::size_t gradient_bytes,
+                                       FrameContext& frame) {
+  // The reason's first clause says it ("needs one CUDA GPU per replica, but these are
+  // CPU-backed virtual GPUs"); the whole of it is a hover away, so the sweep stays in view.
+  const std::string gist = t.reason.substr(0, t.reason.find(": use"));
+  const ModelMachine* machine =
+      frame.machines != nullptr ? frame.machines->find(frame.view.model_machine) : nullptr;
+  const double bytes = static_cast<double>(gradient_bytes);
+  if (machine != nullptr && machine->topology && bytes > 0 &&
+      (!nccl_on_machine_ || nccl_machine_ != machine->id ||
+       nccl_catalog_ != frame.machines->version() || nccl_bytes_ != gradient_bytes)) {
+    nccl_machine_ = machine->id;
+    nccl_catalog_ = frame.machines->version();
+    nccl_bytes_ = gradient_bytes;
+    try {
+      nccl_on_machine_ = predict_on_machine(*machine->topology, {bytes}).front();
+    } catch (const std::exception&) {
+      nccl_on_machine_.reset();
+    }
+  }
+  const bool shown = machine != nullptr && machine->topology && nccl_on_machine_ &&
+                     nccl_machine_ == machine->id && nccl_on_machine_->nccl;
+  ImGui::PushTextWrapPos(0);
+  if (shown) {
+    const SizePrediction& p = *nccl_on_machine_;
+    tag("PREDICTED", kPredictedRgb);
+    std::string fallback;
+    if (!p.algorithms.empty()) {
+      fallback = "; " + p.algorithms.front().algorithm + " there " +
+                 format_seconds(p.algorithms.front().predicted);
+    }
+    ImGui::TextWrapped(
+        "not measured: %s on %s's %d GPUs for these gradients (NCCL's model picks "
+        "%s%s). It cannot run here: %s.",
+        format_seconds(p.nccl->time_us * 1e-6).c_str(), machine->id.c_str(),
+        machine->topology->ranks(), nccl_pick_text(*p.nccl).c_str(), fallback.c_str(),
+        gist.c_str());
+  } else {
+    ImGui::TextDisabled(
+        "cannot run here: %s. Choose a machine with one GPU per rank under "
+        "'Predicted on a machine' for NCCL's predicted time.",
+        gist.c_str());
+  }
+  ImGui::PopTextWrapPos();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.reason.c_str());
+  frame.report.drew(name(), "nccl_predicted", shown ? 1 : 0);
 }
 
 void ComparePanel::draw_sweep(const core::AlgorithmComparison& r, FrameContext& frame) {
@@ -129,7 +239,7 @@ void ComparePanel::draw_sweep(const core::AlgorithmComparison& r, FrameContext& 
     frame.report.drew(name(), "sweep_points", 0);
     return;
   }
-  std::map<std::string, ChartSeries> algbw, busbw;
+  std::map<std::string, ChartSeries> algbw, busbw, model;
   for (const auto& row : r.sweep) {
     ChartSeries& a = algbw[row.algorithm];
     ChartSeries& b = busbw[row.algorithm];
@@ -141,9 +251,21 @@ void ComparePanel::draw_sweep(const core::AlgorithmComparison& r, FrameContext& 
     a.y.push_back(row.algbw / 1e9);
     b.x.push_back(static_cast<double>(row.bytes));
     b.y.push_back(row.busbw / 1e9);
+    // The model's algbw at the same size, as a dashed line beside the measured points.
+    const double bytes = static_cast<double>(row.bytes);
+    if (const timing::Prediction* p = find_prediction(predictions_.sweep, row.algorithm, bytes);
+        p != nullptr && p->predicted > 0) {
+      ChartSeries& m = model[row.algorithm];
+      m.label = row.algorithm + " model";
+      m.color = algorithm_color(row.algorithm);
+      m.dashed = true;
+      m.x.push_back(bytes);
+      m.y.push_back(bytes / p->predicted / 1e9);
+    }
   }
   std::vector<ChartSeries> left, right;
   for (auto& [_, s] : algbw) left.push_back(s);
+  for (auto& [_, s] : model) left.push_back(s);
   for (auto& [_, s] : busbw) right.push_back(s);
   if (r.copy_bandwidth > 0 && !left.empty()) {
     // The single-memory bound: T_min = 2*N*S/B, so algbw = S/T <= B / (2N).
@@ -169,6 +291,7 @@ void ComparePanel::draw_sweep(const core::AlgorithmComparison& r, FrameContext& 
   o.y_label = "busbw GB/s";
   drawn += draw_chart("busbw", right, o, w, h);
   frame.report.drew(name(), "sweep_points", static_cast<double>(r.sweep.size()));
+  frame.report.drew(name(), "sweep_model_lines", static_cast<double>(model.size()));
   frame.report.drew(name(), "sweep_segments", drawn);
 }
 

@@ -15,6 +15,7 @@
 #include "core/session/training_session.h"
 #include "gui/gui_report.h"
 #include "gui/text_fonts.h"
+#include "gui/topology_catalog.h"
 #include "gui/view_settings.h"
 
 namespace mirrorlab::gui {
@@ -40,6 +41,8 @@ struct FrameContext {
   double seconds_since_start = 0;  // for small animations (the running indicator)
   const TextFonts* fonts = nullptr;  // bold and monospaced faces, where found
   std::uint64_t run_id = 0;          // changes whenever the run shown is another one
+  // The machines the timing model can show (the presets and this machine's fit).
+  const TopologyCatalog* machines = nullptr;
 };
 
 class Panel {

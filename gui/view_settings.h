@@ -17,6 +17,17 @@ struct ViewSettings {
   // core::moment_progress(record, moment) for it.
   int watched_moment = -1;
   bool show_imgui_metrics = false;
+
+  // The timing model's machine, shown by the Compare panel's "Predicted on a machine" tab and
+  // played on by the All-reduce panel's model: a preset's id or "this-machine" (--topology).
+  std::string model_machine = "dgx-h100";
+  bool compare_shows_machine = false;  // the Compare panel shows that tab (else what it measured)
+  // Non-empty: the All-reduce panel plays this modelled all-reduce ("nccl-ring", ...; see
+  // gui/modelled_allreduce.h) on model_machine instead of the run's, of modelled_bytes per GPU,
+  // shown after modelled_step of its steps (0: before it). Left/Right walk those steps then.
+  std::string modelled_allreduce;
+  double modelled_bytes = 64.0 * (1 << 20);
+  int modelled_step = 0;
 };
 
 }  // namespace mirrorlab::gui

@@ -96,9 +96,9 @@ TEST(Flags, EveryNumberFlagRefusesNanInfinitiesNegativesHugeAndNonNumbers) {
 // others it is refused like any value out of range.
 TEST(Flags, ZeroIsRefusedWhereItMeansNothing) {
   const std::vector<std::string> zero_allowed = {
-      "--max-steps",  "--train-examples", "--max-fps", "--refresh-hz", "--steps",
-      "--phases",     "--measure-seconds", "--quit-after", "--warmup_iters", "--seed",
-      "--devices"};
+      "--max-steps",    "--train-examples", "--max-fps",         "--refresh-hz",
+      "--steps",        "--phases",         "--measure-seconds", "--quit-after",
+      "--warmup_iters", "--seed",           "--devices",         "--model-step"};
   int refused = 0;
   for (const ValueFlag& flag : every_value_flag()) {
     if (!is_numeric(flag)) continue;

@@ -1,11 +1,17 @@
 // The GUI's pure parts, without a window: the timeline's folding, the palettes, the report,
-// the screenshot's row flip, the panels' layout, a scripted run's decisions.
+// the screenshot's row flip, the panels' layout, a scripted run's decisions, and the timing
+// model's data the Compare and All-reduce panels draw (the machines, the predictions, the
+// modelled all-reduces).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "gui/colors.h"
 #include "gui/gui_report.h"
+#include "gui/model_predictions.h"
+#include "gui/modelled_allreduce.h"
 #include "gui/panel_layout.h"
 #include "gui/screenshot.h"
 #include "gui/scripted_run.h"
@@ -13,7 +19,11 @@
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"
 #endif
+#include "gui/topology_catalog.h"
 #include "nlohmann/json.hpp"
+#include "temp_folder.h"
+#include "timing/topology_file.h"
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::gui {
@@ -238,6 +248,233 @@ TEST(FrameStats, MeasuresTheTimeBetweenFramesAndStartsOverOnRestart) {
   EXPECT_EQ(stats.draw_calls, 7);  // the last frame's, until the next is drawn
   stats.frame_started(9.0);        // the first frame after a restart has no interval
   EXPECT_TRUE(stats.frame_seconds.empty());
+}
+
+// ---- the timing model's machines and predictions ----------------------------------------------
+
+constexpr double kMiB = 1 << 20;
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+TEST(TopologyCatalog, ListsEveryPresetThenThisMachine) {
+  testing::TempFolder folder("catalog");
+  const TopologyCatalog catalog(timing::default_topology_folder(), folder / "fit.toml");
+  std::set<std::string> presets;
+  for (const auto& entry : std::filesystem::directory_iterator(timing::default_topology_folder())) {
+    if (entry.path().extension() == ".toml") presets.insert(timing::read_topology(entry.path()).id);
+  }
+  ASSERT_GE(presets.size(), 5u);
+  const auto& machines = catalog.machines();
+  ASSERT_EQ(machines.size(), presets.size() + 1);
+  for (std::size_t i = 0; i + 1 < machines.size(); ++i) {
+    EXPECT_TRUE(presets.count(machines[i].id)) << machines[i].id;
+    ASSERT_TRUE(machines[i].topology) << machines[i].id << ": " << machines[i].problem;
+  }
+  EXPECT_EQ(machines.back().id, "this-machine");
+  EXPECT_EQ(&catalog.fitted(), &machines.back());
+  EXPECT_NE(catalog.find("dgx-h100"), nullptr);
+  EXPECT_EQ(catalog.find("dgx-h900"), nullptr);
+  EXPECT_TRUE(catalog.presets_problem().empty());
+}
+
+TEST(TopologyCatalog, AMissingOrMalformedFitIsASentenceAndANewFitIsReadAgain) {
+  testing::TempFolder folder("catalog");
+  const std::filesystem::path fit = folder / "fit.toml";
+  TopologyCatalog catalog(timing::default_topology_folder(), fit);
+  // Missing: what to run, what it does, where it saves.
+  EXPECT_FALSE(catalog.fitted().topology);
+  EXPECT_EQ(catalog.fitted().problem, not_fitted_sentence(fit));
+  EXPECT_NE(catalog.fitted().problem.find("mirrorlab compare --fit"), std::string::npos);
+  EXPECT_NE(catalog.fitted().problem.find("measures this machine"), std::string::npos);
+  EXPECT_NE(catalog.fitted().problem.find(fit.string()), std::string::npos);
+  // Malformed: its file and line, and to fit again.
+  timing::Topology fitted = timing::find_topology("laptop-4-logical");
+  fitted.id = timing::kFittedTopologyId;
+  const std::string good = timing::write_topology(fitted);
+  std::string bad = good;
+  const std::size_t nodes = bad.find("nodes = 1");
+  ASSERT_NE(nodes, std::string::npos) << bad;
+  bad.replace(nodes, 9, "nodes = \"two\"");
+  const int line = 1 + static_cast<int>(std::count(bad.begin(), bad.begin() + nodes, '\n'));
+  write_file(fit, bad);
+  std::uint64_t before = catalog.version();
+  catalog.refresh(10.0);
+  EXPECT_FALSE(catalog.fitted().topology);
+  EXPECT_NE(catalog.version(), before);
+  EXPECT_NE(catalog.fitted().problem.find(fit.string() + ":" + std::to_string(line)),
+            std::string::npos)
+      << catalog.fitted().problem;
+  EXPECT_NE(catalog.fitted().problem.find("mirrorlab compare --fit"), std::string::npos);
+  // Empty, and not TOML at all: the same.
+  for (const std::string text : {"", "\x01\x02[[[ nonsense"}) {
+    write_file(fit, text);
+    const TopologyCatalog again(timing::default_topology_folder(), fit);
+    EXPECT_FALSE(again.fitted().topology) << text;
+    EXPECT_NE(again.fitted().problem.find("cannot be used"), std::string::npos) << text;
+  }
+  // A fit saved while the window is open is read at the next look, a second after the last.
+  write_file(fit, good);
+  before = catalog.version();
+  catalog.refresh(10.5);
+  EXPECT_FALSE(catalog.fitted().topology);
+  EXPECT_EQ(catalog.version(), before);
+  catalog.refresh(11.5);
+  ASSERT_TRUE(catalog.fitted().topology) << catalog.fitted().problem;
+  EXPECT_EQ(catalog.fitted().topology->ranks(), 4);
+  EXPECT_TRUE(catalog.fitted().problem.empty());
+  EXPECT_NE(catalog.version(), before);
+  // Unchanged: not read again.
+  before = catalog.version();
+  catalog.refresh(13.0);
+  EXPECT_EQ(catalog.version(), before);
+  // No place to look (neither HOME nor XDG_CONFIG_HOME): still a sentence.
+  const TopologyCatalog nowhere(timing::default_topology_folder(), "");
+  EXPECT_NE(nowhere.fitted().problem.find("--output"), std::string::npos);
+}
+
+TEST(ModelPredictions, EachMachinesTableIsWhatEstimateAndNcclsModelGive) {
+  const TopologyCatalog catalog(timing::default_topology_folder(), "");
+  const std::vector<double> sizes = machine_view_sizes();
+  ASSERT_EQ(sizes.size(), 10u);  // 4 KiB to 1 GiB
+  EXPECT_EQ(sizes.front(), 4096);
+  EXPECT_EQ(sizes.back(), 1024 * kMiB);
+  int with_nccl = 0;
+  for (const ModelMachine& m : catalog.machines()) {
+    if (!m.topology) continue;
+    const timing::Topology& t = *m.topology;
+    const std::vector<SizePrediction> rows = predict_on_machine(t, sizes);
+    ASSERT_EQ(rows.size(), sizes.size());
+    for (const SizePrediction& row : rows) {
+      std::size_t k = 0;
+      for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
+        if (a.schedule == nullptr) continue;
+        ASSERT_LT(k, row.algorithms.size());
+        EXPECT_EQ(row.algorithms[k].algorithm, a.name);
+        EXPECT_EQ(row.algorithms[k].predicted,
+                  timing::estimate(a.schedule(t.ranks(), row.bytes, 0), t).seconds)
+            << t.id << " " << a.name << " " << row.bytes;
+        ++k;
+      }
+      EXPECT_EQ(row.nccl.has_value(), t.has_nccl) << t.id;
+      if (row.nccl) {
+        const timing::NcclCost c = timing::nccl_choice(t.nccl, t.ranks(), t.nodes, row.bytes);
+        EXPECT_EQ(row.nccl->time_us, c.time_us);
+        EXPECT_EQ(nccl_pick_text(*row.nccl),
+                  std::string(to_string(c.algorithm)) + " " + to_string(c.protocol));
+      }
+    }
+    with_nccl += t.has_nccl;
+  }
+  EXPECT_GE(with_nccl, 4);
+  // Worked by hand in test_timing: 1 KiB picks Ring LL on dgx-h100, 1 GiB NVLS Simple.
+  const std::vector<SizePrediction> dgx =
+      predict_on_machine(*catalog.find("dgx-h100")->topology, {1024, 1024 * kMiB});
+  EXPECT_EQ(nccl_pick_text(*dgx[0].nccl), "Ring LL");
+  EXPECT_EQ(nccl_pick_text(*dgx[1].nccl), "NVLS Simple");
+}
+
+TEST(ModelPredictions, MeasurementsAreSetBesideTheFitsPredictionOrASentence) {
+  core::AlgorithmComparison measured;
+  measured.gradient_bytes = 1 << 20;
+  measured.timings = {{std::string(vgpu::kReduceToOneName), true, "", 0.01, 0.002, 6},
+                      {std::string(vgpu::kNcclName), false, "cannot run", 0, 0, 0}};
+  measured.sweep.push_back({std::string(vgpu::kRingName), std::size_t{4} << 20, 1 << 20, 0.003});
+  ModelMachine fit{"this-machine", timing::find_topology("laptop-4-logical"), ""};
+  const MeasuredPredictions p = predict_measured(measured, 2, fit);
+  EXPECT_TRUE(p.problem.empty()) << p.problem;
+  ASSERT_EQ(p.training.size(), 1u);  // NCCL, not run, is not predicted from the fit
+  EXPECT_EQ(p.training[0].measured, 0.002);
+  EXPECT_EQ(p.training[0].predicted,
+            timing::estimate(timing::reduce_to_one_schedule(2, 1 << 20), *fit.topology).seconds);
+  ASSERT_EQ(p.sweep.size(), 1u);
+  EXPECT_EQ(p.sweep[0].predicted,
+            timing::estimate(timing::ring_schedule(2, 4 * kMiB), *fit.topology).seconds);
+  EXPECT_EQ(find_prediction(p.sweep, std::string(vgpu::kRingName), 4 * kMiB), &p.sweep[0]);
+  EXPECT_EQ(find_prediction(p.sweep, std::string(vgpu::kRingName), kMiB), nullptr);
+  // More devices than the fit had: say so, and how to fit again.
+  const MeasuredPredictions more = predict_measured(measured, 8, fit);
+  EXPECT_TRUE(more.training.empty());
+  EXPECT_NE(more.problem.find("--gpus 8"), std::string::npos) << more.problem;
+  // No fit: the catalog's sentence.
+  const ModelMachine none{"this-machine", std::nullopt, not_fitted_sentence("/x/fit.toml")};
+  EXPECT_EQ(predict_measured(measured, 2, none).problem, none.problem);
+}
+
+TEST(ModelledAllReduce, NcclsAlgorithmsWhereNcclRunsAndNvlsOnlyWithNvSwitch) {
+  const auto ids = [](const timing::Topology& t) {
+    std::vector<std::string> out;
+    for (const ModelledAlgorithm& a : modelled_algorithms(t)) out.push_back(a.id);
+    return out;
+  };
+  const std::vector<std::string> mirrorlab = {std::string(vgpu::kReduceToOneName),
+                                              std::string(vgpu::kRingName),
+                                              std::string(vgpu::kOneShotName)};
+  std::vector<std::string> dgx = {"nccl-ring", "nccl-tree", "nccl-nvls"};
+  dgx.insert(dgx.end(), mirrorlab.begin(), mirrorlab.end());
+  EXPECT_EQ(ids(timing::find_topology("dgx-h100")), dgx);
+  std::vector<std::string> pcie = {"nccl-ring", "nccl-tree"};
+  pcie.insert(pcie.end(), mirrorlab.begin(), mirrorlab.end());
+  EXPECT_EQ(ids(timing::find_topology("pcie-2")), pcie);
+  EXPECT_EQ(ids(timing::find_topology("dgx-h100-2-nodes")), pcie);       // NVLS: one node only
+  EXPECT_EQ(ids(timing::find_topology("laptop-4-logical")), mirrorlab);  // no NCCL there
+  std::string why;
+  EXPECT_FALSE(find_modelled_algorithm(timing::find_topology("pcie-2"), "nccl-nvls", &why));
+  EXPECT_NE(why.find("NVSwitch"), std::string::npos) << why;
+  EXPECT_FALSE(
+      find_modelled_algorithm(timing::find_topology("laptop-4-logical"), "nccl-ring", &why));
+  EXPECT_NE(why.find("one GPU per rank"), std::string::npos) << why;
+}
+
+TEST(ModelledAllReduce, ItsStepsAreTheSchedulesEstimateAndNcclsOwnModel) {
+  const timing::Topology dgx = timing::find_topology("dgx-h100");
+  const double bytes = 64 * kMiB;
+  const ModelledAllReduce tree =
+      model_all_reduce(dgx, *find_modelled_algorithm(dgx, "nccl-tree", nullptr), bytes);
+  const timing::Estimate expected = timing::estimate(timing::tree_schedule(8, 8, bytes), dgx);
+  ASSERT_EQ(tree.estimate.steps.size(), 14u);  // a chain of 8: 7 up, 7 down
+  EXPECT_EQ(tree.estimate.seconds, expected.seconds);
+  for (std::size_t k = 0; k < expected.steps.size(); ++k) {
+    EXPECT_EQ(tree.estimate.steps[k].seconds, expected.steps[k].seconds) << k;
+    EXPECT_EQ(tree.estimate.steps[k].bottleneck, expected.steps[k].bottleneck) << k;
+  }
+  // NCCL's own model: the Tree at its fastest protocol, and NCCL's choice among all.
+  ASSERT_TRUE(tree.nccl_own && tree.nccl_picks);
+  EXPECT_EQ(tree.nccl_own->algorithm, timing::NcclAlgorithm::kTree);
+  for (const timing::NcclCost& c : timing::nccl_costs(dgx.nccl, 8, 1, bytes)) {
+    if (c.algorithm == timing::NcclAlgorithm::kTree) {
+      EXPECT_LE(tree.nccl_own->time_us, c.time_us);
+    }
+  }
+  EXPECT_EQ(tree.nccl_picks->time_us, timing::nccl_choice(dgx.nccl, 8, 1, bytes).time_us);
+  // mirrorlab's reduce-to-one: the table's schedule, and no NCCL model.
+  const ModelledAllReduce r2o = model_all_reduce(
+      dgx, *find_modelled_algorithm(dgx, std::string(vgpu::kReduceToOneName), nullptr), bytes);
+  EXPECT_EQ(r2o.estimate.seconds,
+            timing::estimate(timing::reduce_to_one_schedule(8, bytes), dgx).seconds);
+  EXPECT_FALSE(r2o.nccl_own);
+}
+
+TEST(ModelledAllReduce, TheCommandLinesChoiceIsCheckedWithWhatToGiveInstead) {
+  testing::TempFolder folder("catalog");
+  const TopologyCatalog machines(timing::default_topology_folder(), folder / "fit.toml");
+  EXPECT_EQ(check_model_choice(machines, "dgx-h100", "", 0, 0), "");
+  EXPECT_EQ(check_model_choice(machines, "dgx-h100", "nccl-tree", 64 * kMiB, 14), "");
+  const std::string unknown = check_model_choice(machines, "dgx-h900", "", 0, 0);
+  EXPECT_NE(unknown.find("--topology dgx-h900: no such machine: choose dgx-h100-2-nodes, dgx-h100"),
+            std::string::npos)
+      << unknown;
+  EXPECT_NE(check_model_choice(machines, "this-machine", "", 0, 0).find("mirrorlab compare --fit"),
+            std::string::npos);
+  EXPECT_NE(check_model_choice(machines, "pcie-2", "nccl-nvls", kMiB, 0)
+                .find("--model-allreduce nccl-nvls: nccl-nvls cannot be played on pcie-2"),
+            std::string::npos);
+  EXPECT_NE(check_model_choice(machines, "dgx-h100", "nccl-tree", kMiB, 15)
+                .find("--model-step 15: NCCL Tree on dgx-h100 has 14 steps: give 0"),
+            std::string::npos);
+  EXPECT_NE(check_model_choice(machines, "dgx-h100", "", kMiB, 3).find("--model-step needs"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -34,6 +34,16 @@ Result gui(const std::string& args) {
   return shell(kHeadless + " 1600x1000 " + kMirrorlab + " gui " + args);
 }
 
+// The same with this machine's fit read from `fit_file` (which need not exist).
+Result gui_with_fit(const std::string& fit_file, const std::string& args) {
+  return shell("MIRRORLAB_FIT_FILE='" + fit_file + "' " + kHeadless + " 1600x1000 " + kMirrorlab +
+               " gui " + args);
+}
+
+// A fit `mirrorlab compare --fit` saved on the 2-core development VM (4 CPU virtual GPUs).
+const std::string kSavedFit =
+    std::string(MIRRORLAB_SOURCE_DIR) + "/docs/bench/this-machine-2026-11-25-2core-vm.toml";
+
 class GuiApp : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -104,10 +114,10 @@ Image load_png(const std::string& path) {
 }
 
 TEST_F(GuiApp, ScriptedRunTrainsMeasuresAndDrawsEveryPanel) {
-  const Result r =
-      gui("--gpus 2 --train-examples 2048 --steps 6 --compare --frames 3 "
-          "--screenshot " +
-          path("all.png") + " --report " + path("all.json"));
+  const Result r = gui_with_fit(kSavedFit,
+                                "--gpus 2 --train-examples 2048 --steps 6 --compare --frames 3 "
+                                "--screenshot " +
+                                    path("all.png") + " --report " + path("all.json"));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto report = read_json(path("all.json"));
   EXPECT_EQ(report["notes"]["steps_done"], 6.0) << report.dump(1);
@@ -140,9 +150,15 @@ TEST_F(GuiApp, ScriptedRunTrainsMeasuresAndDrawsEveryPanel) {
             0.0);
   EXPECT_EQ(panels["Training"]["points"], 6.0);
   EXPECT_GT(panels["Training"]["images_per_second"].get<double>(), 0.0);
-  // reduce-to-one, ring and one-shot: step and all-reduce
+  // reduce-to-one, ring and one-shot: step and all-reduce, each beside the fit's prediction; NCCL,
+  // which cannot run on CPU virtual GPUs, predicted on the chosen machine (dgx-h100); the sweep's
+  // sizes with the model's line of each algorithm.
   EXPECT_EQ(panels["Compare"]["bars"], 6.0);
+  EXPECT_EQ(panels["Compare"]["bars_predicted"], 3.0);
+  EXPECT_EQ(panels["Compare"]["nccl_predicted"], 1.0);
+  EXPECT_EQ(panels["Compare"]["fit_missing"], 0.0);
   EXPECT_GT(panels["Compare"]["sweep_points"].get<double>(), 0.0);
+  EXPECT_EQ(panels["Compare"]["sweep_model_lines"], 3.0);
 
   const Image image = load_png(path("all.png"));
   ASSERT_TRUE(image.pixels) << "no PNG written";
@@ -212,6 +228,75 @@ TEST_F(GuiApp, StepsThroughARingAllReduceOnFourGpus) {
   }
 }
 
+// The All-reduce panel plays the timing model's NCCL Tree on dgx-h100 (8 GPUs in a chain: 7 steps
+// up, 7 down), held after its third step: the one link direction out of /gpu:5 and the one into
+// /gpu:4 carry both trees' halves. NVLS's first step loads every port both ways.
+TEST_F(GuiApp, TheAllReducePanelPlaysAModelledNcclAllReduceStepByStep) {
+  const Result r =
+      gui("--model mlp --train-examples 1024 --steps 1 --frames 2 --panel All-reduce "
+          "--topology dgx-h100 --model-allreduce nccl-tree --model-step 3 --report " +
+          path("tree.json") + " --screenshot " + path("tree.png"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto tree = read_json(path("tree.json"))["panels"]["All-reduce"];
+  EXPECT_EQ(tree["model"], 1.0) << tree.dump(1);
+  EXPECT_EQ(tree["model_steps"], 14.0);
+  EXPECT_EQ(tree["model_step"], 3.0);
+  EXPECT_EQ(tree["model_gpus"], 8.0);
+  EXPECT_EQ(tree["model_loaded_links"], 2.0);
+  EXPECT_GT(tree["model_step_seconds"].get<double>(), 0.0);
+  EXPECT_FALSE(tree.contains("buffers")) << "the run's buffers are not drawn beside the model";
+  const auto colors = load_png(path("tree.png")).colors();
+  EXPECT_TRUE(colors.count(0xCC79A7)) << "the 'THE MODEL, NOT A RUN' tag is missing";
+  EXPECT_TRUE(colors.count(0xD55E00)) << "the busiest resource is not marked";
+
+  const Result nvls =
+      gui("--model mlp --train-examples 1024 --frames 2 --panel All-reduce "
+          "--model-allreduce nccl-nvls --model-step 1 --model-size 1M --report " +
+          path("nvls.json"));
+  ASSERT_EQ(nvls.status, 0) << nvls.output;
+  const auto panel = read_json(path("nvls.json"))["panels"]["All-reduce"];
+  EXPECT_EQ(panel["model_steps"], 2.0) << panel.dump(1);
+  EXPECT_EQ(panel["model_loaded_links"], 16.0);
+}
+
+// "Predicted on a machine": every preset and this-machine in the chooser; for pcie-2, 10 sizes of
+// reduce-to-one, ring, one-shot, NCCL's time and NCCL's choice.
+TEST_F(GuiApp, TheComparePanelPredictsEachSizeOnAChosenMachine) {
+  const Result r = gui_with_fit(path("no-fit.toml"),
+                                "--model mlp --train-examples 1024 --frames 2 --panel Compare "
+                                "--topology pcie-2 --report " +
+                                    path("pcie.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::size_t presets = 0;
+  for (const auto& f :
+       fs::directory_iterator(std::string(MIRRORLAB_SOURCE_DIR) + "/timing/topologies")) {
+    presets += f.path().extension() == ".toml";
+  }
+  const auto compare = read_json(path("pcie.json"))["panels"]["Compare"];
+  EXPECT_EQ(compare["machines"], presets + 1.0) << compare.dump(1);
+  EXPECT_EQ(compare["machine_rows"], 10.0);
+  EXPECT_EQ(compare["machine_cells"], 50.0);
+}
+
+// No fit, or one that cannot be read: the Compare panel says what to run, and nothing crashes.
+TEST_F(GuiApp, WithoutAUsableFitTheComparePanelSaysHowToMakeOne) {
+  { std::ofstream(path("bad.toml")) << "id = 'this-machine'\nnodes = -3\n[[["; }
+  for (const std::string& fit : {path("missing.toml"), path("bad.toml")}) {
+    const Result r = gui_with_fit(fit,
+                                  "--model mlp --train-examples 1024 --frames 2 --panel "
+                                  "Compare --report " +
+                                      path("fit.json"));
+    ASSERT_EQ(r.status, 0) << fit << "\n" << r.output;
+    const auto compare = read_json(path("fit.json"))["panels"]["Compare"];
+    EXPECT_EQ(compare["fit_missing"], 1.0) << fit << "\n" << compare.dump(1);
+  }
+  // Asked for by name, a missing fit is a bad flag, said before the data set is read.
+  const Result asked = gui_with_fit(path("missing.toml"), "--topology this-machine --frames 2");
+  EXPECT_EQ(asked.status, 2) << asked.output;
+  EXPECT_NE(asked.output.find("Run 'mirrorlab compare --fit'"), std::string::npos) << asked.output;
+  EXPECT_EQ(asked.output.find("Loading Fashion-MNIST"), std::string::npos) << asked.output;
+}
+
 TEST_F(GuiApp, ManyDevicesOnAProjectorFontGetOneRowEach) {
   // 8 GPUs at font scale 1.5 in a small window: cards would be cut to a few letters, so the
   // panel lists one row per device instead, each with its replica's colour.
@@ -259,7 +344,13 @@ TEST_F(GuiApp, BadWindowFlagsAreRefusedBeforeTheDatasetIsRead) {
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
            {"--panel Nope", "the panels are Devices, Batch split"},
            {"--screenshot /no-such-folder/x.png", "/no-such-folder does not exist"},
-           {"--report " + dir_.string(), "that is a folder"}}) {
+           {"--report " + dir_.string(), "that is a folder"},
+           {"--topology dgx-h900", "--topology dgx-h900: no such machine: choose dgx-h100-2-nodes"},
+           {"--topology pcie-2 --model-allreduce nccl-nvls", "cannot be played on pcie-2"},
+           {"--model-allreduce nccl-tree --model-step 15",
+            "has 14 steps: give 0 (before it) to 14"},
+           {"--model-allreduce nccl-spiral", "--model-allreduce"},
+           {"--model-step 2", "--model-step needs --model-allreduce"}}) {
     const Result r = gui(args + " --frames 2");
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;

@@ -173,6 +173,76 @@ TEST(AlphaBeta, SharedMemoryCountsEveryByteReadAndWritten) {
   EXPECT_EQ(e.steps[0].bottleneck, "memory");
 }
 
+// Each load says where its bytes travel, so the GUI can draw them on the link they cross.
+TEST(AlphaBeta, EachLoadNamesTheEndsOfItsLink) {
+  const double s = 8 * kMiB;
+  // A ring step on a switch of 4: every port carries one chunk up and one down.
+  const Estimate ring = estimate(ring_schedule(4, s), switch_of(4, 100, 1));
+  std::map<std::pair<int, int>, double> links;
+  for (const LinkLoad& l : ring.steps[0].loads) {
+    if (l.kind == ResourceKind::kLink) links[{l.from, l.to}] += l.bytes;
+  }
+  ASSERT_EQ(links.size(), 8u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_DOUBLE_EQ((links[{r, kSwitch}]), s / 4) << r;
+    EXPECT_DOUBLE_EQ((links[{kSwitch, r}]), s / 4) << r;
+  }
+  // Bridged pairs: 0 and 1 share a bridge; 1 to 2 goes up to the host and down from it.
+  Topology pairs = switch_of(4, 100, 1);
+  pairs.fabric = Fabric::kPairs;
+  pairs.host_link = {1e-6, 25e9};
+  const Estimate r2o = estimate(reduce_to_one_schedule(4, s, 1), pairs);
+  std::map<std::string, LinkLoad> by_name;
+  for (const LinkLoad& l : r2o.steps[0].loads) by_name[l.resource] = l;
+  const LinkLoad& bridge = by_name.at("bridge /gpu:0 -> /gpu:1");
+  EXPECT_EQ(std::tie(bridge.kind, bridge.from, bridge.to),
+            std::make_tuple(ResourceKind::kLink, 0, 1));
+  EXPECT_EQ(std::make_pair(by_name.at("/gpu:2 -> host").from, by_name.at("/gpu:2 -> host").to),
+            std::make_pair(2, kHost));
+  EXPECT_EQ(std::make_pair(by_name.at("host -> /gpu:1").from, by_name.at("host -> /gpu:1").to),
+            std::make_pair(kHost, 1));
+  EXPECT_DOUBLE_EQ(by_name.at("host -> /gpu:1").bytes, 2 * s);  // from 2 and 3
+  // The engine that reduces into /gpu:1 is its own.
+  EXPECT_EQ(by_name.at("/gpu:1 engine").kind, ResourceKind::kEngine);
+  EXPECT_EQ(by_name.at("/gpu:1 engine").from, 1);
+  // Two nodes of 2: the tree's step across nodes leaves through one adapter, enters another.
+  Topology nodes = switch_of(2, 100, 1);
+  nodes.nodes = 2;
+  nodes.network = {5e-6, 50e9};
+  bool crossed = false;
+  const Estimate tree = estimate(tree_schedule(4, 2, s), nodes);
+  for (const StepEstimate& step : tree.steps) {
+    for (const LinkLoad& l : step.loads) {
+      if (l.resource == "node 1 /gpu:0 network out") {
+        EXPECT_EQ(std::make_pair(l.from, l.to), std::make_pair(2, kNetwork));
+        crossed = true;
+      }
+      if (l.resource == "node 0 /gpu:0 network in") {
+        EXPECT_EQ(std::make_pair(l.from, l.to), std::make_pair(kNetwork, 0));
+      }
+    }
+  }
+  EXPECT_TRUE(crossed);
+  // One shared memory with 2 cores for 4 ranks: /gpu:2's work runs on /gpu:0's core.
+  Topology shared;
+  shared.gpus_per_node = 4;
+  shared.fabric = Fabric::kSharedMemory;
+  shared.memory.copy_all = shared.memory.reduce_all = BandwidthCurve(10e9);
+  shared.memory.engines = 2;
+  const Estimate on_cores = estimate(ring_schedule(4, s), shared);
+  for (const LinkLoad& l : on_cores.steps[0].loads) {
+    if (l.resource == "/gpu:0+/gpu:2 core") {
+      EXPECT_EQ(std::make_tuple(l.kind, l.from, l.to),
+                std::make_tuple(ResourceKind::kEngine, 0, 0));
+    } else if (l.resource == "memory") {
+      EXPECT_EQ(l.kind, ResourceKind::kMemory);
+    } else {
+      EXPECT_EQ(l.resource, "/gpu:1+/gpu:3 core");
+      EXPECT_EQ(l.from, 1);
+    }
+  }
+}
+
 NcclMachine h100_node() {
   NcclMachine m;
   m.compute_capability = 90;

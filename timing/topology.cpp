@@ -41,10 +41,13 @@ namespace {
 
 struct Load {
   double bytes = 0, seconds = 0, latency = 0;
+  ResourceKind kind = ResourceKind::kLink;
+  int from = -1, to = -1;
 };
 
+// The link direction `name` from end `from` to end `to` carries `bytes` more.
 void add(std::map<std::string, Load>& loads, const std::string& name, double bytes,
-         const LinkSpec& link) {
+         const LinkSpec& link, int from, int to) {
   if (!(link.bandwidth > 0)) {
     throw std::invalid_argument("the topology gives no bandwidth for " + name);
   }
@@ -52,6 +55,8 @@ void add(std::map<std::string, Load>& loads, const std::string& name, double byt
   l.bytes += bytes;
   l.seconds += bytes / link.bandwidth;
   l.latency = std::max(l.latency, link.latency);
+  l.from = from;
+  l.to = to;
 }
 
 // The link directions a move's bytes cross.
@@ -59,32 +64,36 @@ void route(const Topology& t, const Move& m, std::map<std::string, Load>& loads)
   if (t.fabric == Fabric::kSharedMemory || m.from == m.to) return;
   const auto name = [&](int rank) { return t.gpu_name(rank); };
   if (m.from == kSwitch || m.to == kSwitch) {  // NVLS: a GPU's own port
-    if (m.from == kSwitch) add(loads, "switch -> " + name(m.to), m.bytes, t.gpu_link);
-    else add(loads, name(m.from) + " -> switch", m.bytes, t.gpu_link);
+    if (m.from == kSwitch) {
+      add(loads, "switch -> " + name(m.to), m.bytes, t.gpu_link, kSwitch, m.to);
+    } else {
+      add(loads, name(m.from) + " -> switch", m.bytes, t.gpu_link, m.from, kSwitch);
+    }
     return;
   }
   const int node_from = m.from / t.gpus_per_node, node_to = m.to / t.gpus_per_node;
   if (node_from != node_to) {
-    add(loads, name(m.from) + " network out", m.bytes, t.network);
-    add(loads, name(m.to) + " network in", m.bytes, t.network);
+    add(loads, name(m.from) + " network out", m.bytes, t.network, m.from, kNetwork);
+    add(loads, name(m.to) + " network in", m.bytes, t.network, kNetwork, m.to);
     return;
   }
   switch (t.fabric) {
     case Fabric::kSwitch:
-      add(loads, name(m.from) + " -> switch", m.bytes, t.gpu_link);
-      add(loads, "switch -> " + name(m.to), m.bytes, t.gpu_link);
+      add(loads, name(m.from) + " -> switch", m.bytes, t.gpu_link, m.from, kSwitch);
+      add(loads, "switch -> " + name(m.to), m.bytes, t.gpu_link, kSwitch, m.to);
       break;
     case Fabric::kPairs:
       if (m.from / 2 == m.to / 2) {
-        add(loads, "bridge " + name(m.from) + " -> " + name(m.to), m.bytes, t.gpu_link);
+        add(loads, "bridge " + name(m.from) + " -> " + name(m.to), m.bytes, t.gpu_link, m.from,
+            m.to);
       } else {
-        add(loads, name(m.from) + " -> host", m.bytes, t.host_link);
-        add(loads, "host -> " + name(m.to), m.bytes, t.host_link);
+        add(loads, name(m.from) + " -> host", m.bytes, t.host_link, m.from, kHost);
+        add(loads, "host -> " + name(m.to), m.bytes, t.host_link, kHost, m.to);
       }
       break;
     case Fabric::kHost:
-      add(loads, name(m.from) + " -> host", m.bytes, t.gpu_link);
-      add(loads, "host -> " + name(m.to), m.bytes, t.gpu_link);
+      add(loads, name(m.from) + " -> host", m.bytes, t.gpu_link, m.from, kHost);
+      add(loads, "host -> " + name(m.to), m.bytes, t.gpu_link, kHost, m.to);
       break;
     case Fabric::kSharedMemory: break;
   }
@@ -102,6 +111,16 @@ std::string engine_name(const Topology& t, int ranks, int rank) {
     if (m.engine_of(r) == m.engine_of(rank)) name.append(name.empty() ? "" : "+").append(t.gpu_name(r));
   }
   return name + " core";
+}
+
+// The lowest rank whose work runs on `rank`'s engine (the first of engine_name's list).
+int first_rank_of_engine(const Topology& t, int ranks, int rank) {
+  const MemorySpec& m = t.memory;
+  if (t.fabric != Fabric::kSharedMemory || m.engines <= 0 || ranks <= m.engines) return rank;
+  for (int r = 0; r < ranks; ++r) {
+    if (m.engine_of(r) == m.engine_of(rank)) return r;
+  }
+  return rank;
 }
 
 }  // namespace
@@ -136,11 +155,14 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
       const double own = memory.bandwidth(m.work, 1, working_set, peer);
       if (!(own > 0)) throw std::invalid_argument("the topology gives no memory bandwidth");
       Load& engine = loads[engine_name(topology, schedule.ranks, m.engine())];
+      engine.kind = ResourceKind::kEngine;
+      engine.from = engine.to = first_rank_of_engine(topology, schedule.ranks, m.engine());
       engine.bytes += traffic;
       engine.seconds += traffic / own;
       if (shared) {  // and what all the engines at work share
         const double all = memory.bandwidth(m.work, active, working_set, peer);
         Load& l = loads["memory"];
+        l.kind = ResourceKind::kMemory;
         l.bytes += traffic;
         l.seconds += traffic / all;
       }
@@ -150,7 +172,7 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
     s.latency = shared ? topology.step_latency : 0;
     double busiest = 0;
     for (const auto& [name, load] : loads) {
-      s.loads.push_back({name, load.bytes, load.seconds});
+      s.loads.push_back({name, load.bytes, load.seconds, load.kind, load.from, load.to});
       s.latency = std::max(s.latency, load.latency);
       if (load.seconds > busiest) {
         busiest = load.seconds;

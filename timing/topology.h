@@ -71,10 +71,21 @@ struct Topology {
 };
 
 // The time of one step of a schedule, and what took it.
+// What a resource is, so that a picture can put its bytes where they travel: one direction of a
+// link between two ends (ranks, or the switch, host or network of a rank's node), an engine doing
+// copies and reduces, or the one shared memory.
+enum class ResourceKind { kLink, kEngine, kMemory };
+inline constexpr int kHost = -2;     // a link's end: the host of the other end's node (PCIe)
+inline constexpr int kNetwork = -3;  // a link's end: the network, through the other end's adapter
 struct LinkLoad {
   std::string resource;  // "/gpu:0 -> switch", "bridge /gpu:0 -> /gpu:1", "memory", ...
   double bytes = 0;      // carried (links), or read plus written (memories)
   double seconds = 0;    // bytes / bandwidth
+  ResourceKind kind = ResourceKind::kLink;
+  // A link: from and to are its ends (a rank, kSwitch, kHost or kNetwork), the switch or host
+  // being that of the rank's node. An engine: both are the lowest rank it works for. The memory:
+  // both -1.
+  int from = -1, to = -1;
 };
 struct StepEstimate {
   std::string phase;
