@@ -13,6 +13,14 @@
 namespace mirrorlab::gui {
 namespace {
 
+// Puts the next item of `width` pixels on the line of the last one if it fits there.
+void same_line_if_room(float width) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) {
+    ImGui::SameLine();
+  }
+}
+
 constexpr std::uint32_t kBusiestRgb = 0xD55E00;
 constexpr int kSmallestSizeLog2 = 10, kLargestSizeLog2 = 30;  // 1 KiB to 1 GiB per GPU
 constexpr std::size_t kLoadRows = 6;
@@ -102,7 +110,6 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
   }
   const timing::Topology& t = *machine->topology;
   update(frame, *machine);
-  ImGui::SameLine();
   const auto chosen = std::find_if(algorithms_.begin(), algorithms_.end(), [&](const auto& a) {
     return a.id == frame.view.modelled_allreduce;
   });
@@ -110,7 +117,9 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
   for (const ModelledAlgorithm& a : algorithms_) {
     widest = std::max(widest, ImGui::CalcTextSize(a.title.c_str()).x);
   }
-  ImGui::SetNextItemWidth(widest + ImGui::GetFrameHeight() * 1.5f);
+  const float combo = widest + ImGui::GetFrameHeight() * 1.5f;
+  same_line_if_room(combo + ImGui::CalcTextSize("algorithm").x);
+  ImGui::SetNextItemWidth(combo);
   if (ImGui::BeginCombo("algorithm", chosen->title.c_str())) {
     for (const ModelledAlgorithm& a : algorithms_) {
       if (ImGui::Selectable(a.title.c_str(), a.id == chosen->id))
@@ -118,10 +127,11 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
     }
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
+  const float slider = ImGui::CalcTextSize("000 MiB per GPU").x + ImGui::GetFrameHeight();
+  same_line_if_room(slider);
   int size_log2 = std::clamp(static_cast<int>(std::lround(std::log2(frame.view.modelled_bytes))),
                              kSmallestSizeLog2, kLargestSizeLog2);
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("000 MiB per GPU").x + ImGui::GetFrameHeight());
+  ImGui::SetNextItemWidth(slider);
   if (ImGui::SliderInt("##size", &size_log2, kSmallestSizeLog2, kLargestSizeLog2,
                        (format_bytes(frame.view.modelled_bytes) + " per GPU").c_str())) {
     frame.view.modelled_bytes = std::ldexp(1.0, size_log2);
@@ -142,10 +152,14 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
            "): " + format_seconds(m.nccl_own->time_us * 1e-6) + "; at this size NCCL picks " +
            nccl_pick_text(*m.nccl_picks) + ".";
   }
-  ImGui::TextWrapped("%s of %d x %s on %s in %d step%s: %s, the steps one after the other.%s",
+  const std::string call =
+      m.estimate.call_latency > 0
+          ? "handing it to the GPUs (" + format_seconds(m.estimate.call_latency) + "), then "
+          : "";
+  ImGui::TextWrapped("%s of %d x %s on %s in %d step%s: %s, %sthe steps one after the other.%s",
                      m.algorithm.title.c_str(), t.ranks(), format_bytes(m.bytes).c_str(),
                      t.id.c_str(), steps, steps == 1 ? "" : "s",
-                     format_seconds(m.estimate.seconds).c_str(), nccl.c_str());
+                     format_seconds(m.estimate.seconds).c_str(), call.c_str(), nccl.c_str());
   draw_controls(frame, steps);
   if (shown == 0) {
     ImGui::TextWrapped(
@@ -212,6 +226,16 @@ void AllReduceModelView::draw_step_strip(FrameContext& frame, int shown) {
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float width = ImGui::GetContentRegionAvail().x;
   float x = p.x;
+  if (e.call_latency > 0) {  // handing the all-reduce to the devices, before its first step
+    const float w = static_cast<float>(e.call_latency / e.seconds) * width;
+    draw->AddRectFilled(ImVec2(x, p.y), ImVec2(x + std::max(w - 1, 1.0f), p.y + line),
+                        rgb(0x3A3A44));
+    if (ImGui::IsMouseHoveringRect(ImVec2(x, p.y), ImVec2(x + w, p.y + line))) {
+      ImGui::SetTooltip("handing the all-reduce to the GPUs: %s",
+                        format_seconds(e.call_latency).c_str());
+    }
+    x += w;
+  }
   for (std::size_t k = 0; k < e.steps.size(); ++k) {
     const float w = static_cast<float>(e.steps[k].seconds / e.seconds) * width;
     const bool current = static_cast<int>(k) + 1 == shown;

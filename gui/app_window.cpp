@@ -542,6 +542,9 @@ std::string check_app_options(const AppOptions& options) {
   if (std::string problem = check_panel_name(options.panel, make_panels()); !problem.empty()) {
     return problem;
   }
+  if (options.modelled_allreduce.empty() && options.modelled_bytes != AppOptions{}.modelled_bytes) {
+    return "--model-size needs --model-allreduce: the size of which all-reduce?";
+  }
   if (options.topology.empty() && options.modelled_allreduce.empty() &&
       options.modelled_step == 0) {
     return "";  // nothing of the model asked for: a missing fit or preset is no reason to stop

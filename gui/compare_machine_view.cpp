@@ -28,7 +28,10 @@ const ModelMachine* choose_machine(FrameContext& frame, const char* label) {
   if (frame.machines == nullptr) return nullptr;
   const TopologyCatalog& catalog = *frame.machines;
   const ModelMachine* chosen = catalog.find(frame.view.model_machine);
-  if (chosen == nullptr) chosen = &catalog.machines().front();
+  if (chosen == nullptr) {  // not among these presets: the first, for every panel
+    chosen = &catalog.machines().front();
+    frame.view.model_machine = chosen->id;
+  }
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("dgx-h100-2-nodes (no fit yet)").x +
                           ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::BeginCombo(label, machine_label(*chosen).c_str())) {

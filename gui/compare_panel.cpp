@@ -180,8 +180,12 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
     ImGui::Dummy(ImVec2(label_width + width, line * 1.25f));
     bars += 2;
   }
-  ImGui::TextDisabled("full colour: all-reduce; pale: the rest of the step%s",
-                      predicted > 0 ? "; model: the fit's all-reduce alone" : "");
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled(
+      "full colour: all-reduce (from the first replica's arrival: it includes "
+      "waiting for the others); pale: the rest of the step%s",
+      predicted > 0 ? "; model: the all-reduce alone, from this machine's fit" : "");
+  ImGui::PopTextWrapPos();
   frame.report.drew(name(), "bars", bars);
   frame.report.drew(name(), "bars_predicted", predicted);
 }

@@ -55,6 +55,7 @@ struct Painter {
   ImDrawList* draw;
   const StepLoads& loads;
   float line;  // the text's height
+  bool labels;  // room to write each link's bytes beside it (else the table and tooltips say)
   int loaded = 0;
 
   float thickness(const timing::LinkLoad* l) const {
@@ -78,6 +79,7 @@ struct Painter {
     if (l != nullptr && l->bytes > 0) ++loaded;
   }
   void label(ImVec2 at, const std::string& text, bool busiest) {
+    if (!labels) return;
     draw->AddText(at, rgb(busiest ? kBusiestRgb : kLabelRgb), text.c_str());
   }
   // A GPU's link to a bar (switch, host, network) at vertical distance: `out` leaves the GPU,
@@ -130,6 +132,19 @@ int hub_end(const timing::Topology& t) {
   return -1;
 }
 
+// A GPU's name and what the step loads on its links and engine.
+std::string gpu_tooltip(const timing::Topology& t, int rank, const timing::StepEstimate* step) {
+  std::string text = t.gpu_name(rank);
+  if (step == nullptr) return text;
+  for (const timing::LinkLoad& l : step->loads) {
+    if (l.kind == timing::ResourceKind::kMemory || (l.from != rank && l.to != rank)) continue;
+    text.append("\n").append(l.resource).append(": ").append(format_bytes(l.bytes));
+    text.append(l.kind == timing::ResourceKind::kEngine ? " read+written, " : ", ");
+    text.append(format_seconds(l.seconds));
+  }
+  return text;
+}
+
 struct Layout {
   float box_h = 0, bar_h = 0, link = 0, bridge = 0;
 };
@@ -168,7 +183,6 @@ PictureCounts draw_topology_picture(const timing::Topology& t, const timing::Ste
   const StepLoads loads(step);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
-  Painter paint{draw, loads, line};
   const Layout l = layout_of(t);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const int per_node = t.gpus_per_node;
@@ -179,6 +193,9 @@ PictureCounts draw_topology_picture(const timing::Topology& t, const timing::Ste
   const float slot =
       (width - (left - origin.x) - label_room) / static_cast<float>(std::max(per_node, 1));
   const float box_w = std::min(slot * 0.62f, line * 6);
+  Painter paint{draw, loads, line, slot >= ImGui::CalcTextSize("out 000 MiB").x + line};
+  // Narrow boxes show the GPU's number alone.
+  const bool long_names = box_w >= ImGui::CalcTextSize("/gpu:00").x;
   const auto centre = [&](int g) { return left + slot * (static_cast<float>(g) + 0.5f); };
   const int hub = hub_end(t);
   PictureCounts counts;
@@ -205,11 +222,13 @@ PictureCounts draw_topology_picture(const timing::Topology& t, const timing::Ste
       draw->AddRectFilled(a, b, rgb(0x24242C), 4);
       draw->AddRect(a, b, busiest ? rgb(kBusiestRgb) : replica_color(rank), 4, 0,
                     busiest ? 3.0f : 2.0f);
-      const std::string name = "/gpu:" + std::to_string(g);
+      const std::string name = (long_names ? "/gpu:" : "") + std::to_string(g);
       const float w = ImGui::CalcTextSize(name.c_str()).x;
       draw->AddText(ImVec2(centre(g) - w / 2, y + (l.box_h - line) / 2), rgb(kLabelRgb),
                     name.c_str());
-      if (ImGui::IsMouseHoveringRect(a, b)) ImGui::SetTooltip("%s", t.gpu_name(rank).c_str());
+      if (ImGui::IsMouseHoveringRect(a, b)) {
+        ImGui::SetTooltip("%s", gpu_tooltip(t, rank, step).c_str());
+      }
       ++counts.gpus;
     }
   };

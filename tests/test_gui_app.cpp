@@ -350,7 +350,8 @@ TEST_F(GuiApp, BadWindowFlagsAreRefusedBeforeTheDatasetIsRead) {
            {"--model-allreduce nccl-tree --model-step 15",
             "has 14 steps: give 0 (before it) to 14"},
            {"--model-allreduce nccl-spiral", "--model-allreduce"},
-           {"--model-step 2", "--model-step needs --model-allreduce"}}) {
+           {"--model-step 2", "--model-step needs --model-allreduce"},
+           {"--model-size 1G", "--model-size needs --model-allreduce"}}) {
     const Result r = gui(args + " --frames 2");
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
