@@ -28,11 +28,15 @@ ModelledAlgorithm nccl_entry(timing::NcclAlgorithm a) {
 std::vector<timing::NcclAlgorithm> nccl_algorithms_on(const timing::Topology& machine) {
   std::vector<timing::NcclAlgorithm> found;
   if (!machine.has_nccl || machine.ranks() < 2) return found;
-  for (const timing::NcclCost& c :
-       timing::nccl_costs(machine.nccl, machine.ranks(), machine.nodes, 1 << 20)) {
-    if (std::find(found.begin(), found.end(), c.algorithm) == found.end()) {
-      found.push_back(c.algorithm);
+  try {
+    for (const timing::NcclCost& c :
+         timing::nccl_costs(machine.nccl, machine.ranks(), machine.nodes, 1 << 20)) {
+      if (std::find(found.begin(), found.end(), c.algorithm) == found.end()) {
+        found.push_back(c.algorithm);
+      }
     }
+  } catch (const std::invalid_argument&) {
+    found.clear();  // a machine NCCL's model cannot price: none of NCCL's to play
   }
   return found;
 }

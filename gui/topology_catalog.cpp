@@ -22,7 +22,8 @@ TopologyCatalog::TopologyCatalog(const std::filesystem::path& presets,
     : fit_file_(std::move(fit_file)) {
   try {
     for (timing::Topology& t : timing::load_topologies(presets)) {
-      if (t.id == timing::kFittedTopologyId) continue;  // the fit's place is its own file
+      // The fit's place is its own file; a preset too large to draw is left out.
+      if (t.id == timing::kFittedTopologyId || t.ranks() > kMostGpusShown) continue;
       ModelMachine m;
       m.id = t.id;
       m.topology = std::move(t);
@@ -74,6 +75,13 @@ void TopologyCatalog::read_fit() {
   try {
     fit.topology = timing::read_topology(fit_file_);
     fit.problem.clear();
+    if (fit.topology->ranks() > kMostGpusShown) {
+      fit.problem = "This machine's fit (" + fit_file_.string() + ") has " +
+                    std::to_string(fit.topology->ranks()) + " GPUs; the window shows at most " +
+                    std::to_string(kMostGpusShown) +
+                    ". Run 'mirrorlab compare --fit' again to measure this machine and replace it.";
+      fit.topology.reset();
+    }
   } catch (const std::exception& e) {
     fit.problem = "This machine's fit cannot be used: " + std::string(e.what()) +
                   ". Run 'mirrorlab compare --fit' again to measure this machine and replace it.";

@@ -16,6 +16,10 @@
 
 namespace mirrorlab::gui {
 
+// The most GPUs a machine may have to be shown: beyond it, an all-reduce's schedule (one-shot's
+// moves grow as the square of the GPUs) would hold the window up for seconds.
+inline constexpr int kMostGpusShown = 256;
+
 struct ModelMachine {
   std::string id;                            // "dgx-h100", ..., "this-machine"
   std::optional<timing::Topology> topology;  // absent: `problem` says why

@@ -329,6 +329,18 @@ TEST(TopologyCatalog, AMissingOrMalformedFitIsASentenceAndANewFitIsReadAgain) {
   before = catalog.version();
   catalog.refresh(13.0);
   EXPECT_EQ(catalog.version(), before);
+  // Too many GPUs to draw (one-shot's moves grow as their square): a sentence, not a frozen
+  // window.
+  timing::Topology huge = fitted;
+  huge.nodes = 1024;
+  huge.gpus_per_node = 64;
+  huge.network = {1e-6, 50e9};
+  write_file(fit, timing::write_topology(huge));
+  const TopologyCatalog too_big(timing::default_topology_folder(), fit);
+  EXPECT_FALSE(too_big.fitted().topology);
+  EXPECT_NE(too_big.fitted().problem.find("65536 GPUs; the window shows at most 256"),
+            std::string::npos)
+      << too_big.fitted().problem;
   // No place to look (neither HOME nor XDG_CONFIG_HOME): still a sentence.
   const TopologyCatalog nowhere(timing::default_topology_folder(), "");
   EXPECT_NE(nowhere.fitted().problem.find("--output"), std::string::npos);
