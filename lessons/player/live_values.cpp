@@ -228,9 +228,12 @@ const std::vector<LiveValue> kModelValues = {
     {"model_gpus", "GPUs of the step's machine (`topology`)", false,
      from_model<ModelQuantity::kGpus>, true},
     {"model_reduce_to_one_us",
-     "predicted microseconds of reduce-to-one for the run's model's gradients on the machine", false,
+     "predicted microseconds of one all-reduce of the run's model's gradients on the machine, "
+     "TensorFlow's fallback: every gradient added on one GPU, the sum sent back", false,
      from_model<ModelQuantity::kReduceToOneUs>, true},
-    {"model_ring_us", "the same for the ring", false, from_model<ModelQuantity::kRingUs>, true},
+    {"model_ring_us",
+     "the same for TensorFlow's RING: reduce-scatter, then all-gather, chunk by chunk", false,
+     from_model<ModelQuantity::kRingUs>, true},
     {"model_nccl_us",
      "the same for NCCL, by NCCL's own tuning model (none where NCCL cannot run)", false,
      from_model<ModelQuantity::kNcclUs>, true},
@@ -243,7 +246,7 @@ const std::vector<LiveValue> kModelValues = {
      "its FLOPs over the GPU's FLOP/s", false, from_model<ModelQuantity::kComputeUs>, true},
     {"model_step_us",
      "one training step: the compute plus the all-reduce TensorFlow would run there (NCCL with "
-     "a GPU per replica, else the ring)", false, from_model<ModelQuantity::kStepUs>, true},
+     "a GPU per replica, else its RING)", false, from_model<ModelQuantity::kStepUs>, true},
     {"model_speedup", "images/s over one device's, at the run's batch per replica", false,
      from_model<ModelQuantity::kSpeedup>, true},
     {"model_paying_devices",
