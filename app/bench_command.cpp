@@ -46,6 +46,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   if (!problem.empty()) return bad_input(problem);
 
   vgpu::DeviceRegistry registry;
+  registry.set_bind_threads_to_cpus(true);  // a measurement: every device on a core of its own
   const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
   // B is measured on the largest size the devices hold (past the caches where it can be): a
   // working set of at least 64 MiB per device, at most half the smallest device.

@@ -254,6 +254,7 @@ int run_compare(const CompareOptions& o) {
   }
 
   vgpu::DeviceRegistry registry;
+  registry.set_bind_threads_to_cpus(true);  // a measurement: every device on a core of its own
   const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(device_flags, gpus), registry);
   // The training step's compute first: a few seconds, and a batch that does not fit is said
   // before the long measurements.

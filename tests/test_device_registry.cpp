@@ -44,9 +44,10 @@ TEST(DeviceRegistry, NDevicesWithNamesAndLimits) {
   }
 }
 
-// Each CPU virtual GPU runs on a CPU of its own, round robin over the CPUs the process may use;
-// MIRRORLAB_PROC_BIND=false leaves them unbound.
-TEST(DeviceRegistry, CpuDevicesRunEachOnACpu) {
+// Asked for (the measuring commands), each CPU virtual GPU runs on a CPU of its own, round robin
+// over the CPUs the process may use; by default, or with MIRRORLAB_PROC_BIND=false, they are
+// free to move, and MIRRORLAB_PROC_BIND=true binds them whatever the command asked.
+TEST(DeviceRegistry, CpuDevicesRunEachOnACpuWhenAsked) {
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   std::vector<int> cpus;
@@ -56,17 +57,24 @@ TEST(DeviceRegistry, CpuDevicesRunEachOnACpu) {
   if (cpus.size() < 2) GTEST_SKIP() << "this process may run on one CPU only";
   const int n = static_cast<int>(cpus.size()) + 1;  // one more than the CPUs: wraps round
   DeviceRegistry registry;
+  registry.set_bind_threads_to_cpus(true);
   registry.set_logical_device_configuration(n, 64);
   const auto& devices = registry.logical_devices();
   for (int i = 0; i < n; ++i) {
     EXPECT_EQ(devices[i]->stream().bound_cpu(), cpus[i % cpus.size()]) << devices[i]->name();
   }
-  ASSERT_EQ(setenv("MIRRORLAB_PROC_BIND", "false", 1), 0);
-  DeviceRegistry unbound;
-  unbound.set_logical_device_configuration(2, 64);
-  const auto& free_devices = unbound.logical_devices();
-  unsetenv("MIRRORLAB_PROC_BIND");
-  for (Device* d : free_devices) EXPECT_EQ(d->stream().bound_cpu(), -1) << d->name();
+  const auto bound = [](const char* env, bool asked) {
+    if (env) setenv("MIRRORLAB_PROC_BIND", env, 1);
+    DeviceRegistry r;
+    r.set_bind_threads_to_cpus(asked);
+    r.set_logical_device_configuration(2, 64);
+    const auto& d = r.logical_devices();
+    unsetenv("MIRRORLAB_PROC_BIND");
+    return d[0]->stream().bound_cpu() >= 0 && d[1]->stream().bound_cpu() >= 0;
+  };
+  EXPECT_FALSE(bound(nullptr, false));  // the default: free to move
+  EXPECT_FALSE(bound("false", true));
+  EXPECT_TRUE(bound("true", false));
 }
 
 TEST(DeviceRegistry, ListOfLimits) {

@@ -196,11 +196,13 @@ std::vector<int> allowed_cpus() {
 // (round robin when there are more devices than CPUs), so that the OS cannot put two devices on
 // one core while another idles, which it does after the threads wake each other at a barrier,
 // and timings stop depending on where it happened to place them (docs/results.md).
-// MIRRORLAB_PROC_BIND=false leaves them free to move, as OMP_PROC_BIND=false does for OpenMP.
-void bind_to_cpus(const std::vector<std::unique_ptr<Device>>& devices) {
+// MIRRORLAB_PROC_BIND=true or false overrides `wanted`, as OMP_PROC_BIND does for OpenMP.
+void bind_to_cpus(const std::vector<std::unique_ptr<Device>>& devices, bool wanted) {
   if (const char* bind = std::getenv("MIRRORLAB_PROC_BIND")) {
-    if (std::string(bind) == "false") return;
+    if (std::string(bind) == "false") wanted = false;
+    if (std::string(bind) == "true") wanted = true;
   }
+  if (!wanted) return;
   const std::vector<int> cpus = allowed_cpus();
   if (cpus.size() < 2) return;
   for (std::size_t i = 0; i < devices.size(); ++i) {
@@ -214,7 +216,7 @@ const std::vector<Device*>& DeviceRegistry::logical_devices() {
   if (!initialized()) {
     if (backend_ == DeviceBackend::kCpuVirtualGpus) {
       make_cpu_devices();
-      bind_to_cpus(owned_);
+      bind_to_cpus(owned_, bind_threads_);
     } else {
       make_cuda_devices();
     }

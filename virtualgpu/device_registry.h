@@ -51,6 +51,14 @@ class DeviceRegistry {
   void set_gpu_inventory(GpuInventory inventory);
   // Uses `host` instead of asking the system (tests of the host-memory check). Call first.
   void set_host_memory(HostMemory host) { host_memory_ = std::move(host); }
+  // Binds each CPU virtual GPU's thread to a CPU of its own (device i on the i-th CPU the process
+  // may use, round robin), as OMP_PROC_BIND does for OpenMP: what the measuring commands want
+  // (`compare`, `bench`), so that the OS cannot put two devices on one core while another idles
+  // and a timing does not depend on where it placed them. Off by default: on a machine busy with
+  // other work, threads free to move train faster. MIRRORLAB_PROC_BIND=true or false decides
+  // for every command. Call before the devices are made.
+  void set_bind_threads_to_cpus(bool bind) { bind_threads_ = bind; }
+
   // tf.config.list_physical_devices(): the CPU, then every visible GPU.
   std::vector<PhysicalDevice> list_physical_devices();
 
@@ -99,6 +107,7 @@ class DeviceRegistry {
   void make_cuda_devices();
 
   DeviceBackend backend_ = DeviceBackend::kCpuVirtualGpus;
+  bool bind_threads_ = false;
   std::vector<LogicalDeviceConfiguration> configs_{LogicalDeviceConfiguration{}};
   std::vector<int> physical_gpus_;
   bool sm_split_ = false;
