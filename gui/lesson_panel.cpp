@@ -116,6 +116,12 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   const bool own_window = step.look_at != "Controls" && step.look_at != "Lesson";
   view.focused_panel = enlarge_ && own_window ? step.look_at : "";
   if (step.device >= 0) view.chosen_device = step.device;
+  // A step on the timing model's machine: the Compare panel predicts on it (its second tab when
+  // the step looks at it), and the All-reduce panel's model plays on it.
+  if (const timing::Topology* machine = player_.machine()) {
+    view.model_machine = machine->id;
+    view.compare_shows_machine = step.look_at == "Compare";
+  }
 }
 
 void PlayingLesson::advance(ViewSettings& view) {

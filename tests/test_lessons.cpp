@@ -527,7 +527,7 @@ TEST(Course, NcclAgainstTheFallbackFailsWhenNcclRunsOrTheMachinesAreOthers) {
                 "3: NCCL picks NVLS on NVSwitch",
                 "3: NCCL all-reduces the CNN's gradients in under 40 us",
                 "5: no NCCL on one card",
-                "5: the ring, TensorFlow's choice, takes over 200 us ..."}));
+                "5: the ring, TensorFlow's choice, takes over 220 us ..."}));
 }
 
 // The batches per replica swapped (the small model's step busy, the busy one's not), and the

@@ -135,7 +135,7 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
   // What the memory holds for the all-reduce: one S on a GPU's own; every rank's in one memory.
   const double working_set = shared ? schedule.bytes * schedule.ranks : schedule.bytes;
   Estimate e;
-  if (shared && !schedule.steps.empty()) {
+  if (!schedule.steps.empty()) {
     e.call_latency = topology.call_latency;
     e.seconds = e.call_latency;
   }

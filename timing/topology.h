@@ -57,8 +57,9 @@ struct Topology {
   LinkSpec host_link;  // pairs: a GPU's PCIe link, between pairs
   LinkSpec network;    // more than one node: a GPU's network adapter (one per GPU)
   double step_latency = 0;  // shared memory: one step's synchronisation, seconds
-  // Shared memory: handing one all-reduce to the devices and waiting for all of them to finish
-  // (waking each device's thread, and the host's), once per all-reduce, seconds.
+  // Once per all-reduce, seconds: handing it to the devices and waiting for all of them to
+  // finish (in one shared memory, waking each device's thread and the host's; on GPUs, the
+  // launch and setup that NCCL's model calls its base latency).
   double call_latency = 0;
   MemorySpec memory;        // each GPU's memory; shared memory: the one memory
   double flops = 0;         // one GPU's FLOP/s for training (0: unknown)
@@ -103,7 +104,7 @@ struct Estimate {
 // The alpha-beta time of `schedule` on `topology`: each step takes the latency of its slowest
 // link (or the shared memory's step latency) plus the time of its busiest resource (a link
 // direction, an engine, the shared memory); the steps run one after the other, after the
-// shared memory's call latency. Contention is
+// topology's call latency. Contention is
 // counted only as bytes sharing a resource; congestion, protocols and pipelining are left out.
 Estimate estimate(const Schedule& schedule, const Topology& topology);
 
