@@ -107,7 +107,8 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"core/io", {}},
       {"core/nn", {"core/io", "virtualgpu/memory", "virtualgpu/cuda"}},
       {"core/strategy", {"core/nn", "virtualgpu"}},
-      {"core/session", {"core/strategy"}},
+      {"core/checkpoint", {"core/strategy"}},
+      {"core/session", {"core/strategy", "core/checkpoint"}},
       {"lessons", {"core/session"}},
       {"gui", {"lessons", "core/session"}},  // the Lesson panel plays what `lesson run` plays
       {"app", {"gui", "lessons", "core/session"}},

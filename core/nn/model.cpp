@@ -38,7 +38,11 @@ Model::Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape,
   for (const auto& layer : layers_) {
     std::size_t count = 0;
     const std::vector<ParamSpec> specs = layer->param_specs(shape);
-    for (const ParamSpec& spec : specs) count += shape_size(spec.shape);
+    for (const ParamSpec& spec : specs) {
+      weight_tensors_.push_back(
+          {layer->name() + "/" + spec.name, spec.shape, offset + count, shape_size(spec.shape)});
+      count += shape_size(spec.shape);
+    }
     inputs.push_back(shape);
     shape = layer->output_shape(shape);
     summary_.push_back(
@@ -108,6 +112,14 @@ std::vector<float> Model::params_to_host() {
   std::vector<float> host(num_params());
   ops_->copy_to_host(host.data(), params_.data(), host.size() * sizeof(float));
   return host;
+}
+
+void Model::params_from_host(std::span<const float> host) {
+  if (host.size() != num_params()) {
+    throw std::invalid_argument("the model has " + std::to_string(num_params()) +
+                                " parameters, not " + std::to_string(host.size()));
+  }
+  ops_->copy_to_device(params_.data(), host.data(), host.size_bytes());
 }
 
 std::uint64_t Model::params_fingerprint() {

@@ -29,6 +29,15 @@ struct LayerSummary {
   std::size_t offset = 0;  // where its parameters start in the flat buffer
 };
 
+// One weight tensor of the model (a layer's kernel or bias) inside the flat parameter buffer:
+// what a checkpoint names and stores one by one.
+struct WeightTensor {
+  std::string name;  // "<layer>/<param>": "conv2d/kernel", "dense_1/bias"
+  Shape shape;
+  std::size_t offset = 0;  // in the flat buffer
+  std::size_t size = 0;    // elements
+};
+
 class Model {
  public:
   // input_shape per example, e.g. {28, 28, 1}. Allocates the flat buffers in `arena` (throws
@@ -57,11 +66,16 @@ class Model {
   std::span<float> grads() { return grads_.span(); }
   std::span<const float> grads() const { return grads_.span(); }
   const std::vector<LayerSummary>& summary() const { return summary_; }
+  // Every kernel and bias in the order they lie in the flat buffer, which they tile.
+  const std::vector<WeightTensor>& weight_tensors() const { return weight_tensors_; }
   const Shape& input_shape() const { return input_shape_; }
   vgpu::MemoryArena& arena() { return *arena_; }
   Ops& ops() { return *ops_; }
   // The parameters copied to the host (waits for the device's work before the copy).
   std::vector<float> params_to_host();
+  // Overwrites the parameters with `host` (num_params() values), e.g. from a checkpoint. Throws
+  // std::invalid_argument, changing nothing, when the length differs.
+  void params_from_host(std::span<const float> host);
   // core::fingerprint of the parameters' bits, wherever they live.
   std::uint64_t params_fingerprint();
   // The first gradient that is NaN or infinite: its layer's name and value; nullopt when every
@@ -86,6 +100,7 @@ class Model {
   Tensor params_, grads_;
   std::vector<float> host_params_;  // params_fingerprint's copy on a device the host cannot read
   std::vector<LayerSummary> summary_;
+  std::vector<WeightTensor> weight_tensors_;
   const Tensor* input_ = nullptr;
   std::vector<Tensor> grad_buffers_;  // d(loss)/d(activation) between layers, reused
 };

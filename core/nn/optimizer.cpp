@@ -29,6 +29,18 @@ const char* to_string(OptimizerKind kind) {
   return "?";
 }
 
+void Optimizer::restore(const OptimizerProgress& progress) {
+  if (progress.iterations < 0) {
+    throw std::invalid_argument("an optimizer cannot have applied " +
+                                std::to_string(progress.iterations) + " updates");
+  }
+  if (!(progress.momentum_schedule > 0.0 && progress.momentum_schedule <= 1.0)) {
+    throw std::invalid_argument("a momentum schedule must be a number in (0, 1], not " +
+                                std::to_string(progress.momentum_schedule));
+  }
+  iterations_ = progress.iterations;
+}
+
 namespace {
 
 // Takes one zero-initialised float slot of `n` values from the arena; an OutOfMemoryError from
@@ -66,6 +78,10 @@ class Sgd final : public OptimizerBase {
   }
 
   std::string name() const override { return "sgd"; }
+  std::vector<OptimizerSlot> slots() override {
+    if (momentum_ == 0.0f) return {};
+    return {{"momentum", velocity_.as<float>(), num_params_}};
+  }
 
   void apply(std::span<float> params, std::span<const float> grads) override {
     check_sizes(params, grads);
@@ -82,6 +98,11 @@ class Sgd final : public OptimizerBase {
 
 // Adam and Nadam keep the same two slots: m (first moment) and v (second moment).
 class MomentOptimizer : public OptimizerBase {
+ public:
+  std::vector<OptimizerSlot> slots() override {
+    return {{"m", m_.as<float>(), num_params_}, {"v", v_.as<float>(), num_params_}};
+  }
+
  protected:
   MomentOptimizer(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena,
                   Ops& ops, const char* slot_name)
@@ -120,6 +141,11 @@ class Nadam final : public MomentOptimizer {
       : MomentOptimizer(config, num_params, arena, ops, "nadam slot") {}
 
   std::string name() const override { return "nadam"; }
+  OptimizerProgress progress() const override { return {iterations_, m_schedule_}; }
+  void restore(const OptimizerProgress& progress) override {
+    Optimizer::restore(progress);  // checks both
+    m_schedule_ = progress.momentum_schedule;
+  }
 
   void apply(std::span<float> params, std::span<const float> grads) override {
     check_sizes(params, grads);

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/nn/ops.h"
 #include "virtualgpu/memory/memory_arena.h"
@@ -32,6 +33,20 @@ struct OptimizerConfig {
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-7f;
 };
 
+// What an optimizer carries from one update to the next besides its slots: all a checkpoint
+// needs to go on bit for bit.
+struct OptimizerProgress {
+  std::int64_t iterations = 0;     // updates applied so far (Keras' optimizer.iterations)
+  double momentum_schedule = 1.0;  // Nadam: the product of every u_t so far; 1 for the others
+};
+
+// One slot of the optimizer's state: `size` floats in its device's memory, one per parameter.
+struct OptimizerSlot {
+  std::string name;  // "momentum" (SGD), "m" and "v" (Adam, Nadam)
+  float* values = nullptr;
+  std::size_t size = 0;
+};
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -40,6 +55,14 @@ class Optimizer {
   // memory of the device whose Ops the optimizer was made with.
   virtual void apply(std::span<float> params, std::span<const float> grads) = 0;
   std::int64_t iterations() const { return iterations_; }
+
+  // Its state, for checkpoints: the slots (none for SGD without momentum), read and written with
+  // the device's Ops, and the progress, set back with restore().
+  virtual std::vector<OptimizerSlot> slots() = 0;
+  virtual OptimizerProgress progress() const { return {iterations_, 1.0}; }
+  // Throws std::invalid_argument, changing nothing, for a negative count or a schedule that is
+  // not a finite number in (0, 1] (Nadam's product of factors below 1).
+  virtual void restore(const OptimizerProgress& progress);
 
  protected:
   std::int64_t iterations_ = 0;

@@ -57,12 +57,17 @@ void FitLoop::begin_epoch() {
   log_.steps_per_epoch = steps_per_epoch_;
   running_ = LossStats{};
   step_in_epoch_ = 0;
+  examples_in_epoch_ = 0;
   in_epoch_ = true;
+}
+
+std::int64_t FitLoop::epoch_steps() const {
+  return step_in_epoch_ + core::steps_per_epoch(train_->size() - examples_in_epoch_, global_);
 }
 
 std::span<const std::uint32_t> FitLoop::next_batch_indices() const {
   if (done_ || !in_epoch_) return {};
-  const std::size_t begin = static_cast<std::size_t>(step_in_epoch_) * global_;
+  const std::size_t begin = examples_in_epoch_;
   return std::span(order_).subspan(begin, std::min(global_, train_->size() - begin));
 }
 
@@ -86,15 +91,20 @@ LossStats FitLoop::step() {
   }
   ++log_.steps;
   ++step_in_epoch_;
+  examples_in_epoch_ += batch.size();
   history_.train_examples += stats.count;
   if (callback_) {
-    callback_->on_batch_end(epoch_, step_in_epoch_, steps_per_epoch_, Metrics::from(running_),
+    callback_->on_batch_end(epoch_, step_in_epoch_, log_.steps_per_epoch, Metrics::from(running_),
                             log_.seconds);
   }
+  const bool epoch_complete = examples_in_epoch_ == train_->size();
   const bool max_reached = options_.max_steps > 0 && history_.steps >= options_.max_steps;
-  if (step_in_epoch_ == steps_per_epoch_ || max_reached) {
+  if (epoch_complete || max_reached) {
     // A stop asked for as the epoch ends skips its validation pass and ends the run here.
     const bool stopping = options_.stop_requested && options_.stop_requested();
+    // A run that went on would not close this epoch now, or would validate it: a resumed run
+    // starts from before the close.
+    if (!epoch_complete || stopping) closed_early_ = position_now();
     end_epoch(/*validate=*/!stopping);
     if (stopping) {
       history_.stop_reason = StopReason::kInterrupted;
@@ -102,9 +112,8 @@ LossStats FitLoop::step() {
     }
   }
   if (max_reached && !done_) {
-    history_.stopped_by_max_steps = history_.steps < steps_per_epoch_ * options_.epochs;
-    history_.stop_reason = history_.stopped_by_max_steps ? StopReason::kMaxSteps
-                                                         : StopReason::kFinished;
+    history_.stopped_by_max_steps = true;
+    history_.stop_reason = StopReason::kMaxSteps;
     done_ = true;
   }
   return stats;
@@ -112,13 +121,17 @@ LossStats FitLoop::step() {
 
 void FitLoop::stop(StopReason reason) {
   if (done_) return;
-  if (in_epoch_ && step_in_epoch_ > 0) end_epoch(/*validate=*/false);
+  if (in_epoch_ && step_in_epoch_ > 0) {
+    closed_early_ = position_now();
+    end_epoch(/*validate=*/false);
+  }
   in_epoch_ = false;
   history_.stop_reason = reason;
   done_ = true;
 }
 
 void FitLoop::end_epoch(bool validate) {
+  const bool complete = examples_in_epoch_ == train_->size();
   in_epoch_ = false;
   history_.train_seconds += log_.seconds;
   log_.train = Metrics::from(running_);
@@ -129,7 +142,85 @@ void FitLoop::end_epoch(bool validate) {
   }
   history_.epochs.push_back(log_);
   if (callback_) callback_->on_epoch_end(log_);
-  if (epoch_ == options_.epochs) done_ = true;
+  if (complete && epoch_ == options_.epochs) done_ = true;
+}
+
+FitPosition FitLoop::position() const { return closed_early_ ? *closed_early_ : position_now(); }
+
+FitPosition FitLoop::position_now() const {
+  FitPosition p;
+  p.history = history_;
+  p.history.stop_reason = StopReason::kFinished;
+  p.history.stopped_by_max_steps = false;
+  if (in_epoch_ && step_in_epoch_ > 0) {
+    p.epoch = epoch_;
+    p.in_epoch = true;
+    p.step_in_epoch = step_in_epoch_;
+    p.examples_in_epoch = examples_in_epoch_;
+    p.running = running_;
+    p.epoch_seconds = log_.seconds;
+  } else {
+    // An epoch begun by a step that failed has run nothing: the run stands before it.
+    p.epoch = in_epoch_ ? epoch_ - 1 : epoch_;
+  }
+  return p;
+}
+
+std::string FitLoop::why_not(const FitPosition& p) const {
+  const std::size_t n = train_->size();
+  const auto closed = static_cast<std::int64_t>(p.history.epochs.size());
+  std::string problem;
+  if (p.epoch < 0 || p.epoch > options_.epochs) {
+    problem = "it is in epoch " + std::to_string(p.epoch) + ", past the " +
+              std::to_string(options_.epochs) + " epochs of this run";
+  } else if (closed != p.epoch - (p.in_epoch ? 1 : 0)) {
+    problem = "its history closes " + std::to_string(closed) + " epochs, but it is " +
+              (p.in_epoch ? "inside" : "after") + " epoch " + std::to_string(p.epoch);
+  } else if (p.in_epoch && (p.step_in_epoch < 1 || p.examples_in_epoch < 1 ||
+                            p.examples_in_epoch > n)) {
+    problem = "it has used " + std::to_string(p.examples_in_epoch) + " examples in " +
+              std::to_string(p.step_in_epoch) + " steps of epoch " + std::to_string(p.epoch) +
+              ", which a training set of " + std::to_string(n) + " cannot give";
+  } else if (p.history.steps < p.step_in_epoch) {
+    problem = "it counts " + std::to_string(p.history.steps) + " steps in all but " +
+              std::to_string(p.step_in_epoch) + " in its epoch";
+  }
+  return problem.empty() ? "" : "the run cannot go on from there: " + problem;
+}
+
+void FitLoop::restore(const FitPosition& p) {
+  if (history_.steps > 0 || in_epoch_ || epoch_ > 0) {
+    throw std::logic_error("FitLoop::restore() after the run has begun");
+  }
+  if (const std::string problem = why_not(p); !problem.empty()) {
+    throw std::invalid_argument(problem);
+  }
+  const std::size_t n = train_->size();
+  history_ = p.history;
+  history_.stop_reason = StopReason::kFinished;
+  history_.stopped_by_max_steps = false;
+  epoch_ = p.epoch;
+  if (options_.max_steps > 0 && history_.steps >= options_.max_steps) {
+    history_.stopped_by_max_steps = true;  // nothing left to run: its steps are made
+    history_.stop_reason = StopReason::kMaxSteps;
+    done_ = true;
+  }
+  if (!p.in_epoch) {
+    if (epoch_ == options_.epochs) done_ = true;  // every epoch is done: nothing left to run
+    return;
+  }
+  order_ = shuffled_indices(n, options_.seed, epoch_);
+  step_in_epoch_ = p.step_in_epoch;
+  examples_in_epoch_ = p.examples_in_epoch;
+  running_ = p.running;
+  in_epoch_ = true;
+  log_ = EpochLog{};
+  log_.epoch = epoch_;
+  log_.steps = step_in_epoch_;
+  log_.steps_per_epoch = epoch_steps();
+  log_.seconds = p.epoch_seconds;
+  if (callback_) callback_->on_epoch_begin(epoch_, options_.epochs, log_.steps_per_epoch);
+  if (examples_in_epoch_ == n) end_epoch(/*validate=*/true);  // the close a stop skipped
 }
 
 History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/io/dataset.h"
@@ -90,6 +91,19 @@ class FitCallback {
 
 std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch);
 
+// Where a run stands between two steps: all a FitLoop needs to go on bit for bit as if it had
+// never stopped (what a checkpoint keeps besides the weights and the optimizer). The epoch's
+// order of examples is not kept: it is shuffled_indices(examples, seed, epoch) again.
+struct FitPosition {
+  History history;  // the epochs closed so far and the run's counters (stop_reason kFinished)
+  int epoch = 0;    // the open epoch (1-based), else the last closed one; 0 before any step
+  bool in_epoch = false;              // an epoch has run steps and is not closed
+  std::int64_t step_in_epoch = 0;     // its steps so far
+  std::size_t examples_in_epoch = 0;  // the examples of its shuffled order used so far
+  LossStats running;                  // its sums so far (Keras' running averages)
+  double epoch_seconds = 0;           // its training time so far
+};
+
 // fit() one global step at a time: fit() runs it to the end in a loop, a TrainingSession (the
 // GUI) one step per command, pausing in between. An epoch begins at its first step() and ends
 // (validation pass, on_epoch_end) within its last one. Epoch seconds count the steps only, so
@@ -104,6 +118,21 @@ class FitLoop {
   // Runs the next global step; returns its summed stats. Precondition: !done(). When the step
   // throws (DivergedError, out of memory), nothing of it is counted: call stop() to close.
   LossStats step();
+  // Where the run stands, to go on from later: between steps, also after the run ended. An epoch
+  // that a stop or the step limit closed early is given as it was before closing (a run that
+  // goes on continues it), and an epoch a stop kept from its validation pass as not yet closed.
+  FitPosition position() const;
+  // Goes on from `position` (of a run over the same examples and seed): before the first step
+  // only. The batch per replica and the number of replicas may differ from the run that left it:
+  // the epoch goes on from the next unused example of its order. An epoch whose examples were
+  // all used but which was not closed is closed now, with its validation pass. Throws
+  // std::invalid_argument, changing nothing, when the position does not fit this run (an epoch
+  // past its epochs, more examples than the training set holds).
+  void restore(const FitPosition& position);
+  // "" when restore(position) would take it, else why not (a sentence).
+  std::string why_not(const FitPosition& position) const;
+  const FitOptions& options() const { return options_; }
+  const Dataset& train() const { return *train_; }
   // Ends the run before its end, for `reason`: an epoch in progress closes with the steps it ran
   // (on_epoch_end, no validation pass) and done() becomes true. Nothing if already done.
   void stop(StopReason reason);
@@ -119,6 +148,9 @@ class FitLoop {
  private:
   void begin_epoch();
   void end_epoch(bool validate);
+  FitPosition position_now() const;
+  // The steps of the open epoch: its steps so far and those its unused examples still need.
+  std::int64_t epoch_steps() const;
 
   MirroredStrategy* strategy_;
   const Dataset* train_;
@@ -132,6 +164,8 @@ class FitLoop {
   bool in_epoch_ = false;
   int epoch_ = 0;
   std::int64_t step_in_epoch_ = 0;
+  std::size_t examples_in_epoch_ = 0;
+  std::optional<FitPosition> closed_early_;  // the position before an early close
   std::vector<std::uint32_t> order_;
   LossStats running_;
   EpochLog log_;

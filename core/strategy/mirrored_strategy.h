@@ -197,6 +197,18 @@ class ReplicaContext {
 
 using StepFunction = std::function<LossStats(ReplicaContext&)>;
 
+// The mirrored state a checkpoint keeps, one copy (every replica holds the same): the weights and
+// the optimizer's slots and progress.
+struct ReplicaState {
+  struct Slot {
+    std::string name;  // OptimizerSlot::name
+    std::vector<float> values;
+  };
+  std::vector<float> params;  // the model's flat buffer (Model::weight_tensors() cut it)
+  std::vector<Slot> slots;    // the optimizer's, in its order
+  OptimizerProgress progress;
+};
+
 LossStats reduce_sum(const std::vector<LossStats>& per_replica);
 
 class MirroredStrategy {
@@ -243,6 +255,15 @@ class MirroredStrategy {
   LossStats evaluate(const Dataset& data, std::size_t batch_per_replica);
   // Throws ReplicasOutOfSync naming the replicas that differ from replica 0.
   void check_in_sync();
+
+  // Host thread, between steps: replica 0's state (core/strategy/mirrored_state.cpp).
+  ReplicaState state();
+  // Host thread, between steps: every replica takes `state` (whatever the number of replicas
+  // that left it), and the training steps count on from `steps_done`. Throws
+  // std::invalid_argument naming what does not fit this model and optimizer (the parameter
+  // count, a slot's name or size, the progress) before anything is copied: nothing is
+  // half-loaded.
+  void restore(const ReplicaState& state, std::int64_t steps_done);
 
  private:
   friend class ReplicaContext;
