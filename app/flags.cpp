@@ -1,5 +1,6 @@
 #include "app/flags.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -317,6 +318,47 @@ std::string parse_whole_number_list(std::string_view text, std::int64_t min, std
     out->push_back(value);
     return problem;
   });
+}
+
+std::string parse_steps_or_epochs(std::string_view text, std::int64_t max, StepsOrEpochs* out) {
+  text = trim(text);
+  const std::string give = "give a number of steps from 1 to " + std::to_string(max) +
+                           ", or of epochs with an e after it (e.g. 500 or 2e)";
+  if (text.empty()) return "the value is empty: " + give;
+  const bool epochs = text.size() > 1 && (text.back() == 'e' || text.back() == 'E') &&
+                      std::isdigit(static_cast<unsigned char>(text[text.size() - 2]));
+  const std::string_view number = epochs ? text.substr(0, text.size() - 1) : text;
+  std::int64_t count = 0;
+  if (const std::string problem = read_integer(number, &count, give); !problem.empty()) {
+    return epochs ? shown(text) + " is not a whole number of epochs: " + give : problem;
+  }
+  if (count < 1 || count > max) return shown(text) + " is out of range: " + give;
+  *out = StepsOrEpochs{count, epochs};
+  return "";
+}
+
+CLI::Option* add_steps_or_epochs_flag(CLI::App* command, const std::string& names,
+                                      StepsOrEpochs& value, std::int64_t max,
+                                      const std::string& help) {
+  return add_value_flag(
+      command, names, help, "STEPS", "",
+      [max](const std::string& text) {
+        StepsOrEpochs v;
+        return parse_steps_or_epochs(text, max, &v);
+      },
+      [max, &value](const std::string& text) { parse_steps_or_epochs(text, max, &value); });
+}
+
+CLI::Option* add_entry_list_flag(CLI::App* command, const std::string& names,
+                                 const std::string& type, const std::string& help,
+                                 std::function<std::string(std::string_view)> check,
+                                 std::function<void(const std::vector<std::string>&)> assign) {
+  return add_value_flag(
+      command, names, help, type, "",
+      [check](const std::string& text) {
+        return check_list(text, [&](std::string_view entry, std::size_t) { return check(entry); });
+      },
+      [assign](const std::string& text) { assign(split_commas(text)); });
 }
 
 CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names, int& value,

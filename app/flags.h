@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,14 @@ std::string parse_bytes(std::string_view text, std::uint64_t min, std::uint64_t 
 // "1024,512": a comma-separated list of whole numbers in [min, max], none empty.
 std::string parse_whole_number_list(std::string_view text, std::int64_t min, std::int64_t max,
                                     std::vector<std::int64_t>* out);
+
+// A count of steps, or of epochs with a trailing "e": "500" (500 steps), "2e" (2 epochs), each
+// in [1, max].
+struct StepsOrEpochs {
+  std::int64_t count = 0;  // 0: not given
+  bool epochs = false;
+};
+std::string parse_steps_or_epochs(std::string_view text, std::int64_t max, StepsOrEpochs* out);
 
 // --- adding flags ------------------------------------------------------------------------------
 // `names` as CLI11 takes them ("--gpus", "-b,--minbytes"); the default shown in --help is the
@@ -65,6 +74,16 @@ CLI::Option* add_choice_list_flag(CLI::App* command, const std::string& names,
                                   std::vector<std::string>& values,
                                   const std::vector<std::string>& choices,
                                   const std::string& help);
+CLI::Option* add_steps_or_epochs_flag(CLI::App* command, const std::string& names,
+                                      StepsOrEpochs& value, std::int64_t max,
+                                      const std::string& help);
+// A comma-separated list of entries of a syntax of their own (faults: "/gpu:1=3,/gpu:2=2"):
+// `check` returns "" or what is wrong with one entry; `assign` gets the entries once all passed.
+// Empty entries are refused as in every list.
+CLI::Option* add_entry_list_flag(CLI::App* command, const std::string& names,
+                                 const std::string& type, const std::string& help,
+                                 std::function<std::string(std::string_view)> check,
+                                 std::function<void(const std::vector<std::string>&)> assign);
 // Any non-empty text (a file or folder name).
 CLI::Option* add_text_flag(CLI::App* command, const std::string& names, std::string& value,
                            const std::string& help);

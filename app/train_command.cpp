@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "app/flags.h"
@@ -14,6 +16,7 @@
 #include "app/keras_progress.h"
 #include "app/model_summary.h"
 #include "app/output_files.h"
+#include "app/train_checkpoints.h"
 #include "core/strategy/fit.h"
 #include "core/nn/kernels_cpu.h"
 #include "core/strategy/mirrored_strategy.h"
@@ -27,7 +30,8 @@ void print_phase_table(const core::MirroredStrategy& strategy,
                        const std::vector<core::PhaseTotals>& totals, std::int64_t steps) {
   const core::Phase shown[] = {core::Phase::kSplit, core::Phase::kForward, core::Phase::kBackward,
                                core::Phase::kAllReduce, core::Phase::kUpdate};
-  std::printf("\nTime per phase (seconds, whole run)\n%-8s", "device");
+  std::printf("\nTime per phase (seconds, %s)\n%-8s",
+              steps == strategy.steps_done() ? "whole run" : "the steps this run made", "device");
   for (core::Phase p : shown) std::printf(" %11s", core::to_string(p));
   std::printf("\n");
   double all_reduce = 0;
@@ -59,6 +63,28 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   add_text_flag(cmd, "--trace", o.trace_file,
                 "Write every phase of every step as Chrome trace JSON (open in ui.perfetto.dev)")
       ->type_name("FILE");
+  add_text_flag(cmd, "--checkpoint-dir", o.checkpoint_dir,
+                "Save checkpoints in this folder (made if missing): safetensors weights beside a "
+                "JSON state, each file written whole (docs/checkpoints.md). One is saved at the "
+                "end of the run and on Ctrl-C")
+      ->type_name("DIR");
+  add_steps_or_epochs_flag(cmd, "--checkpoint-every", o.checkpoint_every, std::int64_t{1} << 40,
+                           "Save a checkpoint every N global steps, or every N epochs with an e "
+                           "(500, 2e); default: every epoch");
+  add_whole_number_flag(cmd, "--keep", o.keep, 0, 1'000'000,
+                        "Keep only the newest N checkpoints in the folder (0: all)");
+  add_text_flag(cmd, "--resume", o.resume_dir,
+                "Go on from the newest checkpoint in this folder, bit for bit: its model, "
+                "optimizer, learning rate, loss scaling, seed and data; the devices, batch, "
+                "epochs, --max-steps and all-reduce may change. New checkpoints go there too, "
+                "unless --checkpoint-dir names another folder")
+      ->type_name("DIR");
+  cmd->parse_complete_callback([cmd, &o] {
+    o.given.clear();
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() > 0) o.given.insert(option->get_name());
+    }
+  });
   return cmd;
 }
 
@@ -237,12 +263,45 @@ void print_last_batch(std::size_t examples, int gpus, const core::StrategyOption
                             "same)");
 }
 
+// Says where the run goes on from and what changed, then restores it: false (said on stderr)
+// when the checkpoint does not fit this run (other data, another version's shuffle).
+bool resume_run(const ResumePoint& resume, const core::CheckpointConfig& now,
+                core::MirroredStrategy& strategy, core::FitLoop& loop) {
+  const core::FitPosition& p = resume.checkpoint.position;
+  std::printf("Resuming from %s: step %lld, ", resume.entry.state.c_str(),
+              static_cast<long long>(p.history.steps));
+  if (p.in_epoch) {
+    std::printf("inside epoch %d (%lld steps, %zu of %zu examples done)\n", p.epoch,
+                static_cast<long long>(p.step_in_epoch), p.examples_in_epoch, now.train_examples);
+  } else {
+    std::printf("after epoch %d\n", p.epoch);
+  }
+  for (const std::string& change : core::checkpoint_changes(resume.checkpoint.config, now)) {
+    std::printf("Changed: %s\n", change.c_str());
+  }
+  std::fflush(stdout);
+  try {
+    core::restore_checkpoint(resume.checkpoint, resume.entry.state, now, strategy, loop);
+  } catch (const core::CheckpointError& e) {
+    std::fprintf(stderr, "mirrorlab train: --resume: %s\n", e.what());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-int run_train(const TrainOptions& o) {
+int run_train(const TrainOptions& options) {
+  // A resumed run takes its settings from its checkpoint first; then every check is the same.
+  TrainOptions o = options;
+  std::optional<ResumePoint> resume;
   int gpus = 0;
   OutputFiles outputs;
-  if (const std::string problem = check_train_options(o, &gpus, &outputs); !problem.empty()) {
+  TrainCheckpoints checkpoints;
+  std::string problem = prepare_resume(o, &resume);
+  if (problem.empty()) problem = check_train_options(o, &gpus, &outputs);
+  if (problem.empty()) problem = checkpoints.open(o);
+  if (!problem.empty()) {
     std::fprintf(stderr, "mirrorlab train: %s\nRun 'mirrorlab train --help' for the flags.\n",
                  problem.c_str());
     return 2;
@@ -291,6 +350,30 @@ int run_train(const TrainOptions& o) {
   core::FitOptions fit = fit_options(o);
   fit.stop_requested = [] { return interrupt_signal() != 0; };
   core::FitLoop loop(strategy, data.train, &data.test, fit, &progress);
+  std::vector<std::string> write_errors;
+  if (checkpoints.enabled()) {
+    const core::CheckpointConfig config =
+        core::checkpoint_config(strategy, loop, core::dataset_crc32(data.train));
+    if (resume && !resume_run(*resume, config, strategy, loop)) return 2;
+    if (resume) checkpoints.set_last(resume->entry);
+    checkpoints.start(strategy, loop, config);
+  }
+  const std::int64_t steps_before = loop.history().steps;  // made by the run resumed
+  // A checkpoint's line goes below the progress bar; a failed save is said and the run goes on.
+  auto saved = [&](const std::function<std::string()>& save) {
+    try {
+      if (const std::string path = save(); !path.empty()) {
+        progress.interrupt_line();
+        std::printf("Checkpoint saved: %s (step %lld)\n", path.c_str(),
+                    static_cast<long long>(loop.history().steps));
+      }
+    } catch (const core::OutputFileError& e) {
+      progress.interrupt_line();
+      std::fflush(stdout);
+      std::fprintf(stderr, "mirrorlab train: error: checkpoint not saved: %s\n", e.what());
+      write_errors.push_back(std::string("checkpoint not saved: ") + e.what());
+    }
+  };
   RunEnd end;
   try {
     while (!loop.done()) {
@@ -299,7 +382,9 @@ int run_train(const TrainOptions& o) {
         break;
       }
       loop.step();
+      saved([&] { return checkpoints.after_step(); });
     }
+    saved([&] { return checkpoints.at_end(); });  // finished, step limit or Ctrl-C
   } catch (const core::DivergedError& e) {
     // The step did not count: the weights, the history and the trace are those of the steps
     // before it, and they are saved.
@@ -338,7 +423,7 @@ int run_train(const TrainOptions& o) {
               history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
               static_cast<long long>(history.steps));
   const std::vector<core::PhaseTotals> totals = events.phase_totals();
-  print_phase_table(strategy, totals, history.steps);
+  print_phase_table(strategy, totals, history.steps - steps_before);
   std::printf("Peak memory:");
   for (vgpu::Device* d : devices) {
     std::printf(" %s %.1f of %zu MiB;", d->name().c_str(),
@@ -347,7 +432,6 @@ int run_train(const TrainOptions& o) {
   }
   std::printf("\n");
 
-  std::vector<std::string> write_errors;
   if (!o.history_file.empty()) {
     RunSummary summary;
     summary.config = run_config(o, gpus, global, strategy, data.train.size());

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
+#include "app/flags.h"
 #include "app/output_files.h"
 #include "core/io/dataset.h"
 #include "core/strategy/fit.h"
@@ -30,6 +32,14 @@ struct TrainOptions {
   std::int64_t train_examples = 0;        // 0: all 60,000
   std::string history_file;
   std::string trace_file;
+  // Checkpoints (train only; app/train_checkpoints.h).
+  std::string checkpoint_dir;
+  StepsOrEpochs checkpoint_every;  // count 0: every epoch
+  int keep = 0;                    // 0: every checkpoint
+  std::string resume_dir;
+  // The flags given on the command line ("--lr"), filled once `train` is parsed: a resumed run
+  // refuses those that would change what the checkpoint fixed.
+  std::set<std::string> given;
 };
 
 // `train` with the flags below and its output files (--history, --trace).

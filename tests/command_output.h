@@ -2,11 +2,18 @@
 // stderr together), for the tests of the mirrorlab command.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 
 namespace mirrorlab::testing {
 
@@ -38,6 +45,53 @@ inline bool mirrorlab_sees_a_gpu() {
          std::string::npos;
 }
 #endif
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `program args` in the background through sh, stdout and stderr into `log`: for a test that
+// signals the run (Ctrl-C) while it goes.
+inline pid_t start_command(const std::string& program, const std::string& args,
+                           const std::filesystem::path& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    const std::string command = "exec " + program + " " + args;
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// Whether `log` holds `text` within `seconds`.
+inline bool wait_for_text(const std::filesystem::path& log, const std::string& text,
+                          double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (read_file(log).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// The exit status, or -1 (and the process killed) when it has not exited in `seconds`.
+inline int wait_exit(pid_t pid, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
 
 inline bool has_fashion_mnist() {
   return std::filesystem::exists("/usr/share/datasets/fashion-mnist");

@@ -28,12 +28,7 @@ const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorl
 
 bool has_dataset() { return mirrorlab::testing::has_fashion_mnist(); }
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read(const fs::path& path) { return mirrorlab::testing::read_file(path); }
 
 // A fresh folder per test, removed after it.
 class RunEnd : public ::testing::Test {
@@ -50,36 +45,13 @@ class RunEnd : public ::testing::Test {
 
   // `mirrorlab args` in the background, stdout and stderr into `log`.
   pid_t start(const std::string& args, const fs::path& log) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      const std::string command = "exec " + kMirrorlab + " " + args;
-      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    return pid;
+    return mirrorlab::testing::start_command(kMirrorlab, args, log);
   }
   static bool wait_for_text(const fs::path& log, const std::string& text, double seconds) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (read(log).find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+    return mirrorlab::testing::wait_for_text(log, text, seconds);
   }
-  // The exit status, or -1 (and the process killed) when it has not exited in `seconds`.
   static int wait_exit(pid_t pid, double seconds) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    int status = 0;
-    while (std::chrono::steady_clock::now() < end) {
-      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
+    return mirrorlab::testing::wait_exit(pid, seconds);
   }
 
   mirrorlab::testing::TempFolder folder_{"run-end"};

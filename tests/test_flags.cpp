@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ std::vector<ValueFlag> every_value_flag() {
 // The type names our numeric adders give (a list flag's names end in "...]").
 bool is_numeric(const ValueFlag& flag) {
   const std::string& t = flag.type;
-  return t == "N" || t == "X" || t == "SIZE" || t.find("...]") != std::string::npos;
+  return t == "N" || t == "X" || t == "SIZE" || t == "STEPS" || t.find("...]") != std::string::npos;
 }
 bool is_list(const ValueFlag& flag) { return flag.type.find("...]") != std::string::npos; }
 
@@ -98,7 +99,8 @@ TEST(Flags, ZeroIsRefusedWhereItMeansNothing) {
   const std::vector<std::string> zero_allowed = {
       "--max-steps",    "--train-examples", "--max-fps",         "--refresh-hz",
       "--steps",        "--phases",         "--measure-seconds", "--quit-after",
-      "--warmup_iters", "--seed",           "--devices",         "--model-step"};
+      "--warmup_iters", "--seed",           "--devices",         "--model-step",
+      "--keep"};
   int refused = 0;
   for (const ValueFlag& flag : every_value_flag()) {
     if (!is_numeric(flag)) continue;
@@ -204,6 +206,44 @@ TEST(Flags, GoodValuesLandInTheOptions) {
   ASSERT_EQ(gui.parse_error({"gui", "--font-scale", "1.5", "--refresh-hz", "0"}), "");
   EXPECT_FLOAT_EQ(gui.gui_options.app.font_scale, 1.5f);
   EXPECT_EQ(gui.gui_options.app.refresh_hz, 0.0);
+}
+
+TEST(FlagParsing, StepsOrEpochsTakeAnEForEpochs) {
+  using mirrorlab::app::parse_steps_or_epochs;
+  mirrorlab::app::StepsOrEpochs v;
+  EXPECT_EQ(parse_steps_or_epochs("500", 1000, &v), "");
+  EXPECT_EQ(v.count, 500);
+  EXPECT_FALSE(v.epochs);
+  EXPECT_EQ(parse_steps_or_epochs("2e", 1000, &v), "");
+  EXPECT_EQ(v.count, 2);
+  EXPECT_TRUE(v.epochs);
+  for (const auto& [text, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "'0' is out of range"},
+           {"0e", "'0e' is out of range"},
+           {"1001", "'1001' is out of range"},
+           {"-3e", "'-3e' is out of range"},
+           {"1.5e", "'1.5e' is not a whole number of epochs"},
+           {"1e3", "'1e3' is not a whole number"},
+           {"e", "'e' is not a whole number"},
+           {"nan", "'nan' is not a number"},
+           {"inf", "'inf' is not a finite number"},
+           {"2 epochs", "not a whole number"}}) {
+    const std::string error = parse_steps_or_epochs(text, 1000, &v);
+    EXPECT_NE(error.find(problem), std::string::npos) << text << ": " << error;
+    EXPECT_NE(error.find("or of epochs with an e after it"), std::string::npos) << error;
+  }
+}
+
+TEST(Flags, TrainRemembersWhichFlagsWereGiven) {
+  CommandLine cl;
+  ASSERT_EQ(cl.parse_error({"train", "--lr", "0.01", "--resume", "dir", "--checkpoint-every",
+                            "3e", "--keep", "0"}),
+            "");
+  EXPECT_EQ(cl.train_options.given,
+            (std::set<std::string>{"--lr", "--resume", "--checkpoint-every", "--keep"}));
+  EXPECT_EQ(cl.train_options.checkpoint_every.count, 3);
+  EXPECT_TRUE(cl.train_options.checkpoint_every.epochs);
+  EXPECT_EQ(cl.train_options.resume_dir, "dir");
 }
 
 TEST(FlagParsing, SizesTakeBinaryUnits) {

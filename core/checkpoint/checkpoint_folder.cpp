@@ -120,6 +120,8 @@ Checkpoint CheckpointFolder::load(const CheckpointEntry& entry) const {
 
 CheckpointEntry CheckpointFolder::newest() const {
   const std::vector<CheckpointEntry> all = list();
+  std::error_code ec;
+  if (!fs::exists(folder_, ec)) throw CheckpointError(folder_, "does not exist");
   if (all.empty()) throw CheckpointError(folder_, "holds no checkpoint (no ckpt-*.json file)");
   return all.back();
 }

@@ -1,21 +1,21 @@
 #include "core/checkpoint/run_checkpoint.h"
 
-#include <cstdio>
+#include <charconv>
 
 namespace mirrorlab::core {
 namespace {
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 std::string steps_text(std::int64_t max_steps) {
   return max_steps > 0 ? std::to_string(max_steps) + " steps" : "no step limit";
 }
 
 }  // namespace
+
+std::string float_text(float value) {
+  char text[48];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, result.ptr);
+}
 
 CheckpointConfig checkpoint_config(const MirroredStrategy& strategy, const FitLoop& loop,
                                    std::uint32_t train_crc32) {
@@ -109,8 +109,8 @@ void restore_checkpoint(const Checkpoint& c, const std::filesystem::path& file,
   }
   if (a.learning_rate != b.learning_rate || a.momentum != b.momentum || a.beta1 != b.beta1 ||
       a.beta2 != b.beta2 || a.epsilon != b.epsilon) {
-    refuse("its optimizer had learning rate " + number(a.learning_rate) + "; this run has " +
-           number(b.learning_rate) + " (a resumed run keeps its optimizer's settings)");
+    refuse("its optimizer had learning rate " + float_text(a.learning_rate) + "; this run has " +
+           float_text(b.learning_rate) + " (a resumed run keeps its optimizer's settings)");
   }
   if (saved.loss_scaling != now.loss_scaling) {
     refuse(std::string("was trained with loss scaling ") + to_string(saved.loss_scaling) +

@@ -1,0 +1,135 @@
+#include "app/train_checkpoints.h"
+
+namespace mirrorlab::app {
+namespace {
+
+// A flag the checkpoint fixes: refused when given with another value.
+struct Fixed {
+  const char* flag;
+  std::string given, saved;
+};
+
+}  // namespace
+
+std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) {
+  if (o.resume_dir.empty()) return "";
+  const core::CheckpointFolder folder(o.resume_dir);
+  ResumePoint point;
+  try {
+    point.entry = folder.newest();
+    point.checkpoint = folder.load(point.entry);
+  } catch (const core::CheckpointError& e) {
+    std::string text = std::string("--resume: ") + e.what();
+    std::vector<core::CheckpointEntry> all;
+    try {
+      all = folder.list();
+    } catch (const core::CheckpointError&) {
+    }
+    if (all.size() > 1) {
+      text += ". The checkpoint before it is " + all[all.size() - 2].state.string() +
+              " (step " + std::to_string(all[all.size() - 2].step) +
+              "): move the damaged files away to go on from that one";
+    }
+    return text;
+  }
+  const core::CheckpointConfig& c = point.checkpoint.config;
+  const std::vector<Fixed> fixed = {
+      {"--model", o.model, core::to_string(c.model)},
+      {"--optimizer", o.optimizer, core::to_string(c.optimizer.kind)},
+      {"--lr", core::float_text(static_cast<float>(o.learning_rate)),
+       core::float_text(c.optimizer.learning_rate)},
+      {"--loss-scaling", o.loss_scaling, core::to_string(c.loss_scaling)},
+      {"--seed", std::to_string(o.seed), std::to_string(c.seed)},
+      {"--train-examples", std::to_string(o.train_examples), std::to_string(c.train_examples)},
+  };
+  for (const Fixed& f : fixed) {
+    if (o.given.count(f.flag) && f.given != f.saved) {
+      return std::string(f.flag) + " " + f.given + ": the checkpoint " +
+             point.entry.state.string() + " was trained with " + f.saved +
+             ", and a resumed run keeps its model, optimizer, learning rate, loss scaling, seed "
+             "and training examples; leave " + f.flag + " out";
+    }
+  }
+  o.model = core::to_string(c.model);
+  o.optimizer = core::to_string(c.optimizer.kind);
+  o.learning_rate = c.optimizer.learning_rate;
+  o.loss_scaling = core::to_string(c.loss_scaling);
+  o.seed = c.seed;
+  o.train_examples = static_cast<std::int64_t>(c.train_examples);
+  if (!o.given.count("--batch-per-replica")) o.batch_per_replica = static_cast<std::int64_t>(c.batch_per_replica);
+  if (!o.given.count("--epochs")) o.epochs = c.epochs;
+  if (!o.given.count("--max-steps")) o.max_steps = c.max_steps;
+  if (!o.given.count("--allreduce")) o.allreduce = c.all_reduce;
+  if (!o.given.count("--gpus") && !o.given.count("--memory-limit") && !o.given.count("--devices")) {
+    o.devices.gpus = c.replicas;  // as many replicas as before, unless the flags say otherwise
+  }
+  if (o.checkpoint_dir.empty()) o.checkpoint_dir = o.resume_dir;
+
+  const core::FitPosition& p = point.checkpoint.position;
+  const std::string at = "the checkpoint " + point.entry.state.string() + " is at step " +
+                         std::to_string(p.history.steps);
+  if (o.max_steps > 0 && p.history.steps >= o.max_steps) {
+    return "--max-steps " + std::to_string(o.max_steps) + ": " + at +
+           (o.given.count("--max-steps") ? "" : " (its run's --max-steps)") +
+           ": nothing is left to run; give a larger --max-steps to go on";
+  }
+  if (p.epoch > o.epochs || (p.epoch == o.epochs && !p.in_epoch)) {
+    return "--epochs " + std::to_string(o.epochs) + ": " + at + ", " +
+           (p.in_epoch ? "inside" : "after") + " epoch " + std::to_string(p.epoch) +
+           ": nothing is left to run; give more --epochs to go on";
+  }
+  *resume = std::move(point);
+  return "";
+}
+
+std::string TrainCheckpoints::open(const TrainOptions& o) {
+  if (o.checkpoint_dir.empty()) return "";
+  const std::string flag = o.given.count("--checkpoint-dir") ? "--checkpoint-dir " : "--resume ";
+  core::CheckpointFolder folder(o.checkpoint_dir);
+  try {
+    folder.prepare();
+  } catch (const core::OutputFileError& e) {
+    return flag + e.what();
+  }
+  folder_ = std::move(folder);
+  folder_text_ = o.checkpoint_dir;
+  every_ = o.checkpoint_every;
+  keep_ = o.keep;
+  return "";
+}
+
+void TrainCheckpoints::start(core::MirroredStrategy& strategy, const core::FitLoop& loop,
+                             const core::CheckpointConfig& config) {
+  strategy_ = &strategy;
+  loop_ = &loop;
+  config_ = config;
+  epochs_seen_ = loop.history().epochs.size();
+}
+
+std::string TrainCheckpoints::after_step() {
+  if (!folder_) return "";
+  const core::History& h = loop_->history();
+  bool due = false;
+  if (every_.count == 0 || every_.epochs) {
+    const std::int64_t every = every_.count == 0 ? 1 : every_.count;
+    if (h.epochs.size() > epochs_seen_) {
+      epochs_seen_ = h.epochs.size();
+      due = static_cast<std::int64_t>(epochs_seen_) % every == 0;
+    }
+  } else {
+    due = h.steps % every_.count == 0;
+  }
+  return due ? save() : "";
+}
+
+std::string TrainCheckpoints::at_end() {
+  if (!folder_ || (last_ && last_->step == loop_->history().steps)) return "";
+  return save();
+}
+
+std::string TrainCheckpoints::save() {
+  last_ = folder_->save(core::capture_checkpoint(*strategy_, *loop_, config_), keep_);
+  return last_->state.string();
+}
+
+}  // namespace mirrorlab::app
