@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "app/fault_flags.h"
 #include "app/flags.h"
 #include "app/history_json.h"
 #include "app/interrupt.h"
@@ -28,7 +29,8 @@ namespace {
 
 void print_phase_table(const core::MirroredStrategy& strategy,
                        const std::vector<core::PhaseTotals>& totals, std::int64_t steps) {
-  const core::Phase shown[] = {core::Phase::kSplit, core::Phase::kForward, core::Phase::kBackward,
+  const core::Phase shown[] = {core::Phase::kSplit,     core::Phase::kForward,
+                               core::Phase::kBackward,  core::Phase::kWait,
                                core::Phase::kAllReduce, core::Phase::kUpdate};
   std::printf("\nTime per phase (seconds, %s)\n%-8s",
               steps == strategy.steps_done() ? "whole run" : "the steps this run made", "device");
@@ -141,6 +143,7 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
       ->type_name("DIR");
   add_whole_number_flag(cmd, "--train-examples", o.train_examples, 0, std::int64_t{1} << 31,
                         "Use only the first N training examples (0: all) for quick demos");
+  add_fault_flags(cmd, o.faults);
 }
 
 // Flags are checked one by one by CLI11; what depends on several of them is checked here, and the
@@ -150,6 +153,7 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
 std::string check_train_options(const TrainOptions& o, int* gpus, OutputFiles* outputs) {
   std::string problem;
   *gpus = device_count(o.devices, &problem);
+  if (problem.empty()) problem = check_fault_devices(o.faults, *gpus);
   if (problem.empty() && outputs != nullptr) problem = outputs->add("--history", o.history_file);
   if (problem.empty() && outputs != nullptr) problem = outputs->add("--trace", o.trace_file);
   return problem;
@@ -209,7 +213,21 @@ nlohmann::json run_config(const TrainOptions& o, int gpus, std::size_t global,
           {"allreduce", strategy.all_reduce().name()},
           {"loss_scaling", o.loss_scaling},
           {"seed", o.seed},
-          {"train_examples", train_examples}};
+          {"train_examples", train_examples},
+          {"faults", o.faults.describe()}};
+}
+
+// After a device failed: where the run can go on from.
+std::string resume_advice(const TrainCheckpoints& checkpoints) {
+  if (!checkpoints.last()) {
+    return checkpoints.enabled()
+               ? "No checkpoint was saved before it, so the run starts again from step 0"
+               : "Without --checkpoint-dir there is no checkpoint to go on from: the run starts "
+                 "again from step 0";
+  }
+  return "The run can go on from its last checkpoint, of step " +
+         std::to_string(checkpoints.last()->step) + ": mirrorlab train --resume " +
+         checkpoints.folder();
 }
 
 // "try a lower --lr (now 10) or a larger --batch-per-replica (now 1)": what the user can change.
@@ -220,6 +238,20 @@ std::string divergence_advice(const TrainOptions& o) {
          std::to_string(o.batch_per_replica) + ")" +
          (o.optimizer == "adam" ? "" : ", or --optimizer adam, which adapts its step size");
 }
+
+// The same, after a check found `where`; a NaN that --nan-at put there needs no such advice.
+std::string divergence_advice(const TrainOptions& o, const core::NonFiniteValue& where) {
+  for (const core::NanInGradient& n : o.faults.nans) {
+    if (n.device == where.replica && n.step == where.step && !where.in_loss()) {
+      return "It is the NaN that --nan-at /gpu:" + std::to_string(n.device) + "@" +
+             std::to_string(n.step) +
+             " put into that gradient: the check found it on its replica, before the all-reduce "
+             "could carry it to every replica's weights";
+    }
+  }
+  return divergence_advice(o);
+}
+
 
 class TrainProgress : public KerasProgress {
  public:
@@ -323,6 +355,16 @@ int run_train(const TrainOptions& options) {
     return 2;
   }
   core::MirroredStrategy& strategy = *made;
+  core::FaultInjector faults;
+  if (!o.faults.empty()) {
+    try {
+      faults.attach(strategy, o.faults);  // e.g. a slowed CUDA GPU
+    } catch (const std::invalid_argument& e) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "mirrorlab train: these faults cannot happen: %s\n", e.what());
+      return 2;
+    }
+  }
   // TensorFlow's own log lines, as it writes them, then mirrorlab's.
   std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
               strategy.device_tuple().c_str());
@@ -359,6 +401,15 @@ int run_train(const TrainOptions& options) {
     checkpoints.start(strategy, loop, config);
   }
   const std::int64_t steps_before = loop.history().steps;  // made by the run resumed
+  if (!o.faults.empty()) {
+    const std::string problem = check_fault_steps(o.faults, steps_before, loop.steps_in_all());
+    if (!problem.empty()) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "mirrorlab train: %s\n", problem.c_str());
+      return 2;
+    }
+    std::printf("Faults: %s\n", o.faults.describe().c_str());
+  }
   // A checkpoint's line goes below the progress bar; a failed save is said and the run goes on.
   auto saved = [&](const std::function<std::string()>& save) {
     try {
@@ -390,7 +441,15 @@ int run_train(const TrainOptions& options) {
     // before it, and they are saved.
     loop.stop(core::StopReason::kDiverged);  // closes the epoch's progress line
     end.status = 1;
-    end.stop_message = std::string(e.what()) + ". " + divergence_advice(o) + ".";
+    end.stop_message = std::string(e.what()) + ". " + divergence_advice(o, e.where()) + ".";
+    std::fflush(stdout);
+    std::fprintf(stderr, "\nmirrorlab: error: %s\n", end.stop_message.c_str());
+  } catch (const core::DeviceFailed& e) {
+    // As with a GPU lost mid-step: nothing of the step counted, no checkpoint is written (the
+    // device is gone); the run goes on from the last one.
+    loop.stop(core::StopReason::kFailed);
+    end.status = 1;
+    end.stop_message = std::string(e.what()) + ". " + resume_advice(checkpoints);
     std::fflush(stdout);
     std::fprintf(stderr, "\nmirrorlab: error: %s\n", end.stop_message.c_str());
   }

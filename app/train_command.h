@@ -12,6 +12,7 @@
 #include "app/flags.h"
 #include "app/output_files.h"
 #include "core/io/dataset.h"
+#include "core/strategy/faults.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 
@@ -30,6 +31,7 @@ struct TrainOptions {
   std::uint64_t seed = 42;
   std::string data_dir = core::kDefaultFashionMnistDir;
   std::int64_t train_examples = 0;        // 0: all 60,000
+  core::FaultPlan faults;                 // --slow-device, --fail-device, --nan-at
   std::string history_file;
   std::string trace_file;
   // Checkpoints (train only; app/train_checkpoints.h).

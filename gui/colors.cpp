@@ -51,6 +51,8 @@ std::uint32_t phase_rgb(core::Phase phase) {
       return 0x228833;
     case core::Phase::kEvaluate:
       return 0xCCBB44;
+    case core::Phase::kWait:  // idle: dark, so the busy phases stand out
+      return 0x4A4A55;
   }
   return 0xBBBBBB;
 }

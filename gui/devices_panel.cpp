@@ -19,6 +19,8 @@ core::Phase next_phase(core::Phase p) {
     case core::Phase::kForward:
       return core::Phase::kBackward;
     case core::Phase::kBackward:
+      return core::Phase::kWait;
+    case core::Phase::kWait:
       return core::Phase::kAllReduce;
     case core::Phase::kAllReduce:
       return core::Phase::kUpdate;

@@ -182,7 +182,8 @@ void TimelinePanel::draw_toolbar() {
   // The key: every phase's colour next to its name.
   constexpr core::Phase kShown[] = {core::Phase::kSplit,    core::Phase::kForward,
                                     core::Phase::kBackward, core::Phase::kAllReduce,
-                                    core::Phase::kUpdate,   core::Phase::kEvaluate};
+                                    core::Phase::kUpdate,   core::Phase::kEvaluate,
+                                    core::Phase::kWait};
   for (core::Phase phase : kShown) {
     swatch(phase_color(phase));
     ImGui::TextUnformatted(core::to_string(phase));

@@ -94,7 +94,7 @@ class BrokenRing final : public AllReduce {
       const std::size_t c = static_cast<std::size_t>(((rank - 1 - s) % n + n) % n);
       group.transfer((rank + n - 1) % n, rank, c * count / n, (c + 1) * count / n,
                      TransferKind::kReduce);
-      group.end_step(step, "reduce-scatter");
+      group.end_step(rank, step, "reduce-scatter");
     }
     for (int s = 0; s < n - 1; ++s, ++step) {
       const std::size_t c = static_cast<std::size_t>(((rank - s) % n + n) % n);
@@ -102,7 +102,7 @@ class BrokenRing final : public AllReduce {
         group.transfer((rank + n - 1) % n, rank, c * count / n, (c + 1) * count / n,
                        TransferKind::kCopy);
       }
-      group.end_step(step, "all-gather");
+      group.end_step(rank, step, "all-gather");
     }
     group.finish(rank, op);
   }

@@ -21,6 +21,7 @@
 #include "virtualgpu/one_shot_all_reduce.h"
 #include "virtualgpu/reduce_to_one.h"
 #include "virtualgpu/ring_all_reduce.h"
+#include "tests/hang_guard.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -373,7 +374,7 @@ class FailingAllReduce final : public AllReduce {
   void run_rank(int rank, CollectiveGroup& group, ReduceOp op) const override {
     group.begin(rank);
     if (rank == 1) throw std::runtime_error("rank 1 ran out of something");
-    group.end_step(0, "never");
+    group.end_step(rank, 0, "never");
     group.finish(rank, op);
   }
   int num_steps(int) const override { return 1; }
@@ -396,6 +397,62 @@ TEST(AllReduce, AFailingRankReleasesTheOthersAndItsErrorIsReported) {
   // The devices are still usable afterwards.
   all_reduce(registry.logical_devices(), buffers, RingAllReduce(), ReduceOp::kSum);
   EXPECT_EQ(data[3][0], 4.0f);
+}
+
+// Fails rank `rank` as it ends step `index` of the all-reduce, as a device failing in the middle
+// of it does.
+class FailingRankObserver : public StepObserver {
+ public:
+  FailingRankObserver(int rank, int index) : rank_(rank), index_(index) {}
+  void on_step(const CollectiveStep&) override {}
+  void on_rank_step(int rank, int index, std::string_view) override {
+    if (rank == rank_ && index == index_) throw std::runtime_error("rank failed");
+  }
+
+ private:
+  int rank_, index_;
+};
+
+// Every algorithm on 2 to 8 ranks, each rank failing at each of its steps: the failure is what
+// all_reduce() reports, every rank is released (the call returns), and the devices still work.
+// Guarded: a hang ends the program with the case that hung.
+TEST(AllReduce, ARankFailingAtAnyStepNeverHangsAnyAlgorithm) {
+  int cases = 0;
+  for (const std::string algorithm : {"reduce-to-one", "ring", "one-shot"}) {
+    const std::unique_ptr<AllReduce> all_reduce = make_all_reduce(algorithm);
+    for (int n = 2; n <= 8; ++n) {
+      DeviceRegistry registry;
+      registry.set_logical_device_configuration(n, 16);
+      std::vector<std::vector<float>> data(static_cast<std::size_t>(n), std::vector<float>(13, 1));
+      for (int index = 0; index < all_reduce->num_steps(n); ++index) {
+        for (int rank = 0; rank < n; ++rank) {
+          const std::string what = algorithm + " on " + std::to_string(n) + ", rank " +
+                                   std::to_string(rank) + " failing at step " +
+                                   std::to_string(index);
+          FailingRankObserver observer(rank, index);
+          std::vector<std::span<float>> buffers(data.begin(), data.end());
+          mirrorlab::testing::within_seconds(30, what, [&] {
+            try {
+              vgpu::all_reduce(registry.logical_devices(), buffers, *all_reduce, ReduceOp::kSum,
+                               &observer);
+              ADD_FAILURE() << what << ": no failure";
+            } catch (const CollectiveAborted&) {
+              ADD_FAILURE() << what << ": the abort hid the failure";
+            } catch (const std::runtime_error& e) {
+              EXPECT_STREQ(e.what(), "rank failed") << what;
+            }
+          });
+          ++cases;
+        }
+      }
+      for (auto& d : data) std::fill(d.begin(), d.end(), 1.0f);
+      std::vector<std::span<float>> buffers(data.begin(), data.end());
+      vgpu::all_reduce(registry.logical_devices(), buffers, *all_reduce, ReduceOp::kSum);
+      EXPECT_EQ(data.back()[12], static_cast<float>(n)) << algorithm << " on " << n;
+    }
+  }
+  // n ranks x steps, over n = 2..8: reduce-to-one 2n (70), one-shot n (35), ring 2(n-1)n (336).
+  EXPECT_EQ(cases, 70 + 35 + 336);
 }
 
 TEST(CancellableBarrier, ReleasesWaitersOnAbort) {

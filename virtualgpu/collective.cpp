@@ -48,12 +48,13 @@ void CollectiveGroup::reduce_broadcast(int rank, std::size_t begin, std::size_t 
   transport_->reduce_broadcast(rank, begin, end);
 }
 
-void CollectiveGroup::end_step(int index, std::string_view phase) {
-  end_step(index, phase, {});
+void CollectiveGroup::end_step(int rank, int index, std::string_view phase) {
+  end_step(rank, index, phase, {});
 }
 
-void CollectiveGroup::end_step(int index, std::string_view phase,
+void CollectiveGroup::end_step(int rank, int index, std::string_view phase,
                                const std::function<void()>& whole_group) {
+  if (observer_) observer_->on_rank_step(rank, index, phase);
   barrier_.arrive_and_wait([&] {
     // Every rank is parked in the barrier: the transport holds the whole step.
     if (whole_group) whole_group();

@@ -58,6 +58,12 @@ class StepObserver {
   virtual ~StepObserver() = default;
   // Called once per step, on one of the ranks' threads, while the other ranks wait.
   virtual void on_step(const CollectiveStep& step) = 0;
+  // Called on rank `rank`'s own thread as it ends its part of step `index` (`phase`), before it
+  // waits for the others. What it throws fails that rank in the middle of the all-reduce (a
+  // fault being shown): the rank's caller aborts the group, which releases the others.
+  virtual void on_rank_step(int rank, int index, std::string_view phase) {
+    (void)rank, (void)index, (void)phase;
+  }
 };
 
 // The shared state of one all-reduce call: the buffers (one per rank, all the same length), the
@@ -88,11 +94,12 @@ class CollectiveGroup {
   // Every rank calls end_step() after its transfers of a step; the last one to arrive completes
   // the step's work (on a GPU: waits for it) and hands the assembled step (index, phase) to the
   // observer before anyone goes on. Every rank passes the same index and phase.
-  void end_step(int index, std::string_view phase);
+  void end_step(int rank, int index, std::string_view phase);
   // The same, and the last rank to arrive first runs `whole_group` once, for every rank, while
   // the others wait: for work issued for the whole group from one thread (NCCL's grouped calls).
   // It must return with that work complete; the step has no transfers (opaque), only its time.
-  void end_step(int index, std::string_view phase, const std::function<void()>& whole_group);
+  void end_step(int rank, int index, std::string_view phase,
+                const std::function<void()>& whole_group);
   // Every rank calls finish() last: scales its buffer by 1/size for kMean.
   void finish(int rank, ReduceOp op);
 

@@ -74,7 +74,7 @@ class NcclAllReduce final : public AllReduce {
                                   " ranks, the all-reduce " + std::to_string(group.size()));
     }
     group.begin(rank);  // every rank's buffer is complete on its stream
-    group.end_step(0, "all-reduce (NCCL)", [&] { launch_grouped(group); });
+    group.end_step(rank, 0, "all-reduce (NCCL)", [&] { launch_grouped(group); });
     group.finish(rank, op);  // the mean: the same scaling as every other algorithm
   }
 

@@ -27,7 +27,7 @@ void OneShotAllReduce::run_rank(int rank, CollectiveGroup& group, ReduceOp op) c
     const auto r = static_cast<std::size_t>(rank);
     const auto parts = static_cast<std::size_t>(n);
     group.reduce_broadcast(rank, r * count / parts, (r + 1) * count / parts);
-    group.end_step(0, "reduce-broadcast");
+    group.end_step(rank, 0, "reduce-broadcast");
   }
   group.finish(rank, op);
 }

@@ -23,10 +23,10 @@ void ReduceToOneDevice::run_rank(int rank, CollectiveGroup& group, ReduceOp op) 
         if (src != destination_) group.transfer(src, destination_, 0, count, TransferKind::kReduce);
       }
     }
-    group.end_step(0, "reduce");
+    group.end_step(rank, 0, "reduce");
     // Step 1: every other rank copies the sum.
     if (rank != destination_) group.transfer(destination_, rank, 0, count, TransferKind::kCopy);
-    group.end_step(1, "broadcast");
+    group.end_step(rank, 1, "broadcast");
   }
   group.finish(rank, op);
 }

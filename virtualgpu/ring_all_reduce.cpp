@@ -25,13 +25,13 @@ void RingAllReduce::run_rank(int rank, CollectiveGroup& group, ReduceOp op) cons
     const auto c = static_cast<std::size_t>(mod(rank - 1 - s, n));
     group.transfer(left, rank, chunk_begin(c, count, n), chunk_begin(c + 1, count, n),
                    TransferKind::kReduce);
-    group.end_step(step, "reduce-scatter");
+    group.end_step(rank, step, "reduce-scatter");
   }
   for (int s = 0; s < n - 1; ++s, ++step) {
     const auto c = static_cast<std::size_t>(mod(rank - s, n));
     group.transfer(left, rank, chunk_begin(c, count, n), chunk_begin(c + 1, count, n),
                    TransferKind::kCopy);
-    group.end_step(step, "all-gather");
+    group.end_step(rank, step, "all-gather");
   }
   group.finish(rank, op);
 }

@@ -137,6 +137,12 @@ std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient() {
   for (const LayerSummary& layer : summary_) {
     if (at >= layer.offset && at < layer.offset + layer.params) found.layer = layer.name;
   }
+  for (const WeightTensor& t : weight_tensors_) {
+    if (at >= t.offset && at < t.offset + t.size) {
+      found.tensor = t.name;
+      found.index = at - t.offset;
+    }
+  }
   return found;
 }
 

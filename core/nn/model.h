@@ -82,6 +82,8 @@ class Model {
   // gradient is finite. One scan of the gradients (waits for the device's work).
   struct NonFiniteGradient {
     std::string layer;
+    std::string tensor;     // "dense_1/kernel"
+    std::size_t index = 0;  // the element within that tensor (row-major)
     float value = 0;
   };
   std::optional<NonFiniteGradient> first_nonfinite_gradient();

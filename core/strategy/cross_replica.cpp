@@ -83,8 +83,10 @@ void CrossReplicaRendezvous::meet(int rank, Arrival arrival) {
   if (!mismatch_.empty()) throw std::logic_error(mismatch_);
 }
 
-void CrossReplicaRendezvous::all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op) {
+void CrossReplicaRendezvous::all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op,
+                                        const std::function<void()>& met) {
   meet(rank, Arrival{false, values});
+  if (met) met();
   std::shared_ptr<vgpu::CollectiveGroup> group;
   {
     std::lock_guard lock(mutex_);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -29,7 +30,10 @@ class CrossReplicaRendezvous {
   void reset(const vgpu::AllReduce* algorithm, vgpu::StepObserver* observer,
              std::vector<vgpu::Device*> devices = {});
   // Replica `rank` on its device thread: all-reduces `values` with the other replicas' buffers.
-  void all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op);
+  // `met` (optional) is called once every replica has arrived, before the data moves: what
+  // came before was waiting for the others.
+  void all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op,
+                  const std::function<void()>& met = {});
   // Replica `rank` has returned from its step function.
   void depart(int rank);
   // A replica failed: release everyone waiting with vgpu::CollectiveAborted.

@@ -145,6 +145,13 @@ void FitLoop::end_epoch(bool validate) {
   if (complete && epoch_ == options_.epochs) done_ = true;
 }
 
+std::int64_t FitLoop::steps_in_all() const {
+  std::int64_t steps = history_.steps + (in_epoch_ ? epoch_steps() - step_in_epoch_ : 0) +
+                       static_cast<std::int64_t>(options_.epochs - epoch_) * steps_per_epoch_;
+  if (done_) steps = history_.steps;
+  return options_.max_steps > 0 ? std::min(steps, options_.max_steps) : steps;
+}
+
 FitPosition FitLoop::position() const { return closed_early_ ? *closed_early_ : position_now(); }
 
 FitPosition FitLoop::position_now() const {

@@ -141,6 +141,9 @@ class FitLoop {
   std::int64_t step_in_epoch() const { return step_in_epoch_; }  // steps done in it
   std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
   std::size_t global_batch() const { return global_; }
+  // The global steps the run will have made when it ends, unless it is stopped early: the step
+  // limit, or the steps its epochs take.
+  std::int64_t steps_in_all() const;
   double last_step_seconds() const { return last_step_seconds_; }  // train_step of the last step
   // The examples of the next step's global batch (empty when done).
   std::span<const std::uint32_t> next_batch_indices() const;

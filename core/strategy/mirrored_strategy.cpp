@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <thread>
 
 #include "core/nn/batch.h"
 #include "core/nn/kernels_cpu.h"
@@ -67,9 +68,13 @@ DivergedError::DivergedError(NonFiniteValue where)
                            : where.value > 0       ? "infinite"
                                                    : "minus infinite";
         const std::string what = where.in_loss() ? "the loss" : "a gradient of " + where.layer;
+        const std::string element =
+            where.tensor.empty()
+                ? ""
+                : where.tensor + ", element " + std::to_string(where.index) + "; ";
         return "training diverged in step " + std::to_string(where.step) + ": " + what + " on " +
                where.device + " (replica " + std::to_string(where.replica) + ") is " + kind +
-               " (found before the all-reduce: the weights are those after step " +
+               " (" + element + "found before the all-reduce: the weights are those after step " +
                std::to_string(where.step - 1) + ")";
       }()),
       where_(std::move(where)) {}
@@ -114,8 +119,33 @@ void Replica::begin_step() {
   ops_->begin_marks();
 }
 
+void Replica::set_slowdown(double factor) {
+  if (!(factor >= 1.0 && factor <= kMaxSlowdown)) {
+    throw std::invalid_argument(device_->name() + " cannot compute " + std::to_string(factor) +
+                                " times slower: a slowdown is a factor from 1 to " +
+                                std::to_string(static_cast<int>(kMaxSlowdown)));
+  }
+  if (factor > 1.0 && ops_->marks_deferred()) {
+    throw std::invalid_argument(device_->name() +
+                                " is a CUDA GPU: its kernels run at the card's speed, so only a "
+                                "CPU-backed virtual GPU can be made slower");
+  }
+  slowdown_ = factor;
+}
+
+void Replica::stretch(Phase phase, const TimeMark& begin) const {
+  if (slowdown_ <= 1.0 || phase == Phase::kAllReduce || phase == Phase::kWait ||
+      phase == Phase::kBroadcastInit) {
+    return;
+  }
+  // The device is busy (its thread sleeps) for the extra time a slower device would compute.
+  const double seconds = vgpu::seconds_between(begin.host, vgpu::Clock::now());
+  std::this_thread::sleep_for(std::chrono::duration<double>((slowdown_ - 1.0) * seconds));
+}
+
 void Replica::record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
                      const TimeMark& begin, std::size_t bytes) {
+  stretch(phase, begin);
   if (listeners.empty()) return;
   const TimeMark end = ops_->mark();
   if (ops_->marks_deferred()) {
@@ -188,15 +218,23 @@ LossStats ReplicaContext::evaluate() {
 }
 
 void ReplicaContext::all_reduce_sum(std::span<float> values) {
-  const TimeMark begin = replica_->ops().mark();
+  const TimeMark arrived = replica_->ops().mark();
+  TimeMark begin = arrived;
   // The group moves the data as the devices' memory requires: host loops on CPU-backed devices,
-  // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU.
-  strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum);
+  // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU. Until
+  // the last replica arrives, this one waits: its own phase, so a straggler shows.
+  strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum, [&] {
+    begin = replica_->ops().mark();
+    record(Phase::kWait, arrived);
+  });
   record(Phase::kAllReduce, begin, values.size_bytes());
 }
 
-void ReplicaContext::diverged(const std::string& layer, double value) const {
+void ReplicaContext::diverged(const std::string& layer, double value, const std::string& tensor,
+                              std::size_t index) const {
   NonFiniteValue where;
+  where.tensor = tensor;
+  where.index = index;
   where.step = step_ + 1;
   where.replica = replica_->id();
   where.device = replica_->device().name();
@@ -209,7 +247,9 @@ void ReplicaContext::apply_gradients() {
   // Before the all-reduce, on every replica: a NaN is named where it appears (the sum would
   // carry it to every replica and into every weight). The throw aborts the other replicas'
   // all-reduce, so no replica updates its weights in this step.
-  if (const auto bad = model().first_nonfinite_gradient()) diverged(bad->layer, bad->value);
+  if (const auto bad = model().first_nonfinite_gradient()) {
+    diverged(bad->layer, bad->value, bad->tensor, bad->index);
+  }
   all_reduce_sum(model().grads());
   const TimeMark begin = replica_->ops().mark();
   replica_->optimizer().apply(model().params(), model().grads());
@@ -457,6 +497,12 @@ void MirroredStrategy::all_replicas_reached(PausePoint point) {
   for (StepListener* l : listeners_) l->on_all_reached(point);
   if (!point.pausing) return;
   for (StepListener* l : listeners_) l->hold(point);
+}
+
+void MirroredStrategy::HookObserver::on_rank_step(int rank, int index, std::string_view phase) {
+  MirroredStrategy& s = *strategy_;
+  Replica& replica = *s.replicas_[static_cast<std::size_t>(rank)];
+  for (StepListener* l : s.listeners_) l->on_collective_rank_step(replica, index, phase);
 }
 
 void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {

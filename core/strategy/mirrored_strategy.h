@@ -115,12 +115,19 @@ class Replica {
   std::span<const std::uint8_t> labels() const { return labels_; }  // host copy
   const std::uint8_t* device_labels() const;  // the same labels in the device's memory
   std::uint64_t last_fingerprint() const { return fingerprint_; }
+  // A straggler (a fault to watch): every phase this replica computes takes `factor` times as
+  // long (1: its own speed). Host thread, between steps. Throws std::invalid_argument for a
+  // factor outside [1, kMaxSlowdown] or a CUDA device (its kernels cannot be slowed).
+  void set_slowdown(double factor);
+  double slowdown() const { return slowdown_; }
+  static constexpr double kMaxSlowdown = 1000;
 
  private:
   friend class MirroredStrategy;
   friend class ReplicaContext;
   void load_shard(const Dataset& data, std::span<const std::uint32_t> indices);
   void begin_step();  // before the first mark of a step
+  void stretch(Phase phase, const TimeMark& begin) const;  // the straggler's extra time
   // A phase from `begin` to now, to every listener's on_phase. Told at once where the device's
   // clock is the host's; on CUDA kept until flush_events(), when the step's work has completed.
   void record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
@@ -146,6 +153,7 @@ class Replica {
   std::vector<float> host_staging_;  // pixels on their way to such a device
   std::vector<PendingEvent> pending_events_;
   std::uint64_t fingerprint_ = 0;
+  double slowdown_ = 1.0;
 };
 
 class MirroredStrategy;
@@ -186,7 +194,8 @@ class ReplicaContext {
         global_batch_size_(global_batch_size),
         step_(step) {}
   void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
-  [[noreturn]] void diverged(const std::string& layer, double value) const;
+  [[noreturn]] void diverged(const std::string& layer, double value,
+                             const std::string& tensor = "", std::size_t index = 0) const;
 
   MirroredStrategy* strategy_;
   Replica* replica_;
@@ -283,6 +292,7 @@ class MirroredStrategy {
    public:
     explicit HookObserver(MirroredStrategy& strategy) : strategy_(&strategy) {}
     void on_step(const vgpu::CollectiveStep& step) override;
+    void on_rank_step(int rank, int index, std::string_view phase) override;
 
    private:
     MirroredStrategy* strategy_;

@@ -18,8 +18,11 @@ enum class Phase {
   kAllReduce,
   kUpdate,
   kEvaluate,
+  // A replica at the all-reduce, idle until the last replica arrives: a straggler shows as every
+  // other replica waiting here. The all-reduce's own phase starts when all have arrived.
+  kWait,
 };
-inline constexpr int kNumPhases = 7;
+inline constexpr int kNumPhases = 8;
 const char* to_string(Phase phase);  // "split", "forward", ..., "all-reduce"
 
 struct RunEvent {

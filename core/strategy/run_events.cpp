@@ -14,6 +14,7 @@ const char* to_string(Phase phase) {
     case Phase::kAllReduce: return "all-reduce";
     case Phase::kUpdate: return "update";
     case Phase::kEvaluate: return "evaluate";
+    case Phase::kWait: return "wait";
   }
   return "unknown";
 }

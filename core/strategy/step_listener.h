@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/strategy/run_event.h"
@@ -73,6 +74,12 @@ class StepListener {
   virtual void hold(const PausePoint& point) { (void)point; }
   // One step of the all-reduce, every rank waiting (called before on_all_reached of its point).
   virtual void on_collective_step(const vgpu::CollectiveStep& step) { (void)step; }
+  // Replica `replica` has done its part of all-reduce step `index` (`phase`: "reduce-scatter",
+  // ...), on its own thread, before it waits for the others. Throwing fails that replica in the
+  // middle of the all-reduce, and the others are released (a fault shown: core/strategy/faults.h).
+  virtual void on_collective_rank_step(Replica& replica, int index, std::string_view phase) {
+    (void)replica, (void)index, (void)phase;
+  }
   // After every replica finished the step, or after it failed (`completed` false).
   virtual void end_step(bool completed) { (void)completed; }
   // A replica failed in the middle of the step: release whatever this listener makes wait.
