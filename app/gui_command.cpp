@@ -171,6 +171,7 @@ int run_gui(const GuiOptions& o) {
   };
   config.strategy = strategy_options(o.train);
   config.fit = fit_options(o.train);
+  config.faults = o.train.faults;  // the window's Faults controls change them while it runs
 
   app.close_requested = [] { return interrupt_signal() != 0; };
   try {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/checkpoint/checkpoint_folder.h"
 #include "gui/advice.h"
 #include "gui/allreduce_model_view.h"
 #include "gui/allreduce_panel.h"
@@ -65,6 +66,8 @@ class AppWindow : public AppActions {
 
   void reconfigure(const core::SessionConfig& config) override;
   void save_screenshot() override { screenshot_requested_ = true; }
+  void load_checkpoint(const std::string& folder) override;
+  const std::string& load_error() const override { return load_error_; }
 
  private:
   void open_window();
@@ -109,6 +112,7 @@ class AppWindow : public AppActions {
   TopologyCatalog machines_;  // the timing model's machines, for the Compare and All-reduce panels
   core::SessionSnapshot snapshot_;
   std::string setup_error_;
+  std::string load_error_;  // why the last Load checkpoint did not
   ViewSettings view_;
   GuiReport report_;
   ControlsPanel controls_;
@@ -276,6 +280,24 @@ void AppWindow::reconfigure(const core::SessionConfig& config) {
   } catch (const std::exception& e) {
     setup_error_ = std::string(e.what()) + ". " + advice(e, config_);
   }
+}
+
+void AppWindow::load_checkpoint(const std::string& folder) {
+  load_error_.clear();
+  auto resume = std::make_shared<core::SessionResume>();
+  try {
+    const core::CheckpointFolder checkpoints(folder);
+    const core::CheckpointEntry newest = checkpoints.newest();
+    resume->checkpoint = checkpoints.load(newest);
+    resume->file = newest.state;
+  } catch (const core::CheckpointError& e) {
+    load_error_ = e.what();  // the run shown goes on as it was
+    return;
+  }
+  core::SessionConfig config = core::config_for_checkpoint(resume->checkpoint, config_);
+  config.resume = std::move(resume);
+  reconfigure(config);  // a checkpoint that does not fit this data is the new run's setup error
+  config_.resume.reset();  // Apply later starts afresh from these settings
 }
 
 void AppWindow::follow_lesson() {

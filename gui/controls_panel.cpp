@@ -101,6 +101,7 @@ void ControlsPanel::load(const core::SessionConfig& config) {
   algorithm_ = chosen == choices.end() ? 0 : static_cast<int>(chosen - choices.begin());
   batch_ = static_cast<int>(config.fit.batch_per_replica);
   learning_rate_ = config.strategy.optimizer.learning_rate;
+  load_faults(config.faults);
   loaded_ = true;
 }
 
@@ -115,7 +116,12 @@ void ControlsPanel::Draw(FrameContext& frame) {
   draw_within_step(frame);
   ImGui::Separator();
   draw_settings(frame);
-  frame.report.drew(name(), "buttons", 3);  // run/pause, one step, apply
+  ImGui::Separator();
+  draw_faults(frame);
+  ImGui::Separator();
+  draw_checkpoint(frame);
+  // run/pause, one step, apply; apply faults; save, load
+  frame.report.drew(name(), "buttons", 6);
 }
 
 void ControlsPanel::draw_run_state(FrameContext& frame) {

@@ -27,6 +27,10 @@ class ControlsPanel : public Panel {
   void draw_run_state(FrameContext& frame);
   void draw_settings(FrameContext& frame);
   void draw_within_step(FrameContext& frame);
+  // gui/controls_faults.cpp: the faults to inject, and saving and loading a checkpoint.
+  void draw_faults(FrameContext& frame);
+  void draw_checkpoint(FrameContext& frame);
+  void load_faults(const core::FaultPlan& plan);  // the first fault of each kind
   void load(const core::SessionConfig& config);
 
   // The settings being edited (applied with the button), loaded from the last config.
@@ -38,6 +42,12 @@ class ControlsPanel : public Panel {
   int algorithm_ = 0;  // index into the all-reduce choices (auto, then the table's algorithms)
   int batch_ = 64;
   float learning_rate_ = 1e-3f;
+  // The faults being edited (-1: no device), applied with their button.
+  int slow_device_ = -1;
+  float slow_factor_ = 3.0f;
+  int fail_device_ = -1, fail_step_ = 0, fail_phase_ = 3;  // phase: index into kFailurePhases
+  int nan_device_ = -1, nan_step_ = 0;
+  char checkpoint_folder_[256] = "mirrorlab-checkpoints";
 };
 
 }  // namespace mirrorlab::gui

@@ -28,6 +28,12 @@ class AppActions {
   // that cannot be built leaves no session and shows the error.
   virtual void reconfigure(const core::SessionConfig& config) = 0;
   virtual void save_screenshot() = 0;  // at the end of this frame, to a numbered PNG
+  // Replaces the session by one that goes on from the newest checkpoint in `folder`, with the
+  // checkpoint's settings and the current devices. A checkpoint that cannot be read leaves the
+  // current session as it was and says why (load_error()); one that does not fit this window's
+  // data leaves no run and says why, as a setting that cannot work does.
+  virtual void load_checkpoint(const std::string& folder) = 0;
+  virtual const std::string& load_error() const = 0;
 };
 
 struct FrameContext {

@@ -369,6 +369,20 @@ TEST_F(GuiApp, AScriptedRunThatCannotTrainFailsSayingWhy) {
       << r.output;
 }
 
+// The faults flags reach the window's run: a straggler's timeline shows the others' wait (its
+// dark grey), and a device that fails stops the scripted run saying where.
+TEST_F(GuiApp, AStragglerShowsTheOthersWaitingAndAFailedDeviceIsSaid) {
+  Result r = gui("--model mlp --gpus 3 --train-examples 2048 --slow-device /gpu:1=3 --steps 4 "
+                 "--frames 2 --panel Timeline --screenshot " + path("slow.png"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(load_png(path("slow.png")).colors().count(0x4A4A55)) << "no wait span drawn";
+  r = gui("--model mlp --gpus 2 --train-examples 2048 --fail-device /gpu:1@3 --steps 5 "
+          "--frames 2");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("/gpu:1 failed in step 3, during the all-reduce"), std::string::npos)
+      << r.output;
+}
+
 TEST_F(GuiApp, ASettingThatCannotWorkIsShownNotACrash) {
   const Result r = gui("--memory-limit 1 --frames 2 --report " + path("bad.json") +
                        " --screenshot " + path("bad.png"));

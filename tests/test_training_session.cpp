@@ -5,8 +5,12 @@
 #include <atomic>
 #include <thread>
 
+#include <fstream>
+
+#include "core/checkpoint/checkpoint_folder.h"
 #include "core/io/synthetic_dataset.h"
 #include "core/session/training_session.h"
+#include "tests/temp_folder.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab {
@@ -250,6 +254,100 @@ TEST(TrainingSession, StoppingWhileAStepIsHeldEndsAtOnceWithoutAnError) {
     EXPECT_EQ(snap.state, core::SessionState::kStopped);
     EXPECT_TRUE(snap.error.empty()) << snap.error;
   }  // and the destructor joins without waiting for a click
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults and checkpoints, as the window's controls use them
+// ---------------------------------------------------------------------------------------------
+
+void steps(core::TrainingSession& session, int n) {
+  for (int i = 0; i < n; ++i) session.step();
+  ASSERT_TRUE(session.wait_until_idle(60));
+}
+
+TEST(TrainingSession, FaultsFromTheConfigAndSetWhileItRuns) {
+  core::SessionConfig config = small_config(3);
+  config.faults.slow.push_back({1, 3.0});
+  core::TrainingSession session(small_data(), config);
+  steps(session, 2);
+  core::SessionSnapshot snap;
+  session.update(snap);
+  EXPECT_EQ(snap.faults_note, "From step 1: /gpu:1 computes 3x slower");
+  int waits = 0;
+  for (const core::RunEvent& e : snap.events) waits += e.phase == core::Phase::kWait;
+  EXPECT_EQ(waits, 2 * 3);
+
+  core::FaultPlan plan;
+  plan.failures.push_back({2, 4, core::FailurePhase::kBackward});
+  session.set_faults(plan);
+  steps(session, 3);  // steps 3 and 4; the one after is not run: the session failed
+  session.update(snap);
+  EXPECT_EQ(snap.faults_note, "From step 3: /gpu:2 fails in step 4 (backward)");
+  EXPECT_EQ(snap.state, core::SessionState::kFailed);
+  EXPECT_EQ(snap.steps_done, 3);
+  EXPECT_EQ(snap.error.find("/gpu:2 failed in step 4, during its backward pass"), 0u)
+      << snap.error;
+  EXPECT_EQ(session.strategy().replica(1).slowdown(), 1.0) << "the new plan has no straggler";
+
+  core::FaultPlan impossible;
+  impossible.nans.push_back({7, 9});
+  core::TrainingSession other(small_data(), small_config());
+  other.set_faults(impossible);
+  ASSERT_TRUE(other.wait_until_idle(60));
+  other.update(snap);
+  EXPECT_EQ(snap.faults_note,
+            "These faults cannot happen: a NaN names /gpu:7, but the run has 2 devices (/gpu:0 "
+            "to /gpu:1)");
+}
+
+TEST(TrainingSession, SavesACheckpointAndASessionGoesOnFromItBitForBit) {
+  const auto data = small_data();
+  testing::TempFolder temp("session-checkpoint");
+  core::TrainingSession whole(data, small_config());
+  steps(whole, 11);
+
+  core::TrainingSession first(data, small_config());
+  steps(first, 5);
+  {
+    std::ofstream(temp / "file") << "x";
+  }
+  first.save_checkpoint(temp / "ckpt");
+  first.save_checkpoint(temp / "file" / "ckpt");  // under a file: cannot be made
+  ASSERT_TRUE(first.wait_until_idle(60));
+  core::SessionSnapshot snap;
+  first.update(snap);
+  EXPECT_EQ(snap.checkpoint_note.rfind("Not saved: ", 0), 0u) << snap.checkpoint_note;
+
+  const core::CheckpointFolder folder(temp / "ckpt");
+  auto resume = std::make_shared<core::SessionResume>();
+  resume->file = folder.newest().state;
+  resume->checkpoint = folder.load(folder.newest());
+  EXPECT_EQ(resume->checkpoint.position.history.steps, 5);
+  core::SessionConfig config = core::config_for_checkpoint(resume->checkpoint, small_config());
+  config.resume = resume;
+  core::TrainingSession second(data, config);
+  second.update(snap);
+  EXPECT_EQ(snap.steps_done, 5);
+  EXPECT_EQ(snap.checkpoint_note, "Loaded " + resume->file.string() + ": step 5");
+  EXPECT_TRUE(snap.resume_changes.empty());
+  steps(second, 6);
+  EXPECT_EQ(weights(second), weights(whole));
+
+  // On three devices: it goes on, and says what changed.
+  core::SessionConfig three = core::config_for_checkpoint(resume->checkpoint, small_config(3));
+  three.resume = resume;
+  core::TrainingSession third(data, three);
+  third.update(snap);
+  ASSERT_FALSE(snap.resume_changes.empty());
+  EXPECT_EQ(snap.resume_changes[0].find("3 replicas, where the checkpoint's run had 2"), 0u);
+
+  // Not the same data: refused as the session is built, naming the file.
+  try {
+    core::TrainingSession wrong(small_data(256), config);
+    ADD_FAILURE() << "went on from a checkpoint of other data";
+  } catch (const core::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("not the same data"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 #include <exception>
 #include <utility>
 
+#include "core/checkpoint/checkpoint_folder.h"
+#include "core/checkpoint/run_checkpoint.h"
+
 namespace mirrorlab::core {
 
 const char* to_string(SessionState state) {
@@ -44,7 +47,77 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
   strategy_->add_listener(&recorder_);
   strategy_->add_listener(&controller_);
   loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test, config_.fit);
+  // Before the thread starts: a plan or a checkpoint that cannot be is an error of the
+  // configuration (the window shows it), and nothing of it is loaded.
+  if (!config_.faults.empty()) {
+    faults_.attach(*strategy_, config_.faults);
+    faults_note_ = "From step 1: " + config_.faults.describe();
+  }
+  checkpoint_config_ = checkpoint_config(*strategy_, *loop_, dataset_crc32(data_->train));
+  if (config_.resume) {
+    const SessionResume& r = *config_.resume;
+    restore_checkpoint(r.checkpoint, r.file, checkpoint_config_, *strategy_, *loop_);
+    const History& h = loop_->history();
+    epoch_logs_ = h.epochs;
+    epoch_ = loop_->epoch();
+    step_in_epoch_ = loop_->step_in_epoch();
+    steps_done_ = h.steps;
+    loss_growth_ = h.loss_growth;
+    if (loop_->done()) state_ = SessionState::kFinished;
+    resume_changes_ = checkpoint_changes(r.checkpoint.config, checkpoint_config_);
+    checkpoint_note_ = "Loaded " + r.file.string() + ": step " + std::to_string(h.steps);
+  }
   thread_ = std::thread([this] { thread_main(); });
+}
+
+SessionConfig config_for_checkpoint(const Checkpoint& c, SessionConfig current) {
+  const CheckpointConfig& k = c.config;
+  current.strategy.model = k.model;
+  current.strategy.optimizer = k.optimizer;
+  current.strategy.loss_scaling = k.loss_scaling;
+  current.strategy.seed = k.seed;
+  current.strategy.all_reduce = k.all_reduce;
+  current.fit.seed = k.shuffle_seed;
+  current.fit.epochs = k.epochs;
+  current.fit.max_steps = k.max_steps;
+  current.fit.batch_per_replica = k.batch_per_replica;
+  current.resume.reset();
+  return current;
+}
+
+void TrainingSession::set_faults(FaultPlan plan) {
+  post([this, plan = std::move(plan)] {
+    std::string note;
+    try {
+      if (plan.empty()) {
+        faults_.detach();
+      } else {
+        faults_.attach(*strategy_, plan);
+        note = "From step " + std::to_string(strategy_->steps_done() + 1) + ": " + plan.describe();
+      }
+    } catch (const std::invalid_argument& e) {
+      note = std::string("These faults cannot happen: ") + e.what();
+    }
+    std::lock_guard lock(mutex_);
+    faults_note_ = note;
+  });
+}
+
+void TrainingSession::save_checkpoint(std::filesystem::path folder) {
+  post([this, folder = std::move(folder)] {
+    std::string note;
+    try {
+      CheckpointFolder checkpoints(folder);
+      checkpoints.prepare();
+      const CheckpointEntry saved =
+          checkpoints.save(capture_checkpoint(*strategy_, *loop_, checkpoint_config_), 0);
+      note = "Saved " + saved.state.string() + " (step " + std::to_string(saved.step) + ")";
+    } catch (const std::exception& e) {  // OutputFileError: a folder that cannot be written
+      note = std::string("Not saved: ") + e.what();
+    }
+    std::lock_guard lock(mutex_);
+    checkpoint_note_ = note;
+  });
 }
 
 TrainingSession::~TrainingSession() {
@@ -176,6 +249,16 @@ void TrainingSession::run_one_step() {
     record.seconds = loop_->last_step_seconds();
   } catch (const StepStopped&) {
     return;  // stop() ended a held step: a clean stop, not a failure
+  } catch (const DeviceFailed& e) {
+    // As a GPU lost mid-step: the step did not count and the run ends there (a checkpoint saved
+    // before can be loaded again).
+    loop_->stop(StopReason::kFailed);
+    std::lock_guard lock(mutex_);
+    error_ = e.what();
+    failure_ = std::current_exception();
+    state_ = SessionState::kFailed;
+    steps_requested_ = 0;
+    return;
   } catch (const DivergedError& e) {
     // The step did not count: the weights are those of the step before; the curves stop there.
     loop_->stop(StopReason::kDiverged);
@@ -192,13 +275,14 @@ void TrainingSession::run_one_step() {
   }
   std::lock_guard lock(mutex_);
   if (!error.empty()) {
-    error_ = "training step " + std::to_string(steps_.size() + 1) + " failed: " + error;
+    error_ = "training step " + std::to_string(steps_done_ + 1) + " failed: " + error;
     failure_ = failure;
     state_ = SessionState::kFailed;
     steps_requested_ = 0;
     return;
   }
   loss_growth_ = loop_->history().loss_growth;
+  steps_done_ = loop_->history().steps;
   steps_.push_back(record);
   const std::vector<EpochLog>& epochs = loop_->history().epochs;
   for (std::size_t i = epoch_logs_.size(); i < epochs.size(); ++i) epoch_logs_.push_back(epochs[i]);
@@ -237,7 +321,10 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s.stepping = state_ == SessionState::kRunning || in_step_ || steps_requested_ > 0;
     s.epoch = epoch_;
     s.step_in_epoch = step_in_epoch_;
-    s.steps_done = static_cast<std::int64_t>(steps_.size());
+    s.steps_done = steps_done_;
+    s.checkpoint_note = checkpoint_note_;
+    s.resume_changes = resume_changes_;
+    s.faults_note = faults_note_;
     s.steps.insert(s.steps.end(), steps_.begin() + static_cast<std::ptrdiff_t>(s.steps.size()),
                    steps_.end());
     s.epoch_logs.insert(s.epoch_logs.end(),

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/checkpoint/checkpoint.h"
 #include "core/io/dataset.h"
+#include "core/strategy/faults.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_events.h"
@@ -32,6 +35,12 @@
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab::core {
+
+// A run to go on from (the GUI's Load checkpoint): read and checked already.
+struct SessionResume {
+  Checkpoint checkpoint;
+  std::filesystem::path file;  // its state file, named in errors
+};
 
 struct SessionConfig {
   // One entry per device: what the GUI lets a user change (how many, their memory limits).
@@ -43,7 +52,15 @@ struct SessionConfig {
       make_devices;
   StrategyOptions strategy;  // model, optimizer and learning rate, all-reduce, initial seed
   FitOptions fit;            // epochs, max steps, per-replica batch, shuffling seed
+  FaultPlan faults;          // a straggler, a failing device, a NaN (core/strategy/faults.h)
+  // Go on from this checkpoint instead of starting afresh (the strategy and fit settings must be
+  // its own: config_for_checkpoint makes them so).
+  std::shared_ptr<const SessionResume> resume;
 };
+
+// `current` with what `checkpoint` fixed (model, optimizer, loss scaling, seeds, batch, epochs,
+// step limit, all-reduce); the devices, their kind and the faults stay `current`'s.
+SessionConfig config_for_checkpoint(const Checkpoint& checkpoint, SessionConfig current);
 
 enum class SessionState {
   kPaused,    // between steps, waiting for run() or step()
@@ -79,6 +96,11 @@ struct SessionSnapshot {
   std::exception_ptr failure;              // what the failed step threw (kFailed)
   std::optional<NonFiniteValue> diverged;  // when the run failed because it diverged
   std::optional<LossGrowth> loss_growth;   // the loss grew far past its start (still finite)
+  // What the last checkpoint saved or loaded, or why not; where a resumed run differs from the
+  // one it goes on from; whether the faults asked for could be set (else why not).
+  std::string checkpoint_note;
+  std::vector<std::string> resume_changes;
+  std::string faults_note;
   std::int64_t steps_done = 0;
   int epoch = 0, epochs = 0;
   std::int64_t step_in_epoch = 0, steps_per_epoch = 0;
@@ -144,6 +166,11 @@ class TrainingSession {
   // answered ("Virtual devices cannot be modified after being initialized: ..."), or "" had it
   // accepted. The run goes on with the devices it has.
   std::string reconfigure_devices(const std::vector<vgpu::LogicalDeviceConfiguration>& configs);
+  // Between steps (on the training thread): faults from the next step on (an empty plan: none),
+  // and a checkpoint of the run so far written to `folder` (made if missing). What happened is
+  // in the snapshot (faults_note, checkpoint_note).
+  void set_faults(FaultPlan plan);
+  void save_checkpoint(std::filesystem::path folder);
   const FashionMnist& data() const { return *data_; }
   const std::vector<vgpu::Device*>& devices() const { return devices_; }
   // For the training thread (post()ed tasks) or before the first step only.
@@ -164,6 +191,8 @@ class TrainingSession {
   StepRecorder recorder_;
   std::unique_ptr<MirroredStrategy> strategy_;
   std::unique_ptr<FitLoop> loop_;  // used by the training thread only
+  FaultInjector faults_;           // the training thread's, like the strategy
+  CheckpointConfig checkpoint_config_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;  // the training thread waits on it for commands
@@ -178,6 +207,9 @@ class TrainingSession {
   std::exception_ptr failure_;
   std::optional<NonFiniteValue> diverged_;
   std::optional<LossGrowth> loss_growth_;
+  std::string checkpoint_note_, faults_note_;
+  std::vector<std::string> resume_changes_;
+  std::int64_t steps_done_ = 0;
   std::vector<StepRecord> steps_;
   std::vector<EpochLog> epoch_logs_;
   int epoch_ = 0;
