@@ -1,12 +1,12 @@
 #include "app/compare_step.h"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "app/compare_tables.h"
 #include "app/flags.h"
 #include "app/model_summary.h"
 #include "core/nn/kernels_cpu.h"
+#include "timing/step_words.h"
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/memory/clock.h"
@@ -14,107 +14,10 @@
 namespace mirrorlab::app {
 namespace {
 
-// "4.9 us", "12.30 ms", "1.25 s"
-std::string time_text(double seconds) {
-  char text[32];
-  if (seconds < 1e-3) {
-    std::snprintf(text, sizeof text, "%.1f us", seconds * 1e6);
-  } else if (seconds < 1) {
-    std::snprintf(text, sizeof text, "%.2f ms", seconds * 1e3);
-  } else {
-    std::snprintf(text, sizeof text, "%.2f s", seconds);
-  }
-  return text;
-}
-
-// "331 MFLOP", "4.7 GFLOP"
-std::string flop_text(double flops) {
-  const char* units[] = {"", "k", "M", "G", "T", "P"};
-  int unit = 0;
-  while (flops >= 1000 && unit < 5) {
-    flops /= 1000;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, flops < 10 ? "%.2f %sFLOP" : "%.0f %sFLOP", flops, units[unit]);
-  return text;
-}
-
-// "1st", "2nd", "3rd", "4th", ..., "11th", "12th", "13th", "21st"
-std::string ordinal(int n) {
-  const int tens = n % 100, ones = n % 10;
-  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
-                       : ones == 1                ? "st"
-                       : ones == 2                ? "nd"
-                       : ones == 3                ? "rd"
-                                                  : "th";
-  return std::to_string(n) + suffix;
-}
+using timing::time_text;
 
 // A paragraph of the table's heading, wrapped.
 void say(const std::string& text) { print_wrapped(text, "# ", 98); }
-
-std::string device_words(int n) { return std::to_string(n) + (n == 1 ? " device" : " devices"); }
-
-// What computes at once on the topology, for the line above the table.
-std::string engines_text(const timing::Topology& t, int engines) {
-  if (engines == 0) return "Every GPU computes its own replica, all at the same time.";
-  if (t.memory.engines > 0) {
-    return std::to_string(engines) + " engine" + (engines == 1 ? "" : "s") +
-           " (the topology's: CPU cores) compute at once; replicas beyond them take turns "
-           "('in turn': replicas one engine computes one after another).";
-  }
-  return "Its logical GPUs share one card: their replicas take turns on it ('in turn').";
-}
-
-// Where another device stops paying for itself, and why.
-void print_verdict(const std::vector<timing::StepTime>& rows) {
-  const timing::StopPoint stop = timing::where_adding_stops(rows);
-  char rule[160];
-  std::snprintf(rule, sizeof rule,
-                "Another device pays for itself while it adds at least %.0f%% of one device's "
-                "images/s (added >= %+.2f). ",
-                100 * timing::kPaysForItself, timing::kPaysForItself);
-  if (!stop.stopped) {
-    char verdict[200];
-    std::snprintf(verdict, sizeof verdict,
-                  "Here every device up to %s pays for itself: they give %.2fx the images/s of "
-                  "one (the topology has no more).",
-                  device_words(stop.devices).c_str(), rows.back().speedup);
-    say(rule + std::string(verdict));
-    return;
-  }
-  // where_adding_stops names counts of `rows`.
-  const auto row = [&](int devices) {
-    return *std::find_if(rows.begin(), rows.end(),
-                         [&](const timing::StepTime& r) { return r.devices == devices; });
-  };
-  const timing::StepTime before = row(stop.devices), next = row(stop.next);
-  const timing::StepTime best = *std::max_element(
-      rows.begin(), rows.end(), [](const timing::StepTime& a, const timing::StepTime& b) {
-        return a.images_per_second < b.images_per_second;
-      });
-  const std::string which = next.devices == before.devices + 1
-                                ? "the " + ordinal(next.devices) + " adds"
-                                : "devices " + std::to_string(before.devices + 1) + " to " +
-                                      std::to_string(next.devices) + " add";
-  char verdict[320];
-  std::snprintf(verdict, sizeof verdict,
-                "Here it stops paying after %s: %s %+.2f of a device ('!'%s). The most images/s: "
-                "%s, %.2fx one device's.",
-                device_words(stop.devices).c_str(), which.c_str(), next.added,
-                next.devices == before.devices + 1 ? "" : " each",
-                device_words(best.devices).c_str(), best.speedup);
-  say(rule + std::string(verdict));
-  say(next.replicas_per_engine > before.replicas_per_engine
-          ? "Why: the engines are all busy, so another replica waits its turn and its examples "
-            "cost as long as the ones before."
-          : "Why: the all-reduce (" + time_text(next.all_reduce) + " on " +
-                device_words(next.devices) + ") grows beside a compute that does not shrink (" +
-                time_text(next.compute) +
-                "); a larger --batch-per-replica gives each device more work for the same "
-                "all-reduce.");
-}
 
 }  // namespace
 
@@ -148,8 +51,10 @@ std::string plan_step(const StepFlags& f, const timing::Topology* t, int max_dev
   p.algorithm_was_auto = f.allreduce == vgpu::kAutoAllReduce;
   // TensorFlow 2.21's choice (virtualgpu/all_reduce_choice.h): NCCL where every replica has a
   // GPU of its own, which is where a topology models NCCL; the ring elsewhere.
-  p.algorithm = p.algorithm_was_auto ? std::string(has_nccl ? vgpu::kNcclName : vgpu::kRingName)
-                                     : f.allreduce;
+  p.algorithm =
+      p.algorithm_was_auto
+          ? std::string(t != nullptr ? vgpu::modelled_tensorflow_choice(*t).name : vgpu::kRingName)
+          : f.allreduce;
   const vgpu::AllReduceAlgorithm* row = vgpu::find_all_reduce(p.algorithm);
   if (row == nullptr) return "--allreduce: no algorithm " + p.algorithm;  // flags check it
   p.schedule = row->schedule;
@@ -212,18 +117,9 @@ bool measure_compute(const StepPlan& plan, vgpu::Device& device, const std::func
 }
 
 ReplicaComputeTime flops_compute(const StepPlan& plan, const timing::Topology& t) {
-  const double flops = plan.flops.per_step(plan.batch_per_replica);
-  const double seconds = timing::compute_seconds(flops, t);
-  char text[320];
-  std::snprintf(text, sizeof text,
-                "scaled to %s's FLOP/s: %s per example (forward %s + backward %s) x %zu, + %s "
-                "of update = %s per replica step / %.4g TFLOP/s = %s. A peak FLOP/s: real "
-                "kernels on small matrices reach a fraction of it, so this is a lower bound",
-                t.id.c_str(), flop_text(plan.flops.forward + plan.flops.backward).c_str(),
-                flop_text(plan.flops.forward).c_str(), flop_text(plan.flops.backward).c_str(),
-                plan.batch_per_replica, flop_text(plan.flops.update).c_str(),
-                flop_text(flops).c_str(), t.flops / 1e12, time_text(seconds).c_str());
-  return {seconds, text};
+  const double seconds = timing::compute_seconds(plan.flops.per_step(plan.batch_per_replica), t);
+  return {seconds, timing::flops_compute_sentence(t, plan.flops.forward, plan.flops.backward,
+                                                  plan.flops.update, plan.batch_per_replica)};
 }
 
 void print_step_table(const StepPlan& plan, const timing::Topology& t,
@@ -243,17 +139,9 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
       " examples per replica with " + core::to_string(plan.strategy.optimizer.kind) + ", on 1 to " +
       std::to_string(plan.max_devices) + " GPUs of " + t.id + ": " + t.title + ".");
   say("Compute of one replica: " + compute.source + ".");
-  say("All-reduce: " + plan.algorithm +
-      (plan.algorithm_was_auto ? (nccl ? " (auto: TensorFlow 2.21's choice with a GPU per replica)"
-                                       : " (auto: TensorFlow 2.21's choice where NCCL cannot run)")
-                               : "") +
-      (nccl ? ", its time from NCCL's own tuning model, which picks its algorithm and protocol."
-            : ", its time predicted by the timing model, step by step."));
-  say(engines_text(t, engines));
-  say("step = compute x 'in turn' + all-reduce; images/s = devices x " +
-      std::to_string(plan.batch_per_replica) +
-      " / step (the global batch grows with the devices); speed-up: images/s over one "
-      "device's; added: the images/s the last device brought, in one device's images/s.");
+  say(timing::all_reduce_sentence(plan.algorithm, plan.algorithm_was_auto, nccl));
+  say(timing::engines_sentence(t, engines));
+  say(timing::step_formula_sentence(plan.batch_per_replica));
   std::printf("%8s %8s %12s %12s %12s %14s %9s %7s  %s\n", "devices", "in turn", "compute",
               "all-reduce", "step", "images/s", "speed-up", "added",
               nccl ? "NCCL picks" : "all-reduce's slowest step: busiest resource");
@@ -266,9 +154,10 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
                 r.speedup, r.added, past ? "!" : " ",
                 r.all_reduce_how.empty() ? "-" : r.all_reduce_how.c_str());
   }
-  print_verdict(rows);
-  say("Left out: replicas computing at once slowing each other (shared memory bandwidth and "
-      "caches), the batch's split and input pipeline (docs/timing-model.md, section 7).");
+  const timing::StepVerdict verdict = timing::step_verdict(rows, "--batch-per-replica");
+  say(timing::pays_rule_sentence() + " " + verdict.verdict);
+  if (!verdict.why.empty()) say(verdict.why);
+  say(timing::step_left_out_sentence());
 }
 
 std::string compute_out_of_memory(const StepPlan& plan, const std::string& what) {

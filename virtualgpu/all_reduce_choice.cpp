@@ -83,4 +83,8 @@ std::string tensorflow_device_tuple(const std::vector<ReplicaPlacement>& replica
   return device_tuple(names);
 }
 
+const AllReduceAlgorithm& modelled_tensorflow_choice(const timing::Topology& machine) {
+  return *find_all_reduce(machine.has_nccl ? kNcclName : kRingName);
+}
+
 }  // namespace mirrorlab::vgpu

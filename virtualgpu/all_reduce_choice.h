@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "timing/topology.h"
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/device.h"
 
@@ -39,6 +40,12 @@ struct AllReduceChoice {
 AllReduceChoice choose_all_reduce(std::string_view requested,
                                   const std::vector<ReplicaPlacement>& replicas,
                                   const NcclRuntime& nccl);
+
+// What auto runs on a machine of the timing model (`mirrorlab compare`, the GUI's Compare panel,
+// the lessons' model values): NCCL where the topology models NCCL (a GPU of its own per replica),
+// else the ring, as choose_all_reduce() picks on such devices. Its `schedule` is nullptr for NCCL
+// (timing::all_reduce_time() then asks NCCL's own model).
+const AllReduceAlgorithm& modelled_tensorflow_choice(const timing::Topology& machine);
 
 // A device's full name as TensorFlow logs it: "/gpu:1" -> "/job:localhost/replica:0/task:0/
 // device:GPU:1" (what tf.distribute's device_util.canonicalize gives).

@@ -7,16 +7,17 @@
 #include "timing/nccl_model.h"
 #include "timing/schedule.h"
 #include "timing/step_time.h"
+#include "virtualgpu/all_reduce_choice.h"
 
 namespace mirrorlab::lessons {
 namespace {
 
-timing::Schedule ring(int ranks, double bytes, int) { return timing::ring_schedule(ranks, bytes); }
+timing::ScheduleMaker ring() { return vgpu::find_all_reduce(vgpu::kRingName)->schedule; }
 
 // What TensorFlow 2.21 runs (docs/tensorflow-conformance.md): NCCL with a GPU of its own per
 // replica, else the ring (CollectiveAllReduce, RING).
 timing::ScheduleMaker tensorflow_choice(const timing::Topology& t) {
-  return t.has_nccl ? nullptr : ring;
+  return vgpu::modelled_tensorflow_choice(t).schedule;
 }
 
 std::optional<double> all_reduce_us(const ModelContext& c, timing::ScheduleMaker schedule,
@@ -54,7 +55,7 @@ std::optional<double> model_value(const ModelContext& c, ModelQuantity q, int de
       case ModelQuantity::kGpus: return static_cast<double>(t.ranks());
       case ModelQuantity::kReduceToOneUs:
         return all_reduce_us(c, timing::reduce_to_one_schedule, devices);
-      case ModelQuantity::kRingUs: return all_reduce_us(c, ring, devices);
+      case ModelQuantity::kRingUs: return all_reduce_us(c, ring(), devices);
       case ModelQuantity::kNcclUs:
         if (!t.has_nccl) return std::nullopt;
         return all_reduce_us(c, nullptr, devices);
