@@ -3,42 +3,17 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <mutex>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
 #include "core/io/synthetic_dataset.h"
+#include "core/strategy/run_events.h"
 #include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::core {
 namespace {
-
-// Each step's forward, backward and update on the one replica, as the strategy times them.
-class PhaseClock : public StepListener {
- public:
-  void on_phase(const RunEvent& event) override {
-    const int slot = event.phase == Phase::kForward    ? 0
-                     : event.phase == Phase::kBackward ? 1
-                     : event.phase == Phase::kUpdate   ? 2
-                                                       : -1;
-    if (slot < 0) return;
-    std::lock_guard lock(mutex_);
-    steps_[event.step][slot] += vgpu::seconds_between(event.begin, event.end);
-  }
-  std::vector<std::array<double, 3>> phases_of(std::int64_t first_step) const {
-    std::lock_guard lock(mutex_);
-    std::vector<std::array<double, 3>> out;
-    for (const auto& [step, phases] : steps_) {
-      if (step >= first_step) out.push_back(phases);
-    }
-    return out;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::int64_t, std::array<double, 3>> steps_;
-};
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -49,6 +24,37 @@ double median(std::vector<double> values) {
 
 }  // namespace
 
+ReplicaCompute replica_compute_of(const std::vector<RunEvent>& events,
+                                  const std::vector<std::int64_t>& steps) {
+  ReplicaCompute result;
+  if (steps.empty()) return result;
+  // Forward, backward and update of each (step, device).
+  std::map<std::pair<std::int64_t, int>, std::array<double, 3>> samples;
+  for (auto e = events.rbegin(); e != events.rend(); ++e) {
+    const int slot = e->phase == Phase::kForward    ? 0
+                     : e->phase == Phase::kBackward ? 1
+                     : e->phase == Phase::kUpdate   ? 2
+                                                    : -1;
+    if (slot < 0) continue;
+    if (e->step < steps.front()) break;
+    if (!std::binary_search(steps.begin(), steps.end(), e->step)) continue;
+    samples[{e->step, e->device}][slot] += vgpu::seconds_between(e->begin, e->end);
+  }
+  std::vector<double> totals, phases[3];
+  std::set<std::int64_t> counted;
+  for (const auto& [key, p] : samples) {
+    counted.insert(key.first);
+    totals.push_back(p[0] + p[1] + p[2]);
+    for (int k = 0; k < 3; ++k) phases[k].push_back(p[k]);
+  }
+  result.seconds = median(totals);
+  result.forward = median(phases[0]);
+  result.backward = median(phases[1]);
+  result.update = median(phases[2]);
+  result.steps = static_cast<int>(counted.size());
+  return result;
+}
+
 ReplicaCompute measure_replica_compute(vgpu::Device& device, StrategyOptions strategy,
                                        const ReplicaComputeOptions& o,
                                        const ComputeProgress& progress,
@@ -58,9 +64,8 @@ ReplicaCompute measure_replica_compute(vgpu::Device& device, StrategyOptions str
         "measuring a replica's compute needs a batch, steps and a time that are positive");
   }
   strategy.check_sync = false;  // one replica: nothing to compare
-  PhaseClock clock;
-  MirroredStrategy mirrored({&device}, strategy);
-  mirrored.add_listener(&clock);
+  EventStore events;
+  MirroredStrategy mirrored({&device}, strategy, &events);
   const Dataset data = synthetic_dataset(o.batch_per_replica);
   std::vector<std::uint32_t> order(data.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -83,15 +88,13 @@ ReplicaCompute measure_replica_compute(vgpu::Device& device, StrategyOptions str
     ++result.steps;
     if (progress) progress(result.steps, o.steps);
   }
-  std::vector<double> totals, phases[3];
-  for (const auto& step : clock.phases_of(first)) {
-    totals.push_back(step[0] + step[1] + step[2]);
-    for (int p = 0; p < 3; ++p) phases[p].push_back(step[p]);
-  }
-  result.seconds = median(totals);
-  result.forward = median(phases[0]);
-  result.backward = median(phases[1]);
-  result.update = median(phases[2]);
+  std::vector<std::int64_t> measured(static_cast<std::size_t>(result.steps));
+  std::iota(measured.begin(), measured.end(), first);
+  const ReplicaCompute phases = replica_compute_of(events.snapshot(), measured);
+  result.seconds = phases.seconds;
+  result.forward = phases.forward;
+  result.backward = phases.backward;
+  result.update = phases.update;
   return result;
 }
 

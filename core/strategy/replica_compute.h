@@ -6,9 +6,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "core/strategy/mirrored_strategy.h"
+#include "core/strategy/run_event.h"
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::core {
@@ -26,6 +29,15 @@ struct ReplicaCompute {
   int steps = 0;                                 // measured
   bool stopped = false;                          // `stop` asked before the steps were done
 };
+
+// The same medians from a run's own events (`events` in the order they were recorded, as an
+// EventStore keeps them) over the training steps `steps` (0-based, ascending): one sample per
+// replica and step, its forward + backward + update; `steps` of the result counts the steps that
+// had any. The events are read from the last back to the first step asked for (a step's events
+// all come after those of the steps before it: the strategy's steps are synchronous), so a long
+// run costs only its recent events. Evaluation is not counted.
+ReplicaCompute replica_compute_of(const std::vector<RunEvent>& events,
+                                  const std::vector<std::int64_t>& steps);
 
 // Called after each measured step with the steps done and the steps planned.
 using ComputeProgress = std::function<void(int done, int planned)>;
