@@ -86,6 +86,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "dgx-h100-2-nodes, nvlink-pairs-4, pcie-2, laptop-4-logical) or this-machine "
                 "(once 'mirrorlab compare --fit' saved it)")
       ->type_name("ID");
+  cmd->add_flag("--speedup", o.app.speedup,
+                "Open the Compare panel on the training step of the run's model on --topology's "
+                "machine (default dgx-h100): its time on 1 to all of its GPUs, the speed-up and "
+                "where another GPU stops paying for itself");
   add_choice_flag(cmd, "--model-allreduce", o.app.modelled_allreduce, modelled_choices(),
                   "Play this all-reduce of the timing model step by step in the All-reduce "
                   "panel, on --topology's machine (default dgx-h100): NCCL's (where it can run; "

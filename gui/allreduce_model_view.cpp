@@ -102,9 +102,7 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
   if (machine == nullptr) return;
   frame.report.drew(panel, "model", 1);
   if (!machine->topology) {
-    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x56B4E9));
-    ImGui::TextWrapped("%s", machine->problem.c_str());
-    ImGui::PopStyleColor();
+    say_problem(machine->problem);
     frame.report.drew(panel, "model_steps", 0);
     return;
   }

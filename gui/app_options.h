@@ -25,6 +25,9 @@ struct AppOptions {
   // The timing model's machine for the Compare and All-reduce panels (a preset's id or
   // "this-machine"; empty: the default), and the Compare panel opens on it.
   std::string topology;
+  // The Compare panel opens on that tab's training step (the speed-up by devices) rather than one
+  // all-reduce by size.
+  bool speedup = false;
   // Play this modelled all-reduce ("nccl-ring", ...) in the All-reduce panel, of
   // `modelled_bytes` per GPU, shown after `modelled_step` of its steps.
   std::string modelled_allreduce;

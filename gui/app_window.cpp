@@ -142,6 +142,10 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     view_.model_machine = options.topology;
     view_.compare_shows_machine = true;
   }
+  if (options.speedup) {
+    view_.compare_shows_machine = true;
+    view_.compare_shows_step = true;
+  }
   view_.modelled_allreduce = options.modelled_allreduce;
   view_.modelled_bytes = static_cast<double>(options.modelled_bytes);
   view_.modelled_step = options.modelled_step;

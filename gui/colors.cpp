@@ -98,4 +98,10 @@ void tag(const char* text, std::uint32_t rrggbb) {
   ImGui::SameLine();
 }
 
+void say_problem(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x56B4E9));
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+}
+
 }  // namespace mirrorlab::gui

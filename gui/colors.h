@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/strategy/run_events.h"
@@ -47,6 +48,9 @@ std::uint32_t text_color_on(std::uint32_t rrggbb);
 // A label in a filled box of colour `rrggbb` at the cursor ("PREDICTED"); what is drawn next goes
 // on the same line beside it.
 void tag(const char* text, std::uint32_t rrggbb);
+// A sentence saying what could not be shown and what to do, wrapped, in a colour that reads on
+// the dark background (sky blue).
+void say_problem(const std::string& text);
 // The colour of what the timing model predicted rather than measured (Okabe-Ito reddish purple).
 inline constexpr std::uint32_t kPredictedRgb = 0xCC79A7;
 

@@ -15,13 +15,6 @@ std::string machine_label(const ModelMachine& m) {
   return m.topology ? m.id : m.id + " (no fit yet)";
 }
 
-// A problem said plainly, in a colour that reads on the dark background.
-void say_problem(const std::string& text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x56B4E9));
-  ImGui::TextWrapped("%s", text.c_str());
-  ImGui::PopStyleColor();
-}
-
 }  // namespace
 
 const ModelMachine* choose_machine(FrameContext& frame, const char* label) {
@@ -49,6 +42,22 @@ const ModelMachine* choose_machine(FrameContext& frame, const char* label) {
   return chosen;
 }
 
+void two_tabs(const char* id, const char* const (&labels)[2], bool* second, int* shown,
+              const std::function<void(int tab)>& draw) {
+  if (!ImGui::BeginTabBar(id)) return;
+  const int wanted = *second ? 1 : 0;
+  for (int tab = 0; tab < 2; ++tab) {
+    const ImGuiTabItemFlags flags =
+        tab == wanted && *shown != wanted ? ImGuiTabItemFlags_SetSelected : 0;
+    if (!ImGui::BeginTabItem(labels[tab], nullptr, flags)) continue;
+    *shown = tab;
+    *second = tab == 1;
+    draw(tab);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
 void MachineView::Draw(FrameContext& frame, const char* panel) {
   const ModelMachine* machine = choose_machine(frame, "machine");
   if (machine == nullptr) return;
@@ -61,11 +70,31 @@ void MachineView::Draw(FrameContext& frame, const char* panel) {
     frame.report.drew(panel, "fit_missing", 1);
     return;
   }
-  const timing::Topology& t = *machine->topology;
+  // The machine's title beside the chooser, or under it where too little room is left there (a
+  // projector's large font in a narrow panel).
+  const std::string& title = machine->topology->title;
   ImGui::SameLine();
-  ImGui::TextWrapped("%s", t.title.c_str());
-  if (computed_for_ != machine->id || computed_version_ != frame.machines->version()) {
-    computed_for_ = machine->id;
+  if (ImGui::GetContentRegionAvail().x <
+      std::min(ImGui::CalcTextSize(title.c_str()).x, ImGui::GetFontSize() * 16)) {
+    ImGui::NewLine();
+  }
+  ImGui::TextWrapped("%s", title.c_str());
+  two_tabs("machine sections", {"All-reduce by size", "Training step: speed-up"},
+           &frame.view.compare_shows_step, &section_shown_, [&](int section) {
+             frame.report.drew(panel, "machine_section", section);
+             if (section == 0) {
+               draw_by_size(frame, panel, *machine);
+             } else {
+               speedup_.Draw(frame, panel, *machine);
+             }
+           });
+}
+
+void MachineView::draw_by_size(FrameContext& frame, const char* panel,
+                               const ModelMachine& machine) {
+  const timing::Topology& t = *machine.topology;
+  if (computed_for_ != machine.id || computed_version_ != frame.machines->version()) {
+    computed_for_ = machine.id;
     computed_version_ = frame.machines->version();
     problem_.clear();
     try {

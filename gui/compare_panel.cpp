@@ -45,24 +45,14 @@ void ComparePanel::start(core::TrainingSession& session) {
 }
 
 void ComparePanel::Draw(FrameContext& frame) {
-  if (!ImGui::BeginTabBar("compare tabs")) return;
-  const int wanted = frame.view.compare_shows_machine ? 1 : 0;
-  const char* labels[] = {"Measured here", "Predicted on a machine"};
-  for (int tab = 0; tab < 2; ++tab) {
-    // A tab asked for by the view settings (--topology) is opened once; then clicks decide.
-    const ImGuiTabItemFlags flags =
-        tab == wanted && tab_shown_ != wanted ? ImGuiTabItemFlags_SetSelected : 0;
-    if (!ImGui::BeginTabItem(labels[tab], nullptr, flags)) continue;
-    tab_shown_ = tab;
-    frame.view.compare_shows_machine = tab == 1;
-    if (tab == 0) {
-      draw_measured(frame);
-    } else {
-      machine_view_.Draw(frame, name());
-    }
-    ImGui::EndTabItem();
-  }
-  ImGui::EndTabBar();
+  two_tabs("compare tabs", {"Measured here", "Predicted on a machine"},
+           &frame.view.compare_shows_machine, &tab_shown_, [&](int tab) {
+             if (tab == 0) {
+               draw_measured(frame);
+             } else {
+               machine_view_.Draw(frame, name());
+             }
+           });
 }
 
 void ComparePanel::update_predictions(const FrameContext& frame) {
@@ -123,9 +113,7 @@ void ComparePanel::draw_fit_line(FrameContext& frame) {
   if (frame.machines == nullptr) return;
   const ModelMachine& fit = frame.machines->fitted();
   if (!predictions_.problem.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x56B4E9));
-    ImGui::TextWrapped("%s", predictions_.problem.c_str());
-    ImGui::PopStyleColor();
+    say_problem(predictions_.problem);
     frame.report.drew(name(), "fit_missing", 1);
     return;
   }

@@ -9,6 +9,7 @@
 #include "gui/colors.h"
 #include "gui/lesson_text.h"
 #include "imgui.h"
+#include "lessons/player/live_values.h"
 #include "lessons/player/player.h"
 
 namespace mirrorlab::gui {
@@ -18,6 +19,19 @@ constexpr std::uint32_t kHighlightRgb = 0xF0E442;  // Okabe-Ito yellow: the pane
 constexpr std::uint32_t kPassRgb = 0x009E73;       // bluish green
 constexpr std::uint32_t kFailRgb = 0xD55E00;       // vermillion
 constexpr std::uint32_t kExplainRgb = 0xC8C8C8;
+
+// Whether a step asks about the training step on its machine (a replica's compute, a step, the
+// speed-up, the devices that pay): the Compare panel then shows that table, not the all-reduce's.
+bool reads_training_step(const lessons::LessonStep& step) {
+  const auto training_step = [](const std::string& name) {
+    const lessons::LiveValue* v = lessons::find_live_value(name);
+    return v != nullptr && v->training_step;
+  };
+  return std::any_of(step.questions.begin(), step.questions.end(),
+                     [&](const lessons::Question& q) { return training_step(q.value); }) ||
+         std::any_of(step.checks.begin(), step.checks.end(),
+                     [&](const lessons::Check& c) { return training_step(c.that); });
+}
 
 // Where a step is: its questions wait for predictions, then its actions run, then the answers
 // and checks show.
@@ -117,10 +131,12 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   view.focused_panel = enlarge_ && own_window ? step.look_at : "";
   if (step.device >= 0) view.chosen_device = step.device;
   // A step on the timing model's machine: the Compare panel predicts on it (its second tab when
-  // the step looks at it), and the All-reduce panel's model plays on it.
+  // the step looks at it, at the training step when the step asks about one), and the All-reduce
+  // panel's model plays on it.
   if (const timing::Topology* machine = player_.machine()) {
     view.model_machine = machine->id;
     view.compare_shows_machine = step.look_at == "Compare";
+    view.compare_shows_step = reads_training_step(step);
   }
 }
 

@@ -22,6 +22,9 @@ struct ViewSettings {
   // played on by the All-reduce panel's model: a preset's id or "this-machine" (--topology).
   std::string model_machine = "dgx-h100";
   bool compare_shows_machine = false;  // the Compare panel shows that tab (else what it measured)
+  // That tab shows one training step of the run's model on 1 to all of the machine's GPUs, the
+  // speed-up (--speedup; a lesson step that asks about it), else one all-reduce by size.
+  bool compare_shows_step = false;
   // Non-empty: the All-reduce panel plays this modelled all-reduce ("nccl-ring", ...; see
   // gui/modelled_allreduce.h) on model_machine instead of the run's, of modelled_bytes per GPU,
   // shown after modelled_step of its steps (0: before it). Left/Right walk those steps then.

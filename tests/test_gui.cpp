@@ -1,7 +1,7 @@
 // The GUI's pure parts, without a window: the timeline's folding, the palettes, the report,
 // the screenshot's row flip, the panels' layout, a scripted run's decisions, and the timing
 // model's data the Compare and All-reduce panels draw (the machines, the predictions, the
-// modelled all-reduces).
+// training step's speed-up, the modelled all-reduces).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,13 +15,16 @@
 #include "gui/panel_layout.h"
 #include "gui/screenshot.h"
 #include "gui/scripted_run.h"
+#include "gui/speedup_table.h"
 #include "gui/timeline_panel.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"
 #endif
+#include "core/nn/training_flops.h"
 #include "gui/topology_catalog.h"
 #include "nlohmann/json.hpp"
 #include "temp_folder.h"
+#include "timing/step_time.h"
 #include "timing/topology_file.h"
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective.h"
@@ -487,6 +490,152 @@ TEST(ModelledAllReduce, TheCommandLinesChoiceIsCheckedWithWhatToGiveInstead) {
             std::string::npos);
   EXPECT_NE(check_model_choice(machines, "dgx-h100", "", kMiB, 3).find("--model-step needs"),
             std::string::npos);
+}
+
+// ---- the training step on a machine (speedup_table.h) --------------------------------------
+
+RunModel cnn_at(std::size_t batch) {
+  RunModel run;
+  run.model = core::ModelKind::kCnn;
+  run.batch_per_replica = batch;
+  return run;
+}
+
+// The rows timing::predict_steps() gives on `t` for `run` with one replica's compute `compute`,
+// all-reducing with TensorFlow's choice there.
+std::vector<timing::StepTime> expected_steps(const timing::Topology& t, const RunModel& run,
+                                             double compute) {
+  const core::TrainingFlops f = core::training_flops(run.model, run.optimizer);
+  return timing::predict_steps(
+      t, t.has_nccl ? nullptr : vgpu::find_all_reduce(vgpu::kRingName)->schedule,
+      static_cast<double>(f.params * sizeof(float)),
+      {compute, timing::compute_engines(t), static_cast<double>(run.batch_per_replica)}, t.ranks());
+}
+
+void expect_same_rows(const std::vector<timing::StepTime>& got,
+                      const std::vector<timing::StepTime>& want, const std::string& where) {
+  ASSERT_EQ(got.size(), want.size()) << where;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].devices, want[i].devices) << where << " row " << i;
+    EXPECT_EQ(got[i].replicas_per_engine, want[i].replicas_per_engine) << where << " row " << i;
+    EXPECT_EQ(got[i].compute, want[i].compute) << where << " row " << i;
+    EXPECT_EQ(got[i].all_reduce, want[i].all_reduce) << where << " row " << i;
+    EXPECT_EQ(got[i].all_reduce_how, want[i].all_reduce_how) << where << " row " << i;
+    EXPECT_EQ(got[i].seconds, want[i].seconds) << where << " row " << i;
+    EXPECT_EQ(got[i].images_per_second, want[i].images_per_second) << where << " row " << i;
+    EXPECT_EQ(got[i].speedup, want[i].speedup) << where << " row " << i;
+    EXPECT_EQ(got[i].added, want[i].added) << where << " row " << i;
+  }
+}
+
+TEST(SpeedupTable, OnEachPresetItsRowsAreWhatPredictStepsGivesForTheRunsModel) {
+  const TopologyCatalog catalog(timing::default_topology_folder(), "");
+  int presets = 0;
+  for (const ModelMachine& m : catalog.machines()) {
+    if (!m.topology || &m == &catalog.fitted()) continue;
+    const timing::Topology& t = *m.topology;
+    for (const RunModel& run : {cnn_at(64), cnn_at(4096)}) {
+      const SpeedupTable table = predict_speedup(t, false, run, std::nullopt);
+      ASSERT_EQ(table.problem, "") << t.id;
+      const core::TrainingFlops f = core::training_flops(run.model, run.optimizer);
+      const double compute = f.per_step(run.batch_per_replica) / t.flops;
+      EXPECT_EQ(table.compute, compute) << t.id;
+      expect_same_rows(table.rows, expected_steps(t, run, compute), t.id);
+      const timing::StopPoint stop = timing::where_adding_stops(table.rows);
+      EXPECT_EQ(table.stop.devices, stop.devices) << t.id;
+      EXPECT_EQ(table.stop.next, stop.next) << t.id;
+      // TensorFlow's choice, said as the command line says it.
+      EXPECT_EQ(table.algorithm, t.has_nccl ? "nccl" : "ring") << t.id;
+      EXPECT_EQ(table.all_reduce, timing::all_reduce_sentence(table.algorithm, true, table.nccl));
+      EXPECT_NE(table.compute_source.find("so this is a lower bound"), std::string::npos);
+      EXPECT_EQ(table.verdict.verdict, timing::step_verdict(table.rows, "x").verdict) << t.id;
+    }
+    ++presets;
+  }
+  EXPECT_GE(presets, 5);
+  // Lesson 8's cases: on 8 H100s a batch of 64 stops paying after one GPU (the all-reduce is
+  // why), one of 4096 pays on all 8; 4 logical GPUs of one card take turns on it.
+  const SpeedupTable small =
+      predict_speedup(*catalog.find("dgx-h100")->topology, false, cnn_at(64), std::nullopt);
+  EXPECT_EQ(small.stop.devices, 1);
+  EXPECT_NE(small.verdict.why.find("a larger batch/replica (Controls)"), std::string::npos)
+      << small.verdict.why;
+  EXPECT_EQ(predict_speedup(*catalog.find("dgx-h100")->topology, false, cnn_at(4096), std::nullopt)
+                .stop.devices,
+            8);
+  const SpeedupTable laptop =
+      predict_speedup(*catalog.find("laptop-4-logical")->topology, false, cnn_at(64), std::nullopt);
+  EXPECT_EQ(laptop.rows.back().replicas_per_engine, 4);
+  EXPECT_EQ(laptop.stop.devices, 1);
+}
+
+TEST(SpeedupTable, NoFlopsOrNoStepsYetIsASentenceNotATable) {
+  timing::Topology no_flops = timing::find_topology("dgx-h100");
+  no_flops.flops = 0;
+  const SpeedupTable none = predict_speedup(no_flops, false, cnn_at(64), std::nullopt);
+  EXPECT_TRUE(none.rows.empty());
+  EXPECT_NE(none.problem.find("dgx-h100 gives no FLOP/s (flops_tflops"), std::string::npos)
+      << none.problem;
+  // This machine before the run has taken steps: say to take some.
+  timing::Topology here = timing::find_topology("laptop-4-logical");
+  here.id = "this-machine";
+  here.flops = 0;
+  const SpeedupTable waiting = predict_speedup(here, true, cnn_at(64), std::nullopt);
+  EXPECT_TRUE(waiting.rows.empty());
+  EXPECT_NE(waiting.problem.find("it needs a few steps"), std::string::npos) << waiting.problem;
+  // Once measured, the run's compute is the table's, over the turns its replicas took.
+  RunCompute live;
+  live.phases.seconds = 0.012;
+  live.phases.steps = 5;
+  live.devices = 2;
+  live.turns = 2;
+  const SpeedupTable measured = predict_speedup(here, true, cnn_at(64), live);
+  ASSERT_EQ(measured.problem, "");
+  EXPECT_EQ(measured.compute, 0.006);
+  expect_same_rows(measured.rows, expected_steps(here, cnn_at(64), 0.006), "this-machine");
+  EXPECT_NE(measured.compute_source.find("measured in this run on 2 devices"), std::string::npos)
+      << measured.compute_source;
+  // No batch at all: a sentence too.
+  EXPECT_NE(predict_speedup(here, false, cnn_at(0), std::nullopt).problem, "");
+}
+
+// A snapshot of `steps` global steps on 2 devices, a global batch of 128 (the last `short_steps`
+// of them shorter), each replica's forward, backward and update taking 1 + step ms each.
+core::SessionSnapshot run_of(int steps, int short_steps) {
+  core::SessionSnapshot run;
+  run.global_batch = 128;
+  run.devices.resize(2);
+  vgpu::TimePoint now{};
+  for (int s = 0; s < steps; ++s) {
+    const bool is_short = s >= steps - short_steps;
+    run.steps.push_back({s + 1, 1, 0, 0, is_short ? 100 : 128, 0.01});
+    for (core::Phase p : {core::Phase::kForward, core::Phase::kBackward, core::Phase::kUpdate}) {
+      for (int d = 0; d < 2; ++d) {
+        const vgpu::TimePoint end = now + std::chrono::milliseconds(1 + s);
+        run.events.push_back({d, p, s, now, end, 0});
+        now = end;
+      }
+    }
+  }
+  return run;
+}
+
+TEST(SpeedupTable, TheRunsComputeIsTheMedianOfItsRecentFullStepsAfterTheFirst) {
+  const timing::Topology laptop = timing::find_topology("laptop-4-logical");  // one engine
+  EXPECT_FALSE(run_compute(run_of(3, 0), laptop));  // steps 2 and 3 only: too few
+  // Steps 2..6 (events 1..5) full, 7 short: 3 x (1 + s) ms for s = 1..5, median s = 3: 12 ms.
+  const core::SessionSnapshot run = run_of(7, 1);
+  EXPECT_EQ(compute_steps_of(run), (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
+  const std::optional<RunCompute> c = run_compute(run, laptop);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->phases.steps, 5);
+  EXPECT_NEAR(c->phases.seconds, 0.012, 1e-9);
+  EXPECT_EQ(c->devices, 2);
+  EXPECT_EQ(c->turns, 2);  // both replicas took turns on the one card
+  EXPECT_NEAR(c->seconds(), 0.006, 1e-9);
+  // The last kComputeSteps only.
+  EXPECT_EQ(compute_steps_of(run_of(40, 0)).size(), static_cast<std::size_t>(kComputeSteps));
+  EXPECT_EQ(compute_steps_of(run_of(40, 0)).back(), 39);
 }
 
 }  // namespace

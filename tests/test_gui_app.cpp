@@ -278,6 +278,47 @@ TEST_F(GuiApp, TheComparePanelPredictsEachSizeOnAChosenMachine) {
   EXPECT_EQ(compare["machine_cells"], 50.0);
 }
 
+// "Predicted on a machine", its training step: on a preset the run's model priced at the
+// preset's FLOP/s (8 H100s: a CNN step of 64 stops paying after 1 GPU, NCCL all-reduces); on
+// this machine a sentence until the run has taken steps, then the table from the run's own
+// phase times on the fit's 4 GPUs. Lesson 8's steps open it; lesson 7's the all-reduce by size.
+TEST_F(GuiApp, TheComparePanelShowsTheTrainingStepsSpeedupOnAMachine) {
+  const auto compare = [&](const std::string& fit, const std::string& args) {
+    const Result r = gui_with_fit(fit,
+                                  "--model cnn --train-examples 1024 --frames 4 --panel "
+                                  "Compare --speedup --report " +
+                                      path("step.json") + " " + args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
+    return read_json(path("step.json"))["panels"]["Compare"];
+  };
+  const auto dgx = compare(path("no-fit.toml"), "--topology dgx-h100");
+  EXPECT_EQ(dgx["machine_section"], 1.0) << dgx.dump(1);
+  EXPECT_EQ(dgx["step_problem"], 0.0) << dgx.dump(1);
+  EXPECT_EQ(dgx["step_rows"], 8.0);
+  EXPECT_EQ(dgx["step_paying_devices"], 1.0);
+  EXPECT_EQ(dgx["step_nccl"], 1.0);
+  const auto waiting = compare(kSavedFit, "--topology this-machine");
+  EXPECT_EQ(waiting["step_problem"], 1.0) << waiting.dump(1);
+  EXPECT_EQ(waiting["step_rows"], 0.0);
+  const auto here = compare(kSavedFit, "--topology this-machine --gpus 2 --steps 6");
+  EXPECT_EQ(here["step_problem"], 0.0) << here.dump(1);
+  EXPECT_EQ(here["step_rows"], 4.0);
+  EXPECT_EQ(here["step_nccl"], 0.0);
+#ifdef MIRRORLAB_HAVE_LESSONS
+  for (const auto& [lesson, section] :
+       {std::pair<std::string, double>{"computation-against-communication --lesson-step 3", 1},
+        {"nccl-against-the-fallback --lesson-step 3", 0}}) {
+    const Result r = gui("--lesson " + lesson + " --frames 4 --report " + path("lesson.json"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto panel = read_json(path("lesson.json"))["panels"]["Compare"];
+    EXPECT_EQ(panel["machine_section"], section) << lesson << "\n" << panel.dump(1);
+    if (section == 1) {
+      EXPECT_EQ(panel["step_paying_devices"], 1.0) << panel.dump(1);
+    }
+  }
+#endif
+}
+
 // No fit, or one that cannot be read: the Compare panel says what to run, and nothing crashes.
 TEST_F(GuiApp, WithoutAUsableFitTheComparePanelSaysHowToMakeOne) {
   { std::ofstream(path("bad.toml")) << "id = 'this-machine'\nnodes = -3\n[[["; }

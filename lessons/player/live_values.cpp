@@ -243,15 +243,15 @@ const std::vector<LiveValue> kModelValues = {
      from_model<ModelQuantity::kNcclAlgorithm>, true},
     {"model_compute_us",
      "one replica's compute of a step (forward, backward, update) on one of the machine's GPUs: "
-     "its FLOPs over the GPU's FLOP/s", false, from_model<ModelQuantity::kComputeUs>, true},
+     "its FLOPs over the GPU's FLOP/s", false, from_model<ModelQuantity::kComputeUs>, true, true},
     {"model_step_us",
      "one training step: the compute plus the all-reduce TensorFlow would run there (NCCL with "
-     "a GPU per replica, else its RING)", false, from_model<ModelQuantity::kStepUs>, true},
+     "a GPU per replica, else its RING)", false, from_model<ModelQuantity::kStepUs>, true, true},
     {"model_speedup", "images/s over one device's, at the run's batch per replica", false,
-     from_model<ModelQuantity::kSpeedup>, true},
+     from_model<ModelQuantity::kSpeedup>, true, true},
     {"model_paying_devices",
      "the most devices before another one stops paying for itself (adds less than half a "
-     "device's images/s)", false, from_model<ModelQuantity::kPayingDevices>, true},
+     "device's images/s)", false, from_model<ModelQuantity::kPayingDevices>, true, true},
 };
 
 std::vector<LiveValue> all_values() {

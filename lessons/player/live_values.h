@@ -36,6 +36,9 @@ struct LiveValue {
   // Read from the timing model on the machine a step names (`topology`), on `devices = N` of its
   // GPUs: needs a `topology` at or before the step that asks.
   bool model = false;
+  // A model value of the training step (a replica's compute, a step, the speed-up, the devices
+  // that pay) rather than of one all-reduce: the GUI's Compare panel shows the step's table.
+  bool training_step = false;
 };
 
 const std::vector<LiveValue>& live_values();
