@@ -41,7 +41,7 @@ nlohmann::json to_json(const RunSummary& s) {
     memory[s.device_names[d]] = s.peak_memory_bytes[d];
   }
   const core::History& h = *s.history;
-  return {{"config", s.config},
+  nlohmann::json out = {{"config", s.config},
           {"epochs", epochs},
           {"steps", h.steps},
           {"stopped_by_max_steps", h.stopped_by_max_steps},
@@ -58,6 +58,8 @@ nlohmann::json to_json(const RunSummary& s) {
             {"after_step", h.steps},
             {"message", s.stop_message}}},
           {"warnings", s.warnings}};
+  if (!s.workers.empty()) out["workers"] = s.workers;
+  return out;
 }
 
 }  // namespace mirrorlab::app

@@ -23,6 +23,9 @@ struct RunSummary {
   // signal. "" for a run that finished.
   std::string stop_message;
   std::vector<std::string> warnings;  // as printed (the loss growing far past its start)
+  // With several workers (mpirun): each worker's host, pid, TF_CONFIG and devices (their phase
+  // seconds and peak memory), worker 0 first; empty (and left out) for one process.
+  nlohmann::json workers = nlohmann::json::array();
 };
 
 // The history as JSON: "stopped": {"reason", "after_step", "message"} says how the run ended

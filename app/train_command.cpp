@@ -17,6 +17,7 @@
 #include "app/keras_progress.h"
 #include "app/model_summary.h"
 #include "app/output_files.h"
+#include "app/workers.h"
 #include "app/train_checkpoints.h"
 #include "core/strategy/fit.h"
 #include "core/nn/kernels_cpu.h"
@@ -81,6 +82,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "epochs, --max-steps and all-reduce may change. New checkpoints go there too, "
                 "unless --checkpoint-dir names another folder")
       ->type_name("DIR");
+  add_worker_flags(cmd, o);
   cmd->parse_complete_callback([cmd, &o] {
     o.given.clear();
     for (const CLI::Option* option : cmd->get_options()) {
@@ -204,6 +206,8 @@ nlohmann::json run_config(const TrainOptions& o, int gpus, std::size_t global,
                           const core::MirroredStrategy& strategy, std::size_t train_examples) {
   return {{"model", o.model},
           {"gpus", gpus},
+          {"workers", strategy.num_workers()},
+          {"replicas_in_sync", strategy.num_replicas_in_sync()},
           {"batch_per_replica", o.batch_per_replica},
           {"global_batch", global},
           {"epochs", o.epochs},
@@ -326,18 +330,34 @@ bool resume_run(const ResumePoint& resume, const core::CheckpointConfig& now,
 int run_train(const TrainOptions& options) {
   // A resumed run takes its settings from its checkpoint first; then every check is the same.
   TrainOptions o = options;
-  std::optional<ResumePoint> resume;
-  int gpus = 0;
-  OutputFiles outputs;
-  TrainCheckpoints checkpoints;
-  std::string problem = prepare_resume(o, &resume);
-  if (problem.empty()) problem = check_train_options(o, &gpus, &outputs);
-  if (problem.empty()) problem = checkpoints.open(o);
-  if (!problem.empty()) {
-    std::fprintf(stderr, "mirrorlab train: %s\nRun 'mirrorlab train --help' for the flags.\n",
-                 problem.c_str());
+  // Alone, or one of several workers (mpirun -np W, app/workers.h): worker 0 says what is wrong.
+  const vgpu::Launch launch = vgpu::launched_by();
+  const bool chief = launch.rank == 0;
+  if (const std::string problem = check_launch(o.workers, launch, mpi_built()); !problem.empty()) {
+    if (chief) std::fprintf(stderr, "mirrorlab train: %s\n", problem.c_str());
     return 2;
   }
+  const std::unique_ptr<vgpu::WorkerGroup> workers =
+      start_workers(launch, o.worker_timeout_seconds);
+  std::optional<ResumePoint> resume;
+  int gpus = 0;
+  OutputFiles outputs;  // worker 0 writes the files
+  TrainCheckpoints checkpoints;
+  std::string problem = workers ? not_for_workers(o) : "";
+  if (problem.empty()) problem = prepare_resume(o, &resume);
+  if (problem.empty()) problem = check_train_options(o, &gpus, chief ? &outputs : nullptr);
+  if (problem.empty()) problem = checkpoints.open(o);
+  if (workers) problem = agree_to_train(*workers, problem, train_flag_lines(o));
+  if (!problem.empty()) {
+    if (chief) {
+      std::fprintf(stderr, "mirrorlab train: %s\nRun 'mirrorlab train --help' for the flags.\n",
+                   problem.c_str());
+    }
+    if (workers) finish_workers(*workers);
+    return 2;
+  }
+  if (workers && !announce_worker(*workers)) return 1;
+  const vgpu::TimePoint trace_origin = vgpu::Clock::now();  // met at the exchange above
   core::set_blas_single_threaded();
 
   // Devices and strategy first: a mistake there (no GPU visible, an all-reduce that cannot run
@@ -346,9 +366,15 @@ int run_train(const TrainOptions& options) {
   vgpu::DeviceRegistry registry;
   const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
   core::EventStore events;
+  // On GPUs the step across workers is NCCL's, between the processes, where NCCL can serve.
+  std::string no_nccl;
+  const std::unique_ptr<vgpu::WorkerGroup> on_gpus =
+      workers ? nccl_workers(*workers, devices, &no_nccl) : nullptr;
+  if (!no_nccl.empty()) std::printf("NCCL across workers not used: %s\n", no_nccl.c_str());
   std::unique_ptr<core::MirroredStrategy> made;
   try {
-    made = std::make_unique<core::MirroredStrategy>(devices, strategy_options(o), &events);
+    made = std::make_unique<core::MirroredStrategy>(devices, strategy_options(o), &events,
+                                                    on_gpus ? on_gpus.get() : workers.get());
   } catch (const std::invalid_argument& e) {  // e.g. --allreduce nccl where NCCL cannot run
     std::fflush(stdout);                      // after the devices' line
     std::fprintf(stderr, "mirrorlab train: %s\n", e.what());
@@ -365,32 +391,55 @@ int run_train(const TrainOptions& options) {
       return 2;
     }
   }
-  // TensorFlow's own log lines, as it writes them, then mirrorlab's.
-  std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
-              strategy.device_tuple().c_str());
+  const int replicas = strategy.num_replicas_in_sync();
+  if (workers) {
+    // What TensorFlow logs for MultiWorkerMirroredStrategy is not checked against TensorFlow
+    // yet (docs/multi-worker.md): mirrorlab's own words only.
+    std::printf("Multi-worker mirrored training: %d workers x %d device%s = %d replicas in sync\n",
+                workers->size(), gpus, gpus == 1 ? "" : "s", replicas);
+  } else {
+    // TensorFlow's own log lines, as it writes them, then mirrorlab's.
+    std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
+                strategy.device_tuple().c_str());
+  }
   std::printf("%s", model_summary(strategy.replica(0).model(), o.model).c_str());
-  if (!strategy.tensorflow_all_reduce_log().empty()) {
+  if (!workers && !strategy.tensorflow_all_reduce_log().empty()) {
     std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
   }
   for (const std::string& note : strategy.all_reduce_notes()) std::printf("%s\n", note.c_str());
 
   const core::FashionMnist data = load_training_data(o);
-  const std::size_t global = static_cast<std::size_t>(o.batch_per_replica) * gpus;
-  std::printf("Global batch %zu = %lld per replica x %d replicas; %s optimizer%s, lr %g\n", global,
-              static_cast<long long>(o.batch_per_replica), gpus, o.optimizer.c_str(),
+  if (const std::string different = workers ? check_same_data(*workers, data) : "";
+      !different.empty()) {
+    if (chief) std::fprintf(stderr, "mirrorlab train: %s\n", different.c_str());
+    finish_workers(*workers);
+    return 2;
+  }
+  const std::size_t global = static_cast<std::size_t>(o.batch_per_replica) * replicas;
+  std::printf("Global batch %zu = %lld per replica x %d replicas%s; %s optimizer%s, lr %g\n",
+              global, static_cast<long long>(o.batch_per_replica), replicas,
+              workers ? (" (" + std::to_string(gpus) + (gpus == 1 ? " device x " : " devices x ") +
+                         std::to_string(workers->size()) + " workers)")
+                            .c_str()
+                      : "",
+              o.optimizer.c_str(),
               o.optimizer == "sgd" ? " (momentum 0.9; Keras' SGD defaults to 0)" : "",
               o.learning_rate);
-  if (gpus > 1 && data.train.size() % global != 0) print_last_batch(data.train.size() % global,
-                                                                      gpus, strategy.options());
-  if (strategy.options().loss_scaling == core::LossScaling::kShardMean && gpus > 1) {
+  if (replicas > 1 && data.train.size() % global != 0) {
+    print_last_batch(data.train.size() % global, replicas, strategy.options());
+  }
+  if (strategy.options().loss_scaling == core::LossScaling::kShardMean && replicas > 1) {
     std::printf("Loss scaling shard-mean: each replica's own mean, not divided by the %d "
                 "replicas, so the summed gradients are %d times too large (the custom-loop "
-                "mistake; model.fit's is replica-mean)\n", gpus, gpus);
+                "mistake; model.fit's is replica-mean)\n", replicas, replicas);
   }
   std::vector<std::string> warnings;
   TrainProgress progress(o, &warnings);
   core::FitOptions fit = fit_options(o);
-  fit.stop_requested = [] { return interrupt_signal() != 0; };
+  vgpu::WorkerGroup* group = workers.get();
+  // Every worker stops after the same step (app/workers.h): any one asked, all stop.
+  const auto stop_asked = [group] { return agreed_stop(group, interrupt_signal() != 0); };
+  fit.stop_requested = stop_asked;
   core::FitLoop loop(strategy, data.train, &data.test, fit, &progress);
   std::vector<std::string> write_errors;
   if (checkpoints.enabled()) {
@@ -428,7 +477,7 @@ int run_train(const TrainOptions& options) {
   RunEnd end;
   try {
     while (!loop.done()) {
-      if (interrupt_signal() != 0) {
+      if (stop_asked()) {
         loop.stop(core::StopReason::kInterrupted);
         break;
       }
@@ -444,6 +493,9 @@ int run_train(const TrainOptions& options) {
     end.stop_message = std::string(e.what()) + ". " + divergence_advice(o, e.where()) + ".";
     std::fflush(stdout);
     std::fprintf(stderr, "\nmirrorlab: error: %s\n", end.stop_message.c_str());
+    // Another worker may wait in this step's all-reduce: no exchange can follow. This worker
+    // leaves; the others see it gone (virtualgpu/worker_watch.h) and stop, naming it.
+    if (workers) return end.status;
   } catch (const core::DeviceFailed& e) {
     // As with a GPU lost mid-step: nothing of the step counted, no checkpoint is written (the
     // device is gone); the run goes on from the last one.
@@ -456,8 +508,10 @@ int run_train(const TrainOptions& options) {
   const core::History& history = loop.history();
   if (history.stop_reason == core::StopReason::kInterrupted) {
     const int signal = interrupt_signal();
-    end.status = interrupt_exit_status(signal);
-    end.stop_message = std::string("stopped by ") + interrupt_name(signal) + " after step " +
+    end.status = signal != 0 ? interrupt_exit_status(signal) : 1;
+    end.stop_message = std::string("stopped by ") +
+                       (signal != 0 ? interrupt_name(signal) : "another worker's signal") +
+                       " after step " +
                        std::to_string(history.steps) + " (epoch " +
                        std::to_string(loop.epoch()) + ", step " +
                        std::to_string(loop.step_in_epoch()) + " of " +
@@ -491,7 +545,17 @@ int run_train(const TrainOptions& options) {
   }
   std::printf("\n");
 
-  if (!o.history_file.empty()) {
+  // Every worker's devices and events, to worker 0's files (an exchange: with the same flags,
+  // every worker comes here, or none).
+  std::vector<std::string> names;
+  for (vgpu::Device* d : devices) names.push_back(d->name());
+  std::vector<core::TraceProcess> trace = {
+      core::TraceProcess{"", names, events.trace_events(trace_origin)}};
+  nlohmann::json worker_parts = nlohmann::json::array();
+  if (workers && (!o.history_file.empty() || !o.trace_file.empty())) {
+    gather_workers(*workers, devices, totals, &worker_parts, &trace);
+  }
+  if (!o.history_file.empty() && outputs.find("--history") != nullptr) {
     RunSummary summary;
     summary.config = run_config(o, gpus, global, strategy, data.train.size());
     summary.history = &history;
@@ -506,6 +570,7 @@ int run_train(const TrainOptions& options) {
     summary.phase_seconds = totals;
     summary.stop_message = end.stop_message;
     summary.warnings = warnings;
+    summary.workers = worker_parts;
     if (std::string e = write_output(outputs, "--history", to_json(summary).dump(2) + "\n");
         !e.empty()) {
       write_errors.push_back(e);
@@ -513,10 +578,8 @@ int run_train(const TrainOptions& options) {
       std::printf("History written to %s\n", o.history_file.c_str());
     }
   }
-  if (!o.trace_file.empty()) {
-    std::vector<std::string> names;
-    for (vgpu::Device* d : devices) names.push_back(d->name());
-    if (std::string e = write_output(outputs, "--trace", events.chrome_trace(names)); !e.empty()) {
+  if (!o.trace_file.empty() && outputs.find("--trace") != nullptr) {
+    if (std::string e = write_output(outputs, "--trace", core::chrome_trace(trace)); !e.empty()) {
       write_errors.push_back(e);
     } else {
       std::printf("Trace written to %s (open it in ui.perfetto.dev)\n", o.trace_file.c_str());
@@ -527,6 +590,7 @@ int run_train(const TrainOptions& options) {
     std::fprintf(stderr, "mirrorlab train: error: %s\n", e.c_str());
   }
   if (!write_errors.empty() && end.status == 0) end.status = 1;
+  if (workers) finish_workers(*workers);
   return end.status;  // main() checks that stdout took everything
 }
 

@@ -42,6 +42,8 @@ struct TrainOptions {
   // The flags given on the command line ("--lr"), filled once `train` is parsed: a resumed run
   // refuses those that would change what the checkpoint fixed.
   std::set<std::string> given;
+  int workers = 0;                     // --workers: 0 = as many as mpirun started
+  double worker_timeout_seconds = 60;  // --worker-timeout
 };
 
 // `train` with the flags below and its output files (--history, --trace).

@@ -93,14 +93,14 @@ TEST(Flags, EveryNumberFlagRefusesNanInfinitiesNegativesHugeAndNonNumbers) {
   EXPECT_GE(numeric, 20);
 }
 
-// Zero means "none" or "no limit" for some flags (--max-steps 0, --refresh-hz 0, -w 0); for the
-// others it is refused like any value out of range.
+// Zero means "none" or "no limit" for some flags (--max-steps 0, --refresh-hz 0, -w 0; --workers
+// 0: as many as mpirun started); for the others it is refused like any value out of range.
 TEST(Flags, ZeroIsRefusedWhereItMeansNothing) {
   const std::vector<std::string> zero_allowed = {
       "--max-steps",    "--train-examples", "--max-fps",         "--refresh-hz",
       "--steps",        "--phases",         "--measure-seconds", "--quit-after",
       "--warmup_iters", "--seed",           "--devices",         "--model-step",
-      "--keep"};
+      "--keep",         "--workers"};
   int refused = 0;
   for (const ValueFlag& flag : every_value_flag()) {
     if (!is_numeric(flag)) continue;

@@ -12,6 +12,7 @@
 #include "core/nn/fingerprint.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/plain_trainer.h"
+#include "tests/training_reference.h"
 #include "core/io/synthetic_dataset.h"
 #include "virtualgpu/device_registry.h"
 
@@ -30,25 +31,7 @@ core::StrategyOptions options_for(ModelKind model, OptimizerKind optimizer, floa
   return o;
 }
 
-// The reference: a plain loop on one arena, no devices, no threads, no all-reduce, fed the
-// same global batches in the same order as fit() feeds the strategy.
-std::vector<float> plain_single_device_training(const core::Dataset& data,
-                                                const core::StrategyOptions& o,
-                                                std::size_t global_batch, int steps,
-                                                std::uint64_t shuffle_seed) {
-  vgpu::MemoryArena arena("/plain", 512 * vgpu::kMiB);
-  core::PlainTrainer trainer(arena, o);
-  int done = 0;
-  for (int epoch = 1; done < steps; ++epoch) {
-    const auto order = core::shuffled_indices(data.size(), shuffle_seed, epoch);
-    for (std::size_t begin = 0; begin < data.size() && done < steps; begin += global_batch) {
-      const std::size_t count = std::min(global_batch, data.size() - begin);
-      trainer.train_step(core::GlobalBatch{&data, std::span(order).subspan(begin, count)});
-      ++done;
-    }
-  }
-  return {trainer.model().params().begin(), trainer.model().params().end()};
-}
+using testing_reference::plain_single_device_training;
 
 struct EquivalenceCase {
   ModelKind model;
@@ -90,31 +73,8 @@ TEST_P(MirroredEquivalence, MatchesPlainSingleDeviceTrainingAfter30Steps) {
   ASSERT_EQ(history.steps, steps);
 
   for (int r = 0; r < c.replicas; ++r) {
-    const auto w = strategy.replica(r).model().params();
-    ASSERT_EQ(w.size(), reference.size());
-    double diff2 = 0, ref2 = 0;
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      const double d = double{w[i]} - reference[i];
-      diff2 += d * d;
-      ref2 += double{reference[i]} * reference[i];
-    }
-    const double relative = std::sqrt(diff2 / ref2);
-    // Element by element, relative to the element or, for the tiny ones, to the weights' RMS:
-    // summing per replica and then across replicas rounds differently from one big sum, and
-    // 30 steps grow that to a few 1e-8 absolute, which is large next to a weight of 1e-3.
-    const double rms = std::sqrt(ref2 / static_cast<double>(w.size()));
-    std::size_t worst = 0;
-    double worst_err = 0;
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      const double err = std::abs(double{w[i]} - reference[i]) /
-                         std::max(std::abs(double{reference[i]}), rms);
-      if (err > worst_err) worst_err = err, worst = i;
-    }
-    EXPECT_LE(relative, 1e-5) << "replica " << r << ": ||w - w_ref|| / ||w_ref|| = " << relative
-                              << "; worst element " << worst << ": " << w[worst] << " vs "
-                              << reference[worst];
-    EXPECT_LE(worst_err, 1e-5) << "replica " << r << " element " << worst << ": " << w[worst]
-                               << " vs " << reference[worst];
+    testing_reference::expect_close_weights(strategy.replica(r).model().params(), reference, 1e-5,
+                                            "replica " + std::to_string(r));
   }
 }
 

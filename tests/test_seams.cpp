@@ -104,6 +104,7 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"virtualgpu/memory", {}},
       {"virtualgpu/cuda", {"virtualgpu/memory"}},
       {"virtualgpu", {"virtualgpu/memory", "virtualgpu/cuda", "timing"}},
+      {"virtualgpu/mpi", {"virtualgpu"}},  // the workers as MPI ranks: only app/ makes them
       {"core/io", {}},
       {"core/nn", {"core/io", "virtualgpu/memory", "virtualgpu/cuda"}},
       {"core/strategy", {"core/nn", "virtualgpu"}},
@@ -111,7 +112,7 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"core/session", {"core/strategy", "core/checkpoint"}},
       {"lessons", {"core/session"}},
       {"gui", {"lessons", "core/session"}},  // the Lesson panel plays what `lesson run` plays
-      {"app", {"gui", "lessons", "core/session"}},
+      {"app", {"gui", "lessons", "core/session", "virtualgpu/mpi"}},
   };
   return below;
 }

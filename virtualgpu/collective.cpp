@@ -79,6 +79,8 @@ void CollectiveGroup::finish(int rank, ReduceOp op) {
   transport_->scale(rank, 1.0f / static_cast<float>(size()));
 }
 
+void CollectiveGroup::scale(int rank, float factor) { transport_->scale(rank, factor); }
+
 void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
                 const AllReduce& algorithm, ReduceOp op, StepObserver* observer) {
   if (devices.size() != buffers.size()) {

@@ -102,6 +102,8 @@ class CollectiveGroup {
                 const std::function<void()>& whole_group);
   // Every rank calls finish() last: scales its buffer by 1/size for kMean.
   void finish(int rank, ReduceOp op);
+  // Multiplies rank `rank`'s buffer by `factor` (the caller's), as finish() does for kMean.
+  void scale(int rank, float factor);
 
   // Releases every waiting rank with CollectiveAborted (call it when a rank fails).
   void abort() { barrier_.abort(); }

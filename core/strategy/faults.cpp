@@ -61,7 +61,7 @@ DeviceFailed::DeviceFailed(std::string device, std::int64_t step, std::string du
       during_(std::move(during)) {}
 
 void FaultInjector::attach(MirroredStrategy& strategy, FaultPlan plan) {
-  const int n = strategy.num_replicas_in_sync();
+  const int n = strategy.num_local_replicas();
   auto check = [n](int device, const char* what) {
     if (device < 0 || device >= n) {
       throw std::invalid_argument(std::string(what) + " names /gpu:" + std::to_string(device) +
@@ -108,7 +108,7 @@ void FaultInjector::attach(MirroredStrategy& strategy, FaultPlan plan) {
 void FaultInjector::detach() {
   if (strategy_ == nullptr) return;
   strategy_->remove_listener(this);
-  for (int r = 0; r < strategy_->num_replicas_in_sync(); ++r) strategy_->replica(r).set_slowdown(1);
+  for (int r = 0; r < strategy_->num_local_replicas(); ++r) strategy_->replica(r).set_slowdown(1);
   strategy_ = nullptr;
 }
 

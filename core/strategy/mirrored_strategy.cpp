@@ -10,6 +10,7 @@
 #include "core/nn/kernels_cpu.h"
 #include "core/nn/ops_cuda.h"
 #include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/hierarchical_all_reduce.h"
 #include "virtualgpu/nccl_all_reduce.h"
 
 namespace mirrorlab::core {
@@ -172,6 +173,10 @@ void Replica::flush_events(const std::vector<StepListener*>& listeners) {
 
 int ReplicaContext::num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
 
+int ReplicaContext::replica_id_in_sync_group() const {
+  return strategy_->first_replica_id() + replica_->id();
+}
+
 void ReplicaContext::record(Phase phase, const TimeMark& begin, std::size_t bytes) {
   replica_->record(strategy_->listeners_, phase, step_, begin, bytes);
 }
@@ -260,12 +265,14 @@ void ReplicaContext::apply_gradients() {
 // MirroredStrategy
 
 MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyOptions options,
-                                   EventStore* events)
+                                   EventStore* events, vgpu::WorkerGroup* workers)
     : devices_(std::move(devices)),
       options_(std::move(options)),
+      workers_(workers != nullptr && workers->size() > 1 ? workers : nullptr),
       rendezvous_(static_cast<int>(devices_.size())) {
   if (devices_.empty()) throw std::invalid_argument("MirroredStrategy needs at least one device");
   if (events != nullptr) listeners_.push_back(events);
+  if (workers_ != nullptr) check_workers_agree();
   // Before any step: a device thread whose first sgemm cannot map OpenBLAS's buffer would hang.
   check_blas_work_memory(static_cast<int>(std::count_if(
       devices_.begin(), devices_.end(), [](const vgpu::Device* d) { return !d->is_cuda(); })));
@@ -302,11 +309,22 @@ void MirroredStrategy::choose_all_reduce() {
   all_reduce_ = choice.row->make(devices_, 0, choice.nccl_multi_rank);  // checked once, above
   all_reduce_notes_ = choice.notes;
   all_reduce_row_ = choice.row;
+  if (workers_ != nullptr) {
+    all_reduce_ = std::make_unique<vgpu::HierarchicalAllReduce>(std::move(all_reduce_), *workers_);
+    // How it runs within a worker, and across. Not auto's reasons: they say what TensorFlow's
+    // MirroredStrategy chooses in one process, which is not checked for several workers.
+    all_reduce_notes_.resize(1);
+    all_reduce_notes_.push_back(
+        "Across " + std::to_string(num_workers()) + " workers: " + workers_->transport() +
+        " of each worker's sum (in " + devices_[0]->name() +
+        "), then copied to its other devices: within, across, back");
+  }
 }
 
 void MirroredStrategy::broadcast_initial_variables() {
   Model& primary = replicas_[0]->model();
   primary.init(options_.seed);
+  if (workers_ != nullptr) broadcast_from_worker_0();  // every worker starts from worker 0's
   // Every replica copies from host memory: replica 0's own parameters on a CPU-backed device,
   // else one host copy of them (a CUDA replica 0, or CUDA targets, whatever the mix).
   std::vector<float> host_copy;
@@ -333,21 +351,22 @@ void MirroredStrategy::broadcast_initial_variables() {
 std::vector<LossStats> MirroredStrategy::run(const GlobalBatch& batch, const StepFunction& fn) {
   std::vector<LossStats> results = run_on_replicas(batch, fn, /*training=*/true);
   ++step_;
-  if (options_.check_sync && replicas_.size() > 1) check_in_sync();
+  if (options_.check_sync && num_replicas_in_sync() > 1) check_in_sync();
   return results;
 }
 
 LossStats MirroredStrategy::train_step(const GlobalBatch& batch) {
-  return reduce_sum(run(batch, [](ReplicaContext& ctx) {
+  return sum_over_workers(reduce_sum(run(batch, [](ReplicaContext& ctx) {
     const Tensor& logits = ctx.forward();
     LossStats stats = ctx.backward(logits);
     ctx.apply_gradients();
     return stats;
-  }));
+  })));
 }
 
 LossStats MirroredStrategy::evaluate(const Dataset& data, std::size_t batch_per_replica) {
-  const std::size_t global = batch_per_replica * replicas_.size();
+  const std::size_t global = batch_per_replica * static_cast<std::size_t>(num_replicas_in_sync());
+  tell_workers("the evaluation");
   std::vector<std::uint32_t> indices(data.size());
   for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint32_t>(i);
   LossStats total;
@@ -357,10 +376,21 @@ LossStats MirroredStrategy::evaluate(const Dataset& data, std::size_t batch_per_
     total += reduce_sum(run_on_replicas(
         batch, [](ReplicaContext& ctx) { return ctx.evaluate(); }, /*training=*/false));
   }
-  return total;
+  return sum_over_workers(total);
+}
+
+std::vector<Shard> MirroredStrategy::local_shards(std::size_t batch_size,
+                                                  std::size_t per_replica) const {
+  const std::vector<Shard> all =
+      split_global_batch(batch_size, num_replicas_in_sync(), per_replica);
+  std::vector<Shard> mine(all.begin() + first_replica_id(),
+                          all.begin() + first_replica_id() + num_local_replicas());
+  for (Shard& s : mine) s.replica -= first_replica_id();  // this worker's replica index
+  return mine;
 }
 
 void MirroredStrategy::check_in_sync() {
+  if (workers_ != nullptr) check_workers_in_sync();
   const std::uint64_t expected = replicas_[0]->last_fingerprint();
   std::string differing;
   for (const auto& r : replicas_) {
@@ -395,11 +425,14 @@ void MirroredStrategy::remove_listener(StepListener* listener) {
 
 std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batch,
                                                          const StepFunction& fn, bool training) {
-  const int n = num_replicas_in_sync();
-  const std::size_t per_replica =
-      batch.batch_per_replica > 0 ? batch.batch_per_replica : (batch.size() + n - 1) / n;
+  const int n = num_local_replicas();
+  const int in_sync = num_replicas_in_sync();
+  const std::size_t per_replica = batch.batch_per_replica > 0
+                                      ? batch.batch_per_replica
+                                      : (batch.size() + in_sync - 1) / in_sync;
   std::vector<LossStats> results(static_cast<std::size_t>(n));
-  const std::vector<Shard> shards = split_global_batch(batch.size(), n, per_replica);
+  const std::vector<Shard> shards = local_shards(batch.size(), per_replica);
+  if (training) tell_workers("training step " + std::to_string(step_ + 1));
   // What the listeners need of a training step (evaluation tells them only its timed phases). A
   // stopped controller throws StepStopped here, before anything runs.
   StepNeeds needs;
@@ -419,7 +452,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   }
   rendezvous_.reset(all_reduce_.get(), step_listened_ ? &hook_observer_ : nullptr, devices_);
   const bool fingerprint =
-      training && ((options_.check_sync && n > 1) || needs.fingerprints);
+      training && ((options_.check_sync && in_sync > 1) || needs.fingerprints);
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
@@ -479,7 +512,7 @@ void MirroredStrategy::reached(int rank, StepBoundary boundary) {
   // reach it tells the listeners (the others have gone on).
   const int ordinal = passed_[static_cast<std::size_t>(rank)]++;
   if (ordinal < kMaxBoundaries &&
-      arrivals_[ordinal].fetch_add(1, std::memory_order_acq_rel) + 1 == num_replicas_in_sync()) {
+      arrivals_[ordinal].fetch_add(1, std::memory_order_acq_rel) + 1 == num_local_replicas()) {
     all_replicas_reached(point);
   }
 }
@@ -510,7 +543,7 @@ void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
   for (StepListener* l : s.listeners_) l->on_collective_step(step);
   PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
   point.all_reduce_step = step.index;
-  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_replicas_in_sync());
+  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_local_replicas());
   point.all_reduce_phase = step.phase;
   s.all_replicas_reached(std::move(point));  // every rank waits in the collective's barrier
 }

@@ -37,6 +37,7 @@
 #include "virtualgpu/barrier.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
+#include "virtualgpu/worker_group.h"
 
 namespace mirrorlab::core {
 
@@ -162,7 +163,8 @@ class MirroredStrategy;
 // records its phase as a run event.
 class ReplicaContext {
  public:
-  int replica_id_in_sync_group() const { return replica_->id(); }
+  // Among every replica of every worker: worker w's replica i is w x (replicas per worker) + i.
+  int replica_id_in_sync_group() const;
   int num_replicas_in_sync() const;
   std::size_t global_batch_size() const { return global_batch_size_; }
   std::int64_t step() const { return step_; }
@@ -226,13 +228,29 @@ class MirroredStrategy {
   // when one does not fit its device) and std::invalid_argument for an unknown all-reduce or
   // one that cannot run on these devices (nccl on CPU-backed or shared GPUs), saying why.
   // `events` (optional) is the first listener, so it sees the initial broadcast too.
+  //
+  // `workers` (optional, outlives the strategy): this process is one worker of several, as in
+  // TensorFlow's MultiWorkerMirroredStrategy (multi_worker.cpp). Every worker makes its
+  // strategy with the same options and as many devices (else std::invalid_argument, on every
+  // worker). Then the replicas in sync are every worker's, the variables are those of worker 0
+  // (broadcast at the start), each worker takes its replicas' part of every global batch, the
+  // all-reduce goes within the worker, across workers, and back (HierarchicalAllReduce), and
+  // the statistics of a step or an evaluation are summed over the workers.
   MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyOptions options,
-                   EventStore* events = nullptr);
+                   EventStore* events = nullptr, vgpu::WorkerGroup* workers = nullptr);
   ~MirroredStrategy();
   MirroredStrategy(const MirroredStrategy&) = delete;
   MirroredStrategy& operator=(const MirroredStrategy&) = delete;
 
-  int num_replicas_in_sync() const { return static_cast<int>(replicas_.size()); }
+  // Every worker's replicas: the global batch is per-replica batch x this.
+  int num_replicas_in_sync() const { return num_local_replicas() * num_workers(); }
+  // This process's replicas (its devices); replica(i) and devices() are these.
+  int num_local_replicas() const { return static_cast<int>(replicas_.size()); }
+  int num_workers() const { return workers_ != nullptr ? workers_->size() : 1; }
+  int worker_index() const { return workers_ != nullptr ? workers_->rank() : 0; }
+  vgpu::WorkerGroup* workers() const { return workers_; }
+  // replica_id_in_sync_group of this worker's replica 0.
+  int first_replica_id() const { return worker_index() * num_local_replicas(); }
   const std::vector<vgpu::Device*>& devices() const { return devices_; }
   Replica& replica(int i) { return *replicas_[static_cast<std::size_t>(i)]; }
   const StrategyOptions& options() const { return options_; }
@@ -255,14 +273,16 @@ class MirroredStrategy {
   void remove_listener(StepListener* listener);
 
   // strategy.run(fn, args=(batch,)): splits the batch, runs fn on every replica concurrently on
-  // its device, waits for all of them; one result per replica. Counts as a training step: with
-  // check_sync and N > 1 the replicas' weight fingerprints are compared afterwards.
+  // its device, waits for all of them; one result per replica (of this worker). Counts as a
+  // training step: with check_sync and N > 1 the replicas' weight fingerprints are compared
+  // afterwards (every worker's, with several).
   std::vector<LossStats> run(const GlobalBatch& batch, const StepFunction& fn);
-  // The fit loop's step: forward, backward, apply_gradients on every replica. Summed stats.
+  // The fit loop's step: forward, backward, apply_gradients on every replica. Summed stats (over
+  // every worker's replicas).
   LossStats train_step(const GlobalBatch& batch);
   // Distributed evaluation of the whole dataset in global batches of per-replica size * N.
   LossStats evaluate(const Dataset& data, std::size_t batch_per_replica);
-  // Throws ReplicasOutOfSync naming the replicas that differ from replica 0.
+  // Throws ReplicasOutOfSync naming the replicas (or the worker) that differ from replica 0.
   void check_in_sync();
 
   // Host thread, between steps: replica 0's state (core/strategy/mirrored_state.cpp).
@@ -280,6 +300,15 @@ class MirroredStrategy {
                                          bool training);
   void broadcast_initial_variables();
   void choose_all_reduce();
+  // The replicas' shards of the global batch: this worker's part of the split over every
+  // replica in sync (offsets into the whole batch).
+  std::vector<Shard> local_shards(std::size_t batch_size, std::size_t per_replica) const;
+  // multi_worker.cpp: what several workers add.
+  void check_workers_agree();                // same device count and model on every worker
+  void broadcast_from_worker_0();            // replica 0's variables := worker 0's
+  LossStats sum_over_workers(const LossStats& mine);
+  void check_workers_in_sync();              // replica 0's fingerprint equal on every worker
+  void tell_workers(const std::string& activity);
   // Inside a training step, on replica `rank`'s thread: it has finished `boundary`.
   void reached(int rank, StepBoundary boundary);
   PausePoint pause_point(StepBoundary boundary) const;  // of the current step
@@ -300,6 +329,7 @@ class MirroredStrategy {
 
   std::vector<vgpu::Device*> devices_;
   StrategyOptions options_;
+  vgpu::WorkerGroup* workers_ = nullptr;
   std::vector<StepListener*> listeners_;
   std::unique_ptr<vgpu::AllReduce> all_reduce_;
   const vgpu::AllReduceAlgorithm* all_reduce_row_ = nullptr;  // its row of the table

@@ -15,6 +15,27 @@
 
 namespace mirrorlab::core {
 
+// An event as a trace holds it: times in microseconds since the trace's origin (which several
+// workers share: each measures from the same moment, met at a barrier).
+struct TraceEvent {
+  int device = 0;
+  Phase phase = Phase::kSplit;
+  std::int64_t step = 0;
+  double begin_us = 0, end_us = 0;
+  std::size_t bytes = 0;
+};
+
+// One process of a Chrome trace (a worker): its name, one lane per device, its events.
+struct TraceProcess {
+  std::string name;
+  std::vector<std::string> lanes;  // indexed by TraceEvent::device
+  std::vector<TraceEvent> events;
+};
+
+// Chrome trace JSON ("traceEvents", complete events): process i is pid i + 1 (named, when it has
+// a name), each lane a thread of it.
+std::string chrome_trace(const std::vector<TraceProcess>& processes);
+
 // A listener of the strategy's steps that keeps every timed phase (on_phase).
 class EventStore : public StepListener {
  public:
@@ -31,8 +52,10 @@ class EventStore : public StepListener {
   std::vector<PhaseTotals> phase_totals() const;
   vgpu::TimePoint origin() const { return origin_; }
 
-  // Chrome trace JSON ("traceEvents", complete events, microseconds since origin), one track
-  // per device named by device_names[device]. Write it with core::OutputFile.
+  // The events with their times in microseconds since `origin`.
+  std::vector<TraceEvent> trace_events(vgpu::TimePoint origin) const;
+  // Chrome trace JSON (microseconds since origin()), one process, one track per device named by
+  // device_names[device]. Write it with core::OutputFile.
   std::string chrome_trace(const std::vector<std::string>& device_names) const;
 
  private:

@@ -1,0 +1,181 @@
+// `mpirun -np 2 mirrorlab train ...` as a user runs it (issue 17): two workers train as one,
+// each prints its TF_CONFIG, only worker 0 prints Keras' progress, the history and the trace of
+// both are one file each; flags that differ between workers are refused; a worker killed in the
+// middle of a run makes the other exit non-zero within 10 s, naming it; and without mpirun,
+// --workers says how to launch. Registered in builds with MPI and mpirun (tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "command_output.h"
+#include "nlohmann/json.hpp"
+#include "temp_folder.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mirrorlab::testing::read_file;
+
+const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
+// As root (CI) Open MPI asks for these two; more ranks than cores need --oversubscribe.
+const std::string kMpirun = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                            std::string(MIRRORLAB_MPIEXEC) + " --oversubscribe ";
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class Workers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!mirrorlab::testing::has_fashion_mnist())
+      GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  }
+  mirrorlab::testing::TempFolder folder_{"workers"};
+  const fs::path& dir_ = folder_.path();
+};
+
+TEST_F(Workers, TwoWorkersTrainAsOneAndWorker0WritesEveryWorkersHistoryAndTrace) {
+  const fs::path history = dir_ / "h.json", trace = dir_ / "t.json";
+  const auto run = mirrorlab::testing::run_command(
+      kMpirun + "-np 2 " + kMirrorlab +
+      " train --model mlp --gpus 2 --batch-per-replica 16 --epochs 1 --max-steps 8 "
+      "--train-examples 512 --optimizer sgd --lr 0.05 --history " +
+      history.string() + " --trace " + trace.string());
+  ASSERT_EQ(run.status, 0) << run.output;
+  // Each worker's TF_CONFIG: the same cluster, its own task.
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_NE(run.output.find("Worker " + std::to_string(w) + " of 2"), std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find("\"task\":{\"type\":\"worker\",\"index\":" + std::to_string(w) + "}"),
+              std::string::npos)
+        << run.output;
+  }
+  EXPECT_EQ(count_of(run.output, "\"cluster\":{\"worker\":["), 2) << run.output;
+  // Worker 0 alone tells the run: one progress, one global batch of 16 x 2 x 2.
+  EXPECT_EQ(count_of(run.output, "Epoch 1/1"), 1) << run.output;
+  EXPECT_EQ(count_of(run.output, "Global batch 64 = 16 per replica x 4 replicas"), 1) << run.output;
+  EXPECT_NE(run.output.find("Across 2 workers: MPI_Allreduce"), std::string::npos) << run.output;
+
+  const nlohmann::json h = nlohmann::json::parse(read_file(history));
+  EXPECT_EQ(h["config"]["workers"], 2);
+  EXPECT_EQ(h["config"]["global_batch"], 64);
+  EXPECT_EQ(h["steps"], 8);
+  ASSERT_EQ(h["workers"].size(), 2u);
+  for (int w = 0; w < 2; ++w) {
+    const nlohmann::json& worker = h["workers"][static_cast<std::size_t>(w)];
+    EXPECT_EQ(worker["worker"], w);
+    EXPECT_EQ(worker["tf_config"]["task"]["index"], w);
+    ASSERT_EQ(worker["devices"].size(), 2u);
+    EXPECT_GT(worker["devices"][1]["phase_seconds"]["forward"].get<double>(), 0.0);
+  }
+  // The trace: a process per worker (named), a lane per device, both workers' steps.
+  const nlohmann::json t = nlohmann::json::parse(read_file(trace));
+  int processes = 0, lanes = 0, forward_of_worker_1 = 0;
+  for (const nlohmann::json& e : t["traceEvents"]) {
+    if (e["name"] == "process_name") ++processes;
+    if (e["name"] == "thread_name") ++lanes;
+    if (e["name"] == "forward" && e["pid"] == 2) ++forward_of_worker_1;
+  }
+  EXPECT_EQ(processes, 2);
+  EXPECT_EQ(lanes, 4);
+  EXPECT_EQ(forward_of_worker_1, 2 * 8) << "worker 1's 2 devices, 8 steps";
+}
+
+TEST_F(Workers, TwoRunsOfTwoWorkersEndWithTheSameWeights) {
+  std::vector<nlohmann::json> histories;
+  for (const char* name : {"a.json", "b.json"}) {
+    const fs::path history = dir_ / name;
+    const auto run = mirrorlab::testing::run_command(
+        kMpirun + "-np 2 " + kMirrorlab +
+        " train --model cnn --gpus 2 --batch-per-replica 8 --epochs 1 --max-steps 6 "
+        "--train-examples 256 --history " +
+        history.string());
+    ASSERT_EQ(run.status, 0) << run.output;
+    histories.push_back(nlohmann::json::parse(read_file(history)));
+  }
+  // The L2 norm of every final weight and the last step's loss, to the last bit.
+  EXPECT_EQ(histories[0]["weights_l2"].get<double>(), histories[1]["weights_l2"].get<double>());
+  EXPECT_EQ(histories[0]["final_train_loss"].get<double>(),
+            histories[1]["final_train_loss"].get<double>());
+  EXPECT_EQ(histories[0]["test"]["loss"].get<double>(), histories[1]["test"]["loss"].get<double>());
+}
+
+TEST_F(Workers, FlagsThatDifferBetweenWorkersAreRefusedNamingTheFlag) {
+  const std::string common = " train --model mlp --gpus 1 --max-steps 2 --train-examples 256";
+  const auto run =
+      mirrorlab::testing::run_command(kMpirun + "-np 1 " + kMirrorlab + common +
+                                      " --lr 0.01 : -np 1 " + kMirrorlab + common + " --lr 0.02");
+  EXPECT_NE(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("worker 1 has --lr 0.02 where worker 0 has --lr 0.01"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.output.find("Epoch 1/"), std::string::npos) << "trained anyway:\n" << run.output;
+}
+
+TEST_F(Workers, CheckpointsAndFaultsAreRefusedWithSeveralWorkers) {
+  const auto run = mirrorlab::testing::run_command(
+      kMpirun + "-np 2 " + kMirrorlab + " train --model mlp --max-steps 2 --checkpoint-dir " +
+      (dir_ / "ckpt").string());
+  EXPECT_NE(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("--checkpoint-dir is not built for several workers yet"),
+            std::string::npos)
+      << run.output;
+  EXPECT_FALSE(fs::exists(dir_ / "ckpt")) << "a worker made the folder before the refusal";
+}
+
+TEST_F(Workers, AWorkerKilledMidRunMakesTheOtherExitWithin10SecondsNamingIt) {
+  const fs::path log = dir_ / "log";
+  // Long enough to be killed in the middle: 60,000 examples in steps of 4 x 8.
+  const pid_t mpirun = mirrorlab::testing::start_command(
+      kMpirun + "-np 2 " + kMirrorlab,
+      "train --model mlp --gpus 2 --batch-per-replica 8 --epochs 20 --optimizer sgd", log);
+  ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Global batch", 120)) << read_file(log);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // in the middle of training
+  std::smatch pid;
+  const std::string text = read_file(log);
+  ASSERT_TRUE(std::regex_search(text, pid, std::regex("Worker 1 of 2, pid ([0-9]+) on"))) << text;
+  ASSERT_EQ(kill(std::stoi(pid[1]), SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  const int status = mirrorlab::testing::wait_exit(mpirun, 20);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const std::string output = read_file(log);
+  EXPECT_NE(status, 0) << output;
+  EXPECT_NE(status, -1) << "still running 20 s after worker 1 was killed:\n" << output;
+  EXPECT_LT(seconds, 10.0) << output;
+  EXPECT_NE(output.find("worker 1 (pid " + std::string(pid[1]) + " on"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("is gone"), std::string::npos) << output;
+}
+
+TEST(WorkersWithoutMpirun, AskingForWorkersSaysHowToLaunchThem) {
+  const auto run = mirrorlab::testing::run_command(kMirrorlab + " train --workers 2 --max-steps 1");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("mpirun -np 2 mirrorlab train"), std::string::npos) << run.output;
+}
+
+TEST(WorkersWithoutMpirun, WorkersThatDisagreeWithMpirunAreRefused) {
+  const auto run = mirrorlab::testing::run_command(kMpirun + "-np 2 " + kMirrorlab +
+                                                   " train --workers 3 --max-steps 1");
+  EXPECT_NE(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("--workers 3 but mpirun (Open MPI) started 2 processes"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(WorkersWithoutMpirun, OtherCommandsUnderMpirunSayThatOnlyTrainRunsAsWorkers) {
+  const auto run = mirrorlab::testing::run_command(kMpirun + "-np 2 " + kMirrorlab + " devices");
+  EXPECT_NE(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("mirrorlab devices: runs as one process"), std::string::npos)
+      << run.output;
+  EXPECT_EQ(count_of(run.output, "runs as one process"), 1) << "said once, by rank 0";
+}
+
+}  // namespace

@@ -1,0 +1,101 @@
+// The command line's side of multi-worker training (app/workers.h), in-process: what a launch
+// without mpirun or without MPI is told, each worker's TF_CONFIG, the flags compared between
+// workers, and the workers' parts merged into one history and one trace.
+#include <gtest/gtest.h>
+
+#include "app/train_command.h"
+#include "app/workers.h"
+
+namespace mirrorlab::app {
+namespace {
+
+// Two workers on two hosts, without MPI: only what the functions read.
+class FakeWorkers final : public vgpu::WorkerGroup {
+ public:
+  explicit FakeWorkers(int rank) : rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  const std::vector<vgpu::WorkerPlace>& places() const override { return places_; }
+  std::string transport() const override { return "none"; }
+  void all_reduce_sum(std::span<float>) override {}
+  void all_reduce_sum(std::span<double>) override {}
+  void broadcast(std::span<float>, int) override {}
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine, mine}; }
+  void set_activity(std::string) override {}
+
+ private:
+  int rank_;
+  std::vector<vgpu::WorkerPlace> places_{{"alpha", 100}, {"beta", 200}};
+};
+
+TEST(CheckLaunch, AloneOrUnderMpirunWithMpiIsFine) {
+  EXPECT_EQ(check_launch(0, vgpu::Launch{}, false), "");
+  EXPECT_EQ(check_launch(1, vgpu::Launch{}, true), "");
+  EXPECT_EQ(check_launch(0, vgpu::Launch{2, 1, "mpirun (Open MPI)"}, true), "");
+  EXPECT_EQ(check_launch(2, vgpu::Launch{2, 0, "mpirun (Open MPI)"}, true), "");
+}
+
+TEST(CheckLaunch, MpirunWithoutMpiBuiltSaysWhatToInstall) {
+  const std::string said = check_launch(0, vgpu::Launch{2, 0, "mpirun (Open MPI)"}, false);
+  EXPECT_NE(said.find("built without MPI"), std::string::npos) << said;
+  EXPECT_NE(said.find("apt-get install libopenmpi-dev openmpi-bin"), std::string::npos) << said;
+}
+
+TEST(CheckLaunch, WorkersWithoutMpirunSayHowToLaunch) {
+  const std::string said = check_launch(3, vgpu::Launch{}, true);
+  EXPECT_NE(said.find("mpirun -np 3 mirrorlab train"), std::string::npos) << said;
+  EXPECT_NE(check_launch(3, vgpu::Launch{}, false).find("built without MPI"), std::string::npos);
+  const std::string disagree = check_launch(3, vgpu::Launch{2, 0, "mpirun (Open MPI)"}, true);
+  EXPECT_NE(disagree.find("--workers 3 but mpirun (Open MPI) started 2"), std::string::npos)
+      << disagree;
+}
+
+TEST(TfConfig, IsTheSeedNotesShapeWithThisWorkersTask) {
+  EXPECT_EQ(
+      tf_config(FakeWorkers(1)),
+      R"({"cluster":{"worker":["alpha:20000","beta:20001"]},"task":{"type":"worker","index":1}})");
+}
+
+TEST(WorkerFlags, EqualFlagsPassAndTheFirstDifferenceIsNamed) {
+  TrainOptions a, b;
+  EXPECT_EQ(compare_worker_flags({train_flag_lines(a), train_flag_lines(b)}), "");
+  b.seed = 7;
+  b.learning_rate = 0.5;
+  const std::string said = compare_worker_flags({train_flag_lines(a), train_flag_lines(b)});
+  EXPECT_NE(said.find("worker 1 has --lr 0.5 where worker 0 has --lr 0.001"), std::string::npos)
+      << said;
+  b = a;
+  b.data_dir = "/elsewhere";  // a folder of another host: compared as data, not as a flag
+  EXPECT_EQ(compare_worker_flags({train_flag_lines(a), train_flag_lines(b)}), "");
+}
+
+TEST(WorkerParts, MergeIntoAHistoryEntryAndATraceProcessPerWorker) {
+  const nlohmann::json devices = {{{"name", "/gpu:0"}}, {{"name", "/gpu:1"}}};
+  const std::vector<core::TraceEvent> events = {
+      {1, core::Phase::kForward, 3, 10.5, 12.25, 0},
+      {0, core::Phase::kUpdate, 9, 3600e6 + 0.25, 3600e6 + 1.0, 0}};  // an hour in
+  const MergedRun merged = merge_worker_parts(
+      {worker_part(FakeWorkers(0), devices, {}), worker_part(FakeWorkers(1), devices, events)});
+  ASSERT_EQ(merged.workers.size(), 2u);
+  EXPECT_EQ(merged.workers[1]["host"], "beta");
+  EXPECT_EQ(merged.workers[1]["tf_config"]["task"]["index"], 1);
+  EXPECT_FALSE(merged.workers[1].contains("trace"));
+  ASSERT_EQ(merged.trace.size(), 2u);
+  EXPECT_EQ(merged.trace[1].name, "worker 1 (pid 200 on beta)");
+  EXPECT_EQ(merged.trace[1].lanes, (std::vector<std::string>{"/gpu:0", "/gpu:1"}));
+  ASSERT_EQ(merged.trace[1].events.size(), 2u);
+  EXPECT_EQ(merged.trace[1].events[0].phase, core::Phase::kForward);
+  EXPECT_EQ(merged.trace[1].events[0].end_us, 12.25);
+  const std::string trace = core::chrome_trace(merged.trace);
+  const std::string process =
+      R"x({"ph":"M","name":"process_name","pid":2,"args":{"name":"worker 1 (pid 200 on beta)"}})x";
+  const std::string forward =
+      R"({"ph":"X","pid":2,"tid":1,"name":"forward","ts":10.500,"dur":1.750)";
+  EXPECT_NE(trace.find(process), std::string::npos) << trace;
+  EXPECT_NE(trace.find(forward), std::string::npos) << trace;
+  // To the microsecond an hour into a run, not to the stream's 6 digits.
+  EXPECT_NE(trace.find(R"("ts":3600000000.250,"dur":0.750)"), std::string::npos) << trace;
+}
+
+}  // namespace
+}  // namespace mirrorlab::app
