@@ -50,6 +50,37 @@ TEST(Fit, TheWorkingSetOfOneSharedMemoryIsEveryRanksBuffer) {
   EXPECT_EQ(e.steps[1].bottleneck, "/gpu:1+/gpu:3 core");
 }
 
+TEST(Fit, AStepReadsTheCurvesAtTheBytesItTouches) {
+  // Worked by hand, S = 4 MiB on 4 ranks: a ring's step moves 4 chunks of 1 MiB, each read from
+  // one buffer and written into another: 8 MiB, half of the 16 MiB every buffer holds.
+  const double S = 4 * kMiB;
+  const Schedule ring = ring_schedule(4, S);
+  for (const ScheduleStep& step : ring.steps) {
+    EXPECT_DOUBLE_EQ(step_working_set(ring, step, true), 8 * kMiB);
+  }
+  // Reduce-to-one's steps and the one-shot's touch every buffer: 3 sources and the destination
+  // (the destination counted once), 4 x 4 MiB.
+  const Schedule to_one = reduce_to_one_schedule(4, S);
+  for (const ScheduleStep& step : to_one.steps) {
+    EXPECT_DOUBLE_EQ(step_working_set(to_one, step, true), 16 * kMiB);
+  }
+  const Schedule one_shot = one_shot_schedule(4, S);
+  EXPECT_DOUBLE_EQ(step_working_set(one_shot, one_shot.steps[0], true), 16 * kMiB);
+  // On 2 ranks the ring's step touches both buffers whole.
+  const Schedule ring2 = ring_schedule(2, S);
+  EXPECT_DOUBLE_EQ(step_working_set(ring2, ring2.steps[0], true), 8 * kMiB);
+  // A GPU's own memory holds its one buffer, whatever the step.
+  EXPECT_DOUBLE_EQ(step_working_set(ring, ring.steps[0], false), S);
+
+  // So the 4-rank ring of 4 MiB reads a two-level memory at 8 MiB, inside the 8 MiB cache
+  // (two_levels(): the cache's bandwidth up to 8 MiB), where its 16 MiB of buffers would not fit.
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.gpus_per_node = 4;
+  const Estimate inside = estimate(ring, t);
+  const Estimate past = estimate(ring_schedule(4, 8 * kMiB), t);
+  EXPECT_LT(inside.steps[0].seconds * 2, past.steps[0].seconds);
+}
+
 TEST(Fit, RecoversBothLatenciesOfAllReducesTheModelTimed) {
   Topology t = shared_memory_topology(two_levels(), 2);
   t.gpus_per_node = 4;

@@ -125,6 +125,16 @@ int first_rank_of_engine(const Topology& t, int ranks, int rank) {
 
 }  // namespace
 
+double step_working_set(const Schedule& schedule, const ScheduleStep& step, bool shared) {
+  if (!shared) return schedule.bytes;  // a GPU's own memory holds its one buffer
+  // One memory holds every rank's buffer; a step touches each move's source and destination,
+  // and never more than all the buffers: 2S for a ring's step of n chunks of S/n, nS for
+  // reduce-to-one's steps and the one-shot's.
+  double touched = 0;
+  for (const Move& m : step.moves) touched += 2 * m.bytes;
+  return std::min(touched, schedule.bytes * schedule.ranks);
+}
+
 Estimate estimate(const Schedule& schedule, const Topology& topology) {
   if (schedule.ranks > topology.ranks()) {
     throw std::invalid_argument("a schedule of " + std::to_string(schedule.ranks) +
@@ -132,8 +142,6 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
                                 std::to_string(topology.ranks()) + " GPUs");
   }
   const bool shared = topology.fabric == Fabric::kSharedMemory;
-  // What the memory holds for the all-reduce: one S on a GPU's own; every rank's in one memory.
-  const double working_set = shared ? schedule.bytes * schedule.ranks : schedule.bytes;
   Estimate e;
   if (!schedule.steps.empty()) {
     e.call_latency = topology.call_latency;
@@ -144,6 +152,7 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
     std::set<int> engines;
     for (const Move& m : step.moves) engines.insert(m.engine());
     const int active = static_cast<int>(engines.size());
+    const double working_set = step_working_set(schedule, step, shared);
     for (const Move& m : step.moves) {
       route(topology, m, loads);
       const double traffic = memory_traffic(m.work, m.bytes);

@@ -108,4 +108,9 @@ struct Estimate {
 // counted only as bytes sharing a resource; congestion, protocols and pipelining are left out.
 Estimate estimate(const Schedule& schedule, const Topology& topology);
 
+// The bytes at which a step reads the memory's bandwidth curves: a GPU's own memory holds one
+// buffer (the schedule's bytes); one shared memory, the bytes the step touches (each move's
+// source and destination), at most every rank's buffer.
+double step_working_set(const Schedule& schedule, const ScheduleStep& step, bool shared);
+
 }  // namespace mirrorlab::timing
