@@ -165,17 +165,6 @@ void DeviceRegistry::set_physical_device_configuration(std::vector<int> physical
 
 namespace {
 
-// Device threads (and the host thread waiting for them) poll briefly before sleeping only when
-// each has a core of its own; otherwise polling would steal the cores the work needs.
-// MIRRORLAB_WAIT_POLICY=active|passive overrides the choice, as OMP_WAIT_POLICY does for OpenMP.
-bool poll_before_sleeping(std::size_t devices) {
-  if (const char* policy = std::getenv("MIRRORLAB_WAIT_POLICY")) {
-    if (std::string(policy) == "active") return true;
-    if (std::string(policy) == "passive") return false;
-  }
-  return devices + 1 <= std::thread::hardware_concurrency();
-}
-
 // The CPUs this process may run on (Linux: its affinity mask, which a container or taskset may
 // narrow); empty where that cannot be read.
 std::vector<int> allowed_cpus() {
@@ -190,6 +179,21 @@ std::vector<int> allowed_cpus() {
   }
 #endif
   return cpus;
+}
+
+// Device threads (and the host thread waiting for them) poll briefly before sleeping only when
+// each has a core of its own; otherwise polling would steal the cores the work needs.
+// MIRRORLAB_WAIT_POLICY=active|passive overrides the choice, as OMP_WAIT_POLICY does for OpenMP.
+bool poll_before_sleeping(std::size_t devices) {
+  if (const char* policy = std::getenv("MIRRORLAB_WAIT_POLICY")) {
+    if (std::string(policy) == "active") return true;
+    if (std::string(policy) == "passive") return false;
+  }
+  // The CPUs this process may use, not the machine's: under mpirun each rank is bound to one
+  // core, where a waiting thread that polls takes the core from the device it waits for.
+  const std::size_t allowed = allowed_cpus().size();
+  const std::size_t cpus = allowed > 0 ? allowed : std::thread::hardware_concurrency();
+  return devices + 1 <= cpus;
 }
 
 // A CPU virtual GPU is an engine of its own, as a GPU is: device i runs on the i-th allowed CPU

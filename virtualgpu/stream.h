@@ -61,6 +61,7 @@ class Stream {
   // Polling pays only when every polling thread has a core of its own (like OpenMP's
   // OMP_WAIT_POLICY=active): the registry decides. Zero (the default) always sleeps at once.
   void set_spin_wait(std::chrono::microseconds budget) { spin_us_ = budget.count(); }
+  std::chrono::microseconds spin_wait() const { return std::chrono::microseconds(spin_us_.load()); }
 
   // Runs the stream's thread on CPU `cpu` only (Linux), as OpenMP's OMP_PROC_BIND binds its
   // threads, so the OS cannot move it between cores, nor put two devices on one core while
