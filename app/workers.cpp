@@ -112,19 +112,6 @@ void finish_workers(vgpu::WorkerGroup& workers) {
 #endif
 }
 
-std::string tf_config(const vgpu::WorkerGroup& workers) {
-  nlohmann::ordered_json addresses = nlohmann::ordered_json::array();
-  for (int w = 0; w < workers.size(); ++w) {
-    addresses.push_back(workers.places()[static_cast<std::size_t>(w)].host + ":" +
-                        std::to_string(20000 + w));
-  }
-  nlohmann::ordered_json config;
-  config["cluster"]["worker"] = addresses;
-  config["task"]["type"] = "worker";
-  config["task"]["index"] = workers.rank();
-  return config.dump();
-}
-
 std::string train_flag_lines(const TrainOptions& o) {
   std::ostringstream lines;
   const auto list = [](const auto& values) {
@@ -198,7 +185,7 @@ bool announce_worker(vgpu::WorkerGroup& workers) {
   const vgpu::WorkerPlace& place = workers.places()[static_cast<std::size_t>(workers.rank())];
   std::printf("Worker %d of %d, pid %lld on %s, in TensorFlow's words: TF_CONFIG='%s'\n",
               workers.rank(), workers.size(), static_cast<long long>(place.pid), place.host.c_str(),
-              tf_config(workers).c_str());
+              vgpu::tf_config(workers).c_str());
   std::fflush(stdout);
   return workers.rank() == 0 || std::freopen("/dev/null", "w", stdout) != nullptr;
 }
@@ -258,7 +245,7 @@ std::string worker_part(const vgpu::WorkerGroup& workers, const nlohmann::json& 
   const vgpu::WorkerPlace& place = workers.places()[static_cast<std::size_t>(workers.rank())];
   return nlohmann::json{
       {"worker", workers.rank()}, {"host", place.host},
-      {"pid", place.pid},         {"tf_config", nlohmann::json::parse(tf_config(workers))},
+      {"pid", place.pid},         {"tf_config", nlohmann::json::parse(vgpu::tf_config(workers))},
       {"devices", devices},       {"trace", trace}}
       .dump();
 }

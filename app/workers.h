@@ -48,10 +48,6 @@ std::unique_ptr<vgpu::WorkerGroup> nccl_workers(vgpu::WorkerGroup& workers,
 // The last barrier, then MPI_Finalize: only once every worker is past its last collective.
 void finish_workers(vgpu::WorkerGroup& workers);
 
-// TF_CONFIG as seed note 002 writes it, for this worker: the cluster's worker addresses
-// (host:20000 + index, the note's ports) and the task.
-std::string tf_config(const vgpu::WorkerGroup& workers);
-
 // The flags that must be the same on every worker, "--name value", one per line (all but --data,
 // a folder that may differ between hosts: the data itself is compared once loaded).
 std::string train_flag_lines(const TrainOptions& options);

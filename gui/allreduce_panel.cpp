@@ -12,6 +12,7 @@
 #include "gui/step_moment.h"
 #include "imgui.h"
 #include "virtualgpu/collective_replay.h"
+#include "virtualgpu/hierarchical_all_reduce.h"
 
 namespace mirrorlab::gui {
 namespace {
@@ -41,6 +42,10 @@ std::string contributors_text(std::uint64_t mask, int ranks) {
 
 // What the step does, in words, for the line above the picture.
 std::string describe_step(const vgpu::CollectiveStep& step, int ranks) {
+  if (step.phase == vgpu::kAcrossWorkersPhase) {
+    return "across workers: each worker's sum, in its first device, added to the other workers' "
+           "(the worker group's exchange); its moves are not visible here";
+  }
   if (step.transfers.empty()) {
     return "one NCCL call: the library sums on every GPU at once; its steps are not visible";
   }
@@ -145,7 +150,8 @@ int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geo
     const ImVec2 b(g.x + g.width * 0.8f, g.bar_y(n - 1) - 2);
     draw->AddRectFilled(a, b, rgb(0x4477AA, 200), 6);
     char text[96];
-    std::snprintf(text, sizeof text, "ncclAllReduce: %.3f ms",
+    std::snprintf(text, sizeof text, "%s: %.3f ms",
+                  step.phase == vgpu::kAcrossWorkersPhase ? "across workers" : "ncclAllReduce",
                   milliseconds(step.start, step.finish));
     draw->AddText(ImVec2(a.x + 8, (a.y + b.y) / 2 - line / 2), rgb(0xFFFFFF), text);
   }

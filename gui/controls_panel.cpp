@@ -132,8 +132,13 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
     ImGui::Text("Step %lld  (epoch %d/%d, %lld/%lld)", static_cast<long long>(run.steps_done),
                 std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
                 static_cast<long long>(run.steps_per_epoch));
-    ImGui::Text("Global batch %zu = %zu x %zu replicas", run.global_batch,
-                frame.config.fit.batch_per_replica, run.devices.size());
+    if (run.workers.size() > 1) {
+      ImGui::Text("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
+                  frame.config.fit.batch_per_replica, run.devices.size(), run.workers.size());
+    } else {
+      ImGui::Text("Global batch %zu = %zu x %zu replicas", run.global_batch,
+                  frame.config.fit.batch_per_replica, run.devices.size());
+    }
   }
   const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
                                            run.state == core::SessionState::kRunning);

@@ -100,6 +100,10 @@ void DevicesPanel::Draw(FrameContext& frame) {
     return;
   }
   follow_events(run);
+  if (run.workers.size() > 1) {
+    draw_workers(frame);
+    return;
+  }
   const float scale = frame.view.font_scale;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -195,6 +199,47 @@ void DevicesPanel::draw_rows(FrameContext& frame) {
   }
   ImGui::EndTable();
   frame.report.drew(name(), "rows", static_cast<double>(run.devices.size()));
+}
+
+void DevicesPanel::draw_workers(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  const float line = ImGui::GetTextLineHeight();
+  const std::size_t per_worker = run.workers[0].devices.size();
+  ImGui::TextWrapped("%zu workers x %zu devices = %d replicas in sync; each worker a thread of "
+                     "this process here, a process (mpirun) or a machine (TF_CONFIG) elsewhere",
+                     run.workers.size(), per_worker, run.replicas_in_sync);
+  for (std::size_t w = 0; w < run.workers.size(); ++w) {
+    const core::WorkerStatus& worker = run.workers[w];
+    ImGui::Separator();
+    ImGui::Text("worker %zu", w);
+    ImGui::SameLine();
+    ImGui::TextDisabled("TF_CONFIG task index %zu", w);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("TF_CONFIG='%s'", worker.tf_config.c_str());
+    const std::string id = "worker " + std::to_string(w);
+    if (!ImGui::BeginTable(id.c_str(), 3, ImGuiTableFlags_SizingStretchProp)) continue;
+    ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("MiB", ImGuiTableColumnFlags_WidthFixed);
+    for (std::size_t i = 0; i < worker.devices.size(); ++i) {
+      const core::DeviceStatus& d = worker.devices[i];
+      const int replica = static_cast<int>(w * per_worker + i);  // replica_id_in_sync_group
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      swatch(replica_color(replica));
+      ImGui::Text("%s  replica %d", d.name.c_str(), replica);
+      if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("worker %zu's %s: %s", w, d.name.c_str(), what_it_is(d).c_str());
+      }
+      ImGui::TableNextColumn();
+      ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
+      memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
+      ImGui::TableNextColumn();
+      ImGui::Text("%s / %.0f MiB", mib(d.in_use).c_str(),
+                  static_cast<double>(d.limit) / vgpu::kMiB);
+    }
+    ImGui::EndTable();
+  }
+  frame.report.drew(name(), "workers", static_cast<double>(run.workers.size()));
 }
 
 }  // namespace mirrorlab::gui

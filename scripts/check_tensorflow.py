@@ -24,6 +24,7 @@ import numpy as np
 warnings.filterwarnings("ignore")
 import tensorflow as tf  # noqa: E402  (after the warnings filter)
 import keras  # noqa: E402
+from check_tensorflow_workers import check as check_workers  # noqa: E402
 from check_tensorflow_training import (  # noqa: E402,F401
     TRAIN_BATCH_PER_REPLICA, TRAIN_FIRST_STEPS, compile_for_fit, keras_model, tf_train,
     training_tables)
@@ -419,6 +420,8 @@ def main():
     parser.add_argument("--train-epochs", type=int, default=5,
                         help="epochs of each training run (default 5; the CNN's take TensorFlow "
                              "about 45 s each on 2 cores)")
+    parser.add_argument("--workers-only", action="store_true",
+                        help="only the multi-worker cases (2 TensorFlow worker processes)")
     parser.add_argument("--isolated", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.isolated:
@@ -440,6 +443,12 @@ def main():
         agree = tf_value == ml_value if agree is None else agree
         verdict = "same" if agree else ("known" if known else "DIFFERS")
         rows.append((what, case, str(tf_value), str(ml_value), verdict, known or ""))
+
+    # 0. Several workers: MultiWorkerMirroredStrategy in 2 processes with TF_CONFIG (lesson 10).
+    workers = check_workers(lambda cases: mirrorlab(args.answers, cases), row)
+    print("TensorFlow's worker 0 logged:\n  " + "\n  ".join(workers["log"]) + "\n")
+    if args.workers_only:
+        return report(rows, [], args.markdown)
 
     # 1. The split of every global batch, through experimental_distribute_dataset.
     ml = mirrorlab(args.answers, {"split": [
@@ -652,6 +661,11 @@ def main():
             f"{ma:.4f}", agree=abs(ta - ma) <= 0.01)
         side_by_side.append((kind, tf_run, ml_run))
 
+    return report(rows, side_by_side, args.markdown)
+
+
+def report(rows, side_by_side, markdown):
+    """Prints the table (and writes it to `markdown`); 1 when a case differs."""
     header = ("what", "case", f"TensorFlow {tf.__version__}", "mirrorlab", "verdict")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(5)]
     for r in [header] + rows:
@@ -664,8 +678,8 @@ def main():
           f"(TensorFlow {tf.__version__}, Keras {keras.__version__})")
     training_text = training_tables(side_by_side)
     print("\n" + training_text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
+    if markdown:
+        with open(markdown, "w") as f:
             f.write("| " + " | ".join(header) + " |\n|" + " --- |" * 5 + "\n")
             for r in rows:
                 f.write("| " + " | ".join(str(c).replace("|", "/") for c in r[:5]) + " |\n")

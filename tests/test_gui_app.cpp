@@ -460,6 +460,17 @@ TEST_F(GuiApp, TheLessonPanelPlaysEachStepOfLessonOneWithItsChecksPassing) {
   }
 }
 
+// Lesson 10's first step: 2 workers x 2 devices, the Devices panel grouping them by worker.
+TEST_F(GuiApp, TheDevicesPanelGroupsTheDevicesOfSeveralWorkers) {
+  const std::string json = path("workers.json");
+  const Result r = gui("--lesson several-machines --lesson-step 1 --frames 2 --report " + json);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(json);
+  EXPECT_EQ(report["panels"]["Devices"]["workers"], 2.0) << report.dump(1);
+  EXPECT_EQ(report["panels"]["Lesson"]["checks_passed"], 3.0) << report.dump(1);
+  EXPECT_EQ(report["panels"]["Lesson"]["checks_failed"], 0.0) << report.dump(1);
+}
+
 TEST_F(GuiApp, ABadLessonIsRefusedBeforeTheDatasetIsRead) {
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
            {"--lesson nope", "no lesson \"nope\": the lessons are mirrored-strategy"},

@@ -10,6 +10,7 @@
 #include "core/strategy/mirrored_strategy.h"
 #include "lessons/player/lesson.h"
 #include "lessons/player/player.h"
+#include "virtualgpu/hierarchical_all_reduce.h"
 
 namespace mirrorlab::lessons {
 namespace {
@@ -104,6 +105,9 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"GpusWrongType", with_step("[setup]\ngpus = \"two\"\n"), 14,
                   "`gpus` must be an integer"},
         Malformed{"GpusZero", with_step("[setup]\ngpus = 0\n"), 14, "give 1 to 8"},
+        Malformed{"WorkersFive", with_step("[setup]\nworkers = 5\n"), 14, "give 1 to 4"},
+        Malformed{"TooManyGpusInAll", with_step("[setup]\ngpus = 4\nworkers = 3\n"), 13,
+                  "12 virtual GPUs: give at most 8 in all"},
         Malformed{"MemoryNegative", with_step("[setup]\nmemory_mib = [-5]\n"), 14,
                   "integers from 1"},
         Malformed{"MemoryCountWrong", with_step("[setup]\ngpus = 3\nmemory_mib = [1, 2]\n"), 13,
@@ -430,13 +434,18 @@ class SkipAllReduce : public core::StepListener {
   std::vector<std::vector<float>> kept_;
 };
 
-TEST(Course, GradientsInSyncFailsWhenTheAllReduceIsSkipped) {
+// The course's data, with `breaker` told of every step of every run before anyone else.
+PlayerOptions course_data_broken_by(std::shared_ptr<core::StepListener> breaker) {
   PlayerOptions options = course_data();
-  auto skip = std::make_shared<SkipAllReduce>();
-  options.on_new_session = [skip](core::TrainingSession& s) {
-    s.post([&s, skip] { s.strategy().add_listener(skip.get(), true); });
+  options.on_new_session = [breaker](core::TrainingSession& s) {
+    s.post([&s, breaker] { s.strategy().add_listener(breaker.get(), true); });
   };
-  LessonPlayer player(course_lesson("gradients-in-sync"), options);
+  return options;
+}
+
+TEST(Course, GradientsInSyncFailsWhenTheAllReduceIsSkipped) {
+  LessonPlayer player(course_lesson("gradients-in-sync"),
+                      course_data_broken_by(std::make_shared<SkipAllReduce>()));
   const std::vector<std::string> failed = failed_checks(player);
   ASSERT_GE(failed.size(), 2u);
   EXPECT_EQ(failed[0], "2: after the all-reduce all four hold the same gradients, to the bit");
@@ -550,6 +559,55 @@ TEST(Course, ComputationAgainstCommunicationFailsWhenComputeAndAllReduceWeighOth
                 "5: 16 GPUs on 2 nodes give more than 10 times one GPU's images/s",
                 "6: 4 logical GPUs of one card are slower than one",
                 "6: only the first device pays for itself"}));
+}
+
+// The step across workers skipped on worker 0: it keeps its own worker's sum, as if the workers
+// never exchanged. Told before the recorder, like SkipAllReduce.
+class SkipAcrossWorkers : public core::StepListener {
+ public:
+  core::StepNeeds begin_step(const core::StepStart& start) override {
+    replicas_ = start.replicas;
+    return {true, false, false};
+  }
+  void on_collective_step(const vgpu::CollectiveStep& step) override {
+    if (replicas_.empty()) return;
+    const auto grads = replicas_[0]->model().grads();
+    if (step.phase == vgpu::kAcrossWorkersPhase) {
+      std::copy(kept_.begin(), kept_.end(), grads.begin());  // the sum before the exchange
+    } else {
+      kept_.assign(grads.begin(), grads.end());
+    }
+  }
+
+ private:
+  std::vector<core::Replica*> replicas_;
+  std::vector<float> kept_;
+};
+
+TEST(Course, SeveralMachinesFailsWhenTheWorkersDoNotExchangeTheirSums) {
+  LessonPlayer player(course_lesson("several-machines"),
+                      course_data_broken_by(std::make_shared<SkipAcrossWorkers>()));
+  const std::vector<std::string> failed = failed_checks(player);
+  ASSERT_GE(failed.size(), 1u);
+  EXPECT_EQ(failed[0], "3: the weights of 2 workers x 2 devices are those of 1 worker x 4 devices");
+  // The strategy compares the workers' fingerprints after every step and stops the run.
+  EXPECT_NE(player.run_error().find("workers out of sync after step 1"), std::string::npos)
+      << player.run_error();
+}
+
+TEST(Course, SeveralMachinesFailsOnOneWorker) {
+  Lesson l = course_lesson("several-machines");
+  l.steps[0].setup->workers = 1;  // 2 devices alone: no step across workers, half the replicas
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{"1: two workers train together",
+                                      "1: 2 workers x 2 devices = 4 replicas in sync",
+                                      "1: the global batch is 16 x 2 x 2 = 64",
+                                      "2: within (2 steps of the ring), across, back: 4 steps",
+                                      "2: the third step goes across workers",
+                                      "3: eleven global steps ran"}));
+  // The ring on 2 devices has no third step to pause at, and says so.
+  EXPECT_EQ(player.run_error(), "pause_at \"allreduce-step-3\": this all-reduce has only 2 steps");
 }
 
 }  // namespace

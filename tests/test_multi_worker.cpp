@@ -60,18 +60,8 @@ constexpr int kSteps = 30;
 // fit() for `steps` steps on `devices` CPU virtual GPUs, as one worker of `workers` (or alone).
 std::vector<float> train(const core::StrategyOptions& o, int devices, vgpu::WorkerGroup* workers,
                          int steps = kSteps) {
-  const core::Dataset data = core::synthetic_dataset(kExamples);
-  vgpu::DeviceRegistry registry;
-  registry.set_logical_device_configuration(devices, 256);
-  core::MirroredStrategy strategy(registry.logical_devices(), o, nullptr, workers);
-  core::FitOptions fit;
-  fit.epochs = 100;
-  fit.max_steps = steps;
-  fit.batch_per_replica = kGlobal / static_cast<std::size_t>(strategy.num_replicas_in_sync());
-  fit.seed = 5;
-  const core::History history = core::fit(strategy, data, nullptr, fit);
-  EXPECT_EQ(history.steps, steps);
-  return strategy.replica(0).model().params_to_host();
+  return testing_reference::mirrored_training(core::synthetic_dataset(kExamples), o, devices,
+                                              workers, kGlobal, steps, 5);
 }
 
 class TwoWorkers : public ::testing::TestWithParam<core::ModelKind> {};

@@ -52,7 +52,7 @@ TEST(CheckLaunch, WorkersWithoutMpirunSayHowToLaunch) {
 
 TEST(TfConfig, IsTheSeedNotesShapeWithThisWorkersTask) {
   EXPECT_EQ(
-      tf_config(FakeWorkers(1)),
+      vgpu::tf_config(FakeWorkers(1)),
       R"({"cluster":{"worker":["alpha:20000","beta:20001"]},"task":{"type":"worker","index":1}})");
 }
 

@@ -10,7 +10,10 @@
 #include <span>
 #include <vector>
 
+#include "core/strategy/fit.h"
+#include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/plain_trainer.h"
+#include "virtualgpu/device_registry.h"
 
 namespace mirrorlab::testing_reference {
 
@@ -30,6 +33,25 @@ inline std::vector<float> plain_single_device_training(const core::Dataset& data
     }
   }
   return {trainer.model().params().begin(), trainer.model().params().end()};
+}
+
+// fit() for `steps` steps of `global_batch` examples on `devices` CPU virtual GPUs, as one worker
+// of `workers` (or alone); replica 0's weights.
+inline std::vector<float> mirrored_training(const core::Dataset& data,
+                                            const core::StrategyOptions& o, int devices,
+                                            vgpu::WorkerGroup* workers, std::size_t global_batch,
+                                            int steps, std::uint64_t shuffle_seed) {
+  vgpu::DeviceRegistry registry;
+  registry.set_logical_device_configuration(devices, 256);
+  core::MirroredStrategy strategy(registry.logical_devices(), o, nullptr, workers);
+  core::FitOptions fit;
+  fit.epochs = 100;
+  fit.max_steps = steps;
+  fit.batch_per_replica = global_batch / static_cast<std::size_t>(strategy.num_replicas_in_sync());
+  fit.seed = shuffle_seed;
+  const core::History history = core::fit(strategy, data, nullptr, fit);
+  EXPECT_EQ(history.steps, steps);
+  return strategy.replica(0).model().params_to_host();
 }
 
 // Expects `w` within `tolerance` of `reference`: as a whole (||w - ref|| / ||ref||) and element

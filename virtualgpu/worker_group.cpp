@@ -5,6 +5,7 @@
 
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_buffers.h"
+#include "nlohmann/json.hpp"
 
 namespace mirrorlab::vgpu {
 
@@ -26,6 +27,19 @@ std::string describe_worker(const WorkerGroup& workers, int rank) {
     text += " (pid " + std::to_string(place.pid) + " on " + place.host + ")";
   }
   return text;
+}
+
+std::string tf_config(const WorkerGroup& workers) {
+  nlohmann::ordered_json addresses = nlohmann::ordered_json::array();
+  for (int w = 0; w < workers.size(); ++w) {
+    addresses.push_back(workers.places()[static_cast<std::size_t>(w)].host + ":" +
+                        std::to_string(20000 + w));
+  }
+  nlohmann::ordered_json config;
+  config["cluster"]["worker"] = addresses;
+  config["task"]["type"] = "worker";
+  config["task"]["index"] = workers.rank();
+  return config.dump();
 }
 
 namespace {

@@ -56,6 +56,11 @@ class WorkerGroup {
 // "worker 1 (pid 4242 on vm)".
 std::string describe_worker(const WorkerGroup& workers, int rank);
 
+// TF_CONFIG as seed note 002 writes it, for this worker: the cluster's worker addresses (each
+// worker's host:20000 + index, the note's ports) and the task,
+// {"cluster":{"worker":["vm:20000","vm:20001"]},"task":{"type":"worker","index":1}}.
+std::string tf_config(const WorkerGroup& workers);
+
 // How many processes the launcher started this one among (mpirun's OMPI_COMM_WORLD_SIZE, or
 // PMI_SIZE of MPICH's and Slurm's launchers), and its rank among them; 0 and 0 when no launcher
 // started it. Read from the environment: it works in a build without MPI, to say what is missing.

@@ -25,6 +25,31 @@ const char* to_string(SessionState state) {
   return "unknown";
 }
 
+namespace {
+
+std::vector<DeviceStatus> device_statuses(const std::vector<vgpu::Device*>& devices) {
+  std::vector<DeviceStatus> statuses;
+  for (const vgpu::Device* d : devices) {
+    DeviceStatus status;
+    status.name = d->name();
+    status.what = vgpu::to_string(d->kind());
+    status.cuda_ordinal = d->cuda_ordinal();
+    statuses.push_back(status);
+  }
+  return statuses;
+}
+
+void read_memory(const std::vector<vgpu::Device*>& devices, std::vector<DeviceStatus>& statuses) {
+  for (std::size_t i = 0; i < devices.size() && i < statuses.size(); ++i) {
+    const vgpu::MemoryArena& memory = devices[i]->memory();
+    statuses[i].limit = memory.limit();
+    statuses[i].in_use = memory.in_use();
+    statuses[i].peak = memory.peak();
+  }
+}
+
+}  // namespace
+
 double SessionSnapshot::images_per_second(std::size_t window) const {
   double seconds = 0;
   std::int64_t examples = 0;
@@ -43,7 +68,24 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
     registry_.set_logical_device_configuration(config_.devices);
   }
   devices_ = registry_.logical_devices();
-  strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
+  if (config_.workers > 1) {
+    // What a run of several workers does not do yet, as `mirrorlab train` under mpirun refuses.
+    if (!config_.faults.empty() || config_.resume) {
+      throw std::invalid_argument(
+          "faults and checkpoints are not built for several workers: train with one worker");
+    }
+    others_ = std::make_unique<OtherWorkers>(config_.workers, data_, config_);
+    std::exception_ptr failed;
+    try {
+      strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_,
+                                                     &others_->worker_0());
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    others_->wait_built(failed);  // throws the first error of any worker
+  } else {
+    strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
+  }
   strategy_->add_listener(&recorder_);
   strategy_->add_listener(&controller_);
   loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test, config_.fit);
@@ -89,7 +131,9 @@ void TrainingSession::set_faults(FaultPlan plan) {
   post([this, plan = std::move(plan)] {
     std::string note;
     try {
-      if (plan.empty()) {
+      if (others_) {
+        note = "These faults cannot happen: faults are not built for several workers";
+      } else if (plan.empty()) {
         faults_.detach();
       } else {
         faults_.attach(*strategy_, plan);
@@ -107,6 +151,7 @@ void TrainingSession::save_checkpoint(std::filesystem::path folder) {
   post([this, folder = std::move(folder)] {
     std::string note;
     try {
+      if (others_) throw std::invalid_argument("checkpoints are not built for several workers");
       CheckpointFolder checkpoints(folder);
       checkpoints.prepare();
       const CheckpointEntry saved =
@@ -238,8 +283,20 @@ void TrainingSession::run_one_step() {
   StepRecord record;
   std::string error;
   std::exception_ptr failure;
+  // With several workers, every other worker takes the step too; one that fails releases the
+  // others from their waits, and the run says what failed first (not a worker that only stopped
+  // waiting for it).
+  std::string others_error;
+  const auto settle_others = [&](bool failed) {
+    if (!others_) return;
+    if (failed) others_->abort("worker 0's step failed or was stopped");
+    others_error = others_->finish_step();
+  };
+  if (others_) others_->start_step();
   try {
     const LossStats stats = loop_->step();
+    settle_others(false);
+    if (!others_error.empty()) throw std::runtime_error(others_error);
     const Metrics m = Metrics::from(stats);
     record.step = loop_->history().steps;
     record.epoch = loop_->epoch();
@@ -248,8 +305,10 @@ void TrainingSession::run_one_step() {
     record.examples = stats.count;
     record.seconds = loop_->last_step_seconds();
   } catch (const StepStopped&) {
+    settle_others(true);
     return;  // stop() ended a held step: a clean stop, not a failure
   } catch (const DeviceFailed& e) {
+    settle_others(true);
     // As a GPU lost mid-step: the step did not count and the run ends there (a checkpoint saved
     // before can be loaded again).
     loop_->stop(StopReason::kFailed);
@@ -260,6 +319,7 @@ void TrainingSession::run_one_step() {
     steps_requested_ = 0;
     return;
   } catch (const DivergedError& e) {
+    settle_others(true);
     // The step did not count: the weights are those of the step before; the curves stop there.
     loop_->stop(StopReason::kDiverged);
     std::lock_guard lock(mutex_);
@@ -272,6 +332,13 @@ void TrainingSession::run_one_step() {
   } catch (const std::exception& e) {
     error = e.what();
     failure = std::current_exception();
+    if (others_ && others_error.empty()) {
+      settle_others(true);
+      // Worker 0 may only have stopped waiting for the worker that failed: name that one.
+      if (!others_error.empty() && dynamic_cast<const vgpu::WorkersAborted*>(&e) != nullptr) {
+        error = others_error;
+      }
+    }
   }
   std::lock_guard lock(mutex_);
   if (!error.empty()) {
@@ -302,12 +369,13 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s.epochs = config_.fit.epochs;
     s.steps_per_epoch = loop_->steps_per_epoch();
     s.global_batch = loop_->global_batch();
-    for (const vgpu::Device* d : devices_) {
-      DeviceStatus status;
-      status.name = d->name();
-      status.what = vgpu::to_string(d->kind());
-      status.cuda_ordinal = d->cuda_ordinal();
-      s.devices.push_back(status);
+    s.replicas_in_sync = strategy_->num_replicas_in_sync();  // fixed once built
+    s.devices = device_statuses(devices_);
+    if (others_) {
+      for (int w = 0; w < others_->size(); ++w) {
+        s.workers.push_back(WorkerStatus{vgpu::tf_config(others_->worker(w)),
+                                         device_statuses(w == 0 ? devices_ : others_->devices(w))});
+      }
     }
   }
   {
@@ -335,11 +403,10 @@ void TrainingSession::update(SessionSnapshot& s) const {
   s.pausing_at_phases = controller_.pausing_at_phases();
   s.held_at = controller_.paused_at();
   recorder_.snapshot_if_newer(s.step_record_version, s.step_record);
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    const vgpu::MemoryArena& memory = devices_[i]->memory();
-    s.devices[i].limit = memory.limit();
-    s.devices[i].in_use = memory.in_use();
-    s.devices[i].peak = memory.peak();
+  read_memory(devices_, s.devices);
+  for (std::size_t w = 0; w < s.workers.size(); ++w) {
+    const int worker = static_cast<int>(w);
+    read_memory(worker == 0 ? devices_ : others_->devices(worker), s.workers[w].devices);
   }
 }
 

@@ -31,6 +31,7 @@
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_events.h"
 #include "core/session/step_control.h"
+#include "core/session/other_workers.h"
 #include "core/session/step_recorder.h"
 #include "virtualgpu/device_registry.h"
 
@@ -56,6 +57,10 @@ struct SessionConfig {
   // Go on from this checkpoint instead of starting afresh (the strategy and fit settings must be
   // its own: config_for_checkpoint makes them so).
   std::shared_ptr<const SessionResume> resume;
+  // 1: this process trains alone. W > 1: as W workers of `devices` each, the other workers
+  // threads of this process (core/session/other_workers.h), as `mpirun -np W` would run them;
+  // the session's strategy, events and step records are worker 0's. Not with faults or resume.
+  int workers = 1;
 };
 
 // `current` with what `checkpoint` fixed (model, optimizer, loss scaling, seeds, batch, epochs,
@@ -88,6 +93,12 @@ struct DeviceStatus {
   std::size_t limit = 0, in_use = 0, peak = 0;  // bytes
 };
 
+// One worker of a run with several (SessionConfig::workers).
+struct WorkerStatus {
+  std::string tf_config;  // as seed note 002 writes it (vgpu::tf_config)
+  std::vector<DeviceStatus> devices;
+};
+
 // What a viewer draws from. Keep one per viewer and pass it to TrainingSession::update() each
 // frame: the lists only grow, so only new items are copied.
 struct SessionSnapshot {
@@ -105,6 +116,10 @@ struct SessionSnapshot {
   int epoch = 0, epochs = 0;
   std::int64_t step_in_epoch = 0, steps_per_epoch = 0;
   std::size_t global_batch = 0;
+  int replicas_in_sync = 0;  // every worker's replicas
+  // Empty when the run trains alone; else every worker, worker 0 first (whose devices are also
+  // `devices`, and whose events, steps and records the rest of the snapshot holds).
+  std::vector<WorkerStatus> workers;
   bool busy_with_task = false;  // a post()ed task (a measurement) holds the training thread
   bool stepping = false;        // training steps are running or asked for (Run, One step)
   std::vector<DeviceStatus> devices;
@@ -186,6 +201,7 @@ class TrainingSession {
   SessionConfig config_;
   vgpu::DeviceRegistry registry_;
   std::vector<vgpu::Device*> devices_;
+  std::unique_ptr<OtherWorkers> others_;  // before the strategy, which uses its group
   EventStore events_;
   StepController controller_;  // before the strategy, which points to them
   StepRecorder recorder_;

@@ -97,12 +97,17 @@ void check_allreduce(const TomlBlock& b, const std::string& name) {
 }
 
 RunSetup read_setup(const TomlBlock& b) {
-  b.only({"gpus", "memory_mib", "model", "allreduce", "loss_scaling", "optimizer",
+  b.only({"gpus", "workers", "memory_mib", "model", "allreduce", "loss_scaling", "optimizer",
           "learning_rate", "batch_per_replica", "train_examples", "seed"},
          "[setup]");
   RunSetup s;
   s.line = b.line();
   s.gpus = static_cast<int>(b.integer("gpus", 1, 8).value_or(s.gpus));
+  s.workers = static_cast<int>(b.integer("workers", 1, 4).value_or(s.workers));
+  if (s.gpus * s.workers > 8) {
+    b.fail(b.line(), "`workers` x `gpus` is " + std::to_string(s.gpus * s.workers) +
+                         " virtual GPUs: give at most 8 in all");
+  }
   for (std::int64_t m : b.integers("memory_mib", 1, kMaxMiB)) {
     s.memory_mib.push_back(static_cast<std::size_t>(m));
   }

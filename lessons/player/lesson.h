@@ -43,7 +43,8 @@ struct Paragraph {
 
 // A fresh run: what TrainingSession is built with when a step sets one up.
 struct RunSetup {
-  int gpus = 2;
+  int gpus = 2;                         // per worker
+  int workers = 1;                      // > 1: as several workers, threads of this process
   std::vector<std::size_t> memory_mib;  // per GPU; empty: 1024 each
   std::string model = "mlp";            // "mlp" | "cnn"
   std::string allreduce = "auto";       // an all-reduce name or "auto"

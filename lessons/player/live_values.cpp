@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "virtualgpu/hierarchical_all_reduce.h"
+
 namespace mirrorlab::lessons {
 namespace {
 
@@ -68,9 +70,14 @@ Value step_ms(const LiveRun& run) {
 }
 
 const std::vector<LiveValue> kValues = {
-    {"replicas", "replicas in sync (devices the strategy mirrors the model on)", false,
+    {"replicas", "replicas in sync (devices the strategy mirrors the model on, every worker's)",
+     false,
      [](const LiveRun& run, int) -> Value {
-       return static_cast<double>(run.snapshot->devices.size());
+       return static_cast<double>(run.snapshot->replicas_in_sync);
+     }},
+    {"workers", "workers training together (1: this process alone)", false,
+     [](const LiveRun& run, int) -> Value {
+       return static_cast<double>(std::max<std::size_t>(1, run.snapshot->workers.size()));
      }},
     {"global_batch", "examples in a full global batch (per replica x replicas)", false,
      [](const LiveRun& run, int) -> Value {
@@ -122,6 +129,8 @@ const std::vector<LiveValue> kValues = {
      [](const LiveRun& run, int) -> Value {
        const core::RecordedStep* r = recorded(run);
        if (!r || r->replicas.empty() || r->indices.empty()) return std::nullopt;
+       // The record holds worker 0's replicas only: with several workers it is not measured.
+       if (run.snapshot->workers.size() > 1) return std::nullopt;
        double weight = 0;
        for (const core::ReplicaRecord& rep : r->replicas) {
          weight += static_cast<double>(core::loss_scale(run.loss_scaling, rep.shard_count,
@@ -167,6 +176,21 @@ const std::vector<LiveValue> kValues = {
        const core::RecordedStep* r = recorded(run);
        return r && r->all_reduce_steps > 0 ? Value(r->all_reduce_steps) : std::nullopt;
      }},
+    {"across_workers_step",
+     "which step of the all-reduce (from 1) goes across workers; 0 when it has none", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       if (!r || r->all_reduce_steps == 0) return std::nullopt;
+       for (std::size_t i = 0; i < r->collective_steps.size(); ++i) {
+         if (r->collective_steps[i].phase == vgpu::kAcrossWorkersPhase) {
+           return static_cast<double>(i + 1);
+         }
+       }
+       // Not seen: none, once the whole all-reduce is recorded; not yet, while it runs.
+       return r->collective_steps.size() == static_cast<std::size_t>(r->all_reduce_steps)
+                  ? Value(0.0)
+                  : std::nullopt;
+     }},
     {"allreduce_bytes_received_first_step",
      "bytes one replica receives in the all-reduce's first step", true,
      [](const LiveRun& run, int replica) { return transfer_bytes(run, replica, true, true); }},
@@ -207,6 +231,10 @@ const std::vector<LiveValue> kValues = {
      "largest difference between replica 0's weights and those of one device trained on the "
      "same batches", false,
      [](const LiveRun& run, int) { return run.distance_to_one_device; }},
+    {"distance_to_one_worker",
+     "largest difference between replica 0's weights and those of one worker of as many "
+     "replicas (gpus x workers devices in one process) trained on the same batches", false,
+     [](const LiveRun& run, int) { return run.distance_to_one_worker; }},
     {"reconfigure_refused",
      "1 when the devices in use refused the step's reconfigure_devices, 0 when they took it",
      false,

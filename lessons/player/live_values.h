@@ -18,6 +18,9 @@ struct LiveRun {
   // How far the weights of replica 0 are from those of one device trained on the same batches
   // (largest absolute difference); nullopt when the lesson keeps no such reference.
   std::optional<double> distance_to_one_device;
+  // The same against one worker of every replica the run has (its gpus x workers devices in one
+  // process); nullopt when the lesson keeps no such reference.
+  std::optional<double> distance_to_one_worker;
   bool run_failed = false;  // the run could not be built, or a step failed
   // Whether the last `reconfigure_devices` of this run was refused; nullopt: none was asked.
   std::optional<bool> reconfigure_refused;

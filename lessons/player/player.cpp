@@ -10,22 +10,19 @@
 
 namespace mirrorlab::lessons {
 
-// One device trained on the same global batches as the replicas (a step listener on the
-// session's strategy): how far replica 0's weights are from it after each step.
-class OneDeviceReference : public core::StepListener {
+// A model trained on the same global batches as the replicas (a step listener on the session's
+// strategy): how far replica 0's weights are from its weights after each step.
+class WeightsReference : public core::StepListener {
  public:
-  explicit OneDeviceReference(const core::StrategyOptions& options)
-      : arena_("/cpu:reference", std::size_t{512} << 20), trainer_(arena_, options) {}
-
   core::StepNeeds begin_step(const core::StepStart& start) override {
-    trainer_.train_step(*start.batch);
+    train(*start.batch);
     replica0_ = start.replicas.empty() ? nullptr : start.replicas[0];
     return {};
   }
   void end_step(bool completed) override {
     if (!completed || !replica0_) return;
     const std::vector<float> mine = replica0_->model().params_to_host();
-    const auto theirs = trainer_.model().params();
+    const std::vector<float> theirs = weights();
     double widest = 0;
     for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
       widest = std::max(widest, std::abs(static_cast<double>(mine[i]) - theirs[i]));
@@ -38,12 +35,49 @@ class OneDeviceReference : public core::StepListener {
     return distance_;
   }
 
+ protected:
+  virtual void train(const core::GlobalBatch& batch) = 0;
+  virtual std::vector<float> weights() = 0;
+
  private:
-  vgpu::MemoryArena arena_;
-  core::PlainTrainer trainer_;
   core::Replica* replica0_ = nullptr;
   mutable std::mutex mutex_;
   std::optional<double> distance_;
+};
+
+// One device (PlainTrainer: no strategy at all).
+class OneDeviceReference : public WeightsReference {
+ public:
+  explicit OneDeviceReference(const core::StrategyOptions& options)
+      : arena_("/cpu:reference", std::size_t{512} << 20), trainer_(arena_, options) {}
+
+ protected:
+  void train(const core::GlobalBatch& batch) override { trainer_.train_step(batch); }
+  std::vector<float> weights() override {
+    const auto p = trainer_.model().params();
+    return {p.begin(), p.end()};
+  }
+
+ private:
+  vgpu::MemoryArena arena_;
+  core::PlainTrainer trainer_;
+};
+
+// One worker of `devices` CPU virtual GPUs: what a run of several workers must equal.
+class OneWorkerReference : public WeightsReference {
+ public:
+  OneWorkerReference(const core::StrategyOptions& options, int devices) {
+    registry_.set_logical_device_configuration(devices, 1024);
+    strategy_ = std::make_unique<core::MirroredStrategy>(registry_.logical_devices(), options);
+  }
+
+ protected:
+  void train(const core::GlobalBatch& batch) override { strategy_->train_step(batch); }
+  std::vector<float> weights() override { return strategy_->replica(0).model().params_to_host(); }
+
+ private:
+  vgpu::DeviceRegistry registry_;
+  std::unique_ptr<core::MirroredStrategy> strategy_;
 };
 
 namespace {
@@ -110,6 +144,7 @@ void LessonPlayer::build_run(const RunSetup& setup) {
   if (session_) session_->stop();
   session_.reset();
   reference_.reset();
+  worker_reference_.reset();
   snapshot_ = core::SessionSnapshot{};
 
   core::SessionConfig config;
@@ -129,6 +164,7 @@ void LessonPlayer::build_run(const RunSetup& setup) {
   config.fit.batch_per_replica = setup.batch_per_replica;
   config.fit.epochs = 100;  // lessons step; they never run out of epochs
   config.fit.seed = setup.seed;
+  config.workers = setup.workers;
 
   config_ = config;
   auto data = std::make_shared<core::FashionMnist>();
@@ -140,12 +176,22 @@ void LessonPlayer::build_run(const RunSetup& setup) {
     run_error_ = e.what();  // an out-of-memory is something a lesson shows
     return;
   }
-  // The reference trains a second model every step: only for lessons that look at it.
+  // A reference trains a second model every step: only for lessons that look at it.
+  core::TrainingSession* session = session_.get();
   if (reads(lesson_, "distance_to_one_device")) {
     reference_ = std::make_shared<OneDeviceReference>(config.strategy);
-    auto reference = reference_;
-    core::TrainingSession* session = session_.get();
-    session_->post([session, reference] { session->strategy().add_listener(reference.get()); });
+    session_->post([session, r = reference_] { session->strategy().add_listener(r.get()); });
+  }
+  if (reads(lesson_, "distance_to_one_worker")) {
+    try {
+      worker_reference_ =
+          std::make_shared<OneWorkerReference>(config.strategy, setup.gpus * setup.workers);
+    } catch (const std::exception& e) {
+      notes_.push_back(std::string("no reference of one worker: ") + e.what());
+    }
+    if (worker_reference_) {
+      session_->post([session, r = worker_reference_] { session->strategy().add_listener(r.get()); });
+    }
   }
   if (options_.on_new_session) options_.on_new_session(*session_);
   session_->update(snapshot_);
@@ -173,6 +219,20 @@ void LessonPlayer::enter(int i) {
   queue_actions_of(i);
   step_ = i;
   read_machine();
+  if (lesson_.steps[static_cast<std::size_t>(i)].setup) tell_workers();
+}
+
+void LessonPlayer::tell_workers() {
+  const auto& workers = snapshot_.workers;
+  for (std::size_t w = 0; w < workers.size(); ++w) {
+    std::string devices;
+    for (const core::DeviceStatus& d : workers[w].devices) {
+      devices += (devices.empty() ? "" : " and ") + d.name;
+    }
+    notes_.push_back("worker " + std::to_string(w) + " of " + std::to_string(workers.size()) +
+                     " (" + devices + "), in TensorFlow's words: TF_CONFIG='" +
+                     workers[w].tf_config + "'");
+  }
 }
 
 void LessonPlayer::read_machine() {
@@ -320,6 +380,7 @@ std::optional<double> LessonPlayer::read(const std::string& value, int replica,
   run.run_failed = !run_error_.empty();
   run.snapshot = &snapshot_;
   if (reference_) run.distance_to_one_device = reference_->distance();
+  if (worker_reference_) run.distance_to_one_worker = worker_reference_->distance();
   run.reconfigure_refused = reconfigure_refused_;
   run.loss_scaling = config_.strategy.loss_scaling;
   return v->read(run, replica);

@@ -19,7 +19,7 @@
 
 namespace mirrorlab::lessons {
 
-class OneDeviceReference;
+class WeightsReference;
 
 struct CheckResult {
   bool passed = false;
@@ -90,6 +90,7 @@ class LessonPlayer {
   void start_action(const Action& a);
   bool action_finished(const Action& a);
   void queue_actions_of(int step);
+  void tell_workers();  // each worker's TF_CONFIG, as notes of the step that sets the run up
 
   Lesson lesson_;
   PlayerOptions options_;
@@ -98,7 +99,8 @@ class LessonPlayer {
   core::SessionConfig config_;
   std::uint64_t runs_built_ = 0;
   std::unique_ptr<core::TrainingSession> session_;
-  std::shared_ptr<OneDeviceReference> reference_;
+  std::shared_ptr<WeightsReference> reference_;         // one device
+  std::shared_ptr<WeightsReference> worker_reference_;  // one worker of every replica
   core::SessionSnapshot snapshot_;
   std::vector<Action> actions_;
   std::size_t next_action_ = 0;

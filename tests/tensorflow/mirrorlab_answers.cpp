@@ -16,6 +16,11 @@
 //        devices once 2 are in use;
 //   {"init": [{"model": "cnn", "seed": 42}]} -> per layer: the kernel's and bias's values;
 //   {"metrics": [{"logits": [[...], ...], "labels": [...]}]} -> {"loss": mean, "accuracy": a};
+//   {"workers": [{"workers": 2, "gpus": 1, "examples": 10, "batch_per_replica": 2}]}
+//     -> per worker: its TF_CONFIG, its replicas in sync, the global batch, and per step the
+//        elements it takes, numbered as Dataset.range numbers them (step k's batch holds elements
+//        k x global ...): a real fit() of W workers, threads of this process with a
+//        vgpu::ThreadWorkers group, as the lessons run them;
 //   {"train": [{"model": "mlp", "replicas": 2, "batch_per_replica": 64, "epochs": 5,
 //               "seed": 1, "data": DIR, "train_examples": 0, "first_steps": 20,
 //               "weights_out": FILE, "order_out": FILE}]}
@@ -33,6 +38,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -44,6 +50,7 @@
 #include "core/strategy/mirrored_strategy.h"
 #include "nlohmann/json.hpp"
 #include "virtualgpu/device_registry.h"
+#include "virtualgpu/thread_worker_group.h"
 
 namespace {
 
@@ -208,6 +215,69 @@ nlohmann::json train(const nlohmann::json& c) {
   return {{"first_losses", first_losses}, {"epochs", epochs}};
 }
 
+// The elements of the global batch a worker's replicas take, step by step.
+class ElementsTaken : public core::StepListener {
+ public:
+  explicit ElementsTaken(std::size_t global) : global_(global) {}
+  core::StepNeeds begin_step(const core::StepStart& start) override {
+    std::vector<std::size_t> mine;
+    const std::size_t first = static_cast<std::size_t>(start.step) * global_;
+    for (const core::Shard& s : *start.shards) {
+      for (std::size_t i = 0; i < s.count; ++i) mine.push_back(first + s.begin + i);
+    }
+    steps.push_back(mine);
+    return {};
+  }
+  std::vector<std::vector<std::size_t>> steps;
+
+ private:
+  std::size_t global_;
+};
+
+nlohmann::json workers(const nlohmann::json& c) {
+  const int count = c.at("workers");
+  const int gpus = c.at("gpus");
+  const std::size_t per_replica = c.at("batch_per_replica");
+  const core::Dataset data = core::synthetic_dataset(c.at("examples"));
+  vgpu::ThreadWorkers group(count);
+  std::vector<nlohmann::json> answers(static_cast<std::size_t>(count));
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(count));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < count; ++w) {
+    threads.emplace_back([&, w] {
+      try {
+        vgpu::DeviceRegistry registry;
+        registry.set_logical_device_configuration(gpus, 64);
+        core::StrategyOptions options;
+        options.model = core::ModelKind::kMlp;
+        core::MirroredStrategy strategy(registry.logical_devices(), options, nullptr,
+                                        &group.worker(w));
+        const std::size_t global =
+            per_replica * static_cast<std::size_t>(strategy.num_replicas_in_sync());
+        ElementsTaken taken(global);
+        strategy.add_listener(&taken);
+        core::FitOptions fit;
+        fit.epochs = 1;
+        fit.batch_per_replica = per_replica;
+        core::fit(strategy, data, nullptr, fit);
+        answers[static_cast<std::size_t>(w)] = {
+            {"tf_config", nlohmann::json::parse(vgpu::tf_config(group.worker(w)))},
+            {"replicas_in_sync", strategy.num_replicas_in_sync()},
+            {"global_batch", global},
+            {"steps", taken.steps}};
+      } catch (...) {
+        failed[static_cast<std::size_t>(w)] = std::current_exception();
+        group.abort("worker " + std::to_string(w) + " failed");
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
+  return answers;
+}
+
 nlohmann::json reconfigure(const nlohmann::json&) {
   vgpu::DeviceRegistry registry;
   registry.set_logical_device_configuration(2, 64);
@@ -231,7 +301,7 @@ int main() {
           std::pair{"choice", &choice}, std::pair{"optimizer", &optimizer},
           std::pair{"optimizer_defaults", &optimizer_defaults}, std::pair{"init", &init},
           std::pair{"metrics", &metrics}, std::pair{"train", &train},
-          std::pair{"reconfigure", &reconfigure}}) {
+          std::pair{"reconfigure", &reconfigure}, std::pair{"workers", &workers}}) {
       if (!cases.contains(kind)) continue;
       answers[kind] = nlohmann::json::array();
       for (const nlohmann::json& c : cases.at(kind)) answers[kind].push_back(answer(c));
