@@ -38,6 +38,13 @@ if(MIRRORLAB_WITH_CUDA)
     if(CUDAToolkit_FOUND AND TARGET CUDA::cublas)
       set(MIRRORLAB_HAVE_CUDA ON)
       set(MIRRORLAB_CUDA_STATUS "CUDA ${CUDAToolkit_VERSION} (architectures ${CMAKE_CUDA_ARCHITECTURES}), cuBLAS")
+      if(MIRRORLAB_CUDA_WERROR)
+        # nvcc's own warnings (device code included) and the host compiler's, on .cu files only:
+        # CI builds this way (scripts/test), so the CUDA code cannot rot without a GPU.
+        add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>"
+                            "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Werror>")
+        string(APPEND MIRRORLAB_CUDA_STATUS ", warnings in .cu files are errors")
+      endif()
       find_path(MIRRORLAB_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
       find_library(MIRRORLAB_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
       if(MIRRORLAB_NCCL_INCLUDE AND MIRRORLAB_NCCL_LIBRARY)

@@ -39,9 +39,11 @@ TEST(CliCuda, TrainOnTwoLogicalGpusRunsInSyncWithAFiniteLoss) {
       history.string());
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* words :
-       {"1 Physical GPU, 2 Logical GPUs", "NCCL is not supported when using virtual GPUs",
-        "Reduce to /gpu:0 then broadcast to ('/gpu:0', '/gpu:1')",
-        "Using MirroredStrategy with devices ('/gpu:0', '/gpu:1')",
+       {"1 Physical GPU, 2 Logical GPUs",
+        "auto: ring, as TensorFlow 2.21 chooses on logical GPUs sharing a card",
+        "implementation = CommunicationImplementation.RING",
+        "Using MirroredStrategy with devices ('/job:localhost/replica:0/task:0/device:GPU:0', "
+        "'/job:localhost/replica:0/task:0/device:GPU:1')",
         "Stopped after --max-steps 8"}) {
     EXPECT_NE(r.output.find(words), std::string::npos) << words << " missing from:\n" << r.output;
   }

@@ -19,6 +19,7 @@
 #include "virtualgpu/device_buffers.h"
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/one_shot_all_reduce.h"
+#include "virtualgpu/process_cuda_api.h"
 #include "virtualgpu/reduce_to_one.h"
 #include "virtualgpu/ring_all_reduce.h"
 #include "tests/hang_guard.h"
@@ -311,10 +312,12 @@ class PretendDeviceAllocator final : public BlockAllocator {
   std::unique_ptr<BlockAllocator> host_ = make_host_allocator();
 };
 
+// With the process's CUDA runtime where the build has one (it fails at its first call without a
+// GPU), none otherwise.
 std::unique_ptr<Device> pretend_cuda_device(int index) {
   return std::make_unique<Device>(index, DeviceKind::kCudaLogicalGpu, kMiB,
                                   std::make_unique<PretendDeviceAllocator>(), /*ordinal=*/0,
-                                  /*stream=*/nullptr);
+                                  /*stream=*/nullptr, cuda_built() ? &process_cuda_api() : nullptr);
 }
 
 TEST(AllReduce, BuffersOfCpuAndCudaDevicesTogetherAreAClearError) {

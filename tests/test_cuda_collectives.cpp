@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/all_reduce_check.h"
 #include "tests/cuda_test_devices.h"
+#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/allreduce_bench.h"
-#include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_buffers.h"
@@ -24,38 +25,7 @@
 namespace mirrorlab::vgpu {
 namespace {
 
-#if MIRRORLAB_HAVE_CUDA
-
-float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (1 + i % 7)); }
-
-// All-reduces `count` floats starting `offsets[r]` floats into rank r's block (misaligned on
-// purpose, as nccl-tests does), and checks every element of every rank bit for bit.
-void check_on_devices(const std::vector<Device*>& devices, const AllReduce& algorithm,
-                      std::size_t count, const std::vector<std::size_t>& offsets, ReduceOp op) {
-  const int n = static_cast<int>(devices.size());
-  SCOPED_TRACE(algorithm.name() + " n=" + std::to_string(n) + " count=" + std::to_string(count) +
-               " offset0=" + std::to_string(offsets[0]));
-  std::vector<Allocation> blocks;
-  std::vector<std::span<float>> buffers;
-  std::vector<float> host(count);
-  for (int r = 0; r < n; ++r) {
-    blocks.push_back(devices[r]->memory().allocate((count + offsets[r] + 1) * sizeof(float), "t"));
-    buffers.emplace_back(blocks.back().as<float>() + offsets[r], count);
-    for (std::size_t i = 0; i < count; ++i) host[i] = value(r, i);
-    write_buffer(*devices[r], buffers[r], host);
-  }
-  all_reduce(devices, buffers, algorithm, op);
-  for (int r = 0; r < n; ++r) {
-    read_buffer(*devices[r], buffers[r], host);
-    for (std::size_t i = 0; i < count; ++i) {
-      float expected = static_cast<float>(n * (n + 1) / 2 * (1 + i % 7));
-      if (op == ReduceOp::kMean) expected *= 1.0f / static_cast<float>(n);
-      ASSERT_EQ(host[i], expected) << "rank " << r << " element " << i;
-    }
-  }
-}
-
-#endif  // MIRRORLAB_HAVE_CUDA
+// Every check: testing::check_all_reduce_exact (tests/all_reduce_check.h), bit for bit.
 
 TEST(CudaAllReduce, EveryAlgorithmIsExactOnLogicalGpusOfOneCard) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);
@@ -67,7 +37,8 @@ TEST(CudaAllReduce, EveryAlgorithmIsExactOnLogicalGpusOfOneCard) {
       for (std::size_t count : {std::size_t{1}, std::size_t(n + 1), std::size_t(2 * n + 1),
                                 (std::size_t{1} << 20) + 3}) {
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean}) {
-          check_on_devices(cards.devices(), *algorithm, count, std::vector<std::size_t>(n, 0), op);
+          testing::check_all_reduce_exact(cards.devices(), *algorithm, count,
+                                          std::vector<std::size_t>(n, 0), op);
         }
       }
     }
@@ -85,7 +56,8 @@ TEST(CudaAllReduce, MisalignedBuffersAreExactOnTheVectorAndScalarPaths) {
       // Same offset everywhere: a scalar head then float4. Different offsets: scalar only.
       for (const auto& offsets :
            {std::vector<std::size_t>{1, 1, 1}, {3, 3, 3}, std::vector<std::size_t>{0, 1, 2}}) {
-        check_on_devices(cards.devices(), *algorithm, count, offsets, ReduceOp::kSum);
+        testing::check_all_reduce_exact(cards.devices(), *algorithm, count, offsets,
+                                        ReduceOp::kSum);
       }
     }
   }
@@ -137,8 +109,8 @@ TEST(CudaAllReduce, AutoOnLogicalGpusIsTensorFlowsRingAndItRuns) {
     ASSERT_EQ(choice.algorithm, "ring");
     ASSERT_EQ(choice.notes.size(), 2u);
     const auto algorithm = make_all_reduce(choice.algorithm, cards.devices());
-    check_on_devices(cards.devices(), *algorithm, 100003, std::vector<std::size_t>(n, 0),
-                     ReduceOp::kSum);
+    testing::check_all_reduce_exact(cards.devices(), *algorithm, 100003,
+                                    std::vector<std::size_t>(n, 0), ReduceOp::kSum);
   }
 #endif
 }
@@ -157,10 +129,10 @@ TEST(CudaAllReduce, NcclWithOnePhysicalGpuPerReplica) {
   ASSERT_EQ(choice.algorithm, "nccl");
   const auto nccl = make_all_reduce(choice.algorithm, cards.devices());
   for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{1} << 20}) {
-    check_on_devices(cards.devices(), *nccl, count, std::vector<std::size_t>(ordinals.size(), 0),
-                     ReduceOp::kSum);
-    check_on_devices(cards.devices(), *nccl, count, std::vector<std::size_t>(ordinals.size(), 1),
-                     ReduceOp::kMean);
+    testing::check_all_reduce_exact(cards.devices(), *nccl, count,
+                                    std::vector<std::size_t>(ordinals.size(), 0), ReduceOp::kSum);
+    testing::check_all_reduce_exact(cards.devices(), *nccl, count,
+                                    std::vector<std::size_t>(ordinals.size(), 1), ReduceOp::kMean);
   }
   Recorder recorder;  // one opaque step
   std::vector<Allocation> blocks;
@@ -191,7 +163,7 @@ TEST(CudaAllReduce, NcclOnTwoLogicalGpusOfOneCardIsRefusedBefore230OrExperimenta
     }
   } else {
     const auto nccl = make_all_reduce("nccl", cards.devices());  // experimental multi-rank
-    check_on_devices(cards.devices(), *nccl, 4099, {0, 0}, ReduceOp::kSum);
+    testing::check_all_reduce_exact(cards.devices(), *nccl, 4099, {0, 0}, ReduceOp::kSum);
   }
 #endif
 }

@@ -11,9 +11,10 @@
 #include "tests/cuda_test_devices.h"
 #include "tests/cuda_test_kernels.h"
 #include "virtualgpu/cuda/cuda_check.h"
-#include "virtualgpu/cuda/cuda_event.h"
+#include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -241,17 +242,17 @@ TEST(CudaDevices, EventsTimeTheWorkBetweenThem) {
   DeviceRegistry registry;
   registry.set_logical_device_configuration(0, {{16}});
   Device* d = registry.logical_devices()[0];
-  const auto stream = static_cast<cudaStream_t>(d->cuda_stream());
-  CudaEvent start, end;
-  EXPECT_THROW(elapsed_ms(start, end), CudaError) << "never recorded";
+  CudaApi& api = process_cuda_api();
+  ApiEvent start(api), end(api);
+  EXPECT_THROW(api.elapsed_ms(start.get(), end.get()), CudaError) << "never recorded";
   d->stream().enqueue([&] {
-    start.record(stream);
-    testing::launch_spin(stream, 1'000'000);
-    end.record(stream);
+    api.record_event(start.get(), d->cuda_stream());
+    testing::launch_spin(d->cuda_stream(), 1'000'000);
+    api.record_event(end.get(), d->cuda_stream());
   });
   d->stream().synchronize();
-  EXPECT_GT(elapsed_ms(start, end), 0.0f);
-  EXPECT_TRUE(end.done());
+  api.synchronize_event(end.get());
+  EXPECT_GT(api.elapsed_ms(start.get(), end.get()), 0.0f);
 }
 
 }  // namespace

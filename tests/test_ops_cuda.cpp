@@ -79,7 +79,10 @@ TEST(CudaMirroredStrategy, LogicalGpusMatchOneGpu) {
       const std::vector<float> reference = train(one.devices(), o);
       for (const int replicas : {2, 3, 8}) {
         CudaTestDevices logical(replicas, 512);
-        expect_close(train(logical.devices(), o), reference, 1e-5,
+        // Not bit for bit: cuBLAS picks its kernels (and their order of sums) by the shard's
+        // size. Measured on an H100 (docs/gpu/): up to 2.7e-5 after 30 steps; 1e-4 as the
+        // GPU-against-CPU check below.
+        expect_close(train(logical.devices(), o), reference, 1e-4,
                      std::string(core::to_string(model)) + " " + core::to_string(optimizer) + " " +
                          std::to_string(replicas) + " logical GPUs");
       }

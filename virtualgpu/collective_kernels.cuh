@@ -3,19 +3,10 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
+
+#include "virtualgpu/collective_elements.h"
 
 namespace mirrorlab::vgpu {
-
-inline constexpr int kCollectiveThreads = 256;
-
-// How many elements of p come before its first 16-byte boundary (0..3), at most n: the scalar
-// head after which float4 accesses are aligned.
-__host__ __device__ inline std::size_t head_elements(const float* p, std::size_t n) {
-  const auto misaligned = static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(p) & 15u) / 4);
-  const std::size_t head = misaligned ? 4 - misaligned : 0;
-  return head < n ? head : n;
-}
 
 __device__ inline std::size_t global_thread() {
   return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -2,12 +2,16 @@
 // with CUDA). Every launcher checks its launch and returns at once for n == 0; all are written
 // for bandwidth: float4 loads and stores where the pointers allow (a scalar head up to the
 // first 16-byte boundary and a scalar tail: buffers may be misaligned, as nccl-tests makes
-// them), grid-stride loops, and as many blocks as fill every SM of the card.
+// them), grid-stride loops, and as many blocks as fill every SM of the card. Their work per
+// element is in collective_elements.h and their launch shapes in cuda/launch_shape.h, both
+// tested on the CPU.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+
+#include "virtualgpu/collective_elements.h"
 
 namespace mirrorlab::vgpu {
 
@@ -18,20 +22,15 @@ void launch_scale(float* x, std::size_t n, float factor, cudaStream_t stream, in
 // dst[i] = src[i]: the copy kernel that measures the memory's bandwidth B.
 void launch_copy(float* dst, const float* src, std::size_t n, cudaStream_t stream, int ordinal);
 
-// The most ranks the one-shot kernel takes (its pointers travel in the kernel's parameters).
-inline constexpr int kMaxOneShotRanks = 64;
-struct OneShotBuffers {
-  float* data[kMaxOneShotRanks] = {};
-  int n = 0;
-};
 // The one-shot all-reduce of elements [begin, end) of all buffers, as ONE kernel launch: every
 // block sums its elements over all n buffers, in rank order, and writes the sum to all n.
 void launch_one_shot(const OneShotBuffers& buffers, std::size_t begin, std::size_t end,
                      cudaStream_t stream, int ordinal);
 
-// Blocks for a grid-stride kernel over `work` items of blockDim `threads`: enough to fill every
-// SM of GPU `ordinal` at the kernel's occupancy, and no more than the work needs.
-int grid_size(const void* kernel, int threads, std::size_t work, int ordinal);
+// Blocks for a grid-stride kernel over `work` items in blocks of kCollectiveThreads: enough to
+// fill every SM of GPU `ordinal` at the kernel's occupancy (full_grid), and no more than the
+// work needs (collective_shape).
+int grid_size(const void* kernel, std::size_t work, int ordinal);
 
 // True when every pointer has the same offset from a 16-byte boundary, so float4 accesses at
 // the same element index are aligned for all of them after the same scalar head.

@@ -1,3 +1,5 @@
+// The CUDA transport (cuda_transport.h), written over the devices' CudaApi: the same code runs
+// on a GPU and, in every build, against the tests' fake (tests/test_cuda_paths.cpp).
 #include "virtualgpu/cuda_transport.h"
 
 #include <algorithm>
@@ -8,9 +10,7 @@
 #include <utility>
 
 #include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/collective_kernels.h"
-#include "virtualgpu/cuda/cuda_check.h"
-#include "virtualgpu/cuda/cuda_event.h"
+#include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/one_shot_all_reduce.h"
 
@@ -19,18 +19,20 @@ namespace {
 
 // A pair of timing events around one piece of queued work, and what the work stands for.
 struct TimedWork {
-  CudaEvent start, stop;  // created on the calling thread's current GPU
+  TimedWork(CudaApi& api) : start(api), stop(api) {}  // on the calling thread's current GPU
+  ApiEvent start, stop;
   TimePoint queued{};
   std::vector<Transfer> transfers;  // for the observer
 };
 
 class CudaTransport final : public Transport {
  public:
-  CudaTransport(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers)
-      : buffers_(std::move(buffers)) {
+  CudaTransport(CudaApi& api, const std::vector<Device*>& devices,
+                std::vector<std::span<float>> buffers)
+      : api_(api), buffers_(std::move(buffers)) {
     for (const Device* d : devices) {
       ordinals_.push_back(d->cuda_ordinal());
-      streams_.push_back(static_cast<cudaStream_t>(d->cuda_stream()));
+      streams_.push_back(d->cuda_stream());
     }
     const int n = static_cast<int>(ordinals_.size());
     peer_.assign(static_cast<std::size_t>(n * n), false);
@@ -46,31 +48,30 @@ class CudaTransport final : public Transport {
   }
 
   void publish(int rank) override {
-    CurrentGpuGuard gpu(ordinals_[rank]);
-    MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
+    CurrentGpu gpu(api_, ordinals_[rank]);
+    api_.synchronize_stream(streams_[rank]);
   }
 
   void move(Transfer t) override {
     const int dst = t.dst, src = t.src;
     const std::size_t n = t.end - t.begin;
-    CurrentGpuGuard gpu(ordinals_[dst]);
-    const cudaStream_t stream = streams_[dst];
-    TimedWork work;
+    CurrentGpu gpu(api_, ordinals_[dst]);
+    const GpuStream stream = streams_[dst];
+    TimedWork work(api_);
     work.queued = Clock::now();
     float* to = buffers_[dst].data() + t.begin;
     const float* from = buffers_[src].data() + t.begin;
-    work.start.record(stream);
+    api_.record_event(work.start.get(), stream);
     if (n > 0 && t.kind == TransferKind::kCopy) {
       if (ordinals_[dst] == ordinals_[src]) {
-        MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(to, from, t.bytes, cudaMemcpyDeviceToDevice, stream));
+        api_.copy_async(to, from, t.bytes, CopyKind::kDeviceToDevice, stream);
       } else {
-        MIRRORLAB_CUDA_CHECK(
-            cudaMemcpyPeerAsync(to, ordinals_[dst], from, ordinals_[src], t.bytes, stream));
+        api_.copy_peer_async(to, ordinals_[dst], from, ordinals_[src], t.bytes, stream);
       }
     } else if (n > 0) {
       reduce_into(to, from, n, dst, src, stream);
     }
-    work.stop.record(stream);
+    api_.record_event(work.stop.get(), stream);
     work.transfers.push_back(t);
     std::lock_guard lock(mutex_);
     pending_.push_back(std::move(work));
@@ -87,7 +88,8 @@ class CudaTransport final : public Transport {
     if (!slices_.empty()) launch_one_shot_slices();
     std::vector<Transfer> done;
     for (TimedWork& work : pending_) {
-      const float ms = elapsed_ms(work.start, work.stop);  // waits for the work
+      api_.synchronize_event(work.stop.get());  // waits for the work
+      const float ms = api_.elapsed_ms(work.start.get(), work.stop.get());
       const auto elapsed = std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double, std::milli>(ms));
       for (Transfer t : work.transfers) {
@@ -101,46 +103,37 @@ class CudaTransport final : public Transport {
   }
 
   void scale(int rank, float factor) override {
-    CurrentGpuGuard gpu(ordinals_[rank]);
-    launch_scale(buffers_[rank].data(), buffers_[rank].size(), factor, streams_[rank],
-                 ordinals_[rank]);
+    CurrentGpu gpu(api_, ordinals_[rank]);
+    api_.launch_scale(buffers_[rank].data(), buffers_[rank].size(), factor, streams_[rank],
+                      ordinals_[rank]);
     // The result must be complete when the all-reduce returns: the host may read it next.
-    MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
+    api_.synchronize_stream(streams_[rank]);
   }
 
  private:
   // Lets GPU `dst` read GPU `src`'s memory when the hardware allows; false when it cannot.
-  static bool enable_peer_access(int dst, int src) {
-    int can = 0;
-    MIRRORLAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, dst, src));
-    if (!can) return false;
-    CurrentGpuGuard gpu(dst);
-    const cudaError_t e = cudaDeviceEnablePeerAccess(src, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled) {
-      cudaGetLastError();  // clear it: it is not an error for us
-    } else {
-      MIRRORLAB_CUDA_CHECK(e);
-    }
+  bool enable_peer_access(int dst, int src) {
+    if (!api_.can_access_peer(dst, src)) return false;
+    CurrentGpu gpu(api_, dst);
+    api_.enable_peer_access(src);
     return true;
   }
 
   // dst[0, n) += src[0, n), on `stream` of rank dst's GPU (current).
   void reduce_into(float* to, const float* from, std::size_t n, int dst, int src,
-                   cudaStream_t stream) {
+                   GpuStream stream) {
     const int n_ranks = static_cast<int>(ordinals_.size());
     if (peer_[dst * n_ranks + src]) {
-      launch_add(to, from, n, stream, ordinals_[dst]);
+      api_.launch_add(to, from, n, stream, ordinals_[dst]);
       return;
     }
     // No peer access: stage the chunk on dst's GPU first (stream-ordered allocation, freed in
     // stream order after the kernel has read it).
-    void* staging = nullptr;
     const std::size_t bytes = n * sizeof(float);
-    MIRRORLAB_CUDA_CHECK(cudaMallocAsync(&staging, bytes, stream));
-    MIRRORLAB_CUDA_CHECK(
-        cudaMemcpyPeerAsync(staging, ordinals_[dst], from, ordinals_[src], bytes, stream));
-    launch_add(to, static_cast<const float*>(staging), n, stream, ordinals_[dst]);
-    MIRRORLAB_CUDA_CHECK(cudaFreeAsync(staging, stream));
+    void* staging = api_.allocate_async(bytes, stream);
+    api_.copy_peer_async(staging, ordinals_[dst], from, ordinals_[src], bytes, stream);
+    api_.launch_add(to, static_cast<const float*>(staging), n, stream, ordinals_[dst]);
+    api_.release_async(staging, stream);
   }
 
   // The one-shot: one kernel on rank 0's stream over the union of the slices the ranks noted.
@@ -166,12 +159,13 @@ class CudaTransport final : public Transport {
     OneShotBuffers pointers;
     pointers.n = n;
     for (int r = 0; r < n && r < kMaxOneShotRanks; ++r) pointers.data[r] = buffers_[r].data();
-    CurrentGpuGuard gpu(ordinals_[0]);
-    TimedWork work;
+    CurrentGpu gpu(api_, ordinals_[0]);
+    TimedWork work(api_);
     work.queued = Clock::now();
-    work.start.record(streams_[0]);
-    launch_one_shot(pointers, slices_.front().begin, slices_.back().end, streams_[0], ordinals_[0]);
-    work.stop.record(streams_[0]);
+    api_.record_event(work.start.get(), streams_[0]);
+    api_.launch_one_shot(pointers, slices_.front().begin, slices_.back().end, streams_[0],
+                         ordinals_[0]);
+    api_.record_event(work.stop.get(), streams_[0]);
     for (const OneShotSlice& s : slices_) {
       const std::vector<Transfer> made =
           reduce_broadcast_transfers(n, s.rank, s.begin, s.end, {}, {});
@@ -181,9 +175,10 @@ class CudaTransport final : public Transport {
     pending_.push_back(std::move(work));
   }
 
+  CudaApi& api_;
   std::vector<std::span<float>> buffers_;
   std::vector<int> ordinals_;
-  std::vector<cudaStream_t> streams_;
+  std::vector<GpuStream> streams_;
   std::vector<bool> peer_;  // peer_[dst * n + src]: a kernel on dst's GPU can read src's buffer
   std::mutex mutex_;
   std::vector<TimedWork> pending_;
@@ -194,7 +189,14 @@ class CudaTransport final : public Transport {
 
 std::unique_ptr<Transport> make_cuda_transport(const std::vector<Device*>& devices,
                                                std::vector<std::span<float>> buffers) {
-  return std::make_unique<CudaTransport>(devices, std::move(buffers));
+  CudaApi* api = devices.empty() ? nullptr : devices.front()->cuda_api();
+  for (const Device* d : devices) {
+    if (d->cuda_api() != api || api == nullptr) {
+      throw std::invalid_argument(
+          "an all-reduce on CUDA devices needs devices made with one CUDA runtime");
+    }
+  }
+  return std::make_unique<CudaTransport>(*api, devices, std::move(buffers));
 }
 
 }  // namespace mirrorlab::vgpu

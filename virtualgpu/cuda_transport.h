@@ -1,4 +1,5 @@
-// The transport for buffers in CUDA device memory (see transport.h). Built only with CUDA.
+// The transport for buffers in CUDA device memory (see transport.h), over the devices' CudaApi
+// (cuda/cuda_api.h): built in every build, run against the tests' fake where there is no GPU.
 //
 // A transfer is queued on the destination rank's CUDA stream: cudaMemcpyAsync (device to
 // device) for a copy on one GPU, cudaMemcpyPeerAsync between GPUs; for a reduce, the sum kernel

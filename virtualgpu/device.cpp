@@ -19,12 +19,14 @@ Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes)
       stream_(name_) {}
 
 Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
-               std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream)
+               std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream,
+               CudaApi* cuda_api)
     : index_(index),
       name_("/gpu:" + std::to_string(index)),
       kind_(kind),
       cuda_ordinal_(cuda_ordinal),
       cuda_stream_(cuda_stream),
+      cuda_api_(cuda_api),
       memory_(name_, memory_limit_bytes, std::move(allocator)),
       stream_(name_) {}
 

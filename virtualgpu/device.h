@@ -13,6 +13,8 @@
 
 namespace mirrorlab::vgpu {
 
+class CudaApi;  // virtualgpu/cuda/cuda_api.h
+
 enum class DeviceKind { kCpuVirtualGpu, kCudaPhysicalGpu, kCudaLogicalGpu };
 
 const char* to_string(DeviceKind kind);  // "CPU-backed virtual GPU", ...
@@ -22,9 +24,11 @@ class Device {
   // A CPU-backed virtual GPU (host memory).
   Device(int index, DeviceKind kind, std::size_t memory_limit_bytes);
   // A device whose arena takes its blocks from `allocator`; for CUDA devices, `cuda_ordinal` is
-  // the physical GPU and `cuda_stream` its cudaStream_t (owned by whoever made the device).
+  // the physical GPU, `cuda_stream` its cudaStream_t (owned by whoever made the device) and
+  // `cuda_api` what reaches CUDA (the process's, or a test's fake; outlives the device).
   Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
-         std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream);
+         std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream,
+         CudaApi* cuda_api);
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -39,6 +43,8 @@ class Device {
   bool is_cuda() const { return cuda_ordinal_ >= 0; }
   // Its CUDA stream (a cudaStream_t, kept as void* so this header needs no CUDA), or nullptr.
   void* cuda_stream() const { return cuda_stream_; }
+  // What its CUDA work goes through, or nullptr for a CPU-backed virtual GPU.
+  CudaApi* cuda_api() const { return cuda_api_; }
 
  private:
   int index_;
@@ -46,6 +52,7 @@ class Device {
   DeviceKind kind_;
   int cuda_ordinal_ = -1;
   void* cuda_stream_ = nullptr;
+  CudaApi* cuda_api_ = nullptr;
   MemoryArena memory_;
   Stream stream_;  // last: its thread starts once the rest is built, stops first
 };

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/device.h"
 
@@ -27,6 +28,12 @@ void check_sizes(std::size_t a, std::size_t b) {
   return std::invalid_argument(no_cuda_error("this device's memory is CUDA memory"));
 }
 
+// The CudaApi of a device whose memory is not host memory.
+CudaApi& api_of(const Device& device) {
+  if (device.cuda_api() == nullptr) throw no_cuda();
+  return *device.cuda_api();
+}
+
 }  // namespace
 
 void write_buffer(Device& device, std::span<float> dst, std::span<const float> values) {
@@ -35,16 +42,12 @@ void write_buffer(Device& device, std::span<float> dst, std::span<const float> v
     std::copy(values.begin(), values.end(), dst.begin());
     return;
   }
-#if MIRRORLAB_HAVE_CUDA
   // On the device's stream, after its queued work; synchronous for the caller.
-  const auto stream = static_cast<cudaStream_t>(device.cuda_stream());
-  CurrentGpuGuard gpu(device.cuda_ordinal());
-  MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), values.data(), values.size_bytes(),
-                                       cudaMemcpyHostToDevice, stream));
-  MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
-#else
-  throw no_cuda();
-#endif
+  CudaApi& api = api_of(device);
+  CurrentGpu gpu(api, device.cuda_ordinal());
+  api.copy_async(dst.data(), values.data(), values.size_bytes(), CopyKind::kHostToDevice,
+                 device.cuda_stream());
+  api.synchronize_stream(device.cuda_stream());
 }
 
 void read_buffer(Device& device, std::span<const float> src, std::span<float> out) {
@@ -53,15 +56,11 @@ void read_buffer(Device& device, std::span<const float> src, std::span<float> ou
     std::copy(src.begin(), src.end(), out.begin());
     return;
   }
-#if MIRRORLAB_HAVE_CUDA
-  const auto stream = static_cast<cudaStream_t>(device.cuda_stream());
-  CurrentGpuGuard gpu(device.cuda_ordinal());
-  MIRRORLAB_CUDA_CHECK(
-      cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToHost, stream));
-  MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
-#else
-  throw no_cuda();
-#endif
+  CudaApi& api = api_of(device);
+  CurrentGpu gpu(api, device.cuda_ordinal());
+  api.copy_async(out.data(), src.data(), src.size_bytes(), CopyKind::kDeviceToHost,
+                 device.cuda_stream());
+  api.synchronize_stream(device.cuda_stream());
 }
 
 int visible_cuda_gpus(std::string* reason) {
@@ -74,7 +73,8 @@ double measure_cuda_stream_bandwidth(const std::vector<Device*>& devices, std::s
                                      int iterations, bool add) {
 #if MIRRORLAB_HAVE_CUDA
   if (devices.empty() || iterations < 1 || bytes < 2 * sizeof(float)) {
-    throw std::invalid_argument("measuring the memory bandwidth needs devices, bytes and iterations");
+    throw std::invalid_argument(
+        "measuring the memory bandwidth needs devices, bytes and iterations");
   }
   const std::size_t count = bytes / 2 / sizeof(float);
   std::vector<Allocation> blocks;
@@ -94,8 +94,10 @@ double measure_cuda_stream_bandwidth(const std::vector<Device*>& devices, std::s
     for (std::size_t i : members) {
       float* dst = blocks[2 * i + 1].as<float>();
       const float* src = blocks[2 * i].as<float>();
-      if (add) launch_add(dst, src, count, stream_of(i), ordinal);
-      else launch_copy(dst, src, count, stream_of(i), ordinal);
+      if (add)
+        launch_add(dst, src, count, stream_of(i), ordinal);
+      else
+        launch_copy(dst, src, count, stream_of(i), ordinal);
     }
   };
   struct Timing {

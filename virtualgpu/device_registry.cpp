@@ -10,7 +10,9 @@
 #include <thread>
 #include <utility>
 
+#include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
 
@@ -270,17 +272,18 @@ void DeviceRegistry::make_cuda_devices() {
   }
 
   // Built in locals and kept only when everything worked: a failure leaves the registry as it was.
+  CudaApi& api = process_cuda_api();
   std::vector<std::unique_ptr<CudaExecution>> executions;
   std::vector<std::unique_ptr<Device>> devices;
   std::string sm_note;
   if (logical) {
-    CudaExecutionSet set =
-        make_cuda_executions(physical_gpus_.front(), static_cast<int>(configs_.size()), sm_split_);
+    CudaExecutionSet set = make_cuda_executions(api, physical_gpus_.front(),
+                                                static_cast<int>(configs_.size()), sm_split_);
     executions = std::move(set.devices);
     sm_note = std::move(set.sm_note);
   } else {
     for (int gpu : physical_gpus_) {
-      CudaExecutionSet set = make_cuda_executions(gpu, 1, false);
+      CudaExecutionSet set = make_cuda_executions(api, gpu, 1, false);
       executions.push_back(std::move(set.devices.front()));
     }
     if (physical_gpus_.size() > 1) enable_peer_access(physical_gpus_);
@@ -289,10 +292,10 @@ void DeviceRegistry::make_cuda_devices() {
   for (std::size_t i = 0; i < configs_.size(); ++i) {
     const int gpu = physical_gpus_[i];
     devices.push_back(std::make_unique<Device>(static_cast<int>(i), kind, limits[i],
-                                               make_cuda_allocator(gpu), gpu,
-                                               executions[i]->stream()));
+                                               make_cuda_allocator(api, gpu), gpu,
+                                               executions[i]->stream(), &api));
     // Kernels are launched from the device's thread: make its GPU current there first.
-    devices.back()->stream().enqueue([gpu] { bind_thread_to_gpu(gpu); });
+    devices.back()->stream().enqueue([&api, gpu] { api.set_current_gpu(gpu); });
   }
   try {
     for (const std::unique_ptr<Device>& device : devices) device->stream().synchronize();

@@ -1,65 +1,44 @@
-// The NCCL all-reduce (see nccl_all_reduce.h). Built only with NCCL.
+// The NCCL all-reduce (see nccl_all_reduce.h), over the devices' CudaApi and an NcclApi: built in
+// every build, run with the library on GPUs and against the tests' fakes everywhere.
 #include "virtualgpu/nccl_all_reduce.h"
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include <cstdlib>
+#include <exception>
 #include <stdexcept>
 #include <string>
 
 #include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/device.h"
+#include "virtualgpu/nccl_api.h"
 
 namespace mirrorlab::vgpu {
 namespace {
 
-[[noreturn]] void throw_nccl_error(ncclResult_t result, const char* expression, const char* file,
-                                   int line) {
-  // ncclGetLastError(nullptr) gives the last error message of any communicator of the process.
-  const char* detail = ncclGetLastError(nullptr);
-  throw std::runtime_error(
-      std::string(expression) + " failed at " + file + ":" + std::to_string(line) + ": " +
-      ncclGetErrorString(result) +
-      (detail != nullptr && *detail != '\0' ? std::string(" (") + detail + ")" : std::string()));
-}
-
-#define MIRRORLAB_NCCL_CHECK(expr)                                         \
-  do {                                                                     \
-    const ncclResult_t mirrorlab_nccl_status_ = (expr);                    \
-    if (mirrorlab_nccl_status_ != ncclSuccess) {                           \
-      throw_nccl_error(mirrorlab_nccl_status_, #expr, __FILE__, __LINE__); \
-    }                                                                      \
-  } while (0)
-
 class NcclAllReduce final : public AllReduce {
  public:
-  NcclAllReduce(const std::vector<Device*>& devices, bool multi_rank) {
-    std::vector<int> ordinals;
+  NcclAllReduce(CudaApi& cuda, NcclApi& nccl, const std::vector<Device*>& devices, bool multi_rank)
+      : cuda_(cuda), nccl_(nccl) {
     for (const Device* d : devices) {
-      ordinals.push_back(d->cuda_ordinal());
-      streams_.push_back(static_cast<cudaStream_t>(d->cuda_stream()));
+      ordinals_.push_back(d->cuda_ordinal());
+      streams_.push_back(d->cuda_stream());
     }
     if (multi_rank) {
       // NCCL 2.30's experimental mode for up to 2 ranks per GPU; a value the user set wins.
       setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", /*overwrite=*/0);
     }
-    comms_.assign(devices.size(), nullptr);
-    int previous = 0;
-    MIRRORLAB_CUDA_CHECK(cudaGetDevice(&previous));
     // ncclCommInitAll switches GPUs as it goes: put the caller's back afterwards.
-    const ncclResult_t made =
-        ncclCommInitAll(comms_.data(), static_cast<int>(comms_.size()), ordinals.data());
-    cudaSetDevice(previous);
-    if (made != ncclSuccess) {
-      comms_.clear();
-      throw_nccl_error(made, "ncclCommInitAll(comms, n, ordinals)", __FILE__, __LINE__);
+    const int previous = cuda_.current_gpu();
+    try {
+      comms_ = nccl_.init_all(ordinals_);
+    } catch (...) {
+      cuda_.set_current_gpu(previous);
+      throw;
     }
+    cuda_.set_current_gpu(previous);
   }
   ~NcclAllReduce() override {
-    for (ncclComm_t comm : comms_) {
-      if (comm != nullptr) ncclCommDestroy(comm);
+    for (NcclComm comm : comms_) {
+      if (comm != nullptr) nccl_.destroy(comm);
     }
   }
   NcclAllReduce(const NcclAllReduce&) = delete;
@@ -88,45 +67,52 @@ class NcclAllReduce final : public AllReduce {
  private:
   // Runs once for the whole group, on the last rank to arrive, while the others wait.
   void launch_grouped(const CollectiveGroup& group) const {
-    MIRRORLAB_NCCL_CHECK(ncclGroupStart());
-    ncclResult_t queued = ncclSuccess;
+    nccl_.group_start();
+    std::exception_ptr queued;
     int failed_rank = -1;
-    for (int r = 0; r < group.size() && queued == ncclSuccess; ++r) {
+    for (int r = 0; r < group.size() && !queued; ++r) {
       float* data = group.buffer(r).data();
-      queued =
-          ncclAllReduce(data, data, group.count(), ncclFloat, ncclSum,
-                        comms_[static_cast<std::size_t>(r)], streams_[static_cast<std::size_t>(r)]);
-      if (queued != ncclSuccess) failed_rank = r;
+      try {
+        nccl_.all_reduce_sum(data, group.count(), comms_[static_cast<std::size_t>(r)],
+                             streams_[static_cast<std::size_t>(r)]);
+      } catch (...) {
+        queued = std::current_exception();
+        failed_rank = r;
+      }
     }
-    const ncclResult_t ended = ncclGroupEnd();  // always close the group we opened
-    if (queued != ncclSuccess) {
-      throw_nccl_error(queued, ("ncclAllReduce for rank " + std::to_string(failed_rank)).c_str(),
-                       __FILE__, __LINE__);
+    nccl_.group_end();  // always close the group we opened (a failure here throws)
+    if (queued) {
+      try {
+        std::rethrow_exception(queued);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("the NCCL all-reduce of rank " + std::to_string(failed_rank) +
+                                 ": " + e.what());
+      }
     }
-    MIRRORLAB_NCCL_CHECK(ended);
-    // ncclGroupEnd only queued the work: the step ends when every rank's stream has done it.
-    for (cudaStream_t stream : streams_) {
-      MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
+    // group_end only queued the work: the step ends when every rank's stream has done it.
+    for (GpuStream stream : streams_) cuda_.synchronize_stream(stream);
   }
 
-  std::vector<ncclComm_t> comms_;
-  std::vector<cudaStream_t> streams_;
+  CudaApi& cuda_;
+  NcclApi& nccl_;
+  std::vector<NcclComm> comms_;
+  std::vector<int> ordinals_;
+  std::vector<GpuStream> streams_;
 };
 
 }  // namespace
 
-NcclRuntime nccl_runtime() {
-  NcclRuntime runtime;
-  runtime.built = true;
-  int version = 0;
-  if (ncclGetVersion(&version) == ncclSuccess) runtime.version_code = version;
-  return runtime;
+std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices,
+                                                bool multi_rank, NcclApi& nccl) {
+  if (devices.empty() || devices.front()->cuda_api() == nullptr) {
+    throw std::invalid_argument("the NCCL all-reduce needs CUDA devices");
+  }
+  return std::make_unique<NcclAllReduce>(*devices.front()->cuda_api(), nccl, devices, multi_rank);
 }
 
 std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices,
                                                 bool multi_rank) {
-  return std::make_unique<NcclAllReduce>(devices, multi_rank);
+  return make_nccl_all_reduce(devices, multi_rank, process_nccl_api());
 }
 
 }  // namespace mirrorlab::vgpu

@@ -13,7 +13,9 @@
 // experimental NCCL_MULTI_RANK_GPU_ENABLE=1 for up to 2 ranks per GPU. The version that counts is
 // the library's, asked at run time (ncclGetVersion, which needs no GPU), not the header's.
 //
-// Built with NCCL: nccl_all_reduce.cpp. Without: nccl_unavailable.cpp, whose functions say so.
+// Every NCCL call goes through an NcclApi (nccl_api.h), every CUDA call through the devices'
+// CudaApi: nccl_all_reduce.cpp is built everywhere and tested against fakes; the library's
+// NcclApi and nccl_runtime() are nccl_api_library.cpp (NCCL builds) or nccl_unavailable.cpp.
 #pragma once
 
 #include <memory>
@@ -38,5 +40,9 @@ std::string nccl_version_text(int version_code);
 // a call fails.
 std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices,
                                                 bool multi_rank);
+class NcclApi;
+// The same over another NcclApi (a test's fake).
+std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& devices,
+                                                bool multi_rank, NcclApi& nccl);
 
 }  // namespace mirrorlab::vgpu

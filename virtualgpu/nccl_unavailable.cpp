@@ -1,16 +1,14 @@
-// The NCCL functions of a build without NCCL: they say so.
+// What a build without NCCL has of it: nothing, and it says so.
 #include <stdexcept>
 
 #include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/nccl_api.h"
 
 namespace mirrorlab::vgpu {
 
 NcclRuntime nccl_runtime() { return NcclRuntime{}; }
 
 // Never reached through the table: its nccl row says first that this build has no NCCL.
-std::unique_ptr<AllReduce> make_nccl_all_reduce(const std::vector<Device*>& /*devices*/,
-                                                bool /*multi_rank*/) {
-  throw std::logic_error("make_nccl_all_reduce in a build without NCCL");
-}
+NcclApi& process_nccl_api() { throw std::logic_error("the NCCL library in a build without NCCL"); }
 
 }  // namespace mirrorlab::vgpu

@@ -1,7 +1,9 @@
-// Launchers of the CUDA kernels (kernels_cuda_*.cu), called by CudaOps (ops_cuda.cu). Each
+// Launchers of the CUDA kernels (kernels_cuda_*.cu), called by CudaOps (ops_cuda.cpp). Each
 // enqueues on `stream`, checks the launch, and does nothing for an empty input. Pointers are in
 // GPU memory; the semantics are those of the CPU reference of the same name in kernels_cpu.h,
-// which the tests (tests/ops_agreement.cpp) compare them with.
+// which the tests compare them with: on a GPU (tests/ops_agreement.cpp), and everywhere through
+// the kernels' work per element (kernel_elements*.h, tests/test_kernel_elements.cpp). Their
+// launch shapes come from virtualgpu/cuda/launch_shape.h.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,7 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/nn/kernel_elements_train.h"
 #include "core/nn/ops.h"
+#include "virtualgpu/cuda/cuda_check.h"
+#include "virtualgpu/cuda/launch_shape.h"
 
 namespace mirrorlab::core::cuda {
 
@@ -33,16 +38,10 @@ void max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float*
 void max_pool_2x2_backward(const float* dy, const float* which, int batch, int h, int w, int c,
                            float* dx, cudaStream_t stream);
 
-// kernels_cuda_loss.cu. The sums of one call, as the GPU writes them (then copied to the host).
-struct LossSums {
-  double loss_sum;
-  long long correct, correct_top5;
-};
-// Per-row scratch the loss needs: `batch` of these.
-struct LossRow {
-  double loss;
-  int correct, top5;
-};
+// kernels_cuda_loss.cu. The sums of one call, as the GPU writes them (then copied to the host),
+// and the per-row scratch the loss needs (`batch` LossRows): kernel_elements_train.h.
+using elements::LossRow;
+using elements::LossSums;
 void softmax_cross_entropy(const float* logits, const std::uint8_t* labels, int batch, int classes,
                            float grad_scale, float* grad, LossRow* rows, LossSums* sums,
                            cudaStream_t stream);
@@ -55,13 +54,6 @@ void adam_update(float* params, const float* grads, float* m, float* v, std::siz
 void nadam_update(float* params, const float* grads, float* m, float* v, std::size_t n,
                   const NadamStep& step, cudaStream_t stream);
 
-// Grid for an element-wise kernel over n items, 256 threads a block, grid-stride loops inside.
-inline unsigned blocks_for(std::size_t n) {
-  const std::size_t blocks = (n + 255) / 256;
-  return static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16);
-}
-inline constexpr int kThreads = 256;
-
 #ifdef __CUDACC__
 // A grid-stride loop's start and step: for (i = first_index(); i < n; i += grid_stride()).
 __device__ inline std::size_t first_index() {
@@ -69,6 +61,16 @@ __device__ inline std::size_t first_index() {
 }
 __device__ inline std::size_t grid_stride() {
   return static_cast<std::size_t>(gridDim.x) * blockDim.x;
+}
+
+// Launches `kernel` over n elements with elementwise_shape(n) (virtualgpu/cuda/launch_shape.h)
+// on `stream`, and checks the launch; nothing for n == 0.
+template <class Kernel, class... Args>
+void launch_elementwise(Kernel kernel, std::size_t n, cudaStream_t stream, Args... args) {
+  const vgpu::LaunchShape shape = vgpu::elementwise_shape(n);
+  if (shape.empty()) return;
+  kernel<<<shape.blocks, shape.threads, shape.shared_bytes, stream>>>(args...);
+  MIRRORLAB_CUDA_CHECK_LAUNCH();
 }
 #endif
 

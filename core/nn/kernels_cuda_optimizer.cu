@@ -1,47 +1,39 @@
 // Optimizer updates on the GPU: SGD (with or without momentum), Adam, Nadam. CPU references:
-// sgd_update, adam_update, nadam_update (kernels_cpu_nn.cpp), same float expressions; the per-step
-// scalars (bias corrections, Nadam's schedule) come computed on the host in double.
-// nvcc may contract a*b + c into one fused multiply-add: the last bit can differ from the CPU,
-// never between replicas (they all run this same kernel on the same all-reduced gradient).
-#include "virtualgpu/cuda/cuda_check.h"
+// sgd_update, adam_update, nadam_update (kernels_cpu_nn.cpp), same float expressions, written
+// once in kernel_elements_train.h (where the tests run them on the CPU, bit for bit against the
+// references); the per-step scalars (bias corrections, Nadam's schedule) come computed on the
+// host in double. nvcc may contract a*b + c into one fused multiply-add on the GPU: the last bit
+// can differ from the CPU, never between replicas (they all run this same kernel on the same
+// all-reduced gradient).
+#include "core/nn/kernel_elements_train.h"
 #include "core/nn/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// GPU kernels
+// GPU kernels: grid-stride loops over kernel_elements_train.h
 // ---------------------------------------------------------------------------------------------
 __global__ void sgd_kernel(float* __restrict__ params, const float* __restrict__ grads,
                            std::size_t n, float lr) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) params[i] -= lr * grads[i];
+  for (std::size_t i = first_index(); i < n; i += grid_stride()) {
+    elements::sgd_at(params, grads, i, lr);
+  }
 }
 
 __global__ void sgd_momentum_kernel(float* __restrict__ params, const float* __restrict__ grads,
                                     float* __restrict__ velocity, std::size_t n, float lr,
                                     float momentum) {
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
-    const float v = momentum * velocity[i] - lr * grads[i];
-    velocity[i] = v;
-    params[i] += v;
+    elements::sgd_momentum_at(params, grads, velocity, i, lr, momentum);
   }
-}
-
-// Adam's and Nadam's shared moment update of one element's m and v.
-__device__ inline void update_moments(float g, float beta1, float beta2, float& m, float& v) {
-  m = beta1 * m + (1.0f - beta1) * g;
-  v = beta2 * v + (1.0f - beta2) * g * g;
 }
 
 __global__ void adam_kernel(float* __restrict__ params, const float* __restrict__ grads,
                             float* __restrict__ m, float* __restrict__ v, std::size_t n,
                             AdamStep s) {
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
-    float mi = m[i], vi = v[i];
-    update_moments(grads[i], s.beta1, s.beta2, mi, vi);
-    m[i] = mi;
-    v[i] = vi;
-    params[i] -= s.lr_t * mi / (sqrtf(vi) + s.epsilon);
+    elements::adam_at(params, grads, m, v, i, s);
   }
 }
 
@@ -49,13 +41,7 @@ __global__ void nadam_kernel(float* __restrict__ params, const float* __restrict
                              float* __restrict__ m, float* __restrict__ v, std::size_t n,
                              NadamStep s) {
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
-    const float g = grads[i];
-    float mi = m[i], vi = v[i];
-    update_moments(g, s.beta1, s.beta2, mi, vi);
-    m[i] = mi;
-    v[i] = vi;
-    const float m_bar = s.c_g * (g * s.g_scale) + s.c_m * (mi * s.m_scale);
-    params[i] -= s.lr * m_bar / (sqrtf(vi * s.v_scale) + s.epsilon);
+    elements::nadam_at(params, grads, m, v, i, s);
   }
 }
 
@@ -66,28 +52,21 @@ __global__ void nadam_kernel(float* __restrict__ params, const float* __restrict
 // ---------------------------------------------------------------------------------------------
 void sgd_update(float* params, const float* grads, float* velocity, std::size_t n, float lr,
                 float momentum, cudaStream_t stream) {
-  if (n == 0) return;
   if (velocity == nullptr) {
-    sgd_kernel<<<blocks_for(n), kThreads, 0, stream>>>(params, grads, n, lr);
+    launch_elementwise(sgd_kernel, n, stream, params, grads, n, lr);
   } else {
-    sgd_momentum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(params, grads, velocity, n, lr,
-                                                                momentum);
+    launch_elementwise(sgd_momentum_kernel, n, stream, params, grads, velocity, n, lr, momentum);
   }
-  MIRRORLAB_CUDA_CHECK_LAUNCH();
 }
 
 void adam_update(float* params, const float* grads, float* m, float* v, std::size_t n,
                  const AdamStep& step, cudaStream_t stream) {
-  if (n == 0) return;
-  adam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(params, grads, m, v, n, step);
-  MIRRORLAB_CUDA_CHECK_LAUNCH();
+  launch_elementwise(adam_kernel, n, stream, params, grads, m, v, n, step);
 }
 
 void nadam_update(float* params, const float* grads, float* m, float* v, std::size_t n,
                   const NadamStep& step, cudaStream_t stream) {
-  if (n == 0) return;
-  nadam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(params, grads, m, v, n, step);
-  MIRRORLAB_CUDA_CHECK_LAUNCH();
+  launch_elementwise(nadam_kernel, n, stream, params, grads, m, v, n, step);
 }
 
 }  // namespace mirrorlab::core::cuda

@@ -229,8 +229,10 @@ void ReplicaContext::all_reduce_sum(std::span<float> values) {
   // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU. Until
   // the last replica arrives, this one waits: its own phase, so a straggler shows.
   strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum, [&] {
-    begin = replica_->ops().mark();
+    // The wait's end is marked first, then the all-reduce's begin: on a CUDA stream the marks
+    // are events in that order, so the wait never ends after the all-reduce began.
     record(Phase::kWait, arrived);
+    begin = replica_->ops().mark();
   });
   record(Phase::kAllReduce, begin, values.size_bytes());
 }

@@ -1,14 +1,16 @@
 // Physical CUDA GPUs and what a CUDA device is made of, behind a header with no CUDA in it.
 //
-// Implemented twice: cuda_runtime.cpp (+ cuda_green_context.cpp) with the CUDA runtime when the
+// Enumeration and peers are implemented twice: cuda_runtime.cpp with the CUDA runtime when the
 // build has CUDA, cuda_runtime_stub.cpp without it. The stub gives the same functions, which say
-// "this build has no CUDA (...)", so callers (the registry, app/) need no #ifdefs.
+// "this build has no CUDA (...)", so callers (the registry, app/) need no #ifdefs. The allocator
+// and the execution contexts are written once, over a CudaApi (cuda_api.h), in every build.
 //
 // Implemented with CUDA:
 //   - enumeration: name, memory (total and free), SM count, compute capability, peer access
 //   - a BlockAllocator on cudaMalloc (zero-filled, never host-accessible)
 //   - per-device execution: a non-blocking stream, or with an SM split a stream in a green context
-//     that owns its own share of the SMs (driver API reached at run time, never linked)
+//     that owns its own share of the SMs (driver API reached at run time, never linked;
+//     cuda_green_context.cpp)
 // Not implemented: MIG, multi-process sharing (MPS), memory pools (cudaMallocAsync).
 #pragma once
 
@@ -57,7 +59,8 @@ struct GpuInventory {
 bool cuda_built();
 std::string cuda_build_description();
 // In a build without CUDA: "`what`, but this build has no CUDA: <why>. Rebuild ...", the one
-// sentence every refusal of CUDA work in such a build gives.
+// sentence every refusal of CUDA work in such a build gives. (With CUDA: for a device made
+// without a CudaApi.)
 std::string no_cuda_error(std::string_view what);
 
 // Asks CUDA which GPUs are visible. Never throws for "no GPU": the reason is in the result.
@@ -66,13 +69,12 @@ GpuInventory enumerate_gpus();
 // The card's free memory now (cudaMemGetInfo). Throws CudaError.
 std::size_t gpu_free_bytes(int ordinal);
 
-// Blocks from cudaMalloc on GPU `ordinal`, zeroed before they are handed out. A failed cudaMalloc
-// gives nullptr, so the arena throws; the arena does the cap and the accounting.
-std::unique_ptr<BlockAllocator> make_cuda_allocator(int ordinal);
+class CudaApi;  // cuda_api.h
 
-// Makes `ordinal` the calling thread's current GPU (cudaSetDevice). A device's worker thread runs
-// this first, since kernels are launched from that thread.
-void bind_thread_to_gpu(int ordinal);
+// Blocks from cudaMalloc on GPU `ordinal` (through `api`), zeroed before they are handed out. A
+// failed cudaMalloc gives nullptr, so the arena throws; the arena does the cap and the
+// accounting. cuda_allocator.cpp, in every build.
+std::unique_ptr<BlockAllocator> make_cuda_allocator(CudaApi& api, int ordinal);
 
 // Lets each GPU of the list read the others' memory where the hardware allows it.
 void enable_peer_access(const std::vector<int>& ordinals);
@@ -95,9 +97,10 @@ struct CudaExecutionSet {
   std::string sm_note;
 };
 
-// `count` execution contexts on GPU `ordinal`. With `sm_split`, each gets its own SMs through a
-// green context when the driver has them; otherwise (or when it does not) they share all SMs,
-// and sm_note says so. Throws CudaError when a stream cannot be made.
-CudaExecutionSet make_cuda_executions(int ordinal, int count, bool sm_split);
+// `count` execution contexts on GPU `ordinal` (through `api`). With `sm_split`, each gets its own
+// SMs through a green context when the driver has them; otherwise (or when it does not) they
+// share all SMs, and sm_note says so. Throws CudaError when a stream cannot be made.
+// cuda_executions.cpp, in every build.
+CudaExecutionSet make_cuda_executions(CudaApi& api, int ordinal, int count, bool sm_split);
 
 }  // namespace mirrorlab::vgpu

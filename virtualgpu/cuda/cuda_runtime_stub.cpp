@@ -27,9 +27,6 @@ GpuInventory enumerate_gpus() {
 }
 
 std::size_t gpu_free_bytes(int) { refuse(); }
-std::unique_ptr<BlockAllocator> make_cuda_allocator(int) { refuse(); }
-void bind_thread_to_gpu(int) { refuse(); }
 void enable_peer_access(const std::vector<int>&) { refuse(); }
-CudaExecutionSet make_cuda_executions(int, int, bool) { refuse(); }
 
 }  // namespace mirrorlab::vgpu

@@ -1,0 +1,534 @@
+// The fakes of tests/fake_cuda_api.h.
+#include "tests/fake_cuda_api.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "virtualgpu/collective_elements.h"
+
+namespace mirrorlab::testing {
+namespace {
+
+std::string ptr_text(const void* p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%p", p);
+  return text;
+}
+
+void* handle(int id) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(0x10000 + id)); }
+
+}  // namespace
+
+// ---- FakeCudaApi: bookkeeping -----------------------------------------------------------------
+FakeCudaApi::FakeCudaApi(Options options)
+    : options_(options), used_(static_cast<std::size_t>(options.gpus), 0) {}
+
+FakeCudaApi::~FakeCudaApi() {
+  for (auto& [start, block] : blocks_) std::free(const_cast<void*>(start));
+}
+
+std::vector<std::string> FakeCudaApi::calls() const {
+  std::lock_guard lock(mutex_);
+  return calls_;
+}
+
+std::vector<std::string> FakeCudaApi::violations() const {
+  std::lock_guard lock(mutex_);
+  return violations_;
+}
+
+std::vector<std::string> FakeCudaApi::leaks() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> left;
+  for (const auto& [start, block] : blocks_) {
+    left.push_back("block " + ptr_text(start) + " of " + std::to_string(block.bytes) +
+                   " bytes on GPU " + std::to_string(block.gpu));
+  }
+  for (const auto& [s, state] : streams_) {
+    if (state.live) left.push_back("stream " + std::to_string(state.id));
+  }
+  for (const auto& [e, state] : events_) {
+    if (state.live) left.push_back("event " + std::to_string(state.id));
+  }
+  return left;
+}
+
+int FakeCudaApi::count(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(std::count_if(calls_.begin(), calls_.end(), [&](const std::string& c) {
+    return c.compare(0, name.size(), name) == 0;
+  }));
+}
+
+void FakeCudaApi::fail_next(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  failing_.insert(name);
+}
+
+int FakeCudaApi::current_locked() const {
+  const auto found = current_.find(std::this_thread::get_id());
+  return found == current_.end() ? 0 : found->second;
+}
+
+void FakeCudaApi::call(const std::string& line) { calls_.push_back(line); }
+void FakeCudaApi::violation(const std::string& line) { violations_.push_back(line); }
+
+void FakeCudaApi::throw_if_failing(const std::string& name) {
+  for (auto it = failing_.begin(); it != failing_.end(); ++it) {
+    if (name.compare(0, it->size(), *it) == 0) {
+      failing_.erase(it);
+      throw vgpu::CudaError(999, name + " failed: the fake was told to fail it");
+    }
+  }
+}
+
+FakeCudaApi::StreamState* FakeCudaApi::enqueue_on(vgpu::GpuStream stream, const std::string& what) {
+  const auto found = streams_.find(stream);
+  if (found == streams_.end()) {
+    violation(what + " on a stream never created");
+    return nullptr;
+  }
+  StreamState& s = found->second;
+  if (!s.live) violation(what + " on stream " + std::to_string(s.id) + " after it was destroyed");
+  const int current = current_locked();
+  if (s.gpu != current) {
+    violation(what + " on stream " + std::to_string(s.id) + " of GPU " + std::to_string(s.gpu) +
+              " while GPU " + std::to_string(current) + " is current");
+  }
+  return &s;
+}
+
+bool FakeCudaApi::inside_block(const void* p, std::size_t bytes, int gpu, const std::string& what) {
+  const auto* byte = static_cast<const unsigned char*>(p);
+  auto it = blocks_.upper_bound(p);
+  if (it != blocks_.begin()) {
+    --it;
+    const auto* start = static_cast<const unsigned char*>(it->first);
+    if (byte >= start && byte + bytes <= start + it->second.bytes) {
+      const int owner = it->second.gpu;
+      if (owner != gpu && !peers_enabled_.count({gpu, owner})) {
+        violation(what + " on GPU " + std::to_string(gpu) + " touches GPU " +
+                  std::to_string(owner) + "'s memory without peer access");
+      }
+      return true;
+    }
+  }
+  violation(what + " touches " + std::to_string(bytes) + " bytes at " + ptr_text(p) +
+            " that no live block holds");
+  return false;
+}
+
+void* FakeCudaApi::new_block(std::size_t bytes, int gpu, bool stream_ordered) {
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
+  void* block = std::aligned_alloc(256, rounded);
+  if (block == nullptr) throw std::bad_alloc();
+  std::memset(block, 0xFF, rounded);  // NaN as floats: a block not zeroed shows
+  blocks_[block] = Block{gpu, bytes, stream_ordered};
+  used_[static_cast<std::size_t>(gpu)] += bytes;
+  return block;
+}
+
+void FakeCudaApi::free_block(void* block, int gpu, bool stream_ordered, const std::string& what) {
+  const auto found = blocks_.find(block);
+  if (found == blocks_.end()) {
+    violation(what + " of " + ptr_text(block) + ", which is not a live block (freed twice?)");
+    return;
+  }
+  if (found->second.gpu != gpu) {
+    violation(what + " on GPU " + std::to_string(gpu) + " of a block allocated on GPU " +
+              std::to_string(found->second.gpu));
+  }
+  if (found->second.stream_ordered != stream_ordered) {
+    violation(what + " of a block allocated " +
+              (found->second.stream_ordered ? "stream-ordered" : "with cudaMalloc"));
+  }
+  used_[static_cast<std::size_t>(found->second.gpu)] -= found->second.bytes;
+  std::free(block);
+  blocks_.erase(found);
+}
+
+// ---- FakeCudaApi: GPUs ------------------------------------------------------------------------
+int FakeCudaApi::current_gpu() {
+  std::lock_guard lock(mutex_);
+  return current_locked();
+}
+
+void FakeCudaApi::set_current_gpu(int ordinal) {
+  std::lock_guard lock(mutex_);
+  if (ordinal < 0 || ordinal >= options_.gpus) {
+    throw vgpu::CudaError(101, "cudaSetDevice(" + std::to_string(ordinal) +
+                                   "): invalid device ordinal (the fake has " +
+                                   std::to_string(options_.gpus) + " GPUs)");
+  }
+  current_[std::this_thread::get_id()] = ordinal;
+}
+
+bool FakeCudaApi::can_access_peer(int ordinal, int peer) {
+  std::lock_guard lock(mutex_);
+  call("can_access_peer " + std::to_string(ordinal) + " " + std::to_string(peer));
+  return options_.peer_access && ordinal != peer;
+}
+
+void FakeCudaApi::enable_peer_access(int peer) {
+  std::lock_guard lock(mutex_);
+  const int gpu = current_locked();
+  call("enable_peer_access gpu" + std::to_string(gpu) + " peer" + std::to_string(peer));
+  if (!options_.peer_access || peer == gpu) {
+    violation("enable_peer_access from GPU " + std::to_string(gpu) + " to " + std::to_string(peer) +
+              ", which it cannot reach");
+  }
+  peers_enabled_.insert({gpu, peer});
+}
+
+int FakeCudaApi::sm_count(int /*ordinal*/) { return options_.sm_count; }
+
+vgpu::CudaExecutionSet FakeCudaApi::make_green_executions(int, int, std::string* unavailable) {
+  *unavailable = "the fake CUDA runtime has no green contexts";
+  return {};
+}
+
+// ---- FakeCudaApi: memory ----------------------------------------------------------------------
+void* FakeCudaApi::allocate(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  const int gpu = current_locked();
+  call("allocate gpu" + std::to_string(gpu) + " " + std::to_string(bytes));
+  if (failing_.erase("allocate") > 0) return nullptr;
+  if (used_[static_cast<std::size_t>(gpu)] + bytes > options_.bytes_per_gpu) return nullptr;
+  return new_block(bytes, gpu, false);
+}
+
+void FakeCudaApi::release(void* block, int ordinal) noexcept {
+  std::lock_guard lock(mutex_);
+  call("release gpu" + std::to_string(ordinal));
+  free_block(block, ordinal, false, "release");
+}
+
+void* FakeCudaApi::allocate_async(std::size_t bytes, vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  call("allocate_async " + std::to_string(bytes));
+  throw_if_failing("allocate_async");
+  StreamState* s = enqueue_on(stream, "allocate_async");
+  return new_block(bytes, s != nullptr ? s->gpu : current_locked(), true);
+}
+
+void FakeCudaApi::release_async(void* block, vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  call("release_async");
+  StreamState* s = enqueue_on(stream, "release_async");
+  free_block(block, s != nullptr ? s->gpu : current_locked(), true, "release_async");
+}
+
+void FakeCudaApi::fill_bytes_async(void* dst, int value, std::size_t bytes,
+                                   vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  call("fill_bytes_async " + std::to_string(bytes));
+  throw_if_failing("fill_bytes_async");
+  enqueue_on(stream, "fill_bytes_async");
+  if (inside_block(dst, bytes, current_locked(), "fill_bytes_async"))
+    std::memset(dst, value, bytes);
+}
+
+void FakeCudaApi::copy_async(void* dst, const void* src, std::size_t bytes, vgpu::CopyKind kind,
+                             vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  call("copy_async " + std::to_string(bytes));
+  throw_if_failing("copy_async");
+  enqueue_on(stream, "copy_async");
+  const int gpu = current_locked();
+  bool ok = true;
+  if (kind != vgpu::CopyKind::kHostToDevice)
+    ok = inside_block(src, bytes, gpu, "copy_async (source)") && ok;
+  if (kind != vgpu::CopyKind::kDeviceToHost)
+    ok = inside_block(dst, bytes, gpu, "copy_async (destination)") && ok;
+  if (ok) std::memmove(dst, src, bytes);
+}
+
+void FakeCudaApi::copy_peer_async(void* dst, int dst_gpu, const void* src, int src_gpu,
+                                  std::size_t bytes, vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  call("copy_peer_async gpu" + std::to_string(src_gpu) + "->gpu" + std::to_string(dst_gpu) + " " +
+       std::to_string(bytes));
+  enqueue_on(stream, "copy_peer_async");
+  // A peer copy may cross GPUs without peer access (the driver stages it): each side is checked
+  // on its own GPU.
+  const bool ok = inside_block(src, bytes, src_gpu, "copy_peer_async (source)") &&
+                  inside_block(dst, bytes, dst_gpu, "copy_peer_async (destination)");
+  if (ok) std::memmove(dst, src, bytes);
+}
+
+// ---- FakeCudaApi: streams and events ----------------------------------------------------------
+vgpu::GpuStream FakeCudaApi::create_stream() {
+  std::lock_guard lock(mutex_);
+  throw_if_failing("create_stream");
+  const int id = next_id_++;
+  const int gpu = current_locked();
+  call("create_stream " + std::to_string(id) + " gpu" + std::to_string(gpu));
+  streams_[handle(id)] = StreamState{gpu, true, id};
+  return handle(id);
+}
+
+void FakeCudaApi::destroy_stream(vgpu::GpuStream stream) noexcept {
+  std::lock_guard lock(mutex_);
+  const auto found = streams_.find(stream);
+  if (found == streams_.end() || !found->second.live) {
+    violation("destroy_stream of a stream that is not alive");
+    return;
+  }
+  call("destroy_stream " + std::to_string(found->second.id));
+  found->second.live = false;
+}
+
+void FakeCudaApi::synchronize_stream(vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  throw_if_failing("synchronize_stream");
+  const auto found = streams_.find(stream);
+  if (found == streams_.end() || !found->second.live) {
+    violation("synchronize_stream of a stream that is not alive");
+    return;
+  }
+  call("synchronize_stream " + std::to_string(found->second.id));
+}
+
+vgpu::GpuEvent FakeCudaApi::create_event() {
+  std::lock_guard lock(mutex_);
+  throw_if_failing("create_event");
+  const int id = next_id_++;
+  events_[handle(id)] = EventState{current_locked(), true, false, 0.0, id};
+  return handle(id);
+}
+
+void FakeCudaApi::destroy_event(vgpu::GpuEvent event) noexcept {
+  std::lock_guard lock(mutex_);
+  const auto found = events_.find(event);
+  if (found == events_.end() || !found->second.live) {
+    violation("destroy_event of an event that is not alive");
+    return;
+  }
+  found->second.live = false;
+}
+
+void FakeCudaApi::record_event(vgpu::GpuEvent event, vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  const auto found = events_.find(event);
+  if (found == events_.end() || !found->second.live) {
+    violation("record_event of an event that is not alive");
+    return;
+  }
+  StreamState* s = enqueue_on(stream, "record_event " + std::to_string(found->second.id));
+  if (s != nullptr && s->gpu != found->second.gpu) {
+    violation("record_event: event " + std::to_string(found->second.id) + " of GPU " +
+              std::to_string(found->second.gpu) + " on a stream of GPU " + std::to_string(s->gpu));
+  }
+  call("record_event " + std::to_string(found->second.id));
+  found->second.recorded = true;
+  // Work runs when it is queued, so an event is reached when it is recorded: its time is the
+  // host's then (a GPU's time between two events is never more than the host saw pass).
+  found->second.at_ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+}
+
+void FakeCudaApi::synchronize_event(vgpu::GpuEvent event) {
+  std::lock_guard lock(mutex_);
+  const auto found = events_.find(event);
+  if (found == events_.end() || !found->second.live || !found->second.recorded) {
+    violation("synchronize_event of an event never recorded (or not alive)");
+  }
+}
+
+float FakeCudaApi::elapsed_ms(vgpu::GpuEvent start, vgpu::GpuEvent end) {
+  std::lock_guard lock(mutex_);
+  const auto a = events_.find(start), b = events_.find(end);
+  if (a == events_.end() || b == events_.end() || !a->second.recorded || !b->second.recorded) {
+    violation("elapsed_ms of an event never recorded");
+    // What cudaEventElapsedTime says then.
+    throw vgpu::CudaError(400,
+                          "cudaEventElapsedTime: invalid resource handle (the fake's "
+                          "event was never recorded)");
+  }
+  return static_cast<float>(b->second.at_ms - a->second.at_ms);
+}
+
+// ---- FakeCudaApi: kernels ---------------------------------------------------------------------
+void FakeCudaApi::launch_add(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
+                             int ordinal) {
+  std::lock_guard lock(mutex_);
+  call("launch_add gpu" + std::to_string(ordinal) + " n=" + std::to_string(n));
+  enqueue_on(stream, "launch_add");
+  if (ordinal != current_locked())
+    violation("launch_add for GPU " + std::to_string(ordinal) + " while another is current");
+  const bool ok = inside_block(dst, n * sizeof(float), ordinal, "launch_add (dst)") &&
+                  inside_block(src, n * sizeof(float), ordinal, "launch_add (src)");
+  if (ok) {
+    for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(vgpu::AddOp{}, dst, src, i);
+  }
+}
+
+void FakeCudaApi::launch_scale(float* x, std::size_t n, float factor, vgpu::GpuStream stream,
+                               int ordinal) {
+  std::lock_guard lock(mutex_);
+  call("launch_scale gpu" + std::to_string(ordinal) + " n=" + std::to_string(n));
+  enqueue_on(stream, "launch_scale");
+  if (inside_block(x, n * sizeof(float), ordinal, "launch_scale")) {
+    for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(vgpu::ScaleOp{factor}, x, x, i);
+  }
+}
+
+void FakeCudaApi::launch_one_shot(const vgpu::OneShotBuffers& buffers, std::size_t begin,
+                                  std::size_t end, vgpu::GpuStream stream, int ordinal) {
+  std::lock_guard lock(mutex_);
+  call("launch_one_shot gpu" + std::to_string(ordinal) + " ranks=" + std::to_string(buffers.n) +
+       " [" + std::to_string(begin) + "," + std::to_string(end) + ")");
+  enqueue_on(stream, "launch_one_shot");
+  if (vgpu::one_shot_table_entry(buffers.n) < 0) {
+    violation("launch_one_shot of " + std::to_string(buffers.n) + " ranks");
+    return;
+  }
+  bool ok = true;
+  for (int r = 0; r < buffers.n; ++r) {
+    ok = inside_block(buffers.data[r] + begin, (end - begin) * sizeof(float), ordinal,
+                      "launch_one_shot (rank " + std::to_string(r) + ")") &&
+         ok;
+  }
+  if (!ok) return;
+  vgpu::OneShotBuffers from_begin = buffers;
+  for (int r = 0; r < buffers.n; ++r) from_begin.data[r] = buffers.data[r] + begin;
+  for (std::size_t i = 0; i < end - begin; ++i) vgpu::one_shot_at<0>(from_begin, i);
+}
+
+void FakeCudaApi::check_device_range(const void* p, std::size_t bytes, int gpu,
+                                     const std::string& what) {
+  std::lock_guard lock(mutex_);
+  inside_block(p, bytes, gpu, what);
+}
+
+void FakeCudaApi::check_stream_on(vgpu::GpuStream stream, int gpu, const std::string& what) {
+  std::lock_guard lock(mutex_);
+  const auto found = streams_.find(stream);
+  if (found == streams_.end() || !found->second.live) {
+    violation(what + " on a stream that is not alive");
+  } else if (found->second.gpu != gpu) {
+    violation(what + " on a stream of GPU " + std::to_string(found->second.gpu) +
+              " for a communicator on GPU " + std::to_string(gpu));
+  }
+}
+
+// ---- FakeNcclApi ------------------------------------------------------------------------------
+std::vector<std::string> FakeNcclApi::calls() const {
+  std::lock_guard lock(mutex_);
+  return calls_;
+}
+
+std::vector<std::string> FakeNcclApi::violations() const {
+  std::lock_guard lock(mutex_);
+  return violations_;
+}
+
+int FakeNcclApi::live_comms() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(comms_.size());
+}
+
+std::vector<vgpu::NcclComm> FakeNcclApi::init_all(const std::vector<int>& ordinals) {
+  std::lock_guard lock(mutex_);
+  calls_.push_back("init_all " + std::to_string(ordinals.size()));
+  // ncclCommInitAll switches GPUs as it goes, as the library does: the caller must put its own
+  // back.
+  if (!ordinals.empty()) cuda_.set_current_gpu(ordinals.back());
+  if (!init_failure_.empty()) throw std::runtime_error(init_failure_);
+  std::vector<vgpu::NcclComm> made;
+  for (std::size_t r = 0; r < ordinals.size(); ++r) {
+    vgpu::NcclComm comm = handle(next_id_++);
+    comms_[comm] = {static_cast<int>(r), ordinals[r]};
+    made.push_back(comm);
+  }
+  ranks_ = static_cast<int>(ordinals.size());
+  return made;
+}
+
+void FakeNcclApi::destroy(vgpu::NcclComm comm) noexcept {
+  std::lock_guard lock(mutex_);
+  calls_.push_back("destroy");
+  if (comms_.erase(comm) == 0) violations_.push_back("destroy of a communicator not alive");
+}
+
+void FakeNcclApi::group_start() {
+  std::lock_guard lock(mutex_);
+  calls_.push_back("group_start");
+  if (in_group_) violations_.push_back("group_start inside a group");
+  in_group_ = true;
+}
+
+void FakeNcclApi::all_reduce_sum(float* data, std::size_t count, vgpu::NcclComm comm,
+                                 vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  const auto found = comms_.find(comm);
+  const int rank = found == comms_.end() ? -1 : found->second.first;
+  calls_.push_back("all_reduce rank" + std::to_string(rank) + " n=" + std::to_string(count));
+  if (!in_group_) violations_.push_back("all_reduce outside a group");
+  if (found == comms_.end()) {
+    violations_.push_back("all_reduce on a communicator not alive");
+    return;
+  }
+  cuda_.check_device_range(data, count * sizeof(float), found->second.second,
+                           "all_reduce of rank " + std::to_string(rank));
+  cuda_.check_stream_on(stream, found->second.second, "all_reduce of rank " + std::to_string(rank));
+  if (rank == failing_rank_) {
+    group_failed_ = true;  // NCCL then reports the failure at group_end too; nothing runs
+    throw std::runtime_error("ncclAllReduce: the fake was told to fail rank " +
+                             std::to_string(rank));
+  }
+  queued_.push_back({data, count, rank});
+}
+
+void FakeNcclApi::group_end() {
+  std::lock_guard lock(mutex_);
+  calls_.push_back("group_end");
+  if (!in_group_) violations_.push_back("group_end without group_start");
+  in_group_ = false;
+  if (static_cast<int>(queued_.size()) == ranks_ && ranks_ > 0) {  // the whole group: sum
+    std::sort(queued_.begin(), queued_.end(),
+              [](const Queued& a, const Queued& b) { return a.rank < b.rank; });
+    for (std::size_t i = 0; i < queued_.front().count; ++i) {
+      float sum = 0.0f;
+      for (const Queued& q : queued_) sum += q.data[i];
+      for (const Queued& q : queued_) q.data[i] = sum;
+    }
+  } else if (!queued_.empty() && !group_failed_) {
+    violations_.push_back("group_end with " + std::to_string(queued_.size()) + " of " +
+                          std::to_string(ranks_) + " ranks queued: NCCL would hang");
+  }
+  queued_.clear();
+  group_failed_ = false;
+}
+
+// ---- FakeCudaDevices --------------------------------------------------------------------------
+FakeCudaDevices::FakeCudaDevices(vgpu::CudaApi& api, const std::vector<int>& gpus,
+                                 std::size_t limit_bytes) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const int gpu = gpus[i];
+    vgpu::CudaExecutionSet set = vgpu::make_cuda_executions(api, gpu, 1, false);
+    executions_.push_back(std::move(set.devices.front()));
+    const auto kind = std::count(gpus.begin(), gpus.end(), gpu) > 1
+                          ? vgpu::DeviceKind::kCudaLogicalGpu
+                          : vgpu::DeviceKind::kCudaPhysicalGpu;
+    devices_.push_back(std::make_unique<vgpu::Device>(static_cast<int>(i), kind, limit_bytes,
+                                                      vgpu::make_cuda_allocator(api, gpu), gpu,
+                                                      executions_.back()->stream(), &api));
+    devices_.back()->stream().enqueue([&api, gpu] { api.set_current_gpu(gpu); });
+    pointers_.push_back(devices_.back().get());
+  }
+  for (vgpu::Device* d : pointers_) d->stream().synchronize();
+}
+
+FakeCudaDevices::~FakeCudaDevices() {
+  devices_.clear();
+  executions_.clear();
+}
+
+}  // namespace mirrorlab::testing

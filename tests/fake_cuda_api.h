@@ -1,0 +1,186 @@
+// A fake CUDA runtime and NCCL for tests on machines without a GPU: the real code paths above
+// CudaApi and NcclApi (the cudaMalloc allocator and its arena, the devices' streams, the CUDA
+// transport and the one-shot, the NCCL all-reduce) run against them.
+//
+// FakeCudaApi: GPU memory is host memory (handed out full of 0xFF bytes, so a block that is not
+// zeroed shows), work runs when it is queued (each stream is in order; as if every stream ran at
+// once), kernels run their work per element (collective_elements.h) over every index. Every call
+// is recorded and checked as CUDA would: a stream used only between its creation and its
+// destruction, and only while its GPU is current; an event recorded on a stream of its own GPU
+// before it is waited for or timed; memory touched only inside live blocks, of the current GPU or
+// a peer it was given access to; every block freed once, on the GPU it came from. What breaks a
+// rule is a line in violations(); what is still alive at the end is in leaks().
+//
+// FakeNcclApi: communicators over the fake's GPUs; all-reduces queued between group_start and
+// group_end, summed at group_end in rank order; the same kind of record and checks.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "virtualgpu/cuda/cuda_api.h"
+#include "virtualgpu/device.h"
+#include "virtualgpu/nccl_api.h"
+
+namespace mirrorlab::testing {
+
+class FakeCudaApi final : public vgpu::CudaApi {
+ public:
+  struct Options {
+    int gpus = 1;
+    std::size_t bytes_per_gpu = std::size_t{256} << 20;
+    bool peer_access = true;  // every pair of GPUs can reach each other's memory
+    int sm_count = 132;
+  };
+  FakeCudaApi() : FakeCudaApi(Options{}) {}
+  explicit FakeCudaApi(Options options);
+  ~FakeCudaApi() override;
+
+  std::vector<std::string> calls() const;       // "launch_add gpu0 n=5", in order
+  std::vector<std::string> violations() const;  // empty when every call kept CUDA's rules
+  std::vector<std::string> leaks() const;       // blocks, streams, events still alive
+  // How many recorded calls start with `name`.
+  int count(const std::string& name) const;
+  // The next call whose name starts with `name` throws a CudaError (CUDA's error 2, out of
+  // memory, for allocate: it returns nullptr instead, as cudaMalloc's failure does).
+  void fail_next(const std::string& name);
+
+  int current_gpu() override;
+  void set_current_gpu(int ordinal) override;
+  bool can_access_peer(int ordinal, int peer) override;
+  void enable_peer_access(int peer) override;
+  int sm_count(int ordinal) override;
+  vgpu::CudaExecutionSet make_green_executions(int ordinal, int count,
+                                               std::string* unavailable) override;
+
+  void* allocate(std::size_t bytes) override;
+  void release(void* block, int ordinal) noexcept override;
+  void* allocate_async(std::size_t bytes, vgpu::GpuStream stream) override;
+  void release_async(void* block, vgpu::GpuStream stream) override;
+  void fill_bytes_async(void* dst, int value, std::size_t bytes, vgpu::GpuStream stream) override;
+  void copy_async(void* dst, const void* src, std::size_t bytes, vgpu::CopyKind kind,
+                  vgpu::GpuStream stream) override;
+  void copy_peer_async(void* dst, int dst_gpu, const void* src, int src_gpu, std::size_t bytes,
+                       vgpu::GpuStream stream) override;
+
+  vgpu::GpuStream create_stream() override;
+  void destroy_stream(vgpu::GpuStream stream) noexcept override;
+  void synchronize_stream(vgpu::GpuStream stream) override;
+  vgpu::GpuEvent create_event() override;
+  void destroy_event(vgpu::GpuEvent event) noexcept override;
+  void record_event(vgpu::GpuEvent event, vgpu::GpuStream stream) override;
+  void synchronize_event(vgpu::GpuEvent event) override;
+  float elapsed_ms(vgpu::GpuEvent start, vgpu::GpuEvent end) override;
+
+  void launch_add(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
+                  int ordinal) override;
+  void launch_scale(float* x, std::size_t n, float factor, vgpu::GpuStream stream,
+                    int ordinal) override;
+  void launch_one_shot(const vgpu::OneShotBuffers& buffers, std::size_t begin, std::size_t end,
+                       vgpu::GpuStream stream, int ordinal) override;
+
+  // For FakeNcclApi: checks that [p, p + bytes) is device memory of GPU `gpu` (or one it may
+  // reach), and that `stream` is live and on `gpu`.
+  void check_device_range(const void* p, std::size_t bytes, int gpu, const std::string& what);
+  void check_stream_on(vgpu::GpuStream stream, int gpu, const std::string& what);
+
+ private:
+  struct Block {
+    int gpu;
+    std::size_t bytes;
+    bool stream_ordered;
+  };
+  struct StreamState {
+    int gpu;
+    bool live;
+    int id;
+  };
+  struct EventState {
+    int gpu;
+    bool live, recorded;
+    double at_ms;
+    int id;
+  };
+  // All with mutex_ held.
+  int current_locked() const;
+  void call(const std::string& line);
+  void violation(const std::string& line);
+  void throw_if_failing(const std::string& name);
+  StreamState* enqueue_on(vgpu::GpuStream stream,
+                          const std::string& what);  // checks, advances time
+  bool inside_block(const void* p, std::size_t bytes, int gpu, const std::string& what);
+  void* new_block(std::size_t bytes, int gpu, bool stream_ordered);
+  void free_block(void* block, int gpu, bool stream_ordered, const std::string& what);
+
+  Options options_;
+  mutable std::mutex mutex_;
+  std::map<std::thread::id, int> current_;
+  std::map<const void*, Block> blocks_;  // live blocks by start
+  std::vector<std::size_t> used_;        // bytes per GPU
+  std::map<vgpu::GpuStream, StreamState> streams_;
+  std::map<vgpu::GpuEvent, EventState> events_;
+  std::set<std::pair<int, int>> peers_enabled_;  // (gpu, peer)
+  std::vector<std::string> calls_, violations_;
+  std::multiset<std::string> failing_;
+  int next_id_ = 1;
+};
+
+class FakeNcclApi final : public vgpu::NcclApi {
+ public:
+  explicit FakeNcclApi(FakeCudaApi& cuda) : cuda_(cuda) {}
+  ~FakeNcclApi() override = default;
+
+  std::vector<std::string> calls() const;
+  std::vector<std::string> violations() const;
+  int live_comms() const;
+  // init_all throws with `message`; or rank `rank`'s all_reduce_sum throws.
+  void fail_init(std::string message) { init_failure_ = std::move(message); }
+  void fail_all_reduce_of_rank(int rank) { failing_rank_ = rank; }
+
+  std::vector<vgpu::NcclComm> init_all(const std::vector<int>& ordinals) override;
+  void destroy(vgpu::NcclComm comm) noexcept override;
+  void group_start() override;
+  void all_reduce_sum(float* data, std::size_t count, vgpu::NcclComm comm,
+                      vgpu::GpuStream stream) override;
+  void group_end() override;
+
+ private:
+  struct Queued {
+    float* data;
+    std::size_t count;
+    int rank;
+  };
+  FakeCudaApi& cuda_;
+  mutable std::mutex mutex_;
+  std::map<vgpu::NcclComm, std::pair<int, int>> comms_;  // live: (rank, gpu)
+  std::vector<std::string> calls_, violations_;
+  std::vector<Queued> queued_;
+  bool in_group_ = false, group_failed_ = false;
+  int next_id_ = 1, ranks_ = 0;
+  std::string init_failure_;
+  int failing_rank_ = -1;
+};
+
+// CUDA devices made as the device registry makes them (an allocator and a stream each through
+// the CudaApi, the device's thread on its GPU), over a fake: gpus[i] is device i's GPU.
+class FakeCudaDevices {
+ public:
+  FakeCudaDevices(vgpu::CudaApi& api, const std::vector<int>& gpus,
+                  std::size_t limit_bytes = std::size_t{64} << 20);
+  ~FakeCudaDevices();  // the devices first, then the streams they use
+  const std::vector<vgpu::Device*>& devices() const { return pointers_; }
+
+ private:
+  std::vector<std::unique_ptr<vgpu::CudaExecution>> executions_;
+  std::vector<std::unique_ptr<vgpu::Device>> devices_;
+  std::vector<vgpu::Device*> pointers_;
+};
+
+}  // namespace mirrorlab::testing

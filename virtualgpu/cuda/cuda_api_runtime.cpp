@@ -1,0 +1,157 @@
+// RuntimeCudaApi: the CudaApi over the CUDA runtime, one checked call per method.
+#include "virtualgpu/cuda/cuda_api_runtime.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "virtualgpu/cuda/cuda_check.h"
+#include "virtualgpu/cuda/cuda_green_context.h"
+
+namespace mirrorlab::vgpu {
+namespace {
+
+cudaStream_t as_stream(GpuStream s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t as_event(GpuEvent e) { return static_cast<cudaEvent_t>(e); }
+
+cudaMemcpyKind as_kind(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::kHostToDevice:
+      return cudaMemcpyHostToDevice;
+    case CopyKind::kDeviceToHost:
+      return cudaMemcpyDeviceToHost;
+    case CopyKind::kDeviceToDevice:
+      break;
+  }
+  return cudaMemcpyDeviceToDevice;
+}
+
+}  // namespace
+
+// ---- GPUs -------------------------------------------------------------------------------------
+int RuntimeCudaApi::current_gpu() {
+  int ordinal = 0;
+  MIRRORLAB_CUDA_CHECK(cudaGetDevice(&ordinal));
+  return ordinal;
+}
+
+void RuntimeCudaApi::set_current_gpu(int ordinal) { MIRRORLAB_CUDA_CHECK(cudaSetDevice(ordinal)); }
+
+bool RuntimeCudaApi::can_access_peer(int ordinal, int peer) {
+  int can = 0;
+  MIRRORLAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, ordinal, peer));
+  return can != 0;
+}
+
+void RuntimeCudaApi::enable_peer_access(int peer) {
+  const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+  if (status == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();  // not an error for us: clear it
+    return;
+  }
+  MIRRORLAB_CUDA_CHECK(status);
+}
+
+int RuntimeCudaApi::sm_count(int ordinal) {
+  int sms = 0;
+  MIRRORLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+  return sms;
+}
+
+CudaExecutionSet RuntimeCudaApi::make_green_executions(int ordinal, int count,
+                                                       std::string* unavailable) {
+  return vgpu::make_green_executions(ordinal, count, unavailable);
+}
+
+// ---- memory -----------------------------------------------------------------------------------
+void* RuntimeCudaApi::allocate(std::size_t bytes) {
+  void* block = nullptr;
+  const cudaError_t status = cudaMalloc(&block, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  MIRRORLAB_CUDA_CHECK(status);
+  return block;
+}
+
+// noexcept: no CurrentGpu guard (whose constructor throws); the caller's GPU is put back by hand.
+void RuntimeCudaApi::release(void* block, int ordinal) noexcept {
+  int previous = ordinal;
+  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != ordinal &&
+                        cudaSetDevice(ordinal) == cudaSuccess;
+  const cudaError_t status = cudaFree(block);
+  if (switched) (void)cudaSetDevice(previous);
+  // At process exit the runtime may already be gone; anything else is worth a line.
+  if (status != cudaSuccess && status != cudaErrorCudartUnloading) {
+    std::fprintf(stderr, "mirrorlab: cudaFree on GPU:%d failed: %s\n", ordinal,
+                 cuda_error_text(status).c_str());
+  }
+  (void)cudaGetLastError();
+}
+
+void* RuntimeCudaApi::allocate_async(std::size_t bytes, GpuStream stream) {
+  void* block = nullptr;
+  MIRRORLAB_CUDA_CHECK(cudaMallocAsync(&block, bytes, as_stream(stream)));
+  return block;
+}
+
+void RuntimeCudaApi::release_async(void* block, GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaFreeAsync(block, as_stream(stream)));
+}
+
+void RuntimeCudaApi::fill_bytes_async(void* dst, int value, std::size_t bytes, GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, as_stream(stream)));
+}
+
+void RuntimeCudaApi::copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind,
+                                GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, as_kind(kind), as_stream(stream)));
+}
+
+void RuntimeCudaApi::copy_peer_async(void* dst, int dst_gpu, const void* src, int src_gpu,
+                                     std::size_t bytes, GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_gpu, src, src_gpu, bytes, as_stream(stream)));
+}
+
+// ---- streams and events -----------------------------------------------------------------------
+GpuStream RuntimeCudaApi::create_stream() {
+  cudaStream_t stream = nullptr;
+  MIRRORLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  return stream;
+}
+
+void RuntimeCudaApi::destroy_stream(GpuStream stream) noexcept {
+  (void)cudaStreamDestroy(as_stream(stream));
+}
+
+void RuntimeCudaApi::synchronize_stream(GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
+}
+
+GpuEvent RuntimeCudaApi::create_event() {
+  cudaEvent_t event = nullptr;
+  MIRRORLAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));
+  return event;
+}
+
+void RuntimeCudaApi::destroy_event(GpuEvent event) noexcept {
+  (void)cudaEventDestroy(as_event(event));
+}
+
+void RuntimeCudaApi::record_event(GpuEvent event, GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaEventRecord(as_event(event), as_stream(stream)));
+}
+
+void RuntimeCudaApi::synchronize_event(GpuEvent event) {
+  MIRRORLAB_CUDA_CHECK(cudaEventSynchronize(as_event(event)));
+}
+
+// cudaEventElapsedTime: about 0.5 us resolution; an event never recorded is an error.
+float RuntimeCudaApi::elapsed_ms(GpuEvent start, GpuEvent end) {
+  float ms = 0;
+  MIRRORLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, as_event(start), as_event(end)));
+  return ms;
+}
+
+}  // namespace mirrorlab::vgpu

@@ -1,0 +1,42 @@
+// process_cuda_api(): the runtime's CudaApi completed with the collectives' kernels (CUDA
+// builds), or the refusal of a build without CUDA.
+#include "virtualgpu/process_cuda_api.h"
+
+#if MIRRORLAB_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "virtualgpu/collective_kernels.h"
+#include "virtualgpu/cuda/cuda_api_runtime.h"
+#endif
+
+namespace mirrorlab::vgpu {
+
+#if MIRRORLAB_HAVE_CUDA
+namespace {
+
+class ProcessCudaApi final : public RuntimeCudaApi {
+ public:
+  void launch_add(float* dst, const float* src, std::size_t n, GpuStream stream,
+                  int ordinal) override {
+    vgpu::launch_add(dst, src, n, static_cast<cudaStream_t>(stream), ordinal);
+  }
+  void launch_scale(float* x, std::size_t n, float factor, GpuStream stream, int ordinal) override {
+    vgpu::launch_scale(x, n, factor, static_cast<cudaStream_t>(stream), ordinal);
+  }
+  void launch_one_shot(const OneShotBuffers& buffers, std::size_t begin, std::size_t end,
+                       GpuStream stream, int ordinal) override {
+    vgpu::launch_one_shot(buffers, begin, end, static_cast<cudaStream_t>(stream), ordinal);
+  }
+};
+
+}  // namespace
+
+CudaApi& process_cuda_api() {
+  static ProcessCudaApi api;
+  return api;
+}
+#else
+CudaApi& process_cuda_api() { throw CudaError(0, no_cuda_error("the CUDA runtime was asked for")); }
+#endif
+
+}  // namespace mirrorlab::vgpu
