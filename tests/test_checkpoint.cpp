@@ -55,6 +55,21 @@ TEST(Safetensors, TheBytesAreWhatTheFormatSays) {
   EXPECT_EQ(back.tensors[1].values, two_tensors().tensors[1].values);
 }
 
+// A tensor with a zero in its shape holds no values: the writer and the reader copied its no
+// bytes with memcpy from and to a vector's null data(), undefined behaviour that the UBSan build
+// stops at (found writing fuzz/corpus/safetensors/three-tensors).
+TEST(Safetensors, AnEmptyTensorWritesAndReadsBack) {
+  core::Safetensors f;
+  f.tensors.push_back({"empty", {0, 4}, {}});
+  f.tensors.push_back({"one", {1}, {2.5f}});
+  const core::Safetensors back = core::parse_safetensors(core::write_safetensors(f));
+  ASSERT_EQ(back.tensors.size(), 2u);
+  EXPECT_EQ(back.tensors[0].name, "empty");
+  EXPECT_EQ(back.tensors[0].shape, (std::vector<std::int64_t>{0, 4}));
+  EXPECT_TRUE(back.tensors[0].values.empty());
+  EXPECT_EQ(back.tensors[1].values, std::vector<float>{2.5f});
+}
+
 std::string with_header(const std::string& header, const std::string& data) {
   std::string bytes;
   for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xFF));

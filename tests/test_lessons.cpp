@@ -59,6 +59,24 @@ TEST(LessonReader, KeepsStrongCodeAndListsAsStyledParagraphs) {
   EXPECT_EQ(l.introduction[2].plain(), "two");
 }
 
+// Found by fuzz_lesson (fuzz/crashes/lesson/heading-in-a-list-item, "-  #"): a heading inside a
+// list item left the item's paragraph open, so the text after the heading went into the step
+// before, and closing an empty item popped a paragraph off the new step's empty list.
+TEST(LessonReader, AHeadingInAListItemStartsAStepThatHoldsTheTextAfterIt) {
+  const Lesson l = parse_lesson(
+      kHead + "## S\n\n```toml\n[setup]\n```\n\nBefore.\n\n- ## Listed\n  after\n- ## Empty\n",
+      "x.md");
+  ASSERT_EQ(l.steps.size(), 3u);
+  ASSERT_EQ(l.steps[0].text.size(), 1u);
+  EXPECT_EQ(l.steps[0].text[0].plain(), "Before.");
+  EXPECT_EQ(l.steps[1].title, "Listed");
+  ASSERT_EQ(l.steps[1].text.size(), 1u);
+  EXPECT_EQ(l.steps[1].text[0].plain(), "after");
+  EXPECT_EQ(l.steps[2].title, "Empty");
+  EXPECT_TRUE(l.steps[2].text.empty());
+  EXPECT_THROW(parse_lesson("-  #", "x.md"), LessonError);  // the fuzzer's input: no title
+}
+
 struct Malformed {
   std::string name, text;
   int line;

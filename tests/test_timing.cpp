@@ -310,6 +310,24 @@ TEST(TopologyFile, EveryPresetReadsAndSaysWhereItsNumbersComeFrom) {
   EXPECT_THROW(find_topology("dgx-h900"), std::invalid_argument);
 }
 
+// Found by fuzz_topology (fuzz/crashes/topology/text-starting-with-a-newline): a source that
+// began with a newline was written as a multi-line literal string, whose first newline TOML
+// drops, so the fit's file did not read back as it was written.
+TEST(TopologyFile, TextWritesBackAsItWasWhateverItHolds) {
+  Topology t = find_topology("pcie-2");
+  for (const std::string& text :
+       {std::string("\nstarts with a newline"), std::string("ends\n"),
+        std::string("a \"quote\", a \\ and '''three'''"), std::string("tab\tbell\x07 del\x7F"),
+        std::string("\u00e9t\u00e9")}) {
+    t.title = t.source = text;
+    const std::string written = write_topology(t);
+    const Topology again = parse_topology(written, "again.toml");
+    EXPECT_EQ(again.title, text) << written;
+    EXPECT_EQ(again.source, text) << written;
+    EXPECT_EQ(write_topology(again), written);
+  }
+}
+
 void expect_refused(const std::string& text, int line, const std::string& words) {
   try {
     parse_topology(text, "bad.toml");
@@ -340,6 +358,13 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
                         "reduce = [[1, 1]]\n", 7, "increasing");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = inf\n", 7,
                  "between");
+  // A curve's GB/s, once in bytes/s, overflowed to inf and the curve threw std::invalid_argument,
+  // not a TopologyError naming the file and line (fuzz/crashes/topology/curve-bandwidth-...).
+  const std::string curves = head + "fabric = \"shared-memory\"\n[memory]\n";
+  expect_refused(curves + "copy = [[1, 1e300]]\nreduce = [[1, 1]]\n", 7,
+                 "GB/s from 1e-06 to 1e+06");
+  expect_refused(curves + "copy = [[1, 1]]\nreduce = [[1, 1], [2, 1e-7]]\n", 8,
+                 "GB/s from 1e-06 to 1e+06");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 1e300\n", 7,
                  "between");
   expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4,

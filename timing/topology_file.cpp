@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,7 @@ namespace {
 
 constexpr double kGB = 1e9;   // the files' bandwidths are in GB/s (10^9 bytes), as NCCL's
 constexpr double kUs = 1e-6;  // and latencies in microseconds
+constexpr double kMinGBs = 1e-6, kMaxGBs = 1e6;  // the bandwidths a file may give
 
 std::string joined(std::initializer_list<std::string_view> parts) {
   std::string out;
@@ -93,7 +95,7 @@ class Reader {
     if (!n->is_table()) fail(n, joined({"`", key, "` must be a table ([", key, "])"}));
     return Reader(*n->as_table(), file_, joined({" in [", key, "]"}));
   }
-  // [[bytes, GB/s], ...], sizes increasing.
+  // [[bytes, GB/s], ...], sizes increasing, bandwidths in the range `bandwidth_gbs` takes.
   BandwidthCurve curve(std::string_view key) const {
     const toml::node* n = node(key);
     if (!n) return {};
@@ -109,10 +111,11 @@ class Reader {
         x = (*pair)[0].value<double>().value_or(0);
         y = (*pair)[1].value<double>().value_or(0);
       }
-      if (!(x > 0) || !(y > 0) || !std::isfinite(x) || !std::isfinite(y) ||
+      // Bounded as `bandwidth_gbs` is: past them, y GB/s in bytes/s could overflow to inf.
+      if (!(x > 0) || !std::isfinite(x) || !(y >= kMinGBs && y <= kMaxGBs) ||
           (!out.empty() && !(x > out.back().first))) {
         fail(&p, joined({"`", key, "`", where_, " must be [bytes, GB/s] pairs of positive "
-                         "numbers, sizes increasing"}));
+                         "numbers, sizes increasing, GB/s from 1e-06 to 1e+06"}));
       }
       out.emplace_back(x, y * kGB);
     }
@@ -130,7 +133,7 @@ LinkSpec read_link(const Reader& top, std::string_view key, bool required) {
   LinkSpec link;
   if (!required && !top.has(key)) return link;
   link.latency = r.number("latency_us", 0, 1e6, 0, true) * kUs;
-  link.bandwidth = r.number("bandwidth_gbs", 1e-6, 1e6, 0, true) * kGB;
+  link.bandwidth = r.number("bandwidth_gbs", kMinGBs, kMaxGBs, 0, true) * kGB;
   return link;
 }
 
@@ -192,7 +195,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   m.only({"bandwidth_gbs", "copy", "reduce", "copy_one_engine", "reduce_one_engine", "copy_peer",
           "reduce_peer", "copy_peer_one_engine", "reduce_peer_one_engine", "engines"});
   if (m.has("bandwidth_gbs")) {
-    const BandwidthCurve one(m.number("bandwidth_gbs", 1e-6, 1e6, 0) * kGB);
+    const BandwidthCurve one(m.number("bandwidth_gbs", kMinGBs, kMaxGBs, 0) * kGB);
     t.memory.copy_all = t.memory.reduce_all = one;
   } else if (!m.has("copy") || !m.has("reduce")) {
     m.fail(nullptr, "[memory] needs `bandwidth_gbs`, or `copy` and `reduce` curves");
@@ -239,6 +242,30 @@ Topology read_topology(const std::filesystem::path& file) {
 
 namespace {
 
+// `text` as a TOML basic string: one line, quotes, backslashes and control characters escaped.
+// Not toml++'s own formatting, which writes text holding a newline as a multi-line literal string
+// (three single quotes), where a newline right after the opening quotes is dropped when read back.
+std::string toml_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.append({'\\', c});
+    } else if (c == '\n') {
+      out.append("\\n");
+    } else if (c == '\t') {
+      out.append("\\t");
+    } else if (u < 0x20 || u == 0x7F) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04X", u);
+      out.append(escaped);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out.append("\"");
+}
+
 void write_curve(std::ostringstream& out, const char* key, const BandwidthCurve& c) {
   if (c.empty()) return;
   out << key << " = [";
@@ -260,10 +287,10 @@ void write_link(std::ostringstream& out, const char* key, const LinkSpec& l) {
 std::string write_topology(const Topology& t) {
   std::ostringstream out;
   out.precision(9);
-  out << "id = " << toml::value<std::string>(t.id) << "\ntitle = "
-      << toml::value<std::string>(t.title) << "\nsource = " << toml::value<std::string>(t.source)
-      << "\nnodes = " << t.nodes << "\ngpus_per_node = " << t.gpus_per_node << "\nfabric = \""
-      << to_string(t.fabric) << "\"\n";
+  out << "id = " << toml_string(t.id) << "\ntitle = " << toml_string(t.title)
+      << "\nsource = " << toml_string(t.source) << "\nnodes = " << t.nodes
+      << "\ngpus_per_node = " << t.gpus_per_node << "\nfabric = \"" << to_string(t.fabric)
+      << "\"\n";
   if (t.flops > 0) out << "flops_tflops = " << t.flops / 1e12 << "\n";
   if (t.step_latency > 0) out << "step_latency_us = " << t.step_latency / kUs << "\n";
   if (t.call_latency > 0) out << "call_latency_us = " << t.call_latency / kUs << "\n";

@@ -26,7 +26,10 @@ std::uint64_t get_u64_le(std::string_view bytes) {
   return value;
 }
 
+// Both skip an empty tensor's copy: its vector's data() may be null, and memcpy from or to null
+// is undefined even for 0 bytes.
 void append_floats_le(std::string& out, const std::vector<float>& values) {
+  if (values.empty()) return;
   const std::size_t at = out.size();
   out.resize(at + values.size() * sizeof(float));
   std::memcpy(out.data() + at, values.data(), values.size() * sizeof(float));
@@ -40,6 +43,7 @@ void append_floats_le(std::string& out, const std::vector<float>& values) {
 
 std::vector<float> read_floats_le(std::string_view bytes) {
   std::vector<float> values(bytes.size() / sizeof(float));
+  if (values.empty()) return values;
   std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
   if constexpr (std::endian::native == std::endian::big) {
     for (float& v : values) {

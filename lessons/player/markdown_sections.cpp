@@ -23,6 +23,10 @@ class Reader {
       case MD_BLOCK_H: {
         const unsigned level = static_cast<MD_BLOCK_H_DETAIL*>(detail)->level;
         if (level <= 2) {
+          // A heading may sit inside a list item or a quote ("- ## Step") whose paragraph is
+          // open: close it in its own section before the new one starts, or its text would
+          // go on into the section before, and close() would pop the new section's paragraphs.
+          close();
           sections_.push_back(Section{static_cast<int>(level), "", 0, {}, {}});
           in_heading_ = true;
         } else {

@@ -1,0 +1,60 @@
+# Sanitizer builds and the fuzzing build. Sets, in the caller's scope, the compile and link
+# options of every target, and:
+#   MIRRORLAB_TEST_ENVIRONMENT  the environment every test runs with in that build, set here so
+#                               that ctest by hand behaves as scripts/test: one variable at most,
+#                               as gtest_discover_tests (CMake 3.25) flattens its PROPERTIES into
+#                               one list, so a list value would lose all but its first element
+#   MIRRORLAB_TEST_ENVIRONMENT_PROPERTY  "ENVIRONMENT;<that>", or empty when there is none: what
+#                               gtest_discover_tests' PROPERTIES take (an empty value there would
+#                               be dropped, and the next property's name taken as the value)
+#   MIRRORLAB_SANITIZE_STATUS   a line for the configure summary
+#
+# MIRRORLAB_SANITIZE=thread: ThreadSanitizer (scripts/test runs the tests labelled tsan). Stop at
+#   the first report (the process then exits non-zero), and skip the reports inside Mesa's
+#   llvmpipe (tests/tsan-suppressions.txt says why, and names nothing else).
+# MIRRORLAB_SANITIZE=address,undefined: AddressSanitizer (with LeakSanitizer) and
+#   UndefinedBehaviorSanitizer; scripts/test runs the whole suite but the tests labelled no_asan
+#   (tests/CMakeLists.txt says why each is). Any report ends the process with a non-zero status
+#   (-fno-sanitize-recover=all: UBSan would otherwise print and go on). Leaks inside the libraries
+#   named in tests/lsan-suppressions.txt (never our own code) are not reported.
+# MIRRORLAB_FUZZ=ON: the libFuzzer targets of fuzz/ (clang only), everything instrumented for
+#   the fuzzer's coverage and built with ASan and UBSan as above.
+set(MIRRORLAB_TEST_ENVIRONMENT "")
+set(MIRRORLAB_SANITIZE_STATUS "sanitizer '${MIRRORLAB_SANITIZE}'")
+set(sanitizers "${MIRRORLAB_SANITIZE}")
+if(MIRRORLAB_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "MIRRORLAB_FUZZ needs clang's libFuzzer: configure with "
+                        "-DCMAKE_CXX_COMPILER=clang++-14 (Debian: clang-14 libfuzzer-14-dev)")
+  endif()
+  if(sanitizers AND NOT sanitizers STREQUAL "address,undefined")
+    message(FATAL_ERROR "MIRRORLAB_FUZZ builds with address,undefined, not '${sanitizers}'")
+  endif()
+  set(sanitizers "address,undefined")
+  # Coverage for the fuzzer in every library; -fsanitize=fuzzer (libFuzzer's main) is linked
+  # into the fuzz targets only (fuzz/CMakeLists.txt).
+  add_compile_options(-fsanitize=fuzzer-no-link)
+  set(MIRRORLAB_SANITIZE_STATUS "fuzz targets (libFuzzer, ASan, UBSan)")
+endif()
+if(sanitizers)
+  add_compile_options(-fsanitize=${sanitizers} -g -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${sanitizers})
+  if(sanitizers MATCHES "address|undefined")
+    add_compile_options(-fno-sanitize-recover=all)
+    add_link_options(-fno-sanitize-recover=all)
+  endif()
+endif()
+
+if(sanitizers STREQUAL "thread")
+  set(MIRRORLAB_TEST_ENVIRONMENT
+      "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-suppressions.txt")
+elseif(sanitizers MATCHES "address")
+  # ASan's and UBSan's defaults are what we want (leak checking on, stop at the first report);
+  # only the leak suppressions are added.
+  set(MIRRORLAB_TEST_ENVIRONMENT
+      "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan-suppressions.txt:print_suppressions=0")
+endif()
+set(MIRRORLAB_TEST_ENVIRONMENT_PROPERTY "")
+if(MIRRORLAB_TEST_ENVIRONMENT)
+  set(MIRRORLAB_TEST_ENVIRONMENT_PROPERTY ENVIRONMENT "${MIRRORLAB_TEST_ENVIRONMENT}")
+endif()
