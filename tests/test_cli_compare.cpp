@@ -67,7 +67,7 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   std::ifstream in(folder.path() / "fit.toml");
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_NE(text.str().find("id = 'this-machine'"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("id = \"this-machine\""), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("fabric = \"shared-memory\""), std::string::npos) << text.str();
   // Each algorithm with a schedule on 2 devices, at the two sizes, predicted beside measured.
   for (const char* table : {"# reduce-to-one on 2 devices", "# ring on 2 devices",
