@@ -175,6 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"SecondTitle", with_step("[setup]\n") + "# Another\n", 15, "a second `# Title`"},
         Malformed{"UnknownMachine", with_step("topology = \"dgx-a100\"\n[setup]\n"), 13,
                   "`topology = \"dgx-a100\"`"},
+        Malformed{"FinishStepFalse", with_step("do = [{ finish_step = false }]\n[setup]\n"), 13,
+                  "`finish_step = false` does nothing"},
         Malformed{"MachineNotAString", with_step("topology = 8\n[setup]\n"), 13,
                   "`topology` must be a string"},
         Malformed{"ModelValueWithoutMachine",
@@ -190,6 +192,17 @@ INSTANTIATE_TEST_SUITE_P(
                             "that = \"model_ring_us\"\ndevices = 0\nat_most = 1\nsays = \"x\"\n"),
                   17, "out of range"}),
     [](const ::testing::TestParamInfo<Malformed>& info) { return info.param.name; });
+
+TEST(LessonReader, ADeviceOrAFolderIsRefusedNotReadForever) {
+  for (const char* path : {"/dev/zero", "/tmp"}) {
+    try {
+      load_lesson(path);
+      ADD_FAILURE() << path << " was read";
+    } catch (const LessonError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+}
 
 TEST(LessonReader, AMissingFileSaysItCannotBeRead) {
   try {

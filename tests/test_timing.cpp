@@ -377,5 +377,16 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
   EXPECT_THROW(read_topology("/no/such/file.toml"), TopologyError);
 }
 
+TEST(TopologyFile, ADeviceOrAFolderIsRefusedNotReadForever) {
+  for (const char* path : {"/dev/zero", "/tmp"}) {
+    try {
+      read_topology(path);
+      ADD_FAILURE() << path << " was read";
+    } catch (const TopologyError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mirrorlab::timing

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -231,6 +232,17 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
 }
 
 Topology read_topology(const std::filesystem::path& file) {
+  // Not a device or a pipe, which could be read forever (/dev/zero), and no file far larger
+  // than any machine's description.
+  constexpr std::uintmax_t kMaxBytes = 1 << 20;
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec)) {
+    throw TopologyError(file.string(), 0, "is not a regular file: give a topology's .toml file");
+  }
+  if (const std::uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > kMaxBytes) {
+    throw TopologyError(file.string(), 0,
+                        "is " + std::to_string(size) + " bytes: a topology file is a few KiB");
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     throw TopologyError(file.string(), 0, "cannot be read (no such file, or no permission)");

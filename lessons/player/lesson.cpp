@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -169,7 +170,8 @@ Action read_action(const TomlBlock& b) {
     }
     a.kind = ActionKind::kPauseAt;
     a.moment = *m;
-  } else if (b.boolean("finish_step")) {
+  } else if (auto finish = b.boolean("finish_step")) {
+    if (!*finish) b.fail(b.line(), "`finish_step = false` does nothing: write `{ finish_step = true }`");
     a.kind = ActionKind::kFinishStep;
   } else if (auto name = b.text("allreduce")) {
     check_allreduce(b, *name);
@@ -356,6 +358,17 @@ Lesson parse_lesson(std::string_view markdown, const std::string& path) {
 }
 
 Lesson load_lesson(const std::filesystem::path& file) {
+  // Not a device or a pipe, which could be read forever (/dev/zero), and no file far larger
+  // than any lesson.
+  constexpr std::uintmax_t kMaxBytes = 1 << 20;
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec)) {
+    throw LessonError(file.string(), 0, "is not a regular file: give a lesson's .md file");
+  }
+  if (const std::uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > kMaxBytes) {
+    throw LessonError(file.string(), 0,
+                      "is " + std::to_string(size) + " bytes: a lesson is a few KiB of Markdown");
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw LessonError(file.string(), 0, "cannot be read (is the path right?)");
   std::ostringstream text;
