@@ -138,7 +138,9 @@ TEST(MultiWorker, EachWorkerTakesTheExamplesTheOneProcessRunGivesItsReplicas) {
       const std::vector<std::uint32_t>& got =
           recorder.taken[step * 2 + static_cast<std::size_t>(r)];
       ASSERT_EQ(got.size(), expected.count) << "step " << step << " replica " << 2 * rank + r;
-      if (!got.empty()) EXPECT_EQ(got.front(), expected.begin);
+      if (!got.empty()) {
+        EXPECT_EQ(got.front(), expected.begin);
+      }
     }
   }
   strategy.remove_listener(&recorder);
