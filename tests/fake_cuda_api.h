@@ -1,6 +1,6 @@
-// A fake CUDA runtime and NCCL for tests on machines without a GPU: the real code paths above
-// CudaApi and NcclApi (the cudaMalloc allocator and its arena, the devices' streams, the CUDA
-// transport and the one-shot, the NCCL all-reduce) run against them.
+// A fake CUDA runtime for tests on machines without a GPU (and tests/fake_nccl_api.h, NCCL's): the
+// real code paths above CudaApi (the cudaMalloc allocator and its arena, the devices' streams, the
+// CUDA transport and the one-shot) run against it.
 //
 // FakeCudaApi: GPU memory is host memory (handed out full of 0xFF bytes, so a block that is not
 // zeroed shows), work runs when it is queued (each stream is in order; as if every stream ran at
@@ -10,9 +10,6 @@
 // before it is waited for or timed; memory touched only inside live blocks, of the current GPU or
 // a peer it was given access to; every block freed once, on the GPU it came from. What breaks a
 // rule is a line in violations(); what is still alive at the end is in leaks().
-//
-// FakeNcclApi: communicators over the fake's GPUs; all-reduces queued between group_start and
-// group_end, summed at group_end in rank order; the same kind of record and checks.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +24,6 @@
 
 #include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/device.h"
-#include "virtualgpu/nccl_api.h"
 
 namespace mirrorlab::testing {
 
@@ -132,41 +128,6 @@ class FakeCudaApi final : public vgpu::CudaApi {
   int next_id_ = 1;
 };
 
-class FakeNcclApi final : public vgpu::NcclApi {
- public:
-  explicit FakeNcclApi(FakeCudaApi& cuda) : cuda_(cuda) {}
-  ~FakeNcclApi() override = default;
-
-  std::vector<std::string> calls() const;
-  std::vector<std::string> violations() const;
-  int live_comms() const;
-  // init_all throws with `message`; or rank `rank`'s all_reduce_sum throws.
-  void fail_init(std::string message) { init_failure_ = std::move(message); }
-  void fail_all_reduce_of_rank(int rank) { failing_rank_ = rank; }
-
-  std::vector<vgpu::NcclComm> init_all(const std::vector<int>& ordinals) override;
-  void destroy(vgpu::NcclComm comm) noexcept override;
-  void group_start() override;
-  void all_reduce_sum(float* data, std::size_t count, vgpu::NcclComm comm,
-                      vgpu::GpuStream stream) override;
-  void group_end() override;
-
- private:
-  struct Queued {
-    float* data;
-    std::size_t count;
-    int rank;
-  };
-  FakeCudaApi& cuda_;
-  mutable std::mutex mutex_;
-  std::map<vgpu::NcclComm, std::pair<int, int>> comms_;  // live: (rank, gpu)
-  std::vector<std::string> calls_, violations_;
-  std::vector<Queued> queued_;
-  bool in_group_ = false, group_failed_ = false;
-  int next_id_ = 1, ranks_ = 0;
-  std::string init_failure_;
-  int failing_rank_ = -1;
-};
 
 // CUDA devices made as the device registry makes them (an allocator and a stream each through
 // the CudaApi, the device's thread on its GPU), over a fake: gpus[i] is device i's GPU.

@@ -15,6 +15,7 @@
 
 #include "tests/all_reduce_check.h"
 #include "tests/fake_cuda_api.h"
+#include "tests/fake_nccl_api.h"
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/collective.h"

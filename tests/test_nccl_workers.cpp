@@ -1,5 +1,5 @@
 // NCCL across processes (virtualgpu/mpi/nccl_workers.h), run as 2 MPI ranks: worker 0's unique
-// id broadcast over MPI, ncclCommInitRank on every worker, and the sum of one GPU buffer per
+// id sent over MPI, ncclCommInitRank on every worker, and the sum of one GPU buffer per
 // worker. Needs a CUDA GPU per worker (NCCL before 2.30 refuses two ranks on one GPU): skipped,
 // saying why, where fewer are visible (every rank sees the same GPUs, so every rank skips).
 #include <gtest/gtest.h>

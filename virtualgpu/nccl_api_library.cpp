@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +37,22 @@ class LibraryNcclApi final : public NcclApi {
     MIRRORLAB_NCCL_CHECK(
         ncclCommInitAll(comms.data(), static_cast<int>(comms.size()), ordinals.data()));
     return {comms.begin(), comms.end()};
+  }
+  std::string unique_id() override {
+    ncclUniqueId id{};
+    MIRRORLAB_NCCL_CHECK(ncclGetUniqueId(&id));
+    return std::string(id.internal, sizeof id.internal);
+  }
+  NcclComm init_rank(int ranks, const std::string& id, int rank) override {
+    ncclUniqueId unique{};
+    if (id.size() != sizeof unique.internal) {
+      throw std::invalid_argument("an NCCL unique id is " + std::to_string(sizeof unique.internal) +
+                                  " bytes, not " + std::to_string(id.size()));
+    }
+    std::memcpy(unique.internal, id.data(), id.size());
+    ncclComm_t comm = nullptr;
+    MIRRORLAB_NCCL_CHECK(ncclCommInitRank(&comm, ranks, unique, rank));
+    return comm;
   }
   void destroy(NcclComm comm) noexcept override {
     (void)ncclCommDestroy(static_cast<ncclComm_t>(comm));

@@ -1,23 +1,19 @@
-// Green contexts through the driver API, reached at run time with
+// GreenDriver (green_contexts.h) over CUDA's driver API, reached at run time with
 // cudaGetDriverEntryPointByVersion: the binary never links libcuda, so it still starts on a
 // machine without the driver (CI), and a driver older than the API (12.4) is a sentence, not a
-// failure to load.
-//
-// The steps (CUDA's own): the GPU's SM resource (cuDeviceGetDevResource) is split into equal
-// groups (cuDevSmResourceSplitByCount); each group becomes a descriptor
-// (cuDevResourceGenerateDesc), then a green context (cuGreenCtxCreate) with a non-blocking stream
-// (cuGreenCtxStreamCreate). Kernels launched on that stream run on the group's SMs only. Memory
-// is the primary context's, so cudaMalloc'd arenas work in every green context of the card.
+// failure to load. Each method is one driver call (or two), checked; what is done with them is
+// green_contexts.cpp's, tested against a fake in every build. Memory is the primary context's,
+// so cudaMalloc'd arenas work in every green context of the card.
 #include "virtualgpu/cuda/cuda_green_context.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <memory>
 #include <vector>
 
-#include "virtualgpu/cuda/configuration_error.h"
 #include "virtualgpu/cuda/cuda_check.h"
-#include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/cuda/green_contexts.h"
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -83,32 +79,73 @@ void check(const GreenApi& api, CUresult result, const char* call) {
   }
 }
 
-// One logical GPU's green context and the stream in it; destroys the stream first, as the
-// driver asks (a green context does not destroy its streams).
-class GreenExecution final : public CudaExecution {
+// The driver's calls for one make_green_executions (it keeps the SM resource and the groups
+// between sm_resource, split and create_context), then for the executions' destruction.
+class CudaGreenDriver final : public GreenDriver {
  public:
-  GreenExecution(const GreenApi& api, CUgreenCtx context, int sm_count)
-      : api_(api), context_(context), sm_count_(sm_count) {}
-  ~GreenExecution() override {
-    if (stream_ != nullptr) (void)api_.stream_destroy(stream_);
-    (void)api_.destroy(context_);
-  }
-  GreenExecution(const GreenExecution&) = delete;
-  GreenExecution& operator=(const GreenExecution&) = delete;
+  explicit CudaGreenDriver(const GreenApi& api) : api_(api) {}
 
-  void make_stream() {
-    check(api_, api_.stream_create(&stream_, context_, CU_STREAM_NON_BLOCKING, 0),
-          "cuGreenCtxStreamCreate");
+  void use_primary_context(int ordinal) override {
+    // cudaFree(nullptr) creates it; without it each green context would set it up and tear it
+    // down again.
+    CurrentGpuGuard guard(ordinal);
+    MIRRORLAB_CUDA_CHECK(cudaFree(nullptr));
   }
-  void* stream() const override { return stream_; }  // a CUstream is a cudaStream_t
-  int sm_count() const override { return sm_count_; }
-  bool own_sms() const override { return true; }
+  bool sm_resource(int ordinal, SmResource* out, std::string* why) override {
+    check(api_, api_.device_get(&device_, ordinal), "cuDeviceGet");
+    const CUresult got = api_.get_resource(device_, &whole_, CU_DEV_RESOURCE_TYPE_SM);
+    if (got == CUDA_ERROR_NOT_SUPPORTED) {
+      *why = "this GPU or driver does not support SM partitions (cuDeviceGetDevResource: " +
+             driver_error_text(api_, got) + ")";
+      return false;
+    }
+    check(api_, got, "cuDeviceGetDevResource");
+    *out = SmResource{whole_.sm.smCount, whole_.sm.minSmPartitionSize,
+                      whole_.sm.smCoscheduledAlignment};
+    return true;
+  }
+  Split split(int count, unsigned sms) override {
+    groups_.assign(static_cast<std::size_t>(count), CUdevResource{});
+    unsigned made = static_cast<unsigned>(count);
+    CUdevResource rest{};
+    check(api_, api_.split(groups_.data(), &made, &whole_, &rest, 0, sms),
+          "cuDevSmResourceSplitByCount");
+    groups_.resize(made);
+    return Split{made, made > 0 ? groups_.front().sm.smCount : 0,
+                 rest.type == CU_DEV_RESOURCE_TYPE_SM ? rest.sm.smCount : 0};
+  }
+  Context create_context(int group, std::string* why) override {
+    CUdevResourceDesc desc = nullptr;
+    check(api_, api_.generate_desc(&desc, &groups_.at(static_cast<std::size_t>(group)), 1),
+          "cuDevResourceGenerateDesc");
+    CUgreenCtx context = nullptr;
+    const CUresult created = api_.create(&context, desc, device_, CU_GREEN_CTX_DEFAULT_STREAM);
+    if (created == CUDA_ERROR_NOT_SUPPORTED) {  // e.g. under MPS
+      *why = "cuGreenCtxCreate: " + driver_error_text(api_, created);
+      return nullptr;
+    }
+    check(api_, created, "cuGreenCtxCreate");
+    return context;
+  }
+  Stream create_stream(Context context) override {
+    CUstream stream = nullptr;
+    check(api_,
+          api_.stream_create(&stream, static_cast<CUgreenCtx>(context), CU_STREAM_NON_BLOCKING, 0),
+          "cuGreenCtxStreamCreate");
+    return stream;
+  }
+  void destroy_stream(Stream stream) noexcept override {
+    (void)api_.stream_destroy(static_cast<CUstream>(stream));
+  }
+  void destroy_context(Context context) noexcept override {
+    (void)api_.destroy(static_cast<CUgreenCtx>(context));
+  }
 
  private:
   GreenApi api_;
-  CUgreenCtx context_;
-  CUstream stream_ = nullptr;
-  int sm_count_;
+  CUdevice device_ = 0;
+  CUdevResource whole_{};
+  std::vector<CUdevResource> groups_;
 };
 
 }  // namespace
@@ -116,62 +153,8 @@ class GreenExecution final : public CudaExecution {
 CudaExecutionSet make_green_executions(int ordinal, int count, std::string* unavailable) {
   GreenApi api;
   if (!load_green_api(&api, unavailable)) return {};
-  // Green contexts are made from the primary context: have it alive first (cudaFree(nullptr)
-  // creates it), or each creation would set it up and tear it down again.
-  CurrentGpuGuard guard(ordinal);
-  MIRRORLAB_CUDA_CHECK(cudaFree(nullptr));
-
-  CUdevice device = 0;
-  check(api, api.device_get(&device, ordinal), "cuDeviceGet");
-  CUdevResource whole{};
-  const CUresult got = api.get_resource(device, &whole, CU_DEV_RESOURCE_TYPE_SM);
-  if (got == CUDA_ERROR_NOT_SUPPORTED) {
-    *unavailable = "this GPU or driver does not support SM partitions (cuDeviceGetDevResource: " +
-                   driver_error_text(api, got) + ")";
-    return {};
-  }
-  check(api, got, "cuDeviceGetDevResource");
-
-  const SmSplitPlan plan = plan_sm_split(whole.sm.smCount, whole.sm.minSmPartitionSize,
-                                         whole.sm.smCoscheduledAlignment, count);
-  if (!plan.problem.empty()) {
-    throw ConfigurationError("SM split: " + plan.problem, ConfigurationSubject::kSmSplit);
-  }
-  std::vector<CUdevResource> groups(static_cast<std::size_t>(count));
-  unsigned made = static_cast<unsigned>(count);
-  CUdevResource rest{};
-  check(api, api.split(groups.data(), &made, &whole, &rest, 0, plan.sms_per_device),
-        "cuDevSmResourceSplitByCount");
-  if (made < static_cast<unsigned>(count)) {
-    throw ConfigurationError("SM split: the driver made only " + std::to_string(made) +
-                                 " partitions of " + std::to_string(plan.sms_per_device) +
-                                 " SMs for " + std::to_string(count) + " logical GPUs",
-                             ConfigurationSubject::kSmSplit);
-  }
-
-  CudaExecutionSet set;
-  for (CUdevResource& group : groups) {
-    CUdevResourceDesc desc = nullptr;
-    check(api, api.generate_desc(&desc, &group, 1), "cuDevResourceGenerateDesc");
-    CUgreenCtx context = nullptr;
-    const CUresult created = api.create(&context, desc, device, CU_GREEN_CTX_DEFAULT_STREAM);
-    if (created == CUDA_ERROR_NOT_SUPPORTED) {  // e.g. under MPS
-      *unavailable = "cuGreenCtxCreate: " + driver_error_text(api, created);
-      return {};  // the ones already made are destroyed with `set`
-    }
-    check(api, created, "cuGreenCtxCreate");
-    auto execution =
-        std::make_unique<GreenExecution>(api, context, static_cast<int>(group.sm.smCount));
-    execution->make_stream();
-    set.devices.push_back(std::move(execution));
-  }
-  const unsigned left = rest.type == CU_DEV_RESOURCE_TYPE_SM ? rest.sm.smCount : 0;
-  set.sm_note = "SM split: each of the " + std::to_string(count) + " devices has its own " +
-                std::to_string(groups.front().sm.smCount) + " of the " +
-                std::to_string(whole.sm.smCount) + " SMs of GPU:" + std::to_string(ordinal) +
-                " (CUDA green contexts)" +
-                (left > 0 ? "; " + std::to_string(left) + " SMs stay unused" : std::string());
-  return set;
+  return make_green_executions(std::make_shared<CudaGreenDriver>(api), ordinal, count,
+                               unavailable);
 }
 
 }  // namespace mirrorlab::vgpu
