@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <future>
+#include <stdexcept>
 #include <thread>
 
 #include "core/io/synthetic_dataset.h"
@@ -147,6 +148,38 @@ TEST_F(Followed, ClosingWhileAStepIsHeldLetsTheStepEndOnEveryWorker) {
     followers_.quit();
     EXPECT_EQ(follower_.get(), "");
   });
+}
+
+// Fails worker 0's second step before its replicas start: the follower is inside that step.
+class FailsSecondStep : public core::StepListener {
+ public:
+  core::StepNeeds begin_step(const core::StepStart&) override {
+    if (++steps_ == 2) throw std::runtime_error("worker 0's own failure");
+    return {};
+  }
+
+ private:
+  int steps_ = 0;
+};
+
+TEST_F(Followed, AStepThatFailsOnWorker0LeavesTheFollowersLostAndARebuildSaysSo) {
+  testing::within_seconds(120, "a followed step failing on worker 0", [&] {
+    FailsSecondStep failing;
+    core::TrainingSession session(data_, followed(settings(2, core::ModelKind::kMlp)));
+    session.strategy().add_listener(&failing);  // before the first step
+    const core::SessionSnapshot s = steps(session, 2);
+    EXPECT_EQ(s.state, core::SessionState::kFailed);
+    EXPECT_NE(s.error.find("worker 0's own failure"), std::string::npos) << s.error;
+    EXPECT_NE(followers_.lost().find("can follow no other run"), std::string::npos)
+        << followers_.lost();
+    try {
+      core::TrainingSession again(data_, followed(settings(2, core::ModelKind::kMlp)));
+      ADD_FAILURE() << "a session was built with followers stuck in a step";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("can follow no other run"), std::string::npos)
+          << e.what();
+    }
+  });  // TearDown releases the follower, still inside step 2's exchange
 }
 
 TEST(SessionConfigText, CarriesWhatTheFollowersBuildBitForBit) {
