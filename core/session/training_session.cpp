@@ -26,7 +26,6 @@ const char* to_string(SessionState state) {
   return "unknown";
 }
 
-
 double SessionSnapshot::images_per_second(std::size_t window) const {
   double seconds = 0;
   std::int64_t examples = 0;
@@ -277,8 +276,8 @@ void TrainingSession::run_one_step() {
     if (failed) others_->abort("worker 0's step failed or was stopped");
     others_error = others_->finish_step();
   };
-  if (others_) others_->start_step();
   try {
+    if (others_) others_->start_step();  // telling another process may fail (its transport)
     const LossStats stats = loop_->step();
     settle_others(false);
     if (!others_error.empty()) throw std::runtime_error(others_error);

@@ -58,7 +58,8 @@ struct SessionConfig {
   // its own: config_for_checkpoint makes them so).
   std::shared_ptr<const SessionResume> resume;
   // 1: this process trains alone. W > 1: as W workers of `devices` each, the other workers
-  // threads of this process (core/session/other_workers.h), as `mpirun -np W` would run them;
+  // (core/session/other_workers.h) threads of this process as `mpirun -np W` would run them, or
+  // the other processes of mpirun (other_workers below);
   // the session's strategy, events and step records are worker 0's. Not with faults or resume.
   int workers = 1;
   // How the other workers run: empty, as threads of this process (OtherWorkerThreads); the app
