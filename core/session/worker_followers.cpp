@@ -291,7 +291,7 @@ std::string follow_worker_0(vgpu::WorkerGroup& group, std::shared_ptr<const Fash
   const std::string self = "worker " + std::to_string(group.rank());
   std::unique_ptr<FollowedSession> session;
   while (true) {
-    group.set_activity("waiting for worker 0's window");
+    group.set_activity("the wait for the next command of worker 0's window");
     const std::string command = group.wait_for_text("", 0);
     const std::string verb = command.substr(0, command.find('\n'));
     if (verb == "quit") return "";
