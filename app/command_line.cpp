@@ -88,13 +88,16 @@ std::string CommandLine::explain(const std::exception& error) const {
 
 int CommandLine::run() {
   if (*train_) return run_train(train_options);
-  // Only train runs as several workers; the others would run once per mpirun rank, each alone.
+  // The window on worker 0, the other workers following it (app/gui_command.cpp).
+  if (*gui_) return run_gui(gui_options);
+  // Only train and gui run as several workers; the others would run once per mpirun rank, each
+  // alone.
   if (const vgpu::Launch launch = vgpu::launched_by(); launch.world_size > 1) {
     if (launch.rank == 0) {
       std::fprintf(stderr,
                    "%s: runs as one process, and %s started %d: under mpirun only "
-                   "'mirrorlab train' trains as several workers (the GUI on worker 0 is not "
-                   "built yet); run this command without mpirun\n",
+                   "'mirrorlab train' and 'mirrorlab gui' run as several workers; run this "
+                   "command without mpirun\n",
                    command_path(app_).c_str(), launch.launcher.c_str(),
                    launch.world_size);
     }
@@ -103,7 +106,6 @@ int CommandLine::run() {
   if (*bench_allreduce_) return run_bench_allreduce(bench_options);
   if (*compare_) return run_compare(compare_options);
   if (*devices_) return run_devices(devices_options);
-  if (*gui_) return run_gui(gui_options);
 #ifdef MIRRORLAB_HAVE_LESSONS
   if (*lesson_) return run_lesson_command(lesson_options, lesson_commands_);
 #endif

@@ -7,7 +7,9 @@
 #include "app/flags.h"
 #include "app/interrupt.h"
 #include "app/output_files.h"
+#include "app/workers.h"
 #include "core/nn/kernels_cpu.h"
+#include "core/session/worker_followers.h"
 
 #ifdef MIRRORLAB_HAVE_GUI
 #include "gui/app_window.h"
@@ -103,66 +105,105 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   return cmd;
 }
 
-int run_gui(const GuiOptions& o) {
-  int gpus = 0;
-  if (const std::string problem = check_train_options(o.train, &gpus); !problem.empty()) {
-    std::fprintf(stderr, "mirrorlab gui: %s\nRun 'mirrorlab gui --help' for the flags.\n",
-                 problem.c_str());
-    return 2;
+namespace {
+
+// "" when the window's flags can run here, else what is wrong: the training flags, a GUI in this
+// build, the window's own flags and files (worker 0's alone: `window`), the lesson (resolved into
+// *app). *gpus: the devices per worker.
+std::string check_gui_options(const GuiOptions& o, bool window, int* gpus, gui::AppOptions* app) {
+  if (std::string problem = check_train_options(o.train, gpus); !problem.empty()) {
+    return problem + "\nRun 'mirrorlab gui --help' for the flags.";
   }
 #ifndef MIRRORLAB_HAVE_GUI
-  (void)gpus;
-  std::fprintf(stderr,
-               "mirrorlab gui: this build has no GUI (Dear ImGui, GLFW or OpenGL were not found "
-               "when it was configured). Install libimgui-dev libglfw3-dev libgl-dev libstb-dev "
-               "(scripts/setup does) and rebuild; 'mirrorlab train' trains without a window.\n");
-  return 2;
+  (void)window;
+  (void)app;
+  return "this build has no GUI (Dear ImGui, GLFW or OpenGL were not found when it was "
+         "configured). Install libimgui-dev libglfw3-dev libgl-dev libstb-dev (scripts/setup "
+         "does) and rebuild; 'mirrorlab train' trains without a window.";
 #else
   // The window writes its files itself (a screenshot can be taken any time): checked here only.
   OutputFiles outputs;
   for (const std::string& problem :
-       {gui::check_app_options(o.app), outputs.add("--screenshot", o.app.screenshot, false),
-        outputs.add("--report", o.app.report, false)}) {
-    if (!problem.empty()) {
-      std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
-      return 2;
-    }
+       {window ? gui::check_app_options(o.app) : "",
+        window ? outputs.add("--screenshot", o.app.screenshot, false) : "",
+        window ? outputs.add("--report", o.app.report, false) : ""}) {
+    if (!problem.empty()) return problem;
   }
-  gui::AppOptions app = o.app;
-  if (!o.lesson.empty()) {
+  if (o.lesson.empty()) return "";
 #ifdef MIRRORLAB_HAVE_LESSONS
-    // The id resolved and the file read here, so a typo is said before the data set loads.
-    std::string problem;
-    try {
-      const lessons::Lesson lesson = lessons::find_lesson(o.lesson, o.lessons_folder);
-      app.lesson_file = lesson.path;
-      problem = lessons::why_not_playable(lesson, o.app.lesson_step);
-    } catch (const std::exception& e) {
-      problem = std::string("--lesson: ") + e.what();
-    }
-    if (!problem.empty()) {
-      std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
-      return 2;
-    }
-#else
-    std::fprintf(stderr,
-                 "mirrorlab gui: --lesson: this build has no lessons (toml++ and md4c were not "
-                 "found when it was configured): install libtomlplusplus-dev libmd4c-dev "
-                 "(scripts/setup does) and rebuild\n");
-    return 2;
-#endif
+  // The id resolved and the file read here, so a typo is said before the data set loads.
+  try {
+    const lessons::Lesson lesson = lessons::find_lesson(o.lesson, o.lessons_folder);
+    app->lesson_file = lesson.path;
+    return lessons::why_not_playable(lesson, o.app.lesson_step);
+  } catch (const std::exception& e) {
+    return std::string("--lesson: ") + e.what();
   }
+#else
+  return "--lesson: this build has no lessons (toml++ and md4c were not found when it was "
+         "configured): install libtomlplusplus-dev libmd4c-dev (scripts/setup does) and rebuild";
+#endif
+#endif
+}
+
+// What the window cannot do as one of several workers (mpirun), as a refusal; "".
+std::string not_for_gui_workers(const GuiOptions& o) {
+  if (!o.lesson.empty()) {
+    return "--lesson plays its runs in one process (a lesson of several workers runs them as "
+           "threads): run it without mpirun";
+  }
+  if (o.check_display) return "--check-display checks this process's display: run it without mpirun";
+  if (!o.train.faults.empty()) {
+    return "the fault flags are not built for several workers yet (each worker would act on its "
+           "own): run the window without mpirun";
+  }
+  return "";
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+  // Alone, or under mpirun: the window on worker 0, the other workers following its run
+  // (core/session/worker_followers.h). Worker 0 says what is wrong, for every worker.
+  const vgpu::Launch launch = vgpu::launched_by();
+  const bool chief = launch.rank == 0;
+  if (const std::string problem = check_launch(0, launch, mpi_built()); !problem.empty()) {
+    if (chief) std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
+    return 2;
+  }
+  // No timeout on a collective: a window may hold a step at a phase for as long as a class
+  // looks at it, with the other workers inside that step's all-reduce. A worker on this host
+  // that dies is still seen at once (virtualgpu/worker_watch.h).
+  const std::unique_ptr<vgpu::WorkerGroup> workers = start_workers(launch, 1e9);
+  int gpus = 0;
+  gui::AppOptions app = o.app;
+  std::string problem = check_gui_options(o, chief, &gpus, &app);
+  if (workers && problem.empty()) problem = not_for_gui_workers(o);
+  if (workers) problem = agree_to_train(*workers, problem, train_flag_lines(o.train));
+  if (!problem.empty()) {
+    if (chief) std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
+    if (workers) finish_workers(*workers);
+    return 2;
+  }
+#ifdef MIRRORLAB_HAVE_GUI
   if (o.check_display) {
     std::string why;
     if (gui::can_open_window(&why)) return 0;
     std::fprintf(stderr, "mirrorlab gui: no display: %s\n", why.c_str());
     return 2;
   }
+  if (workers && !announce_worker(*workers)) return 1;
   // Before the dataset's second of loading: --backend cuda with no GPU visible is said at once.
   const DevicePlan plan = plan_devices(o.train.devices, gpus);
   check_gpu_visible(plan);
   core::set_blas_single_threaded();
   auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
+  if (const std::string different = workers ? check_same_data(*workers, *data) : "";
+      !different.empty()) {
+    if (chief) std::fprintf(stderr, "mirrorlab gui: %s\n", different.c_str());
+    finish_workers(*workers);
+    return 2;
+  }
   core::SessionConfig config;
   config.devices = plan.devices;
   // As `train` makes them (CPU-backed, or CUDA by --backend), with the count and limits the
@@ -176,22 +217,55 @@ int run_gui(const GuiOptions& o) {
   config.strategy = strategy_options(o.train);
   config.fit = fit_options(o.train);
   config.faults = o.train.faults;  // the window's Faults controls change them while it runs
+  if (workers) config.workers = workers->size();
+  if (workers && !chief) {
+    // No window here: this worker takes each step worker 0's window takes, until it closes.
+    const std::string failed = core::follow_worker_0(*workers, data, config);
+    if (!failed.empty()) {
+      // Worker 0 may wait inside this step's exchanges: this worker leaves without another,
+      // and worker 0's watch sees it gone and stops, naming it.
+      std::fprintf(stderr, "\nmirrorlab: error: %s\n", failed.c_str());
+      return 1;
+    }
+    finish_workers(*workers);
+    return 0;
+  }
+  std::unique_ptr<core::WorkerFollowers> followers;
+  if (workers) {
+    followers = std::make_unique<core::WorkerFollowers>(*workers);
+    config.other_workers = followers->maker();
+  }
+  // The window has closed (or never opened): the followers return, then every worker meets
+  // once more and leaves. Followers lost in a failed step cannot be told: worker 0 leaves
+  // alone, and they see it gone.
+  const auto release_followers = [&](int status) {
+    if (!followers) return status;
+    if (const std::string lost = followers->lost(); !lost.empty()) {
+      std::fprintf(stderr, "mirrorlab gui: %s.\n", lost.c_str());
+      return status == 0 ? 1 : status;
+    }
+    followers->quit();
+    finish_workers(*workers);
+    return status;
+  };
 
   app.close_requested = [] { return interrupt_signal() != 0; };
   try {
     const int status = gui::run_app(std::move(data), config, app);
     if (const int signal = interrupt_signal(); signal != 0) {
       std::printf("Window closed by %s.\n", interrupt_name(signal));
-      return interrupt_exit_status(signal);
+      return release_followers(interrupt_exit_status(signal));
     }
-    return status;
+    return release_followers(status);
   } catch (const gui::NoDisplayError& e) {
     std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
-    return 2;
+    return release_followers(2);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
-    return 2;
+    return release_followers(2);
   }
+#else
+  return 2;  // refused above
 #endif
 }
 

@@ -205,16 +205,37 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   const float line = ImGui::GetTextLineHeight();
   const std::size_t per_worker = run.workers[0].devices.size();
-  ImGui::TextWrapped("%zu workers x %zu devices = %d replicas in sync; each worker a thread of "
-                     "this process here, a process (mpirun) or a machine (TF_CONFIG) elsewhere",
-                     run.workers.size(), per_worker, run.replicas_in_sync);
+  ImGui::TextWrapped("%zu workers x %zu devices = %d replicas in sync; the workers here are %s "
+                     "(elsewhere a worker is a machine: TF_CONFIG says which)",
+                     run.workers.size(), per_worker, run.replicas_in_sync,
+                     run.workers_are.c_str());
+  // After each step worker 0's strategy compares every worker's weights (replica 0's
+  // fingerprint); a difference fails the step, so these are equal whenever the run goes on.
+  if (run.workers_found_in_sync > 0) {
+    std::size_t same = 0;
+    for (const core::WorkerStatus& w : run.workers) {
+      if (w.fingerprint == run.workers[0].fingerprint) ++same;
+    }
+    frame.report.drew(name(), "workers_same_weights", static_cast<double>(same));
+    ImGui::TextWrapped("Weights bit-identical on every worker after %lld step%s: fingerprint "
+                       "%016llx on %zu of %zu workers (compared after each step)",
+                       static_cast<long long>(run.workers_found_in_sync),
+                       run.workers_found_in_sync == 1 ? "" : "s",
+                       static_cast<unsigned long long>(run.workers[0].fingerprint), same,
+                       run.workers.size());
+  }
+  std::size_t drawn = 0;
   for (std::size_t w = 0; w < run.workers.size(); ++w) {
     const core::WorkerStatus& worker = run.workers[w];
     ImGui::Separator();
     ImGui::Text("worker %zu", w);
     ImGui::SameLine();
-    ImGui::TextDisabled("TF_CONFIG task index %zu", w);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("TF_CONFIG='%s'", worker.tf_config.c_str());
+    ImGui::TextDisabled("%s; TF_CONFIG task index %zu", worker.place.c_str(), w);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("TF_CONFIG='%s'\nweights' fingerprint after its last step: %016llx",
+                        worker.tf_config.c_str(),
+                        static_cast<unsigned long long>(worker.fingerprint));
+    }
     const std::string id = "worker " + std::to_string(w);
     if (!ImGui::BeginTable(id.c_str(), 3, ImGuiTableFlags_SizingStretchProp)) continue;
     ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthFixed);
@@ -236,10 +257,12 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       ImGui::TableNextColumn();
       ImGui::Text("%s / %.0f MiB", mib(d.in_use).c_str(),
                   static_cast<double>(d.limit) / vgpu::kMiB);
+      ++drawn;
     }
     ImGui::EndTable();
   }
   frame.report.drew(name(), "workers", static_cast<double>(run.workers.size()));
+  frame.report.drew(name(), "worker_devices", static_cast<double>(drawn));
 }
 
 }  // namespace mirrorlab::gui

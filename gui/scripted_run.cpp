@@ -117,6 +117,10 @@ bool write_report(GuiReport& report, const FrameStats& stats, const core::Sessio
   report.note("draw_calls", stats.draw_calls);
   report.note("vertices", stats.vertices);
   report.note("held_within_step", run.held_at ? 1 : 0);
+  if (!run.workers.empty()) {
+    report.note("workers", static_cast<double>(run.workers.size()));
+    report.note("workers_found_in_sync", static_cast<double>(run.workers_found_in_sync));
+  }
   if (path.empty()) return true;
   try {
     report.write(path);

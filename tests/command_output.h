@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -91,6 +93,27 @@ inline int wait_exit(pid_t pid, double seconds) {
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return -1;
+}
+
+// Kills worker 1 of the run `run` started by start_command (its pid from its "Worker 1 of 2, pid
+// N on" line in `log`); the run must then end within 10 s, not 0, its output naming worker 1 as
+// gone (virtualgpu/worker_watch.h).
+inline void expect_worker_1_killed_said(pid_t run, const std::filesystem::path& log) {
+  std::smatch pid;
+  const std::string text = read_file(log);
+  ASSERT_TRUE(std::regex_search(text, pid, std::regex("Worker 1 of 2, pid ([0-9]+) on"))) << text;
+  ASSERT_EQ(kill(std::stoi(pid[1]), SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  const int status = wait_exit(run, 20);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const std::string output = read_file(log);
+  EXPECT_NE(status, 0) << output;
+  EXPECT_NE(status, -1) << "still running 20 s after worker 1 was killed:\n" << output;
+  EXPECT_LT(seconds, 10.0) << output;
+  EXPECT_NE(output.find("worker 1 (pid " + std::string(pid[1]) + " on"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("is gone"), std::string::npos) << output;
 }
 
 inline bool has_fashion_mnist() {

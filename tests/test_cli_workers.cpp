@@ -4,12 +4,12 @@
 // middle of a run makes the other exit non-zero within 10 s, naming it; and without mpirun,
 // --workers says how to launch. Registered in builds with MPI and mpirun (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <chrono>
 #include <filesystem>
-#include <regex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "command_output.h"
 #include "nlohmann/json.hpp"
@@ -107,16 +107,34 @@ TEST_F(Workers, TwoRunsOfTwoWorkersEndWithTheSameWeights) {
   EXPECT_EQ(histories[0]["test"]["loss"].get<double>(), histories[1]["test"]["loss"].get<double>());
 }
 
+// Train, and the window (before it opens), compare every worker's flags.
 TEST_F(Workers, FlagsThatDifferBetweenWorkersAreRefusedNamingTheFlag) {
-  const std::string common = " train --model mlp --gpus 1 --max-steps 2 --train-examples 256";
-  const auto run =
-      mirrorlab::testing::run_command(kMpirun + "-np 1 " + kMirrorlab + common +
-                                      " --lr 0.01 : -np 1 " + kMirrorlab + common + " --lr 0.02");
-  EXPECT_NE(run.status, 0) << run.output;
-  EXPECT_NE(run.output.find("worker 1 has --lr 0.02 where worker 0 has --lr 0.01"),
-            std::string::npos)
-      << run.output;
-  EXPECT_EQ(run.output.find("Epoch 1/"), std::string::npos) << "trained anyway:\n" << run.output;
+  for (const std::string command : {"train", "gui"}) {
+    const std::string common =
+        " " + command + " --model mlp --gpus 1 --max-steps 2 --train-examples 256";
+    const auto run = mirrorlab::testing::run_command(kMpirun + "-np 1 " + kMirrorlab + common +
+                                                     " --lr 0.01 : -np 1 " + kMirrorlab +
+                                                     common + " --lr 0.02");
+    EXPECT_EQ(run.status, 2) << run.output;
+    EXPECT_NE(run.output.find("mirrorlab " + command +
+                              ": the workers were started with different flags: worker 1 has "
+                              "--lr 0.02 where worker 0 has --lr 0.01"),
+              std::string::npos)
+        << run.output;
+    EXPECT_EQ(count_of(run.output, "different flags"), 1) << "said once, by worker 0";
+    EXPECT_EQ(run.output.find("Epoch 1/"), std::string::npos) << "trained anyway:\n" << run.output;
+  }
+}
+
+TEST_F(Workers, GuiLessonsAndFaultsAreRefusedUnderMpirun) {
+  for (const auto& [flags, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--lesson mirrored-strategy", "--lesson plays its runs in one process"},
+           {"--gpus 2 --slow-device /gpu:1=3", "the fault flags are not built for several"}}) {
+    const auto run = mirrorlab::testing::run_command(kMpirun + "-np 2 " + kMirrorlab +
+                                                     " gui --model mlp " + flags);
+    EXPECT_EQ(run.status, 2) << run.output;
+    EXPECT_NE(run.output.find(words), std::string::npos) << flags << "\n" << run.output;
+  }
 }
 
 TEST_F(Workers, CheckpointsAndFaultsAreRefusedWithSeveralWorkers) {
@@ -138,21 +156,7 @@ TEST_F(Workers, AWorkerKilledMidRunMakesTheOtherExitWithin10SecondsNamingIt) {
       "train --model mlp --gpus 2 --batch-per-replica 8 --epochs 20 --optimizer sgd", log);
   ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Global batch", 120)) << read_file(log);
   std::this_thread::sleep_for(std::chrono::seconds(2));  // in the middle of training
-  std::smatch pid;
-  const std::string text = read_file(log);
-  ASSERT_TRUE(std::regex_search(text, pid, std::regex("Worker 1 of 2, pid ([0-9]+) on"))) << text;
-  ASSERT_EQ(kill(std::stoi(pid[1]), SIGKILL), 0);
-  const auto killed = std::chrono::steady_clock::now();
-  const int status = mirrorlab::testing::wait_exit(mpirun, 20);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  const std::string output = read_file(log);
-  EXPECT_NE(status, 0) << output;
-  EXPECT_NE(status, -1) << "still running 20 s after worker 1 was killed:\n" << output;
-  EXPECT_LT(seconds, 10.0) << output;
-  EXPECT_NE(output.find("worker 1 (pid " + std::string(pid[1]) + " on"), std::string::npos)
-      << output;
-  EXPECT_NE(output.find("is gone"), std::string::npos) << output;
+  mirrorlab::testing::expect_worker_1_killed_said(mpirun, log);
 }
 
 TEST(WorkersWithoutMpirun, AskingForWorkersSaysHowToLaunchThem) {

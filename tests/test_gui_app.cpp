@@ -6,12 +6,14 @@
 #include <stb_image.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "command_output.h"
 #include "nlohmann/json.hpp"
@@ -470,6 +472,57 @@ TEST_F(GuiApp, TheDevicesPanelGroupsTheDevicesOfSeveralWorkers) {
   EXPECT_EQ(report["panels"]["Lesson"]["checks_passed"], 3.0) << report.dump(1);
   EXPECT_EQ(report["panels"]["Lesson"]["checks_failed"], 0.0) << report.dump(1);
 }
+
+#ifdef MIRRORLAB_MPIEXEC
+// `mpirun -np 2 mirrorlab gui`: the window on worker 0, worker 1 following its run.
+const std::string kMpirun = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                            "OMPI_MCA_btl=self,vader " + std::string(MIRRORLAB_MPIEXEC) +
+                            " --oversubscribe -np 2 " + kMirrorlab + " gui ";
+
+// Worker 0's Devices panel groups both workers' devices (worker 1's gathered over MPI), the
+// strategy found both workers' weights bit-identical after every step, and both ranks end 0.
+TEST_F(GuiApp, UnderMpirunWorker0ShowsEveryWorkersDevicesAndBothStayInSync) {
+  const std::string json = path("mpi.json"), png = path("mpi.png");
+  const Result r = shell(kHeadless + " 1280x800 " + kMpirun +
+                         "--model mlp --gpus 2 --train-examples 1024 --steps 3 --frames 2 "
+                         "--panel Devices --screenshot " + png + " --report " + json);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Worker 1 of 2"), std::string::npos) << r.output;
+  const auto report = read_json(json);
+  EXPECT_EQ(report["panels"]["Devices"]["workers"], 2.0) << report.dump(1);
+  EXPECT_EQ(report["panels"]["Devices"]["worker_devices"], 4.0) << report.dump(1);
+  EXPECT_EQ(report["notes"]["steps_done"], 3.0) << report.dump(1);
+  EXPECT_EQ(report["notes"]["workers_found_in_sync"], 3.0) << report.dump(1);
+  // Worker 1's own fingerprint, sent after its last step, is worker 0's.
+  EXPECT_EQ(report["panels"]["Devices"]["workers_same_weights"], 2.0) << report.dump(1);
+  EXPECT_EQ(report["notes"]["session_failed"], 0.0);
+  // Worker 1's replicas (2 and 3: Okabe-Ito green and yellow) are drawn, in use.
+  const Image image = load_png(png);
+  ASSERT_TRUE(image.pixels) << "no PNG written";
+  const auto colors = image.colors();
+  EXPECT_TRUE(colors.count(0x009E73)) << "replica 2 (worker 1's /gpu:0) is missing";
+  EXPECT_TRUE(colors.count(0xF0E442)) << "replica 3 (worker 1's /gpu:1) is missing";
+}
+
+// Closing worker 0's window in the middle of training ends every worker cleanly.
+TEST_F(GuiApp, UnderMpirunClosingTheWindowMidRunEndsEveryWorker) {
+  const Result r = shell("timeout 120 " + kHeadless + " 1280x800 " + kMpirun +
+                         "--model mlp --gpus 1 --train-examples 4096 --run --quit-after 4");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Worker 1 of 2"), std::string::npos) << r.output;
+}
+
+// A worker killed while the window trains: worker 0 stops within seconds, naming it.
+TEST_F(GuiApp, UnderMpirunAWorkerKilledEndsTheWindowNamingIt) {
+  const fs::path log = dir_ / "log";
+  const pid_t run = mirrorlab::testing::start_command(
+      kHeadless + " 1280x800 " + kMpirun, "--model mlp --gpus 1 --epochs 50 --run", log);
+  ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Worker 1 of 2", 120))
+      << mirrorlab::testing::read_file(log);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // training, in the window
+  mirrorlab::testing::expect_worker_1_killed_said(run, log);
+}
+#endif
 
 TEST_F(GuiApp, ABadLessonIsRefusedBeforeTheDatasetIsRead) {
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{

@@ -29,7 +29,13 @@ std::string describe_worker(const WorkerGroup& workers, int rank) {
   return text;
 }
 
-std::string tf_config(const WorkerGroup& workers) {
+std::string WorkerGroup::wait_for_text(const std::string& text, int root) {
+  return all_gather(text).at(static_cast<std::size_t>(root));
+}
+
+std::string tf_config(const WorkerGroup& workers) { return tf_config(workers, workers.rank()); }
+
+std::string tf_config(const WorkerGroup& workers, int rank) {
   nlohmann::ordered_json addresses = nlohmann::ordered_json::array();
   for (int w = 0; w < workers.size(); ++w) {
     addresses.push_back(workers.places()[static_cast<std::size_t>(w)].host + ":" +
@@ -38,7 +44,7 @@ std::string tf_config(const WorkerGroup& workers) {
   nlohmann::ordered_json config;
   config["cluster"]["worker"] = addresses;
   config["task"]["type"] = "worker";
-  config["task"]["index"] = workers.rank();
+  config["task"]["index"] = rank;
   return config.dump();
 }
 

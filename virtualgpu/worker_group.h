@@ -47,6 +47,11 @@ class WorkerGroup {
   virtual void broadcast(std::span<float> values, int root) = 0;
   // Every worker's text, indexed by rank, on every worker.
   virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
+  // Worker `root`'s `text` on every worker (the others' `text` is not read). For a worker that
+  // follows another (`mpirun mirrorlab gui`: worker 0's window says when to step, and may stay
+  // paused for an hour): it waits however long it takes, asleep rather than busy where the
+  // transport allows, and no timeout applies. The default is a gather.
+  virtual std::string wait_for_text(const std::string& text, int root);
 
   // What this worker is doing now ("training step 12"), for the sentence that says where a run
   // stopped when a worker is lost. Not collective; any thread.
@@ -60,6 +65,8 @@ std::string describe_worker(const WorkerGroup& workers, int rank);
 // worker's host:20000 + index, the note's ports) and the task,
 // {"cluster":{"worker":["vm:20000","vm:20001"]},"task":{"type":"worker","index":1}}.
 std::string tf_config(const WorkerGroup& workers);
+// The same for worker `rank` of the group (any worker can say another's).
+std::string tf_config(const WorkerGroup& workers, int rank);
 
 // How many processes the launcher started this one among (mpirun's OMPI_COMM_WORLD_SIZE, or
 // PMI_SIZE of MPICH's and Slurm's launchers), and its rank among them; 0 and 0 when no launcher

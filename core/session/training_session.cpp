@@ -6,6 +6,7 @@
 
 #include "core/checkpoint/checkpoint_folder.h"
 #include "core/checkpoint/run_checkpoint.h"
+#include "core/session/other_worker_threads.h"
 
 namespace mirrorlab::core {
 
@@ -24,31 +25,6 @@ const char* to_string(SessionState state) {
   }
   return "unknown";
 }
-
-namespace {
-
-std::vector<DeviceStatus> device_statuses(const std::vector<vgpu::Device*>& devices) {
-  std::vector<DeviceStatus> statuses;
-  for (const vgpu::Device* d : devices) {
-    DeviceStatus status;
-    status.name = d->name();
-    status.what = vgpu::to_string(d->kind());
-    status.cuda_ordinal = d->cuda_ordinal();
-    statuses.push_back(status);
-  }
-  return statuses;
-}
-
-void read_memory(const std::vector<vgpu::Device*>& devices, std::vector<DeviceStatus>& statuses) {
-  for (std::size_t i = 0; i < devices.size() && i < statuses.size(); ++i) {
-    const vgpu::MemoryArena& memory = devices[i]->memory();
-    statuses[i].limit = memory.limit();
-    statuses[i].in_use = memory.in_use();
-    statuses[i].peak = memory.peak();
-  }
-}
-
-}  // namespace
 
 double SessionSnapshot::images_per_second(std::size_t window) const {
   double seconds = 0;
@@ -74,7 +50,9 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
       throw std::invalid_argument(
           "faults and checkpoints are not built for several workers: train with one worker");
     }
-    others_ = std::make_unique<OtherWorkers>(config_.workers, data_, config_);
+    others_ = config_.other_workers
+                  ? config_.other_workers(data_, config_)
+                  : std::make_unique<OtherWorkerThreads>(config_.workers, data_, config_);
     std::exception_ptr failed;
     try {
       strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_,
@@ -220,7 +198,13 @@ void TrainingSession::set_pausing_at_phases(bool on) {
 }
 
 void TrainingSession::stop() {
-  controller_.stop();  // a step held at a boundary ends now (StepStopped), not at the next click
+  if (others_ && !others_->can_leave_a_step()) {
+    // The other workers wait inside this step's collectives, where nothing can call them off:
+    // a held step runs to its end (a moment), and the session stops after it.
+    controller_.run_freely();
+  } else {
+    controller_.stop();  // a step held at a boundary ends now (StepStopped), not at the next click
+  }
   std::lock_guard lock(mutex_);
   stop_ = true;
   tasks_.clear();
@@ -292,8 +276,8 @@ void TrainingSession::run_one_step() {
     if (failed) others_->abort("worker 0's step failed or was stopped");
     others_error = others_->finish_step();
   };
-  if (others_) others_->start_step();
   try {
+    if (others_) others_->start_step();  // telling another process may fail (its transport)
     const LossStats stats = loop_->step();
     settle_others(false);
     if (!others_error.empty()) throw std::runtime_error(others_error);
@@ -350,6 +334,10 @@ void TrainingSession::run_one_step() {
   }
   loss_growth_ = loop_->history().loss_growth;
   steps_done_ = loop_->history().steps;
+  if (others_) {
+    fingerprint_ = strategy_->replica(0).last_fingerprint();
+    workers_found_in_sync_ = strategy_->workers_found_in_sync();
+  }
   steps_.push_back(record);
   const std::vector<EpochLog>& epochs = loop_->history().epochs;
   for (std::size_t i = epoch_logs_.size(); i < epochs.size(); ++i) epoch_logs_.push_back(epochs[i]);
@@ -372,10 +360,13 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s.replicas_in_sync = strategy_->num_replicas_in_sync();  // fixed once built
     s.devices = device_statuses(devices_);
     if (others_) {
-      for (int w = 0; w < others_->size(); ++w) {
-        s.workers.push_back(WorkerStatus{vgpu::tf_config(others_->worker(w)),
-                                         device_statuses(w == 0 ? devices_ : others_->devices(w))});
-      }
+      s.workers_are = others_->what_workers_are();
+      WorkerStatus mine;
+      mine.tf_config = vgpu::tf_config(others_->worker_0());
+      const vgpu::WorkerPlace& place = others_->worker_0().places().at(0);
+      mine.place = "pid " + std::to_string(place.pid) + " on " + place.host;
+      mine.devices = s.devices;
+      s.workers.push_back(mine);
     }
   }
   {
@@ -393,6 +384,8 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s.checkpoint_note = checkpoint_note_;
     s.resume_changes = resume_changes_;
     s.faults_note = faults_note_;
+    s.workers_found_in_sync = workers_found_in_sync_;
+    if (!s.workers.empty()) s.workers[0].fingerprint = fingerprint_;
     s.steps.insert(s.steps.end(), steps_.begin() + static_cast<std::ptrdiff_t>(s.steps.size()),
                    steps_.end());
     s.epoch_logs.insert(s.epoch_logs.end(),
@@ -404,9 +397,10 @@ void TrainingSession::update(SessionSnapshot& s) const {
   s.held_at = controller_.paused_at();
   recorder_.snapshot_if_newer(s.step_record_version, s.step_record);
   read_memory(devices_, s.devices);
-  for (std::size_t w = 0; w < s.workers.size(); ++w) {
-    const int worker = static_cast<int>(w);
-    read_memory(worker == 0 ? devices_ : others_->devices(worker), s.workers[w].devices);
+  if (others_) {
+    read_memory(devices_, s.workers[0].devices);
+    s.workers.resize(1);
+    for (int w = 1; w < others_->size(); ++w) s.workers.push_back(others_->status(w));
   }
 }
 

@@ -58,9 +58,13 @@ struct SessionConfig {
   // its own: config_for_checkpoint makes them so).
   std::shared_ptr<const SessionResume> resume;
   // 1: this process trains alone. W > 1: as W workers of `devices` each, the other workers
-  // threads of this process (core/session/other_workers.h), as `mpirun -np W` would run them;
+  // (core/session/other_workers.h) threads of this process as `mpirun -np W` would run them, or
+  // the other processes of mpirun (other_workers below);
   // the session's strategy, events and step records are worker 0's. Not with faults or resume.
   int workers = 1;
+  // How the other workers run: empty, as threads of this process (OtherWorkerThreads); the app
+  // under mpirun gives the other processes (core/session/worker_followers.h).
+  MakeOtherWorkers other_workers;
 };
 
 // `current` with what `checkpoint` fixed (model, optimizer, loss scaling, seeds, batch, epochs,
@@ -86,19 +90,6 @@ struct StepRecord {
   double seconds = 0;  // time of the step itself
 };
 
-struct DeviceStatus {
-  std::string name;                             // "/gpu:0"
-  std::string what;                             // "CPU-backed virtual GPU", ...
-  int cuda_ordinal = -1;                        // the physical card, or -1
-  std::size_t limit = 0, in_use = 0, peak = 0;  // bytes
-};
-
-// One worker of a run with several (SessionConfig::workers).
-struct WorkerStatus {
-  std::string tf_config;  // as seed note 002 writes it (vgpu::tf_config)
-  std::vector<DeviceStatus> devices;
-};
-
 // What a viewer draws from. Keep one per viewer and pass it to TrainingSession::update() each
 // frame: the lists only grow, so only new items are copied.
 struct SessionSnapshot {
@@ -120,6 +111,10 @@ struct SessionSnapshot {
   // Empty when the run trains alone; else every worker, worker 0 first (whose devices are also
   // `devices`, and whose events, steps and records the rest of the snapshot holds).
   std::vector<WorkerStatus> workers;
+  std::string workers_are;  // "threads of this process", "processes (MPI ranks)"
+  // Steps after which worker 0's strategy found every worker's weights bit-identical (it
+  // compares their fingerprints after every step, and a difference fails the step).
+  std::int64_t workers_found_in_sync = 0;
   bool busy_with_task = false;  // a post()ed task (a measurement) holds the training thread
   bool stepping = false;        // training steps are running or asked for (Run, One step)
   std::vector<DeviceStatus> devices;
@@ -226,6 +221,8 @@ class TrainingSession {
   std::string checkpoint_note_, faults_note_;
   std::vector<std::string> resume_changes_;
   std::int64_t steps_done_ = 0;
+  std::uint64_t fingerprint_ = 0;  // worker 0's replica 0 after the last step (several workers)
+  std::int64_t workers_found_in_sync_ = 0;
   std::vector<StepRecord> steps_;
   std::vector<EpochLog> epoch_logs_;
   int epoch_ = 0;

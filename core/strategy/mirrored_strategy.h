@@ -249,6 +249,9 @@ class MirroredStrategy {
   int num_workers() const { return workers_ != nullptr ? workers_->size() : 1; }
   int worker_index() const { return workers_ != nullptr ? workers_->rank() : 0; }
   vgpu::WorkerGroup* workers() const { return workers_; }
+  // With several workers: the training steps after which every worker's replica 0 held the same
+  // weights, bit for bit (their fingerprints compared; a difference fails the step instead).
+  std::int64_t workers_found_in_sync() const { return workers_found_in_sync_; }
   // replica_id_in_sync_group of this worker's replica 0.
   int first_replica_id() const { return worker_index() * num_local_replicas(); }
   const std::vector<vgpu::Device*>& devices() const { return devices_; }
@@ -330,6 +333,7 @@ class MirroredStrategy {
   std::vector<vgpu::Device*> devices_;
   StrategyOptions options_;
   vgpu::WorkerGroup* workers_ = nullptr;
+  std::int64_t workers_found_in_sync_ = 0;
   std::vector<StepListener*> listeners_;
   std::unique_ptr<vgpu::AllReduce> all_reduce_;
   const vgpu::AllReduceAlgorithm* all_reduce_row_ = nullptr;  // its row of the table

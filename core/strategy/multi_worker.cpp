@@ -83,6 +83,7 @@ void MirroredStrategy::check_workers_in_sync() {
                             "). Every worker must apply the same update: the all-reduce across "
                             "workers or the update is broken.");
   }
+  ++workers_found_in_sync_;
 }
 
 }  // namespace mirrorlab::core

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
 #include <stdexcept>
+#include <thread>
 
 #include "virtualgpu/mpi/mpi_communicator.h"
 
@@ -135,6 +137,27 @@ std::vector<std::string> MpiWorkerGroup::all_gather(const std::string& mine) {
         all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
   }
   return texts;
+}
+
+std::string MpiWorkerGroup::wait_for_text(const std::string& text, int root) {
+  // Open MPI's blocking collectives poll without sleeping: a worker waiting in one for a window
+  // left paused would keep a core busy. A non-blocking broadcast tested now and then does not.
+  // Not inside InCollective: the wait may last as long as the window stays open; the watch
+  // still sees a worker on this host that dies.
+  std::uint64_t length = rank_ == root ? text.size() : 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibcast(&length, 1, MPI_UINT64_T, root, comm_->comm, &request), "MPI_Ibcast");
+  for (int tests = 0;; ++tests) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) break;
+    if (tests > 100) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::string received = rank_ == root ? text : std::string(length, '\0');
+  InCollective in(watch_.get(), "the exchange between workers");
+  check_mpi(MPI_Bcast(received.data(), checked_count(length), MPI_CHAR, root, comm_->comm),
+            "MPI_Bcast");
+  return received;
 }
 
 void MpiWorkerGroup::finish() {

@@ -50,6 +50,9 @@ class MpiWorkerGroup final : public WorkerGroup {
   using WorkerGroup::all_reduce_sum;
   void broadcast(std::span<float> values, int root) override;
   std::vector<std::string> all_gather(const std::string& mine) override;
+  // MPI_Ibcast of the length, tested every millisecond (asleep between: a follower of a paused
+  // window costs no core), then MPI_Bcast of the text. Outside the watch's timeout.
+  std::string wait_for_text(const std::string& text, int root) override;
   void set_activity(std::string activity) override;
 
   // The last collectives: a barrier (every worker is past its other collectives), the watch
