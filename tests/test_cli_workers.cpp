@@ -23,6 +23,7 @@ using mirrorlab::testing::read_file;
 const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
 // As root (CI) Open MPI asks for these two; more ranks than cores need --oversubscribe.
 const std::string kMpirun = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                            mirrorlab::testing::mpirun_sanitizer_environment() +
                             std::string(MIRRORLAB_MPIEXEC) + " --oversubscribe ";
 
 int count_of(const std::string& text, const std::string& what) {

@@ -17,6 +17,17 @@
 
 namespace mirrorlab::testing_reference {
 
+// A strategy of `model` and `optimizer` at learning rate `lr`, seed 11.
+inline core::StrategyOptions options_for(core::ModelKind model, core::OptimizerKind optimizer,
+                                         float lr) {
+  core::StrategyOptions o;
+  o.model = model;
+  o.optimizer.kind = optimizer;
+  o.optimizer.learning_rate = lr;
+  o.seed = 11;
+  return o;
+}
+
 inline std::vector<float> plain_single_device_training(const core::Dataset& data,
                                                        const core::StrategyOptions& o,
                                                        std::size_t global_batch, int steps,
