@@ -15,6 +15,18 @@ void* handle(int id) { return reinterpret_cast<void*>(static_cast<std::uintptr_t
 
 }  // namespace
 
+// Every rank's buffer := the sum of all, added in rank order (as NCCL's result, the same bits on
+// every rank).
+void FakeNcclApi::sum_in_rank_order(std::vector<Queued>& queued) {
+  std::sort(queued.begin(), queued.end(),
+            [](const Queued& a, const Queued& b) { return a.rank < b.rank; });
+  for (std::size_t i = 0; i < queued.front().count; ++i) {
+    float sum = 0.0f;
+    for (const Queued& q : queued) sum += q.data[i];
+    for (const Queued& q : queued) q.data[i] = sum;
+  }
+}
+
 std::vector<std::string> FakeNcclApi::calls() const {
   std::lock_guard lock(mutex_);
   return calls_;
@@ -72,7 +84,10 @@ vgpu::NcclComm FakeNcclApi::init_rank(int ranks, const std::string& id, int rank
     violations_.push_back("init_rank with an id unique_id never made");
     return nullptr;
   }
-  if (rank < 0 || rank >= ranks) violations_.push_back("init_rank of rank " + std::to_string(rank) + " of " + std::to_string(ranks));
+  if (rank < 0 || rank >= ranks) {
+    violations_.push_back("init_rank of rank " + std::to_string(rank) + " of " +
+                          std::to_string(ranks));
+  }
   if (world->second.ranks != 0 && world->second.ranks != ranks) {
     violations_.push_back("init_rank: ranks disagree on the communicator's size");
   }
@@ -88,13 +103,7 @@ void FakeNcclApi::all_reduce_across(std::unique_lock<std::mutex>& lock, World& w
   world.queued.push_back(mine);
   const long completed = world.completed;
   if (static_cast<int>(world.queued.size()) == world.ranks) {
-    std::sort(world.queued.begin(), world.queued.end(),
-              [](const Queued& a, const Queued& b) { return a.rank < b.rank; });
-    for (std::size_t i = 0; i < mine.count; ++i) {
-      float sum = 0.0f;
-      for (const Queued& q : world.queued) sum += q.data[i];
-      for (const Queued& q : world.queued) q.data[i] = sum;
-    }
+    sum_in_rank_order(world.queued);
     world.queued.clear();
     ++world.completed;
     world_changed_.notify_all();
@@ -155,13 +164,7 @@ void FakeNcclApi::group_end() {
   if (!in_group_) violations_.push_back("group_end without group_start");
   in_group_ = false;
   if (static_cast<int>(queued_.size()) == ranks_ && ranks_ > 0) {  // the whole group: sum
-    std::sort(queued_.begin(), queued_.end(),
-              [](const Queued& a, const Queued& b) { return a.rank < b.rank; });
-    for (std::size_t i = 0; i < queued_.front().count; ++i) {
-      float sum = 0.0f;
-      for (const Queued& q : queued_) sum += q.data[i];
-      for (const Queued& q : queued_) q.data[i] = sum;
-    }
+    sum_in_rank_order(queued_);
   } else if (!queued_.empty() && !group_failed_) {
     violations_.push_back("group_end with " + std::to_string(queued_.size()) + " of " +
                           std::to_string(ranks_) + " ranks queued: NCCL would hang");

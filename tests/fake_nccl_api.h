@@ -61,6 +61,7 @@ class FakeNcclApi final : public vgpu::NcclApi {
     long completed = 0;
   };
   void all_reduce_across(std::unique_lock<std::mutex>& lock, World& world, const Queued& mine);
+  static void sum_in_rank_order(std::vector<Queued>& queued);
 
   FakeCudaApi& cuda_;
   mutable std::mutex mutex_;

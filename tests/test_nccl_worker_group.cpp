@@ -11,15 +11,14 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/fake_cuda_api.h"
 #include "tests/fake_nccl_api.h"
+#include "tests/worker_threads.h"
 #include "virtualgpu/device_buffers.h"
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/nccl_worker_group.h"
@@ -31,22 +30,28 @@ namespace {
 using vgpu::Device;
 using vgpu::NcclWorkerGroup;
 
-// Runs `work(w)` on a thread per worker; returns each worker's error ("" when none).
-std::vector<std::string> on_every_worker(int workers, const std::function<void(int)>& work) {
-  std::vector<std::string> errors(static_cast<std::size_t>(workers));
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      try {
-        work(w);
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(w)] = e.what();
-      }
+// Two workers as threads, each with one fake GPU of its own (worker w on GPU w), sharing one fake
+// CUDA and one fake NCCL, as the processes of one machine share its driver.
+struct TwoWorkers {
+  TwoWorkers() : cuda(options()), nccl(cuda), devices(cuda, {0, 1}), workers(2) {}
+  static FakeCudaApi::Options options() {
+    FakeCudaApi::Options o;
+    o.gpus = 2;
+    return o;
+  }
+  Device& gpu(int w) { return *devices.devices()[static_cast<std::size_t>(w)]; }
+  // Each worker's NcclWorkerGroup made (and dropped); what each threw.
+  std::vector<std::string> make_groups() {
+    return on_every_worker(2, [&](int w) {
+      const NcclWorkerGroup group(workers.worker(w), gpu(w), nccl, nullptr);
     });
   }
-  for (std::thread& t : threads) t.join();
-  return errors;
-}
+
+  FakeCudaApi cuda;
+  FakeNcclApi nccl;
+  FakeCudaDevices devices;
+  vgpu::ThreadWorkers workers;
+};
 
 int count_calls(const std::vector<std::string>& calls, const std::string& start) {
   return static_cast<int>(std::count_if(calls.begin(), calls.end(), [&](const std::string& c) {
@@ -135,63 +140,41 @@ TEST(NcclWorkerGroup, TwoWorkersSumTheirGpuBuffersThroughNcclEachOnItsOwnGpu) {
 }
 
 TEST(NcclWorkerGroup, TheSumIsReadOnlyAfterTheStreamIsSynchronized) {
-  FakeCudaApi::Options options;
-  options.gpus = 2;
-  FakeCudaApi cuda(options);
-  FakeNcclApi nccl(cuda);
-  FakeCudaDevices devices(cuda, {0, 1});
-  vgpu::ThreadWorkers workers(2);
+  TwoWorkers two;
   const std::vector<std::string> errors = on_every_worker(2, [&](int w) {
-    Device& gpu = *devices.devices()[static_cast<std::size_t>(w)];
-    NcclWorkerGroup group(workers.worker(w), gpu, nccl, nullptr);
+    Device& gpu = two.gpu(w);
+    NcclWorkerGroup group(two.workers.worker(w), gpu, two.nccl, nullptr);
     vgpu::Allocation buffer = gpu.memory().allocate(64 * sizeof(float), "gradients");
-    const int before = cuda.count("synchronize_stream");
+    const int before = two.cuda.count("synchronize_stream");
     group.all_reduce_sum(std::span<float>(buffer.as<float>(), 64), gpu);
-    if (cuda.count("synchronize_stream") <= before) {
+    if (two.cuda.count("synchronize_stream") <= before) {
       throw std::runtime_error("all_reduce_sum returned before the stream was synchronized");
     }
   });
   EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
-  EXPECT_EQ(nccl.violations(), std::vector<std::string>{});
+  EXPECT_EQ(two.nccl.violations(), std::vector<std::string>{});
 }
 
 TEST(NcclWorkerGroup, AFailedUniqueIdOnWorkerZeroStopsEveryWorkerWithASentence) {
-  FakeCudaApi::Options options;
-  options.gpus = 2;
-  FakeCudaApi cuda(options);
-  FakeNcclApi nccl(cuda);
-  nccl.fail_unique_id("ncclGetUniqueId failed: unhandled system error");
-  FakeCudaDevices devices(cuda, {0, 1});
-  vgpu::ThreadWorkers workers(2);
-  const std::vector<std::string> errors = on_every_worker(2, [&](int w) {
-    NcclWorkerGroup group(workers.worker(w), *devices.devices()[static_cast<std::size_t>(w)],
-                          nccl, nullptr);
-  });
+  TwoWorkers two;
+  two.nccl.fail_unique_id("ncclGetUniqueId failed: unhandled system error");
+  const std::vector<std::string> errors = two.make_groups();
   EXPECT_EQ(errors[0], "ncclGetUniqueId failed: unhandled system error");
   EXPECT_NE(errors[1].find("worker 0 could not make the NCCL communicator's unique id"),
             std::string::npos)
       << errors[1];
-  EXPECT_EQ(count_calls(nccl.calls(), "init_rank"), 0);  // nobody joined with nothing
-  EXPECT_EQ(nccl.live_comms(), 0);
+  EXPECT_EQ(count_calls(two.nccl.calls(), "init_rank"), 0);  // nobody joined with nothing
+  EXPECT_EQ(two.nccl.live_comms(), 0);
 }
 
 TEST(NcclWorkerGroup, AFailedJoinIsThrownOnEveryWorkerAndLeavesNoCommunicator) {
-  FakeCudaApi::Options options;
-  options.gpus = 2;
-  FakeCudaApi cuda(options);
-  FakeNcclApi nccl(cuda);
-  nccl.fail_init("ncclCommInitRank failed: invalid usage (duplicate GPU)");
-  FakeCudaDevices devices(cuda, {0, 1});
-  vgpu::ThreadWorkers workers(2);
-  const std::vector<std::string> errors = on_every_worker(2, [&](int w) {
-    NcclWorkerGroup group(workers.worker(w), *devices.devices()[static_cast<std::size_t>(w)],
-                          nccl, nullptr);
-  });
-  for (const std::string& e : errors) {
+  TwoWorkers two;
+  two.nccl.fail_init("ncclCommInitRank failed: invalid usage (duplicate GPU)");
+  for (const std::string& e : two.make_groups()) {
     EXPECT_EQ(e, "ncclCommInitRank failed: invalid usage (duplicate GPU)");
   }
-  EXPECT_EQ(nccl.live_comms(), 0);
-  EXPECT_EQ(cuda.violations(), std::vector<std::string>{});
+  EXPECT_EQ(two.nccl.live_comms(), 0);
+  EXPECT_EQ(two.cuda.violations(), std::vector<std::string>{});
 }
 
 TEST(NcclWorkerGroup, ACpuVirtualGpuIsRefusedNamingIt) {

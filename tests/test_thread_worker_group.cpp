@@ -14,6 +14,7 @@
 #include "core/strategy/mirrored_strategy.h"
 #include "tests/hang_guard.h"
 #include "tests/training_reference.h"
+#include "tests/worker_threads.h"
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/thread_worker_group.h"
 
@@ -22,23 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Runs `body(w)` on a thread per worker; what they threw, by worker.
-template <class Body>
-std::vector<std::string> on_every_worker(vgpu::ThreadWorkers& group, Body body) {
-  std::vector<std::string> errors(static_cast<std::size_t>(group.size()));
-  std::vector<std::thread> threads;
-  for (int w = 0; w < group.size(); ++w) {
-    threads.emplace_back([&, w] {
-      try {
-        body(w);
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(w)] = e.what();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return errors;
-}
+using testing::on_every_worker;
 
 TEST(ThreadWorkers, SumBroadcastAndGatherOverThreeWorkers) {
   testing::within_seconds(30, "the exchanges", [] {
@@ -47,7 +32,7 @@ TEST(ThreadWorkers, SumBroadcastAndGatherOverThreeWorkers) {
     std::vector<std::vector<double>> doubles(3);
     std::vector<std::vector<float>> broadcast(3);
     std::vector<std::vector<std::string>> gathered(3);
-    const auto errors = on_every_worker(group, [&](int w) {
+    const auto errors = on_every_worker(group.size(), [&](int w) {
       vgpu::WorkerGroup& me = group.worker(w);
       EXPECT_EQ(me.rank(), w);
       EXPECT_EQ(me.size(), 3);
@@ -105,7 +90,7 @@ TEST(ThreadWorkers, AbortReleasesAWorkerWaitingForOneThatNeverComes) {
 TEST(ThreadWorkers, BuffersOfDifferentSizesAreRefusedOnEveryWorker) {
   testing::within_seconds(30, "different sizes", [] {
     vgpu::ThreadWorkers group(2);
-    const auto errors = on_every_worker(group, [&](int w) {
+    const auto errors = on_every_worker(group.size(), [&](int w) {
       std::vector<float> v(static_cast<std::size_t>(3 + w), 1.0f);
       group.worker(w).all_reduce_sum(std::span<float>(v));
     });
@@ -142,7 +127,7 @@ TEST(ThreadWorkers, TwoWorkersOfTwoDevicesTrainAsOneWorkerOfFourAndAsOneDevice) 
     const core::StrategyOptions o = batch_mean_sgd();
     vgpu::ThreadWorkers group(2);
     std::vector<std::vector<float>> by_worker(2);
-    const auto errors = on_every_worker(group, [&](int w) {
+    const auto errors = on_every_worker(group.size(), [&](int w) {
       by_worker[static_cast<std::size_t>(w)] = train(o, 2, &group.worker(w));
     });
     ASSERT_EQ(errors, std::vector<std::string>(2));
