@@ -26,15 +26,15 @@ NcclWorkerGroup::NcclWorkerGroup(WorkerGroup& base, Device& gpu, NcclApi& nccl,
       failure = e.what();
     }
   }
-  const std::vector<std::string> ids = base.all_gather(mine);
+  const std::string id = base.wait_for_text(mine, 0);
   if (!failure.empty()) throw std::runtime_error(failure);
-  if (ids.empty() || ids.front().empty()) {
+  if (id.empty()) {
     throw std::runtime_error("worker 0 could not make the NCCL communicator's unique id "
                              "(ncclGetUniqueId failed there: its error says why)");
   }
   CurrentGpu on(*gpu.cuda_api(), gpu.cuda_ordinal());
   WorkerWatch::InCollective in(watch_, "ncclCommInitRank");
-  comm_ = nccl.init_rank(base.size(), ids.front(), base.rank());
+  comm_ = nccl.init_rank(base.size(), id, base.rank());
 }
 
 NcclWorkerGroup::~NcclWorkerGroup() {

@@ -1,7 +1,7 @@
 // NCCL across the workers' processes, over any WorkerGroup (see mpi/nccl_workers.h for how a
 // job gets one): one NCCL communicator of W ranks, one per worker, on the GPU of the worker's
 // first device. Worker 0 makes the communicator's unique id, the workers' own group carries it
-// to every worker (all_gather), and each joins with it. The step across workers then sums that
+// to every worker (wait_for_text), and each joins with it. The step across workers then sums that
 // device's buffers where they are, on the GPU (the NCCL all-reduce on the device's stream, then
 // the stream synchronized), instead of through host memory; every other exchange (the
 // statistics, the flags, the initial broadcast) still goes through the workers' group.
@@ -45,6 +45,9 @@ class NcclWorkerGroup final : public WorkerGroup {
   void broadcast(std::span<float> values, int root) override { base_->broadcast(values, root); }
   std::vector<std::string> all_gather(const std::string& mine) override {
     return base_->all_gather(mine);
+  }
+  std::string wait_for_text(const std::string& text, int root) override {
+    return base_->wait_for_text(text, root);
   }
   void set_activity(std::string activity) override { base_->set_activity(std::move(activity)); }
 
