@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/flags.h"
+#include "virtualgpu/process_cuda_api.h"
 
 namespace mirrorlab::app {
 

@@ -153,6 +153,40 @@ void FakeCudaApi::free_block(void* block, int gpu, bool stream_ordered, const st
 }
 
 // ---- FakeCudaApi: GPUs ------------------------------------------------------------------------
+int FakeCudaApi::runtime_version() { return options_.runtime_version; }
+int FakeCudaApi::driver_version() { return options_.driver_version; }
+
+int FakeCudaApi::gpu_count(std::string* why_none) {
+  std::lock_guard lock(mutex_);
+  call("gpu_count");
+  if (options_.gpus == 0) *why_none = options_.why_no_gpu;
+  return options_.gpus;
+}
+
+vgpu::PhysicalGpu FakeCudaApi::gpu_properties(int ordinal) {
+  std::lock_guard lock(mutex_);
+  call("gpu_properties " + std::to_string(ordinal));
+  throw_if_failing("gpu_properties");
+  if (ordinal < 0 || ordinal >= options_.gpus) {
+    throw vgpu::CudaError(101, "cudaGetDeviceProperties(" + std::to_string(ordinal) +
+                                   "): invalid device ordinal");
+  }
+  vgpu::PhysicalGpu gpu;
+  gpu.ordinal = ordinal;
+  gpu.name = "Fake GPU " + std::to_string(ordinal);
+  gpu.total_bytes = options_.bytes_per_gpu;
+  gpu.sm_count = options_.sm_count;
+  gpu.compute_major = 9;
+  return gpu;
+}
+
+std::size_t FakeCudaApi::free_bytes() {
+  std::lock_guard lock(mutex_);
+  const int gpu = current_locked();
+  call("free_bytes gpu" + std::to_string(gpu));
+  return options_.bytes_per_gpu - used_[static_cast<std::size_t>(gpu)];
+}
+
 int FakeCudaApi::current_gpu() {
   std::lock_guard lock(mutex_);
   return current_locked();
@@ -171,14 +205,14 @@ void FakeCudaApi::set_current_gpu(int ordinal) {
 bool FakeCudaApi::can_access_peer(int ordinal, int peer) {
   std::lock_guard lock(mutex_);
   call("can_access_peer " + std::to_string(ordinal) + " " + std::to_string(peer));
-  return options_.peer_access && ordinal != peer;
+  return options_.peer_access && ordinal != peer && !options_.unreachable.count({ordinal, peer});
 }
 
 void FakeCudaApi::enable_peer_access(int peer) {
   std::lock_guard lock(mutex_);
   const int gpu = current_locked();
   call("enable_peer_access gpu" + std::to_string(gpu) + " peer" + std::to_string(peer));
-  if (!options_.peer_access || peer == gpu) {
+  if (!options_.peer_access || peer == gpu || options_.unreachable.count({gpu, peer})) {
     violation("enable_peer_access from GPU " + std::to_string(gpu) + " to " + std::to_string(peer) +
               ", which it cannot reach");
   }
@@ -319,6 +353,7 @@ void FakeCudaApi::record_event(vgpu::GpuEvent event, vgpu::GpuStream stream) {
     violation("record_event of an event that is not alive");
     return;
   }
+  throw_if_failing("record_event");
   StreamState* s = enqueue_on(stream, "record_event " + std::to_string(found->second.id));
   if (s != nullptr && s->gpu != found->second.gpu) {
     violation("record_event: event " + std::to_string(found->second.id) + " of GPU " +
@@ -331,6 +366,17 @@ void FakeCudaApi::record_event(vgpu::GpuEvent event, vgpu::GpuStream stream) {
   found->second.at_ms = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count();
+}
+
+void FakeCudaApi::wait_event(vgpu::GpuStream stream, vgpu::GpuEvent event) {
+  std::lock_guard lock(mutex_);
+  const auto found = events_.find(event);
+  if (found == events_.end() || !found->second.live || !found->second.recorded) {
+    violation("wait_event of an event never recorded (or not alive)");
+    return;
+  }
+  enqueue_on(stream, "wait_event " + std::to_string(found->second.id));
+  call("wait_event " + std::to_string(found->second.id));
 }
 
 void FakeCudaApi::synchronize_event(vgpu::GpuEvent event) {
@@ -355,18 +401,31 @@ float FakeCudaApi::elapsed_ms(vgpu::GpuEvent start, vgpu::GpuEvent end) {
 }
 
 // ---- FakeCudaApi: kernels ---------------------------------------------------------------------
+// A kernel that reads src and writes dst, both n floats of GPU `ordinal`, on `stream`.
+template <typename Op>
+void FakeCudaApi::launch_pair(const char* name, Op op, float* dst, const float* src, std::size_t n,
+                              vgpu::GpuStream stream, int ordinal) {
+  std::lock_guard lock(mutex_);
+  const std::string what(name);
+  call(what + " gpu" + std::to_string(ordinal) + " n=" + std::to_string(n));
+  enqueue_on(stream, what);
+  if (ordinal != current_locked())
+    violation(what + " for GPU " + std::to_string(ordinal) + " while another is current");
+  const bool ok = inside_block(dst, n * sizeof(float), ordinal, what + " (dst)") &&
+                  inside_block(src, n * sizeof(float), ordinal, what + " (src)");
+  if (ok) {
+    for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(op, dst, src, i);
+  }
+}
+
 void FakeCudaApi::launch_add(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
                              int ordinal) {
-  std::lock_guard lock(mutex_);
-  call("launch_add gpu" + std::to_string(ordinal) + " n=" + std::to_string(n));
-  enqueue_on(stream, "launch_add");
-  if (ordinal != current_locked())
-    violation("launch_add for GPU " + std::to_string(ordinal) + " while another is current");
-  const bool ok = inside_block(dst, n * sizeof(float), ordinal, "launch_add (dst)") &&
-                  inside_block(src, n * sizeof(float), ordinal, "launch_add (src)");
-  if (ok) {
-    for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(vgpu::AddOp{}, dst, src, i);
-  }
+  launch_pair("launch_add", vgpu::AddOp{}, dst, src, n, stream, ordinal);
+}
+
+void FakeCudaApi::launch_copy(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
+                              int ordinal) {
+  launch_pair("launch_copy", vgpu::CopyOp{}, dst, src, n, stream, ordinal);
 }
 
 void FakeCudaApi::launch_scale(float* x, std::size_t n, float factor, vgpu::GpuStream stream,

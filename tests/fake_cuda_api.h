@@ -32,8 +32,11 @@ class FakeCudaApi final : public vgpu::CudaApi {
   struct Options {
     int gpus = 1;
     std::size_t bytes_per_gpu = std::size_t{256} << 20;
-    bool peer_access = true;  // every pair of GPUs can reach each other's memory
+    bool peer_access = true;  // every pair of GPUs can reach each other's memory...
+    std::set<std::pair<int, int>> unreachable;  // ...but these (gpu, peer)
     int sm_count = 132;
+    int runtime_version = 13000, driver_version = 13000;
+    std::string why_no_gpu = "no CUDA-capable device is detected";  // with gpus = 0
   };
   FakeCudaApi() : FakeCudaApi(Options{}) {}
   explicit FakeCudaApi(Options options);
@@ -48,6 +51,12 @@ class FakeCudaApi final : public vgpu::CudaApi {
   // memory, for allocate: it returns nullptr instead, as cudaMalloc's failure does).
   void fail_next(const std::string& name);
 
+  int runtime_version() override;
+  int driver_version() override;
+  int gpu_count(std::string* why_none) override;
+  // "Fake GPU <ordinal>", bytes_per_gpu, sm_count, compute capability 9.0.
+  vgpu::PhysicalGpu gpu_properties(int ordinal) override;
+  std::size_t free_bytes() override;  // bytes_per_gpu less the current GPU's live blocks
   int current_gpu() override;
   void set_current_gpu(int ordinal) override;
   bool can_access_peer(int ordinal, int peer) override;
@@ -72,11 +81,14 @@ class FakeCudaApi final : public vgpu::CudaApi {
   vgpu::GpuEvent create_event() override;
   void destroy_event(vgpu::GpuEvent event) noexcept override;
   void record_event(vgpu::GpuEvent event, vgpu::GpuStream stream) override;
+  void wait_event(vgpu::GpuStream stream, vgpu::GpuEvent event) override;
   void synchronize_event(vgpu::GpuEvent event) override;
   float elapsed_ms(vgpu::GpuEvent start, vgpu::GpuEvent end) override;
 
   void launch_add(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
                   int ordinal) override;
+  void launch_copy(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
+                   int ordinal) override;
   void launch_scale(float* x, std::size_t n, float factor, vgpu::GpuStream stream,
                     int ordinal) override;
   void launch_one_shot(const vgpu::OneShotBuffers& buffers, std::size_t begin, std::size_t end,
@@ -104,6 +116,9 @@ class FakeCudaApi final : public vgpu::CudaApi {
     double at_ms;
     int id;
   };
+  template <typename Op>
+  void launch_pair(const char* name, Op op, float* dst, const float* src, std::size_t n,
+                   vgpu::GpuStream stream, int ordinal);  // takes mutex_
   // All with mutex_ held.
   int current_locked() const;
   void call(const std::string& line);

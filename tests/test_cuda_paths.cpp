@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,7 +62,8 @@ TEST(FakeCudaApi, ReportsEveryBrokenRule) {
   api.release(block, 1);  // allocated on GPU 0
   api.release(block, 0);  // twice
   vgpu::GpuEvent event = api.create_event();
-  api.synchronize_event(event);  // never recorded
+  api.wait_event(stream, event);  // never recorded
+  api.synchronize_event(event);   // never recorded
   EXPECT_THROW(api.elapsed_ms(event, event), vgpu::CudaError);
   api.destroy_stream(stream);
   api.record_event(event, stream);  // after its stream was destroyed
@@ -76,6 +79,7 @@ TEST(FakeCudaApi, ReportsEveryBrokenRule) {
   EXPECT_TRUE(mentions("while GPU 1 is current")) << ::testing::PrintToString(broken);
   EXPECT_TRUE(mentions("of a block allocated on GPU 0"));
   EXPECT_TRUE(mentions("freed twice"));
+  EXPECT_TRUE(mentions("wait_event of an event never recorded"));
   EXPECT_TRUE(mentions("synchronize_event of an event never recorded"));
   EXPECT_TRUE(mentions("elapsed_ms of an event never recorded"));
   EXPECT_TRUE(mentions("after it was destroyed"));
@@ -356,6 +360,94 @@ TEST(CudaPaths, WithoutNcclAutoFallsBackToTheRingAndItRuns) {
     check_all_reduce_exact(one_card.devices(),
                            *vgpu::make_all_reduce(shared.algorithm, one_card.devices()), 1025,
                            {0, 0}, ReduceOp::kSum);
+  }
+  EXPECT_TRUE(kept_cudas_rules(api));
+  EXPECT_TRUE(nothing_left(api));
+}
+
+
+// ---- the memory-bandwidth measurement (measure_cuda_stream_bandwidth) -------------------------
+// The positions in api.calls() of the calls starting with `name`.
+std::vector<std::size_t> positions(const std::vector<std::string>& calls, const std::string& name) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].compare(0, name.size(), name) == 0) at.push_back(i);
+  }
+  return at;
+}
+
+TEST(CudaPaths, BandwidthEventsBracketEveryTimedKernelOfEachGpu) {
+  FakeCudaApi::Options o;
+  o.gpus = 2;
+  FakeCudaApi api(o);
+  api.set_current_gpu(1);  // the caller's
+  {
+    FakeCudaDevices cards(api, {0, 0, 1}, 4 << 20);  // two logical GPUs on GPU 0, one on GPU 1
+    const double bandwidth =
+        vgpu::measure_cuda_stream_bandwidth(cards.devices(), 1 << 20, 3, /*add=*/false);
+    EXPECT_TRUE(std::isfinite(bandwidth) && bandwidth > 0) << bandwidth;
+    EXPECT_EQ(api.current_gpu(), 1);
+    EXPECT_EQ(api.count("launch_add"), 0);
+    const std::vector<std::string> calls = api.calls();
+    // GPU 0: 2 devices x (1 warm-up + 3 timed) copies of 2^17 floats, then GPU 1: 1 x 4.
+    const auto gpu0 = positions(calls, "launch_copy gpu0 n=131072");
+    const auto gpu1 = positions(calls, "launch_copy gpu1 n=131072");
+    ASSERT_EQ(gpu0.size(), 8u);
+    ASSERT_EQ(gpu1.size(), 4u);
+    const auto records = positions(calls, "record_event");
+    const auto waits = positions(calls, "wait_event");
+    // GPU 0: start, after the warm-up, before the timed kernels; the second stream waits for it;
+    // its end joined to the first stream (a record and a wait) before the stop.
+    ASSERT_EQ(records.size(), 5u);  // GPU 0: start, join, stop; GPU 1: start, stop
+    ASSERT_EQ(waits.size(), 2u);
+    EXPECT_LT(gpu0[1], records[0]);
+    EXPECT_LT(records[0], waits[0]);
+    EXPECT_LT(waits[0], gpu0[2]);
+    EXPECT_LT(gpu0[7], records[1]);
+    EXPECT_LT(records[1], waits[1]);
+    EXPECT_LT(waits[1], records[2]);
+    EXPECT_LT(records[2], gpu1[0]);
+    EXPECT_LT(gpu1[0], records[3]);
+    EXPECT_LT(records[3], gpu1[1]);
+    EXPECT_LT(gpu1[3], records[4]);
+    EXPECT_EQ(api.count("launch_add"), 0);
+    EXPECT_EQ(vgpu::measure_cuda_stream_bandwidth(cards.devices(), 1 << 20, 1, /*add=*/true) > 0,
+              true);
+    EXPECT_EQ(api.count("launch_add gpu0"), 4);  // 2 devices x (warm-up + 1)
+  }
+  EXPECT_TRUE(kept_cudas_rules(api));
+  EXPECT_TRUE(nothing_left(api));  // every event destroyed, every block given back
+}
+
+TEST(CudaPaths, ABandwidthCallThatFailsLeavesNothingRunningOrAlive) {
+  FakeCudaApi::Options o;
+  o.gpus = 2;
+  FakeCudaApi api(o);
+  {
+    FakeCudaDevices cards(api, {0, 1}, 4 << 20);
+    api.fail_next("record_event");
+    EXPECT_THROW(vgpu::measure_cuda_stream_bandwidth(cards.devices(), 1 << 20, 2, true),
+                 vgpu::CudaError);
+    EXPECT_EQ(api.current_gpu(), 0);
+    EXPECT_EQ(api.count("launch_add gpu1"), 0);  // it stopped at GPU 0
+    // Both devices' streams synchronized after the failure, before their blocks went back.
+    const std::vector<std::string> calls = api.calls();
+    const auto launched = positions(calls, "launch_add");
+    const auto released = positions(calls, "release");
+    ASSERT_FALSE(launched.empty());
+    ASSERT_FALSE(released.empty());
+    std::set<std::string> synchronized;
+    for (std::size_t i = launched.back(); i < released.front(); ++i) {
+      if (calls[i].rfind("synchronize_stream", 0) == 0) synchronized.insert(calls[i]);
+    }
+    EXPECT_EQ(synchronized.size(), 2u) << ::testing::PrintToString(calls);
+    for (vgpu::Device* d : cards.devices()) EXPECT_EQ(d->memory().in_use(), 0u);
+    std::vector<vgpu::Device*> mixed = cards.devices();
+    FakeCudaApi other_api(o);
+    FakeCudaDevices other(other_api, {0}, 1 << 20);
+    mixed.push_back(other.devices().front());
+    EXPECT_THROW(vgpu::measure_cuda_stream_bandwidth(mixed, 1 << 20, 1, true),
+                 std::invalid_argument);
   }
   EXPECT_TRUE(kept_cudas_rules(api));
   EXPECT_TRUE(nothing_left(api));

@@ -11,6 +11,7 @@
 
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -24,7 +24,9 @@ int visible_cuda_gpus(std::string* reason);
 // Memory bandwidth (bytes read plus written per second) of the CUDA devices: every device runs
 // the copy kernel (b = a) or, with `add`, the add kernel (b += a) over two halves of `bytes` of
 // its own, all at once, `iterations` times, timed with CUDA events per GPU (bytes / the slowest
-// GPU's time). Throws std::invalid_argument in a build without CUDA.
+// GPU's time). Throws std::invalid_argument for devices that are not CUDA devices of one CudaApi
+// (so in a build without CUDA), CudaError when a call fails (every stream synchronized first).
+// cuda_stream_bandwidth.cpp, over the devices' CudaApi.
 double measure_cuda_stream_bandwidth(const std::vector<Device*>& devices, std::size_t bytes,
                                      int iterations, bool add);
 

@@ -12,6 +12,7 @@
 
 #include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/cuda/gpu_inventory.h"
 #include "virtualgpu/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
@@ -252,15 +253,16 @@ void DeviceRegistry::make_cuda_devices() {
         memory_fit_problem(inventory.gpus[static_cast<std::size_t>(gpu)], free, on_card);
     if (!problem.empty()) throw ConfigurationError(problem, ConfigurationSubject::kMemoryLimit);
   };
+  CudaApi& api = process_cuda_api();
   std::vector<std::size_t> limits;
   if (logical) {
     for (const LogicalDeviceConfiguration& c : configs_)
       limits.push_back(c.memory_limit_mib * kMiB);
-    check_fits(physical_gpus_.front(), gpu_free_bytes(physical_gpus_.front()), limits);
+    check_fits(physical_gpus_.front(), gpu_free_bytes(api, physical_gpus_.front()), limits);
   } else {
     for (std::size_t i = 0; i < configs_.size(); ++i) {
       const int gpu = physical_gpus_[i];
-      const std::size_t free = gpu_free_bytes(gpu);
+      const std::size_t free = gpu_free_bytes(api, gpu);
       // No limit given: what the card has free, less what CUDA itself needs (1 byte when
       // nothing is left, so that the check says so).
       const std::size_t limit = configs_[i].memory_limit_mib > 0
@@ -272,7 +274,6 @@ void DeviceRegistry::make_cuda_devices() {
   }
 
   // Built in locals and kept only when everything worked: a failure leaves the registry as it was.
-  CudaApi& api = process_cuda_api();
   std::vector<std::unique_ptr<CudaExecution>> executions;
   std::vector<std::unique_ptr<Device>> devices;
   std::string sm_note;
@@ -286,7 +287,7 @@ void DeviceRegistry::make_cuda_devices() {
       CudaExecutionSet set = make_cuda_executions(api, gpu, 1, false);
       executions.push_back(std::move(set.devices.front()));
     }
-    if (physical_gpus_.size() > 1) enable_peer_access(physical_gpus_);
+    if (physical_gpus_.size() > 1) enable_peer_access(api, physical_gpus_);
   }
   const DeviceKind kind = logical ? DeviceKind::kCudaLogicalGpu : DeviceKind::kCudaPhysicalGpu;
   for (std::size_t i = 0; i < configs_.size(); ++i) {

@@ -1,6 +1,8 @@
 // process_cuda_api(): the runtime's CudaApi completed with the collectives' kernels (CUDA
-// builds), or the refusal of a build without CUDA.
+// builds), or the refusal of a build without CUDA; and this process's GPUs.
 #include "virtualgpu/process_cuda_api.h"
+
+#include "virtualgpu/cuda/gpu_inventory.h"
 
 #if MIRRORLAB_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -20,6 +22,10 @@ class ProcessCudaApi final : public RuntimeCudaApi {
                   int ordinal) override {
     vgpu::launch_add(dst, src, n, static_cast<cudaStream_t>(stream), ordinal);
   }
+  void launch_copy(float* dst, const float* src, std::size_t n, GpuStream stream,
+                   int ordinal) override {
+    vgpu::launch_copy(dst, src, n, static_cast<cudaStream_t>(stream), ordinal);
+  }
   void launch_scale(float* x, std::size_t n, float factor, GpuStream stream, int ordinal) override {
     vgpu::launch_scale(x, n, factor, static_cast<cudaStream_t>(stream), ordinal);
   }
@@ -35,8 +41,16 @@ CudaApi& process_cuda_api() {
   static ProcessCudaApi api;
   return api;
 }
+
+GpuInventory enumerate_gpus() { return enumerate_gpus(process_cuda_api()); }
 #else
 CudaApi& process_cuda_api() { throw CudaError(0, no_cuda_error("the CUDA runtime was asked for")); }
+
+GpuInventory enumerate_gpus() {
+  GpuInventory inventory;
+  inventory.unavailable_reason = "no CUDA GPU visible (" + cuda_build_description() + ")";
+  return inventory;
+}
 #endif
 
 }  // namespace mirrorlab::vgpu

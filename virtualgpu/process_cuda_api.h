@@ -10,4 +10,9 @@ namespace mirrorlab::vgpu {
 // In a build without CUDA: throws CudaError saying so (no_cuda_error).
 CudaApi& process_cuda_api();
 
+// The GPUs this process sees: enumerate_gpus(process_cuda_api()) (cuda/gpu_inventory.h); in a
+// build without CUDA, none, with the reason saying the build has no CUDA. Never throws for "no
+// GPU".
+GpuInventory enumerate_gpus();
+
 }  // namespace mirrorlab::vgpu

@@ -33,6 +33,18 @@ class CudaApi {
   virtual ~CudaApi() = default;
 
   // ---- GPUs -------------------------------------------------------------------------------------
+  // The CUDA runtime's version and the driver's (13000 for 13.0); the driver's is 0 without one
+  // (cudaRuntimeGetVersion, cudaDriverGetVersion). Never throw.
+  virtual int runtime_version() = 0;
+  virtual int driver_version() = 0;
+  // How many GPUs this process sees (cudaGetDeviceCount); 0 when it sees none, with *why_none
+  // saying why in CUDA's words (no driver, no device). Never throws.
+  virtual int gpu_count(std::string* why_none) = 0;
+  // GPU `ordinal` as cudaGetDeviceProperties gives it: its ordinal, name, total memory, SM count
+  // and compute capability (free_bytes is left 0).
+  virtual PhysicalGpu gpu_properties(int ordinal) = 0;
+  // The current GPU's free memory now (cudaMemGetInfo).
+  virtual std::size_t free_bytes() = 0;
   // The calling thread's current GPU, and making `ordinal` current (cudaGetDevice/SetDevice).
   virtual int current_gpu() = 0;
   virtual void set_current_gpu(int ordinal) = 0;
@@ -73,6 +85,9 @@ class CudaApi {
   virtual void destroy_event(GpuEvent event) noexcept = 0;
   // Marks the point of `stream` reached so far (the event and the stream: one GPU).
   virtual void record_event(GpuEvent event, GpuStream stream) = 0;
+  // Work queued on `stream` after this waits until `event`'s recorded point is reached
+  // (cudaStreamWaitEvent; the event recorded first).
+  virtual void wait_event(GpuStream stream, GpuEvent event) = 0;
   // Waits until the recorded point is reached.
   virtual void synchronize_event(GpuEvent event) = 0;
   // Milliseconds between two recorded events (both reached).
@@ -81,6 +96,8 @@ class CudaApi {
   // ---- the collectives' kernels (collective_kernels.h), on `stream` of the current GPU --------
   virtual void launch_add(float* dst, const float* src, std::size_t n, GpuStream stream,
                           int ordinal) = 0;
+  virtual void launch_copy(float* dst, const float* src, std::size_t n, GpuStream stream,
+                           int ordinal) = 0;
   virtual void launch_scale(float* x, std::size_t n, float factor, GpuStream stream,
                             int ordinal) = 0;
   virtual void launch_one_shot(const OneShotBuffers& buffers, std::size_t begin, std::size_t end,

@@ -29,6 +29,52 @@ cudaMemcpyKind as_kind(CopyKind kind) {
 }  // namespace
 
 // ---- GPUs -------------------------------------------------------------------------------------
+// Both answer without a driver: the runtime's version is built in, the driver's is 0 then.
+int RuntimeCudaApi::runtime_version() {
+  int version = 0;
+  (void)cudaRuntimeGetVersion(&version);
+  return version;
+}
+
+int RuntimeCudaApi::driver_version() {
+  int version = 0;
+  (void)cudaDriverGetVersion(&version);
+  return version;
+}
+
+int RuntimeCudaApi::gpu_count(std::string* why_none) {
+  // With no driver, cudaGetDeviceCount returns cudaErrorInsufficientDriver and leaves the count
+  // untouched: it starts at 0.
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();  // leave no error behind for the next kernel launch's check
+    *why_none = "cudaGetDeviceCount: " + cuda_error_text(status);
+    return 0;
+  }
+  if (count == 0) *why_none = "cudaGetDeviceCount found none";
+  return count;
+}
+
+PhysicalGpu RuntimeCudaApi::gpu_properties(int ordinal) {
+  cudaDeviceProp prop{};
+  MIRRORLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  PhysicalGpu gpu;
+  gpu.ordinal = ordinal;
+  gpu.name = prop.name;
+  gpu.total_bytes = prop.totalGlobalMem;
+  gpu.sm_count = prop.multiProcessorCount;
+  gpu.compute_major = prop.major;
+  gpu.compute_minor = prop.minor;
+  return gpu;
+}
+
+std::size_t RuntimeCudaApi::free_bytes() {
+  std::size_t free = 0, total = 0;
+  MIRRORLAB_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 int RuntimeCudaApi::current_gpu() {
   int ordinal = 0;
   MIRRORLAB_CUDA_CHECK(cudaGetDevice(&ordinal));
@@ -141,6 +187,10 @@ void RuntimeCudaApi::destroy_event(GpuEvent event) noexcept {
 
 void RuntimeCudaApi::record_event(GpuEvent event, GpuStream stream) {
   MIRRORLAB_CUDA_CHECK(cudaEventRecord(as_event(event), as_stream(stream)));
+}
+
+void RuntimeCudaApi::wait_event(GpuStream stream, GpuEvent event) {
+  MIRRORLAB_CUDA_CHECK(cudaStreamWaitEvent(as_stream(stream), as_event(event), 0));
 }
 
 void RuntimeCudaApi::synchronize_event(GpuEvent event) {

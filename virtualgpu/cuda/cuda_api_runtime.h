@@ -10,6 +10,11 @@ namespace mirrorlab::vgpu {
 
 class RuntimeCudaApi : public CudaApi {
  public:
+  int runtime_version() override;
+  int driver_version() override;
+  int gpu_count(std::string* why_none) override;
+  PhysicalGpu gpu_properties(int ordinal) override;
+  std::size_t free_bytes() override;
   int current_gpu() override;
   void set_current_gpu(int ordinal) override;
   bool can_access_peer(int ordinal, int peer) override;
@@ -33,6 +38,7 @@ class RuntimeCudaApi : public CudaApi {
   GpuEvent create_event() override;
   void destroy_event(GpuEvent event) noexcept override;
   void record_event(GpuEvent event, GpuStream stream) override;
+  void wait_event(GpuStream stream, GpuEvent event) override;
   void synchronize_event(GpuEvent event) override;
   float elapsed_ms(GpuEvent start, GpuEvent end) override;
 };

@@ -1,9 +1,9 @@
 // Physical CUDA GPUs and what a CUDA device is made of, behind a header with no CUDA in it.
 //
-// Enumeration and peers are implemented twice: cuda_runtime.cpp with the CUDA runtime when the
-// build has CUDA, cuda_runtime_stub.cpp without it. The stub gives the same functions, which say
-// "this build has no CUDA (...)", so callers (the registry, app/) need no #ifdefs. The allocator
-// and the execution contexts are written once, over a CudaApi (cuda_api.h), in every build.
+// The errors and what the build has are implemented twice: cuda_runtime.cpp with the CUDA runtime
+// when the build has CUDA, cuda_runtime_stub.cpp without it, so callers (the registry, app/)
+// need no #ifdefs. Enumeration and peers (gpu_inventory.h), the allocator and the execution
+// contexts are written once, over a CudaApi (cuda_api.h), in every build.
 //
 // Implemented with CUDA:
 //   - enumeration: name, memory (total and free), SM count, compute capability, peer access
@@ -63,21 +63,12 @@ std::string cuda_build_description();
 // without a CudaApi.)
 std::string no_cuda_error(std::string_view what);
 
-// Asks CUDA which GPUs are visible. Never throws for "no GPU": the reason is in the result.
-GpuInventory enumerate_gpus();
-
-// The card's free memory now (cudaMemGetInfo). Throws CudaError.
-std::size_t gpu_free_bytes(int ordinal);
-
 class CudaApi;  // cuda_api.h
 
 // Blocks from cudaMalloc on GPU `ordinal` (through `api`), zeroed before they are handed out. A
 // failed cudaMalloc gives nullptr, so the arena throws; the arena does the cap and the
 // accounting. cuda_allocator.cpp, in every build.
 std::unique_ptr<BlockAllocator> make_cuda_allocator(CudaApi& api, int ordinal);
-
-// Lets each GPU of the list read the others' memory where the hardware allows it.
-void enable_peer_access(const std::vector<int>& ordinals);
 
 // The execution resources of one device on its GPU: a non-blocking CUDA stream, in a green
 // context with its own SMs when the GPU was split. Destroying it destroys the stream (and the

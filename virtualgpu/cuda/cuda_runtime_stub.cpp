@@ -7,8 +7,6 @@ namespace {
 
 std::string no_cuda() { return std::string("this build has no CUDA: ") + MIRRORLAB_CUDA_STATUS_TEXT; }
 
-[[noreturn]] void refuse() { throw CudaError(0, no_cuda_error("a CUDA GPU was asked for")); }
-
 }  // namespace
 
 std::string no_cuda_error(std::string_view what) {
@@ -19,14 +17,5 @@ std::string no_cuda_error(std::string_view what) {
 bool cuda_built() { return false; }
 
 std::string cuda_build_description() { return no_cuda(); }
-
-GpuInventory enumerate_gpus() {
-  GpuInventory inventory;
-  inventory.unavailable_reason = "no CUDA GPU visible (" + no_cuda() + ")";
-  return inventory;
-}
-
-std::size_t gpu_free_bytes(int) { refuse(); }
-void enable_peer_access(const std::vector<int>&) { refuse(); }
 
 }  // namespace mirrorlab::vgpu

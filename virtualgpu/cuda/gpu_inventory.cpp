@@ -1,0 +1,52 @@
+#include "virtualgpu/cuda/gpu_inventory.h"
+
+#include <string>
+
+namespace mirrorlab::vgpu {
+
+GpuInventory enumerate_gpus(CudaApi& api) {
+  GpuInventory inventory;
+  inventory.cuda_built = cuda_built();
+  inventory.runtime_version = api.runtime_version();
+  inventory.driver_version = api.driver_version();
+  std::string why_none;
+  const int count = api.gpu_count(&why_none);
+  if (count <= 0) {
+    inventory.unavailable_reason =
+        "no CUDA GPU visible (" + (why_none.empty() ? std::string("none found") : why_none) + ")";
+    return inventory;
+  }
+  for (int i = 0; i < count; ++i) {
+    PhysicalGpu gpu = api.gpu_properties(i);
+    gpu.ordinal = i;
+    gpu.free_bytes = gpu_free_bytes(api, i);
+    inventory.gpus.push_back(gpu);
+  }
+  const auto n = static_cast<std::size_t>(count);
+  inventory.peer_access.assign(n, std::vector<bool>(n, false));
+  for (int i = 0; i < count; ++i) {
+    for (int j = 0; j < count; ++j) {
+      if (i != j) {
+        inventory.peer_access[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] =
+            api.can_access_peer(i, j);
+      }
+    }
+  }
+  return inventory;
+}
+
+std::size_t gpu_free_bytes(CudaApi& api, int ordinal) {
+  CurrentGpu current(api, ordinal);
+  return api.free_bytes();
+}
+
+void enable_peer_access(CudaApi& api, const std::vector<int>& ordinals) {
+  for (const int from : ordinals) {
+    CurrentGpu current(api, from);
+    for (const int to : ordinals) {
+      if (to != from && api.can_access_peer(from, to)) api.enable_peer_access(to);
+    }
+  }
+}
+
+}  // namespace mirrorlab::vgpu

@@ -1,0 +1,28 @@
+// Which CUDA GPUs a process sees, their free memory, and peer access between them, written once
+// over a CudaApi (cuda_api.h), so that every build tests them against a fake
+// (tests/test_gpu_inventory.cpp) and only the CudaApi's runtime calls are left to a GPU.
+// This process's GPUs: process_cuda_api.h's enumerate_gpus().
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "virtualgpu/cuda/cuda_api.h"
+
+namespace mirrorlab::vgpu {
+
+// The GPUs `api` sees: each one's properties and free memory (asked with that GPU current, the
+// caller's current GPU put back after) and which pairs can reach each other's memory. Never
+// throws for "no GPU": unavailable_reason says why there is none ("no CUDA GPU visible
+// (cudaGetDeviceCount: ...)"). A GPU that is there but does not answer throws CudaError.
+GpuInventory enumerate_gpus(CudaApi& api);
+
+// GPU `ordinal`'s free memory now, asked with it current (the caller's GPU put back after).
+std::size_t gpu_free_bytes(CudaApi& api, int ordinal);
+
+// Lets each GPU of `ordinals` reach the others' memory where the hardware allows it (each made
+// current in turn, the caller's put back after); pairs that cannot are left to copy through the
+// host.
+void enable_peer_access(CudaApi& api, const std::vector<int>& ordinals);
+
+}  // namespace mirrorlab::vgpu
