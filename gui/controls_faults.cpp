@@ -59,7 +59,12 @@ void ControlsPanel::draw_faults(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   const int devices = static_cast<int>(run.devices.size());
   ImGui::TextUnformatted("Faults (from the next step)");
-  ImGui::BeginDisabled(frame.session == nullptr);
+  // Several workers: the session refuses faults (they are built for one worker's devices), so
+  // the controls are off and say so before anyone tries (the checkpoint's buttons likewise).
+  const bool several_workers = !run.workers.empty();
+  const bool enabled = frame.session != nullptr && !several_workers;
+  frame.report.drew(name(), "faults_enabled", enabled ? 1 : 0);
+  ImGui::BeginDisabled(!enabled);
   // A step still to come, by default a few steps ahead of the run.
   const int next = static_cast<int>(std::min<std::int64_t>(run.steps_done + 1, 1 << 30));
   if (fail_step_ < next) fail_step_ = next + 4;
@@ -109,6 +114,10 @@ void ControlsPanel::draw_faults(FrameContext& frame) {
     frame.session->set_faults(plan);
   }
   ImGui::EndDisabled();
+  if (several_workers) {
+    note("Not with several workers: faults are built for one worker's devices.", false);
+    return;
+  }
   const bool refused = run.faults_note.rfind("These faults cannot", 0) == 0;
   note(run.faults_note.empty() ? "None: every device computes at its own speed."
                                : run.faults_note,
@@ -120,7 +129,9 @@ void ControlsPanel::draw_checkpoint(FrameContext& frame) {
   ImGui::TextUnformatted("Checkpoint");
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.7f);
   ImGui::InputText("folder", checkpoint_folder_, sizeof checkpoint_folder_);
-  const bool named = checkpoint_folder_[0] != '\0';
+  // Several workers: the session refuses to save or resume (as `mirrorlab train` does).
+  const bool several_workers = !run.workers.empty();
+  const bool named = checkpoint_folder_[0] != '\0' && !several_workers;
   const float w = ImGui::GetContentRegionAvail().x;
   const ImVec2 button((w - ImGui::GetStyle().ItemSpacing.x) / 2, 0);
   ImGui::BeginDisabled(frame.session == nullptr || !named);
@@ -130,6 +141,10 @@ void ControlsPanel::draw_checkpoint(FrameContext& frame) {
   ImGui::BeginDisabled(!named);
   if (ImGui::Button("Load newest", button)) frame.actions.load_checkpoint(checkpoint_folder_);
   ImGui::EndDisabled();
+  if (several_workers) {
+    note("Not with several workers: checkpoints are built for one worker.", false);
+    return;
+  }
   if (!frame.actions.load_error().empty()) {
     note("Not loaded: " + frame.actions.load_error(), true);
   } else {

@@ -197,6 +197,7 @@ TEST_F(GuiApp, WalksIntoAStepPhaseByPhaseAndHoldsIt) {
   EXPECT_EQ(report["notes"]["held_within_step"], 1.0) << report.dump(1);
   EXPECT_EQ(report["notes"]["steps_done"], 1.0);  // the held step is not done
   EXPECT_EQ(report["panels"]["Controls"]["moments"], 4.0);
+  EXPECT_EQ(report["panels"]["Controls"]["faults_enabled"], 1.0);
   // Held after the reduce, the first of reduce-to-one's two steps: one arrow (gpu:1 into
   // gpu:0); the gradients exist but are not all-reduced yet.
   const auto& panels = report["panels"];
@@ -469,6 +470,7 @@ TEST_F(GuiApp, TheDevicesPanelGroupsTheDevicesOfSeveralWorkers) {
   ASSERT_EQ(r.status, 0) << r.output;
   const auto report = read_json(json);
   EXPECT_EQ(report["panels"]["Devices"]["workers"], 2.0) << report.dump(1);
+  EXPECT_EQ(report["panels"]["Controls"]["faults_enabled"], 0.0) << report.dump(1);
   EXPECT_EQ(report["panels"]["Lesson"]["checks_passed"], 3.0) << report.dump(1);
   EXPECT_EQ(report["panels"]["Lesson"]["checks_failed"], 0.0) << report.dump(1);
 }
@@ -492,6 +494,7 @@ TEST_F(GuiApp, UnderMpirunWorker0ShowsEveryWorkersDevicesAndBothStayInSync) {
   EXPECT_NE(r.output.find("Worker 1 of 2"), std::string::npos) << r.output;
   const auto report = read_json(json);
   EXPECT_EQ(report["panels"]["Devices"]["workers"], 2.0) << report.dump(1);
+  EXPECT_EQ(report["panels"]["Controls"]["faults_enabled"], 0.0) << report.dump(1);
   EXPECT_EQ(report["panels"]["Devices"]["worker_devices"], 4.0) << report.dump(1);
   EXPECT_EQ(report["notes"]["steps_done"], 3.0) << report.dump(1);
   EXPECT_EQ(report["notes"]["workers_found_in_sync"], 3.0) << report.dump(1);
