@@ -202,17 +202,21 @@ void FakeCudaApi::set_current_gpu(int ordinal) {
   current_[std::this_thread::get_id()] = ordinal;
 }
 
+bool FakeCudaApi::reachable(int gpu, int peer) const {
+  return options_.peer_access && gpu != peer && options_.unreachable.count({gpu, peer}) == 0;
+}
+
 bool FakeCudaApi::can_access_peer(int ordinal, int peer) {
   std::lock_guard lock(mutex_);
   call("can_access_peer " + std::to_string(ordinal) + " " + std::to_string(peer));
-  return options_.peer_access && ordinal != peer && !options_.unreachable.count({ordinal, peer});
+  return reachable(ordinal, peer);
 }
 
 void FakeCudaApi::enable_peer_access(int peer) {
   std::lock_guard lock(mutex_);
   const int gpu = current_locked();
   call("enable_peer_access gpu" + std::to_string(gpu) + " peer" + std::to_string(peer));
-  if (!options_.peer_access || peer == gpu || options_.unreachable.count({gpu, peer})) {
+  if (!reachable(gpu, peer)) {
     violation("enable_peer_access from GPU " + std::to_string(gpu) + " to " + std::to_string(peer) +
               ", which it cannot reach");
   }

@@ -121,6 +121,7 @@ class FakeCudaApi final : public vgpu::CudaApi {
                    vgpu::GpuStream stream, int ordinal);  // takes mutex_
   // All with mutex_ held.
   int current_locked() const;
+  bool reachable(int gpu, int peer) const;  // the hardware lets `gpu` reach `peer`'s memory
   void call(const std::string& line);
   void violation(const std::string& line);
   void throw_if_failing(const std::string& name);

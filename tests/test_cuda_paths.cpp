@@ -410,9 +410,7 @@ TEST(CudaPaths, BandwidthEventsBracketEveryTimedKernelOfEachGpu) {
     EXPECT_LT(gpu1[0], records[3]);
     EXPECT_LT(records[3], gpu1[1]);
     EXPECT_LT(gpu1[3], records[4]);
-    EXPECT_EQ(api.count("launch_add"), 0);
-    EXPECT_EQ(vgpu::measure_cuda_stream_bandwidth(cards.devices(), 1 << 20, 1, /*add=*/true) > 0,
-              true);
+    EXPECT_GT(vgpu::measure_cuda_stream_bandwidth(cards.devices(), 1 << 20, 1, /*add=*/true), 0);
     EXPECT_EQ(api.count("launch_add gpu0"), 4);  // 2 devices x (warm-up + 1)
   }
   EXPECT_TRUE(kept_cudas_rules(api));

@@ -11,6 +11,7 @@
 
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/cuda/cuda_api.h"
+#include "virtualgpu/cuda/gpu_inventory.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/one_shot_all_reduce.h"
 
@@ -41,7 +42,7 @@ class CudaTransport final : public Transport {
         if (ordinals_[dst] == ordinals_[src]) {
           peer_[dst * n + src] = true;  // one card: its memory is all one address space
         } else {
-          peer_[dst * n + src] = enable_peer_access(ordinals_[dst], ordinals_[src]);
+          peer_[dst * n + src] = vgpu::enable_peer_access(api_, ordinals_[dst], ordinals_[src]);
         }
       }
     }
@@ -111,14 +112,6 @@ class CudaTransport final : public Transport {
   }
 
  private:
-  // Lets GPU `dst` read GPU `src`'s memory when the hardware allows; false when it cannot.
-  bool enable_peer_access(int dst, int src) {
-    if (!api_.can_access_peer(dst, src)) return false;
-    CurrentGpu gpu(api_, dst);
-    api_.enable_peer_access(src);
-    return true;
-  }
-
   // dst[0, n) += src[0, n), on `stream` of rank dst's GPU (current).
   void reduce_into(float* to, const float* from, std::size_t n, int dst, int src,
                    GpuStream stream) {

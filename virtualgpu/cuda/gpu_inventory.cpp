@@ -18,7 +18,6 @@ GpuInventory enumerate_gpus(CudaApi& api) {
   }
   for (int i = 0; i < count; ++i) {
     PhysicalGpu gpu = api.gpu_properties(i);
-    gpu.ordinal = i;
     gpu.free_bytes = gpu_free_bytes(api, i);
     inventory.gpus.push_back(gpu);
   }
@@ -40,11 +39,17 @@ std::size_t gpu_free_bytes(CudaApi& api, int ordinal) {
   return api.free_bytes();
 }
 
+bool enable_peer_access(CudaApi& api, int gpu, int peer) {
+  if (!api.can_access_peer(gpu, peer)) return false;
+  CurrentGpu current(api, gpu);
+  api.enable_peer_access(peer);
+  return true;
+}
+
 void enable_peer_access(CudaApi& api, const std::vector<int>& ordinals) {
   for (const int from : ordinals) {
-    CurrentGpu current(api, from);
     for (const int to : ordinals) {
-      if (to != from && api.can_access_peer(from, to)) api.enable_peer_access(to);
+      if (to != from) enable_peer_access(api, from, to);
     }
   }
 }

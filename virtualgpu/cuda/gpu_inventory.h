@@ -20,8 +20,11 @@ GpuInventory enumerate_gpus(CudaApi& api);
 // GPU `ordinal`'s free memory now, asked with it current (the caller's GPU put back after).
 std::size_t gpu_free_bytes(CudaApi& api, int ordinal);
 
-// Lets each GPU of `ordinals` reach the others' memory where the hardware allows it (each made
-// current in turn, the caller's put back after); pairs that cannot are left to copy through the
+// Lets GPU `gpu` reach `peer`'s memory when the hardware allows it (`gpu` made current for the
+// call, the caller's put back after); false, and nothing enabled, when it cannot.
+bool enable_peer_access(CudaApi& api, int gpu, int peer);
+
+// The same for each pair of `ordinals`, both ways; pairs that cannot are left to copy through the
 // host.
 void enable_peer_access(CudaApi& api, const std::vector<int>& ordinals);
 
