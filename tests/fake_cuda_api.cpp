@@ -49,6 +49,7 @@ std::vector<std::string> FakeCudaApi::leaks() const {
     left.push_back("block " + ptr_text(start) + " of " + std::to_string(block.bytes) +
                    " bytes on GPU " + std::to_string(block.gpu));
   }
+  for (const auto& [start, block] : pinned_) left.push_back("pinned host block " + ptr_text(start));
   for (const auto& [s, state] : streams_) {
     if (state.live) left.push_back("stream " + std::to_string(state.id));
   }
@@ -261,6 +262,23 @@ void FakeCudaApi::release_async(void* block, vgpu::GpuStream stream) {
   free_block(block, s != nullptr ? s->gpu : current_locked(), true, "release_async");
 }
 
+void* FakeCudaApi::allocate_pinned(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  call("allocate_pinned " + std::to_string(bytes));
+  throw_if_failing("allocate_pinned");
+  auto block = std::make_unique<unsigned char[]>(std::max<std::size_t>(bytes, 1));
+  std::memset(block.get(), 0xFF, bytes);
+  void* start = block.get();
+  pinned_.emplace(start, std::move(block));
+  return start;
+}
+
+void FakeCudaApi::release_pinned(void* block) noexcept {
+  std::lock_guard lock(mutex_);
+  call("release_pinned");
+  if (pinned_.erase(block) == 0) violation("release_pinned of " + ptr_text(block) + ": not a live pinned block");
+}
+
 void FakeCudaApi::fill_bytes_async(void* dst, int value, std::size_t bytes,
                                    vgpu::GpuStream stream) {
   std::lock_guard lock(mutex_);
@@ -388,7 +406,9 @@ void FakeCudaApi::synchronize_event(vgpu::GpuEvent event) {
   const auto found = events_.find(event);
   if (found == events_.end() || !found->second.live || !found->second.recorded) {
     violation("synchronize_event of an event never recorded (or not alive)");
+    return;
   }
+  call("synchronize_event " + std::to_string(found->second.id));
 }
 
 float FakeCudaApi::elapsed_ms(vgpu::GpuEvent start, vgpu::GpuEvent end) {
@@ -464,21 +484,25 @@ void FakeCudaApi::launch_one_shot(const vgpu::OneShotBuffers& buffers, std::size
   for (std::size_t i = 0; i < end - begin; ++i) vgpu::one_shot_at<0>(from_begin, i);
 }
 
-void FakeCudaApi::check_device_range(const void* p, std::size_t bytes, int gpu,
+bool FakeCudaApi::check_device_range(const void* p, std::size_t bytes, int gpu,
                                      const std::string& what) {
   std::lock_guard lock(mutex_);
-  inside_block(p, bytes, gpu, what);
+  return inside_block(p, bytes, gpu, what);
 }
 
-void FakeCudaApi::check_stream_on(vgpu::GpuStream stream, int gpu, const std::string& what) {
+bool FakeCudaApi::check_stream_on(vgpu::GpuStream stream, int gpu, const std::string& what) {
   std::lock_guard lock(mutex_);
   const auto found = streams_.find(stream);
   if (found == streams_.end() || !found->second.live) {
     violation(what + " on a stream that is not alive");
-  } else if (found->second.gpu != gpu) {
-    violation(what + " on a stream of GPU " + std::to_string(found->second.gpu) +
-              " for a communicator on GPU " + std::to_string(gpu));
+    return false;
   }
+  if (found->second.gpu != gpu) {
+    violation(what + " on a stream of GPU " + std::to_string(found->second.gpu) + ", not of GPU " +
+              std::to_string(gpu));
+    return false;
+  }
+  return true;
 }
 
 // ---- FakeCudaDevices --------------------------------------------------------------------------

@@ -70,6 +70,8 @@ class FakeCudaApi final : public vgpu::CudaApi {
   void* allocate_async(std::size_t bytes, vgpu::GpuStream stream) override;
   void release_async(void* block, vgpu::GpuStream stream) override;
   void fill_bytes_async(void* dst, int value, std::size_t bytes, vgpu::GpuStream stream) override;
+  void* allocate_pinned(std::size_t bytes) override;
+  void release_pinned(void* block) noexcept override;
   void copy_async(void* dst, const void* src, std::size_t bytes, vgpu::CopyKind kind,
                   vgpu::GpuStream stream) override;
   void copy_peer_async(void* dst, int dst_gpu, const void* src, int src_gpu, std::size_t bytes,
@@ -94,10 +96,11 @@ class FakeCudaApi final : public vgpu::CudaApi {
   void launch_one_shot(const vgpu::OneShotBuffers& buffers, std::size_t begin, std::size_t end,
                        vgpu::GpuStream stream, int ordinal) override;
 
-  // For FakeNcclApi: checks that [p, p + bytes) is device memory of GPU `gpu` (or one it may
-  // reach), and that `stream` is live and on `gpu`.
-  void check_device_range(const void* p, std::size_t bytes, int gpu, const std::string& what);
-  void check_stream_on(vgpu::GpuStream stream, int gpu, const std::string& what);
+  // For the other fakes (NCCL's, the model's): checks that [p, p + bytes) is device memory of GPU
+  // `gpu` (or one it may reach), and that `stream` is live and on `gpu`; false (and a violation)
+  // where not.
+  bool check_device_range(const void* p, std::size_t bytes, int gpu, const std::string& what);
+  bool check_stream_on(vgpu::GpuStream stream, int gpu, const std::string& what);
 
  private:
   struct Block {
@@ -135,6 +138,7 @@ class FakeCudaApi final : public vgpu::CudaApi {
   mutable std::mutex mutex_;
   std::map<std::thread::id, int> current_;
   std::map<const void*, Block> blocks_;  // live blocks by start
+  std::map<const void*, std::unique_ptr<unsigned char[]>> pinned_;  // live pinned host blocks
   std::vector<std::size_t> used_;        // bytes per GPU
   std::map<vgpu::GpuStream, StreamState> streams_;
   std::map<vgpu::GpuEvent, EventState> events_;

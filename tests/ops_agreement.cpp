@@ -14,9 +14,14 @@
 #include "core/nn/kernels_cpu.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
+#include "core/nn/gpu_model_api.h"
 #include "core/nn/ops_cuda.h"
 #include "core/nn/optimizer.h"
 #include "tests/cuda_test_devices.h"
+#ifdef MIRRORLAB_OPS_FAKE_CUDA
+#include "tests/fake_cuda_api.h"
+#include "tests/fake_gpu_model_api.h"
+#endif
 
 namespace mirrorlab::testing {
 
@@ -38,7 +43,8 @@ struct CpuTarget : OpsTarget {
 struct CudaTarget : OpsTarget {
   CudaTarget() : devices(1, 2048) {
     vgpu::Device& d = *devices.devices()[0];
-    own_ops = core::make_cuda_ops(d.cuda_ordinal(), d.cuda_stream(), d.memory());
+    own_ops = core::make_cuda_ops(*d.cuda_api(), core::runtime_gpu_model_api(), d.cuda_ordinal(),
+                                  d.cuda_stream(), d.memory());
     ops = own_ops.get();
     arena = &d.memory();
   }
@@ -47,10 +53,53 @@ struct CudaTarget : OpsTarget {
   std::unique_ptr<core::Ops> own_ops;
 };
 
+#ifdef MIRRORLAB_OPS_FAKE_CUDA
+// CudaOps itself, over the fake runtime and the fake model kernels (test_ops_fake_cuda): every
+// call checked as CUDA and cuBLAS would check it, nothing left alive at the end.
+struct FakeCudaTarget : OpsTarget {
+  FakeCudaTarget() : api(options()), model(api), devices(api, {0}, std::size_t{512} << 20) {
+    vgpu::Device& d = *devices.devices()[0];
+    before = api.leaks();
+    own_ops = core::make_cuda_ops(api, model, d.cuda_ordinal(), d.cuda_stream(), d.memory());
+    ops = own_ops.get();
+    arena = &d.memory();
+  }
+  ~FakeCudaTarget() override {
+    own_ops.reset();
+    // Its events, pinned memory and handle are gone (its scratch is the arena's until the device
+    // goes).
+    std::vector<std::string> left;
+    for (const std::string& line : api.leaks()) {
+      if (line.rfind("block ", 0) != 0 &&
+          std::find(before.begin(), before.end(), line) == before.end()) {
+        left.push_back(line);
+      }
+    }
+    EXPECT_TRUE(left.empty()) << ::testing::PrintToString(left);
+    EXPECT_TRUE(model.leaks().empty()) << ::testing::PrintToString(model.leaks());
+    EXPECT_TRUE(model.violations().empty()) << ::testing::PrintToString(model.violations());
+    EXPECT_TRUE(api.violations().empty()) << ::testing::PrintToString(api.violations());
+  }
+  static FakeCudaApi::Options options() {
+    FakeCudaApi::Options o;
+    o.bytes_per_gpu = std::size_t{1} << 30;
+    return o;
+  }
+  FakeCudaApi api;
+  FakeGpuModelApi model;
+  std::vector<std::string> before;  // alive before CudaOps was made (the device's stream)
+  FakeCudaDevices devices;
+  std::unique_ptr<core::Ops> own_ops;
+};
+#endif
+
 }  // namespace
 
 std::unique_ptr<OpsTarget> make_ops_target(const std::string& name, std::string* why) {
   if (name == "cpu") return std::make_unique<CpuTarget>();
+#ifdef MIRRORLAB_OPS_FAKE_CUDA
+  if (name == "fake-cuda") return std::make_unique<FakeCudaTarget>();
+#endif
   if (vgpu::visible_cuda_gpus(why) == 0) return nullptr;
   return std::make_unique<CudaTarget>();
 }

@@ -13,11 +13,20 @@
 #include "core/nn/ops.h"
 #include "virtualgpu/memory/memory_arena.h"
 
+namespace mirrorlab::vgpu {
+class CudaApi;
+}  // namespace mirrorlab::vgpu
+
 namespace mirrorlab::core {
 
-// Kernels on GPU `cuda_ordinal`, enqueued on `cuda_stream` (a cudaStream_t; nullptr is the
-// legacy default stream), with scratch taken from `arena` (that GPU's memory). Throws
-// std::runtime_error with a sentence when the build has no CUDA or the GPU cannot be used.
-std::unique_ptr<Ops> make_cuda_ops(int cuda_ordinal, void* cuda_stream, vgpu::MemoryArena& arena);
+class GpuModelApi;
+
+// Kernels on GPU `ordinal` through `api` (the runtime) and `model` (cuBLAS and the model's
+// kernels), enqueued on `stream` (of that GPU), with scratch taken from `arena` (that GPU's
+// memory). Built in every build: the tests run it against fakes; a CUDA device's replica runs it
+// with the device's CudaApi and runtime_gpu_model_api() (which says so where the build has no
+// CUDA).
+std::unique_ptr<Ops> make_cuda_ops(vgpu::CudaApi& api, GpuModelApi& model, int ordinal,
+                                   void* stream, vgpu::MemoryArena& arena);
 
 }  // namespace mirrorlab::core

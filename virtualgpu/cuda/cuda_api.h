@@ -69,6 +69,10 @@ class CudaApi {
   virtual void* allocate_async(std::size_t bytes, GpuStream stream) = 0;
   virtual void release_async(void* block, GpuStream stream) = 0;
   virtual void fill_bytes_async(void* dst, int value, std::size_t bytes, GpuStream stream) = 0;
+  // Page-locked host memory (cudaMallocHost / cudaFreeHost): a copy from the GPU into it is truly
+  // asynchronous, so the host goes on queueing work. Release never throws.
+  virtual void* allocate_pinned(std::size_t bytes) = 0;
+  virtual void release_pinned(void* block) noexcept = 0;
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind,
                           GpuStream stream) = 0;
   virtual void copy_peer_async(void* dst, int dst_gpu, const void* src, int src_gpu,

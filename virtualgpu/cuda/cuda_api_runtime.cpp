@@ -146,6 +146,20 @@ void RuntimeCudaApi::release_async(void* block, GpuStream stream) {
   MIRRORLAB_CUDA_CHECK(cudaFreeAsync(block, as_stream(stream)));
 }
 
+void* RuntimeCudaApi::allocate_pinned(std::size_t bytes) {
+  void* block = nullptr;
+  MIRRORLAB_CUDA_CHECK(cudaMallocHost(&block, bytes));
+  return block;
+}
+
+void RuntimeCudaApi::release_pinned(void* block) noexcept {
+  const cudaError_t status = cudaFreeHost(block);
+  if (status != cudaSuccess && status != cudaErrorCudartUnloading) {
+    std::fprintf(stderr, "mirrorlab: cudaFreeHost failed: %s\n", cuda_error_text(status).c_str());
+  }
+  (void)cudaGetLastError();
+}
+
 void RuntimeCudaApi::fill_bytes_async(void* dst, int value, std::size_t bytes, GpuStream stream) {
   MIRRORLAB_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, as_stream(stream)));
 }

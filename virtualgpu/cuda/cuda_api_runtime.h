@@ -27,6 +27,8 @@ class RuntimeCudaApi : public CudaApi {
   void* allocate_async(std::size_t bytes, GpuStream stream) override;
   void release_async(void* block, GpuStream stream) override;
   void fill_bytes_async(void* dst, int value, std::size_t bytes, GpuStream stream) override;
+  void* allocate_pinned(std::size_t bytes) override;
+  void release_pinned(void* block) noexcept override;
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind,
                   GpuStream stream) override;
   void copy_peer_async(void* dst, int dst_gpu, const void* src, int src_gpu, std::size_t bytes,
