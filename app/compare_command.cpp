@@ -107,6 +107,7 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
   const timing::Latencies latencies = timing::fit_latencies(t, latency_samples);
   t.call_latency = latencies.call;
   t.step_latency = latencies.step;
+  t.move_latency = latencies.move;
   t.title = std::to_string(devices.size()) +
             (devices.front()->is_cuda() ? " logical GPUs of one card" : " CPU virtual GPUs") +
             " on this machine (fitted)";
@@ -114,7 +115,7 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
              std::to_string(engines) +
              " cores): the memory's copy (b = a) and add (b += a) bandwidth at each size, one "
              "device alone and all at once, reading its own writes and another device's (STREAM-style, "
-             "the best of several runs); the call and step latencies fitted to all-reduces of 4 to "
+             "the best of several runs); the call, step and move latencies fitted to all-reduces of 4 to "
              "64 KiB.";
   print_fit(t, memory);
   const std::string problem = write_output(files, "--output", timing::write_topology(t));

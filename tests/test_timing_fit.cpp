@@ -81,29 +81,58 @@ TEST(Fit, AStepReadsTheCurvesAtTheBytesItTouches) {
   EXPECT_LT(inside.steps[0].seconds * 2, past.steps[0].seconds);
 }
 
-TEST(Fit, RecoversBothLatenciesOfAllReducesTheModelTimed) {
-  Topology t = shared_memory_topology(two_levels(), 2);
-  t.gpus_per_node = 4;
-  Topology truth = t;
-  truth.step_latency = 30e-6;
-  truth.call_latency = 45e-6;
+// Reduce-to-one, the ring (and the one-shot) at 4 to 64 KiB on 2 and 4 ranks, timed as `truth`.
+std::vector<AllReduceSample> timed_by(const Topology& truth, bool one_shot) {
   std::vector<AllReduceSample> samples;
   for (double bytes : {4096.0, 16384.0, 65536.0}) {
     for (int n : {2, 4}) {
-      for (const Schedule& s : {reduce_to_one_schedule(n, bytes), ring_schedule(n, bytes)}) {
-        samples.push_back({"x", s, estimate(s, truth).seconds});
-      }
+      std::vector<Schedule> schedules{reduce_to_one_schedule(n, bytes), ring_schedule(n, bytes)};
+      if (one_shot) schedules.push_back(one_shot_schedule(n, bytes));
+      for (const Schedule& s : schedules) samples.push_back({"x", s, estimate(s, truth).seconds});
     }
   }
+  return samples;
+}
+
+Topology four_ranks() {
+  Topology t = shared_memory_topology(two_levels(), 2);
+  t.gpus_per_node = 4;
+  return t;
+}
+
+TEST(Fit, RecoversBothLatenciesOfAllReducesTheModelTimed) {
+  const Topology t = four_ranks();
+  Topology truth = t;
+  truth.step_latency = 30e-6;
+  truth.call_latency = 45e-6;
+  std::vector<AllReduceSample> samples = timed_by(truth, false);
   Latencies fitted = fit_latencies(t, samples);
   EXPECT_NEAR(fitted.call, 45e-6, 1e-12);
   EXPECT_NEAR(fitted.step, 30e-6, 1e-12);
+  EXPECT_NEAR(fitted.move, 0.0, 1e-12);
   // Times below what the bandwidth alone takes cannot give a negative latency.
   for (AllReduceSample& s : samples) s.seconds = 1e-9;
   fitted = fit_latencies(t, samples);
   EXPECT_EQ(fitted.call, 0.0);
   EXPECT_EQ(fitted.step, 0.0);
   EXPECT_EQ(fit_latencies(t, {}).step, 0.0);
+}
+
+// A step's moves each cost their own latency (on CUDA devices the host queues and waits for each
+// in turn): algorithms with as many steps but more moves a step tell it from the step's.
+TEST(Fit, RecoversTheMovesLatencyBesideTheStepsAndTheCalls) {
+  const Topology t = four_ranks();
+  Topology truth = t;
+  truth.step_latency = 20e-6;
+  truth.move_latency = 25e-6;
+  truth.call_latency = 40e-6;
+  const Latencies fitted = fit_latencies(t, timed_by(truth, true));
+  EXPECT_NEAR(fitted.call, 40e-6, 1e-11);
+  EXPECT_NEAR(fitted.step, 20e-6, 1e-11);
+  EXPECT_NEAR(fitted.move, 25e-6, 1e-11);
+  // By hand: the ring on 4 ranks has 6 steps of 4 moves: 40 + 6 x 20 + 24 x 25 us of latency.
+  const Schedule ring = ring_schedule(4, 4096.0);
+  EXPECT_NEAR(estimate(ring, truth).seconds - estimate(ring, t).seconds, 760e-6, 1e-12);
 }
 
 TEST(Fit, OneNumberOfStepsCannotTellTheLatenciesApart) {
@@ -226,11 +255,13 @@ TEST(Fit, AFittedTopologyIsWrittenAndReadBackTheSame) {
   t.source = "a test";
   t.gpus_per_node = 4;
   t.step_latency = 42e-6;
+  t.move_latency = 7e-6;
   t.call_latency = 51e-6;
   const Topology back = parse_topology(write_topology(t), "fit.toml");
   EXPECT_EQ(back.id, kFittedTopologyId);
   EXPECT_EQ(back.fabric, Fabric::kSharedMemory);
   EXPECT_NEAR(back.step_latency, 42e-6, 1e-12);
+  EXPECT_NEAR(back.move_latency, 7e-6, 1e-12);
   EXPECT_NEAR(back.call_latency, 51e-6, 1e-12);
   EXPECT_EQ(back.memory.engines, 2);
   for (double bytes : {1 * kMiB, 20 * kMiB, 100 * kMiB}) {

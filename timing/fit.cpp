@@ -120,41 +120,84 @@ Topology shared_memory_topology(const std::vector<MemorySample>& samples, int en
   return t;
 }
 
+namespace {
+
+// The least-squares latencies over those of `free` (bit 0: C, 1: L, 2: M; the others 0), from
+// the normal equations a x = b of all three; false where those equations are singular.
+bool solve_latencies(const double (&a)[3][3], const double (&b)[3], int free, double (&x)[3]) {
+  int index[3], n = 0;
+  for (int i = 0; i < 3; ++i) {
+    x[i] = 0;
+    if (free & (1 << i)) index[n++] = i;
+  }
+  double m[3][4];
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) m[r][c] = a[index[r]][index[c]];
+    m[r][n] = b[index[r]];
+  }
+  // Gauss-Jordan with partial pivoting; a pivot tiny next to its diagonal is singular.
+  for (int c = 0; c < n; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r < n; ++r) {
+      if (std::abs(m[r][c]) > std::abs(m[pivot][c])) pivot = r;
+    }
+    if (!(std::abs(m[pivot][c]) > 1e-9 * a[index[c]][index[c]])) return false;
+    for (int k = 0; k <= n; ++k) std::swap(m[c][k], m[pivot][k]);
+    for (int r = 0; r < n; ++r) {
+      if (r == c) continue;
+      const double f = m[r][c] / m[c][c];
+      for (int k = c; k <= n; ++k) m[r][k] -= f * m[c][k];
+    }
+  }
+  for (int r = 0; r < n; ++r) x[index[r]] = m[r][n] / m[r][r];
+  return true;
+}
+
+}  // namespace
+
 Latencies fit_latencies(const Topology& topology, const std::vector<AllReduceSample>& samples) {
   Topology without = topology;
   without.step_latency = 0;
+  without.move_latency = 0;
   without.call_latency = 0;
-  // Minimise sum(w (C + k L - r)^2), r = m - b the time the bandwidth leaves, w = 1 / m^2 (the
-  // error relative to the measured time), over C (once a call) and L (once a step): the normal
-  // equations [sw swk; swk swkk] [C; L] = [swr; swkr].
-  double sw = 0, swk = 0, swkk = 0, swr = 0, swkr = 0;
+  // Minimise sum(w (C + k L + m M - r)^2), r = t - b the time the bandwidth leaves, w = 1 / t^2
+  // (the error relative to the measured time t): the normal equations a [C L M] = b.
+  double a[3][3] = {}, b[3] = {}, rr = 0;
   for (const AllReduceSample& s : samples) {
     const double k = static_cast<double>(s.schedule.steps.size());
     if (k == 0 || !positive(s.seconds)) continue;
+    double moves = 0;
+    for (const ScheduleStep& step : s.schedule.steps) moves += static_cast<double>(step.moves.size());
+    const double x[3] = {1.0, k, moves};
     const double r = s.seconds - estimate(s.schedule, without).seconds;
     const double w = 1.0 / (s.seconds * s.seconds);
-    sw += w;
-    swk += w * k;
-    swkk += w * k * k;
-    swr += w * r;
-    swkr += w * k * r;
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) a[i][j] += w * x[i] * x[j];
+      b[i] += w * x[i] * r;
+    }
+    rr += w * r * r;
   }
-  if (sw == 0) return {};
-  const double det = sw * swkk - swk * swk;
-  // Both free, where the samples tell them apart (more than one number of steps) and both come
-  // out at 0 or more; otherwise the best with one of them at 0.
-  if (det > 1e-12 * sw * swkk) {
-    const Latencies both{(swr * swkk - swk * swkr) / det, (sw * swkr - swk * swr) / det};
-    if (both.call >= 0 && both.step >= 0) return both;
+  if (a[0][0] == 0) return {};
+  // All three free first, then the pairs, then one alone (the step's first): the best that
+  // comes out at 0 or more, a later one kept only where it fits clearly better.
+  Latencies best;
+  double best_cost = rr;  // all three at 0
+  bool found = false;
+  for (const int free : {7, 3, 6, 5, 2, 1, 4}) {
+    double x[3];
+    if (!solve_latencies(a, b, free, x) || x[0] < 0 || x[1] < 0 || x[2] < 0) continue;
+    double cost = rr;  // sum(w (x.features - r)^2) = x'ax - 2x'b + rr
+    for (int i = 0; i < 3; ++i) {
+      cost -= 2 * x[i] * b[i];
+      for (int j = 0; j < 3; ++j) cost += x[i] * a[i][j] * x[j];
+    }
+    if (!found || cost < best_cost - 1e-9 * (rr + 1e-300)) {
+      best = {x[0], x[1], x[2]};
+      best_cost = cost;
+      found = true;
+    }
   }
-  const Latencies step_only{0, std::max(0.0, swkr / swkk)};
-  const Latencies call_only{std::max(0.0, swr / sw), 0};
-  const auto cost = [&](const Latencies& l) {
-    // sum(w (C + kL - r)^2) up to a constant: the terms that depend on C and L.
-    return sw * l.call * l.call + swkk * l.step * l.step + 2 * swk * l.call * l.step -
-           2 * swr * l.call - 2 * swkr * l.step;
-  };
-  return cost(step_only) <= cost(call_only) ? step_only : call_only;
+  return best;
 }
 
 std::vector<Prediction> predict(const Topology& topology,

@@ -43,14 +43,15 @@ struct AllReduceSample {
 // finite (a peer bandwidth may be 0: not measured).
 Topology shared_memory_topology(const std::vector<MemorySample>& samples, int engines);
 
-// The two latencies of a shared memory: C once an all-reduce (handing it to the devices and
-// waiting for them) and L once a step (the barrier between steps), those that make estimate()
-// closest to the samples in relative terms (least squares of (predicted - measured) / measured,
-// a schedule of k steps costing C + k L more). Algorithms with different numbers of steps tell
-// the two apart; where they cannot, or one would come out negative, the best with that one at 0.
-// Samples with no steps or no time are skipped; none left gives 0 and 0.
+// The three latencies of a shared memory: C once an all-reduce (handing it to the devices and
+// waiting for them), L once a step (the barrier between steps) and M once a move of a step
+// (queueing it and seeing it done), those that make estimate() closest to the samples in
+// relative terms (least squares of (predicted - measured) / measured, a schedule of k steps and
+// m moves in all costing C + k L + m M more). Algorithms with different numbers of steps and of
+// moves tell them apart; where they cannot, or one would come out negative, the best with fewer
+// of them (the others 0). Samples with no steps or no time are skipped; none left gives 0s.
 struct Latencies {
-  double call = 0, step = 0;  // seconds
+  double call = 0, step = 0, move = 0;  // seconds
 };
 Latencies fit_latencies(const Topology& topology, const std::vector<AllReduceSample>& samples);
 

@@ -178,7 +178,9 @@ Estimate estimate(const Schedule& schedule, const Topology& topology) {
     }
     StepEstimate s;
     s.phase = step.phase;
-    s.latency = shared ? topology.step_latency : 0;
+    s.latency = shared ? topology.step_latency +
+                             topology.move_latency * static_cast<double>(step.moves.size())
+                       : 0;
     double busiest = 0;
     for (const auto& [name, load] : loads) {
       s.loads.push_back({name, load.bytes, load.seconds, load.kind, load.from, load.to});

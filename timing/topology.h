@@ -57,6 +57,11 @@ struct Topology {
   LinkSpec host_link;  // pairs: a GPU's PCIe link, between pairs
   LinkSpec network;    // more than one node: a GPU's network adapter (one per GPU)
   double step_latency = 0;  // shared memory: one step's synchronisation, seconds
+  // Shared memory: each move of a step, seconds (queueing it and seeing it done: on CUDA devices
+  // an event pair, a launch and the host's wait for it, one after another for all of a step's
+  // moves; on CPU threads, the work handed out and taken back). So a step of m moves has a
+  // latency of step_latency + m move_latency.
+  double move_latency = 0;
   // Once per all-reduce, seconds: handing it to the devices and waiting for all of them to
   // finish (in one shared memory, waking each device's thread and the host's; on GPUs, the
   // launch and setup that NCCL's model calls its base latency).

@@ -170,7 +170,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   }
   const Reader r(root, file_name, "");
   r.only({"id", "title", "source", "nodes", "gpus_per_node", "fabric", "flops_tflops",
-          "step_latency_us", "call_latency_us", "gpu_link", "host_link", "network", "memory",
+          "step_latency_us", "move_latency_us", "call_latency_us", "gpu_link", "host_link", "network", "memory",
           "nccl_model"});
   Topology t;
   t.path = file_name;
@@ -187,6 +187,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   t.flops = r.number("flops_tflops", 0, 1e6, 0) * 1e12;
   const bool shared = t.fabric == Fabric::kSharedMemory;
   t.step_latency = r.number("step_latency_us", 0, 1e6, 0) * kUs;
+  t.move_latency = r.number("move_latency_us", 0, 1e6, 0) * kUs;
   t.call_latency = r.number("call_latency_us", 0, 1e6, 0) * kUs;
   t.gpu_link = read_link(r, "gpu_link", !shared);
   t.host_link = read_link(r, "host_link", t.fabric == Fabric::kPairs);
@@ -305,6 +306,7 @@ std::string write_topology(const Topology& t) {
       << "\"\n";
   if (t.flops > 0) out << "flops_tflops = " << t.flops / 1e12 << "\n";
   if (t.step_latency > 0) out << "step_latency_us = " << t.step_latency / kUs << "\n";
+  if (t.move_latency > 0) out << "move_latency_us = " << t.move_latency / kUs << "\n";
   if (t.call_latency > 0) out << "call_latency_us = " << t.call_latency / kUs << "\n";
   write_link(out, "gpu_link", t.gpu_link);
   write_link(out, "host_link", t.host_link);
