@@ -111,12 +111,13 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
   t.title = std::to_string(devices.size()) +
             (devices.front()->is_cuda() ? " logical GPUs of one card" : " CPU virtual GPUs") +
             " on this machine (fitted)";
-  t.source = "Measured by 'mirrorlab compare --fit' on " + today() + ", " + cpu + " (" +
-             std::to_string(engines) +
-             " cores): the memory's copy (b = a) and add (b += a) bandwidth at each size, one "
-             "device alone and all at once, reading its own writes and another device's (STREAM-style, "
-             "the best of several runs); the call, step and move latencies fitted to all-reduces of 4 to "
-             "64 KiB.";
+  t.source =
+      "Measured by 'mirrorlab compare --fit' on " + today() + ", " + cpu + " (" +
+      std::to_string(engines) +
+      " cores): the memory's copy (b = a) and add (b += a) bandwidth at each size, one "
+      "device alone and all at once, reading its own writes and another device's (STREAM-style, "
+      "the best of several runs); the call, step and move latencies fitted to all-reduces of 4 to "
+      "64 KiB.";
   print_fit(t, memory);
   const std::string problem = write_output(files, "--output", timing::write_topology(t));
   if (!problem.empty()) throw std::runtime_error(problem);

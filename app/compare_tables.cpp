@@ -43,10 +43,10 @@ void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample
                 s.copy_all / 1e9, s.reduce_all / 1e9, s.copy_peer_one / 1e9,
                 s.reduce_peer_one / 1e9, s.copy_peer_all / 1e9, s.reduce_peer_all / 1e9);
   }
-  std::printf("# Engines that run at once: %d; the latencies fitted: %.1f us an all-reduce, %.1f us "
-              "a step, %.1f us a move of a step\n#\n",
-              t.memory.engines, t.call_latency * 1e6, t.step_latency * 1e6,
-              t.move_latency * 1e6);
+  std::printf(
+      "# Engines that run at once: %d; the latencies fitted: %.1f us an all-reduce, %.1f us "
+      "a step, %.1f us a move of a step\n#\n",
+      t.memory.engines, t.call_latency * 1e6, t.step_latency * 1e6, t.move_latency * 1e6);
 }
 
 void print_check(const timing::Topology& model, const std::vector<timing::Prediction>& rows) {

@@ -81,9 +81,8 @@ void one_blas_thread(int, char** argv, char** envp) {
   self[length] = '\0';
   execve(self, argv, env);
 }
-__attribute__((section(".preinit_array"), used)) void (*const kOneBlasThread)(int, char**,
-                                                                              char**) =
-    one_blas_thread;
+__attribute__((section(".preinit_array"),
+               used)) void (*const kOneBlasThread)(int, char**, char**) = one_blas_thread;
 
 }  // namespace
 

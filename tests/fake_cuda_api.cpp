@@ -43,13 +43,25 @@ std::vector<std::string> FakeCudaApi::violations() const {
 }
 
 std::vector<std::string> FakeCudaApi::leaks() const {
+  std::vector<std::string> left;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [start, block] : blocks_) {
+      left.push_back("block " + ptr_text(start) + " of " + std::to_string(block.bytes) +
+                     " bytes on GPU " + std::to_string(block.gpu));
+    }
+  }
+  const std::vector<std::string> handles = live_handles();
+  left.insert(left.end(), handles.begin(), handles.end());
+  return left;
+}
+
+std::vector<std::string> FakeCudaApi::live_handles() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> left;
-  for (const auto& [start, block] : blocks_) {
-    left.push_back("block " + ptr_text(start) + " of " + std::to_string(block.bytes) +
-                   " bytes on GPU " + std::to_string(block.gpu));
+  for (const auto& [start, block] : pinned_) {
+    left.push_back("pinned host block " + ptr_text(start));
   }
-  for (const auto& [start, block] : pinned_) left.push_back("pinned host block " + ptr_text(start));
   for (const auto& [s, state] : streams_) {
     if (state.live) left.push_back("stream " + std::to_string(state.id));
   }
@@ -276,7 +288,9 @@ void* FakeCudaApi::allocate_pinned(std::size_t bytes) {
 void FakeCudaApi::release_pinned(void* block) noexcept {
   std::lock_guard lock(mutex_);
   call("release_pinned");
-  if (pinned_.erase(block) == 0) violation("release_pinned of " + ptr_text(block) + ": not a live pinned block");
+  if (pinned_.erase(block) == 0) {
+    violation("release_pinned of " + ptr_text(block) + ": not a live pinned block");
+  }
 }
 
 void FakeCudaApi::fill_bytes_async(void* dst, int value, std::size_t bytes,

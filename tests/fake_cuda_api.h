@@ -45,6 +45,8 @@ class FakeCudaApi final : public vgpu::CudaApi {
   std::vector<std::string> calls() const;       // "launch_add gpu0 n=5", in order
   std::vector<std::string> violations() const;  // empty when every call kept CUDA's rules
   std::vector<std::string> leaks() const;       // blocks, streams, events still alive
+  // leaks() but the device memory blocks: streams, events and pinned host blocks alive.
+  std::vector<std::string> live_handles() const;
   // How many recorded calls start with `name`.
   int count(const std::string& name) const;
   // The next call whose name starts with `name` throws a CudaError (CUDA's error 2, out of

@@ -110,8 +110,8 @@ void FakeGpuModelApi::destroy_blas(core::BlasHandle blas) noexcept {
   found->second.live = false;
 }
 
-void FakeGpuModelApi::sgemm(core::BlasHandle blas, bool trans_a, bool trans_b, int m, int n,
-                            int k, float alpha, const float* a, int lda, const float* b, int ldb,
+void FakeGpuModelApi::sgemm(core::BlasHandle blas, bool trans_a, bool trans_b, int m, int n, int k,
+                            float alpha, const float* a, int lda, const float* b, int ldb,
                             float beta, float* c, int ldc) {
   if (!begin_blas("sgemm", blas)) return;
   // cuBLAS's own rule for the leading dimensions: at least the rows each matrix has.
@@ -134,7 +134,8 @@ void FakeGpuModelApi::sgemm(core::BlasHandle blas, bool trans_a, bool trans_b, i
       }
       float& out = c[i + size(j) * size(ldc)];
       // beta == 0: C is not read (a NaN there does not survive), as BLAS.
-      out = static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * out));
+      out =
+          static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * out));
     }
   }
 }
@@ -153,7 +154,8 @@ void FakeGpuModelApi::sgemv(core::BlasHandle blas, int m, int n, float alpha, co
   for (int i = 0; i < m; ++i) {
     double sum = 0;
     for (int j = 0; j < n; ++j) sum += static_cast<double>(a[i + size(j) * size(lda)]) * x[j];
-    y[i] = static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * y[i]));
+    y[i] =
+        static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * y[i]));
   }
 }
 
@@ -228,8 +230,8 @@ void FakeGpuModelApi::col2im_3x3(const float* dcols, int batch, int h, int w, in
   reference().col2im_3x3(dcols, batch, h, w, c, dx);
 }
 
-void FakeGpuModelApi::max_pool_2x2_forward(const float* x, int batch, int h, int w, int c,
-                                           float* y, float* which, vgpu::GpuStream stream) {
+void FakeGpuModelApi::max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float* y,
+                                           float* which, vgpu::GpuStream stream) {
   const std::size_t out = size(batch) * size(h / 2) * size(w / 2) * size(c);
   if (!begin("max_pool_2x2_forward", stream) ||
       !floats(x, size(batch) * size(h) * size(w) * size(c), "max_pool_2x2_forward x") ||
@@ -273,9 +275,8 @@ void FakeGpuModelApi::softmax_cross_entropy(const float* logits, const std::uint
   sums->correct_top5 = stats.correct_top5;
 }
 
-void FakeGpuModelApi::sgd_update(float* params, const float* grads, float* velocity,
-                                 std::size_t n, float lr, float momentum,
-                                 vgpu::GpuStream stream) {
+void FakeGpuModelApi::sgd_update(float* params, const float* grads, float* velocity, std::size_t n,
+                                 float lr, float momentum, vgpu::GpuStream stream) {
   // No velocity without momentum (Ops::sgd_update).
   if (!begin("sgd_update", stream) || !floats(params, n, "sgd_update params") ||
       !floats(grads, n, "sgd_update grads") ||

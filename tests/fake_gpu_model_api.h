@@ -23,7 +23,7 @@ class FakeGpuModelApi final : public core::GpuModelApi {
   explicit FakeGpuModelApi(FakeCudaApi& cuda) : cuda_(cuda) {}
 
   std::vector<std::string> violations() const;
-  std::vector<std::string> leaks() const;  // cuBLAS handles never destroyed
+  std::vector<std::string> leaks() const;    // cuBLAS handles never destroyed
   int count(const std::string& name) const;  // calls whose name starts with `name`
   // The next call whose name starts with `name` throws a CudaError (as a failed cuBLAS call).
   void fail_next(const std::string& name);
@@ -49,8 +49,8 @@ class FakeGpuModelApi final : public core::GpuModelApi {
                   vgpu::GpuStream stream) override;
   void col2im_3x3(const float* dcols, int batch, int h, int w, int c, float* dx,
                   vgpu::GpuStream stream) override;
-  void max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float* y,
-                            float* which, vgpu::GpuStream stream) override;
+  void max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float* y, float* which,
+                            vgpu::GpuStream stream) override;
   void max_pool_2x2_backward(const float* dy, const float* which, int batch, int h, int w, int c,
                              float* dx, vgpu::GpuStream stream) override;
   void softmax_cross_entropy(const float* logits, const std::uint8_t* labels, int batch,

@@ -31,12 +31,11 @@ struct Rig {
     return core::make_cuda_ops(api, model, device().cuda_ordinal(), device().cuda_stream(),
                                device().memory());
   }
-  // Alive now but not a block of the arena's: streams, events, pinned memory, handles.
+  // Alive now but not a block of the arena's: streams, events, pinned memory, cuBLAS handles.
   std::vector<std::string> alive() const {
     std::vector<std::string> out = model.leaks();
-    for (const std::string& line : api.leaks()) {
-      if (line.rfind("block ", 0) != 0) out.push_back(line);
-    }
+    const std::vector<std::string> handles = api.live_handles();
+    out.insert(out.end(), handles.begin(), handles.end());
     return out;
   }
 };
@@ -65,8 +64,8 @@ TEST(CudaOpsOnFakes, TheLossSumsAreReadOnlyAfterTheirEventIsReached) {
   Rig rig;
   auto ops = rig.make();
   const int batch = 3, classes = 4;
-  const std::vector<float> logits{0.1f, 2.0f, -1.0f, 0.5f, 3.0f, 0.0f, 0.2f, -0.4f,
-                                  1.0f, 1.0f, 1.0f,  0.9f};
+  const std::vector<float> logits{0.1f, 2.0f,  -1.0f, 0.5f, 3.0f, 0.0f,
+                                  0.2f, -0.4f, 1.0f,  1.0f, 1.0f, 0.9f};
   const std::vector<std::uint8_t> labels{1, 0, 3};
   vgpu::Allocation x = rig.device().memory().allocate(logits.size() * sizeof(float), "logits");
   vgpu::Allocation y = rig.device().memory().allocate(labels.size(), "labels");
@@ -79,8 +78,8 @@ TEST(CudaOpsOnFakes, TheLossSumsAreReadOnlyAfterTheirEventIsReached) {
   EXPECT_EQ(rig.api.count("synchronize_event"), events_waited) << "the host waited at once";
   ops->wait_loss_stats();
   EXPECT_EQ(rig.api.count("synchronize_event"), events_waited + 1);
-  core::cpu_ops().softmax_cross_entropy(logits.data(), labels.data(), batch, classes, 1.0f,
-                                        nullptr, &want);
+  core::cpu_ops().softmax_cross_entropy(logits.data(), labels.data(), batch, classes, 1.0f, nullptr,
+                                        &want);
   EXPECT_EQ(got.loss_sum, want.loss_sum);
   EXPECT_EQ(got.correct, want.correct);
   EXPECT_EQ(got.correct_top5, want.correct_top5);
@@ -94,7 +93,8 @@ TEST(CudaOpsOnFakes, TheLossSumsAreReadOnlyAfterTheirEventIsReached) {
   const auto record = std::find_if(calls.rbegin(), calls.rend(), [](const std::string& c) {
     return c.rfind("record_event", 0) == 0;
   });
-  EXPECT_LT(record - calls.rbegin(), copy - calls.rbegin()) << "the event is recorded after the copy";
+  EXPECT_LT(record - calls.rbegin(), copy - calls.rbegin())
+      << "the event is recorded after the copy";
   x.reset();
   y.reset();
   ops.reset();

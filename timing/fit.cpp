@@ -167,7 +167,8 @@ Latencies fit_latencies(const Topology& topology, const std::vector<AllReduceSam
     const double k = static_cast<double>(s.schedule.steps.size());
     if (k == 0 || !positive(s.seconds)) continue;
     double moves = 0;
-    for (const ScheduleStep& step : s.schedule.steps) moves += static_cast<double>(step.moves.size());
+    for (const ScheduleStep& step : s.schedule.steps)
+      moves += static_cast<double>(step.moves.size());
     const double x[3] = {1.0, k, moves};
     const double r = s.seconds - estimate(s.schedule, without).seconds;
     const double w = 1.0 / (s.seconds * s.seconds);
@@ -179,10 +180,10 @@ Latencies fit_latencies(const Topology& topology, const std::vector<AllReduceSam
   }
   if (a[0][0] == 0) return {};
   // All three free first, then the pairs, then one alone (the step's first): the best that
-  // comes out at 0 or more, a later one kept only where it fits clearly better.
+  // comes out at 0 or more, each kept only where it fits clearly better than those before it
+  // (all three at 0 the first).
   Latencies best;
-  double best_cost = rr;  // all three at 0
-  bool found = false;
+  double best_cost = rr;
   for (const int free : {7, 3, 6, 5, 2, 1, 4}) {
     double x[3];
     if (!solve_latencies(a, b, free, x) || x[0] < 0 || x[1] < 0 || x[2] < 0) continue;
@@ -191,10 +192,9 @@ Latencies fit_latencies(const Topology& topology, const std::vector<AllReduceSam
       cost -= 2 * x[i] * b[i];
       for (int j = 0; j < 3; ++j) cost += x[i] * a[i][j] * x[j];
     }
-    if (!found || cost < best_cost - 1e-9 * (rr + 1e-300)) {
+    if (cost < best_cost - 1e-9 * rr) {
       best = {x[0], x[1], x[2]};
       best_cost = cost;
-      found = true;
     }
   }
   return best;

@@ -170,8 +170,8 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   }
   const Reader r(root, file_name, "");
   r.only({"id", "title", "source", "nodes", "gpus_per_node", "fabric", "flops_tflops",
-          "step_latency_us", "move_latency_us", "call_latency_us", "gpu_link", "host_link", "network", "memory",
-          "nccl_model"});
+          "step_latency_us", "move_latency_us", "call_latency_us", "gpu_link", "host_link",
+          "network", "memory", "nccl_model"});
   Topology t;
   t.path = file_name;
   t.id = r.text("id");

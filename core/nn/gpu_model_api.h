@@ -32,9 +32,9 @@ class GpuModelApi {
   virtual BlasHandle create_blas(vgpu::GpuStream stream) = 0;
   virtual void destroy_blas(BlasHandle blas) noexcept = 0;
   // cublasSgemm, column-major: C[m x n] = alpha op(A) op(B) + beta C, op(X) = X^T when trans_x.
-  virtual void sgemm(BlasHandle blas, bool trans_a, bool trans_b, int m, int n, int k,
-                     float alpha, const float* a, int lda, const float* b, int ldb, float beta,
-                     float* c, int ldc) = 0;
+  virtual void sgemm(BlasHandle blas, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                     const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                     int ldc) = 0;
   // cublasSgemv, column-major, A not transposed: y[m] = alpha A[m x n] x[n] + beta y.
   virtual void sgemv(BlasHandle blas, int m, int n, float alpha, const float* a, int lda,
                      const float* x, float beta, float* y) = 0;

@@ -11,12 +11,11 @@
 
 namespace mirrorlab::core {
 
-void throw_cublas_error(cublasStatus_t status, const char* expression, const char* file,
-                        int line) {
-  throw vgpu::CudaError(static_cast<int>(status),
-                        std::string(expression) + " failed at " + file + ":" +
-                            std::to_string(line) + ": " + cublasGetStatusString(status) + " (" +
-                            cublasGetStatusName(status) + ")");
+void throw_cublas_error(cublasStatus_t status, const char* expression, const char* file, int line) {
+  throw vgpu::CudaError(static_cast<int>(status), std::string(expression) + " failed at " + file +
+                                                      ":" + std::to_string(line) + ": " +
+                                                      cublasGetStatusString(status) + " (" +
+                                                      cublasGetStatusName(status) + ")");
 }
 
 namespace {
@@ -44,8 +43,8 @@ class RuntimeGpuModelApi final : public GpuModelApi {
   void sgemm(BlasHandle blas, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
              const float* a, int lda, const float* b, int ldb, float beta, float* c,
              int ldc) override {
-    MIRRORLAB_CUBLAS_CHECK(cublasSgemm(as_blas(blas), op(trans_a), op(trans_b), m, n, k, &alpha,
-                                       a, lda, b, ldb, &beta, c, ldc));
+    MIRRORLAB_CUBLAS_CHECK(cublasSgemm(as_blas(blas), op(trans_a), op(trans_b), m, n, k, &alpha, a,
+                                       lda, b, ldb, &beta, c, ldc));
   }
   void sgemv(BlasHandle blas, int m, int n, float alpha, const float* a, int lda, const float* x,
              float beta, float* y) override {
@@ -71,8 +70,7 @@ class RuntimeGpuModelApi final : public GpuModelApi {
                               vgpu::GpuStream stream) override {
     return cuda::first_nonfinite(x, n, slot, as_stream(stream));
   }
-  void scale_matrix(float* c, int m, int n, int ldc, float beta,
-                    vgpu::GpuStream stream) override {
+  void scale_matrix(float* c, int m, int n, int ldc, float beta, vgpu::GpuStream stream) override {
     cuda::scale_matrix(c, m, n, ldc, beta, as_stream(stream));
   }
   void im2col_3x3(const float* x, int batch, int h, int w, int c, float* cols,
@@ -83,8 +81,8 @@ class RuntimeGpuModelApi final : public GpuModelApi {
                   vgpu::GpuStream stream) override {
     cuda::col2im_3x3(dcols, batch, h, w, c, dx, as_stream(stream));
   }
-  void max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float* y,
-                            float* which, vgpu::GpuStream stream) override {
+  void max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float* y, float* which,
+                            vgpu::GpuStream stream) override {
     cuda::max_pool_2x2_forward(x, batch, h, w, c, y, which, as_stream(stream));
   }
   void max_pool_2x2_backward(const float* dy, const float* which, int batch, int h, int w, int c,

@@ -14,6 +14,8 @@
 // Index
 //   1. CudaOps: setup, matrix products, layer kernels, loss, optimizers, memory, timing
 //   2. Factory
+#include "core/nn/ops_cuda.h"
+
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -21,7 +23,6 @@
 
 #include "core/nn/gpu_model_api.h"
 #include "core/nn/loss.h"
-#include "core/nn/ops_cuda.h"
 
 namespace mirrorlab::core {
 
@@ -130,8 +131,8 @@ class CudaOps final : public Ops {
                              LossStats* stats) override {
     use_device();
     wait_loss_stats();  // the pinned slot holds one call's sums: finish the previous one first
-    grow(loss_rows_, *arena_,
-         sizeof(LossRow) * static_cast<std::size_t>(batch > 0 ? batch : 1), "loss rows");
+    grow(loss_rows_, *arena_, sizeof(LossRow) * static_cast<std::size_t>(batch > 0 ? batch : 1),
+         "loss rows");
     model_.softmax_cross_entropy(logits, labels, batch, classes, grad_scale, grad,
                                  loss_rows_.as<LossRow>(), sums_.as<LossSums>(), stream_);
     // Pinned destination: a truly asynchronous copy, so the host goes on enqueueing.

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "core/nn/batch.h"
-#include "core/nn/kernels_cpu.h"
 #include "core/nn/gpu_model_api.h"
+#include "core/nn/kernels_cpu.h"
 #include "core/nn/ops_cuda.h"
 #include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/hierarchical_all_reduce.h"
@@ -93,10 +93,10 @@ LossStats reduce_sum(const std::vector<LossStats>& per_replica) {
 Replica::Replica(int id, vgpu::Device& device, const StrategyOptions& options)
     : id_(id),
       device_(&device),
-      own_ops_(device.is_cuda() ? make_cuda_ops(*device.cuda_api(), runtime_gpu_model_api(),
-                                                device.cuda_ordinal(), device.cuda_stream(),
-                                                device.memory())
-                                : nullptr),
+      own_ops_(device.is_cuda()
+                   ? make_cuda_ops(*device.cuda_api(), runtime_gpu_model_api(),
+                                   device.cuda_ordinal(), device.cuda_stream(), device.memory())
+                   : nullptr),
       ops_(own_ops_ ? own_ops_.get() : &cpu_ops()),
       model_(Model::create(options.model, device.memory(), *ops_)),
       optimizer_(make_optimizer(options.optimizer, model_->num_params(), device.memory(), *ops_)) {}
