@@ -36,6 +36,35 @@ TEST(Fit, MemorySamplesBecomeASharedMemoryWithTheirCurves) {
                    15e9);
 }
 
+TEST(Fit, SizesThatTimedAKernelsLaunchTakeTheFirstSizeThatTimedTheMemory) {
+  // As on a GPU: up to 4 MiB every pass took its launch, 10 us, whatever its bytes (105 to 419
+  // GB/s); from 8 MiB the memory's 800 GB/s (10.5 us at 8 MiB: still about a launch, so 4 MiB
+  // is one too; 16 MiB takes twice as long as 8). The memory is at least that fast below 8 MiB.
+  std::vector<MemorySample> samples;
+  for (double mib : {1.0, 2.0, 4.0}) {
+    const double bw = mib * kMiB / 10e-6;
+    samples.push_back({mib * kMiB, bw, bw, bw, bw});
+  }
+  samples.push_back({8 * kMiB, 800e9, 800e9, 800e9, 800e9});
+  samples.push_back({16 * kMiB, 800e9, 800e9, 800e9, 800e9});
+  samples.push_back({32 * kMiB, 700e9, 700e9, 700e9, 700e9});
+  const Topology t = shared_memory_topology(samples, 0);
+  for (double mib : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+    EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, mib * kMiB), 800e9) << mib << " MiB";
+    EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kReduce, 4, mib * kMiB), 800e9) << mib << " MiB";
+  }
+  EXPECT_DOUBLE_EQ(t.memory.bandwidth(Work::kCopy, 1, 32 * kMiB), 700e9);
+  // A memory's own rise a little faster at the next size is noise, not a launch (its time still
+  // grew by 1.8 times): averaged with its neighbour, as before, not raised to it.
+  const Topology noisy = shared_memory_topology({{1 * kMiB, 40e9, 40e9, 40e9, 40e9},
+                                                 {2 * kMiB, 44e9, 44e9, 44e9, 44e9},
+                                                 {4 * kMiB, 30e9, 30e9, 30e9, 30e9}},
+                                                2);
+  EXPECT_DOUBLE_EQ(noisy.memory.bandwidth(Work::kCopy, 1, 1 * kMiB), 42e9);
+  EXPECT_DOUBLE_EQ(noisy.memory.bandwidth(Work::kCopy, 1, 2 * kMiB), 42e9);
+  EXPECT_DOUBLE_EQ(noisy.memory.bandwidth(Work::kCopy, 1, 4 * kMiB), 30e9);
+}
+
 TEST(Fit, TheWorkingSetOfOneSharedMemoryIsEveryRanksBuffer) {
   Topology t = shared_memory_topology(two_levels(), 2);
   t.gpus_per_node = 4;
@@ -79,6 +108,24 @@ TEST(Fit, AStepReadsTheCurvesAtTheBytesItTouches) {
   const Estimate inside = estimate(ring, t);
   const Estimate past = estimate(ring_schedule(4, 8 * kMiB), t);
   EXPECT_LT(inside.steps[0].seconds * 2, past.steps[0].seconds);
+}
+
+TEST(Fit, ReadsAndWritesInPlaceArePricedAtTheAddKernelsBandwidth) {
+  // The one-shot on 2 ranks of 64 MiB, past two_levels()'s cache: each rank reads its half of
+  // both buffers and writes the sum back where it read it, 2 x 64 MiB through its core; both
+  // cores together 4 x 64 MiB. A write into a line just read pays no write-allocate read, as the
+  // add kernel (b += a) does not, so the add curves price it (one core 20 GB/s, both 40), not the
+  // copy's (15 and 30): 128 MiB / 20 GB/s.
+  const Topology t = shared_memory_topology(two_levels(), 2);
+  const Estimate e = estimate(one_shot_schedule(2, 64 * kMiB), t);
+  ASSERT_EQ(e.steps.size(), 1u);
+  EXPECT_NEAR(e.steps[0].seconds - e.steps[0].latency, 128 * kMiB / 20e9, 1e-12);
+  // A ring's copies (all-gather) write into buffers not in the cache: the copy curve.
+  const Estimate ring = estimate(ring_schedule(2, 64 * kMiB), t);
+  ASSERT_EQ(ring.steps.size(), 2u);
+  EXPECT_EQ(ring.steps[1].phase, "all-gather");
+  // Each core copies its 32 MiB chunk (64 MiB read and written) at 15 GB/s.
+  EXPECT_NEAR(ring.steps[1].seconds - ring.steps[1].latency, 64 * kMiB / 15e9, 1e-12);
 }
 
 // Reduce-to-one, the ring (and the one-shot) at 4 to 64 KiB on 2 and 4 ranks, timed as `truth`.

@@ -59,17 +59,47 @@ std::vector<double> rise_then_fall(const std::vector<double>& values) {
   return best;
 }
 
+// How many of the first samples timed each kernel's launch rather than the memory: on a GPU,
+// kernels launched back to back that each run for less than a launch takes cost the launch,
+// the same few microseconds whatever their bytes, so the bandwidth seems to grow with the size.
+// A sample is such while the time of a pass at the next size grows by less than the square root
+// of the sizes' ratio (1.41 where the size doubles): a memory's time grows at least as fast as
+// its bytes where its bandwidth falls.
+std::size_t launch_bound_samples(const std::vector<MemorySample>& samples,
+                                 double MemorySample::*field) {
+  std::size_t k = 0;
+  while (k + 1 < samples.size()) {
+    const MemorySample& a = samples[k];
+    const MemorySample& b = samples[k + 1];
+    const double time_a = a.bytes / (a.*field), time_b = b.bytes / (b.*field);
+    if (time_b >= time_a * std::sqrt(b.bytes / a.bytes)) break;
+    ++k;
+  }
+  return k;
+}
+
 // The samples' bandwidths by size (sorted) as the curve a memory can have, so that one lucky or
 // unlucky size does not bend its neighbours. Reading its own writes, a memory is never faster
-// over more bytes: the curve falls. Reading another engine's writes it may first get faster:
-// over few bytes they all sit in the writer's private cache, which the reader reaches slowly,
-// and over more the writer has evicted most of them to a cache they share; past that cache both
-// fall alike. So a peer curve rises, then falls.
+// over more bytes: the curve falls. Samples that timed a kernel's launch instead
+// (launch_bound_samples) say only that the memory is at least as fast there as at the first size
+// that timed it: the curve keeps that size's value down to the smallest (the launches are the
+// latencies' part of the model). Reading another engine's writes a memory may really get faster:
+// over few bytes they all sit in the writer's private cache, which the reader reaches slowly, and
+// over more the writer has evicted most of them to a cache they share; past that cache both fall
+// alike. So a peer curve rises, then falls.
 BandwidthCurve curve(const std::vector<MemorySample>& samples, double MemorySample::*field,
                      bool peer) {
   std::vector<double> values;
   for (const MemorySample& s : samples) values.push_back(s.*field);
-  values = peer ? rise_then_fall(values) : monotone(values, true);
+  if (peer) {
+    values = rise_then_fall(values);
+  } else {
+    const std::size_t launch = launch_bound_samples(samples, field);
+    const std::vector<double> fall =
+        monotone({values.begin() + static_cast<std::ptrdiff_t>(launch), values.end()}, true);
+    values.assign(launch, fall.front());
+    values.insert(values.end(), fall.begin(), fall.end());
+  }
   std::vector<std::pair<double, double>> points;
   for (std::size_t i = 0; i < samples.size(); ++i) points.emplace_back(samples[i].bytes, values[i]);
   return BandwidthCurve(std::move(points));

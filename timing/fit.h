@@ -37,8 +37,11 @@ struct AllReduceSample {
 // curve is the closest in least squares (neighbours out of order are averaged) to the samples
 // that has the shape a memory's curve has, so that one size helped or hindered by something
 // else (another program on the machine) does not bend it: reading its own writes, a memory is
-// never faster over more bytes, so the curve falls; reading another engine's writes it rises,
-// then falls (fit.cpp says why). The peer curves are kept only when every sample has them.
+// never faster over more bytes, so the curve falls (where the first sizes' times hardly grew
+// with their bytes, as on a GPU launching kernels shorter than a launch, they timed the launch:
+// the curve keeps the first size that timed the memory's value there); reading another engine's
+// writes it rises, then falls (fit.cpp says why). The peer curves are kept only when every
+// sample has them.
 // Throws std::invalid_argument for no samples, or a size or bandwidth that is not positive and
 // finite (a peer bandwidth may be 0: not measured).
 Topology shared_memory_topology(const std::vector<MemorySample>& samples, int engines);

@@ -18,7 +18,12 @@ const char* to_string(Fabric f) {
 }
 
 double MemorySpec::bandwidth(Work work, int active, double bytes, bool peer) const {
-  const bool reduce = work == Work::kReduce;
+  // The copy kernel's curve for copies only: its counted bytes (a read and a write) leave out the
+  // read of each line it writes (write-allocate), which a copy into a buffer not in the cache
+  // pays, as the algorithms' copies do. A reduce (b += a) writes lines it has just read, as do
+  // the lone reads and writes of the one-shot (each tile of a slice read, summed, written back in
+  // place): their bytes are what the add kernel counts.
+  const bool reduce = work != Work::kCopy;
   peer = peer && !(reduce ? reduce_peer_all : copy_peer_all).empty();
   const BandwidthCurve& all =
       peer ? (reduce ? reduce_peer_all : copy_peer_all) : (reduce ? reduce_all : copy_all);

@@ -39,7 +39,9 @@ struct MemorySpec {
   BandwidthCurve copy_peer_all, reduce_peer_all, copy_peer_one, reduce_peer_one;
   int engines = 0;  // engines that can run at once (CPU cores); 0: as many as there are GPUs
   // The bandwidth when `active` engines work at once over a working set of `bytes`, reading
-  // what another engine wrote (`peer`) or what they wrote themselves.
+  // what another engine wrote (`peer`) or what they wrote themselves: the copy curves for a copy,
+  // the add curves for the rest (a reduce, and the lone reads and in-place writes of a step that
+  // writes what it has just read).
   double bandwidth(Work work, int active, double bytes, bool peer = false) const;
   // The engine rank r runs on: r mod engines (mirrorlab binds device i to the i-th CPU, round
   // robin); with 0 engines, its own.
