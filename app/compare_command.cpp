@@ -78,33 +78,36 @@ std::vector<std::string> modelled_algorithms() {
   return names;
 }
 
-// Measures the devices, fits, and writes the topology to `path`.
-timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const CompareOptions& o,
-                          const std::string& path, OutputFiles& files) {
-  const std::string cpu = cpu_model();
-  const int engines = vgpu::engine_count(devices);
-  std::printf("# Fitting the timing model to %zu %s (%s)\n", devices.size(),
-              devices.front()->is_cuda() ? "CUDA devices" : "CPU virtual GPUs", cpu.c_str());
+// The fit's measurements and its check's: the memory, the small all-reduces and the sizes the
+// model is checked at, round by round (vgpu::FitPlan says why).
+vgpu::FitPlan fit_plan(const std::vector<vgpu::Device*>& devices, const CompareOptions& o,
+                       const vgpu::AllReduceBenchOptions& check_sweep) {
+  vgpu::FitPlan plan;
   // Working sets from 1 MiB (smaller ones are all latency, and too short to time alone) to what
   // the largest all-reduce holds on every device.
-  std::vector<std::size_t> sizes;
   const std::size_t largest = o.sweep.max_bytes * devices.size();
-  for (std::size_t bytes = 1 << 20; bytes < largest; bytes *= 2) sizes.push_back(bytes);
-  sizes.push_back(largest);
-  const std::vector<timing::MemorySample> memory =
-      vgpu::measure_memory_samples(devices, sizes, 2 * o.sweep.max_bytes, 10, o.rounds, say,
-                                   stop_requested);
-  if (memory.size() != sizes.size()) return {};
-  timing::Topology t = timing::shared_memory_topology(memory, engines);
-  vgpu::AllReduceBenchOptions small{kLatencyMinBytes, kLatencyMaxBytes, 2.0, 50, 10};
-  small.min_seconds = kMinSecondsPerSize;
-  const std::vector<timing::AllReduceSample> latency_samples = vgpu::measure_all_reduce_samples(
-      devices, modelled_algorithms(), device_counts(static_cast<int>(devices.size())), small,
-      o.rounds, say, stop_requested);
-  if (stop_requested()) return {};
+  for (std::size_t bytes = 1 << 20; bytes < largest; bytes *= 2) plan.working_sets.push_back(bytes);
+  plan.working_sets.push_back(largest);
+  plan.one_device_bytes = 2 * o.sweep.max_bytes;
+  plan.algorithms = modelled_algorithms();
+  plan.device_counts = device_counts(static_cast<int>(devices.size()));
+  plan.latency_sweep = {kLatencyMinBytes, kLatencyMaxBytes, 2.0, 50, 10};
+  plan.latency_sweep.min_seconds = kMinSecondsPerSize;
+  plan.check_sweep = check_sweep;
+  plan.rounds = o.rounds;
+  return plan;
+}
+
+// Fits the model to what was measured, and writes the topology to `path`.
+timing::Topology fit_here(const std::vector<vgpu::Device*>& devices,
+                          const vgpu::FitMeasurements& measured, const std::string& path,
+                          OutputFiles& files) {
+  const std::string cpu = cpu_model();
+  const int engines = vgpu::engine_count(devices);
+  timing::Topology t = timing::shared_memory_topology(measured.memory, engines);
   t.id = timing::kFittedTopologyId;
   t.gpus_per_node = static_cast<int>(devices.size());
-  const timing::Latencies latencies = timing::fit_latencies(t, latency_samples);
+  const timing::Latencies latencies = timing::fit_latencies(t, measured.latency);
   t.call_latency = latencies.call;
   t.step_latency = latencies.step;
   t.move_latency = latencies.move;
@@ -118,10 +121,10 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices, const Compa
       "device alone and all at once, reading its own writes and another device's (STREAM-style, "
       "the best of several runs); the call, step and move latencies fitted to all-reduces of 4 to "
       "64 KiB.";
-  print_fit(t, memory);
+  print_fit(t, measured.memory);
   const std::string problem = write_output(files, "--output", timing::write_topology(t));
   if (!problem.empty()) throw std::runtime_error(problem);
-  std::printf("# Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts with it\n#\n",
+  std::printf("# Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts with it\n",
               path.c_str(), timing::kFittedTopologyId);
   return t;
 }
@@ -175,7 +178,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
                 "machine's)");
   add_sweep_flags(cmd, o.sweep, "1M", "256M");
   add_whole_number_flag(cmd, "--rounds", o.rounds, 1, 100,
-                        "Measure every algorithm this many times, interleaved; each size keeps "
+                        "Measure every algorithm (with --fit, the memory too) this many times, "
+                        "interleaved; each size keeps "
                         "its best (each round times a size -n times, and for at least 20 ms)");
   add_step_flags(cmd, o.step);
   return cmd;
@@ -264,16 +268,26 @@ int run_compare(const CompareOptions& o) {
   if (int status = measure_step_compute(step, *devices.front(), &compute); status >= 0) {
     return status;
   }
-  if (o.fit) model = fit_here(devices, o, save_to, files);
-  if (stop_requested()) {
-    std::printf("# Interrupted by %s before the fit was complete: nothing was saved\n",
-                interrupt_name(interrupt_signal()));
-    return interrupt_exit_status(interrupt_signal());
-  }
   vgpu::AllReduceBenchOptions sweep = o.sweep.options();
   sweep.min_seconds = kMinSecondsPerSize;
-  const std::vector<timing::AllReduceSample> measured = vgpu::measure_all_reduce_samples(
-      devices, modelled_algorithms(), device_counts(gpus), sweep, o.rounds, say, stop_requested);
+  std::vector<timing::AllReduceSample> measured;
+  if (o.fit) {
+    std::printf("# Fitting the timing model to %zu %s (%s)\n", devices.size(),
+                devices.front()->is_cuda() ? "CUDA devices" : "CPU virtual GPUs",
+                cpu_model().c_str());
+    vgpu::FitMeasurements fit =
+        vgpu::measure_for_fit(devices, fit_plan(devices, o, sweep), say, stop_requested);
+    if (stop_requested()) {
+      std::printf("# Interrupted by %s before the fit was complete: nothing was saved\n",
+                  interrupt_name(interrupt_signal()));
+      return interrupt_exit_status(interrupt_signal());
+    }
+    model = fit_here(devices, fit, save_to, files);
+    measured = std::move(fit.check);
+  } else {
+    measured = vgpu::measure_all_reduce_samples(devices, modelled_algorithms(), device_counts(gpus),
+                                                sweep, o.rounds, say, stop_requested);
+  }
   print_check(model, timing::predict(model, measured));
   if (const int signal = interrupt_signal(); signal != 0) {
     std::printf("# Interrupted by %s: the rows above are complete, the rest was not measured\n",

@@ -46,6 +46,27 @@ std::vector<timing::AllReduceSample> measure_all_reduce_samples(
     const std::vector<int>& device_counts, const AllReduceBenchOptions& sweep, int rounds,
     const FitProgress& progress = {}, const StopRequested& stop = {});
 
+// What `mirrorlab compare --fit` measures, round by round: in each round the memory at every
+// working set, the all-reduces the latencies are fitted to (small sizes), and those the fitted
+// model is then checked against, one after the other, so that each keeps its best round from the
+// same minutes as the others (on a machine shared with other programs, the caches and the
+// memory's bandwidth a measurement gets change from one minute to the next).
+struct FitPlan {
+  std::vector<std::size_t> working_sets;
+  std::size_t one_device_bytes = 0;
+  int memory_iterations = 10;
+  std::vector<std::string> algorithms;
+  std::vector<int> device_counts;
+  AllReduceBenchOptions latency_sweep, check_sweep;
+  int rounds = 3;
+};
+struct FitMeasurements {
+  std::vector<timing::MemorySample> memory;
+  std::vector<timing::AllReduceSample> latency, check;
+};
+FitMeasurements measure_for_fit(const std::vector<Device*>& devices, const FitPlan& plan,
+                                const FitProgress& progress = {}, const StopRequested& stop = {});
+
 // The engines that run the kernels at once: for CPU virtual GPUs, the CPUs they are bound to
 // (this CPU's cores when they are not bound); 0 (one per device) for CUDA devices.
 int engine_count(const std::vector<Device*>& devices);
