@@ -16,6 +16,7 @@
 #include "virtualgpu/all_reduce_algorithms.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/device_registry.h"
+#include "virtualgpu/memory/memory_arena.h"
 #include "virtualgpu/topology_fit.h"
 
 namespace mirrorlab::app {
@@ -127,6 +128,19 @@ timing::Topology fit_here(const std::vector<vgpu::Device*>& devices,
   std::printf("# Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts with it\n",
               path.c_str(), timing::kFittedTopologyId);
   return t;
+}
+
+// The memory over the check's largest working set (every device's largest buffer), measured
+// now (the best of 2 rounds, a few seconds), to compare with the fit's curves there: `when` the
+// check.
+timing::MemorySample memory_now(const std::vector<vgpu::Device*>& devices, const CompareOptions& o,
+                                const std::string& when) {
+  const std::size_t bytes = o.sweep.max_bytes * devices.size();
+  say("the memory over " + vgpu::size_label(static_cast<double>(bytes)) + " " + when +
+      " the check, to compare with the fit");
+  const std::vector<timing::MemorySample> now = vgpu::measure_memory_samples(
+      devices, {bytes}, 2 * o.sweep.max_bytes, 3, 2, {}, stop_requested);
+  return now.empty() || stop_requested() ? timing::MemorySample{} : now.front();
 }
 
 int bad_input(const std::string& problem) {
@@ -271,6 +285,7 @@ int run_compare(const CompareOptions& o) {
   vgpu::AllReduceBenchOptions sweep = o.sweep.options();
   sweep.min_seconds = kMinSecondsPerSize;
   std::vector<timing::AllReduceSample> measured;
+  timing::MemorySample before, after;  // the memory around a check of a saved fit
   if (o.fit) {
     std::printf("# Fitting the timing model to %zu %s (%s)\n", devices.size(),
                 devices.front()->is_cuda() ? "CUDA devices" : "CPU virtual GPUs",
@@ -285,10 +300,13 @@ int run_compare(const CompareOptions& o) {
     model = fit_here(devices, fit, save_to, files);
     measured = std::move(fit.check);
   } else {
+    before = memory_now(devices, o, "before");
     measured = vgpu::measure_all_reduce_samples(devices, modelled_algorithms(), device_counts(gpus),
                                                 sweep, o.rounds, say, stop_requested);
+    after = memory_now(devices, o, "after");
   }
   print_check(model, timing::predict(model, measured));
+  if (!o.fit && after.bytes > 0) print_memory_drift(model, before, after);
   if (const int signal = interrupt_signal(); signal != 0) {
     std::printf("# Interrupted by %s: the rows above are complete, the rest was not measured\n",
                 interrupt_name(signal));

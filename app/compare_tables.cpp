@@ -1,5 +1,6 @@
 #include "app/compare_tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -84,6 +85,32 @@ void print_check(const timing::Topology& model, const std::vector<timing::Predic
                 worst->ranks, vgpu::size_label(worst->bytes).c_str(), 100 * worst->error());
   }
   std::printf("\n");
+}
+
+void print_memory_drift(const timing::Topology& model, const timing::MemorySample& before,
+                        const timing::MemorySample& after) {
+  double drift[2];
+  try {
+    drift[0] = timing::memory_drift(model, before);
+    drift[1] = timing::memory_drift(model, after);
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  std::printf(
+      "# The memory now against the fit, over %s (copy and add, one device and all: the "
+      "mean): %+.1f%% before the check, %+.1f%% after it\n",
+      vgpu::size_label(before.bytes).c_str(), 100 * drift[0], 100 * drift[1]);
+  const double most = std::abs(drift[0]) > std::abs(drift[1]) ? drift[0] : drift[1];
+  if (std::abs(most) > kMemoryDriftTolerance) {
+    char amount[32];
+    std::snprintf(amount, sizeof amount, "%.0f%% %s", 100 * std::abs(most),
+                  most < 0 ? "slower" : "faster");
+    print_wrapped("This machine's memory is up to " + std::string(amount) +
+                      " than when it was fitted (other programs on it, or on the host it "
+                      "shares), and the predictions are for the machine as it was: expect them "
+                      "off by about as much. 'mirrorlab compare --fit' fits it as it is now.",
+                  "# ");
+  }
 }
 
 void print_preset_prediction(const timing::Topology& t, const std::vector<std::size_t>& sizes) {

@@ -14,6 +14,8 @@ namespace mirrorlab::app {
 // The share of the measured time within which the model must predict reduce-to-one and ring
 // (issue 14), said beside each row.
 inline constexpr double kModelTolerance = 0.25;
+// A memory this much faster or slower than when it was fitted is said to have changed.
+inline constexpr double kMemoryDriftTolerance = 0.15;
 
 // Words of `text` on lines of at most `width` characters, each starting with `prefix`.
 void print_wrapped(const std::string& text, const std::string& prefix = "#   ",
@@ -21,6 +23,11 @@ void print_wrapped(const std::string& text, const std::string& prefix = "#   ",
 
 void print_fit(const timing::Topology& fitted, const std::vector<timing::MemorySample>& memory);
 void print_check(const timing::Topology& model, const std::vector<timing::Prediction>& rows);
+// The memory measured before and after the check against the fit's curves (timing::memory_drift),
+// and what to do when the machine is no longer what was fitted. Nothing where a sample is missing
+// (interrupted) or the model has no curves.
+void print_memory_drift(const timing::Topology& model, const timing::MemorySample& before,
+                        const timing::MemorySample& after);
 // At each of `sizes` (bytes per GPU).
 void print_preset_prediction(const timing::Topology& topology,
                              const std::vector<std::size_t>& sizes);

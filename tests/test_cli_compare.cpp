@@ -94,6 +94,10 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_EQ(check.status, 0) << check.output;
   EXPECT_EQ(check.output.find("Fitting"), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("of 6 ('!' marks the others)"), std::string::npos) << check.output;
+  // And says how the memory compares with the fit's, before and after.
+  EXPECT_NE(check.output.find("# The memory now against the fit, over 512 KiB"), std::string::npos)
+      << check.output;
+  EXPECT_NE(check.output.find("before the check"), std::string::npos) << check.output;
   const Result predicted = compare(folder.path(), "--topology this-machine -b 1M -e 1M");
   EXPECT_EQ(predicted.status, 0) << predicted.output;
   EXPECT_NE(predicted.output.find("NCCL cannot run on this-machine"), std::string::npos)

@@ -128,6 +128,23 @@ TEST(Fit, ReadsAndWritesInPlaceArePricedAtTheAddKernelsBandwidth) {
   EXPECT_NEAR(ring.steps[1].seconds - ring.steps[1].latency, 64 * kMiB / 15e9, 1e-12);
 }
 
+TEST(Fit, TheMemoryNowIsComparedWithTheFitAtItsWorkingSet) {
+  const Topology t = shared_memory_topology(two_levels(), 2);
+  // At 64 MiB the fit has 15 / 20 GB/s for one engine, 30 / 40 for all (two_levels()).
+  EXPECT_NEAR(memory_drift(t, {64 * kMiB, 15e9, 20e9, 30e9, 40e9}), 0, 1e-12);
+  EXPECT_NEAR(memory_drift(t, {64 * kMiB, 12e9, 16e9, 24e9, 32e9}), -0.2, 1e-12);
+  // The mean of the four: one engine 10% faster, all of them as fitted.
+  EXPECT_NEAR(memory_drift(t, {64 * kMiB, 16.5e9, 22e9, 30e9, 40e9}), 0.05, 1e-12);
+  // Inside the cache, the cache's curves.
+  EXPECT_NEAR(memory_drift(t, {4 * kMiB, 20e9, 25e9, 40e9, 50e9}), -0.5, 1e-12);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(memory_drift(t, {64 * kMiB, nan, 20e9, 30e9, 40e9}), std::invalid_argument);
+  EXPECT_THROW(memory_drift(t, {64 * kMiB, 0, 20e9, 30e9, 40e9}), std::invalid_argument);
+  EXPECT_THROW(memory_drift(t, {-1, 15e9, 20e9, 30e9, 40e9}), std::invalid_argument);
+  EXPECT_THROW(memory_drift(Topology{}, {64 * kMiB, 15e9, 20e9, 30e9, 40e9}),
+               std::invalid_argument);
+}
+
 // Reduce-to-one, the ring (and the one-shot) at 4 to 64 KiB on 2 and 4 ranks, timed as `truth`.
 std::vector<AllReduceSample> timed_by(const Topology& truth, bool one_shot) {
   std::vector<AllReduceSample> samples;

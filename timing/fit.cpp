@@ -248,4 +248,26 @@ std::vector<Prediction> predict(const Topology& topology,
   return out;
 }
 
+double memory_drift(const Topology& fitted, const MemorySample& now) {
+  const MemorySpec& m = fitted.memory;
+  if (m.copy_one.empty() || m.reduce_one.empty() || m.copy_all.empty() || m.reduce_all.empty()) {
+    throw std::invalid_argument(fitted.id + " has no memory curves to compare with");
+  }
+  if (!positive(now.bytes))
+    throw std::invalid_argument("a working set must be positive and finite");
+  const std::pair<double, const BandwidthCurve*> pairs[] = {{now.copy_one, &m.copy_one},
+                                                            {now.reduce_one, &m.reduce_one},
+                                                            {now.copy_all, &m.copy_all},
+                                                            {now.reduce_all, &m.reduce_all}};
+  double sum = 0;
+  for (const auto& [measured, curve] : pairs) {
+    const double then = curve->at(now.bytes);
+    if (!positive(measured) || !positive(then)) {
+      throw std::invalid_argument("a memory bandwidth to compare must be positive and finite");
+    }
+    sum += (measured - then) / then;
+  }
+  return sum / 4;
+}
+
 }  // namespace mirrorlab::timing

@@ -72,4 +72,11 @@ struct Prediction {
 std::vector<Prediction> predict(const Topology& topology,
                                 const std::vector<AllReduceSample>& samples);
 
+// How much faster (> 0) or slower (< 0) the memory is now than when `fitted` was: the mean over
+// the four own curves (copy and add, one engine and all) of (now - fitted) / fitted at now's
+// working set. A machine shared with other programs changes from one hour to the next, and the
+// predictions of a fit with it. Throws std::invalid_argument for a topology without memory
+// curves or a sample whose own bandwidths are not positive and finite.
+double memory_drift(const Topology& fitted, const MemorySample& now);
+
 }  // namespace mirrorlab::timing
