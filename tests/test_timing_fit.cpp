@@ -79,13 +79,14 @@ TEST(Fit, TheWorkingSetOfOneSharedMemoryIsEveryRanksBuffer) {
   EXPECT_EQ(e.steps[1].bottleneck, "/gpu:1+/gpu:3 core");
 }
 
-TEST(Fit, AStepReadsTheCurvesAtTheBytesItTouches) {
+TEST(Fit, AStepReadsTheCurvesBetweenTheBytesItTouchesAndEveryBuffer) {
   // Worked by hand, S = 4 MiB on 4 ranks: a ring's step moves 4 chunks of 1 MiB, each read from
-  // one buffer and written into another: 8 MiB, half of the 16 MiB every buffer holds.
+  // one buffer and written into another: 8 MiB, half of the 16 MiB every buffer holds, which the
+  // ring cycles through step after step. The curves are read at the geometric mean: 11.3 MiB.
   const double S = 4 * kMiB;
   const Schedule ring = ring_schedule(4, S);
   for (const ScheduleStep& step : ring.steps) {
-    EXPECT_DOUBLE_EQ(step_working_set(ring, step, true), 8 * kMiB);
+    EXPECT_DOUBLE_EQ(step_working_set(ring, step, true), std::sqrt(8.0 * 16.0) * kMiB);
   }
   // Reduce-to-one's steps and the one-shot's touch every buffer: 3 sources and the destination
   // (the destination counted once), 4 x 4 MiB.
@@ -101,12 +102,13 @@ TEST(Fit, AStepReadsTheCurvesAtTheBytesItTouches) {
   // A GPU's own memory holds its one buffer, whatever the step.
   EXPECT_DOUBLE_EQ(step_working_set(ring, ring.steps[0], false), S);
 
-  // So the 4-rank ring of 4 MiB reads a two-level memory at 8 MiB, inside the 8 MiB cache
-  // (two_levels(): the cache's bandwidth up to 8 MiB), where its 16 MiB of buffers would not fit.
+  // So the 4-rank ring of 2 MiB reads a two-level memory at 5.7 MiB, inside the 8 MiB cache
+  // (two_levels(): the cache's bandwidth up to 8 MiB), though its 8 MiB of buffers fill it; the
+  // ring of 4 MiB at 11.3 MiB, past it: more than twice as long a step.
   Topology t = shared_memory_topology(two_levels(), 2);
   t.gpus_per_node = 4;
-  const Estimate inside = estimate(ring, t);
-  const Estimate past = estimate(ring_schedule(4, 8 * kMiB), t);
+  const Estimate inside = estimate(ring_schedule(4, 2 * kMiB), t);
+  const Estimate past = estimate(ring, t);
   EXPECT_LT(inside.steps[0].seconds * 2, past.steps[0].seconds);
 }
 

@@ -1,6 +1,7 @@
 #include "timing/topology.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -132,12 +133,17 @@ int first_rank_of_engine(const Topology& t, int ranks, int rank) {
 
 double step_working_set(const Schedule& schedule, const ScheduleStep& step, bool shared) {
   if (!shared) return schedule.bytes;  // a GPU's own memory holds its one buffer
-  // One memory holds every rank's buffer; a step touches each move's source and destination,
-  // and never more than all the buffers: 2S for a ring's step of n chunks of S/n, nS for
-  // reduce-to-one's steps and the one-shot's.
+  // One memory holds every rank's buffer. A step touches each move's source and destination:
+  // 2S for a ring's step of n chunks of S/n, every buffer (nS) for reduce-to-one's steps and the
+  // one-shot's. Where a step touches less than every buffer, the all-reduce still cycles through
+  // all of them, step after step, and all-reduce after all-reduce: a cache that holds the step's
+  // bytes but not every buffer keeps only part of what the next step reads. The curves are read
+  // between the two, at their geometric mean (the ring on 4 CPU virtual GPUs: 2.8S), a choice
+  // checked against the runs in docs/results.md, not derived.
   double touched = 0;
   for (const Move& m : step.moves) touched += 2 * m.bytes;
-  return std::min(touched, schedule.bytes * schedule.ranks);
+  const double every_buffer = schedule.bytes * schedule.ranks;
+  return std::sqrt(std::min(touched, every_buffer) * every_buffer);
 }
 
 Estimate estimate(const Schedule& schedule, const Topology& topology) {

@@ -116,8 +116,9 @@ struct Estimate {
 Estimate estimate(const Schedule& schedule, const Topology& topology);
 
 // The bytes at which a step reads the memory's bandwidth curves: a GPU's own memory holds one
-// buffer (the schedule's bytes); one shared memory, the bytes the step touches (each move's
-// source and destination), at most every rank's buffer.
+// buffer (the schedule's bytes); one shared memory, between the bytes the step touches (each
+// move's source and destination) and every rank's buffer, which the all-reduce cycles through:
+// their geometric mean (topology.cpp says why).
 double step_working_set(const Schedule& schedule, const ScheduleStep& step, bool shared);
 
 }  // namespace mirrorlab::timing
