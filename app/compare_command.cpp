@@ -233,6 +233,14 @@ int run_compare(const CompareOptions& o) {
       device_flags.physical_gpus.empty()) {
     device_flags.gpus = kDefaultDevices;
   }
+  if (o.fit && device_flags.physical_gpus.size() > 1) {
+    return bad_input(
+        "--fit on GPUs of their own (--devices with more than one card) is not built yet: the fit "
+        "models devices that share one memory (CPU virtual GPUs, logical GPUs of one card), and "
+        "separate GPUs are joined by links (NVLink, PCIe) it does not measure. Predict them with "
+        "--topology (pcie-2, nvlink-pairs-4, dgx-h100, or a topology file of your own), or fit "
+        "logical GPUs of one card (--devices with one card)");
+  }
   std::string problem;
   const int gpus = device_count(device_flags, &problem);
   if (problem.empty() && gpus < 2) problem = "--gpus " + std::to_string(gpus) +
