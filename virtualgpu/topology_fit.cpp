@@ -58,10 +58,6 @@ void measure_memory_sample(const std::vector<Device*>& devices, const std::vecto
   }
 }
 
-}  // namespace
-
-namespace {
-
 std::string round_label(int round, int rounds) {
   return " (round " + std::to_string(round + 1) + " of " + std::to_string(rounds) + ")";
 }
