@@ -46,7 +46,7 @@ std::vector<timing::AllReduceSample> measure_all_reduce_samples(
     const std::vector<int>& device_counts, const AllReduceBenchOptions& sweep, int rounds,
     const FitProgress& progress = {}, const StopRequested& stop = {});
 
-// What `mirrorlab compare --fit` measures, round by round: in each round the memory at every
+// What a fit of the model measures, round by round: in each round the memory at every
 // working set, the all-reduces the latencies are fitted to (small sizes), and those the fitted
 // model is then checked against, one after the other, so that each keeps its best round from the
 // same minutes as the others (on a machine shared with other programs, the caches and the
