@@ -63,15 +63,12 @@ std::string round_label(int round, int rounds) {
 }
 
 // One round of measure_memory_samples: each sample of `best` keeps the better of what it held
-// and what this round measures.
+// and what this round measures. Its callers check the devices, iterations and rounds.
 void measure_memory_round(const std::vector<Device*>& devices,
                           const std::vector<std::size_t>& working_sets,
                           std::size_t one_device_bytes, int iterations, int round, int rounds,
                           std::vector<timing::MemorySample>& best, const FitProgress& progress,
                           const StopRequested& stop) {
-  if (devices.empty() || iterations < 1 || rounds < 1) {
-    throw std::invalid_argument("measuring the memory needs devices and iterations");
-  }
   const std::vector<Device*> one{devices.front()};
   const std::vector<Device*> peers = one_per_cpu(devices);
   best.resize(working_sets.size());
