@@ -59,7 +59,8 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   mirrorlab::testing::TempFolder folder("compare");
   // Small sizes only, few rounds: this checks the command, not the model (docs/ has that).
   const std::string sizes = "--gpus 2 -b 64K -e 256K -f 4 -n 2 -w 1";
-  const Result fit = compare(folder.path(), "--fit " + sizes + " --rounds 2");
+  const std::string fit_json = (folder.path() / "fit.json").string();
+  const Result fit = compare(folder.path(), "--fit " + sizes + " --rounds 2 --record " + fit_json);
   ASSERT_EQ(fit.status, 0) << fit.output;
   // Round by round: the memory, the fit's small all-reduces and the checked sizes, so that each
   // keeps its best round from the same minutes as the others.
@@ -89,8 +90,28 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   }
   EXPECT_NE(fit.output.find("of 6 ('!' marks the others)"), std::string::npos) << fit.output;
 
+  // What the fit measured, fitted again from its recording: the same parameters, bit for bit.
+  EXPECT_NE(fit.output.find("What was measured is recorded in " + fit_json), std::string::npos)
+      << fit.output;
+  const Result refit = compare(folder.path(), "--replay " + fit_json + " --output " +
+                                                  (folder.path() / "refit.toml").string());
+  ASSERT_EQ(refit.status, 0) << refit.output;
+  EXPECT_EQ(refit.output.find("# measuring"), std::string::npos) << refit.output;
+  EXPECT_NE(refit.output.find("of 6 ('!' marks the others)"), std::string::npos) << refit.output;
+  const auto parameters = [](const std::filesystem::path& file) {
+    std::ifstream in(file);
+    std::string line, kept;
+    while (std::getline(in, line)) {
+      if (line.rfind("title", 0) != 0 && line.rfind("source", 0) != 0) kept += line + "\n";
+    }
+    return kept;
+  };
+  EXPECT_GT(parameters(folder.path() / "refit.toml").size(), 200u);
+  EXPECT_EQ(parameters(folder.path() / "refit.toml"), parameters(folder.path() / "fit.toml"));
+
   // Without --fit the saved file is what is checked; --topology this-machine predicts with it.
-  const Result check = compare(folder.path(), sizes + " --rounds 1");
+  const std::string check_json = (folder.path() / "check.json").string();
+  const Result check = compare(folder.path(), sizes + " --rounds 1 --record " + check_json);
   EXPECT_EQ(check.status, 0) << check.output;
   EXPECT_EQ(check.output.find("Fitting"), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("of 6 ('!' marks the others)"), std::string::npos) << check.output;
@@ -98,6 +119,14 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_NE(check.output.find("# The memory now against the fit, over 512 KiB"), std::string::npos)
       << check.output;
   EXPECT_NE(check.output.find("before the check"), std::string::npos) << check.output;
+  // The check again from its recording: the same six rows, measuring nothing.
+  const Result recheck = compare(folder.path(), "--replay " + check_json);
+  ASSERT_EQ(recheck.status, 0) << recheck.output;
+  EXPECT_EQ(recheck.output.find("# measuring"), std::string::npos) << recheck.output;
+  EXPECT_NE(recheck.output.find("of 6 ('!' marks the others)"), std::string::npos)
+      << recheck.output;
+  EXPECT_NE(recheck.output.find("# The memory now against the fit"), std::string::npos)
+      << recheck.output;
   const Result predicted = compare(folder.path(), "--topology this-machine -b 1M -e 1M");
   EXPECT_EQ(predicted.status, 0) << predicted.output;
   EXPECT_NE(predicted.output.find("NCCL cannot run on this-machine"), std::string::npos)
@@ -269,6 +298,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCompare{"--fit -e nan", "--maxbytes: 'nan' is not a size"},
         BadCompare{"--fit --rounds 0", "--rounds"}, BadCompare{"--fit -f inf", "--stepfactor"},
         BadCompare{"--fitted /no/such.toml", "/no/such.toml"},
+        BadCompare{"--replay /no/such.json", "--replay /no/such.json: cannot be read"},
+        BadCompare{"--replay /no/such.json --fit", "--replay measures nothing, --fit measures"},
+        BadCompare{"--replay /no/such.json --record x.json", "--record with --replay"},
+        BadCompare{"--fit --record /no/such/folder/x.json", "--record /no/such/folder/x.json"},
         // The training step's flags.
         BadCompare{"--topology dgx-h100 --model resnet", "'resnet' is not one of cnn, mlp"},
         BadCompare{"--topology dgx-h100 --batch-per-replica nan", "'nan' is not a number"},
