@@ -97,7 +97,7 @@ void print_memory_drift(const timing::Topology& model, const timing::MemorySampl
     return;
   }
   std::printf(
-      "# The memory now against the fit, over %s (copy and add, one device and all: the "
+      "# The memory at the check against the fit, over %s (copy and add, one device and all: the "
       "mean): %+.1f%% before the check, %+.1f%% after it\n",
       vgpu::size_label(before.bytes).c_str(), 100 * drift[0], 100 * drift[1]);
   const double most = std::abs(drift[0]) > std::abs(drift[1]) ? drift[0] : drift[1];

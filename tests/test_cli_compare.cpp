@@ -116,7 +116,7 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_EQ(check.output.find("Fitting"), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("of 6 ('!' marks the others)"), std::string::npos) << check.output;
   // And says how the memory compares with the fit's, before and after.
-  EXPECT_NE(check.output.find("# The memory now against the fit, over 512 KiB"), std::string::npos)
+  EXPECT_NE(check.output.find("# The memory at the check against the fit, over 512 KiB"), std::string::npos)
       << check.output;
   EXPECT_NE(check.output.find("before the check"), std::string::npos) << check.output;
   // The check again from its recording: the same six rows, measuring nothing.
@@ -125,7 +125,7 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_EQ(recheck.output.find("# measuring"), std::string::npos) << recheck.output;
   EXPECT_NE(recheck.output.find("of 6 ('!' marks the others)"), std::string::npos)
       << recheck.output;
-  EXPECT_NE(recheck.output.find("# The memory now against the fit"), std::string::npos)
+  EXPECT_NE(recheck.output.find("# The memory at the check against the fit"), std::string::npos)
       << recheck.output;
   const Result predicted = compare(folder.path(), "--topology this-machine -b 1M -e 1M");
   EXPECT_EQ(predicted.status, 0) << predicted.output;
