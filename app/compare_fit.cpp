@@ -161,6 +161,10 @@ int replay_compare(const CompareOptions& o) {
         "rounds)\n",
         o.replay.c_str());
   }
+  if (fit && !o.fitted.empty()) {
+    return compare_bad_input("--fitted is the model a check's recording is put beside, and " +
+                             o.replay + " recorded a fit, which is fitted again: give one");
+  }
   if (!fit && !o.output.empty()) {
     return compare_bad_input("--output saves a fit, and " + o.replay + " recorded a check");
   }
@@ -180,20 +184,24 @@ int replay_compare(const CompareOptions& o) {
   } else {
     try {
       model = timing::find_topology(o.fitted.empty() ? timing::kFittedTopologyId : o.fitted);
+    } catch (const timing::NotFittedError& e) {
+      return compare_bad_input(std::string(e.what()) + ": give the fit " + o.replay +
+                               " checked with --fitted FILE");
     } catch (const std::exception& e) {
       return compare_bad_input(e.what());
+    }
+    // (A fit's recording is fitted to its own devices: they always fit.)
+    for (const timing::AllReduceSample& s : r.measured.check) {
+      if (s.schedule.ranks > model.ranks()) {
+        return compare_bad_input(o.replay + " has all-reduces on " +
+                                 std::to_string(s.schedule.ranks) + " devices, and " + model.id +
+                                 " only " + std::to_string(model.ranks()) + " GPUs");
+      }
     }
     std::printf("# Checking %s against what %s recorded: a check on %s, %d %s, %s\n",
                 model.path.empty() ? model.id.c_str() : model.path.c_str(), o.replay.c_str(),
                 r.date.c_str(), r.devices, r.cuda ? "CUDA devices" : "CPU virtual GPUs",
                 r.machine.c_str());
-  }
-  for (const timing::AllReduceSample& s : r.measured.check) {
-    if (s.schedule.ranks > model.ranks()) {
-      return compare_bad_input(o.replay + " has all-reduces on " +
-                               std::to_string(s.schedule.ranks) + " devices, and " + model.id +
-                               " only " + std::to_string(model.ranks()) + " GPUs");
-    }
   }
   print_check(model, timing::predict(model, r.measured.check));
   if (!fit) print_memory_drift(model, r.memory_before, r.memory_after);

@@ -93,6 +93,11 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   // What the fit measured, fitted again from its recording: the same parameters, bit for bit.
   EXPECT_NE(fit.output.find("What was measured is recorded in " + fit_json), std::string::npos)
       << fit.output;
+  // A fit's recording is fitted again: a model to check it against is refused.
+  const Result beside = compare(folder.path(), "--replay " + fit_json + " --fitted x.toml");
+  EXPECT_EQ(beside.status, 2) << beside.output;
+  EXPECT_NE(beside.output.find("recorded a fit, which is fitted again"), std::string::npos)
+      << beside.output;
   const Result refit = compare(folder.path(), "--replay " + fit_json + " --output " +
                                                   (folder.path() / "refit.toml").string());
   ASSERT_EQ(refit.status, 0) << refit.output;
