@@ -17,8 +17,7 @@ using ordered = nlohmann::ordered_json;
 
 constexpr const char* kFormat = "mirrorlab compare measurements";
 constexpr int kVersion = 1;
-// The largest file read: a recording of every size from 1 KiB to 1 TiB on 1024 devices is a few
-// megabytes.
+// The largest file read: a recording at the limits below is a few megabytes.
 constexpr std::uintmax_t kMaxFileBytes = 64u << 20;
 // The largest size a sample may give, bytes (1 PiB).
 constexpr double kMaxBytes = 1125899906842624.0;
@@ -37,7 +36,9 @@ constexpr std::pair<const char*, double timing::MemorySample::*> kPeerBandwidths
 
 // A size as a whole number where it is one (every size measured is).
 ordered bytes_json(double bytes) {
-  if (bytes == std::floor(bytes) && bytes <= kMaxBytes) return static_cast<std::uint64_t>(bytes);
+  if (bytes >= 0 && bytes <= kMaxBytes && bytes == std::floor(bytes)) {
+    return static_cast<std::uint64_t>(bytes);
+  }
   return bytes;
 }
 
