@@ -1,8 +1,11 @@
 #include "app/advice.h"
 
+#include <new>
+
 #include "app/train_command.h"
 #include "core/io/dataset.h"
 #include "virtualgpu/cuda/configuration_error.h"
+#include "virtualgpu/memory/host_memory.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {
@@ -68,6 +71,15 @@ std::string explain(const std::exception& error, const AdviceContext& context) {
            (e->missing() ? ", or pass --data DIR pointing at a folder with the four *-ubyte.gz "
                            "files."
                          : ", or fix --data to point at good files.");
+  }
+  if (dynamic_cast<const std::bad_alloc*>(&error) != nullptr) {
+    // An allocation of the program's own (the dataset, a model's tensors) that the host refused:
+    // under `ulimit -v` the address space left, else its RAM, says what limits the run.
+    return "the host could not give this run the memory it asked for (std::bad_alloc): this "
+           "process has " +
+           vgpu::query_host_memory().describe() +
+           ". Use a lower --memory-limit or fewer --gpus, or give the process more memory "
+           "(raise ulimit -v, or close other programs).";
   }
   return error.what();
 }

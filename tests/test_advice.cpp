@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <new>
 #include <string>
 
 #include "app/advice.h"
@@ -12,6 +13,7 @@
 #include "core/strategy/divergence.h"
 #include "virtualgpu/cuda/configuration_error.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/memory/host_memory.h"
 #include "virtualgpu/memory/memory_arena.h"
 #ifdef MIRRORLAB_HAVE_GUI
 #include "gui/advice.h"
@@ -128,6 +130,18 @@ TEST(CommandLineAdvice, DataErrorsSayHowToPointAtOtherFiles) {
   EXPECT_NE(app::explain(core::DataError("x: damaged", false), train_context(options))
                 .find("fix --data"),
             std::string::npos);
+}
+
+// An allocation of the program's own refused by the host (the dataset under a tight ulimit -v,
+// where no device's limit was reached): what limits the process, and the flags that lower what
+// it asks for, not the library's bare "std::bad_alloc".
+TEST(CommandLineAdvice, TheHostRefusingMemorySaysWhatLimitsItAndWhatToLower) {
+  app::TrainOptions options;
+  // Without a limit on the address space (as tests run), the RAM: the same from one call to the
+  // next.
+  const std::string host = "this process has " + vgpu::query_host_memory().describe();
+  expect_all(app::explain(std::bad_alloc(), train_context(options)),
+             {"could not give this run the memory", host.c_str(), "--memory-limit", "--gpus"});
 }
 
 #ifdef MIRRORLAB_HAVE_GUI
