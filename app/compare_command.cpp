@@ -1,10 +1,7 @@
 #include "app/compare_command.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
-#include <fstream>
 #include <stdexcept>
 
 #include "app/compare_fit.h"
@@ -124,11 +121,13 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
 int run_compare(const CompareOptions& o) {
   if (!o.replay.empty()) return replay_compare(o);
   if (!o.topology.empty()) {
-    if (o.fit)
+    if (o.fit) {
       return compare_bad_input("--topology predicts without measuring; --fit measures: give one");
+    }
     // Nothing is held on a device: only the sizes are checked.
-    if (std::string p = sweep_problem(o.sweep, o.devices, 1, 0); !p.empty())
+    if (std::string p = sweep_problem(o.sweep, o.devices, 1, 0); !p.empty()) {
       return compare_bad_input(p);
+    }
     timing::Topology t;
     try {
       t = timing::find_topology(o.topology);
@@ -138,8 +137,9 @@ int run_compare(const CompareOptions& o) {
       return compare_bad_input(e.what());
     }
     StepPlan step;
-    if (std::string p = plan_step(o.step, &t, t.ranks(), &step); !p.empty())
+    if (std::string p = plan_step(o.step, &t, t.ranks(), &step); !p.empty()) {
       return compare_bad_input(p);
+    }
     print_preset_prediction(t, vgpu::sweep_sizes(o.sweep.options()));
     ReplicaComputeTime compute;
     if (step.measure) {
@@ -221,7 +221,7 @@ int run_compare(const CompareOptions& o) {
   vgpu::AllReduceBenchOptions sweep = o.sweep.options();
   sweep.min_seconds = kMinSecondsPerSize;
   vgpu::FitRecording recorded = recording_here(
-      o.fit ? vgpu::FitRecording::Kind::kFit : vgpu::FitRecording::Kind::kCheck, devices, {});
+      o.fit ? vgpu::FitRecording::Kind::kFit : vgpu::FitRecording::Kind::kCheck, devices);
   if (o.fit) {
     std::printf("# Fitting the timing model to %zu %s (%s)\n", devices.size(),
                 recorded.cuda ? "CUDA devices" : "CPU virtual GPUs", recorded.machine.c_str());
@@ -239,9 +239,9 @@ int run_compare(const CompareOptions& o) {
     save_fit(model, files, save_to);
   } else {
     recorded.memory_before = memory_now(devices, o, "before");
-    recorded.measured.check = vgpu::measure_all_reduce_samples(devices, modelled_algorithms(),
-                                                               compared_device_counts(gpus), sweep,
-                                                               o.rounds, say, stop_requested);
+    recorded.measured.check = vgpu::measure_all_reduce_samples(
+        devices, vgpu::modelled_all_reduce_names(), compared_device_counts(gpus), sweep, o.rounds,
+        say, stop_requested);
     recorded.memory_after = memory_now(devices, o, "after");
   }
   const std::vector<timing::AllReduceSample>& measured = recorded.measured.check;

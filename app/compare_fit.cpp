@@ -19,8 +19,6 @@ namespace {
 // The sizes of the fit's all-reduces: small enough that the latencies are most of their time,
 // and none of the sizes the model is then checked at.
 constexpr std::size_t kLatencyMinBytes = 4 << 10, kLatencyMaxBytes = 64 << 10;
-// Each of those sizes is timed for at least this long in each round.
-constexpr double kLatencyMinSeconds = 0.02;
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -52,14 +50,6 @@ std::vector<int> compared_device_counts(int devices) {
   return counts;
 }
 
-std::vector<std::string> modelled_algorithms() {
-  std::vector<std::string> names;
-  for (const vgpu::AllReduceAlgorithm& row : vgpu::all_reduce_algorithms()) {
-    if (row.schedule != nullptr) names.emplace_back(row.name);
-  }
-  return names;
-}
-
 vgpu::FitPlan fit_plan(int devices, const CompareOptions& o,
                        const vgpu::AllReduceBenchOptions& check_sweep) {
   vgpu::FitPlan plan;
@@ -69,18 +59,17 @@ vgpu::FitPlan fit_plan(int devices, const CompareOptions& o,
   for (std::size_t bytes = 1 << 20; bytes < largest; bytes *= 2) plan.working_sets.push_back(bytes);
   plan.working_sets.push_back(largest);
   plan.one_device_bytes = 2 * o.sweep.max_bytes;
-  plan.algorithms = modelled_algorithms();
+  plan.algorithms = vgpu::modelled_all_reduce_names();
   plan.device_counts = compared_device_counts(devices);
   plan.latency_sweep = {kLatencyMinBytes, kLatencyMaxBytes, 2.0, 50, 10};
-  plan.latency_sweep.min_seconds = kLatencyMinSeconds;
+  plan.latency_sweep.min_seconds = check_sweep.min_seconds;
   plan.check_sweep = check_sweep;
   plan.rounds = o.rounds;
   return plan;
 }
 
 vgpu::FitRecording recording_here(vgpu::FitRecording::Kind kind,
-                                  const std::vector<vgpu::Device*>& devices,
-                                  vgpu::FitMeasurements measured) {
+                                  const std::vector<vgpu::Device*>& devices) {
   vgpu::FitRecording r;
   r.kind = kind;
   r.date = today();
@@ -88,7 +77,6 @@ vgpu::FitRecording recording_here(vgpu::FitRecording::Kind kind,
   r.devices = static_cast<int>(devices.size());
   r.cuda = devices.front()->is_cuda();
   r.engines = vgpu::engine_count(devices);
-  r.measured = std::move(measured);
   return r;
 }
 
@@ -155,12 +143,6 @@ int replay_compare(const CompareOptions& o) {
                              ": give a file that 'mirrorlab compare --record FILE' wrote");
   }
   const bool fit = r.kind == vgpu::FitRecording::Kind::kFit;
-  if (r.interrupted) {
-    std::printf(
-        "# %s was interrupted: it holds what was measured before (fewer sizes, or "
-        "rounds)\n",
-        o.replay.c_str());
-  }
   if (fit && !o.fitted.empty()) {
     return compare_bad_input("--fitted is the model a check's recording is put beside, and " +
                              o.replay + " recorded a fit, which is fitted again: give one");
@@ -170,6 +152,12 @@ int replay_compare(const CompareOptions& o) {
   }
   OutputFiles files;
   if (std::string p = files.add("--output", o.output); !p.empty()) return compare_bad_input(p);
+  if (r.interrupted) {
+    std::printf(
+        "# %s was interrupted: it holds what was measured before (fewer sizes, or "
+        "rounds)\n",
+        o.replay.c_str());
+  }
   timing::Topology model;
   if (fit) {
     std::printf("# Fitting the timing model again to what %s recorded: a fit on %s, %d %s, %s\n",

@@ -17,18 +17,17 @@ namespace mirrorlab::app {
 
 // The counts the model is checked on: 2, 4, 8, ... up to `devices`, and `devices`.
 std::vector<int> compared_device_counts(int devices);
-// The algorithms with a schedule, in the table's order.
-std::vector<std::string> modelled_algorithms();
 
 // What a fit measures on `devices` devices, round by round: the memory from 1 MiB to every
-// device's largest buffer, all-reduces of 4 to 64 KiB (the latencies) and `check_sweep`.
+// device's largest buffer, all-reduces of 4 to 64 KiB (the latencies, each size timed as long as
+// `check_sweep` times one) and `check_sweep`.
 vgpu::FitPlan fit_plan(int devices, const CompareOptions& options,
                        const vgpu::AllReduceBenchOptions& check_sweep);
 
-// A recording of what was measured here today on `devices` (date, CPU, engines filled in).
+// A recording, empty yet, of what is measured here today on `devices` (date, CPU, engines
+// filled in).
 vgpu::FitRecording recording_here(vgpu::FitRecording::Kind kind,
-                                  const std::vector<vgpu::Device*>& devices,
-                                  vgpu::FitMeasurements measured);
+                                  const std::vector<vgpu::Device*>& devices);
 
 // The model fitted to a fit's recording: the memory's curves and the latencies, its title and
 // source saying where and when it was measured (and, `replayed_from` not empty, that it was

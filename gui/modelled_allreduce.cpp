@@ -46,9 +46,7 @@ std::vector<timing::NcclAlgorithm> nccl_algorithms_on(const timing::Topology& ma
 std::vector<std::string> modelled_algorithm_ids() {
   std::vector<std::string> ids;
   for (timing::NcclAlgorithm a : kNcclAlgorithms) ids.push_back(nccl_id(a));
-  for (const vgpu::AllReduceAlgorithm& row : vgpu::all_reduce_algorithms()) {
-    if (row.schedule != nullptr) ids.emplace_back(row.name);
-  }
+  for (std::string& name : vgpu::modelled_all_reduce_names()) ids.push_back(std::move(name));
   return ids;
 }
 
@@ -58,9 +56,7 @@ std::vector<ModelledAlgorithm> modelled_algorithms(const timing::Topology& machi
   for (timing::NcclAlgorithm a : kNcclAlgorithms) {
     if (std::find(nccl.begin(), nccl.end(), a) != nccl.end()) out.push_back(nccl_entry(a));
   }
-  for (const vgpu::AllReduceAlgorithm& row : vgpu::all_reduce_algorithms()) {
-    if (row.schedule != nullptr) out.push_back({std::string(row.name), std::string(row.name), {}});
-  }
+  for (const std::string& name : vgpu::modelled_all_reduce_names()) out.push_back({name, name, {}});
   return out;
 }
 

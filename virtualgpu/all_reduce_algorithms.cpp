@@ -194,6 +194,14 @@ std::vector<std::string> all_reduce_names() {
   return names;
 }
 
+std::vector<std::string> modelled_all_reduce_names() {
+  std::vector<std::string> names;
+  for (const AllReduceAlgorithm& a : all_reduce_algorithms()) {
+    if (a.schedule != nullptr) names.emplace_back(a.name);
+  }
+  return names;
+}
+
 std::string all_reduce_name_list(std::string_view last, std::string_view except) {
   std::vector<std::string> names;
   for (const AllReduceAlgorithm& a : all_reduce_algorithms()) {

@@ -74,6 +74,8 @@ const std::vector<AllReduceAlgorithm>& all_reduce_algorithms();
 // The row named `name`, or nullptr.
 const AllReduceAlgorithm* find_all_reduce(std::string_view name);
 std::vector<std::string> all_reduce_names();
+// The algorithms the timing model has a schedule of (every one but nccl), in the table's order.
+std::vector<std::string> modelled_all_reduce_names();
 // "reduce-to-one, ring, one-shot or nccl": every name but `except`, the last two joined by
 // `last`.
 std::string all_reduce_name_list(std::string_view last = "or", std::string_view except = "");

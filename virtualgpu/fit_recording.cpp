@@ -183,9 +183,8 @@ class Reader {
 
   static std::string modelled_names() {
     std::string names;
-    for (const AllReduceAlgorithm& row : all_reduce_algorithms()) {
-      if (row.schedule == nullptr) continue;
-      names += (names.empty() ? "" : ", ") + std::string(row.name);
+    for (const std::string& name : modelled_all_reduce_names()) {
+      names += (names.empty() ? "" : ", ") + name;
     }
     return names;
   }
@@ -246,8 +245,7 @@ FitRecording parse_fit_recording(const std::string& text, const std::string& fil
   const int version = in.whole(root, "version", "", 1, 1 << 30);
   if (version != kVersion) {
     in.fail("version " + std::to_string(version) +
-            " was written by a newer mirrorlab (this one "
-            "reads version " +
+            " was written by a newer mirrorlab (this one reads version " +
             std::to_string(kVersion) + ")");
   }
   FitRecording r;
