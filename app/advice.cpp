@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "app/train_command.h"
+#include "app/train_flags.h"
 #include "core/io/dataset.h"
 #include "virtualgpu/cuda/configuration_error.h"
 #include "virtualgpu/memory/host_memory.h"
@@ -36,7 +36,7 @@ std::string out_of_memory(const vgpu::OutOfMemoryError& e, const AdviceContext& 
   switch (e.ran_out()) {
     case vgpu::MemoryRanOut::kLimit:
       if (context.bench) return what + "Lower -e/--maxbytes, or raise --memory-limit.";
-      if (context.train != nullptr && context.train->model == "mlp") {
+      if (context.train != nullptr && context.train->settings.model == core::ModelKind::kMlp) {
         return what + "Use a higher --memory-limit or a smaller --batch-per-replica.";
       }
       return what +

@@ -78,11 +78,11 @@ std::string CommandLine::parse_error(const std::vector<std::string>& args) {
 
 std::string CommandLine::explain(const std::exception& error) const {
   AdviceContext context;
-  if (*train_) context = {&train_options.devices, &train_options, false};
+  if (*train_) context = {&train_options.settings.devices, &train_options, false};
   if (*bench_allreduce_) context = {&bench_options.devices, nullptr, true};
   if (*compare_) context = {&compare_options.devices, nullptr, true};
   if (*devices_) context = {&devices_options.devices, nullptr, false};
-  if (*gui_) context = {&gui_options.train.devices, &gui_options.train, false};
+  if (*gui_) context = {&gui_options.train.settings.devices, &gui_options.train, false};
   return app::explain(error, context);
 }
 

@@ -22,10 +22,10 @@ void say(const std::string& text) { print_wrapped(text, "# ", 98); }
 }  // namespace
 
 void add_step_flags(CLI::App* cmd, StepFlags& f) {
-  add_model_flag(cmd, f.model);
-  add_batch_per_replica_flag(cmd, f.batch_per_replica);
-  add_optimizer_flag(cmd, f.optimizer);
-  add_allreduce_flag(cmd, f.allreduce);
+  add_model_flag(cmd, f.settings);
+  add_batch_per_replica_flag(cmd, f.settings);
+  add_optimizer_flags(cmd, f.settings);
+  add_allreduce_flag(cmd, f.settings);
   add_choice_flag(cmd, "--compute", f.compute, {kComputeAuto, kComputeMeasured, kComputeFlops},
                   "Where one replica's compute (forward, backward, update) in the training "
                   "step's table comes from: measured (timed here on one device), flops (the "
@@ -39,22 +39,21 @@ void add_step_flags(CLI::App* cmd, StepFlags& f) {
 std::string plan_step(const StepFlags& f, const timing::Topology* t, int max_devices,
                       StepPlan* plan) {
   StepPlan p;
-  p.strategy.model = core::parse_model_kind(f.model);
-  p.strategy.optimizer.kind = core::parse_optimizer_kind(f.optimizer);
-  p.batch_per_replica = static_cast<std::size_t>(f.batch_per_replica);
+  p.strategy = core::strategy_options(f.settings);
+  p.batch_per_replica = f.settings.batch_per_replica;
   p.flops = core::training_flops(p.strategy.model, p.strategy.optimizer);
   p.compute_steps = f.compute_steps;
   p.max_devices = max_devices;
 
   const bool has_nccl = t != nullptr && t->has_nccl;
   const std::string where = t != nullptr ? t->id : "the devices at hand";
-  p.algorithm_was_auto = f.allreduce == vgpu::kAutoAllReduce;
+  p.algorithm_was_auto = f.settings.allreduce == vgpu::kAutoAllReduce;
   // TensorFlow 2.21's choice (virtualgpu/all_reduce_choice.h): NCCL where every replica has a
   // GPU of its own, which is where a topology models NCCL; the ring elsewhere.
   p.algorithm =
       p.algorithm_was_auto
           ? std::string(t != nullptr ? vgpu::modelled_tensorflow_choice(*t).name : vgpu::kRingName)
-          : f.allreduce;
+          : f.settings.allreduce;
   const vgpu::AllReduceAlgorithm* row = vgpu::find_all_reduce(p.algorithm);
   if (row == nullptr) return "--allreduce: no algorithm " + p.algorithm;  // flags check it
   p.schedule = row->schedule;

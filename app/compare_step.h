@@ -13,7 +13,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "app/train_command.h"
+#include "app/train_flags.h"
 #include "core/nn/training_flops.h"
 #include "core/strategy/replica_compute.h"
 #include "timing/step_time.h"
@@ -27,10 +27,7 @@ inline constexpr const char* kComputeMeasured = "measured";
 inline constexpr const char* kComputeFlops = "flops";
 
 struct StepFlags {
-  std::string model = TrainOptions{}.model;
-  std::int64_t batch_per_replica = TrainOptions{}.batch_per_replica;
-  std::string optimizer = TrainOptions{}.optimizer;
-  std::string allreduce = TrainOptions{}.allreduce;
+  core::RunSettings settings;  // the model, batch, optimizer and all-reduce: train's flags
   std::string compute = kComputeAuto;
   int compute_steps = 30;
 };

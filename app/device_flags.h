@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "core/settings/run_settings.h"
 #include "virtualgpu/device_registry.h"
 
 namespace mirrorlab::app {
@@ -20,14 +21,8 @@ namespace mirrorlab::app {
 inline constexpr std::int64_t kDefaultMemoryLimitMib = 1024;
 inline constexpr std::int64_t kMaxMemoryLimitMib = std::int64_t{1} << 20;  // 1 TiB
 
-struct DeviceFlags {
-  std::string backend = "cpu";
-  int gpus = 0;  // 0: as many as --memory-limit or --devices list, else 2
-  std::vector<std::int64_t>
-      memory_limits_mib;           // empty: 1024 each (a whole card with --devices a,b)
-  std::vector<int> physical_gpus;  // --devices
-  bool sm_split = false;
-};
+// The device flags fill the run settings' own devices (core/settings/run_settings.h).
+using DeviceFlags = core::DeviceSettings;
 
 // `default_gpus`: what --gpus's help says a command uses when no flag gives a count (the command
 // applies it; device_count() alone gives 2).

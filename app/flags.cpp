@@ -408,12 +408,20 @@ CLI::Option* add_whole_number_list_flag(CLI::App* command, const std::string& na
 
 CLI::Option* add_choice_flag(CLI::App* command, const std::string& names, std::string& value,
                              const std::vector<std::string>& choices, const std::string& help) {
+  return add_choice_flag(command, names, choices, value, help,
+                         [&value](const std::string& text) { value = text; });
+}
+
+CLI::Option* add_choice_flag(CLI::App* command, const std::string& names,
+                             const std::vector<std::string>& choices,
+                             const std::string& default_text, const std::string& help,
+                             std::function<void(const std::string&)> assign) {
   std::string type;
   for (const std::string& c : choices) type += (type.empty() ? "" : "|") + c;
   return add_value_flag(
-      command, names, help, type, value,
+      command, names, help, type, default_text,
       [choices](const std::string& text) { return check_choice(trim(text), choices); },
-      [&value](const std::string& text) { value = std::string(trim(text)); });
+      [assign = std::move(assign)](const std::string& text) { assign(std::string(trim(text))); });
 }
 
 CLI::Option* add_choice_list_flag(CLI::App* command, const std::string& names,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "core/io/choice_names.h"
 
 namespace mirrorlab::app {
 
@@ -69,6 +70,19 @@ CLI::Option* add_whole_number_list_flag(CLI::App* command, const std::string& na
 // One of `choices`.
 CLI::Option* add_choice_flag(CLI::App* command, const std::string& names, std::string& value,
                              const std::vector<std::string>& choices, const std::string& help);
+// One of `choices`, given to `assign`; `default_text` is shown in --help.
+CLI::Option* add_choice_flag(CLI::App* command, const std::string& names,
+                             const std::vector<std::string>& choices,
+                             const std::string& default_text, const std::string& help,
+                             std::function<void(const std::string&)> assign);
+// One name of an enum's table (core/io/choice_names.h); the help ends with each name's line.
+template <class E>
+CLI::Option* add_choice_flag(CLI::App* command, const std::string& names, E& value,
+                             const std::string& help) {
+  return add_choice_flag(command, names, core::choice_name_list<E>(), core::choice_name(value),
+                         help + ": " + core::choice_help_text<E>(),
+                         [&value](const std::string& text) { value = *core::find_choice<E>(text); });
+}
 // A comma-separated list of distinct entries of `choices`.
 CLI::Option* add_choice_list_flag(CLI::App* command, const std::string& names,
                                   std::vector<std::string>& values,

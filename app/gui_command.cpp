@@ -194,7 +194,7 @@ int run_gui(const GuiOptions& o) {
   }
   if (workers && !announce_worker(*workers)) return 1;
   // Before the dataset's second of loading: --backend cuda with no GPU visible is said at once.
-  const DevicePlan plan = plan_devices(o.train.devices, gpus);
+  const DevicePlan plan = plan_devices(o.train.settings.devices, gpus);
   check_gpu_visible(plan);
   core::set_blas_single_threaded();
   auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
@@ -205,7 +205,9 @@ int run_gui(const GuiOptions& o) {
     return 2;
   }
   core::SessionConfig config;
-  config.devices = plan.devices;
+  config.settings = o.train.settings;
+  config.settings.devices.gpus = gpus;  // the count the flags ask for (app/device_flags.h)
+  config.settings.workers = workers ? workers->size() : 1;
   // As `train` makes them (CPU-backed, or CUDA by --backend), with the count and limits the
   // GUI's settings give.
   config.make_devices = [plan](vgpu::DeviceRegistry& registry,
@@ -214,10 +216,7 @@ int run_gui(const GuiOptions& o) {
     changed.devices = configs;
     make_devices(changed, registry);
   };
-  config.strategy = strategy_options(o.train);
-  config.fit = fit_options(o.train);
   config.faults = o.train.faults;  // the window's Faults controls change them while it runs
-  if (workers) config.workers = workers->size();
   if (workers && !chief) {
     // No window here: this worker takes each step worker 0's window takes, until it closes.
     const std::string failed = core::follow_worker_0(*workers, data, config);

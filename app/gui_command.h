@@ -4,7 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "app/train_command.h"
+#include "app/train_flags.h"
 #include "gui/app_options.h"
 
 namespace mirrorlab::app {

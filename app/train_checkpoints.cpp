@@ -1,16 +1,6 @@
 #include "app/train_checkpoints.h"
 
 namespace mirrorlab::app {
-namespace {
-
-// A flag the checkpoint fixes: refused when given with another value.
-struct Fixed {
-  const char* flag;
-  std::string given, saved;
-};
-
-}  // namespace
-
 std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) {
   if (o.resume_dir.empty()) return "";
   const core::CheckpointFolder folder(o.resume_dir);
@@ -33,48 +23,42 @@ std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) 
     return text;
   }
   const core::CheckpointConfig& c = point.checkpoint.config;
-  const std::vector<Fixed> fixed = {
-      {"--model", o.model, core::to_string(c.model)},
-      {"--optimizer", o.optimizer, core::to_string(c.optimizer.kind)},
-      {"--lr", core::float_text(static_cast<float>(o.learning_rate)),
-       core::float_text(c.optimizer.learning_rate)},
-      {"--loss-scaling", o.loss_scaling, core::to_string(c.loss_scaling)},
-      {"--seed", std::to_string(o.seed), std::to_string(c.seed)},
-      {"--train-examples", std::to_string(o.train_examples), std::to_string(c.train_examples)},
-  };
-  for (const Fixed& f : fixed) {
-    if (o.given.count(f.flag) && f.given != f.saved) {
-      return std::string(f.flag) + " " + f.given + ": the checkpoint " +
-             point.entry.state.string() + " was trained with " + f.saved +
-             ", and a resumed run keeps its model, optimizer, learning rate, loss scaling, seed "
-             "and training examples; leave " + f.flag + " out";
+  core::RunSettings& s = o.settings;
+  for (const core::SettingDifference& d : core::setting_differences(s, c.settings)) {
+    const std::string flag = flag_for_setting(d.key);
+    if (d.role == core::SettingRole::kFixed && !flag.empty() && o.given.count(flag)) {
+      return flag + " " + d.first + ": the checkpoint " + point.entry.state.string() +
+             " was trained with " + d.second +
+             ", and a resumed run keeps its model, optimizer and its settings, loss scaling, "
+             "seed and training examples; leave " + flag + " out";
     }
   }
-  o.model = core::to_string(c.model);
-  o.optimizer = core::to_string(c.optimizer.kind);
-  o.learning_rate = c.optimizer.learning_rate;
-  o.loss_scaling = core::to_string(c.loss_scaling);
-  o.seed = c.seed;
-  o.train_examples = static_cast<std::int64_t>(c.train_examples);
-  if (!o.given.count("--batch-per-replica")) o.batch_per_replica = static_cast<std::int64_t>(c.batch_per_replica);
-  if (!o.given.count("--epochs")) o.epochs = c.epochs;
-  if (!o.given.count("--max-steps")) o.max_steps = c.max_steps;
-  if (!o.given.count("--allreduce")) o.allreduce = c.all_reduce;
+  // What the checkpoint fixed, and what a resumed run may change but was not told to (the
+  // batch, the epochs, --max-steps, the all-reduce); the devices are this command line's.
+  core::copy_settings(c.settings, s, [&o](const core::SettingInfo& info) {
+    const std::string key = info.key;
+    if (info.role == core::SettingRole::kFixed) return true;
+    if (info.role == core::SettingRole::kMachine || key == "gpus" || key == "memory_mib" ||
+        key == "workers") {
+      return false;
+    }
+    return o.given.count(flag_for_setting(key)) == 0;
+  });
   if (!o.given.count("--gpus") && !o.given.count("--memory-limit") && !o.given.count("--devices")) {
-    o.devices.gpus = c.replicas;  // as many replicas as before, unless the flags say otherwise
+    s.devices.gpus = c.replicas;  // as many replicas as before, unless the flags say otherwise
   }
   if (o.checkpoint_dir.empty()) o.checkpoint_dir = o.resume_dir;
 
   const core::FitPosition& p = point.checkpoint.position;
   const std::string at = "the checkpoint " + point.entry.state.string() + " is at step " +
                          std::to_string(p.history.steps);
-  if (o.max_steps > 0 && p.history.steps >= o.max_steps) {
-    return "--max-steps " + std::to_string(o.max_steps) + ": " + at +
+  if (s.max_steps > 0 && p.history.steps >= s.max_steps) {
+    return "--max-steps " + std::to_string(s.max_steps) + ": " + at +
            (o.given.count("--max-steps") ? "" : " (its run's --max-steps)") +
            ": nothing is left to run; give a larger --max-steps to go on";
   }
-  if (p.epoch > o.epochs || (p.epoch == o.epochs && !p.in_epoch)) {
-    return "--epochs " + std::to_string(o.epochs) + ": " + at + ", " +
+  if (p.epoch > s.epochs || (p.epoch == s.epochs && !p.in_epoch)) {
+    return "--epochs " + std::to_string(s.epochs) + ": " + at + ", " +
            (p.in_epoch ? "inside" : "after") + " epoch " + std::to_string(p.epoch) +
            ": nothing is left to run; give more --epochs to go on";
   }

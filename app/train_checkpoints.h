@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/train_command.h"
+#include "app/train_flags.h"
 #include "core/checkpoint/checkpoint_folder.h"
 #include "core/checkpoint/run_checkpoint.h"
 

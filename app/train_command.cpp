@@ -92,108 +92,6 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   return cmd;
 }
 
-void add_model_flag(CLI::App* cmd, std::string& model) {
-  add_choice_flag(cmd, "--model", model, {"cnn", "mlp"},
-                  "Model: cnn (Keras' example CNN) or mlp (784-256-128-10)");
-}
-
-void add_batch_per_replica_flag(CLI::App* cmd, std::int64_t& batch_per_replica) {
-  add_whole_number_flag(cmd, "--batch-per-replica", batch_per_replica, 1, std::int64_t{1} << 16,
-                        "Examples per replica per step (global batch = this x GPUs)");
-}
-
-void add_optimizer_flag(CLI::App* cmd, std::string& optimizer) {
-  add_choice_flag(cmd, "--optimizer", optimizer, {"sgd", "adam", "nadam"},
-                  "sgd (momentum 0.9, where Keras' SGD defaults to 0), adam or nadam (Keras 3's)");
-}
-
-void add_allreduce_flag(CLI::App* cmd, std::string& allreduce) {
-  std::vector<std::string> algorithms{std::string(vgpu::kAutoAllReduce)};
-  std::string help = "All-reduce algorithm: auto (TensorFlow 2.21's choice: " +
-                     std::string(vgpu::kNcclName) + " with one CUDA GPU per replica, else " +
-                     std::string(vgpu::kRingName) + ")";
-  for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
-    algorithms.emplace_back(a.name);
-    help += "; " + std::string(a.name) + ": " + std::string(a.what);
-  }
-  add_choice_flag(cmd, "--allreduce", allreduce, algorithms, help);
-}
-
-void add_training_flags(CLI::App* cmd, TrainOptions& o) {
-  add_model_flag(cmd, o.model);
-  add_device_flags(cmd, o.devices);
-  add_batch_per_replica_flag(cmd, o.batch_per_replica);
-  add_whole_number_flag(cmd, "--epochs", o.epochs, 1, 1000, "Passes over the training set");
-  add_whole_number_flag(
-      cmd, "--max-steps", o.max_steps, 0, std::int64_t{1} << 40,
-      "Stop after this many global steps (then still evaluate and report); 0: no limit");
-  add_optimizer_flag(cmd, o.optimizer);
-  add_real_flag(cmd, "--lr", o.learning_rate, 1e-9, 10.0,
-                "Learning rate, for every optimizer (Keras' SGD defaults to 0.01)");
-  add_allreduce_flag(cmd, o.allreduce);
-  add_choice_flag(cmd, "--loss-scaling", o.loss_scaling,
-                  {"replica-mean", "batch-mean", "shard-mean"},
-                  "How a replica scales its loss; the first two agree on full batches. "
-                  "replica-mean (Keras' model.fit): its own examples' mean / replicas, so on an "
-                  "uneven last batch each replica weighs the same; batch-mean: divided by the "
-                  "global batch's examples, so each example weighs the same, as on one device; "
-                  "shard-mean: the custom-loop mistake, its own mean only, so the summed "
-                  "gradients are N times too large");
-  add_unsigned_flag(cmd, "--seed", o.seed, 0, std::numeric_limits<std::uint64_t>::max(),
-                    "Seed for initial weights and shuffling");
-  add_text_flag(cmd, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
-      ->type_name("DIR");
-  add_whole_number_flag(cmd, "--train-examples", o.train_examples, 0, std::int64_t{1} << 31,
-                        "Use only the first N training examples (0: all) for quick demos");
-  add_fault_flags(cmd, o.faults);
-}
-
-// Flags are checked one by one by CLI11; what depends on several of them is checked here, and the
-// output files are created (as temporaries) so a path that cannot be written is said now. What
-// depends on the devices (is a GPU visible, can NCCL run on them) is checked when they are made,
-// still before the dataset is loaded.
-std::string check_train_options(const TrainOptions& o, int* gpus, OutputFiles* outputs) {
-  std::string problem;
-  *gpus = device_count(o.devices, &problem);
-  if (problem.empty()) problem = check_fault_devices(o.faults, *gpus);
-  if (problem.empty() && outputs != nullptr) problem = outputs->add("--history", o.history_file);
-  if (problem.empty() && outputs != nullptr) problem = outputs->add("--trace", o.trace_file);
-  return problem;
-}
-
-core::StrategyOptions strategy_options(const TrainOptions& o) {
-  core::StrategyOptions strategy;
-  strategy.model = core::parse_model_kind(o.model);
-  strategy.optimizer.kind = core::parse_optimizer_kind(o.optimizer);
-  strategy.optimizer.learning_rate = static_cast<float>(o.learning_rate);
-  strategy.all_reduce = o.allreduce;
-  strategy.loss_scaling = core::parse_loss_scaling(o.loss_scaling);
-  strategy.seed = o.seed;
-  return strategy;
-}
-
-core::FitOptions fit_options(const TrainOptions& o) {
-  core::FitOptions fit;
-  fit.epochs = o.epochs;
-  fit.max_steps = o.max_steps;
-  fit.batch_per_replica = static_cast<std::size_t>(o.batch_per_replica);
-  fit.seed = o.seed;
-  return fit;
-}
-
-core::FashionMnist load_training_data(const TrainOptions& o) {
-  const auto load_start = vgpu::Clock::now();
-  std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
-  std::fflush(stdout);
-  core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
-  if (o.train_examples > 0)
-    data.train = data.train.head(static_cast<std::size_t>(o.train_examples));
-  std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
-              vgpu::seconds_between(load_start, vgpu::Clock::now()));
-  std::fflush(stdout);  // before any error on stderr, also when stdout is a pipe
-  return data;
-}
-
 namespace {
 
 // The end of a run, as it ended: the report on stdout, then the files.
@@ -202,23 +100,19 @@ struct RunEnd {
   std::string stop_message;  // why it ended early, in words, also in the history
 };
 
+// The history's "config": the run's settings as every settings file has them, with what the
+// run made of them (the device count, the workers, the all-reduce auto chose, the examples).
 nlohmann::json run_config(const TrainOptions& o, int gpus, std::size_t global,
                           const core::MirroredStrategy& strategy, std::size_t train_examples) {
-  return {{"model", o.model},
-          {"gpus", gpus},
-          {"workers", strategy.num_workers()},
-          {"replicas_in_sync", strategy.num_replicas_in_sync()},
-          {"batch_per_replica", o.batch_per_replica},
-          {"global_batch", global},
-          {"epochs", o.epochs},
-          {"max_steps", o.max_steps},
-          {"optimizer", o.optimizer},
-          {"learning_rate", o.learning_rate},
-          {"allreduce", strategy.all_reduce().name()},
-          {"loss_scaling", o.loss_scaling},
-          {"seed", o.seed},
-          {"train_examples", train_examples},
-          {"faults", o.faults.describe()}};
+  nlohmann::json config = core::settings_json(o.settings);
+  config["gpus"] = gpus;
+  config["workers"] = strategy.num_workers();
+  config["replicas_in_sync"] = strategy.num_replicas_in_sync();
+  config["global_batch"] = global;
+  config["allreduce"] = strategy.all_reduce().name();
+  config["train_examples"] = train_examples;
+  config["faults"] = o.faults.describe();
+  return config;
 }
 
 // After a device failed: where the run can go on from.
@@ -237,10 +131,12 @@ std::string resume_advice(const TrainCheckpoints& checkpoints) {
 // "try a lower --lr (now 10) or a larger --batch-per-replica (now 1)": what the user can change.
 std::string divergence_advice(const TrainOptions& o) {
   char lr[32];
-  std::snprintf(lr, sizeof lr, "%g", o.learning_rate);
+  std::snprintf(lr, sizeof lr, "%g", o.settings.optimizer.learning_rate);
   return std::string("Try a lower --lr (now ") + lr + "), a larger --batch-per-replica (now " +
-         std::to_string(o.batch_per_replica) + ")" +
-         (o.optimizer == "adam" ? "" : ", or --optimizer adam, which adapts its step size");
+         std::to_string(o.settings.batch_per_replica) + ")" +
+         (o.settings.optimizer.kind == core::OptimizerKind::kAdam
+              ? ""
+              : ", or --optimizer adam, which adapts its step size");
 }
 
 // The same, after a check found `where`; a NaN that --nan-at put there needs no such advice.
@@ -308,7 +204,7 @@ bool resume_run(const ResumePoint& resume, const core::CheckpointConfig& now,
               static_cast<long long>(p.history.steps));
   if (p.in_epoch) {
     std::printf("inside epoch %d (%lld steps, %zu of %zu examples done)\n", p.epoch,
-                static_cast<long long>(p.step_in_epoch), p.examples_in_epoch, now.train_examples);
+                static_cast<long long>(p.step_in_epoch), p.examples_in_epoch, now.settings.train_examples);
   } else {
     std::printf("after epoch %d\n", p.epoch);
   }
@@ -333,7 +229,8 @@ int run_train(const TrainOptions& options) {
   // Alone, or one of several workers (mpirun -np W, app/workers.h): worker 0 says what is wrong.
   const vgpu::Launch launch = vgpu::launched_by();
   const bool chief = launch.rank == 0;
-  if (const std::string problem = check_launch(o.workers, launch, mpi_built()); !problem.empty()) {
+  if (const std::string problem = check_launch(o.settings.workers, launch, mpi_built());
+      !problem.empty()) {
     if (chief) std::fprintf(stderr, "mirrorlab train: %s\n", problem.c_str());
     return 2;
   }
@@ -364,7 +261,8 @@ int run_train(const TrainOptions& options) {
   // on these devices, a model that does not fit) is reported before the dataset's second of
   // loading.
   vgpu::DeviceRegistry registry;
-  const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(o.devices, gpus), registry);
+  const std::vector<vgpu::Device*>& devices =
+      make_devices(plan_devices(o.settings.devices, gpus), registry);
   core::EventStore events;
   // On GPUs the step across workers is NCCL's, between the processes, where NCCL can serve.
   std::string no_nccl;
@@ -373,7 +271,8 @@ int run_train(const TrainOptions& options) {
   if (!no_nccl.empty()) std::printf("NCCL across workers not used: %s\n", no_nccl.c_str());
   std::unique_ptr<core::MirroredStrategy> made;
   try {
-    made = std::make_unique<core::MirroredStrategy>(devices, strategy_options(o), &events,
+    made = std::make_unique<core::MirroredStrategy>(devices, core::strategy_options(o.settings),
+                                                    &events,
                                                     on_gpus ? on_gpus.get() : workers.get());
   } catch (const std::invalid_argument& e) {  // e.g. --allreduce nccl where NCCL cannot run
     std::fflush(stdout);                      // after the devices' line
@@ -402,7 +301,8 @@ int run_train(const TrainOptions& options) {
     std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
                 strategy.device_tuple().c_str());
   }
-  std::printf("%s", model_summary(strategy.replica(0).model(), o.model).c_str());
+  std::printf("%s",
+              model_summary(strategy.replica(0).model(), core::to_string(o.settings.model)).c_str());
   if (!workers && !strategy.tensorflow_all_reduce_log().empty()) {
     std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
   }
@@ -415,16 +315,22 @@ int run_train(const TrainOptions& options) {
     finish_workers(*workers);
     return 2;
   }
-  const std::size_t global = static_cast<std::size_t>(o.batch_per_replica) * replicas;
-  std::printf("Global batch %zu = %lld per replica x %d replicas%s; %s optimizer%s, lr %g\n",
-              global, static_cast<long long>(o.batch_per_replica), replicas,
+  const core::OptimizerConfig& optimizer = o.settings.optimizer;
+  const std::size_t global = o.settings.batch_per_replica * static_cast<std::size_t>(replicas);
+  char momentum[48] = "";
+  if (optimizer.kind == core::OptimizerKind::kSgd) {
+    std::snprintf(momentum, sizeof momentum, " (momentum %g%s)",
+                  static_cast<double>(optimizer.momentum),
+                  optimizer.momentum == 0 ? ", as Keras' SGD" : "");
+  }
+  std::printf("Global batch %zu = %zu per replica x %d replicas%s; %s optimizer%s, lr %g\n",
+              global, o.settings.batch_per_replica, replicas,
               workers ? (" (" + std::to_string(gpus) + (gpus == 1 ? " device x " : " devices x ") +
                          std::to_string(workers->size()) + " workers)")
                             .c_str()
                       : "",
-              o.optimizer.c_str(),
-              o.optimizer == "sgd" ? " (momentum 0.9; Keras' SGD defaults to 0)" : "",
-              o.learning_rate);
+              core::to_string(optimizer.kind), momentum,
+              static_cast<double>(optimizer.learning_rate));
   if (replicas > 1 && data.train.size() % global != 0) {
     print_last_batch(data.train.size() % global, replicas, strategy.options());
   }
@@ -435,7 +341,7 @@ int run_train(const TrainOptions& options) {
   }
   std::vector<std::string> warnings;
   TrainProgress progress(o, &warnings);
-  core::FitOptions fit = fit_options(o);
+  core::FitOptions fit = core::fit_options(o.settings);
   vgpu::WorkerGroup* group = workers.get();
   // Every worker stops after the same step (app/workers.h): any one asked, all stop.
   const auto stop_asked = [group] { return agreed_stop(group, interrupt_signal() != 0); };
@@ -444,7 +350,7 @@ int run_train(const TrainOptions& options) {
   std::vector<std::string> write_errors;
   if (checkpoints.enabled()) {
     const core::CheckpointConfig config =
-        core::checkpoint_config(strategy, loop, core::dataset_crc32(data.train));
+        core::checkpoint_config(o.settings, strategy, loop, core::dataset_crc32(data.train));
     if (resume && !resume_run(*resume, config, strategy, loop)) return 2;
     if (resume) checkpoints.set_last(resume->entry);
     checkpoints.start(strategy, loop, config);
@@ -521,7 +427,7 @@ int run_train(const TrainOptions& options) {
 
   if (history.stopped_by_max_steps) {
     std::printf("Stopped after --max-steps %lld global steps.\n",
-                static_cast<long long>(o.max_steps));
+                static_cast<long long>(o.settings.max_steps));
   }
   const core::Metrics test = history.epochs.empty() || !history.epochs.back().has_validation
                                  ? core::Metrics{}

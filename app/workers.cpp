@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "app/flags.h"
-#include "app/train_command.h"
+#include "app/train_flags.h"
 #include "virtualgpu/device.h"
 
 #if MIRRORLAB_HAVE_MPI
@@ -18,7 +18,7 @@
 namespace mirrorlab::app {
 
 void add_worker_flags(CLI::App* cmd, TrainOptions& o) {
-  add_whole_number_flag(cmd, "--workers", o.workers, 0, 4096,
+  add_whole_number_flag(cmd, "--workers", o.settings.workers, 0, 4096,
                         "Workers (processes, each with --gpus devices), as mpirun -np starts "
                         "them: mpirun -np W mirrorlab train ...; 0: as many as mpirun started");
   add_real_flag(cmd, "--worker-timeout", o.worker_timeout_seconds, 1, 86400,
@@ -113,22 +113,18 @@ void finish_workers(vgpu::WorkerGroup& workers) {
 }
 
 std::string train_flag_lines(const TrainOptions& o) {
-  std::ostringstream lines;
-  const auto list = [](const auto& values) {
-    std::string text;
-    for (const auto& v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
-    return text.empty() ? std::string("(none)") : text;
-  };
-  lines << "--model " << o.model << "\n--backend " << o.devices.backend << "\n--gpus "
-        << o.devices.gpus << "\n--memory-limit " << list(o.devices.memory_limits_mib)
-        << "\n--devices " << list(o.devices.physical_gpus) << "\n--sm-split "
-        << (o.devices.sm_split ? "on" : "off") << "\n--batch-per-replica " << o.batch_per_replica
-        << "\n--epochs " << o.epochs << "\n--max-steps " << o.max_steps << "\n--optimizer "
-        << o.optimizer << "\n--lr " << o.learning_rate << "\n--allreduce " << o.allreduce
-        << "\n--loss-scaling " << o.loss_scaling << "\n--seed " << o.seed << "\n--train-examples "
-        << o.train_examples << "\n--workers " << o.workers << "\n--worker-timeout "
-        << o.worker_timeout_seconds << "\n";
-  return lines.str();
+  // Every setting, by the flag that sets it (a setting no flag sets, by its key), then
+  // --worker-timeout, which is no setting of the run but must agree too.
+  std::string lines;
+  std::istringstream settings(core::settings_lines(o.settings));
+  for (std::string line; std::getline(settings, line);) {
+    const std::string key = line.substr(0, line.find(' '));
+    const std::string flag = flag_for_setting(key);
+    lines += (flag.empty() ? key : flag) + line.substr(key.size()) + "\n";
+  }
+  std::ostringstream timeout;
+  timeout << "--worker-timeout " << o.worker_timeout_seconds << "\n";
+  return lines + timeout.str();
 }
 
 std::string compare_worker_flags(const std::vector<std::string>& lines_by_worker) {

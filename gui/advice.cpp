@@ -7,7 +7,7 @@
 namespace mirrorlab::gui {
 
 std::string advice(const std::exception& error, const core::SessionConfig& config) {
-  const bool mlp = config.strategy.model == core::ModelKind::kMlp;
+  const bool mlp = config.settings.model == core::ModelKind::kMlp;
   if (const auto* e = dynamic_cast<const vgpu::OutOfMemoryError*>(&error)) {
     switch (e->ran_out()) {
       case vgpu::MemoryRanOut::kLimit:

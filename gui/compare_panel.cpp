@@ -28,14 +28,14 @@ void ComparePanel::start(core::TrainingSession& session) {
   core::TrainingSession* s = &session;
   session.post([shared, s] {
     core::ComparisonOptions options;
-    options.batch_per_replica = s->config().fit.batch_per_replica;
+    options.batch_per_replica = s->config().settings.batch_per_replica;
     const auto publish = [&](const core::AlgorithmComparison& r) {
       std::lock_guard lock(shared->mutex);
       shared->result = r;
       ++shared->version;
     };
     const core::AlgorithmComparison r = core::compare_algorithms(
-        s->devices(), s->data().train, s->config().strategy, options, [s] { return s->stopping(); },
+        s->devices(), s->data().train, core::strategy_options(s->config().settings), options, [s] { return s->stopping(); },
         publish);
     std::lock_guard lock(shared->mutex);
     shared->result = r;

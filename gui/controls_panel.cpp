@@ -15,20 +15,27 @@
 namespace mirrorlab::gui {
 namespace {
 
-constexpr const char* kModels[] = {"cnn", "mlp"};
 // The all-reduce choices: TensorFlow's own, then every algorithm of the table.
-const std::vector<std::string>& algorithm_choices() {
-  static const std::vector<std::string> choices = [] {
-    std::vector<std::string> c{std::string(vgpu::kAutoAllReduce)};
-    for (const std::string& name : vgpu::all_reduce_names()) c.push_back(name);
-    return c;
-  }();
-  return choices;
-}
+const std::vector<std::string>& algorithm_choices() { return core::allreduce_choices(); }
 
 bool algorithm_choice_text(void*, int index, const char** text) {
   *text = algorithm_choices()[static_cast<std::size_t>(index)].c_str();
   return true;
+}
+
+bool model_choice_text(void*, int index, const char** text) {
+  *text = core::choices_of<core::ModelKind>()[static_cast<std::size_t>(index)].name;
+  return true;
+}
+
+// Where `value` is in its table of names.
+template <class E>
+int choice_index(E value) {
+  const auto names = core::choices_of<E>();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].value == value) return static_cast<int>(i);
+  }
+  return 0;
 }
 
 void state_badge(const core::SessionSnapshot& run, double t) {
@@ -92,15 +99,16 @@ void watch_back(FrameContext& frame) {
 }
 
 void ControlsPanel::load(const core::SessionConfig& config) {
-  gpus_ = static_cast<int>(config.devices.size());
+  const std::vector<vgpu::LogicalDeviceConfiguration> devices = core::session_devices(config);
+  gpus_ = static_cast<int>(devices.size());
   memory_mib_.clear();
-  for (const auto& d : config.devices) memory_mib_.push_back(static_cast<int>(d.memory_limit_mib));
-  model_ = config.strategy.model == core::ModelKind::kCnn ? 0 : 1;
+  for (const auto& d : devices) memory_mib_.push_back(static_cast<int>(d.memory_limit_mib));
+  model_ = choice_index(config.settings.model);
   const auto& choices = algorithm_choices();
-  const auto chosen = std::find(choices.begin(), choices.end(), config.strategy.all_reduce);
+  const auto chosen = std::find(choices.begin(), choices.end(), config.settings.allreduce);
   algorithm_ = chosen == choices.end() ? 0 : static_cast<int>(chosen - choices.begin());
-  batch_ = static_cast<int>(config.fit.batch_per_replica);
-  learning_rate_ = config.strategy.optimizer.learning_rate;
+  batch_ = static_cast<int>(config.settings.batch_per_replica);
+  learning_rate_ = config.settings.optimizer.learning_rate;
   load_faults(config.faults);
   loaded_ = true;
 }
@@ -134,10 +142,10 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
                 static_cast<long long>(run.steps_per_epoch));
     if (run.workers.size() > 1) {
       ImGui::Text("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
-                  frame.config.fit.batch_per_replica, run.devices.size(), run.workers.size());
+                  frame.config.settings.batch_per_replica, run.devices.size(), run.workers.size());
     } else {
       ImGui::Text("Global batch %zu = %zu x %zu replicas", run.global_batch,
-                  frame.config.fit.batch_per_replica, run.devices.size());
+                  frame.config.settings.batch_per_replica, run.devices.size());
     }
   }
   const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
@@ -204,7 +212,7 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
   ImGui::TextUnformatted("Settings (Apply restarts the run)");
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
   // Up to 16 by dragging (or more when the run was started with more, up to --gpus' 64).
-  const int most = std::max(16, static_cast<int>(frame.config.devices.size()));
+  const int most = std::max(16, static_cast<int>(core::session_devices(frame.config).size()));
   if (ImGui::SliderInt("virtual GPUs", &gpus_, 1, most, "%d", ImGuiSliderFlags_AlwaysClamp)) {
     memory_mib_.resize(static_cast<std::size_t>(gpus_),
                        memory_mib_.empty() ? 1024 : memory_mib_.back());
@@ -220,7 +228,8 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
         std::max(1, memory_mib_[static_cast<std::size_t>(i)]);
     ImGui::PopID();
   }
-  ImGui::Combo("model", &model_, kModels, 2);
+  ImGui::Combo("model", &model_, model_choice_text, nullptr,
+               static_cast<int>(core::choices_of<core::ModelKind>().size()));
   ImGui::Combo("all-reduce", &algorithm_, algorithm_choice_text, nullptr,
                static_cast<int>(algorithm_choices().size()));
   ImGui::InputInt("batch/replica", &batch_, 8, 64);
@@ -230,18 +239,13 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
   ImGui::PopItemWidth();
   if (ImGui::Button("Apply", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
     core::SessionConfig config = frame.config;
-    config.devices.clear();
-    for (int mib : memory_mib_) {
-      vgpu::LogicalDeviceConfiguration d = frame.config.devices.empty()
-                                               ? vgpu::LogicalDeviceConfiguration{}
-                                               : frame.config.devices.front();
-      d.memory_limit_mib = static_cast<std::size_t>(mib);
-      config.devices.push_back(d);
-    }
-    config.strategy.model = model_ == 0 ? core::ModelKind::kCnn : core::ModelKind::kMlp;
-    config.strategy.all_reduce = algorithm_choices()[static_cast<std::size_t>(algorithm_)];
-    config.fit.batch_per_replica = static_cast<std::size_t>(batch_);
-    config.strategy.optimizer.learning_rate = learning_rate_;
+    core::RunSettings& s = config.settings;
+    s.devices.gpus = gpus_;
+    s.devices.memory_limits_mib.assign(memory_mib_.begin(), memory_mib_.end());
+    s.model = core::choices_of<core::ModelKind>()[static_cast<std::size_t>(model_)].value;
+    s.allreduce = algorithm_choices()[static_cast<std::size_t>(algorithm_)];
+    s.batch_per_replica = static_cast<std::size_t>(batch_);
+    s.optimizer.learning_rate = learning_rate_;
     frame.actions.reconfigure(config);
   }
   if (!frame.setup_error.empty()) {

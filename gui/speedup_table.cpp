@@ -33,7 +33,7 @@ std::string measured_source(const RunCompute& c, const timing::Topology& machine
 }  // namespace
 
 RunModel run_model_of(const core::SessionConfig& config) {
-  return {config.strategy.model, config.strategy.optimizer, config.fit.batch_per_replica};
+  return {config.settings.model, config.settings.optimizer, config.settings.batch_per_replica};
 }
 
 std::vector<std::int64_t> compute_steps_of(const core::SessionSnapshot& run) {

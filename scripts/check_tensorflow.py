@@ -592,8 +592,8 @@ def main():
     row("optimizer defaults", "keras.optimizers.SGD()",
         f"momentum {tf_sgd['momentum']:g}, learning_rate {tf_sgd['learning_rate']:g}",
         f"momentum {ml_defaults['momentum']:.6g}, learning_rate {ml_defaults['learning_rate']:.6g}",
-        known="mirrorlab's sgd uses momentum 0.9 and one --lr default (0.001) for every "
-              "optimizer; --help and mirrorlab train say so")
+        known="mirrorlab's sgd has Keras' momentum (0, --momentum sets it) but one --lr "
+              "default (0.001) for every optimizer; --help says so")
     rng = np.random.default_rng(12)
     params = rng.normal(size=16).astype(np.float32).tolist()
     # 60 steps of gradients of every scale, some far below epsilon, some large.

@@ -39,28 +39,30 @@ inline const core::Dataset& validation_data() {
 struct FitRig {
   explicit FitRig(const FitSetup& s) : setup(s) {
     registry.set_logical_device_configuration(s.replicas, 256);
-    core::StrategyOptions options;
-    options.model = s.model;
-    options.optimizer.kind = s.optimizer;
-    options.optimizer.learning_rate = s.optimizer == core::OptimizerKind::kSgd ? 0.02f : 1e-3f;
-    options.seed = 5;
-    strategy = std::make_unique<core::MirroredStrategy>(registry.logical_devices(), options);
-    core::FitOptions fit;
-    fit.epochs = s.epochs;
-    fit.max_steps = s.max_steps;
-    fit.batch_per_replica = s.batch_per_replica;
-    fit.seed = 9;
-    loop = std::make_unique<core::FitLoop>(*strategy, train_data(), &validation_data(), fit);
+    settings.model = s.model;
+    settings.optimizer.kind = s.optimizer;
+    settings.optimizer.learning_rate = s.optimizer == core::OptimizerKind::kSgd ? 0.02f : 1e-3f;
+    settings.optimizer.momentum = s.optimizer == core::OptimizerKind::kSgd ? 0.9f : 0.0f;
+    settings.seed = 5;
+    settings.epochs = s.epochs;
+    settings.max_steps = s.max_steps;
+    settings.batch_per_replica = s.batch_per_replica;
+    settings.devices.gpus = s.replicas;
+    strategy = std::make_unique<core::MirroredStrategy>(registry.logical_devices(),
+                                                        core::strategy_options(settings));
+    loop = std::make_unique<core::FitLoop>(*strategy, train_data(), &validation_data(),
+                                           core::fit_options(settings));
   }
   void run_to_end() {
     while (!loop->done()) loop->step();
   }
   core::CheckpointConfig config() const {
-    return core::checkpoint_config(*strategy, *loop, core::dataset_crc32(train_data()));
+    return core::checkpoint_config(settings, *strategy, *loop, core::dataset_crc32(train_data()));
   }
   core::Checkpoint checkpoint() { return core::capture_checkpoint(*strategy, *loop, config()); }
 
   FitSetup setup;
+  core::RunSettings settings;
   vgpu::DeviceRegistry registry;
   std::unique_ptr<core::MirroredStrategy> strategy;
   std::unique_ptr<core::FitLoop> loop;

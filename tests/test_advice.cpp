@@ -8,7 +8,7 @@
 #include <string>
 
 #include "app/advice.h"
-#include "app/train_command.h"
+#include "app/train_flags.h"
 #include "core/io/dataset.h"
 #include "core/strategy/divergence.h"
 #include "virtualgpu/cuda/configuration_error.h"
@@ -72,7 +72,7 @@ vgpu::OutOfMemoryError card_full() {
 }
 
 app::AdviceContext train_context(const app::TrainOptions& options) {
-  return app::AdviceContext{&options.devices, &options, false};
+  return app::AdviceContext{&options.settings.devices, &options, false};
 }
 
 void expect_all(const std::string& text, std::initializer_list<const char*> words) {
@@ -86,7 +86,7 @@ TEST(CommandLineAdvice, OverTheLimitSaysWhichFlagsToChangeAndOffersTheMlpOnlyToA
   expect_all(said, {"/gpu:1: out of memory", "--memory-limit", "--batch-per-replica",
                     "--model mlp"});
   app::TrainOptions mlp;
-  mlp.model = "mlp";
+  mlp.settings.model = core::ModelKind::kMlp;
   const std::string to_mlp = app::explain(e, train_context(mlp));
   expect_all(to_mlp, {"--memory-limit", "--batch-per-replica"});
   EXPECT_EQ(to_mlp.find("--model mlp"), std::string::npos) << to_mlp;
@@ -148,7 +148,7 @@ TEST(CommandLineAdvice, TheHostRefusingMemorySaysWhatLimitsItAndWhatToLower) {
 TEST(WindowAdvice, SpeaksOfTheSettingsNeverOfFlags) {
   core::SessionConfig cnn;
   core::SessionConfig mlp;
-  mlp.strategy.model = core::ModelKind::kMlp;
+  mlp.settings.model = core::ModelKind::kMlp;
   const std::string limit = gui::advice(over_the_limit(), cnn);
   expect_all(limit, {"Raise the memory limit of /gpu:1", "batch per replica", "MLP"});
   EXPECT_EQ(gui::advice(over_the_limit(), mlp).find("MLP"), std::string::npos);

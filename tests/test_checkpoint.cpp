@@ -150,14 +150,65 @@ std::string resealed(const std::string& state, const std::function<void(json&)>&
   return j.dump(1);
 }
 
+// Version 1 (before the run's settings were one value) wrote them by hand: the optimizer as an
+// object, "all_reduce", a shuffle seed of its own. Such a file is still read, to the same
+// settings; the devices it did not keep are the defaults.
+TEST(Checkpoint, AVersionOneStateIsStillRead) {
+  const Saved saved;
+  const std::string v1 = resealed(saved.bytes.state, [](json& j) {
+    const json s = j["config"]["settings"];
+    j["version"] = 1;
+    j["config"] = {{"model", s["model"]},
+                   {"optimizer",
+                    {{"name", s["optimizer"]},
+                     {"learning_rate", s["learning_rate"]},
+                     {"momentum", s["momentum"]},
+                     {"beta1", s["beta1"]},
+                     {"beta2", s["beta2"]},
+                     {"epsilon", s["epsilon"]}}},
+                   {"loss_scaling", s["loss_scaling"]},
+                   {"all_reduce", s["allreduce"]},
+                   {"seed", s["seed"]},
+                   {"shuffle_seed", s["seed"]},
+                   {"epochs", s["epochs"]},
+                   {"max_steps", s["max_steps"]},
+                   {"batch_per_replica", s["batch_per_replica"]},
+                   {"replicas", j["config"]["replicas"]},
+                   {"devices", j["config"]["devices"]},
+                   {"train_examples", s["train_examples"]},
+                   {"train_crc32", j["config"]["train_crc32"]}};
+  });
+  const core::Checkpoint back = saved.decode(v1, saved.bytes.weights);
+  core::RunSettings expected = saved.checkpoint.config.settings;
+  expected.devices = core::DeviceSettings{};
+  expected.workers = core::RunSettings{}.workers;
+  EXPECT_TRUE(back.config.settings == expected);
+  EXPECT_EQ(back.config.replicas, 3);
+  testing_rig::expect_same_state(back.state, saved.checkpoint.state);
+  // A shuffle seed other than the seed: this version cannot go on from it.
+  const std::string other_shuffle = resealed(v1, [](json& j) { j["config"]["shuffle_seed"] = 99; });
+  try {
+    saved.decode(other_shuffle, saved.bytes.weights);
+    ADD_FAILURE() << "accepted";
+  } catch (const core::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"config.shuffle_seed\" differs from \"seed\""),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string bad_lr =
+      resealed(v1, [](json& j) { j["config"]["optimizer"]["learning_rate"] = 99; });
+  EXPECT_THROW(saved.decode(bad_lr, saved.bytes.weights), core::CheckpointError);
+}
+
 TEST(Checkpoint, TheStateIsReadableJsonAndEveryFieldComesBack) {
   const Saved saved;
   const json state = json::parse(saved.bytes.state);
   EXPECT_EQ(state["format"], "mirrorlab-checkpoint");
-  EXPECT_EQ(state["version"], 1);
+  EXPECT_EQ(state["version"], 2);
   EXPECT_EQ(state["step"], 5);
-  EXPECT_EQ(state["config"]["model"], "mlp");
-  EXPECT_EQ(state["config"]["optimizer"]["name"], "adam");
+  EXPECT_EQ(state["config"]["settings"]["model"], "mlp");
+  EXPECT_EQ(state["config"]["settings"]["optimizer"], "adam");
+  EXPECT_EQ(state["config"]["settings"]["learning_rate"], 0.001);
   EXPECT_EQ(state["position"]["examples_in_epoch"], 60);
   EXPECT_EQ(state["weights"]["file"], "ckpt-00000005.safetensors");
   EXPECT_EQ(state["weights"]["slots"], json({"m", "v"}));
@@ -167,6 +218,7 @@ TEST(Checkpoint, TheStateIsReadableJsonAndEveryFieldComesBack) {
   EXPECT_EQ(back.position.running.loss_sum, saved.checkpoint.position.running.loss_sum);
   EXPECT_EQ(back.position.examples_in_epoch, 60u);
   EXPECT_EQ(back.config.train_crc32, saved.checkpoint.config.train_crc32);
+  EXPECT_TRUE(back.config.settings == saved.checkpoint.config.settings);
   EXPECT_EQ(back.config.devices, (std::vector<std::string>{"/gpu:0", "/gpu:1", "/gpu:2"}));
   EXPECT_EQ(back.order_crc32, saved.checkpoint.order_crc32);
   ASSERT_EQ(back.tensors.size(), 6u);
@@ -199,18 +251,24 @@ TEST(Checkpoint, DamagedTruncatedForeignAndNewerFilesAreRefusedNamingTheFile) {
            " (truncated)"},
       {"a changed weight", state, flipped_weights,
        "dir/ckpt-00000005.safetensors: is damaged: its CRC-32 is"},
-      {"a newer format", resealed(state, [](json& j) { j["version"] = 2; }), weights,
-       "was written in checkpoint format version 2; this mirrorlab reads version 1"},
+      {"a newer format", resealed(state, [](json& j) { j["version"] = 3; }), weights,
+       "was written in checkpoint format version 3; this mirrorlab reads versions 1 to 2"},
       {"another format", "{\"format\": \"keras\"}", weights, "is not a mirrorlab checkpoint"},
       {"a missing field",
        resealed(state, [](json& j) { j["position"].erase("epoch"); }), weights,
        "\"position.epoch\" is missing"},
       {"a field of the wrong kind",
-       resealed(state, [](json& j) { j["config"]["epochs"] = "many"; }), weights,
-       "\"config.epochs\" is not a whole number"},
+       resealed(state, [](json& j) { j["config"]["settings"]["epochs"] = "many"; }), weights,
+       "\"config.settings.epochs\" is not a whole number"},
       {"an unknown optimizer",
-       resealed(state, [](json& j) { j["config"]["optimizer"]["name"] = "lion"; }), weights,
-       "\"config.optimizer.name\" is \"lion\", which this mirrorlab does not know"},
+       resealed(state, [](json& j) { j["config"]["settings"]["optimizer"] = "lion"; }), weights,
+       "\"config.settings.optimizer\" 'lion' is not one of sgd, adam or nadam"},
+      {"a setting missing",
+       resealed(state, [](json& j) { j["config"]["settings"].erase("momentum"); }), weights,
+       "\"config.settings.momentum\" is missing"},
+      {"a setting this mirrorlab does not know",
+       resealed(state, [](json& j) { j["config"]["settings"]["warp"] = 9; }), weights,
+       "\"config.settings.warp\" is not a setting this mirrorlab knows"},
       {"another weights file", resealed(state, [](json& j) { j["weights"]["file"] = "x"; }),
        weights, "names x, not ckpt-00000005.safetensors"},
       {"a tensor it lacks",

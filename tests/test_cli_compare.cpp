@@ -312,7 +312,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCompare{"--topology dgx-h100 --batch-per-replica nan", "'nan' is not a number"},
         BadCompare{"--topology dgx-h100 --batch-per-replica inf", "'inf' is not a finite number"},
         BadCompare{"--topology dgx-h100 --batch-per-replica 0", "'0' is out of range"},
-        BadCompare{"--topology dgx-h100 --batch-per-replica -64", "'-64' is out of range"},
+        BadCompare{"--topology dgx-h100 --batch-per-replica -64", "'-64' is negative"},
         BadCompare{"--topology dgx-h100 --batch-per-replica 1e9", "'1e9' is not a whole number"},
         BadCompare{"--topology dgx-h100 --batch-per-replica 99999999999999999999", "is too large"},
         BadCompare{"--topology dgx-h100 --batch-per-replica 65537", "from 1 to 65536"},

@@ -96,7 +96,7 @@ TEST(Course, GradientsInSyncFailsWhenTheAllReduceIsSkipped) {
 
 TEST(Course, LossScalingFailsWhenEachReplicaDividesByItsShard) {
   Lesson l = course_lesson("loss-scaling");
-  l.steps[0].setup->loss_scaling = "shard-mean";  // the right way done wrong
+  l.steps[0].setup->loss_scaling = core::LossScaling::kShardMean;  // the right way done wrong
   LessonPlayer player(std::move(l), course_data());
   const std::vector<std::string> failed = failed_checks(player);
   EXPECT_EQ(failed, (std::vector<std::string>{
@@ -107,7 +107,7 @@ TEST(Course, LossScalingFailsWhenEachReplicaDividesByItsShard) {
 
 TEST(Course, GlobalBatchFailsWhenTheBatchIsSplitOtherwise) {
   Lesson l = course_lesson("global-batch");
-  l.steps[0].setup->gpus = 2;  // 1000 examples cut into batches of 32: 31 full, then 8 as 4 + 4
+  l.steps[0].setup->devices.gpus = 2;  // 1000 examples cut into batches of 32: 31 full, then 8 as 4 + 4
   l.steps[2].setup->batch_per_replica = 3;  // 9 examples in one batch of 12: 3, 3, 3, 0
   LessonPlayer player(std::move(l), course_data());
   const std::vector<std::string> failed = failed_checks(player);
@@ -144,7 +144,7 @@ TEST(Course, AllReduceAlgorithmsFailsWhenTheAlgorithmIsAnother) {
 TEST(Course, FitAndCustomLoopFailsWhenTheShortBatchIsWeighedOtherwise) {
   Lesson l = course_lesson("fit-and-custom-loop");
   l.steps[0].setup->batch_per_replica = 25;       // 1000 examples: 20 full batches of 50
-  l.steps[1].setup->loss_scaling = "batch-mean";  // compute_average_loss(global_batch_size=2)
+  l.steps[1].setup->loss_scaling = core::LossScaling::kBatchMean;  // compute_average_loss(global_batch_size=2)
   LessonPlayer player(std::move(l), course_data());
   EXPECT_EQ(failed_checks(player),
             (std::vector<std::string>{"1: one epoch is 16 global steps",

@@ -94,13 +94,14 @@ TEST(Flags, EveryNumberFlagRefusesNanInfinitiesNegativesHugeAndNonNumbers) {
 }
 
 // Zero means "none" or "no limit" for some flags (--max-steps 0, --refresh-hz 0, -w 0; --workers
-// 0: as many as mpirun started); for the others it is refused like any value out of range.
+// 0: as many as mpirun started; --momentum 0: plain SGD); for the others it is refused like any
+// value out of range.
 TEST(Flags, ZeroIsRefusedWhereItMeansNothing) {
   const std::vector<std::string> zero_allowed = {
       "--max-steps",    "--train-examples", "--max-fps",         "--refresh-hz",
       "--steps",        "--phases",         "--measure-seconds", "--quit-after",
       "--warmup_iters", "--seed",           "--devices",         "--model-step",
-      "--keep",         "--workers"};
+      "--keep",         "--workers",        "--momentum"};
   int refused = 0;
   for (const ValueFlag& flag : every_value_flag()) {
     if (!is_numeric(flag)) continue;
@@ -185,14 +186,19 @@ TEST(Flags, GoodValuesLandInTheOptions) {
   CommandLine cl;
   ASSERT_EQ(cl.parse_error({"train", "--lr", "0.01", "--gpus", "3", "--memory-limit",
                             "512,256,128", "--seed", "18446744073709551615", "--model", "mlp",
-                            "--max-steps", "+7"}),
+                            "--max-steps", "+7", "--optimizer", "sgd", "--momentum", "0.5",
+                            "--loss-scaling", "batch-mean"}),
             "");
-  EXPECT_DOUBLE_EQ(cl.train_options.learning_rate, 0.01);
-  EXPECT_EQ(cl.train_options.devices.gpus, 3);
-  EXPECT_EQ(cl.train_options.devices.memory_limits_mib, (std::vector<std::int64_t>{512, 256, 128}));
-  EXPECT_EQ(cl.train_options.seed, std::numeric_limits<std::uint64_t>::max());
-  EXPECT_EQ(cl.train_options.model, "mlp");
-  EXPECT_EQ(cl.train_options.max_steps, 7);
+  const mirrorlab::core::RunSettings& s = cl.train_options.settings;
+  EXPECT_EQ(s.optimizer.learning_rate, 0.01f);
+  EXPECT_EQ(s.devices.gpus, 3);
+  EXPECT_EQ(s.devices.memory_limits_mib, (std::vector<std::int64_t>{512, 256, 128}));
+  EXPECT_EQ(s.seed, std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(s.model, mirrorlab::core::ModelKind::kMlp);
+  EXPECT_EQ(s.max_steps, 7);
+  EXPECT_EQ(s.optimizer.kind, mirrorlab::core::OptimizerKind::kSgd);
+  EXPECT_EQ(s.optimizer.momentum, 0.5f);
+  EXPECT_EQ(s.loss_scaling, mirrorlab::core::LossScaling::kBatchMean);
 
   CommandLine bench;
   ASSERT_EQ(bench.parse_error({"bench", "allreduce", "-b", "4K", "-e", "64MiB", "-f", "4",

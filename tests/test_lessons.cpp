@@ -12,6 +12,7 @@
 #include "lesson_play.h"
 #include "lessons/player/lesson.h"
 #include "lessons/player/player.h"
+#include "tests/settings_variations.h"
 
 namespace mirrorlab::lessons {
 namespace {
@@ -39,13 +40,36 @@ TEST(LessonReader, ReadsTitleMetadataStepsAndTheirBlocks) {
   EXPECT_EQ(s.text[0].plain(), "Some text.");
   EXPECT_EQ(s.look_at, "Gradients");
   ASSERT_TRUE(s.setup);
-  EXPECT_EQ(s.setup->gpus, 3);
-  EXPECT_EQ(s.setup->memory_mib, (std::vector<std::size_t>{512, 256, 256}));
+  EXPECT_EQ(s.setup->devices.gpus, 3);
+  EXPECT_EQ(s.setup->devices.memory_limits_mib, (std::vector<std::int64_t>{512, 256, 256}));
+  EXPECT_EQ(s.setup_line, 15);
   ASSERT_EQ(s.actions.size(), 1u);
   EXPECT_EQ(s.actions[0].kind, ActionKind::kRunSteps);
   EXPECT_EQ(s.actions[0].count, 2);
   ASSERT_EQ(s.checks.size(), 1u);
   EXPECT_EQ(s.checks[0].line, 18);
+}
+
+// A [setup] block takes every run setting but where the devices are (the command line's), by
+// its key, read as checkpoints read it: a setting added to core/settings reaches lessons.
+TEST(LessonReader, SetupTakesEveryRunSettingByItsKey) {
+  const core::RunSettings defaults = lesson_settings_defaults();
+  int read = 0;
+  for (const mirrorlab::settings_test::Variation& v :
+       mirrorlab::settings_test::every_setting_varied(defaults)) {
+    SCOPED_TRACE(v.key);
+    const std::string value = core::settings_json(v.settings)[v.key].dump();
+    const std::string block = "[setup]\n" + v.key + " = " + value + "\n";
+    if (v.role == core::SettingRole::kMachine) {
+      EXPECT_THROW(parse_lesson(with_step(block), "x.md"), LessonError);
+      continue;
+    }
+    const Lesson l = parse_lesson(with_step(block), "x.md");
+    ASSERT_TRUE(l.steps[0].setup);
+    EXPECT_TRUE(*l.steps[0].setup == v.settings) << block;
+    ++read;
+  }
+  EXPECT_GE(read, 15);
 }
 
 TEST(LessonReader, KeepsStrongCodeAndListsAsStyledParagraphs) {
@@ -122,20 +146,25 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"UnknownSetupKey", with_step("[setup]\ngpu = 2\n"), 14,
                   "unknown key `gpu` in [setup]"},
         Malformed{"GpusWrongType", with_step("[setup]\ngpus = \"two\"\n"), 14,
-                  "`gpus` must be an integer"},
+                  "`gpus`: is not a whole number"},
         Malformed{"GpusZero", with_step("[setup]\ngpus = 0\n"), 14, "give 1 to 8"},
+        Malformed{"SetupChoosesTheBackend", with_step("[setup]\nbackend = \"cuda\"\n"), 14,
+                  "unknown key `backend` in [setup]"},
+        Malformed{"MomentumAboveOne", with_step("[setup]\nmomentum = 1.5\n"), 14,
+                  "`momentum`: 1.5 is out of range: give a number from 0 to 1"},
         Malformed{"WorkersFive", with_step("[setup]\nworkers = 5\n"), 14, "give 1 to 4"},
         Malformed{"TooManyGpusInAll", with_step("[setup]\ngpus = 4\nworkers = 3\n"), 13,
                   "12 virtual GPUs: give at most 8 in all"},
         Malformed{"MemoryNegative", with_step("[setup]\nmemory_mib = [-5]\n"), 14,
-                  "integers from 1"},
-        Malformed{"MemoryCountWrong", with_step("[setup]\ngpus = 3\nmemory_mib = [1, 2]\n"), 13,
+                  "`memory_mib`: -5 is out of range: give a whole number from 1"},
+        Malformed{"MemoryCountWrong", with_step("[setup]\ngpus = 3\nmemory_mib = [1, 2]\n"), 15,
                   "2 limits for 3 GPUs"},
-        Malformed{"UnknownModel", with_step("[setup]\nmodel = \"resnet\"\n"), 13, "\"mlp\" or"},
-        Malformed{"UnknownAllReduce", with_step("[setup]\nallreduce = \"tree\"\n"), 13,
-                  "unknown all-reduce \"tree\""},
-        Malformed{"UnknownLossScaling", with_step("[setup]\nloss_scaling = \"sum\"\n"), 13,
-                  "sum"},
+        Malformed{"UnknownModel", with_step("[setup]\nmodel = \"resnet\"\n"), 14,
+                  "`model`: 'resnet' is not one of cnn or mlp"},
+        Malformed{"UnknownAllReduce", with_step("[setup]\nallreduce = \"tree\"\n"), 14,
+                  "`allreduce`: 'tree' is not one of auto,"},
+        Malformed{"UnknownLossScaling", with_step("[setup]\nloss_scaling = \"sum\"\n"), 14,
+                  "'sum' is not one of replica-mean"},
         Malformed{"UnknownAction", with_step("do = [{ jump = 3 }]\n[setup]\n"), 13,
                   "unknown key `jump` in an action"},
         Malformed{"TwoActionsInOne", with_step("do = [{ run_steps = 1, finish_step = true }]\n"
@@ -305,7 +334,7 @@ TEST(LessonPlayer, TheSyncCheckFailsWhenTheReplicasUpdateDifferently) {
 
 TEST(LessonPlayer, TheChecksOnTheSplitAndTheGradientsFailOnOneDevice) {
   Lesson l = lesson_one();
-  l.steps[0].setup->gpus = 1;  // one replica: a global batch of 32, nothing to differ
+  l.steps[0].setup->devices.gpus = 1;  // one replica: a global batch of 32, nothing to differ
   LessonPlayer player(std::move(l), small_data());
   const std::vector<std::string> failed = failed_checks(player);
   // One replica has no all-reduce (step 3 cannot pause in one, and says so); its gradients
@@ -388,7 +417,7 @@ TEST(LessonPlayer, ModelValuesPriceTheRunsModelOnTheStepsMachine) {
 
 TEST(LessonPlayer, AModelThatDoesNotFitIsARunErrorNotACrash) {
   Lesson l = lesson_one();
-  l.steps[0].setup->memory_mib = {1};
+  l.steps[0].setup->devices.memory_limits_mib = {1};
   LessonPlayer player(std::move(l), small_data());
   player.enter(0);
   ASSERT_TRUE(player.run_actions(10));

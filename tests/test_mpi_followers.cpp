@@ -22,11 +22,12 @@ using namespace std::chrono_literals;
 
 core::SessionConfig settings(int gpus, core::ModelKind model) {
   core::SessionConfig c;
-  c.devices.assign(static_cast<std::size_t>(gpus), vgpu::LogicalDeviceConfiguration{64});
-  c.strategy.model = model;
-  c.fit.batch_per_replica = 8;
-  c.fit.epochs = 2;
-  c.workers = 2;
+  c.settings.devices.gpus = gpus;
+  c.settings.devices.memory_limits_mib = {64};
+  c.settings.model = model;
+  c.settings.batch_per_replica = 8;
+  c.settings.epochs = 2;
+  c.settings.workers = 2;
   return c;
 }
 

@@ -15,10 +15,13 @@
 namespace mirrorlab::core {
 namespace {
 
+// SGD here is SGD with momentum 0.9 (its slot and its velocity checked); plain SGD, Keras'
+// default, has its own tests below.
 OptimizerConfig config_for(OptimizerKind kind, float lr) {
   OptimizerConfig config;
   config.kind = kind;
   config.learning_rate = lr;
+  if (kind == OptimizerKind::kSgd) config.momentum = 0.9f;
   return config;
 }
 
@@ -137,6 +140,10 @@ TEST(Sgd, MomentumThreeStepsByHand) {
     EXPECT_NEAR(w[0], expected[s], 1e-6) << "step " << s + 1;
   }
   EXPECT_EQ(opt->iterations(), 3);
+}
+
+TEST(Sgd, HasKerasDefaultOfNoMomentum) {
+  EXPECT_EQ(OptimizerConfig{}.momentum, 0.0f);  // keras.optimizers.SGD(): momentum=0.0
 }
 
 TEST(Sgd, PlainWithoutMomentumHasNoSlot) {

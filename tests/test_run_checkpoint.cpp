@@ -143,7 +143,7 @@ TEST(Resume, OnAnotherNumberOfReplicasEveryReplicaTakesTheOneCopyAndTheChangeIsS
   // Epoch 2 had used 4 x 12 = 48 examples; it goes on in batches of 8: 52 more are 7 steps.
   EXPECT_EQ(second.loop->epoch(), 2);
   const std::span<const std::uint32_t> next = second.loop->next_batch_indices();
-  const std::vector<std::uint32_t> order = core::shuffled_indices(100, 9, 2);
+  const std::vector<std::uint32_t> order = core::shuffled_indices(100, first.settings.seed, 2);
   ASSERT_EQ(next.size(), 8u);
   EXPECT_EQ(next[0], order[48]);
   second.run_to_end();
@@ -178,7 +178,14 @@ TEST(Resume, ACheckpointThatDoesNotFitTheRunIsRefusedBeforeAnythingIsLoaded) {
        "ckpt.json: holds the state of a adam optimizer; this run uses sgd"},
       {"other data", setup, [](core::Checkpoint& c) { c.config.train_crc32 ^= 1; },
        "not the same data"},
-      {"another seed", setup, [](core::Checkpoint& c) { c.config.seed += 1; }, "seed"},
+      {"another seed", setup, [](core::Checkpoint& c) { c.config.settings.seed += 1; },
+       "was trained with seed 6; this run has 5"},
+      {"another momentum", setup,
+       [](core::Checkpoint& c) { c.config.settings.optimizer.momentum = 0.5f; },
+       "was trained with momentum 0.5; this run has 0"},
+      {"another loss scaling", setup,
+       [](core::Checkpoint& c) { c.config.settings.loss_scaling = core::LossScaling::kBatchMean; },
+       "was trained with loss_scaling batch-mean; this run has replica-mean"},
       {"another order", setup, [](core::Checkpoint& c) { c.order_crc32 ^= 1; },
        "was shuffled into another order"},
       {"past the epochs", short_run,

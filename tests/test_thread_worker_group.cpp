@@ -156,11 +156,12 @@ std::shared_ptr<const core::FashionMnist> small_data() {
 
 core::SessionConfig two_workers(std::size_t memory_mib = 64) {
   core::SessionConfig c;
-  c.devices.assign(2, vgpu::LogicalDeviceConfiguration{memory_mib});
-  c.strategy.model = core::ModelKind::kMlp;
-  c.fit.batch_per_replica = 16;
-  c.fit.epochs = 3;
-  c.workers = 2;
+  c.settings.devices.gpus = 2;
+  c.settings.devices.memory_limits_mib = {static_cast<std::int64_t>(memory_mib)};
+  c.settings.model = core::ModelKind::kMlp;
+  c.settings.batch_per_replica = 16;
+  c.settings.epochs = 3;
+  c.settings.workers = 2;
   return c;
 }
 

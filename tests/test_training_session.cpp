@@ -25,12 +25,12 @@ std::shared_ptr<const core::FashionMnist> small_data(std::size_t train = 512) {
 
 core::SessionConfig small_config(int gpus = 2) {
   core::SessionConfig c;
-  c.devices.assign(static_cast<std::size_t>(gpus), vgpu::LogicalDeviceConfiguration{64});
-  c.strategy.model = core::ModelKind::kMlp;
-  c.strategy.seed = 5;
-  c.fit.batch_per_replica = 32;
-  c.fit.epochs = 2;
-  c.fit.seed = 8;
+  c.settings.devices.gpus = gpus;
+  c.settings.devices.memory_limits_mib = {64};
+  c.settings.model = core::ModelKind::kMlp;
+  c.settings.seed = 5;
+  c.settings.batch_per_replica = 32;
+  c.settings.epochs = 2;
   return c;
 }
 
@@ -79,12 +79,14 @@ TEST(TrainingSession, StartsPausedAndStepsOneGlobalStepPerCommand) {
 TEST(TrainingSession, SteppingTrainsExactlyAsFitDoes) {
   const auto data = small_data();
   core::SessionConfig config = small_config();
-  config.fit.max_steps = 11;  // crosses the epoch boundary at step 8
+  config.settings.max_steps = 11;  // crosses the epoch boundary at step 8
 
   vgpu::DeviceRegistry registry;
-  registry.set_logical_device_configuration(config.devices);
-  core::MirroredStrategy reference(registry.logical_devices(), config.strategy);
-  const core::History history = core::fit(reference, data->train, &data->test, config.fit);
+  registry.set_logical_device_configuration(core::session_devices(config));
+  core::MirroredStrategy reference(registry.logical_devices(),
+                                   core::strategy_options(config.settings));
+  const core::History history =
+      core::fit(reference, data->train, &data->test, core::fit_options(config.settings));
   const auto ref = reference.replica(0).model().params();
 
   core::TrainingSession session(data, config);
@@ -110,7 +112,7 @@ TEST(TrainingSession, SteppingTrainsExactlyAsFitDoes) {
 
 TEST(TrainingSession, RunThenPauseStopsAdvancing) {
   core::SessionConfig config = small_config();
-  config.fit.epochs = 100;
+  config.settings.epochs = 100;
   core::TrainingSession session(small_data(), config);
   core::SessionSnapshot snap;
   session.run();
@@ -132,7 +134,7 @@ TEST(TrainingSession, RunThenPauseStopsAdvancing) {
 
 TEST(TrainingSession, DestroyingWhileRunningOrPausedEndsTheThread) {
   core::SessionConfig config = small_config();
-  config.fit.epochs = 1000;
+  config.settings.epochs = 1000;
   {
     core::TrainingSession running(small_data(), config);
     running.run();
@@ -163,8 +165,9 @@ TEST(TrainingSession, PostedTasksRunBetweenStepsOnTheTrainingThread) {
 
 TEST(TrainingSession, MemoryLimitTooSmallForTheModelThrowsWithTheDevice) {
   core::SessionConfig config = small_config();
-  config.strategy.model = core::ModelKind::kCnn;
-  config.devices.assign(2, vgpu::LogicalDeviceConfiguration{1});
+  config.settings.model = core::ModelKind::kCnn;
+  config.settings.devices.gpus = 2;
+  config.settings.devices.memory_limits_mib = {1};
   try {
     core::TrainingSession session(small_data(), config);
     FAIL() << "a 1 MiB device cannot hold the CNN";
@@ -175,8 +178,8 @@ TEST(TrainingSession, MemoryLimitTooSmallForTheModelThrowsWithTheDevice) {
 
 TEST(TrainingSession, AStepThatRunsOutOfMemoryFailsTheSessionWithTheReason) {
   core::SessionConfig config = small_config(1);
-  config.devices[0].memory_limit_mib = 4;  // the MLP's variables fit; 8192 activations do not
-  config.fit.batch_per_replica = 8192;
+  config.settings.devices.memory_limits_mib = {4};  // the MLP's variables fit; 8192 activations do not
+  config.settings.batch_per_replica = 8192;
   core::TrainingSession session(small_data(8192), config);
   session.step();
   ASSERT_TRUE(session.wait_until_idle(60));

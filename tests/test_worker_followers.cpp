@@ -31,12 +31,13 @@ std::shared_ptr<const core::FashionMnist> small_data() {
 
 core::SessionConfig settings(int gpus, core::ModelKind model, std::size_t memory_mib = 64) {
   core::SessionConfig c;
-  c.devices.assign(static_cast<std::size_t>(gpus), vgpu::LogicalDeviceConfiguration{memory_mib});
-  c.strategy.model = model;
-  c.strategy.optimizer.learning_rate = 0.0123f;
-  c.fit.batch_per_replica = 8;
-  c.fit.epochs = 2;
-  c.workers = 2;
+  c.settings.devices.gpus = gpus;
+  c.settings.devices.memory_limits_mib = {static_cast<std::int64_t>(memory_mib)};
+  c.settings.model = model;
+  c.settings.optimizer.learning_rate = 0.0123f;
+  c.settings.batch_per_replica = 8;
+  c.settings.epochs = 2;
+  c.settings.workers = 2;
   return c;
 }
 
@@ -184,31 +185,26 @@ TEST_F(Followed, AStepThatFailsOnWorker0LeavesTheFollowersLostAndARebuildSaysSo)
 
 TEST(SessionConfigText, CarriesWhatTheFollowersBuildBitForBit) {
   core::SessionConfig c = settings(3, core::ModelKind::kCnn, 300);
-  c.strategy.optimizer.kind = core::OptimizerKind::kNadam;
-  c.strategy.optimizer.learning_rate = 0.1f + 1e-9f;
-  c.strategy.all_reduce = "reduce-to-one";
-  c.strategy.seed = 0xFFFFFFFFFFFFFFFFull;
-  c.strategy.loss_scaling = core::LossScaling::kBatchMean;
-  c.fit.max_steps = 17;
-  c.fit.seed = 5;
+  c.settings.optimizer.kind = core::OptimizerKind::kNadam;
+  c.settings.optimizer.learning_rate = 0.1f + 1e-9f;
+  c.settings.allreduce = "reduce-to-one";
+  c.settings.seed = 0xFFFFFFFFFFFFFFFFull;
+  c.settings.loss_scaling = core::LossScaling::kBatchMean;
+  c.settings.max_steps = 17;
   core::SessionConfig base = settings(1, core::ModelKind::kMlp);
   base.make_devices = [](vgpu::DeviceRegistry&, const auto&) {};
   const core::SessionConfig back = core::session_config_from_text(core::session_config_text(c), base);
-  ASSERT_EQ(back.devices.size(), 3u);
-  EXPECT_EQ(back.devices[2].memory_limit_mib, 300u);
-  EXPECT_EQ(back.strategy.model, core::ModelKind::kCnn);
-  EXPECT_EQ(back.strategy.optimizer.kind, core::OptimizerKind::kNadam);
-  EXPECT_EQ(back.strategy.optimizer.learning_rate, c.strategy.optimizer.learning_rate);
-  EXPECT_EQ(back.strategy.optimizer.epsilon, c.strategy.optimizer.epsilon);
-  EXPECT_EQ(back.strategy.all_reduce, "reduce-to-one");
-  EXPECT_EQ(back.strategy.seed, c.strategy.seed);
-  EXPECT_EQ(back.strategy.loss_scaling, core::LossScaling::kBatchMean);
-  EXPECT_EQ(back.fit.max_steps, 17);
-  EXPECT_EQ(back.fit.seed, 5u);
-  EXPECT_EQ(back.fit.batch_per_replica, 8u);
-  EXPECT_EQ(back.workers, 2);
+  const auto devices = core::session_devices(back);
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices[2].memory_limit_mib, 300u);
+  EXPECT_TRUE(back.settings == c.settings);  // every setting, each walked in test_run_settings
+  EXPECT_EQ(back.settings.optimizer.learning_rate, c.settings.optimizer.learning_rate);
+  EXPECT_EQ(back.settings.seed, c.settings.seed);
   EXPECT_TRUE(back.make_devices) << "the follower's own way of making devices is kept";
-  EXPECT_THROW(core::session_config_from_text("{\"devices\": [1]}", base), std::invalid_argument);
+  EXPECT_THROW(core::session_config_from_text("{\"gpus\": [1]}", base), std::invalid_argument);
+  EXPECT_THROW(core::session_config_from_text("{\"gpus\": 1}", base), std::invalid_argument)
+      << "a message without every setting is not worker 0's";
+  EXPECT_THROW(core::session_config_from_text("not json", base), std::invalid_argument);
 }
 
 }  // namespace

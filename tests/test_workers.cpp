@@ -3,8 +3,10 @@
 // workers, and the workers' parts merged into one history and one trace.
 #include <gtest/gtest.h>
 
-#include "app/train_command.h"
+#include "app/command_line.h"
+#include "app/train_flags.h"
 #include "app/workers.h"
+#include "tests/settings_variations.h"
 
 namespace mirrorlab::app {
 namespace {
@@ -59,14 +61,53 @@ TEST(TfConfig, IsTheSeedNotesShapeWithThisWorkersTask) {
 TEST(WorkerFlags, EqualFlagsPassAndTheFirstDifferenceIsNamed) {
   TrainOptions a, b;
   EXPECT_EQ(compare_worker_flags({train_flag_lines(a), train_flag_lines(b)}), "");
-  b.seed = 7;
-  b.learning_rate = 0.5;
+  b.settings.seed = 7;
+  b.settings.optimizer.learning_rate = 0.5f;
   const std::string said = compare_worker_flags({train_flag_lines(a), train_flag_lines(b)});
   EXPECT_NE(said.find("worker 1 has --lr 0.5 where worker 0 has --lr 0.001"), std::string::npos)
       << said;
   b = a;
   b.data_dir = "/elsewhere";  // a folder of another host: compared as data, not as a flag
   EXPECT_EQ(compare_worker_flags({train_flag_lines(a), train_flag_lines(b)}), "");
+}
+
+// Every setting is compared between workers, named by its flag (or its key, where no flag sets
+// it): a setting added to core/settings is checked across workers with no change in app/.
+TEST(WorkerFlags, EverySettingIsComparedByItsFlag) {
+  const TrainOptions a;
+  for (const mirrorlab::settings_test::Variation& v :
+       mirrorlab::settings_test::every_setting_varied(a.settings)) {
+    SCOPED_TRACE(v.key);
+    TrainOptions b = a;
+    b.settings = v.settings;
+    const std::string flag = flag_for_setting(v.key);
+    const std::string said = compare_worker_flags({train_flag_lines(a), train_flag_lines(b)});
+    EXPECT_NE(said.find("worker 1 has " + (flag.empty() ? v.key : flag) + " "), std::string::npos)
+        << said;
+  }
+  TrainOptions b = a;
+  b.worker_timeout_seconds = 5;
+  EXPECT_NE(compare_worker_flags({train_flag_lines(a), train_flag_lines(b)})
+                .find("worker 1 has --worker-timeout 5"),
+            std::string::npos);
+}
+
+// The flag flag_for_setting names for a setting is one `train` has (and `gui`, but --workers:
+// the window's workers are as many as mpirun started): beta1, beta2 and epsilon alone have none.
+TEST(TrainFlags, EachSettingsFlagIsOneOfTrains) {
+  CommandLine command_line;
+  for (const char* command : {"train", "gui"}) {
+    const CLI::App* app = command_line.app().get_subcommand(command);
+    for (const std::string& key : core::setting_keys()) {
+      const std::string flag = flag_for_setting(key);
+      if (flag.empty()) {
+        EXPECT_TRUE(key == "beta1" || key == "beta2" || key == "epsilon") << key;
+        continue;
+      }
+      if (std::string(command) == "gui" && flag == "--workers") continue;
+      EXPECT_NO_THROW(app->get_option(flag)) << command << " has no " << flag << " for " << key;
+    }
+  }
 }
 
 TEST(WorkerParts, MergeIntoAHistoryEntryAndATraceProcessPerWorker) {

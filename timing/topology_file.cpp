@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "files/bounded_file.h"
+
 #ifndef MIRRORLAB_TOPOLOGY_DIR
 #define MIRRORLAB_TOPOLOGY_DIR "timing/topologies"
 #endif
@@ -233,24 +235,13 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
 }
 
 Topology read_topology(const std::filesystem::path& file) {
-  // Not a device or a pipe, which could be read forever (/dev/zero), and no file far larger
-  // than any machine's description.
-  constexpr std::uintmax_t kMaxBytes = 1 << 20;
-  std::error_code ec;
-  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec)) {
-    throw TopologyError(file.string(), 0, "is not a regular file: give a topology's .toml file");
+  std::string text;
+  try {
+    text = files::read_bounded_file(file, 1 << 20, "a topology file is a few KiB");
+  } catch (const files::InputFileError& e) {
+    throw TopologyError(file.string(), 0, e.problem());
   }
-  if (const std::uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > kMaxBytes) {
-    throw TopologyError(file.string(), 0,
-                        "is " + std::to_string(size) + " bytes: a topology file is a few KiB");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    throw TopologyError(file.string(), 0, "cannot be read (no such file, or no permission)");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_topology(text.str(), file.string());
+  return parse_topology(text, file.string());
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "files/bounded_file.h"
 #include "virtualgpu/all_reduce_algorithms.h"
 
 namespace mirrorlab::vgpu {
@@ -286,18 +287,13 @@ FitRecording parse_fit_recording(const std::string& text, const std::string& fil
 }
 
 FitRecording read_fit_recording(const std::string& path) {
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (error) throw RecordingError(path, "cannot be read (" + error.message() + ")");
-  if (size > kMaxFileBytes) {
-    throw RecordingError(path, "is " + std::to_string(size >> 20) +
-                                   " MiB, larger than any recording (64 MiB at most)");
+  std::string text;
+  try {
+    text = files::read_bounded_file(path, kMaxFileBytes, "a recording is at most 64 MiB");
+  } catch (const files::InputFileError& e) {
+    throw RecordingError(path, e.problem());
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) throw RecordingError(path, "cannot be read");
-  return parse_fit_recording(text.str(), path);
+  return parse_fit_recording(text, path);
 }
 
 }  // namespace mirrorlab::vgpu

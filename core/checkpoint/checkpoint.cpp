@@ -141,6 +141,7 @@ class Fields {
     return v;
   }
   std::string child(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& path() const { return path_; }
   const std::filesystem::path* file() const { return file_; }
 
  private:
@@ -148,16 +149,6 @@ class Fields {
   std::string path_;
   const std::filesystem::path* file_;
 };
-
-// One of `names` (to_string of each kind), or a field error.
-template <class Kind, std::size_t N>
-Kind choice(const Fields& f, const std::string& key, const Kind (&kinds)[N]) {
-  const std::string name = f.text(key);
-  for (Kind k : kinds) {
-    if (name == to_string(k)) return k;
-  }
-  f.fail(key, "is \"" + name + "\", which this mirrorlab does not know");
-}
 
 Metrics read_metrics(const Fields& f) {
   Metrics m;
@@ -207,31 +198,47 @@ LossStats read_stats(const Fields& f) {
   return s;
 }
 
-CheckpointConfig read_config(const Fields& f) {
-  CheckpointConfig c;
-  c.model = choice(f, "model", {ModelKind::kCnn, ModelKind::kMlp});
+// Version 1 wrote the settings by hand: the optimizer as an object, the all-reduce as
+// "all_reduce", the shuffling seed apart. Its config as version 2's settings.
+json settings_of_version_1(const Fields& f) {
   const Fields o = f.object("optimizer");
-  c.optimizer.kind =
-      choice(o, "name", {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kNadam});
-  c.optimizer.learning_rate = static_cast<float>(o.finite("learning_rate"));
-  c.optimizer.momentum = static_cast<float>(o.finite("momentum"));
-  c.optimizer.beta1 = static_cast<float>(o.finite("beta1"));
-  c.optimizer.beta2 = static_cast<float>(o.finite("beta2"));
-  c.optimizer.epsilon = static_cast<float>(o.finite("epsilon"));
-  c.loss_scaling = choice(f, "loss_scaling",
-                          {LossScaling::kReplicaMean, LossScaling::kBatchMean, LossScaling::kShardMean});
-  c.all_reduce = f.text("all_reduce");
-  c.seed = f.unsigned_integer("seed");
-  c.shuffle_seed = f.unsigned_integer("shuffle_seed");
-  c.epochs = static_cast<int>(f.integer("epochs", 1, 1 << 20));
-  c.max_steps = f.integer("max_steps", 0, kMaxCount);
-  c.batch_per_replica = static_cast<std::size_t>(f.integer("batch_per_replica", 1, 1 << 30));
+  json settings = settings_json(RunSettings{});  // the devices: version 1 did not keep them
+  settings["model"] = f.text("model");
+  settings["optimizer"] = o.text("name");
+  for (const char* key : {"learning_rate", "momentum", "beta1", "beta2", "epsilon"}) {
+    settings[key] = o.finite(key);
+  }
+  settings["loss_scaling"] = f.text("loss_scaling");
+  settings["allreduce"] = f.text("all_reduce");
+  for (const char* key : {"seed", "epochs", "max_steps", "batch_per_replica", "train_examples"}) {
+    settings[key] = f.at(key);
+  }
+  if (f.unsigned_integer("shuffle_seed") != f.unsigned_integer("seed")) {
+    f.fail("shuffle_seed", "differs from \"seed\": this mirrorlab shuffles with the run's seed");
+  }
+  return settings;
+}
+
+CheckpointConfig read_config(const Fields& f, std::int64_t version) {
+  CheckpointConfig c;
+  const json settings = version == 1 ? settings_of_version_1(f) : f.at("settings");
+  const Fields named(settings, version == 1 ? f.path() : f.child("settings"), f.file());
+  if (version > 1) {
+    for (const std::string& key : unknown_setting_keys(settings)) {
+      named.fail(key, "is not a setting this mirrorlab knows");
+    }
+  }
+  try {
+    c.settings = read_settings_json(settings, RunSettings{}, true);
+  } catch (const SettingError& e) {
+    named.fail(e.key(), e.problem());
+  }
+  if (c.settings.train_examples == 0) named.fail("train_examples", "is 0");
   c.replicas = static_cast<int>(f.integer("replicas", 1, 1 << 16));
   for (const json& d : f.array("devices")) {
     if (!d.is_string()) f.fail("devices", "holds something that is not a device name");
     c.devices.push_back(d.get<std::string>());
   }
-  c.train_examples = static_cast<std::size_t>(f.integer("train_examples", 1, std::int64_t{1} << 32));
   c.train_crc32 = f.crc("train_crc32");
   return c;
 }
@@ -273,7 +280,7 @@ CheckpointBytes encode_checkpoint(const Checkpoint& c, const std::string& weight
   Safetensors weights;
   weights.metadata = {{"format", kCheckpointFormat},
                       {"version", std::to_string(kCheckpointVersion)},
-                      {"model", to_string(c.config.model)},
+                      {"model", to_string(c.config.settings.model)},
                       {"step", std::to_string(c.position.history.steps)}};
   auto add = [&](const std::string& prefix, const std::vector<float>& flat) {
     for (const WeightTensor& t : c.tensors) {
@@ -303,24 +310,9 @@ CheckpointBytes encode_checkpoint(const Checkpoint& c, const std::string& weight
       {"version", kCheckpointVersion},
       {"step", p.history.steps},
       {"config",
-       {{"model", to_string(k.model)},
-        {"optimizer",
-         {{"name", to_string(k.optimizer.kind)},
-          {"learning_rate", k.optimizer.learning_rate},
-          {"momentum", k.optimizer.momentum},
-          {"beta1", k.optimizer.beta1},
-          {"beta2", k.optimizer.beta2},
-          {"epsilon", k.optimizer.epsilon}}},
-        {"loss_scaling", to_string(k.loss_scaling)},
-        {"all_reduce", k.all_reduce},
-        {"seed", k.seed},
-        {"shuffle_seed", k.shuffle_seed},
-        {"epochs", k.epochs},
-        {"max_steps", k.max_steps},
-        {"batch_per_replica", k.batch_per_replica},
+       {{"settings", settings_json(k.settings)},
         {"replicas", k.replicas},
         {"devices", k.devices},
-        {"train_examples", k.train_examples},
         {"train_crc32", k.train_crc32}}},
       {"optimizer_progress",
        {{"iterations", c.state.progress.iterations},
@@ -368,9 +360,9 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
   const Fields top(state, "", &state_file);
   const std::int64_t version = top.integer("version", std::numeric_limits<std::int64_t>::min(),
                                            std::numeric_limits<std::int64_t>::max());
-  if (version != kCheckpointVersion) {
+  if (version != 1 && version != kCheckpointVersion) {
     throw CheckpointError(state_file, "was written in checkpoint format version " +
-                                          std::to_string(version) + "; this mirrorlab reads version " +
+                                          std::to_string(version) + "; this mirrorlab reads versions 1 to " +
                                           std::to_string(kCheckpointVersion));
   }
   const std::uint32_t checksum = top.crc("checksum");
@@ -382,7 +374,7 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
   }
 
   Checkpoint c;
-  c.config = read_config(top.object("config"));
+  c.config = read_config(top.object("config"), version);
   const Fields progress = top.object("optimizer_progress");
   c.state.progress.iterations = progress.integer("iterations", 0, kMaxCount);
   c.state.progress.momentum_schedule = progress.finite("momentum_schedule");
@@ -424,10 +416,10 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
   }
   std::map<std::string, const SafetensorsTensor*> by_name;
   for (const SafetensorsTensor& t : file.tensors) by_name[t.name] = &t;
-  if (file.metadata["model"] != to_string(c.config.model)) {
+  if (file.metadata["model"] != to_string(c.config.settings.model)) {
     throw CheckpointError(weights_file, "holds a " + file.metadata["model"] + " model; " +
                                             state_file.filename().string() + " says " +
-                                            to_string(c.config.model));
+                                            to_string(c.config.settings.model));
   }
   // The tensors the state lists, each no larger than the weights file can hold.
   const std::size_t most = weights_bytes.size() / sizeof(float);

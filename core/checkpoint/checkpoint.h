@@ -23,12 +23,15 @@
 #include "core/nn/model.h"
 #include "core/nn/optimizer.h"
 #include "core/strategy/fit.h"
+#include "core/settings/run_settings.h"
 #include "core/strategy/mirrored_strategy.h"
 
 namespace mirrorlab::core {
 
 inline constexpr const char* kCheckpointFormat = "mirrorlab-checkpoint";
-inline constexpr int kCheckpointVersion = 1;
+// Version 2 keeps the run's settings as core/settings writes them; version 1 files (the settings
+// spelled out by hand, the optimizer as an object) are still read.
+inline constexpr int kCheckpointVersion = 2;
 
 // A checkpoint file that cannot be used: what() is "<file>: <what differs or is wrong>".
 class CheckpointError : public std::runtime_error {
@@ -45,18 +48,10 @@ class CheckpointError : public std::runtime_error {
 
 // The settings of the run that wrote the checkpoint.
 struct CheckpointConfig {
-  ModelKind model = ModelKind::kCnn;
-  OptimizerConfig optimizer;
-  LossScaling loss_scaling = LossScaling::kReplicaMean;
-  std::string all_reduce;            // as asked: "auto" or an algorithm's name
-  std::uint64_t seed = 0;            // of the initial weights
-  std::uint64_t shuffle_seed = 0;    // FitOptions::seed
-  int epochs = 1;
-  std::int64_t max_steps = 0;
-  std::size_t batch_per_replica = 1;
+  // Its settings; train_examples is the training set's size (never 0, "all").
+  RunSettings settings;
   int replicas = 1;
   std::vector<std::string> devices;  // their names, "/gpu:0", ...
-  std::size_t train_examples = 0;
   std::uint32_t train_crc32 = 0;     // dataset_crc32 of the training set
 };
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "files/bounded_file.h"
 #include "core/io/output_file.h"
 
 namespace mirrorlab::core {
@@ -39,22 +40,12 @@ std::int64_t step_of(const std::string& name) {
 }
 
 std::string read_whole(const fs::path& file) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(file, ec);
-  if (ec || !fs::exists(status)) throw CheckpointError(file, "is missing");
-  if (!fs::is_regular_file(status)) throw CheckpointError(file, "is not a regular file");
-  const std::uintmax_t size = fs::file_size(file, ec);
-  if (ec) throw CheckpointError(file, "cannot be read: " + ec.message());
-  if (size > kMaxCheckpointFileBytes) {
-    throw CheckpointError(file, "is " + std::to_string(size) +
-                                    " bytes, far more than a checkpoint of these models");
+  try {
+    return files::read_bounded_file(file, kMaxCheckpointFileBytes,
+                                    "far more than a checkpoint of these models");
+  } catch (const files::InputFileError& e) {
+    throw CheckpointError(file, e.missing() ? "is missing" : e.problem());
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw CheckpointError(file, "cannot be opened for reading");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw CheckpointError(file, "could not be read to its end");
-  return bytes.str();
 }
 
 }  // namespace

@@ -12,10 +12,11 @@
 
 namespace mirrorlab::core {
 
-// The run's settings as a checkpoint keeps them. `train_crc32`: dataset_crc32 of the loop's
-// training set (computed once by the caller: it reads every pixel).
-CheckpointConfig checkpoint_config(const MirroredStrategy& strategy, const FitLoop& loop,
-                                   std::uint32_t train_crc32);
+// The run's settings as a checkpoint keeps them: `settings`, those `strategy` and `loop` were
+// made with, and the training set's size. `train_crc32`: dataset_crc32 of the loop's training
+// set (computed once by the caller: it reads every pixel).
+CheckpointConfig checkpoint_config(const RunSettings& settings, const MirroredStrategy& strategy,
+                                   const FitLoop& loop, std::uint32_t train_crc32);
 
 // Host thread, between steps (also after the run ended): everything the run needs to go on.
 Checkpoint capture_checkpoint(MirroredStrategy& strategy, const FitLoop& loop,

@@ -9,22 +9,17 @@
 
 namespace mirrorlab::core {
 
-ModelKind parse_model_kind(std::string_view name) {
-  if (name == "cnn") return ModelKind::kCnn;
-  if (name == "mlp") return ModelKind::kMlp;
-  throw std::invalid_argument("unknown model \"" + std::string(name) +
-                              "\": choose cnn (Conv2D + MaxPool + Dense) or mlp (784-256-128-10)");
+std::span<const ChoiceName<ModelKind>> choice_names(ModelKind) {
+  static constexpr ChoiceName<ModelKind> kNames[] = {
+      {ModelKind::kCnn, "cnn", "Keras' example CNN (Conv2D + MaxPool + Dense)"},
+      {ModelKind::kMlp, "mlp", "a multi-layer perceptron, 784-256-128-10"},
+  };
+  return kNames;
 }
 
-const char* to_string(ModelKind kind) {
-  switch (kind) {
-    case ModelKind::kCnn:
-      return "cnn";
-    case ModelKind::kMlp:
-      return "mlp";
-  }
-  return "?";
-}
+ModelKind parse_model_kind(std::string_view name) { return parse_choice<ModelKind>(name, "model"); }
+
+const char* to_string(ModelKind kind) { return choice_name(kind); }
 
 Model::Model(std::vector<std::unique_ptr<Layer>> layers, Shape input_shape,
              vgpu::MemoryArena& arena, Ops& ops)

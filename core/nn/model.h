@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/io/choice_names.h"
 #include "core/nn/layers.h"
 #include "core/nn/ops.h"
 #include "core/nn/tensor.h"
@@ -17,6 +18,7 @@
 namespace mirrorlab::core {
 
 enum class ModelKind { kCnn, kMlp };
+std::span<const ChoiceName<ModelKind>> choice_names(ModelKind);  // core/io/choice_names.h
 ModelKind parse_model_kind(std::string_view name);  // "cnn" | "mlp"; std::invalid_argument else
 const char* to_string(ModelKind kind);
 

@@ -9,25 +9,20 @@
 
 namespace mirrorlab::core {
 
-OptimizerKind parse_optimizer_kind(std::string_view name) {
-  if (name == "sgd") return OptimizerKind::kSgd;
-  if (name == "adam") return OptimizerKind::kAdam;
-  if (name == "nadam") return OptimizerKind::kNadam;
-  throw std::invalid_argument("unknown optimizer '" + std::string(name) +
-                              "': choose sgd, adam or nadam");
+std::span<const ChoiceName<OptimizerKind>> choice_names(OptimizerKind) {
+  static constexpr ChoiceName<OptimizerKind> kNames[] = {
+      {OptimizerKind::kSgd, "sgd", "Keras' SGD: no momentum unless one is given"},
+      {OptimizerKind::kAdam, "adam", "Keras 3's Adam"},
+      {OptimizerKind::kNadam, "nadam", "Keras 3's Nadam"},
+  };
+  return kNames;
 }
 
-const char* to_string(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::kSgd:
-      return "sgd";
-    case OptimizerKind::kAdam:
-      return "adam";
-    case OptimizerKind::kNadam:
-      return "nadam";
-  }
-  return "?";
+OptimizerKind parse_optimizer_kind(std::string_view name) {
+  return parse_choice<OptimizerKind>(name, "optimizer");
 }
+
+const char* to_string(OptimizerKind kind) { return choice_name(kind); }
 
 void Optimizer::restore(const OptimizerProgress& progress) {
   if (progress.iterations < 0) {

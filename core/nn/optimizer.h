@@ -2,7 +2,7 @@
 // Each replica has its own optimizer (its slots in its device's arena) and applies the same
 // update to its own copy of the weights.
 //
-//   SGD:   v = momentum*v - lr*g;  w += v   (momentum 0.9 by default here; Keras' default is 0)
+//   SGD:   v = momentum*v - lr*g;  w += v   (momentum 0 by default, as Keras': w -= lr*g)
 //   Adam:  m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2;
 //          lr_t = lr*sqrt(1-b2^t)/(1-b1^t);  w -= lr_t*m/(sqrt(v)+eps)
 //   Nadam: Keras 3's schedule u_t = b1*(1 - 0.5*0.96^t), m_hat uses u_{t+1}
@@ -17,20 +17,23 @@
 #include <string_view>
 #include <vector>
 
+#include "core/io/choice_names.h"
 #include "core/nn/ops.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::core {
 
 enum class OptimizerKind { kSgd, kAdam, kNadam };
+std::span<const ChoiceName<OptimizerKind>> choice_names(OptimizerKind);  // core/io/choice_names.h
 OptimizerKind parse_optimizer_kind(std::string_view name);  // "sgd"|"adam"|"nadam"
 const char* to_string(OptimizerKind kind);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kAdam;
   float learning_rate = 1e-3f;
-  float momentum = 0.9f;  // SGD only
+  float momentum = 0.0f;  // SGD only; 0 as Keras' SGD (none)
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-7f;
+  bool operator==(const OptimizerConfig&) const = default;
 };
 
 // What an optimizer carries from one update to the next besides its slots: all a checkpoint

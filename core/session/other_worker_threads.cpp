@@ -52,14 +52,15 @@ void OtherWorkerThreads::run(Worker& w, std::shared_ptr<const FashionMnist> data
   std::exception_ptr failed;
   try {
     if (config.make_devices) {
-      config.make_devices(w.registry, config.devices);
+      config.make_devices(w.registry, session_devices(config));
     } else {
-      w.registry.set_logical_device_configuration(config.devices);
+      w.registry.set_logical_device_configuration(session_devices(config));
     }
     w.devices = w.registry.logical_devices();
-    w.strategy = std::make_unique<MirroredStrategy>(w.devices, config.strategy, nullptr,
-                                                    &group_.worker(w.index));
-    w.loop = std::make_unique<FitLoop>(*w.strategy, data->train, &data->test, config.fit);
+    w.strategy = std::make_unique<MirroredStrategy>(w.devices, strategy_options(config.settings),
+                                                    nullptr, &group_.worker(w.index));
+    w.loop = std::make_unique<FitLoop>(*w.strategy, data->train, &data->test,
+                                       fit_options(config.settings));
   } catch (...) {
     failed = std::current_exception();
     group_.abort("worker " + std::to_string(w.index) + " could not start: " + error_text(failed));

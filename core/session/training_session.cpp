@@ -39,12 +39,13 @@ double SessionSnapshot::images_per_second(std::size_t window) const {
 TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, SessionConfig config)
     : data_(std::move(data)), config_(std::move(config)) {
   if (config_.make_devices) {
-    config_.make_devices(registry_, config_.devices);
+    config_.make_devices(registry_, session_devices(config_));
   } else {
-    registry_.set_logical_device_configuration(config_.devices);
+    registry_.set_logical_device_configuration(session_devices(config_));
   }
   devices_ = registry_.logical_devices();
-  if (config_.workers > 1) {
+  const StrategyOptions strategy_settings = strategy_options(config_.settings);
+  if (config_.settings.workers > 1) {
     // What a run of several workers does not do yet, as `mirrorlab train` under mpirun refuses.
     if (!config_.faults.empty() || config_.resume) {
       throw std::invalid_argument(
@@ -52,28 +53,30 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
     }
     others_ = config_.other_workers
                   ? config_.other_workers(data_, config_)
-                  : std::make_unique<OtherWorkerThreads>(config_.workers, data_, config_);
+                  : std::make_unique<OtherWorkerThreads>(config_.settings.workers, data_, config_);
     std::exception_ptr failed;
     try {
-      strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_,
+      strategy_ = std::make_unique<MirroredStrategy>(devices_, strategy_settings, &events_,
                                                      &others_->worker_0());
     } catch (...) {
       failed = std::current_exception();
     }
     others_->wait_built(failed);  // throws the first error of any worker
   } else {
-    strategy_ = std::make_unique<MirroredStrategy>(devices_, config_.strategy, &events_);
+    strategy_ = std::make_unique<MirroredStrategy>(devices_, strategy_settings, &events_);
   }
   strategy_->add_listener(&recorder_);
   strategy_->add_listener(&controller_);
-  loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test, config_.fit);
+  loop_ = std::make_unique<FitLoop>(*strategy_, data_->train, &data_->test,
+                                    fit_options(config_.settings));
   // Before the thread starts: a plan or a checkpoint that cannot be is an error of the
   // configuration (the window shows it), and nothing of it is loaded.
   if (!config_.faults.empty()) {
     faults_.attach(*strategy_, config_.faults);
     faults_note_ = "From step 1: " + config_.faults.describe();
   }
-  checkpoint_config_ = checkpoint_config(*strategy_, *loop_, dataset_crc32(data_->train));
+  checkpoint_config_ =
+      checkpoint_config(config_.settings, *strategy_, *loop_, dataset_crc32(data_->train));
   if (config_.resume) {
     const SessionResume& r = *config_.resume;
     restore_checkpoint(r.checkpoint, r.file, checkpoint_config_, *strategy_, *loop_);
@@ -90,17 +93,18 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
   thread_ = std::thread([this] { thread_main(); });
 }
 
+std::vector<vgpu::LogicalDeviceConfiguration> session_devices(const SessionConfig& config) {
+  return logical_devices(config.settings.devices);
+}
+
 SessionConfig config_for_checkpoint(const Checkpoint& c, SessionConfig current) {
-  const CheckpointConfig& k = c.config;
-  current.strategy.model = k.model;
-  current.strategy.optimizer = k.optimizer;
-  current.strategy.loss_scaling = k.loss_scaling;
-  current.strategy.seed = k.seed;
-  current.strategy.all_reduce = k.all_reduce;
-  current.fit.seed = k.shuffle_seed;
-  current.fit.epochs = k.epochs;
-  current.fit.max_steps = k.max_steps;
-  current.fit.batch_per_replica = k.batch_per_replica;
+  // What the checkpoint fixed, its schedule and its all-reduce; the devices, the workers and the
+  // data stay this session's.
+  RunSettings settings = c.config.settings;
+  settings.devices = current.settings.devices;
+  settings.workers = current.settings.workers;
+  settings.train_examples = current.settings.train_examples;
+  current.settings = settings;
   current.resume.reset();
   return current;
 }
@@ -354,7 +358,7 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s = SessionSnapshot{};
     s.session = this;
     s.origin = events_.origin();
-    s.epochs = config_.fit.epochs;
+    s.epochs = config_.settings.epochs;
     s.steps_per_epoch = loop_->steps_per_epoch();
     s.global_batch = loop_->global_batch();
     s.replicas_in_sync = strategy_->num_replicas_in_sync();  // fixed once built

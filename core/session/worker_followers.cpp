@@ -11,51 +11,12 @@ namespace mirrorlab::core {
 // What goes between the workers: a session's config, and each worker's reply
 // ============================================================================================
 
-std::string session_config_text(const SessionConfig& c) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const vgpu::LogicalDeviceConfiguration& d : c.devices) devices.push_back(d.memory_limit_mib);
-  const OptimizerConfig& o = c.strategy.optimizer;
-  // Floats go as doubles, which hold them exactly; nlohmann writes doubles to read back the same.
-  return nlohmann::json{
-      {"devices", devices},
-      {"model", static_cast<int>(c.strategy.model)},
-      {"optimizer",
-       {static_cast<int>(o.kind), o.learning_rate, o.momentum, o.beta1, o.beta2, o.epsilon}},
-      {"all_reduce", c.strategy.all_reduce},
-      {"seed", c.strategy.seed},
-      {"check_sync", c.strategy.check_sync},
-      {"loss_scaling", static_cast<int>(c.strategy.loss_scaling)},
-      {"epochs", c.fit.epochs},
-      {"max_steps", c.fit.max_steps},
-      {"batch_per_replica", c.fit.batch_per_replica},
-      {"shuffle_seed", c.fit.seed},
-      {"workers", c.workers}}
-      .dump();
-}
+std::string session_config_text(const SessionConfig& c) { return settings_json(c.settings).dump(); }
 
 SessionConfig session_config_from_text(const std::string& text, SessionConfig base) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    base.devices.clear();
-    for (const auto& mib : j.at("devices")) {
-      base.devices.push_back(vgpu::LogicalDeviceConfiguration{mib.get<std::size_t>()});
-    }
-    base.strategy.model = static_cast<ModelKind>(j.at("model").get<int>());
-    const nlohmann::json& o = j.at("optimizer");
-    base.strategy.optimizer = OptimizerConfig{static_cast<OptimizerKind>(o.at(0).get<int>()),
-                                              o.at(1).get<float>(), o.at(2).get<float>(),
-                                              o.at(3).get<float>(), o.at(4).get<float>(),
-                                              o.at(5).get<float>()};
-    base.strategy.all_reduce = j.at("all_reduce").get<std::string>();
-    base.strategy.seed = j.at("seed").get<std::uint64_t>();
-    base.strategy.check_sync = j.at("check_sync").get<bool>();
-    base.strategy.loss_scaling = static_cast<LossScaling>(j.at("loss_scaling").get<int>());
-    base.fit.epochs = j.at("epochs").get<int>();
-    base.fit.max_steps = j.at("max_steps").get<std::int64_t>();
-    base.fit.batch_per_replica = j.at("batch_per_replica").get<std::size_t>();
-    base.fit.seed = j.at("shuffle_seed").get<std::uint64_t>();
-    base.workers = j.at("workers").get<int>();
-  } catch (const nlohmann::json::exception& e) {
+    base.settings = read_settings_json(nlohmann::json::parse(text), base.settings, true);
+  } catch (const std::exception& e) {  // not JSON, or a setting this build does not read
     throw std::invalid_argument(std::string("worker 0's settings could not be read here (is every "
                                             "worker the same mirrorlab?): ") +
                                 e.what());
@@ -264,9 +225,9 @@ std::unique_ptr<FollowedSession> build(vgpu::WorkerGroup& group, const std::stri
   try {
     s->config = session_config_from_text(config_text, base);
     if (s->config.make_devices) {
-      s->config.make_devices(s->registry, s->config.devices);
+      s->config.make_devices(s->registry, session_devices(s->config));
     } else {
-      s->registry.set_logical_device_configuration(s->config.devices);
+      s->registry.set_logical_device_configuration(session_devices(s->config));
     }
     s->devices = s->registry.logical_devices();
   } catch (...) {
@@ -274,9 +235,10 @@ std::unique_ptr<FollowedSession> build(vgpu::WorkerGroup& group, const std::stri
   }
   if (!first_error(gather_replies(group, reply_text(problem, s->devices, 0))).empty()) return nullptr;
   try {
-    s->strategy =
-        std::make_unique<MirroredStrategy>(s->devices, s->config.strategy, nullptr, &group);
-    s->loop = std::make_unique<FitLoop>(*s->strategy, data->train, &data->test, s->config.fit);
+    s->strategy = std::make_unique<MirroredStrategy>(
+        s->devices, strategy_options(s->config.settings), nullptr, &group);
+    s->loop = std::make_unique<FitLoop>(*s->strategy, data->train, &data->test,
+                                        fit_options(s->config.settings));
   } catch (...) {
     problem = error_text(std::current_exception());
   }

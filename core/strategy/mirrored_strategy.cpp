@@ -38,22 +38,26 @@ std::vector<Shard> split_global_batch(std::size_t global_count, int num_replicas
   return shards;
 }
 
-LossScaling parse_loss_scaling(std::string_view name) {
-  if (name == "replica-mean") return LossScaling::kReplicaMean;
-  if (name == "batch-mean") return LossScaling::kBatchMean;
-  if (name == "shard-mean") return LossScaling::kShardMean;
-  throw std::invalid_argument("unknown loss scaling '" + std::string(name) +
-                              "': replica-mean, batch-mean or shard-mean");
+std::span<const ChoiceName<LossScaling>> choice_names(LossScaling) {
+  static constexpr ChoiceName<LossScaling> kNames[] = {
+      {LossScaling::kReplicaMean, "replica-mean",
+       "Keras' model.fit: a replica's own examples' mean / replicas, so on an uneven last batch "
+       "each replica weighs the same"},
+      {LossScaling::kBatchMean, "batch-mean",
+       "divided by the global batch's examples, so each example weighs the same, as on one "
+       "device"},
+      {LossScaling::kShardMean, "shard-mean",
+       "the custom-loop mistake: a replica's own mean only, so the summed gradients are N times "
+       "too large"},
+  };
+  return kNames;
 }
 
-const char* to_string(LossScaling scaling) {
-  switch (scaling) {
-    case LossScaling::kReplicaMean: return "replica-mean";
-    case LossScaling::kBatchMean: return "batch-mean";
-    case LossScaling::kShardMean: return "shard-mean";
-  }
-  return "?";
+LossScaling parse_loss_scaling(std::string_view name) {
+  return parse_choice<LossScaling>(name, "loss scaling");
 }
+
+const char* to_string(LossScaling scaling) { return choice_name(scaling); }
 
 float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global) {
   // A full batch gives the same scale both ways: shard x replicas = global batch.

@@ -74,6 +74,7 @@ enum class LossScaling {
   // SGD step on 2 replicas moves a weight twice as far as one device does).
   kShardMean,
 };
+std::span<const ChoiceName<LossScaling>> choice_names(LossScaling);  // core/io/choice_names.h
 // "replica-mean" | "batch-mean" | "shard-mean"
 LossScaling parse_loss_scaling(std::string_view name);
 const char* to_string(LossScaling scaling);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/nn/model.h"
+#include "files/bounded_file.h"
 #include "core/nn/optimizer.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "lessons/player/live_values.h"
@@ -67,6 +68,18 @@ const std::vector<std::string>& moment_names_for_help() {
   return names;
 }
 
+core::RunSettings lesson_settings_defaults() {
+  core::RunSettings s;
+  s.model = core::ModelKind::kMlp;
+  s.batch_per_replica = 32;
+  s.train_examples = 2048;  // the first n of Fashion-MNIST's training set
+  s.seed = 1;
+  s.epochs = 100;  // lessons step; they never run out of epochs
+  s.devices.gpus = 2;
+  s.workers = 1;
+  return s;
+}
+
 namespace {
 
 constexpr std::int64_t kMaxMiB = 1 << 20;  // 1 TiB, more than any GPU
@@ -97,51 +110,43 @@ void check_allreduce(const TomlBlock& b, const std::string& name) {
                        vgpu::all_reduce_name_list());
 }
 
-RunSetup read_setup(const TomlBlock& b) {
-  b.only({"gpus", "workers", "memory_mib", "model", "allreduce", "loss_scaling", "optimizer",
-          "learning_rate", "batch_per_replica", "train_examples", "seed"},
-         "[setup]");
-  RunSetup s;
-  s.line = b.line();
-  s.gpus = static_cast<int>(b.integer("gpus", 1, 8).value_or(s.gpus));
-  s.workers = static_cast<int>(b.integer("workers", 1, 4).value_or(s.workers));
-  if (s.gpus * s.workers > 8) {
-    b.fail(b.line(), "`workers` x `gpus` is " + std::to_string(s.gpus * s.workers) +
+// A [setup] block: the run settings' keys but the machine's (where the devices are is the
+// command line's choice), read as every settings file is, then held to what a lesson plays:
+// up to 8 virtual GPUs in all, of one process.
+core::RunSettings read_setup(const TomlBlock& b) {
+  std::vector<std::string> keys;
+  const core::RunSettings defaults = lesson_settings_defaults();
+  core::for_each_setting(defaults, [&](const core::SettingInfo& info, const auto&) {
+    if (info.role != core::SettingRole::kMachine) keys.emplace_back(info.key);
+  });
+  b.only(keys, "[setup]");
+  core::RunSettings s;
+  try {
+    s = core::read_settings_json(b.as_json(), defaults);
+  } catch (const core::SettingError& e) {
+    b.fail(b.line_of_key(e.key()), e.what());
+  }
+  const auto limit = [&b](const char* key, std::int64_t value, std::int64_t lo, std::int64_t hi) {
+    if (value < lo || value > hi) {
+      b.fail(b.line_of_key(key), "`" + std::string(key) + " = " + std::to_string(value) +
+                                     "` is out of range for a lesson: give " + std::to_string(lo) +
+                                     " to " + std::to_string(hi));
+    }
+  };
+  limit("gpus", s.devices.gpus, 1, 8);
+  limit("workers", s.workers, 1, 4);
+  limit("batch_per_replica", static_cast<std::int64_t>(s.batch_per_replica), 1, 4096);
+  limit("train_examples", static_cast<std::int64_t>(s.train_examples), 1, 60000);
+  if (s.devices.gpus * s.workers > 8) {
+    b.fail(b.line(), "`workers` x `gpus` is " + std::to_string(s.devices.gpus * s.workers) +
                          " virtual GPUs: give at most 8 in all");
   }
-  for (std::int64_t m : b.integers("memory_mib", 1, kMaxMiB)) {
-    s.memory_mib.push_back(static_cast<std::size_t>(m));
+  const std::size_t limits = s.devices.memory_limits_mib.size();
+  if (limits > 1 && limits != static_cast<std::size_t>(s.devices.gpus)) {
+    b.fail(b.line_of_key("memory_mib"), "`memory_mib` gives " + std::to_string(limits) +
+                                            " limits for " + std::to_string(s.devices.gpus) +
+                                            " GPUs: give one, or one each");
   }
-  if (!s.memory_mib.empty() && s.memory_mib.size() != 1 &&
-      s.memory_mib.size() != static_cast<std::size_t>(s.gpus)) {
-    b.fail(b.line(), "`memory_mib` gives " + std::to_string(s.memory_mib.size()) +
-                         " limits for " + std::to_string(s.gpus) + " GPUs: give one, or one each");
-  }
-  s.model = b.text("model").value_or(s.model);
-  if (s.model != "mlp" && s.model != "cnn") b.fail(b.line(), "`model` must be \"mlp\" or \"cnn\"");
-  s.allreduce = b.text("allreduce").value_or(s.allreduce);
-  check_allreduce(b, s.allreduce);
-  s.loss_scaling = b.text("loss_scaling").value_or(s.loss_scaling);
-  try {
-    core::parse_loss_scaling(s.loss_scaling);
-  } catch (const std::invalid_argument& e) {
-    b.fail(b.line(), e.what());
-  }
-  s.optimizer = b.text("optimizer").value_or(s.optimizer);
-  try {
-    core::parse_optimizer_kind(s.optimizer);
-  } catch (const std::invalid_argument& e) {
-    b.fail(b.line(), e.what());
-  }
-  s.learning_rate = b.number("learning_rate").value_or(s.learning_rate);
-  if (!(s.learning_rate > 0 && s.learning_rate <= 10)) {
-    b.fail(b.line(), "`learning_rate` must be more than 0 and at most 10");
-  }
-  s.batch_per_replica =
-      static_cast<std::size_t>(b.integer("batch_per_replica", 1, 4096).value_or(32));
-  s.train_examples =
-      static_cast<std::size_t>(b.integer("train_examples", 1, 60000).value_or(2048));
-  s.seed = static_cast<std::uint64_t>(b.integer("seed", 0, INT64_MAX).value_or(1));
   return s;
 }
 
@@ -250,7 +255,10 @@ Check read_check(const TomlBlock& b) {
 void read_step_block(const TomlBlock& b, LessonStep& step) {
   b.only({"setup", "do", "look_at", "device", "topology", "question", "check"},
          "a step's block");
-  if (auto setup = b.sub_table("setup")) step.setup = read_setup(*setup);
+  if (auto setup = b.sub_table("setup")) {
+    step.setup = read_setup(*setup);
+    step.setup_line = setup->line();
+  }
   for (const TomlBlock& a : b.tables("do")) step.actions.push_back(read_action(a));
   step.look_at = b.text("look_at").value_or("");
   const auto& panels = panel_names();
@@ -358,22 +366,12 @@ Lesson parse_lesson(std::string_view markdown, const std::string& path) {
 }
 
 Lesson load_lesson(const std::filesystem::path& file) {
-  // Not a device or a pipe, which could be read forever (/dev/zero), and no file far larger
-  // than any lesson.
-  constexpr std::uintmax_t kMaxBytes = 1 << 20;
-  std::error_code ec;
-  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec)) {
-    throw LessonError(file.string(), 0, "is not a regular file: give a lesson's .md file");
+  try {
+    return parse_lesson(files::read_bounded_file(file, 1 << 20, "a lesson is a few KiB of Markdown"),
+                        file.string());
+  } catch (const files::InputFileError& e) {
+    throw LessonError(file.string(), 0, e.problem());
   }
-  if (const std::uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > kMaxBytes) {
-    throw LessonError(file.string(), 0,
-                      "is " + std::to_string(size) + " bytes: a lesson is a few KiB of Markdown");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw LessonError(file.string(), 0, "cannot be read (is the path right?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_lesson(text.str(), file.string());
 }
 
 std::vector<Lesson> load_course(const std::filesystem::path& folder) {

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/settings/run_settings.h"
+
 namespace mirrorlab::lessons {
 
 // "lessons/01-mirrored-strategy.md:42: [[check]] needs `that`, the name of a live value".
@@ -41,21 +43,10 @@ struct Paragraph {
   std::string plain() const;  // the runs' text, joined
 };
 
-// A fresh run: what TrainingSession is built with when a step sets one up.
-struct RunSetup {
-  int gpus = 2;                         // per worker
-  int workers = 1;                      // > 1: as several workers, threads of this process
-  std::vector<std::size_t> memory_mib;  // per GPU; empty: 1024 each
-  std::string model = "mlp";            // "mlp" | "cnn"
-  std::string allreduce = "auto";       // an all-reduce name or "auto"
-  std::string loss_scaling = "replica-mean";
-  std::string optimizer = "adam";  // "sgd" | "adam" | "nadam"
-  double learning_rate = 1e-3;
-  std::size_t batch_per_replica = 32;
-  std::size_t train_examples = 2048;    // the first n of Fashion-MNIST's training set
-  std::uint64_t seed = 1;
-  int line = 0;
-};
+// A fresh run: what TrainingSession is built with when a step sets one up. A [setup] block's
+// keys are the run settings' own (core/settings/run_settings.h: model, optimizer, learning_rate,
+// gpus, memory_mib, workers, ...), read by the reader checkpoints use, from these defaults.
+core::RunSettings lesson_settings_defaults();
 
 // Something the step does to the run, in order.
 enum class ActionKind {
@@ -113,7 +104,8 @@ struct LessonStep {
   std::string title;
   int line = 0;  // of its heading
   std::vector<Paragraph> text;
-  std::optional<RunSetup> setup;
+  std::optional<core::RunSettings> setup;
+  int setup_line = 0;  // of its [setup]
   std::vector<Action> actions;
   std::string look_at;  // a GUI panel ("Batch split", ...), or empty
   int device = -1;      // `device = "/gpu:1"`: the device it talks about (1), or -1

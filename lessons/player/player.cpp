@@ -136,7 +136,7 @@ LessonPlayer::~LessonPlayer() {
   session_.reset();
 }
 
-void LessonPlayer::build_run(const RunSetup& setup) {
+void LessonPlayer::build_run(const core::RunSettings& setup) {
   setup_ = setup;
   ++runs_built_;
   run_error_.clear();
@@ -148,23 +148,8 @@ void LessonPlayer::build_run(const RunSetup& setup) {
   snapshot_ = core::SessionSnapshot{};
 
   core::SessionConfig config;
-  config.devices.assign(static_cast<std::size_t>(setup.gpus), vgpu::LogicalDeviceConfiguration{});
-  for (std::size_t i = 0; i < config.devices.size() && !setup.memory_mib.empty(); ++i) {
-    config.devices[i].memory_limit_mib = setup.memory_mib[std::min(i, setup.memory_mib.size() - 1)];
-  }
+  config.settings = setup;
   config.make_devices = options_.make_devices;
-  config.strategy.model = core::parse_model_kind(setup.model);
-  config.strategy.all_reduce = setup.allreduce;
-  config.strategy.loss_scaling = core::parse_loss_scaling(setup.loss_scaling);
-  config.strategy.optimizer.kind = core::parse_optimizer_kind(setup.optimizer);
-  config.strategy.optimizer.learning_rate = static_cast<float>(setup.learning_rate);
-  // Keras' SGD has no momentum unless asked: a lesson's sgd is Keras' sgd.
-  config.strategy.optimizer.momentum = 0;
-  config.strategy.seed = setup.seed;
-  config.fit.batch_per_replica = setup.batch_per_replica;
-  config.fit.epochs = 100;  // lessons step; they never run out of epochs
-  config.fit.seed = setup.seed;
-  config.workers = setup.workers;
 
   config_ = config;
   auto data = std::make_shared<core::FashionMnist>();
@@ -179,13 +164,14 @@ void LessonPlayer::build_run(const RunSetup& setup) {
   // A reference trains a second model every step: only for lessons that look at it.
   core::TrainingSession* session = session_.get();
   if (reads(lesson_, "distance_to_one_device")) {
-    reference_ = std::make_shared<OneDeviceReference>(config.strategy);
+    reference_ = std::make_shared<OneDeviceReference>(core::strategy_options(setup));
     session_->post([session, r = reference_] { session->strategy().add_listener(r.get()); });
   }
   if (reads(lesson_, "distance_to_one_worker")) {
     try {
       worker_reference_ =
-          std::make_shared<OneWorkerReference>(config.strategy, setup.gpus * setup.workers);
+          std::make_shared<OneWorkerReference>(core::strategy_options(setup),
+                                               setup.devices.gpus * setup.workers);
     } catch (const std::exception& e) {
       notes_.push_back(std::string("no reference of one worker: ") + e.what());
     }
@@ -284,9 +270,11 @@ void LessonPlayer::start_action(const Action& a) {
     }
     case ActionKind::kSwitchAllReduce:
     case ActionKind::kSetMemory: {
-      RunSetup next = setup_;
+      core::RunSettings next = setup_;
       if (a.kind == ActionKind::kSwitchAllReduce) next.allreduce = a.allreduce;
-      if (a.kind == ActionKind::kSetMemory) next.memory_mib = a.memory_mib;
+      if (a.kind == ActionKind::kSetMemory) {
+        next.devices.memory_limits_mib.assign(a.memory_mib.begin(), a.memory_mib.end());
+      }
       build_run(next);
       break;
     }
@@ -371,9 +359,9 @@ std::optional<double> LessonPlayer::read(const std::string& value, int replica,
   if (!v) return std::nullopt;
   ModelContext model;
   model.topology = machine_;
-  model.model = config_.strategy.model;
-  model.optimizer = config_.strategy.optimizer;
-  model.batch_per_replica = static_cast<double>(config_.fit.batch_per_replica);
+  model.model = config_.settings.model;
+  model.optimizer = config_.settings.optimizer;
+  model.batch_per_replica = static_cast<double>(config_.settings.batch_per_replica);
   LiveRun run;
   run.model = &model;
   run.devices = devices;
@@ -382,7 +370,7 @@ std::optional<double> LessonPlayer::read(const std::string& value, int replica,
   if (reference_) run.distance_to_one_device = reference_->distance();
   if (worker_reference_) run.distance_to_one_worker = worker_reference_->distance();
   run.reconfigure_refused = reconfigure_refused_;
-  run.loss_scaling = config_.strategy.loss_scaling;
+  run.loss_scaling = config_.settings.loss_scaling;
   return v->read(run, replica);
 }
 

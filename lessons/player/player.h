@@ -85,7 +85,7 @@ class LessonPlayer {
   Answer answer(const Question& q, const std::string& given = "") const;
 
  private:
-  void build_run(const RunSetup& setup);
+  void build_run(const core::RunSettings& setup);
   void read_machine();  // the current step's machine_, from its `topology` or one before
   void start_action(const Action& a);
   bool action_finished(const Action& a);
@@ -95,7 +95,7 @@ class LessonPlayer {
   Lesson lesson_;
   PlayerOptions options_;
   int step_ = -1;
-  RunSetup setup_;  // of the current run
+  core::RunSettings setup_;  // of the current run
   core::SessionConfig config_;
   std::uint64_t runs_built_ = 0;
   std::unique_ptr<core::TrainingSession> session_;

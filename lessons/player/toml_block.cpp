@@ -50,18 +50,41 @@ int TomlBlock::line_of(const toml::node& node) const {
 void TomlBlock::fail(int line, const std::string& what) const { throw LessonError(file_, line, what); }
 
 void TomlBlock::only(std::initializer_list<std::string_view> allowed, std::string_view where) const {
+  only(std::vector<std::string>(allowed.begin(), allowed.end()), where);
+}
+
+void TomlBlock::only(const std::vector<std::string>& allowed, std::string_view where) const {
   for (const auto& [key, value] : *table_) {
     bool known = false;
-    for (std::string_view a : allowed) known = known || key.str() == a;
+    for (const std::string& a : allowed) known = known || key.str() == a;
     if (known) continue;
     std::string list;
-    for (std::string_view a : allowed) list.append(list.empty() ? "" : ", ").append(a);
+    for (const std::string& a : allowed) list.append(list.empty() ? "" : ", ").append(a);
     fail(line_of(value), words({"unknown key `", key.str(), "` in ", where, " (expected one of: ",
                                 list, ")"}));
   }
 }
 
 const toml::node& TomlBlock::node(std::string_view key) const { return *table_->get(key); }
+
+nlohmann::json TomlBlock::as_json() const {
+  const auto value = [this](const auto& self, const toml::node& n) -> nlohmann::json {
+    if (n.is_integer()) return *n.value<std::int64_t>();
+    if (n.is_floating_point()) return *n.value<double>();
+    if (n.is_string()) return std::string(*n.value<std::string_view>());
+    if (n.is_boolean()) return *n.value<bool>();
+    if (n.is_array()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const toml::node& entry : *n.as_array()) list.push_back(self(self, entry));
+      return list;
+    }
+    fail(line_of(n), words({"a ", type_name(n), " is not a value here: give a number, a text, "
+                            "true or false, or a list"}));
+  };
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [key, v] : *table_) object[std::string(key.str())] = value(value, v);
+  return object;
+}
 
 std::optional<std::string> TomlBlock::text(std::string_view key) const {
   if (!has(key)) return std::nullopt;

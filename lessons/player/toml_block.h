@@ -11,6 +11,8 @@
 
 #include <toml++/toml.h>
 
+#include "nlohmann/json.hpp"
+
 #include "lessons/player/lesson.h"
 
 namespace mirrorlab::lessons {
@@ -29,6 +31,11 @@ class TomlBlock {
 
   // Refuses any key not in `allowed` (a misspelt key is an error, not ignored).
   void only(std::initializer_list<std::string_view> allowed, std::string_view where) const;
+  void only(const std::vector<std::string>& allowed, std::string_view where) const;
+  // The table's values as a JSON object (numbers, texts, true/false, lists of them), for readers
+  // shared with JSON files (the run's settings). A date, a time or a nested table is refused.
+  nlohmann::json as_json() const;
+  int line_of_key(std::string_view key) const { return has(key) ? line_of(node(key)) : line(); }
   bool has(std::string_view key) const { return table_->contains(key); }
 
   std::optional<std::string> text(std::string_view key) const;
