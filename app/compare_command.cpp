@@ -67,12 +67,6 @@ int measure_step_compute(const StepPlan& step, vgpu::Device& device, ReplicaComp
 
 }  // namespace
 
-int compare_bad_input(const std::string& problem) {
-  std::fprintf(stderr, "%s: %s\nRun '%s --help' for the flags.\n", kCommand, problem.c_str(),
-               kCommand);
-  return 2;
-}
-
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "compare",

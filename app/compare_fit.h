@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "app/compare_command.h"
+#include "app/compare_options.h"
 #include "app/output_files.h"
 #include "timing/topology.h"
 #include "virtualgpu/fit_recording.h"

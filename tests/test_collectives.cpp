@@ -19,6 +19,7 @@
 #include "virtualgpu/device_buffers.h"
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/one_shot_all_reduce.h"
+#include "virtualgpu/transport.h"
 #include "virtualgpu/process_cuda_api.h"
 #include "virtualgpu/reduce_to_one.h"
 #include "virtualgpu/ring_all_reduce.h"

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -166,6 +168,58 @@ TEST(Seams, EachFolderIncludesOnlyTheLayersBelowIt) {
     }
   }
   EXPECT_GT(includes, 300);
+}
+
+// A room: a source and its header, by their path without the extension ("core/nn/model").
+std::string room_of(const std::string& path) { return path.substr(0, path.rfind('.')); }
+
+// Inside every folder too, includes point one way: no room includes, directly or through
+// others, a room that includes it (the algorithms' headers including the table that makes them;
+// a transport building its own subclass). Such a loop is an include that runs back up.
+TEST(Seams, NoRoomIncludesARoomThatIncludesIt) {
+  std::map<std::string, std::set<std::string>> includes;  // room -> rooms it includes
+  std::set<std::string> rooms;
+  const std::vector<std::string> all = {"app", "core", "files", "gui", "lessons", "timing",
+                                        "virtualgpu", "tests", "bench", "fuzz"};
+  for (const fs::path& file : sources_under(all)) rooms.insert(room_of(fs::relative(file, kSource).string()));
+  for (const fs::path& file : sources_under(all)) {
+    const std::string room = room_of(fs::relative(file, kSource).string());
+    std::istringstream text(read(file));
+    for (std::string l; std::getline(text, l);) {
+      if (l.rfind("#include \"", 0) != 0) continue;
+      const std::string to = room_of(l.substr(10, l.find('"', 10) - 10));
+      if (to != room && rooms.count(to)) includes[room].insert(to);
+    }
+  }
+  // Depth-first, with the path so far: a room met again on it closes a loop.
+  std::map<std::string, int> state;  // 1: on the path, 2: done
+  std::vector<std::string> path;
+  std::set<std::string> loops;
+  std::function<void(const std::string&)> visit = [&](const std::string& room) {
+    state[room] = 1;
+    path.push_back(room);
+    for (const std::string& next : includes[room]) {
+      if (state[next] == 1) {
+        std::string loop;
+        for (auto at = std::find(path.begin(), path.end(), next); at != path.end(); ++at) {
+          loop += *at + " -> ";
+        }
+        loops.insert(loop + next);
+      } else if (state[next] == 0) {
+        visit(next);
+      }
+    }
+    path.pop_back();
+    state[room] = 2;
+  };
+  for (const std::string& room : rooms) {
+    if (state[room] == 0) visit(room);
+  }
+  EXPECT_GT(rooms.size(), 250u);  // the walk found the tree
+  for (const std::string& loop : loops) {
+    ADD_FAILURE() << "an include runs back up: " << loop
+                  << " (move what both need into a room below both)";
+  }
 }
 
 // The string literals of a C++ source (comments skipped; escapes kept as written).

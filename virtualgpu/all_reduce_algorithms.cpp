@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/nccl_all_reduce.h"
 #include "virtualgpu/one_shot_all_reduce.h"
 #include "virtualgpu/reduce_to_one.h"
@@ -133,21 +132,6 @@ std::string tensorflow_log_nccl(const std::vector<ReplicaPlacement>& replicas, i
 
 }  // namespace
 
-int most_replicas_per_gpu(const std::vector<ReplicaPlacement>& replicas) {
-  std::map<int, int> per_gpu;
-  int most = 0;
-  for (const ReplicaPlacement& r : replicas) {
-    if (r.cuda_ordinal < 0) return 0;
-    most = std::max(most, ++per_gpu[r.cuda_ordinal]);
-  }
-  return most;
-}
-
-std::vector<ReplicaPlacement> placements_of(const std::vector<Device*>& devices) {
-  std::vector<ReplicaPlacement> placements;
-  for (const Device* d : devices) placements.push_back({d->name(), d->kind(), d->cuda_ordinal()});
-  return placements;
-}
 
 const std::vector<AllReduceAlgorithm>& all_reduce_algorithms() {
   static const std::vector<AllReduceAlgorithm> table = {

@@ -15,34 +15,15 @@
 #include <vector>
 
 #include "timing/schedule.h"
+#include "virtualgpu/all_reduce_names.h"
+#include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/replica_placement.h"
 #include "virtualgpu/collective.h"
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::vgpu {
 
-inline constexpr std::string_view kReduceToOneName = "reduce-to-one";
-inline constexpr std::string_view kRingName = "ring";
-inline constexpr std::string_view kOneShotName = "one-shot";
-inline constexpr std::string_view kNcclName = "nccl";
 
-// Where a replica lives: what decides which algorithms can run.
-struct ReplicaPlacement {
-  std::string name;  // "/gpu:0"
-  DeviceKind kind = DeviceKind::kCpuVirtualGpu;
-  int cuda_ordinal = -1;  // the physical GPU, -1 for a CPU-backed virtual GPU
-};
-std::vector<ReplicaPlacement> placements_of(const std::vector<Device*>& devices);
-// The most replicas that share one physical GPU (0 when any replica is CPU-backed).
-int most_replicas_per_gpu(const std::vector<ReplicaPlacement>& replicas);
-
-// NCCL version codes as ncclGetVersion gives them: 22809 for 2.28.9.
-inline constexpr int kNcclMultiRankGpuVersion = 23000;  // 2.30.0
-inline constexpr int kNcclMaxRanksPerGpu = 2;           // in the experimental multi-rank mode
-
-struct NcclRuntime {
-  bool built = false;    // this build links NCCL
-  int version_code = 0;  // the library's, from ncclGetVersion; 0 when not built
-};
 
 struct AllReduceAlgorithm {
   std::string_view name;
@@ -76,9 +57,6 @@ const AllReduceAlgorithm* find_all_reduce(std::string_view name);
 std::vector<std::string> all_reduce_names();
 // The algorithms the timing model has a schedule of (every one but nccl), in the table's order.
 std::vector<std::string> modelled_all_reduce_names();
-// "reduce-to-one, ring, one-shot or nccl": every name but `except`, the last two joined by
-// `last`.
-std::string all_reduce_name_list(std::string_view last = "or", std::string_view except = "");
 
 // An algorithm that is not known, or cannot run on these devices; what() says why and what
 // can run instead (in algorithm names, not flags).

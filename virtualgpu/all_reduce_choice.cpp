@@ -62,27 +62,6 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
   return choice;
 }
 
-std::string tensorflow_device_name(std::string_view name) {
-  // "/gpu:1" -> "GPU:1"; a name without that shape is kept as it is.
-  const std::size_t colon = name.find(':');
-  if (name.empty() || name[0] != '/' || colon == std::string_view::npos) return std::string(name);
-  std::string type(name.substr(1, colon - 1));
-  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return "/job:localhost/replica:0/task:0/device:" + type + std::string(name.substr(colon));
-}
-
-std::string device_tuple(const std::vector<std::string>& names) {
-  std::string tuple = "(";
-  for (std::size_t i = 0; i < names.size(); ++i) tuple += (i ? ", '" : "'") + names[i] + "'";
-  return tuple + (names.size() == 1 ? ",)" : ")");
-}
-
-std::string tensorflow_device_tuple(const std::vector<ReplicaPlacement>& replicas) {
-  std::vector<std::string> names;
-  for (const ReplicaPlacement& r : replicas) names.push_back(tensorflow_device_name(r.name));
-  return device_tuple(names);
-}
-
 const AllReduceAlgorithm& modelled_tensorflow_choice(const timing::Topology& machine) {
   return *find_all_reduce(machine.has_nccl ? kNcclName : kRingName);
 }

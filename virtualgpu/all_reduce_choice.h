@@ -47,12 +47,7 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
 // (timing::all_reduce_time() then asks NCCL's own model).
 const AllReduceAlgorithm& modelled_tensorflow_choice(const timing::Topology& machine);
 
-// A device's full name as TensorFlow logs it: "/gpu:1" -> "/job:localhost/replica:0/task:0/
-// device:GPU:1" (what tf.distribute's device_util.canonicalize gives).
-std::string tensorflow_device_name(std::string_view name);
 // A Python tuple of names, as TensorFlow logs it: "('/gpu:0', '/gpu:1')", "('/gpu:0',)".
 std::string device_tuple(const std::vector<std::string>& names);
-// The replicas' full names as such a tuple, as MirroredStrategy logs its devices.
-std::string tensorflow_device_tuple(const std::vector<ReplicaPlacement>& replicas);
 
 }  // namespace mirrorlab::vgpu

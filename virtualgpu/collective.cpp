@@ -8,9 +8,43 @@
 #include <utility>
 
 #include "virtualgpu/device.h"
+#include "virtualgpu/cuda/cuda_runtime.h"
+#include "virtualgpu/cuda_transport.h"
 #include "virtualgpu/transport.h"
 
 namespace mirrorlab::vgpu {
+namespace {
+
+// The transport for buffers held by `devices` (devices[i] holds rank i's buffer): host memory
+// for every device, or CUDA memory for every device. No devices: host memory (buffers the
+// caller vouches are host memory, as in tests). Throws std::invalid_argument for a mix, or for
+// CUDA devices in a build without CUDA.
+std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
+                                          std::vector<std::span<float>> buffers) {
+  if (devices.empty()) return std::make_unique<HostTransport>(std::move(buffers));
+  if (devices.size() != buffers.size()) {
+    throw std::invalid_argument("a collective group has " + std::to_string(devices.size()) +
+                                " devices but " + std::to_string(buffers.size()) + " buffers");
+  }
+  const auto on_host = [](const Device* d) { return d->memory().host_accessible(); };
+  if (std::all_of(devices.begin(), devices.end(), on_host)) {
+    return std::make_unique<HostTransport>(std::move(buffers));
+  }
+  const auto on_cuda = [&](const Device* d) { return d->is_cuda() && !on_host(d); };
+  if (!std::all_of(devices.begin(), devices.end(), on_cuda)) {
+    throw std::invalid_argument(
+        "an all-reduce cannot mix CPU-backed virtual GPUs with CUDA GPUs: give it devices of one "
+        "kind");
+  }
+  // Without CUDA in the build only a test's fake makes CUDA devices.
+  const auto has_api = [](const Device* d) { return d->cuda_api() != nullptr; };
+  if (!cuda_built() && !std::all_of(devices.begin(), devices.end(), has_api)) {
+    throw std::invalid_argument(no_cuda_error("these buffers are CUDA device memory"));
+  }
+  return make_cuda_transport(devices, std::move(buffers));
+}
+
+}  // namespace
 
 CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
                                  StepObserver* observer, std::vector<Device*> devices)

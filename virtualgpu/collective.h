@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "virtualgpu/barrier.h"
+#include "virtualgpu/transfer.h"
 #include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::vgpu {
@@ -25,23 +26,6 @@ class Device;
 class Transport;
 
 enum class ReduceOp { kSum, kMean };
-
-enum class TransferKind {
-  kReduce,  // dst[chunk] += src[chunk]
-  kCopy,    // dst[chunk]  = src[chunk]
-};
-
-// One chunk moved from one rank's buffer to another's.
-struct Transfer {
-  int src = 0;
-  int dst = 0;
-  std::size_t begin = 0;  // element range [begin, end) of the buffers
-  std::size_t end = 0;
-  std::size_t bytes = 0;  // (end - begin) * sizeof(float)
-  TransferKind kind = TransferKind::kCopy;
-  TimePoint start{};
-  TimePoint finish{};
-};
 
 // One step of an algorithm: everything that happens between two barriers.
 struct CollectiveStep {

@@ -9,11 +9,10 @@
 #include <string>
 #include <utility>
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/all_reduce_names.h"
 #include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/cuda/gpu_inventory.h"
 #include "virtualgpu/device.h"
-#include "virtualgpu/one_shot_all_reduce.h"
 
 namespace mirrorlab::vgpu {
 namespace {

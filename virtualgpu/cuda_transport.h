@@ -20,6 +20,8 @@
 
 namespace mirrorlab::vgpu {
 
+class Device;
+
 std::unique_ptr<Transport> make_cuda_transport(const std::vector<Device*>& devices,
                                                std::vector<std::span<float>> buffers);
 

@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "virtualgpu/all_reduce_choice.h"
 #include "virtualgpu/device.h"
 #include "virtualgpu/nccl_api.h"
 

@@ -22,10 +22,19 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/all_reduce_names.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::vgpu {
+
+// NCCL version codes as ncclGetVersion gives them: 22809 for 2.28.9.
+inline constexpr int kNcclMultiRankGpuVersion = 23000;  // 2.30.0
+inline constexpr int kNcclMaxRanksPerGpu = 2;           // in the experimental multi-rank mode
+
+struct NcclRuntime {
+  bool built = false;    // this build links NCCL
+  int version_code = 0;  // the library's, from ncclGetVersion; 0 when not built
+};
 
 // What this build and its NCCL library offer (never throws, needs no GPU).
 NcclRuntime nccl_runtime();

@@ -6,18 +6,6 @@
 
 namespace mirrorlab::vgpu {
 
-void order_one_shot_slices(std::vector<OneShotSlice>& slices) {
-  // By begin, then end: an empty slice shares its begin with the next one and must go first.
-  std::sort(slices.begin(), slices.end(), [](const OneShotSlice& a, const OneShotSlice& b) {
-    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
-  });
-  for (std::size_t i = 1; i < slices.size(); ++i) {
-    if (slices[i].begin != slices[i - 1].end) {
-      throw std::logic_error(std::string(kOneShotName) +
-                             " slices must tile the buffer without gaps or overlaps");
-    }
-  }
-}
 
 void OneShotAllReduce::run_rank(int rank, CollectiveGroup& group, ReduceOp op) const {
   const int n = group.size();

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/all_reduce_names.h"
 #include "virtualgpu/collective_kernels.cuh"
 #include "virtualgpu/collective_kernels.h"
 #include "virtualgpu/cuda/cuda_check.h"

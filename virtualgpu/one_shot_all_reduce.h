@@ -16,25 +16,11 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/all_reduce_names.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::vgpu {
-
-// One rank's slice [begin, end) of a one-shot all-reduce, as a transport collects them before
-// running all of them at once (the CUDA transport's single kernel).
-struct OneShotSlice {
-  int rank = 0;
-  std::size_t begin = 0, end = 0;
-};
-
-// Puts the slices, noted in whatever order the ranks arrived, in buffer order, so that they
-// tile one range [front().begin, back().end). Empty slices are fine and come first among those
-// starting where they do (1 element on 2 ranks: [0,0) then [0,1)). Throws std::logic_error
-// when the slices leave a gap or overlap.
-void order_one_shot_slices(std::vector<OneShotSlice>& slices);
 
 class OneShotAllReduce final : public AllReduce {
  public:

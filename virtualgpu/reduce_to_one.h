@@ -4,7 +4,7 @@
 // order) then "broadcast" (every other rank copies the destination's buffer). None for n == 1.
 #pragma once
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/all_reduce_names.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::vgpu {

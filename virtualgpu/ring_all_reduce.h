@@ -6,7 +6,7 @@
 // empty when count < n.
 #pragma once
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/all_reduce_names.h"
 #include "virtualgpu/collective.h"
 
 namespace mirrorlab::vgpu {

@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "virtualgpu/all_reduce_names.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
-#include "virtualgpu/cuda_transport.h"
 #include "virtualgpu/device.h"
 
 namespace mirrorlab::vgpu {
@@ -78,29 +78,18 @@ std::vector<Transfer> reduce_broadcast_transfers(int n, int rank, std::size_t be
   return made;
 }
 
-std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
-                                          std::vector<std::span<float>> buffers) {
-  if (devices.empty()) return std::make_unique<HostTransport>(std::move(buffers));
-  if (devices.size() != buffers.size()) {
-    throw std::invalid_argument("a collective group has " + std::to_string(devices.size()) +
-                                " devices but " + std::to_string(buffers.size()) + " buffers");
+
+void order_one_shot_slices(std::vector<OneShotSlice>& slices) {
+  // By begin, then end: an empty slice shares its begin with the next one and must go first.
+  std::sort(slices.begin(), slices.end(), [](const OneShotSlice& a, const OneShotSlice& b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
+  for (std::size_t i = 1; i < slices.size(); ++i) {
+    if (slices[i].begin != slices[i - 1].end) {
+      throw std::logic_error(std::string(kOneShotName) +
+                             " slices must tile the buffer without gaps or overlaps");
+    }
   }
-  const auto on_host = [](const Device* d) { return d->memory().host_accessible(); };
-  if (std::all_of(devices.begin(), devices.end(), on_host)) {
-    return std::make_unique<HostTransport>(std::move(buffers));
-  }
-  const auto on_cuda = [&](const Device* d) { return d->is_cuda() && !on_host(d); };
-  if (!std::all_of(devices.begin(), devices.end(), on_cuda)) {
-    throw std::invalid_argument(
-        "an all-reduce cannot mix CPU-backed virtual GPUs with CUDA GPUs: give it devices of one "
-        "kind");
-  }
-  // Without CUDA in the build only a test's fake makes CUDA devices.
-  const auto has_api = [](const Device* d) { return d->cuda_api() != nullptr; };
-  if (!cuda_built() && !std::all_of(devices.begin(), devices.end(), has_api)) {
-    throw std::invalid_argument(no_cuda_error("these buffers are CUDA device memory"));
-  }
-  return make_cuda_transport(devices, std::move(buffers));
 }
 
 }  // namespace mirrorlab::vgpu

@@ -16,9 +16,23 @@
 #include <span>
 #include <vector>
 
-#include "virtualgpu/collective.h"
+#include "virtualgpu/memory/clock.h"
+#include "virtualgpu/transfer.h"
 
 namespace mirrorlab::vgpu {
+
+// One rank's slice [begin, end) of a one-shot all-reduce, as a transport collects them before
+// running all of them at once (the CUDA transport's single kernel).
+struct OneShotSlice {
+  int rank = 0;
+  std::size_t begin = 0, end = 0;
+};
+
+// Puts the slices, noted in whatever order the ranks arrived, in buffer order, so that they
+// tile one range [front().begin, back().end). Empty slices are fine and come first among those
+// starting where they do (1 element on 2 ranks: [0,0) then [0,1)). Throws std::logic_error
+// when the slices leave a gap or overlap.
+void order_one_shot_slices(std::vector<OneShotSlice>& slices);
 
 class Transport {
  public:
@@ -66,12 +80,5 @@ class HostTransport final : public Transport {
 std::vector<Transfer> reduce_broadcast_transfers(int n, int rank, std::size_t begin,
                                                  std::size_t end, TimePoint start,
                                                  TimePoint finish);
-
-// The transport for buffers held by `devices` (devices[i] holds rank i's buffer): host memory
-// for every device, or CUDA memory for every device. No devices: host memory (buffers the
-// caller vouches are host memory, as in tests). Throws std::invalid_argument for a mix, or for
-// CUDA devices in a build without CUDA.
-std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
-                                          std::vector<std::span<float>> buffers);
 
 }  // namespace mirrorlab::vgpu

@@ -1,6 +1,6 @@
 #include "core/session/other_worker_threads.h"
 
-#include "core/session/training_session.h"
+#include "core/session/session_config.h"
 
 namespace mirrorlab::core {
 

@@ -93,22 +93,6 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
   thread_ = std::thread([this] { thread_main(); });
 }
 
-std::vector<vgpu::LogicalDeviceConfiguration> session_devices(const SessionConfig& config) {
-  return logical_devices(config.settings.devices);
-}
-
-SessionConfig config_for_checkpoint(const Checkpoint& c, SessionConfig current) {
-  // What the checkpoint fixed, its schedule and its all-reduce; the devices, the workers and the
-  // data stay this session's.
-  RunSettings settings = c.config.settings;
-  settings.devices = current.settings.devices;
-  settings.workers = current.settings.workers;
-  settings.train_examples = current.settings.train_examples;
-  current.settings = settings;
-  current.resume.reset();
-  return current;
-}
-
 void TrainingSession::set_faults(FaultPlan plan) {
   post([this, plan = std::move(plan)] {
     std::string note;

@@ -15,33 +15,9 @@
 #include <vector>
 
 #include "core/settings/run_settings.h"
+#include "lessons/player/lesson_text.h"
 
 namespace mirrorlab::lessons {
-
-// "lessons/01-mirrored-strategy.md:42: [[check]] needs `that`, the name of a live value".
-class LessonError : public std::runtime_error {
- public:
-  LessonError(const std::string& file, int line, const std::string& what);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }  // 1-based; 0 when the problem is the whole file
-
- private:
-  std::string file_;
-  int line_;
-};
-
-// Prose, kept as paragraphs of styled runs so the terminal and the GUI can each draw it.
-enum class RunStyle { kPlain, kStrong, kEmphasis, kCode };
-struct TextRun {
-  std::string text;
-  RunStyle style = RunStyle::kPlain;
-};
-enum class ParagraphKind { kParagraph, kBullet, kNumbered, kQuote, kCodeBlock };
-struct Paragraph {
-  ParagraphKind kind = ParagraphKind::kParagraph;
-  std::vector<TextRun> runs;
-  std::string plain() const;  // the runs' text, joined
-};
 
 // A fresh run: what TrainingSession is built with when a step sets one up. A [setup] block's
 // keys are the run settings' own (core/settings/run_settings.h: model, optimizer, learning_rate,

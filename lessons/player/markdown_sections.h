@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lessons/player/lesson.h"
+#include "lessons/player/lesson_text.h"
 
 namespace mirrorlab::lessons {
 

@@ -13,7 +13,7 @@
 
 #include "nlohmann/json.hpp"
 
-#include "lessons/player/lesson.h"
+#include "lessons/player/lesson_text.h"
 
 namespace mirrorlab::lessons {
 

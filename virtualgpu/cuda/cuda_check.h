@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "virtualgpu/cuda/cuda_runtime.h"
+#include <string>
 
 namespace mirrorlab::vgpu {
 

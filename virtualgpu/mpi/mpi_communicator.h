@@ -4,18 +4,11 @@
 
 #include <mpi.h>
 
-#include <string>
-
-#include "virtualgpu/mpi/mpi_worker_group.h"
-
 namespace mirrorlab::vgpu {
 
-struct MpiWorkerGroup::Communicator {
+// What MpiWorkerGroup::communicator() gives: the group's own MPI_Comm.
+struct MpiCommunicator {
   MPI_Comm comm = MPI_COMM_NULL;
-};
-
-struct MpiCommunicatorAccess {
-  static MPI_Comm of(const MpiWorkerGroup& group) { return group.comm_->comm; }
 };
 
 // Throws std::runtime_error "<call> failed: <MPI's words>" unless `code` is MPI_SUCCESS.

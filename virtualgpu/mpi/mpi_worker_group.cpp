@@ -63,7 +63,7 @@ using InCollective = WorkerWatch::InCollective;
 }  // namespace
 
 MpiWorkerGroup::MpiWorkerGroup(std::chrono::milliseconds timeout, WorkerWatch::Lost on_lost)
-    : comm_(std::make_unique<Communicator>()) {
+    : comm_(std::make_unique<MpiCommunicator>()) {
   initialize_mpi();
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_->comm), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(comm_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");

@@ -23,6 +23,8 @@
 
 namespace mirrorlab::vgpu {
 
+struct MpiCommunicator;  // mpi_communicator.h
+
 // MPI_Init_thread once (MPI_THREAD_SERIALIZED); later calls do nothing. Throws
 // std::runtime_error when MPI cannot give that thread level.
 void initialize_mpi();
@@ -64,11 +66,12 @@ class MpiWorkerGroup final : public WorkerGroup {
   // Plain MPI_Allreduce of `values` on this group's communicator, nothing around it: the
   // benchmark's baseline.
   void plain_mpi_allreduce(std::span<float> values);
+  // The group's MPI_Comm (mpi_communicator.h, which includes mpi.h), for what builds on it:
+  // NCCL across processes broadcasts its unique id over it.
+  const MpiCommunicator& communicator() const { return *comm_; }
 
  private:
-  friend struct MpiCommunicatorAccess;  // mpi_communicator.h: the MPI_Comm, for NCCL's id
-  struct Communicator;                  // the MPI_Comm; this header needs no mpi.h
-  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<MpiCommunicator> comm_;  // this header needs no mpi.h
   int rank_ = 0;
   int size_ = 1;
   std::vector<WorkerPlace> places_;

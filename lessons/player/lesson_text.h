@@ -1,0 +1,36 @@
+// What the lesson readers below the lesson itself share: a lesson's prose as styled paragraphs,
+// and the error that names a lesson file's line.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mirrorlab::lessons {
+
+// "lessons/01-mirrored-strategy.md:42: [[check]] needs `that`, the name of a live value".
+class LessonError : public std::runtime_error {
+ public:
+  LessonError(const std::string& file, int line, const std::string& what);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }  // 1-based; 0 when the problem is the whole file
+
+ private:
+  std::string file_;
+  int line_;
+};
+
+// Prose, kept as paragraphs of styled runs so the terminal and the GUI can each draw it.
+enum class RunStyle { kPlain, kStrong, kEmphasis, kCode };
+struct TextRun {
+  std::string text;
+  RunStyle style = RunStyle::kPlain;
+};
+enum class ParagraphKind { kParagraph, kBullet, kNumbered, kQuote, kCodeBlock };
+struct Paragraph {
+  ParagraphKind kind = ParagraphKind::kParagraph;
+  std::vector<TextRun> runs;
+  std::string plain() const;  // the runs' text, joined
+};
+
+}  // namespace mirrorlab::lessons
