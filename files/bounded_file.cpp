@@ -22,9 +22,6 @@ struct Descriptor {
 
 }  // namespace
 
-InputFileError::InputFileError(const std::filesystem::path& file, std::string problem)
-    : std::runtime_error(file.string() + ": " + problem), file_(file), problem_(std::move(problem)) {}
-
 std::string read_bounded_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
                               const std::string& what_it_holds) {
   // Opened without blocking (a FIFO with no writer would wait forever), then asked what it is:
@@ -33,10 +30,10 @@ std::string read_bounded_file(const std::filesystem::path& file, std::uintmax_t 
   d.fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (d.fd < 0) {
     const int error = errno;
-    InputFileError e(file, "cannot be read: " + errno_text(error) +
-                               (error == ENOENT ? " (is the path right?)" : ""));
-    e.missing_ = error == ENOENT;
-    throw e;
+    throw InputFileError(file,
+                         "cannot be read: " + errno_text(error) +
+                             (error == ENOENT ? " (is the path right?)" : ""),
+                         error == ENOENT);
   }
   struct stat info {};
   if (::fstat(d.fd, &info) != 0) throw InputFileError(file, "cannot be read: " + errno_text(errno));

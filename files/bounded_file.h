@@ -7,25 +7,21 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <stdexcept>
 #include <string>
+
+#include "files/file_error.h"
 
 namespace mirrorlab::files {
 
-// Why a file could not be read: problem() is a sentence without the path ("is a folder",
-// "cannot be read: Permission denied"), what() is "<path>: <problem>".
-class InputFileError : public std::runtime_error {
+// Why a file could not be read: problem() is a sentence without the path ("is not a regular
+// file but a folder", "cannot be read: Permission denied"), what() is "<path>: <problem>".
+class InputFileError : public FileError {
  public:
-  InputFileError(const std::filesystem::path& file, std::string problem);
-  const std::filesystem::path& file() const { return file_; }
-  const std::string& problem() const { return problem_; }
-  bool missing() const { return missing_; }
+  InputFileError(const std::filesystem::path& file, std::string problem, bool missing = false)
+      : FileError(file.string(), 0, std::move(problem)), missing_(missing) {}
+  bool missing() const { return missing_; }  // there is no such file
 
  private:
-  friend std::string read_bounded_file(const std::filesystem::path&, std::uintmax_t,
-                                       const std::string&);
-  std::filesystem::path file_;
-  std::string problem_;
   bool missing_ = false;
 };
 

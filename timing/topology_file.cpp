@@ -151,17 +151,6 @@ Fabric fabric_named(const Reader& r) {
 
 }  // namespace
 
-namespace {
-std::string located(const std::string& file, int line, const std::string& what) {
-  std::string out = file;
-  if (line > 0) out.append(":").append(std::to_string(line));
-  return out.append(": ").append(what);
-}
-}  // namespace
-
-TopologyError::TopologyError(const std::string& file, int line, const std::string& what)
-    : std::runtime_error(located(file, line, what)), file_(file), line_(line) {}
-
 Topology parse_topology(const std::string& text, const std::string& file_name) {
   toml::table root;
   try {

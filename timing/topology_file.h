@@ -8,20 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "files/file_error.h"
 #include "timing/topology.h"
 
 namespace mirrorlab::timing {
 
 // A topology file that cannot be used: the file, the line (0 when none) and what was expected.
-class TopologyError : public std::runtime_error {
+class TopologyError : public files::FileError {
  public:
-  TopologyError(const std::string& file, int line, const std::string& what);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }
-
- private:
-  std::string file_;
-  int line_ = 0;
+  using FileError::FileError;
 };
 
 Topology read_topology(const std::filesystem::path& file);

@@ -201,9 +201,6 @@ const char* to_string(FitRecording::Kind kind) {
   return kind == FitRecording::Kind::kFit ? "fit" : "check";
 }
 
-RecordingError::RecordingError(const std::string& file, const std::string& what)
-    : std::runtime_error(file + ": " + what), file_(file) {}
-
 std::string write_fit_recording(const FitRecording& r) {
   ordered out = {
       {"format", kFormat},

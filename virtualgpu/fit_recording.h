@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "files/file_error.h"
 #include "virtualgpu/device_registry.h"
 #include "virtualgpu/topology_fit.h"
 
@@ -32,13 +33,9 @@ const char* to_string(FitRecording::Kind kind);  // "fit", "check"
 
 // A recording that cannot be used: the file and what was wrong with it, in words that say what
 // to do.
-class RecordingError : public std::runtime_error {
+class RecordingError : public files::FileError {
  public:
-  RecordingError(const std::string& file, const std::string& what);
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
+  RecordingError(const std::string& file, const std::string& what) : FileError(file, 0, what) {}
 };
 
 // The most devices and samples a recording may hold: more than any machine measures (a fit on

@@ -6,18 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "files/file_error.h"
+
 namespace mirrorlab::lessons {
 
 // "lessons/01-mirrored-strategy.md:42: [[check]] needs `that`, the name of a live value".
-class LessonError : public std::runtime_error {
+class LessonError : public files::FileError {
  public:
-  LessonError(const std::string& file, int line, const std::string& what);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }  // 1-based; 0 when the problem is the whole file
-
- private:
-  std::string file_;
-  int line_;
+  using FileError::FileError;
 };
 
 // Prose, kept as paragraphs of styled runs so the terminal and the GUI can each draw it.
