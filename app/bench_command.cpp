@@ -8,9 +8,9 @@
 
 #include "app/flags.h"
 #include "app/interrupt.h"
-#include "virtualgpu/allreduce_bench.h"
-#include "virtualgpu/device.h"
-#include "virtualgpu/stream_bandwidth.h"
+#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::app {
 

@@ -8,7 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
 #include "app/sweep_flags.h"
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::app {
 

@@ -4,7 +4,7 @@
 
 #include "app/advice.h"
 #include "app/flags.h"
-#include "virtualgpu/worker_group.h"
+#include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::app {
 

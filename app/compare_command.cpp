@@ -11,11 +11,11 @@
 #include "app/output_files.h"
 #include "timing/fit.h"
 #include "timing/topology_file.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/device.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/memory/memory_arena.h"
-#include "virtualgpu/topology_fit.h"
+#include "virtualgpu/measure/topology_fit.h"
 
 namespace mirrorlab::app {
 namespace {

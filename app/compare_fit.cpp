@@ -10,8 +10,8 @@
 #include "app/compare_tables.h"
 #include "timing/fit.h"
 #include "timing/topology_file.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/device.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::app {
 namespace {

@@ -10,8 +10,8 @@
 #include "app/compare_options.h"
 #include "app/output_files.h"
 #include "timing/topology.h"
-#include "virtualgpu/fit_recording.h"
-#include "virtualgpu/topology_fit.h"
+#include "virtualgpu/measure/fit_recording.h"
+#include "virtualgpu/measure/topology_fit.h"
 
 namespace mirrorlab::app {
 

@@ -7,8 +7,8 @@
 #include "app/model_summary.h"
 #include "core/nn/kernels_cpu.h"
 #include "timing/step_words.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::app {
@@ -48,7 +48,7 @@ std::string plan_step(const StepFlags& f, const timing::Topology* t, int max_dev
   const bool has_nccl = t != nullptr && t->has_nccl;
   const std::string where = t != nullptr ? t->id : "the devices at hand";
   p.algorithm_was_auto = f.settings.allreduce == vgpu::kAutoAllReduce;
-  // TensorFlow 2.21's choice (virtualgpu/all_reduce_choice.h): NCCL where every replica has a
+  // TensorFlow 2.21's choice (virtualgpu/collectives/all_reduce_choice.h): NCCL where every replica has a
   // GPU of its own, which is where a topology models NCCL; the ring elsewhere.
   p.algorithm =
       p.algorithm_was_auto

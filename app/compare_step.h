@@ -18,7 +18,7 @@
 #include "core/strategy/replica_compute.h"
 #include "timing/step_time.h"
 #include "timing/topology.h"
-#include "virtualgpu/device.h"
+#include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::app {
 

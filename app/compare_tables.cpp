@@ -7,7 +7,7 @@
 #include <string>
 
 #include "timing/nccl_model.h"
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "app/flags.h"
-#include "virtualgpu/process_cuda_api.h"
+#include "virtualgpu/devices/process_cuda_api.h"
 
 namespace mirrorlab::app {
 

@@ -14,7 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "core/settings/run_settings.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::app {
 

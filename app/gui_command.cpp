@@ -173,7 +173,7 @@ int run_gui(const GuiOptions& o) {
   }
   // No timeout on a collective: a window may hold a step at a phase for as long as a class
   // looks at it, with the other workers inside that step's all-reduce. A worker on this host
-  // that dies is still seen at once (virtualgpu/worker_watch.h).
+  // that dies is still seen at once (virtualgpu/workers/worker_watch.h).
   const std::unique_ptr<vgpu::WorkerGroup> workers = start_workers(launch, 1e9);
   int gpus = 0;
   gui::AppOptions app = o.app;

@@ -7,7 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
-#include "virtualgpu/allreduce_bench.h"
+#include "virtualgpu/measure/allreduce_bench.h"
 
 namespace mirrorlab::app {
 

@@ -22,8 +22,8 @@
 #include "core/strategy/fit.h"
 #include "core/nn/kernels_cpu.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::app {
 namespace {
@@ -400,7 +400,7 @@ int run_train(const TrainOptions& options) {
     std::fflush(stdout);
     std::fprintf(stderr, "\nmirrorlab: error: %s\n", end.stop_message.c_str());
     // Another worker may wait in this step's all-reduce: no exchange can follow. This worker
-    // leaves; the others see it gone (virtualgpu/worker_watch.h) and stop, naming it.
+    // leaves; the others see it gone (virtualgpu/workers/worker_watch.h) and stop, naming it.
     if (workers) return end.status;
   } catch (const core::DeviceFailed& e) {
     // As with a GPU lost mid-step: nothing of the step counted, no checkpoint is written (the

@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "app/fault_flags.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::app {

@@ -8,7 +8,7 @@
 
 #include "app/flags.h"
 #include "app/train_flags.h"
-#include "virtualgpu/device.h"
+#include "virtualgpu/devices/device.h"
 
 #if MIRRORLAB_HAVE_MPI
 #include "virtualgpu/mpi/mpi_worker_group.h"

@@ -14,7 +14,7 @@
 #include "core/io/dataset.h"
 #include "core/strategy/run_events.h"
 #include "nlohmann/json.hpp"
-#include "virtualgpu/worker_group.h"
+#include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::app {
 

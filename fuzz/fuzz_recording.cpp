@@ -1,4 +1,4 @@
-// Fuzz target: the reader of the timing model's recordings (virtualgpu/fit_recording.h), as
+// Fuzz target: the reader of the timing model's recordings (virtualgpu/measure/fit_recording.h), as
 // `mirrorlab compare --replay FILE` reads what a fit or a check saved. Any input must read or be
 // refused with a RecordingError; a recording it returns must write back to a text that reads to
 // the same text again. Anything else (another exception, a crash, a sanitizer's report, an input
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz/fuzz_input.h"
-#include "virtualgpu/fit_recording.h"
+#include "virtualgpu/measure/fit_recording.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mirrorlab::vgpu;

@@ -11,8 +11,8 @@
 #include "gui/colors.h"
 #include "gui/step_moment.h"
 #include "imgui.h"
-#include "virtualgpu/collective_replay.h"
-#include "virtualgpu/hierarchical_all_reduce.h"
+#include "virtualgpu/collectives/collective_replay.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "gui/allreduce_model_view.h"
 #include "gui/panel.h"
-#include "virtualgpu/collective_replay.h"
+#include "virtualgpu/collectives/collective_replay.h"
 
 namespace mirrorlab::gui {
 

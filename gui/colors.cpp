@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "imgui.h"
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -6,7 +6,7 @@
 #include "gui/chart.h"
 #include "gui/colors.h"
 #include "imgui.h"
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -10,7 +10,7 @@
 #include "gui/colors.h"
 #include "gui/step_moment.h"
 #include "imgui.h"
-#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::gui {
 namespace {

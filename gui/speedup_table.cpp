@@ -5,7 +5,7 @@
 
 #include "core/nn/training_flops.h"
 #include "gui/chart.h"
-#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/collective.h"
-#include "virtualgpu/device.h"
-#include "virtualgpu/device_buffers.h"
+#include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/devices/device_buffers.h"
 
 namespace mirrorlab::testing {
 

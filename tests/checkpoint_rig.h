@@ -12,7 +12,7 @@
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::testing_rig {
 

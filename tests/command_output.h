@@ -107,7 +107,7 @@ inline int wait_exit(pid_t pid, double seconds) {
 
 // Kills worker 1 of the run `run` started by start_command (its pid from its "Worker 1 of 2, pid
 // N on" line in `log`); the run must then end within 10 s, not 0, its output naming worker 1 as
-// gone (virtualgpu/worker_watch.h).
+// gone (virtualgpu/workers/worker_watch.h).
 inline void expect_worker_1_killed_said(pid_t run, const std::filesystem::path& log) {
   std::smatch pid;
   const std::string text = read_file(log);

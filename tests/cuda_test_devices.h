@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/device.h"
-#include "virtualgpu/device_buffers.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/devices/device_buffers.h"
+#include "virtualgpu/devices/device_registry.h"
 
 // Skips the test, saying why, unless `n` CUDA GPUs are visible (none in a build without CUDA).
 #define MIRRORLAB_REQUIRE_CUDA_GPUS(n)                                                         \

@@ -9,7 +9,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "virtualgpu/collective_elements.h"
+#include "virtualgpu/devices/collective_elements.h"
 
 namespace mirrorlab::testing {
 namespace {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "virtualgpu/cuda/cuda_api.h"
-#include "virtualgpu/device.h"
+#include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::testing {
 

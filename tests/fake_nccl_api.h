@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tests/fake_cuda_api.h"
-#include "virtualgpu/nccl_api.h"
+#include "virtualgpu/collectives/nccl_api.h"
 
 namespace mirrorlab::testing {
 

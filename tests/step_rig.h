@@ -14,7 +14,7 @@
 #include "core/strategy/mirrored_strategy.h"
 #include "core/session/step_control.h"
 #include "core/io/synthetic_dataset.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::testing_rig {
 

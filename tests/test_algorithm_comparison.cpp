@@ -3,7 +3,7 @@
 
 #include "core/session/algorithm_comparison.h"
 #include "core/io/synthetic_dataset.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {
 namespace {

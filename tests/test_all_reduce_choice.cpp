@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/nccl_all_reduce.h"
-#include "virtualgpu/collective.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -1,15 +1,15 @@
 // The all-reduce benchmark harness: its sweep, its bit-exact check (which must catch a broken
 // algorithm) and its bandwidth arithmetic.
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/allreduce_bench.h"
-#include "virtualgpu/stream_bandwidth.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/stream_bandwidth.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/ring_all_reduce.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/collectives/ring_all_reduce.h"
 
 namespace mirrorlab::vgpu {
 namespace {

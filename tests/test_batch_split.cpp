@@ -9,7 +9,7 @@
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "tests/training_reference.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {
 namespace {

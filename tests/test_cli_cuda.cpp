@@ -11,7 +11,7 @@
 
 #include "command_output.h"
 #include "nlohmann/json.hpp"
-#include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
 
 namespace mirrorlab::testing {
 namespace {

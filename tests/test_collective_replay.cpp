@@ -5,9 +5,9 @@
 #include <cmath>
 #include <string>
 
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/collective_replay.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/collective_replay.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -13,16 +13,16 @@
 #include <thread>
 #include <vector>
 
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/collective.h"
-#include "virtualgpu/collective_replay.h"
-#include "virtualgpu/device_buffers.h"
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/one_shot_all_reduce.h"
-#include "virtualgpu/transport.h"
-#include "virtualgpu/process_cuda_api.h"
-#include "virtualgpu/reduce_to_one.h"
-#include "virtualgpu/ring_all_reduce.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/collectives/collective_replay.h"
+#include "virtualgpu/devices/device_buffers.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/collectives/one_shot_all_reduce.h"
+#include "virtualgpu/collectives/transport.h"
+#include "virtualgpu/devices/process_cuda_api.h"
+#include "virtualgpu/collectives/reduce_to_one.h"
+#include "virtualgpu/collectives/ring_all_reduce.h"
 #include "tests/hang_guard.h"
 
 namespace mirrorlab::vgpu {

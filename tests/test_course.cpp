@@ -14,7 +14,7 @@
 #include "lesson_play.h"
 #include "lessons/player/lesson.h"
 #include "lessons/player/player.h"
-#include "virtualgpu/hierarchical_all_reduce.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::lessons {
 namespace {

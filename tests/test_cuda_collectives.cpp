@@ -12,15 +12,15 @@
 
 #include "tests/all_reduce_check.h"
 #include "tests/cuda_test_devices.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/allreduce_bench.h"
-#include "virtualgpu/collective.h"
-#include "virtualgpu/device.h"
-#include "virtualgpu/device_buffers.h"
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/nccl_all_reduce.h"
-#include "virtualgpu/stream_bandwidth.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/devices/device_buffers.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {
 namespace {

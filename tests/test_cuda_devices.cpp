@@ -12,9 +12,9 @@
 #include "tests/cuda_test_kernels.h"
 #include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/cuda/cuda_api.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
-#include "virtualgpu/process_cuda_api.h"
+#include "virtualgpu/devices/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -18,13 +18,13 @@
 #include "tests/all_reduce_check.h"
 #include "tests/fake_cuda_api.h"
 #include "tests/fake_nccl_api.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/collective.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+#include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
-#include "virtualgpu/device.h"
-#include "virtualgpu/device_buffers.h"
-#include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/devices/device_buffers.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
 
 namespace mirrorlab::testing {
 namespace {

@@ -9,9 +9,9 @@
 
 #include <sched.h>
 
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
-#include "virtualgpu/process_cuda_api.h"
+#include "virtualgpu/devices/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -16,7 +16,7 @@
 #include "lessons/player/lesson.h"
 #endif
 #include "nlohmann/json.hpp"
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -18,8 +18,8 @@
 #include "temp_folder.h"
 #include "timing/step_time.h"
 #include "timing/topology_file.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/collective.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/collective.h"
 
 namespace mirrorlab::gui {
 namespace {

@@ -1,4 +1,4 @@
-// The CUDA kernels' work per element (core/nn/kernel_elements*.h, virtualgpu/collective_elements.h)
+// The CUDA kernels' work per element (core/nn/kernel_elements*.h, virtualgpu/devices/collective_elements.h)
 // run on the CPU over every index, against the CPU references (kernels_cpu.h) and the exact sums.
 // This file is compiled by the C++ compiler in every build and, in a CUDA build, a second time by
 // nvcc as host code (test_kernel_elements_nvcc.cu includes it), so the functions the kernels call
@@ -19,7 +19,7 @@
 #include "core/nn/kernel_elements_train.h"
 #include "core/nn/kernels_cpu.h"
 #include "core/nn/loss.h"
-#include "virtualgpu/collective_elements.h"
+#include "virtualgpu/devices/collective_elements.h"
 
 namespace mirrorlab::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/nn/kernel_elements_train.h"
-#include "virtualgpu/collective_elements.h"
+#include "virtualgpu/devices/collective_elements.h"
 #include "virtualgpu/cuda/launch_shape.h"
 
 namespace mirrorlab::vgpu {

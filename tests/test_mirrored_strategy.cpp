@@ -14,7 +14,7 @@
 #include "core/strategy/plain_trainer.h"
 #include "tests/training_reference.h"
 #include "core/io/synthetic_dataset.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {
 namespace {

@@ -16,9 +16,9 @@
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "tests/training_reference.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/hierarchical_all_reduce.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
 #include "virtualgpu/mpi/mpi_worker_group.h"
 
 namespace mirrorlab {

@@ -1,4 +1,4 @@
-// NCCL across processes (virtualgpu/nccl_worker_group.h) on any machine: the workers are threads
+// NCCL across processes (virtualgpu/workers/nccl_worker_group.h) on any machine: the workers are threads
 // over vgpu::ThreadWorkers (as mpirun's processes would be), each with its own fake GPU, sharing
 // the fakes of tests/fake_cuda_api.h and fake_nccl_api.h. What is checked: worker 0 alone makes
 // the unique id and every worker joins with it, on its own GPU; the all-reduce of the NCCL
@@ -19,10 +19,10 @@
 #include "tests/fake_cuda_api.h"
 #include "tests/fake_nccl_api.h"
 #include "tests/worker_threads.h"
-#include "virtualgpu/device_buffers.h"
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/nccl_worker_group.h"
-#include "virtualgpu/thread_worker_group.h"
+#include "virtualgpu/devices/device_buffers.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/workers/nccl_worker_group.h"
+#include "virtualgpu/workers/thread_worker_group.h"
 
 namespace mirrorlab::testing {
 namespace {

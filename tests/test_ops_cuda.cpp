@@ -14,7 +14,7 @@
 #include "tests/cuda_test_devices.h"
 #include "tests/ops_agreement.h"
 #include "tests/step_rig.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::testing {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "core/nn/kernels_cpu.h"
 #include "core/strategy/replica_compute.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::core {

@@ -98,15 +98,20 @@ TEST(Seams, NoCommandLineFlagIsNamedBelowTheApp) {
 }
 
 // The layers, lowest first, and what each may include (itself and what it is built on). A folder
-// is a library (its CMakeLists.txt), so an include against this table is a dependency the build
-// may not even link.
+// is a library (its CMakeLists.txt) or, inside virtualgpu/, a part of one: an include against
+// this table is a dependency the build may not even link, or a part that runs back up.
 const std::map<std::string, std::vector<std::string>>& layers() {
   static const std::map<std::string, std::vector<std::string>> below = {
       {"files", {}},             // the ground floor: a user's file read whole, under a cap
       {"timing", {"files"}},  // pure functions: the timing model
       {"virtualgpu/memory", {}},
       {"virtualgpu/cuda", {"virtualgpu/memory"}},
-      {"virtualgpu", {"virtualgpu/memory", "virtualgpu/cuda", "timing"}},
+      // mirrorlab_virtualgpu, one library in four folders, each built on the ones before it
+      {"virtualgpu/devices", {"virtualgpu/memory", "virtualgpu/cuda", "timing"}},
+      {"virtualgpu/collectives", {"virtualgpu/devices"}},
+      {"virtualgpu/workers", {"virtualgpu/collectives"}},
+      {"virtualgpu/measure", {"virtualgpu/collectives"}},
+      {"virtualgpu", {"virtualgpu/workers", "virtualgpu/measure"}},  // the library as a whole
       {"virtualgpu/mpi", {"virtualgpu"}},  // the workers as MPI ranks: only app/ makes them
       {"core/io", {"files"}},
       {"core/nn", {"core/io", "virtualgpu/memory", "virtualgpu/cuda"}},

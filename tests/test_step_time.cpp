@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// As the table of algorithms gives them (virtualgpu/all_reduce_algorithms.h).
+// As the table of algorithms gives them (virtualgpu/collectives/all_reduce_algorithms.h).
 Schedule ring_of(int ranks, double bytes, int) { return ring_schedule(ranks, bytes); }
 
 // 1, 2, ... `devices` devices, all-reducing in no time.

@@ -8,7 +8,7 @@
 
 #include <sched.h>
 
-#include "virtualgpu/stream.h"
+#include "virtualgpu/devices/stream.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -1,4 +1,4 @@
-// Several workers in one process (virtualgpu/thread_worker_group.h, core/session/other_workers.h):
+// Several workers in one process (virtualgpu/workers/thread_worker_group.h, core/session/other_workers.h):
 // the exchanges every worker meets in, what one worker failing does to the others (never a hang),
 // and training through it: 2 workers x 2 devices give the weights of 1 worker x 4 devices and
 // of one device, as 2 MPI ranks do (tests/test_multi_worker.cpp).
@@ -15,8 +15,8 @@
 #include "tests/hang_guard.h"
 #include "tests/training_reference.h"
 #include "tests/worker_threads.h"
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/thread_worker_group.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/workers/thread_worker_group.h"
 
 namespace mirrorlab {
 namespace {

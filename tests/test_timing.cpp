@@ -12,9 +12,9 @@
 #include "timing/schedule.h"
 #include "timing/topology.h"
 #include "timing/topology_file.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/collective.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::timing {
 namespace {

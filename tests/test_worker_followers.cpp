@@ -15,7 +15,7 @@
 #include "core/session/training_session.h"
 #include "core/session/worker_followers.h"
 #include "tests/hang_guard.h"
-#include "virtualgpu/thread_worker_group.h"
+#include "virtualgpu/workers/thread_worker_group.h"
 
 namespace mirrorlab {
 namespace {

@@ -1,4 +1,4 @@
-// The watch that keeps a worker from waiting for ever on a dead one (virtualgpu/worker_watch.h):
+// The watch that keeps a worker from waiting for ever on a dead one (virtualgpu/workers/worker_watch.h):
 // a process that exits or is killed on this host is named within a few periods; a collective
 // that waits past the timeout is reported; a stopped watch reports nothing.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "virtualgpu/worker_watch.h"
+#include "virtualgpu/workers/worker_watch.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -13,7 +13,7 @@
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/plain_trainer.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::testing_reference {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "virtualgpu/stream_bandwidth.h"
+#include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::core {
 namespace {

@@ -12,13 +12,13 @@
 
 #include "core/io/dataset.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/allreduce_bench.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/measure/allreduce_bench.h"
 
 namespace mirrorlab::core {
 
 struct AlgorithmTiming {
-  std::string algorithm;  // a name of the table (virtualgpu/all_reduce_algorithms.h)
+  std::string algorithm;  // a name of the table (virtualgpu/collectives/all_reduce_algorithms.h)
   bool available = true;
   std::string reason;             // why not, when !available
   double step_seconds = 0;        // median time of a whole training step

@@ -19,8 +19,8 @@
 #include "core/strategy/fit.h"
 #include "core/session/other_workers.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/thread_worker_group.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/workers/thread_worker_group.h"
 
 namespace mirrorlab::core {
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/io/dataset.h"
-#include "virtualgpu/device.h"
-#include "virtualgpu/worker_group.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::core {
 

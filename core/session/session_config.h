@@ -11,7 +11,7 @@
 #include "core/session/other_workers.h"
 #include "core/settings/run_settings.h"
 #include "core/strategy/faults.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::core {
 

@@ -21,7 +21,7 @@
 
 #include "core/strategy/step_boundary.h"
 #include "core/strategy/step_listener.h"
-#include "virtualgpu/collective.h"
+#include "virtualgpu/collectives/collective.h"
 
 namespace mirrorlab::core {
 

@@ -34,7 +34,7 @@
 #include "core/session/step_control.h"
 #include "core/session/other_workers.h"
 #include "core/session/step_recorder.h"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::core {
 

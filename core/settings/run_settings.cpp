@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <type_traits>
 
-#include "virtualgpu/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::core {
 namespace {

@@ -23,7 +23,7 @@
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "nlohmann/json.hpp"
-#include "virtualgpu/device_registry.h"
+#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::core {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/barrier.h"
-#include "virtualgpu/collective.h"
+#include "virtualgpu/devices/barrier.h"
+#include "virtualgpu/collectives/collective.h"
 
 namespace mirrorlab::core {
 

@@ -10,9 +10,9 @@
 #include "core/nn/gpu_model_api.h"
 #include "core/nn/kernels_cpu.h"
 #include "core/nn/ops_cuda.h"
-#include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/hierarchical_all_reduce.h"
-#include "virtualgpu/nccl_all_reduce.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
 
 namespace mirrorlab::core {
 

@@ -33,11 +33,11 @@
 #include "core/strategy/run_events.h"
 #include "core/strategy/step_boundary.h"
 #include "core/strategy/step_listener.h"
-#include "virtualgpu/all_reduce_choice.h"
-#include "virtualgpu/barrier.h"
-#include "virtualgpu/collective.h"
-#include "virtualgpu/device.h"
-#include "virtualgpu/worker_group.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+#include "virtualgpu/devices/barrier.h"
+#include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/devices/device.h"
+#include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::core {
 

@@ -12,7 +12,7 @@
 
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_event.h"
-#include "virtualgpu/device.h"
+#include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::core {
 

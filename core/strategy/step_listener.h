@@ -16,7 +16,7 @@
 
 #include "core/strategy/run_event.h"
 #include "core/strategy/step_boundary.h"
-#include "virtualgpu/collective.h"
+#include "virtualgpu/collectives/collective.h"
 
 namespace mirrorlab::core {
 

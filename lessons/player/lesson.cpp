@@ -16,8 +16,8 @@
 #include "lessons/player/markdown_sections.h"
 #include "lessons/player/toml_block.h"
 #include "timing/topology_file.h"
-#include "virtualgpu/all_reduce_algorithms.h"
-#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
 
 #ifndef MIRRORLAB_LESSON_DIR
 #define MIRRORLAB_LESSON_DIR "lessons"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "virtualgpu/hierarchical_all_reduce.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::lessons {
 namespace {

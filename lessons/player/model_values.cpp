@@ -7,7 +7,7 @@
 #include "timing/nccl_model.h"
 #include "timing/schedule.h"
 #include "timing/step_time.h"
-#include "virtualgpu/all_reduce_choice.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
 
 namespace mirrorlab::lessons {
 namespace {

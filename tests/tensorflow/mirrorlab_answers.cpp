@@ -49,8 +49,8 @@
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "nlohmann/json.hpp"
-#include "virtualgpu/device_registry.h"
-#include "virtualgpu/thread_worker_group.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/workers/thread_worker_group.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The CudaApi of the CUDA runtime (CUDA builds only): each method one runtime call, checked with
 // MIRRORLAB_CUDA_CHECK. The collectives' kernel launches are left to the layer that has the
-// kernels (virtualgpu/process_cuda_api.cpp completes this class). This is the layer only a GPU
+// kernels (virtualgpu/devices/process_cuda_api.cpp completes this class). This is the layer only a GPU
 // can check: scripts/gpu-check runs it.
 #pragma once
 

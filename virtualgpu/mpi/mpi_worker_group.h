@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/worker_group.h"
-#include "virtualgpu/worker_watch.h"
+#include "virtualgpu/workers/worker_group.h"
+#include "virtualgpu/workers/worker_watch.h"
 
 namespace mirrorlab::vgpu {
 

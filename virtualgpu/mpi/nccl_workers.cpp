@@ -1,10 +1,10 @@
 // NCCL across processes (see nccl_workers.h): the NCCL library's NcclApi over MPI's group. Built
-// only with MPI and NCCL; what it does is NcclWorkerGroup's (virtualgpu/nccl_worker_group.h),
+// only with MPI and NCCL; what it does is NcclWorkerGroup's (virtualgpu/workers/nccl_worker_group.h),
 // tested against fakes in every build.
 #include "virtualgpu/mpi/nccl_workers.h"
 
-#include "virtualgpu/nccl_api.h"
-#include "virtualgpu/nccl_worker_group.h"
+#include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/workers/nccl_worker_group.h"
 
 namespace mirrorlab::vgpu {
 

@@ -1,5 +1,5 @@
 // NCCL across the workers' processes (built with MPI and NCCL): NcclWorkerGroup
-// (virtualgpu/nccl_worker_group.h) over MPI's group and the NCCL library. Worker 0 makes the
+// (virtualgpu/workers/nccl_worker_group.h) over MPI's group and the NCCL library. Worker 0 makes the
 // communicator's unique id (ncclGetUniqueId), MPI carries it to every worker, and each joins with
 // ncclCommInitRank. The step across workers then sums the gradients where they are, on the GPU
 // (ncclAllReduce on that device's stream), instead of through host memory; everything else (the

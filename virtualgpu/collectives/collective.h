@@ -1,0 +1,131 @@
+// All-reduce: one interface, one file per algorithm, every step observable.
+//
+// An all-reduce runs as one share per rank, like an NCCL kernel: every replica's device thread
+// calls AllReduce::run_rank() with the same CollectiveGroup, and the ranks move chunks between
+// the buffers (which all live in memory the threads can read) step by step, with a barrier
+// between steps. The group assembles each step's transfers and hands the whole step to the
+// observer (the GUI, a test) once every rank is done with it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "virtualgpu/devices/barrier.h"
+#include "virtualgpu/collectives/transfer.h"
+#include "virtualgpu/memory/clock.h"
+
+namespace mirrorlab::vgpu {
+
+class Device;
+class Transport;
+
+enum class ReduceOp { kSum, kMean };
+
+// One step of an algorithm: everything that happens between two barriers.
+struct CollectiveStep {
+  std::string algorithm;  // "ring", "reduce-to-one"
+  int index = 0;          // 0-based, within this all-reduce
+  std::string phase;      // "reduce-scatter", "all-gather", "reduce", "broadcast"
+  std::vector<Transfer> transfers;  // sorted by (dst, src, begin)
+  TimePoint start{};
+  TimePoint finish{};
+};
+
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  // Called once per step, on one of the ranks' threads, while the other ranks wait.
+  virtual void on_step(const CollectiveStep& step) = 0;
+  // Called on rank `rank`'s own thread as it ends its part of step `index` (`phase`), before it
+  // waits for the others. What it throws fails that rank in the middle of the all-reduce (a
+  // fault being shown): the rank's caller aborts the group, which releases the others.
+  virtual void on_rank_step(int rank, int index, std::string_view phase) {
+    (void)rank, (void)index, (void)phase;
+  }
+};
+
+// The shared state of one all-reduce call: the buffers (one per rank, all the same length), the
+// barrier, the transport that moves the data (chosen by the memory the buffers live in, see
+// transport.h) and the step being assembled. Create one per call; not reusable across calls.
+class CollectiveGroup {
+ public:
+  // devices[i] holds buffers[i] (host or CUDA memory); no devices: the buffers are host memory.
+  CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
+                  StepObserver* observer = nullptr, std::vector<Device*> devices = {});
+  ~CollectiveGroup();
+
+  int size() const { return static_cast<int>(buffers_.size()); }
+  std::size_t count() const;  // elements per buffer
+  std::span<float> buffer(int rank) const { return buffers_[rank]; }
+
+  const std::vector<Device*>& devices() const { return devices_; }  // empty: host buffers
+
+  // Every rank calls begin() once before touching any buffer: no rank may read a neighbour's
+  // buffer before that neighbour has finished writing it (its gradients, in training).
+  void begin(int rank);
+  // Performs `kind` from src's buffer into dst's buffer over [begin, end) as the work of rank
+  // dst, which must be the caller, and records it in the current step.
+  void transfer(int src, int dst, std::size_t begin, std::size_t end, TransferKind kind);
+  // The calling rank sums the elements [begin, end) over every buffer (in rank order) and writes
+  // the sum into every buffer: one read and one write of each byte (see one_shot_all_reduce.h).
+  void reduce_broadcast(int rank, std::size_t begin, std::size_t end);
+  // Every rank calls end_step() after its transfers of a step; the last one to arrive completes
+  // the step's work (on a GPU: waits for it) and hands the assembled step (index, phase) to the
+  // observer before anyone goes on. Every rank passes the same index and phase.
+  void end_step(int rank, int index, std::string_view phase);
+  // The same, and the last rank to arrive first runs `whole_group` once, for every rank, while
+  // the others wait: for work issued for the whole group from one thread (NCCL's grouped calls).
+  // It must return with that work complete; the step has no transfers (opaque), only its time.
+  void end_step(int rank, int index, std::string_view phase,
+                const std::function<void()>& whole_group);
+  // Every rank calls finish() last: scales its buffer by 1/size for kMean.
+  void finish(int rank, ReduceOp op);
+  // Multiplies rank `rank`'s buffer by `factor` (the caller's), as finish() does for kMean.
+  void scale(int rank, float factor);
+
+  // Releases every waiting rank with CollectiveAborted (call it when a rank fails).
+  void abort() { barrier_.abort(); }
+
+ private:
+  std::vector<std::span<float>> buffers_;
+  std::string algorithm_;
+  StepObserver* observer_;
+  std::vector<Device*> devices_;
+  std::unique_ptr<Transport> transport_;
+  CancellableBarrier barrier_;
+  TimePoint step_start_{};
+};
+
+class AllReduce {
+ public:
+  virtual ~AllReduce() = default;
+  virtual std::string name() const = 0;
+  // Runs rank `rank`'s share, on the calling (device) thread. Every rank of the group must call
+  // it concurrently. Calls group.begin(rank) first, group.end_step() after each step and
+  // group.finish(rank, op) last.
+  virtual void run_rank(int rank, CollectiveGroup& group, ReduceOp op) const = 0;
+  // How many steps (barriers) it takes on n ranks.
+  virtual int num_steps(int n) const = 0;
+  // Bytes it reads plus writes in total for n buffers of `bytes` each (its traffic model).
+  virtual double bytes_moved(int n, std::size_t bytes) const = 0;
+};
+
+// The algorithms themselves, their names and their factory: all_reduce_algorithms.h.
+
+// From the host: runs every rank's share on its device's stream and waits for all of them.
+// devices[i] holds buffers[i]. Rethrows the first real error (not the CollectiveAborted of the
+// ranks it released).
+void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
+                const AllReduce& algorithm, ReduceOp op, StepObserver* observer = nullptr);
+
+// Waits for every device's stream, then rethrows the first real error: not the
+// CollectiveAborted of the ranks that a failing rank released (unless that is all there is).
+void synchronize_all(const std::vector<Device*>& devices);
+
+}  // namespace mirrorlab::vgpu

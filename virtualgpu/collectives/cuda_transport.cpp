@@ -1,0 +1,194 @@
+// The CUDA transport (cuda_transport.h), written over the devices' CudaApi: the same code runs
+// on a GPU and, in every build, against the tests' fake (tests/test_cuda_paths.cpp).
+#include "virtualgpu/collectives/cuda_transport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "virtualgpu/collectives/all_reduce_names.h"
+#include "virtualgpu/cuda/cuda_api.h"
+#include "virtualgpu/cuda/gpu_inventory.h"
+#include "virtualgpu/devices/device.h"
+
+namespace mirrorlab::vgpu {
+namespace {
+
+// A pair of timing events around one piece of queued work, and what the work stands for.
+struct TimedWork {
+  TimedWork(CudaApi& api) : start(api), stop(api) {}  // on the calling thread's current GPU
+  ApiEvent start, stop;
+  TimePoint queued{};
+  std::vector<Transfer> transfers;  // for the observer
+};
+
+class CudaTransport final : public Transport {
+ public:
+  CudaTransport(CudaApi& api, const std::vector<Device*>& devices,
+                std::vector<std::span<float>> buffers)
+      : api_(api), buffers_(std::move(buffers)) {
+    for (const Device* d : devices) {
+      ordinals_.push_back(d->cuda_ordinal());
+      streams_.push_back(d->cuda_stream());
+    }
+    const int n = static_cast<int>(ordinals_.size());
+    peer_.assign(static_cast<std::size_t>(n * n), false);
+    for (int dst = 0; dst < n; ++dst) {
+      for (int src = 0; src < n; ++src) {
+        if (ordinals_[dst] == ordinals_[src]) {
+          peer_[dst * n + src] = true;  // one card: its memory is all one address space
+        } else {
+          peer_[dst * n + src] = vgpu::enable_peer_access(api_, ordinals_[dst], ordinals_[src]);
+        }
+      }
+    }
+  }
+
+  void publish(int rank) override {
+    CurrentGpu gpu(api_, ordinals_[rank]);
+    api_.synchronize_stream(streams_[rank]);
+  }
+
+  void move(Transfer t) override {
+    const int dst = t.dst, src = t.src;
+    const std::size_t n = t.end - t.begin;
+    CurrentGpu gpu(api_, ordinals_[dst]);
+    const GpuStream stream = streams_[dst];
+    TimedWork work(api_);
+    work.queued = Clock::now();
+    float* to = buffers_[dst].data() + t.begin;
+    const float* from = buffers_[src].data() + t.begin;
+    api_.record_event(work.start.get(), stream);
+    if (n > 0 && t.kind == TransferKind::kCopy) {
+      if (ordinals_[dst] == ordinals_[src]) {
+        api_.copy_async(to, from, t.bytes, CopyKind::kDeviceToDevice, stream);
+      } else {
+        api_.copy_peer_async(to, ordinals_[dst], from, ordinals_[src], t.bytes, stream);
+      }
+    } else if (n > 0) {
+      reduce_into(to, from, n, dst, src, stream);
+    }
+    api_.record_event(work.stop.get(), stream);
+    work.transfers.push_back(t);
+    std::lock_guard lock(mutex_);
+    pending_.push_back(std::move(work));
+  }
+
+  void reduce_broadcast(int rank, std::size_t begin, std::size_t end) override {
+    // Only noted here: settle() launches all ranks' slices as one kernel once every rank has
+    // reached the barrier, i.e. once every buffer is published.
+    std::lock_guard lock(mutex_);
+    slices_.push_back({rank, begin, end});
+  }
+
+  std::vector<Transfer> settle() override {
+    if (!slices_.empty()) launch_one_shot_slices();
+    std::vector<Transfer> done;
+    for (TimedWork& work : pending_) {
+      api_.synchronize_event(work.stop.get());  // waits for the work
+      const float ms = api_.elapsed_ms(work.start.get(), work.stop.get());
+      const auto elapsed = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double, std::milli>(ms));
+      for (Transfer t : work.transfers) {
+        t.start = work.queued;
+        t.finish = work.queued + elapsed;
+        done.push_back(t);
+      }
+    }
+    pending_.clear();
+    return done;
+  }
+
+  void scale(int rank, float factor) override {
+    CurrentGpu gpu(api_, ordinals_[rank]);
+    api_.launch_scale(buffers_[rank].data(), buffers_[rank].size(), factor, streams_[rank],
+                      ordinals_[rank]);
+    // The result must be complete when the all-reduce returns: the host may read it next.
+    api_.synchronize_stream(streams_[rank]);
+  }
+
+ private:
+  // dst[0, n) += src[0, n), on `stream` of rank dst's GPU (current).
+  void reduce_into(float* to, const float* from, std::size_t n, int dst, int src,
+                   GpuStream stream) {
+    const int n_ranks = static_cast<int>(ordinals_.size());
+    if (peer_[dst * n_ranks + src]) {
+      api_.launch_add(to, from, n, stream, ordinals_[dst]);
+      return;
+    }
+    // No peer access: stage the chunk on dst's GPU first (stream-ordered allocation, freed in
+    // stream order after the kernel has read it).
+    const std::size_t bytes = n * sizeof(float);
+    void* staging = api_.allocate_async(bytes, stream);
+    api_.copy_peer_async(staging, ordinals_[dst], from, ordinals_[src], bytes, stream);
+    api_.launch_add(to, static_cast<const float*>(staging), n, stream, ordinals_[dst]);
+    api_.release_async(staging, stream);
+  }
+
+  // The one-shot: one kernel on rank 0's stream over the union of the slices the ranks noted.
+  void launch_one_shot_slices() {
+    const int n = static_cast<int>(buffers_.size());
+    for (int r = 1; r < n; ++r) {
+      if (!peer_[0 * n + r]) {
+        slices_.clear();
+        throw std::invalid_argument(
+            "the " + std::string(kOneShotName) +
+            " all-reduce reads every buffer from one kernel, but GPU " +
+            std::to_string(ordinals_[0]) + " cannot reach GPU " + std::to_string(ordinals_[r]) +
+            "'s memory (no peer access): use " + all_reduce_name_list("or", kOneShotName) +
+            " across these GPUs");
+      }
+    }
+    try {
+      order_one_shot_slices(slices_);
+    } catch (...) {
+      slices_.clear();
+      throw;
+    }
+    OneShotBuffers pointers;
+    pointers.n = n;
+    for (int r = 0; r < n && r < kMaxOneShotRanks; ++r) pointers.data[r] = buffers_[r].data();
+    CurrentGpu gpu(api_, ordinals_[0]);
+    TimedWork work(api_);
+    work.queued = Clock::now();
+    api_.record_event(work.start.get(), streams_[0]);
+    api_.launch_one_shot(pointers, slices_.front().begin, slices_.back().end, streams_[0],
+                         ordinals_[0]);
+    api_.record_event(work.stop.get(), streams_[0]);
+    for (const OneShotSlice& s : slices_) {
+      const std::vector<Transfer> made =
+          reduce_broadcast_transfers(n, s.rank, s.begin, s.end, {}, {});
+      work.transfers.insert(work.transfers.end(), made.begin(), made.end());
+    }
+    slices_.clear();
+    pending_.push_back(std::move(work));
+  }
+
+  CudaApi& api_;
+  std::vector<std::span<float>> buffers_;
+  std::vector<int> ordinals_;
+  std::vector<GpuStream> streams_;
+  std::vector<bool> peer_;  // peer_[dst * n + src]: a kernel on dst's GPU can read src's buffer
+  std::mutex mutex_;
+  std::vector<TimedWork> pending_;
+  std::vector<OneShotSlice> slices_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_cuda_transport(const std::vector<Device*>& devices,
+                                               std::vector<std::span<float>> buffers) {
+  CudaApi* api = devices.empty() ? nullptr : devices.front()->cuda_api();
+  for (const Device* d : devices) {
+    if (d->cuda_api() != api || api == nullptr) {
+      throw std::invalid_argument(
+          "an all-reduce on CUDA devices needs devices made with one CUDA runtime");
+    }
+  }
+  return std::make_unique<CudaTransport>(*api, devices, std::move(buffers));
+}
+
+}  // namespace mirrorlab::vgpu

@@ -1,0 +1,33 @@
+#include "virtualgpu/devices/device.h"
+
+namespace mirrorlab::vgpu {
+
+const char* to_string(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kCpuVirtualGpu: return "CPU-backed virtual GPU";
+    case DeviceKind::kCudaPhysicalGpu: return "physical GPU";
+    case DeviceKind::kCudaLogicalGpu: return "logical GPU";
+  }
+  return "device";
+}
+
+Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes)
+    : index_(index),
+      name_("/gpu:" + std::to_string(index)),
+      kind_(kind),
+      memory_(name_, memory_limit_bytes),
+      stream_(name_) {}
+
+Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
+               std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream,
+               CudaApi* cuda_api)
+    : index_(index),
+      name_("/gpu:" + std::to_string(index)),
+      kind_(kind),
+      cuda_ordinal_(cuda_ordinal),
+      cuda_stream_(cuda_stream),
+      cuda_api_(cuda_api),
+      memory_(name_, memory_limit_bytes, std::move(allocator)),
+      stream_(name_) {}
+
+}  // namespace mirrorlab::vgpu
