@@ -8,8 +8,8 @@
 
 #include "app/flags.h"
 #include "app/interrupt.h"
-#include "virtualgpu/measure/allreduce_bench.h"
 #include "virtualgpu/devices/device.h"
+#include "virtualgpu/measure/allreduce_bench.h"
 #include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::app {
@@ -53,9 +53,10 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   const std::size_t bound_bytes = std::min<std::size_t>(
       std::max<std::size_t>(sweep.max_bytes, std::size_t{64} << 20),
       static_cast<std::size_t>(smallest_memory_limit_mib(o.devices, gpus)) * vgpu::kMiB / 2);
-  std::printf("# Measuring the memory's bandwidth B (%.1f MiB per device, copy and add "
-              "kernels on every device at once, the best of 5) ...",
-              static_cast<double>(bound_bytes) / vgpu::kMiB);
+  std::printf(
+      "# Measuring the memory's bandwidth B (%.1f MiB per device, copy and add "
+      "kernels on every device at once, the best of 5) ...",
+      static_cast<double>(bound_bytes) / vgpu::kMiB);
   std::fflush(stdout);
   const vgpu::MemoryBound bound = vgpu::measure_memory_bound(devices, bound_bytes, 5);
   // The same kernels at each size, once for every algorithm: which sizes run in the caches.
@@ -68,10 +69,11 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   std::printf(" B = %.2f GB/s (%s, read + written)\n", bound.bandwidth / 1e9,
               vgpu::to_string(bound.kernel));
   if (bound.cache_bytes > 0 && !bound.past_caches()) {
-    std::printf("# The CPU's largest cache holds %.0f MiB: B's working set (%.0f MiB) is not twice "
-                "that, so B may be a cache's, not main memory's (raise --memory-limit and -e)\n",
-                static_cast<double>(bound.cache_bytes) / vgpu::kMiB,
-                static_cast<double>(bound.bytes_per_device * bound.devices) / vgpu::kMiB);
+    std::printf(
+        "# The CPU's largest cache holds %.0f MiB: B's working set (%.0f MiB) is not twice "
+        "that, so B may be a cache's, not main memory's (raise --memory-limit and -e)\n",
+        static_cast<double>(bound.cache_bytes) / vgpu::kMiB,
+        static_cast<double>(bound.bytes_per_device * bound.devices) / vgpu::kMiB);
   }
   std::printf(
       "# All replicas share one memory, so an all-reduce of S bytes per replica needs at "
@@ -92,16 +94,18 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
     }
     std::printf("# %s on %d devices, op %s, %d iterations after %d warm-up\n", name.c_str(), gpus,
                 o.op.c_str(), sweep.iterations, sweep.warmup_iterations);
-    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "size", "count", "type",
-                "redop", "time(us)", "algbw", "busbw", "#wrong", "%bound", "%own");
+    std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "size", "count", "type", "redop",
+                "time(us)", "algbw", "busbw", "#wrong", "%bound", "%own");
     std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %7s %7s\n", "(B)", "(elements)", "", "", "",
                 "(GB/s)", "(GB/s)", "", "", "");
     vgpu::run_allreduce_sweep(
-        devices, *algorithm, sweep, bound.bandwidth, [&](const vgpu::AllReduceBenchRow& row) {
-          std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7zu %6.1f%% %6.1f%%%s\n",
-                      row.bytes, row.count, "float", o.op.c_str(), row.seconds * 1e6,
-                      row.algbw / 1e9, row.busbw / 1e9, row.wrong, 100.0 * row.bound_fraction,
-                      100.0 * row.own_bound_fraction, cached_sizes.count(row.bytes) ? "  cache" : "");
+        devices, *algorithm, sweep, bound.bandwidth,
+        [&](const vgpu::AllReduceBenchRow& row) {
+          std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7zu %6.1f%% %6.1f%%%s\n", row.bytes,
+                      row.count, "float", o.op.c_str(), row.seconds * 1e6, row.algbw / 1e9,
+                      row.busbw / 1e9, row.wrong, 100.0 * row.bound_fraction,
+                      100.0 * row.own_bound_fraction,
+                      cached_sizes.count(row.bytes) ? "  cache" : "");
           std::fflush(stdout);
           total_wrong += row.wrong;
         },

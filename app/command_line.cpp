@@ -9,9 +9,10 @@
 namespace mirrorlab::app {
 
 CommandLine::CommandLine()
-    : app_("mirrorlab: watch and run mirrored (synchronous data-parallel) training, as "
-           "TensorFlow's MirroredStrategy does it, on virtual GPUs",
-           "mirrorlab") {
+    : app_(
+          "mirrorlab: watch and run mirrored (synchronous data-parallel) training, as "
+          "TensorFlow's MirroredStrategy does it, on virtual GPUs",
+          "mirrorlab") {
   app_.require_subcommand(1);
   train_ = add_train_command(app_, train_options);
   bench_allreduce_ = add_bench_command(app_, bench_options);
@@ -43,10 +44,9 @@ std::string CommandLine::message_for(const CLI::ParseError& error, int* status) 
            ". Run '" + path + " --help' for what each does.\n";
   }
   return deepest->help() + "\n" + path + ": choose a command (" + commands + "), for example: " +
-         (deepest == &app_ ? "mirrorlab train --help" : path + " " +
-                                                            deepest->get_subcommands({}).front()
-                                                                ->get_name() +
-                                                            " --help") +
+         (deepest == &app_
+              ? "mirrorlab train --help"
+              : path + " " + deepest->get_subcommands({}).front()->get_name() + " --help") +
          "\n";
 }
 
@@ -98,8 +98,7 @@ int CommandLine::run() {
                    "%s: runs as one process, and %s started %d: under mpirun only "
                    "'mirrorlab train' and 'mirrorlab gui' run as several workers; run this "
                    "command without mpirun\n",
-                   command_path(app_).c_str(), launch.launcher.c_str(),
-                   launch.world_size);
+                   command_path(app_).c_str(), launch.launcher.c_str(), launch.world_size);
     }
     return 2;
   }

@@ -14,8 +14,8 @@
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/devices/device.h"
 #include "virtualgpu/devices/device_registry.h"
-#include "virtualgpu/memory/memory_arena.h"
 #include "virtualgpu/measure/topology_fit.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {
 namespace {
@@ -163,8 +163,8 @@ int run_compare(const CompareOptions& o) {
   }
   std::string problem;
   const int gpus = device_count(device_flags, &problem);
-  if (problem.empty() && gpus < 2) problem = "--gpus " + std::to_string(gpus) +
-                                             ": an all-reduce needs at least 2 devices";
+  if (problem.empty() && gpus < 2)
+    problem = "--gpus " + std::to_string(gpus) + ": an all-reduce needs at least 2 devices";
   // The fit's kernels hold two buffers of -e on each device.
   if (problem.empty()) problem = sweep_problem(o.sweep, device_flags, gpus, 2);
   if (problem.empty() && !o.fit && !o.output.empty()) problem = "--output needs --fit";
@@ -205,7 +205,8 @@ int run_compare(const CompareOptions& o) {
 
   vgpu::DeviceRegistry registry;
   registry.set_bind_threads_to_cpus(true);  // a measurement: every device on a core of its own
-  const std::vector<vgpu::Device*>& devices = make_devices(plan_devices(device_flags, gpus), registry);
+  const std::vector<vgpu::Device*>& devices =
+      make_devices(plan_devices(device_flags, gpus), registry);
   // The training step's compute first: a few seconds, and a batch that does not fit is said
   // before the long measurements.
   ReplicaComputeTime compute;

@@ -48,8 +48,8 @@ std::string plan_step(const StepFlags& f, const timing::Topology* t, int max_dev
   const bool has_nccl = t != nullptr && t->has_nccl;
   const std::string where = t != nullptr ? t->id : "the devices at hand";
   p.algorithm_was_auto = f.settings.allreduce == vgpu::kAutoAllReduce;
-  // TensorFlow 2.21's choice (virtualgpu/collectives/all_reduce_choice.h): NCCL where every replica has a
-  // GPU of its own, which is where a topology models NCCL; the ring elsewhere.
+  // TensorFlow 2.21's choice (virtualgpu/collectives/all_reduce_choice.h): NCCL where every replica
+  // has a GPU of its own, which is where a topology models NCCL; the ring elsewhere.
   p.algorithm =
       p.algorithm_was_auto
           ? std::string(t != nullptr ? vgpu::modelled_tensorflow_choice(*t).name : vgpu::kRingName)

@@ -29,15 +29,16 @@ void print_wrapped(const std::string& text, const std::string& prefix, std::size
 }
 
 void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample>& memory) {
-  std::printf("#\n# The memory, bytes read plus written per second (GB/s), by working set (every "
-              "device's buffers): one engine alone or all at once, reading its own writes or\n"
-              "# (peer) another engine's; the model's curves fall with the size (the closest "
-              "falling curve to these)\n");
+  std::printf(
+      "#\n# The memory, bytes read plus written per second (GB/s), by working set (every "
+      "device's buffers): one engine alone or all at once, reading its own writes or\n"
+      "# (peer) another engine's; the model's curves fall with the size (the closest "
+      "falling curve to these)\n");
   std::printf("# %11s %10s %10s %10s %10s %10s %10s %10s %10s\n", "working set", "copy, one",
               "add, one", "copy, all", "add, all", "peer copy", "peer add", "peer copy",
               "peer add");
-  std::printf("# %11s %10s %10s %10s %10s %10s %10s %10s %10s\n", "", "", "", "", "", "one",
-              "one", "all", "all");
+  std::printf("# %11s %10s %10s %10s %10s %10s %10s %10s %10s\n", "", "", "", "", "", "one", "one",
+              "all", "all");
   for (const timing::MemorySample& s : memory) {
     std::printf("# %11s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
                 vgpu::size_label(s.bytes).c_str(), s.copy_one / 1e9, s.reduce_one / 1e9,
@@ -115,14 +116,15 @@ void print_memory_drift(const timing::Topology& model, const timing::MemorySampl
 
 void print_preset_prediction(const timing::Topology& t, const std::vector<std::size_t>& sizes) {
   const int ranks = t.ranks();
-  std::printf("# Predicted on %s: %s\n# %d GPUs (%d node%s, %s)%s\n", t.id.c_str(),
-              t.title.c_str(), ranks, t.nodes, t.nodes == 1 ? "" : "s",
-              to_string(t.fabric), t.path.empty() ? "" : (", from " + t.path).c_str());
+  std::printf("# Predicted on %s: %s\n# %d GPUs (%d node%s, %s)%s\n", t.id.c_str(), t.title.c_str(),
+              ranks, t.nodes, t.nodes == 1 ? "" : "s", to_string(t.fabric),
+              t.path.empty() ? "" : (", from " + t.path).c_str());
   std::printf("# Where its numbers come from:\n");
   print_wrapped(t.source);
-  std::printf("#\n# Time of one all-reduce of each size per GPU (us). mirrorlab's algorithms: "
-              "alpha-beta over the\n# topology's links, step by step. NCCL: its own tuning "
-              "model (NCCL 2.28's tuning.cc), which picks\n# the algorithm and protocol.\n");
+  std::printf(
+      "#\n# Time of one all-reduce of each size per GPU (us). mirrorlab's algorithms: "
+      "alpha-beta over the\n# topology's links, step by step. NCCL: its own tuning "
+      "model (NCCL 2.28's tuning.cc), which picks\n# the algorithm and protocol.\n");
   std::printf("%12s", "size");
   std::vector<const vgpu::AllReduceAlgorithm*> modelled;
   for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
@@ -139,8 +141,7 @@ void print_preset_prediction(const timing::Topology& t, const std::vector<std::s
     }
     if (t.has_nccl) {
       const timing::NcclCost c = timing::nccl_choice(t.nccl, ranks, t.nodes, size);
-      const std::string picks =
-          std::string(to_string(c.algorithm)) + " " + to_string(c.protocol);
+      const std::string picks = std::string(to_string(c.algorithm)) + " " + to_string(c.protocol);
       std::printf(" %14.1f %-14s %8.1f GB/s\n", c.time_us, picks.c_str(),
                   size / (c.time_us * 1e-6) * timing::busbw_factor(ranks) / 1e9);
     } else {

@@ -13,7 +13,8 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags, int default_gpus) {
                   "a GPU is visible, else cpu)");
   add_whole_number_flag(command, "--gpus", flags.gpus, 1, vgpu::DeviceRegistry::kMaxDevices,
                         "Number of GPUs (replicas); with --backend cuda, logical GPUs carved "
-                        "from one card. Default " + std::to_string(default_gpus) +
+                        "from one card. Default " +
+                            std::to_string(default_gpus) +
                             ", or one per --memory-limit or --devices entry")
       ->default_str("");
   add_whole_number_list_flag(command, "--memory-limit", flags.memory_limits_mib, 1,

@@ -8,7 +8,7 @@
 namespace mirrorlab::app {
 namespace {
 
-constexpr std::int64_t kMostDevices = 64;           // --gpus' limit
+constexpr std::int64_t kMostDevices = 64;                  // --gpus' limit
 constexpr std::int64_t kLastStep = std::int64_t{1} << 40;  // --max-steps' limit
 
 std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
@@ -73,8 +73,8 @@ void add_fault_list(CLI::App* command, const std::string& name, const std::strin
 
 std::string device_range(int devices) {
   return devices == 1 ? "1 device (/gpu:0)"
-                      : std::to_string(devices) + " devices (/gpu:0 to /gpu:" +
-                            std::to_string(devices - 1) + ")";
+                      : std::to_string(devices) +
+                            " devices (/gpu:0 to /gpu:" + std::to_string(devices - 1) + ")";
 }
 
 }  // namespace
@@ -164,8 +164,10 @@ std::string check_fault_steps(const core::FaultPlan& plan, std::int64_t first_st
         std::string(flag) + " /gpu:" + std::to_string(device) + "@" + std::to_string(step) + ": ";
     if (step <= first_step) {
       return fault + "the run goes on from step " + std::to_string(first_step) +
-             " (its checkpoint), so step " + std::to_string(step) + " never comes; give a step "
-             "from " + std::to_string(first_step + 1) + " to " + std::to_string(last_step);
+             " (its checkpoint), so step " + std::to_string(step) +
+             " never comes; give a step "
+             "from " +
+             std::to_string(first_step + 1) + " to " + std::to_string(last_step);
     }
     return fault + "the run makes " + std::to_string(last_step) + " steps, so step " +
            std::to_string(step) + " never comes; give a step from " +

@@ -86,8 +86,8 @@ std::string read_integer(std::string_view text, T* out, const std::string& what_
 
 // A validator that parses with `check` and never changes the text.
 CLI::Validator checked(std::function<std::string(const std::string&)> check) {
-  return CLI::Validator([check = std::move(check)](std::string& text) { return check(text); },
-                        "", kCheckedFlag);
+  return CLI::Validator([check = std::move(check)](std::string& text) { return check(text); }, "",
+                        kCheckedFlag);
 }
 
 // The option itself: one value a use, every use passed to `assign`, which refuses repeats.
@@ -145,8 +145,8 @@ CLI::Option* add_integer(CLI::App* command, const std::string& names, T& value, 
 }
 
 template <class T>
-CLI::Option* add_real(CLI::App* command, const std::string& names, T& value, double min,
-                      double max, const std::string& help) {
+CLI::Option* add_real(CLI::App* command, const std::string& names, T& value, double min, double max,
+                      const std::string& help) {
   return add_value_flag(
       command, names, help, "X", number_text(value),
       [min, max](const std::string& text) {
@@ -161,8 +161,8 @@ CLI::Option* add_real(CLI::App* command, const std::string& names, T& value, dou
 }
 
 template <class T>
-CLI::Option* add_integer_list(CLI::App* command, const std::string& names,
-                              std::vector<T>& values, T min, T max, const std::string& help) {
+CLI::Option* add_integer_list(CLI::App* command, const std::string& names, std::vector<T>& values,
+                              T min, T max, const std::string& help) {
   return add_value_flag(
       command, names, help, "N[,N...]", "",
       [min, max](const std::string& text) {
@@ -361,13 +361,12 @@ CLI::Option* add_entry_list_flag(CLI::App* command, const std::string& names,
       [assign](const std::string& text) { assign(split_commas(text)); });
 }
 
-CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names, int& value,
-                                   int min, int max, const std::string& help) {
+CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names, int& value, int min,
+                                   int max, const std::string& help) {
   return add_integer<int>(command, names, value, min, max, help);
 }
-CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names,
-                                   std::int64_t& value, std::int64_t min, std::int64_t max,
-                                   const std::string& help) {
+CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names, std::int64_t& value,
+                                   std::int64_t min, std::int64_t max, const std::string& help) {
   return add_integer<std::int64_t>(command, names, value, min, max, help);
 }
 CLI::Option* add_unsigned_flag(CLI::App* command, const std::string& names, std::uint64_t& value,

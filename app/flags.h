@@ -47,11 +47,10 @@ std::string parse_steps_or_epochs(std::string_view text, std::int64_t max, Steps
 // --- adding flags ------------------------------------------------------------------------------
 // `names` as CLI11 takes them ("--gpus", "-b,--minbytes"); the default shown in --help is the
 // variable's value when the flag is added.
-CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names, int& value,
-                                   int min, int max, const std::string& help);
-CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names,
-                                   std::int64_t& value, std::int64_t min, std::int64_t max,
-                                   const std::string& help);
+CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names, int& value, int min,
+                                   int max, const std::string& help);
+CLI::Option* add_whole_number_flag(CLI::App* command, const std::string& names, std::int64_t& value,
+                                   std::int64_t min, std::int64_t max, const std::string& help);
 CLI::Option* add_unsigned_flag(CLI::App* command, const std::string& names, std::uint64_t& value,
                                std::uint64_t min, std::uint64_t max, const std::string& help);
 CLI::Option* add_real_flag(CLI::App* command, const std::string& names, double& value, double min,
@@ -79,15 +78,15 @@ CLI::Option* add_choice_flag(CLI::App* command, const std::string& names,
 template <class E>
 CLI::Option* add_choice_flag(CLI::App* command, const std::string& names, E& value,
                              const std::string& help) {
-  return add_choice_flag(command, names, core::choice_name_list<E>(), core::choice_name(value),
-                         help + ": " + core::choice_help_text<E>(),
-                         [&value](const std::string& text) { value = *core::find_choice<E>(text); });
+  return add_choice_flag(
+      command, names, core::choice_name_list<E>(), core::choice_name(value),
+      help + ": " + core::choice_help_text<E>(),
+      [&value](const std::string& text) { value = *core::find_choice<E>(text); });
 }
 // A comma-separated list of distinct entries of `choices`.
 CLI::Option* add_choice_list_flag(CLI::App* command, const std::string& names,
                                   std::vector<std::string>& values,
-                                  const std::vector<std::string>& choices,
-                                  const std::string& help);
+                                  const std::vector<std::string>& choices, const std::string& help);
 CLI::Option* add_steps_or_epochs_flag(CLI::App* command, const std::string& names,
                                       StepsOrEpochs& value, std::int64_t max,
                                       const std::string& help);

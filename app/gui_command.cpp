@@ -152,7 +152,8 @@ std::string not_for_gui_workers(const GuiOptions& o) {
     return "--lesson plays its runs in one process (a lesson of several workers runs them as "
            "threads): run it without mpirun";
   }
-  if (o.check_display) return "--check-display checks this process's display: run it without mpirun";
+  if (o.check_display)
+    return "--check-display checks this process's display: run it without mpirun";
   if (!o.train.faults.empty()) {
     return "the fault flags are not built for several workers yet (each worker would act on its "
            "own): run the window without mpirun";

@@ -11,7 +11,7 @@ namespace mirrorlab::app {
 
 struct GuiOptions {
   TrainOptions train;
-  gui::AppOptions app;  // a plain struct: this compiles whether or not the GUI is built
+  gui::AppOptions app;         // a plain struct: this compiles whether or not the GUI is built
   std::string lesson;          // --lesson: an id of the course or a lesson file
   std::string lessons_folder;  // --lessons
   bool check_display = false;

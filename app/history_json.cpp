@@ -1,11 +1,12 @@
 #include "app/history_json.h"
 
-
 namespace mirrorlab::app {
 namespace {
 
 nlohmann::json metrics_json(const core::Metrics& m) {
-  return {{"loss", m.loss}, {"accuracy", m.accuracy}, {"top5_accuracy", m.top5_accuracy},
+  return {{"loss", m.loss},
+          {"accuracy", m.accuracy},
+          {"top5_accuracy", m.top5_accuracy},
           {"examples", m.examples}};
 }
 
@@ -41,23 +42,24 @@ nlohmann::json to_json(const RunSummary& s) {
     memory[s.device_names[d]] = s.peak_memory_bytes[d];
   }
   const core::History& h = *s.history;
-  nlohmann::json out = {{"config", s.config},
-          {"epochs", epochs},
-          {"steps", h.steps},
-          {"stopped_by_max_steps", h.stopped_by_max_steps},
-          {"final_train_loss", h.final_train_loss},
-          {"weights_l2", s.weights_l2},
-          {"test", metrics_json(s.test)},
-          {"train_seconds", h.train_seconds},
-          {"images_per_second",
-           h.train_seconds > 0 ? static_cast<double>(h.train_examples) / h.train_seconds : 0.0},
-          {"phase_seconds", phases},
-          {"peak_memory_bytes", memory},
-          {"stopped",
-           {{"reason", core::to_string(h.stop_reason)},
-            {"after_step", h.steps},
-            {"message", s.stop_message}}},
-          {"warnings", s.warnings}};
+  nlohmann::json out = {
+      {"config", s.config},
+      {"epochs", epochs},
+      {"steps", h.steps},
+      {"stopped_by_max_steps", h.stopped_by_max_steps},
+      {"final_train_loss", h.final_train_loss},
+      {"weights_l2", s.weights_l2},
+      {"test", metrics_json(s.test)},
+      {"train_seconds", h.train_seconds},
+      {"images_per_second",
+       h.train_seconds > 0 ? static_cast<double>(h.train_examples) / h.train_seconds : 0.0},
+      {"phase_seconds", phases},
+      {"peak_memory_bytes", memory},
+      {"stopped",
+       {{"reason", core::to_string(h.stop_reason)},
+        {"after_step", h.steps},
+        {"message", s.stop_message}}},
+      {"warnings", s.warnings}};
   if (!s.workers.empty()) out["workers"] = s.workers;
   return out;
 }

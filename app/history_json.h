@@ -12,10 +12,10 @@
 namespace mirrorlab::app {
 
 struct RunSummary {
-  nlohmann::json config;               // the options the run was started with
+  nlohmann::json config;  // the options the run was started with
   const core::History* history = nullptr;
-  core::Metrics test;                  // final evaluation on the test set
-  double weights_l2 = 0;               // L2 norm of every final weight of replica 0
+  core::Metrics test;     // final evaluation on the test set
+  double weights_l2 = 0;  // L2 norm of every final weight of replica 0
   std::vector<std::string> device_names;
   std::vector<core::PhaseTotals> phase_seconds;  // per device
   std::vector<std::size_t> peak_memory_bytes;    // per device

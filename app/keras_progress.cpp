@@ -8,8 +8,8 @@
 namespace mirrorlab::app {
 namespace {
 
-constexpr std::int64_t kBarWidth = 20;  // Keras 3's Progbar width
-constexpr const char* kBarCell = "\u2501";  // ━
+constexpr std::int64_t kBarWidth = 20;       // Keras 3's Progbar width
+constexpr const char* kBarCell = "\u2501";   // ━
 constexpr const char* kToGoCell = "\u2500";  // ─, where there is no colour to tell them apart
 
 // Keras 3 orders a step's logs as model.fit fills them: the metrics, then the loss.
@@ -87,8 +87,8 @@ void KerasProgress::on_epoch_begin(int epoch, int epochs, std::int64_t) {
 
 void KerasProgress::on_batch_end(int, std::int64_t step, std::int64_t steps,
                                  const core::Metrics& running, double seconds) {
-  if (!live_ || step == steps) return;      // the final line comes from on_epoch_end
-  if (seconds - last_draw_ < 0.1) return;   // redraw at most 10 times a second
+  if (!live_ || step == steps) return;     // the final line comes from on_epoch_end
+  if (seconds - last_draw_ < 0.1) return;  // redraw at most 10 times a second
   last_draw_ = seconds;
   const double per_step = seconds / static_cast<double>(step);
   std::string line = progress_bar(step, steps, true) + " " +

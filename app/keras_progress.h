@@ -17,7 +17,7 @@
 namespace mirrorlab::app {
 
 std::string format_duration_per_step(double seconds_per_step);  // "26ms/step", "850us/step"
-std::string format_metric(double value);                         // Keras: "0.4123", "2.0000e-04"
+std::string format_metric(double value);                        // Keras: "0.4123", "2.0000e-04"
 // " 5/24 ━━━━━━━━━━━━━━━━━━━━": the counter and Keras' 20-wide bar; `colour`: Keras' ANSI codes.
 std::string progress_bar(std::int64_t done, std::int64_t total, bool colour);
 // Keras' estimate of the time left: "14s", "2:05", "1:02:05".

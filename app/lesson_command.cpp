@@ -95,8 +95,10 @@ int play(const LessonOptions& o) {
   const int steps = static_cast<int>(player.lesson().steps.size());
   for (int i = 0; i < steps; ++i) {
     const lessons::LessonStep& step = player.lesson().steps[static_cast<std::size_t>(i)];
-    std::printf("\n%s\n%s\n", term.bold("Step " + std::to_string(i + 1) + " of " +
-                                        std::to_string(steps) + ": " + step.title).c_str(),
+    std::printf("\n%s\n%s\n",
+                term.bold("Step " + std::to_string(i + 1) + " of " + std::to_string(steps) + ": " +
+                          step.title)
+                    .c_str(),
                 repeat("─", o.width).c_str());
     term.text(step.text);
     // Predict first: the questions are asked before the run shows the answer.
@@ -115,17 +117,19 @@ int play(const LessonOptions& o) {
       std::printf("The run did not finish this step's actions in time.\n");
       return 1;
     }
-    if (!step.look_at.empty()) std::printf("(In the GUI: look at the %s panel.)\n", step.look_at.c_str());
+    if (!step.look_at.empty())
+      std::printf("(In the GUI: look at the %s panel.)\n", step.look_at.c_str());
     for (const std::string& note : player.notes()) std::printf("The run said: %s\n", note.c_str());
-    if (!player.run_error().empty()) std::printf("The run stopped: %s\n", player.run_error().c_str());
+    if (!player.run_error().empty())
+      std::printf("The run stopped: %s\n", player.run_error().c_str());
     for (std::size_t k = 0; k < step.questions.size(); ++k) {
       const lessons::Question& q = step.questions[k];
       const lessons::Answer a = player.answer(q, given[k]);
       ++asked;
       right += a.correct;
       const std::string verdict = given[k].empty() ? ""
-                                  : a.correct  ? "  (you were right)"
-                                               : "  (you said " + given[k] + ")";
+                                  : a.correct      ? "  (you were right)"
+                                                   : "  (you said " + given[k] + ")";
       std::printf("%s %s: %s%s\n", term.bold("Answer:").c_str(), q.ask.c_str(), a.text.c_str(),
                   verdict.c_str());
       if (!q.explain.empty()) std::printf("  %s\n", q.explain.c_str());
@@ -146,8 +150,9 @@ int play(const LessonOptions& o) {
 }  // namespace
 
 CLI::App* add_lesson_command(CLI::App& app, LessonOptions& o, LessonCommands& commands) {
-  CLI::App* cmd = app.add_subcommand("lesson", "The course: lessons on mirrored training that "
-                                               "run live (list, run, check)");
+  CLI::App* cmd = app.add_subcommand("lesson",
+                                     "The course: lessons on mirrored training that "
+                                     "run live (list, run, check)");
   cmd->require_subcommand(1);
   o.data_dir = core::kDefaultFashionMnistDir;
   const auto folder_flag = [&o](CLI::App* c) {
@@ -169,7 +174,9 @@ CLI::App* add_lesson_command(CLI::App& app, LessonOptions& o, LessonCommands& co
   folder_flag(commands.run);
   commands.check = cmd->add_subcommand(
       "check", "Check lesson files without running them: each error with its file and line");
-  add_text_flag(commands.check, "file", o.file, "A lesson file (.md)")->required()->type_name("FILE");
+  add_text_flag(commands.check, "file", o.file, "A lesson file (.md)")
+      ->required()
+      ->type_name("FILE");
   return cmd;
 }
 

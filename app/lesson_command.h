@@ -12,9 +12,9 @@
 namespace mirrorlab::app {
 
 struct LessonOptions {
-  std::string lesson;                // run: an id, or a lesson file's path
-  std::string file;                  // check
-  std::string folder;                // empty: the built-in lessons/
+  std::string lesson;  // run: an id, or a lesson file's path
+  std::string file;    // check
+  std::string folder;  // empty: the built-in lessons/
   std::string data_dir;
   bool non_interactive = false;
   int width = 80;

@@ -16,7 +16,8 @@ std::vector<Word> words_of(const lessons::Paragraph& p) {
   std::vector<Word> words;
   bool at_space = true;
   for (const lessons::TextRun& run : p.runs) {
-    const bool bold = run.style == lessons::RunStyle::kStrong || run.style == lessons::RunStyle::kCode;
+    const bool bold =
+        run.style == lessons::RunStyle::kStrong || run.style == lessons::RunStyle::kCode;
     for (char c : run.text) {
       if (c == ' ' || c == '\n') {
         at_space = true;
@@ -83,8 +84,8 @@ std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int wid
       line_empty = false;
     }
     out += line + "\n";
-    const bool list_goes_on = p.kind == lessons::ParagraphKind::kBullet ||
-                              p.kind == lessons::ParagraphKind::kNumbered;
+    const bool list_goes_on =
+        p.kind == lessons::ParagraphKind::kBullet || p.kind == lessons::ParagraphKind::kNumbered;
     if (!list_goes_on || &p == &text.back() || (&p + 1)->kind != p.kind) out += "\n";
   }
   return out;

@@ -50,9 +50,9 @@ std::string readable_memory_size(double bytes) {
 
 std::string model_summary(const core::Model& model, const std::string& name) {
   std::string out = "Model: \"" + name + "\"\n";
-  out += rule("\u250f", "\u2501", "\u2533", "\u2513");                    // ┏━┳━┓
-  out += row("\u2503", "Layer (type)", "Output Shape", "Param #");         // ┃
-  out += rule("\u2521", "\u2501", "\u2547", "\u2529");                    // ┡━╇━┩
+  out += rule("\u250f", "\u2501", "\u2533", "\u2513");              // ┏━┳━┓
+  out += row("\u2503", "Layer (type)", "Output Shape", "Param #");  // ┃
+  out += rule("\u2521", "\u2501", "\u2547", "\u2529");              // ┡━╇━┩
   const auto& layers = model.summary();
   for (std::size_t i = 0; i < layers.size(); ++i) {
     // Keras prints the batch dimension as None: (None, 26, 26, 32), (None, 784).

@@ -16,8 +16,8 @@ std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) 
     } catch (const core::CheckpointError&) {
     }
     if (all.size() > 1) {
-      text += ". The checkpoint before it is " + all[all.size() - 2].state.string() +
-              " (step " + std::to_string(all[all.size() - 2].step) +
+      text += ". The checkpoint before it is " + all[all.size() - 2].state.string() + " (step " +
+              std::to_string(all[all.size() - 2].step) +
               "): move the damaged files away to go on from that one";
     }
     return text;
@@ -30,7 +30,8 @@ std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) 
       return flag + " " + d.first + ": the checkpoint " + point.entry.state.string() +
              " was trained with " + d.second +
              ", and a resumed run keeps its model, optimizer and its settings, loss scaling, "
-             "seed and training examples; leave " + flag + " out";
+             "seed and training examples; leave " +
+             flag + " out";
     }
   }
   // What the checkpoint fixed, and what a resumed run may change but was not told to (the

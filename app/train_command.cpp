@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -17,10 +17,10 @@
 #include "app/keras_progress.h"
 #include "app/model_summary.h"
 #include "app/output_files.h"
-#include "app/workers.h"
 #include "app/train_checkpoints.h"
-#include "core/strategy/fit.h"
+#include "app/workers.h"
 #include "core/nn/kernels_cpu.h"
+#include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/devices/device_registry.h"
@@ -30,9 +30,8 @@ namespace {
 
 void print_phase_table(const core::MirroredStrategy& strategy,
                        const std::vector<core::PhaseTotals>& totals, std::int64_t steps) {
-  const core::Phase shown[] = {core::Phase::kSplit,     core::Phase::kForward,
-                               core::Phase::kBackward,  core::Phase::kWait,
-                               core::Phase::kAllReduce, core::Phase::kUpdate};
+  const core::Phase shown[] = {core::Phase::kSplit, core::Phase::kForward,   core::Phase::kBackward,
+                               core::Phase::kWait,  core::Phase::kAllReduce, core::Phase::kUpdate};
   std::printf("\nTime per phase (seconds, %s)\n%-8s",
               steps == strategy.steps_done() ? "whole run" : "the steps this run made", "device");
   for (core::Phase p : shown) std::printf(" %11s", core::to_string(p));
@@ -152,7 +151,6 @@ std::string divergence_advice(const TrainOptions& o, const core::NonFiniteValue&
   return divergence_advice(o);
 }
 
-
 class TrainProgress : public KerasProgress {
  public:
   TrainProgress(const TrainOptions& o, std::vector<std::string>* warnings)
@@ -184,7 +182,7 @@ void print_last_batch(std::size_t examples, int gpus, const core::StrategyOption
   if (gpus > 8) split = std::to_string(shards[0].count) + " per replica until none are left";
   std::printf("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it\n",
               examples, split.c_str());
-  if (shards.front().count == shards.back().count) return;  // even: both scalings agree
+  if (shards.front().count == shards.back().count) return;            // even: both scalings agree
   if (options.loss_scaling == core::LossScaling::kShardMean) return;  // said at the start
   std::printf("%s\n", options.loss_scaling == core::LossScaling::kReplicaMean
                           ? "Loss scaling replica-mean, as Keras' model.fit: on that batch each "
@@ -204,7 +202,8 @@ bool resume_run(const ResumePoint& resume, const core::CheckpointConfig& now,
               static_cast<long long>(p.history.steps));
   if (p.in_epoch) {
     std::printf("inside epoch %d (%lld steps, %zu of %zu examples done)\n", p.epoch,
-                static_cast<long long>(p.step_in_epoch), p.examples_in_epoch, now.settings.train_examples);
+                static_cast<long long>(p.step_in_epoch), p.examples_in_epoch,
+                now.settings.train_examples);
   } else {
     std::printf("after epoch %d\n", p.epoch);
   }
@@ -271,9 +270,9 @@ int run_train(const TrainOptions& options) {
   if (!no_nccl.empty()) std::printf("NCCL across workers not used: %s\n", no_nccl.c_str());
   std::unique_ptr<core::MirroredStrategy> made;
   try {
-    made = std::make_unique<core::MirroredStrategy>(devices, core::strategy_options(o.settings),
-                                                    &events,
-                                                    on_gpus ? on_gpus.get() : workers.get());
+    made =
+        std::make_unique<core::MirroredStrategy>(devices, core::strategy_options(o.settings),
+                                                 &events, on_gpus ? on_gpus.get() : workers.get());
   } catch (const std::invalid_argument& e) {  // e.g. --allreduce nccl where NCCL cannot run
     std::fflush(stdout);                      // after the devices' line
     std::fprintf(stderr, "mirrorlab train: %s\n", e.what());
@@ -301,8 +300,8 @@ int run_train(const TrainOptions& options) {
     std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
                 strategy.device_tuple().c_str());
   }
-  std::printf("%s",
-              model_summary(strategy.replica(0).model(), core::to_string(o.settings.model)).c_str());
+  std::printf(
+      "%s", model_summary(strategy.replica(0).model(), core::to_string(o.settings.model)).c_str());
   if (!workers && !strategy.tensorflow_all_reduce_log().empty()) {
     std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
   }
@@ -323,8 +322,8 @@ int run_train(const TrainOptions& options) {
                   static_cast<double>(optimizer.momentum),
                   optimizer.momentum == 0 ? ", as Keras' SGD" : "");
   }
-  std::printf("Global batch %zu = %zu per replica x %d replicas%s; %s optimizer%s, lr %g\n",
-              global, o.settings.batch_per_replica, replicas,
+  std::printf("Global batch %zu = %zu per replica x %d replicas%s; %s optimizer%s, lr %g\n", global,
+              o.settings.batch_per_replica, replicas,
               workers ? (" (" + std::to_string(gpus) + (gpus == 1 ? " device x " : " devices x ") +
                          std::to_string(workers->size()) + " workers)")
                             .c_str()
@@ -335,9 +334,11 @@ int run_train(const TrainOptions& options) {
     print_last_batch(data.train.size() % global, replicas, strategy.options());
   }
   if (strategy.options().loss_scaling == core::LossScaling::kShardMean && replicas > 1) {
-    std::printf("Loss scaling shard-mean: each replica's own mean, not divided by the %d "
-                "replicas, so the summed gradients are %d times too large (the custom-loop "
-                "mistake; model.fit's is replica-mean)\n", replicas, replicas);
+    std::printf(
+        "Loss scaling shard-mean: each replica's own mean, not divided by the %d "
+        "replicas, so the summed gradients are %d times too large (the custom-loop "
+        "mistake; model.fit's is replica-mean)\n",
+        replicas, replicas);
   }
   std::vector<std::string> warnings;
   TrainProgress progress(o, &warnings);
@@ -417,8 +418,7 @@ int run_train(const TrainOptions& options) {
     end.status = signal != 0 ? interrupt_exit_status(signal) : 1;
     end.stop_message = std::string("stopped by ") +
                        (signal != 0 ? interrupt_name(signal) : "another worker's signal") +
-                       " after step " +
-                       std::to_string(history.steps) + " (epoch " +
+                       " after step " + std::to_string(history.steps) + " (epoch " +
                        std::to_string(loop.epoch()) + ", step " +
                        std::to_string(loop.step_in_epoch()) + " of " +
                        std::to_string(loop.steps_per_epoch()) + ")";

@@ -44,9 +44,9 @@ void add_optimizer_flags(CLI::App* cmd, core::RunSettings& s) {
 }
 
 void add_allreduce_flag(CLI::App* cmd, core::RunSettings& s) {
-  std::string help = "All-reduce algorithm: auto (TensorFlow 2.21's choice: " +
-                     std::string(vgpu::kNcclName) + " with one CUDA GPU per replica, else " +
-                     std::string(vgpu::kRingName) + ")";
+  std::string help =
+      "All-reduce algorithm: auto (TensorFlow 2.21's choice: " + std::string(vgpu::kNcclName) +
+      " with one CUDA GPU per replica, else " + std::string(vgpu::kRingName) + ")";
   for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
     help += "; " + std::string(a.name) + ": " + std::string(a.what);
   }

@@ -8,12 +8,12 @@
 #include <memory>
 #include <numeric>
 
+#include "core/io/synthetic_dataset.h"
 #include "core/nn/kernels_cpu.h"
-#include "core/strategy/mirrored_strategy.h"
-#include "core/strategy/plain_trainer.h"
 #include "core/session/step_control.h"
 #include "core/session/step_recorder.h"
-#include "core/io/synthetic_dataset.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "core/strategy/plain_trainer.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {
@@ -169,8 +169,12 @@ void BM_RecorderWorkPerStep(benchmark::State& state) {
   recorder.choose_layer(static_cast<int>(state.range(0)));
   const int steps = strategy.all_reduce().num_steps(2);
   vgpu::CollectiveStep collective;
-  const core::StepStart start{1, &batch, &shards, {&strategy.replica(0), &strategy.replica(1)},
-                              strategy.all_reduce().name(), steps};
+  const core::StepStart start{1,
+                              &batch,
+                              &shards,
+                              {&strategy.replica(0), &strategy.replica(1)},
+                              strategy.all_reduce().name(),
+                              steps};
   for (auto _ : state) {
     recorder.begin_step(start);
     for (core::StepBoundary b : {core::StepBoundary::kSplit, core::StepBoundary::kForward,

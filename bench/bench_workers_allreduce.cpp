@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "virtualgpu/devices/device_registry.h"
-#include "virtualgpu/workers/hierarchical_all_reduce.h"
-#include "virtualgpu/mpi/mpi_worker_group.h"
 #include "virtualgpu/collectives/ring_all_reduce.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/mpi/mpi_worker_group.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace {
 

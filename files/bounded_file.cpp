@@ -30,10 +30,10 @@ std::string read_bounded_file(const std::filesystem::path& file, std::uintmax_t 
   d.fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (d.fd < 0) {
     const int error = errno;
-    throw InputFileError(file,
-                         "cannot be read: " + errno_text(error) +
-                             (error == ENOENT ? " (is the path right?)" : ""),
-                         error == ENOENT);
+    throw InputFileError(
+        file,
+        "cannot be read: " + errno_text(error) + (error == ENOENT ? " (is the path right?)" : ""),
+        error == ENOENT);
   }
   struct stat info {};
   if (::fstat(d.fd, &info) != 0) throw InputFileError(file, "cannot be read: " + errno_text(errno));
@@ -43,8 +43,7 @@ std::string read_bounded_file(const std::filesystem::path& file, std::uintmax_t 
   }
   const auto too_large = [&](std::uintmax_t size) {
     return InputFileError(file, "is " + std::to_string(size) + " bytes, more than the " +
-                                    std::to_string(max_bytes) + " read at most: " +
-                                    what_it_holds);
+                                    std::to_string(max_bytes) + " read at most: " + what_it_holds);
   };
   if (static_cast<std::uintmax_t>(info.st_size) > max_bytes) {
     throw too_large(static_cast<std::uintmax_t>(info.st_size));

@@ -289,9 +289,9 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   const Geometry g = plan_geometry(count, n, frame.view.font_scale);
   const int chunks = draw_buffers(draw, record, contributions_, g, left);
   const int arrows =
-      done > 0 ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)],
-                                g, n)
-               : 0;
+      done > 0
+          ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)], g, n)
+          : 0;
   ImGui::Dummy(ImVec2(g.x + g.width - left, g.bar_y(n) - top));
   draw_footer(record);
   frame.report.drew(name(), "buffers", n);

@@ -15,11 +15,11 @@ struct AppOptions {
   // While training runs freely, the run's results are copied for drawing at most this often;
   // the frames in between show the same picture and are not drawn again (0: every frame).
   double refresh_hz = 15;
-  bool run = false;        // start training at once (else paused)
-  std::int64_t steps = 0;  // scripted: run this many global steps first
-  int phases = 0;          // scripted: then walk this many phase boundaries into a step
-  bool compare = false;    // scripted: run the Compare panel's measurement first
-  std::string panel;       // show only this panel (by name), filling the window
+  bool run = false;         // start training at once (else paused)
+  std::int64_t steps = 0;   // scripted: run this many global steps first
+  int phases = 0;           // scripted: then walk this many phase boundaries into a step
+  bool compare = false;     // scripted: run the Compare panel's measurement first
+  std::string panel;        // show only this panel (by name), filling the window
   std::string lesson_file;  // play this lesson file in the Lesson panel (empty: no lesson)
   int lesson_step = 1;      // from this step (1-based)
   // The timing model's machine for the Compare and All-reduce panels (a preset's id or

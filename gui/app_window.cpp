@@ -126,8 +126,8 @@ class AppWindow : public AppActions {
   int screenshots_taken_ = 0;
   double start_ = now_seconds();
   FrameStats stats_;
-  double last_refresh_ = 0;           // when the snapshot was last copied from the session
-  double lively_until_ = 0;           // until then, frames follow each other at the cap
+  double last_refresh_ = 0;  // when the snapshot was last copied from the session
+  double lively_until_ = 0;  // until then, frames follow each other at the cap
   std::uint64_t last_fingerprint_ = 0;
   bool must_draw_ = true;  // the window was exposed or resized: draw the next frame whatever it is
   bool screenshot_failed_ = false;
@@ -169,7 +169,7 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
 }
 
 AppWindow::~AppWindow() {
-  lesson_.reset();   // stops training first: closing the window ends the run cleanly
+  lesson_.reset();  // stops training first: closing the window ends the run cleanly
   session_.reset();
   if (window_ != nullptr) {
     ImGui_ImplOpenGL3_Shutdown();
@@ -300,7 +300,7 @@ void AppWindow::load_checkpoint(const std::string& folder) {
   }
   core::SessionConfig config = core::config_for_checkpoint(resume->checkpoint, config_);
   config.resume = std::move(resume);
-  reconfigure(config);  // a checkpoint that does not fit this data is the new run's setup error
+  reconfigure(config);     // a checkpoint that does not fit this data is the new run's setup error
   config_.resume.reset();  // Apply later starts afresh from these settings
 }
 
@@ -542,9 +542,8 @@ int AppWindow::run() {
       glfwSetWindowShouldClose(window_, GLFW_TRUE);  // as if the user closed it, mid-run
     }
     if (!script_.active()) continue;
-    const ScriptStep next =
-        script_.after_frame(since_start, snapshot_, session(), stats_, report_,
-                            lesson_ && lesson_->busy());
+    const ScriptStep next = script_.after_frame(since_start, snapshot_, session(), stats_, report_,
+                                                lesson_ && lesson_->busy());
     if (next == ScriptStep::kGoOn) continue;
     if (next == ScriptStep::kScreenshotThenDone) {  // drawn whatever, read before shown
       screenshot_path_ = options_.screenshot;

@@ -31,7 +31,7 @@ struct ChartOptions {
 int draw_chart(const char* id, const std::vector<ChartSeries>& series, const ChartOptions& options,
                float width, float height);
 
-std::string format_bytes(double bytes);  // "4 KiB", "16 MiB"
+std::string format_bytes(double bytes);      // "4 KiB", "16 MiB"
 std::string format_seconds(double seconds);  // "850 ns", "12.3 µs", "4.56 ms", "1.20 s"
 
 }  // namespace mirrorlab::gui

@@ -35,8 +35,8 @@ void ComparePanel::start(core::TrainingSession& session) {
       ++shared->version;
     };
     const core::AlgorithmComparison r = core::compare_algorithms(
-        s->devices(), s->data().train, core::strategy_options(s->config().settings), options, [s] { return s->stopping(); },
-        publish);
+        s->devices(), s->data().train, core::strategy_options(s->config().settings), options,
+        [s] { return s->stopping(); }, publish);
     std::lock_guard lock(shared->mutex);
     shared->result = r;
     ++shared->version;

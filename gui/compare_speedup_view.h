@@ -45,8 +45,8 @@ class SpeedupView {
   double computed_at_ = -1e9;  // frame.seconds_since_start
   SpeedupTable table_;
   std::vector<std::array<std::string, kColumns>> cells_;  // each row's text, made with the table
-  std::string verdict_;                 // the rule and where adding stops
-  std::array<std::string, 3> details_;  // how the numbers are worked out
+  std::string verdict_;                                   // the rule and where adding stops
+  std::array<std::string, 3> details_;                    // how the numbers are worked out
 };
 
 }  // namespace mirrorlab::gui

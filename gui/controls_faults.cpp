@@ -12,10 +12,9 @@
 namespace mirrorlab::gui {
 namespace {
 
-constexpr core::FailurePhase kFailurePhases[] = {core::FailurePhase::kSplit,
-                                                 core::FailurePhase::kForward,
-                                                 core::FailurePhase::kBackward,
-                                                 core::FailurePhase::kAllReduce};
+constexpr core::FailurePhase kFailurePhases[] = {
+    core::FailurePhase::kSplit, core::FailurePhase::kForward, core::FailurePhase::kBackward,
+    core::FailurePhase::kAllReduce};
 
 // A combo of "none" and the run's devices; `device` -1 is none.
 void device_combo(const char* label, int* device, int devices) {
@@ -119,8 +118,7 @@ void ControlsPanel::draw_faults(FrameContext& frame) {
     return;
   }
   const bool refused = run.faults_note.rfind("These faults cannot", 0) == 0;
-  note(run.faults_note.empty() ? "None: every device computes at its own speed."
-                               : run.faults_note,
+  note(run.faults_note.empty() ? "None: every device computes at its own speed." : run.faults_note,
        refused);
 }
 

@@ -205,10 +205,10 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   const float line = ImGui::GetTextLineHeight();
   const std::size_t per_worker = run.workers[0].devices.size();
-  ImGui::TextWrapped("%zu workers x %zu devices = %d replicas in sync; the workers here are %s "
-                     "(elsewhere a worker is a machine: TF_CONFIG says which)",
-                     run.workers.size(), per_worker, run.replicas_in_sync,
-                     run.workers_are.c_str());
+  ImGui::TextWrapped(
+      "%zu workers x %zu devices = %d replicas in sync; the workers here are %s "
+      "(elsewhere a worker is a machine: TF_CONFIG says which)",
+      run.workers.size(), per_worker, run.replicas_in_sync, run.workers_are.c_str());
   // After each step worker 0's strategy compares every worker's weights (replica 0's
   // fingerprint); a difference fails the step, so these are equal whenever the run goes on.
   if (run.workers_found_in_sync > 0) {
@@ -217,12 +217,12 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       if (w.fingerprint == run.workers[0].fingerprint) ++same;
     }
     frame.report.drew(name(), "workers_same_weights", static_cast<double>(same));
-    ImGui::TextWrapped("Weights bit-identical on every worker after %lld step%s: fingerprint "
-                       "%016llx on %zu of %zu workers (compared after each step)",
-                       static_cast<long long>(run.workers_found_in_sync),
-                       run.workers_found_in_sync == 1 ? "" : "s",
-                       static_cast<unsigned long long>(run.workers[0].fingerprint), same,
-                       run.workers.size());
+    ImGui::TextWrapped(
+        "Weights bit-identical on every worker after %lld step%s: fingerprint "
+        "%016llx on %zu of %zu workers (compared after each step)",
+        static_cast<long long>(run.workers_found_in_sync),
+        run.workers_found_in_sync == 1 ? "" : "s",
+        static_cast<unsigned long long>(run.workers[0].fingerprint), same, run.workers.size());
   }
   std::size_t drawn = 0;
   for (std::size_t w = 0; w < run.workers.size(); ++w) {

@@ -16,7 +16,7 @@ class DevicesPanel : public Panel {
 
  private:
   void follow_events(const core::SessionSnapshot& run);
-  void draw_rows(FrameContext& frame);  // one row per device, for when cards would be too narrow
+  void draw_rows(FrameContext& frame);     // one row per device, for when cards would be too narrow
   void draw_workers(FrameContext& frame);  // several workers: their devices grouped by worker
   const void* session_ = nullptr;
   std::size_t events_seen_ = 0;

@@ -1,7 +1,6 @@
 #include "gui/gui_report.h"
 
 #include "core/io/output_file.h"
-
 #include "nlohmann/json.hpp"
 
 namespace mirrorlab::gui {

@@ -256,15 +256,14 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
         }
       }
     } else if (stage_ == Stage::kRunning) {
-      ImGui::TextDisabled("%s", given_[k].empty() ? "(no prediction)"
-                                                  : ("you said " + given_[k]).c_str());
+      ImGui::TextDisabled(
+          "%s", given_[k].empty() ? "(no prediction)" : ("you said " + given_[k]).c_str());
     } else if (k < answers_.size()) {
       const lessons::Answer& a = answers_[k];
       ImGui::Text("Answer: %s", a.text.c_str());
       if (!given_[k].empty()) {
         ImGui::SameLine();
-        const std::string verdict =
-            a.correct ? "(you were right)" : "(you said " + given_[k] + ")";
+        const std::string verdict = a.correct ? "(you were right)" : "(you said " + given_[k] + ")";
         coloured_text(a.correct ? kPassRgb : kFailRgb, verdict.c_str());
       }
       if (!q.explain.empty()) coloured_text(kExplainRgb, q.explain.c_str());
@@ -275,9 +274,9 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
   if (stage_ == Stage::kAsking) {
     if (ImGui::Button("Run the step and show me", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
       for (std::size_t k = 0; k < step.questions.size(); ++k) {
-        given_[k] = step.questions[k].choices.empty()
-                        ? std::string(typed_[k].data())
-                        : chosen_[k] < 0 ? "" : std::to_string(chosen_[k] + 1);
+        given_[k] = step.questions[k].choices.empty() ? std::string(typed_[k].data())
+                    : chosen_[k] < 0                  ? ""
+                                                      : std::to_string(chosen_[k] + 1);
       }
       stage_ = Stage::kRunning;
     }

@@ -26,9 +26,8 @@ void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts
     const bool coloured =
         run.style == lessons::RunStyle::kCode || run.style == lessons::RunStyle::kEmphasis;
     if (coloured) {
-      ImGui::PushStyleColor(ImGuiCol_Text, rgb(run.style == lessons::RunStyle::kCode
-                                                   ? kCodeRgb
-                                                   : kEmphasisRgb));
+      ImGui::PushStyleColor(ImGuiCol_Text,
+                            rgb(run.style == lessons::RunStyle::kCode ? kCodeRgb : kEmphasisRgb));
     }
     const std::string_view text = run.text;
     std::size_t at = 0;

@@ -44,7 +44,7 @@ struct FrameContext {
   ViewSettings& view;
   GuiReport& report;
   AppActions& actions;
-  double seconds_since_start = 0;  // for small animations (the running indicator)
+  double seconds_since_start = 0;    // for small animations (the running indicator)
   const TextFonts* fonts = nullptr;  // bold and monospaced faces, where found
   std::uint64_t run_id = 0;          // changes whenever the run shown is another one
   // The machines the timing model can show (the presets and this machine's fit).

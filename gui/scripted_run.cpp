@@ -56,8 +56,8 @@ ScriptStep ScriptedRun::after_frame(double now, const core::SessionSnapshot& run
   }
   const bool live =
       run.state == core::SessionState::kPaused || run.state == core::SessionState::kRunning;
-  bool work_pending = session != nullptr &&
-                      (run.busy_with_task || (live && run.steps_done < options_.steps));
+  bool work_pending =
+      session != nullptr && (run.busy_with_task || (live && run.steps_done < options_.steps));
   if (!work_pending && session != nullptr && live && phases_left_ > 0) {
     // Walk into the next step one boundary at a time: ask for the next phase once the
     // replicas are held somewhere new (or, the first time, at once).

@@ -85,8 +85,8 @@ void TimelinePanel::handle_mouse(float left, float width) {
 
 // Where the axis and the lanes go.
 struct LaneArea {
-  ImVec2 corner, avail;     // of the whole area, axis included
-  float line = 0;           // text line height
+  ImVec2 corner, avail;       // of the whole area, axis included
+  float line = 0;             // text line height
   float left = 0, width = 0;  // of the spans, right of the lanes' labels
   float axis_height = 0, lane_height = 0;
   float lane_top(std::size_t d) const {
@@ -113,8 +113,8 @@ LaneArea plan_area(std::size_t lanes) {
   area.width = std::max(area.avail.x - label_width, 10.0f);
   area.axis_height = area.line * 1.4f;
   area.lane_height =
-      std::clamp((area.avail.y - area.axis_height) / std::max<std::size_t>(lanes, 1) - 4,
-                 area.line, 3 * area.line);
+      std::clamp((area.avail.y - area.axis_height) / std::max<std::size_t>(lanes, 1) - 4, area.line,
+                 3 * area.line);
   return area;
 }
 
@@ -127,8 +127,8 @@ void draw_time_axis(ImDrawList* draw, const LaneArea& area, double t0, double t1
   char text[96];
   for (double t = std::ceil(t0 / tick) * tick; t <= t1; t += tick) {
     const float x = area.left + static_cast<float>((t - t0) / span * area.width);
-    draw->AddLine(ImVec2(x, area.corner.y + area.line),
-                  ImVec2(x, area.corner.y + area.avail.y), rgb(0x34343C));
+    draw->AddLine(ImVec2(x, area.corner.y + area.line), ImVec2(x, area.corner.y + area.avail.y),
+                  rgb(0x34343C));
     if (tick >= 1)
       std::snprintf(text, sizeof text, "%.0f s", t);
     else if (tick >= 1e-3)
@@ -151,8 +151,7 @@ void draw_span(ImDrawList* draw, const LaneArea& area, const core::RunEvent& e, 
   }
 }
 
-void draw_tooltip(const core::SessionSnapshot& run, const TimelineSpan& hovered,
-                  std::size_t fold) {
+void draw_tooltip(const core::SessionSnapshot& run, const TimelineSpan& hovered, std::size_t fold) {
   const core::RunEvent& e = run.events[hovered.event];
   ImGui::BeginTooltip();
   if (fold > 1) {
@@ -180,10 +179,9 @@ void TimelinePanel::draw_toolbar() {
   ImGui::SameLine();
   ImGui::TextDisabled("wheel: zoom, drag: pan, hover: details");
   // The key: every phase's colour next to its name.
-  constexpr core::Phase kShown[] = {core::Phase::kSplit,    core::Phase::kForward,
-                                    core::Phase::kBackward, core::Phase::kAllReduce,
-                                    core::Phase::kUpdate,   core::Phase::kEvaluate,
-                                    core::Phase::kWait};
+  constexpr core::Phase kShown[] = {
+      core::Phase::kSplit,  core::Phase::kForward,  core::Phase::kBackward, core::Phase::kAllReduce,
+      core::Phase::kUpdate, core::Phase::kEvaluate, core::Phase::kWait};
   for (core::Phase phase : kShown) {
     swatch(phase_color(phase));
     ImGui::TextUnformatted(core::to_string(phase));

@@ -54,7 +54,7 @@ struct StepLoads {
 struct Painter {
   ImDrawList* draw;
   const StepLoads& loads;
-  float line;  // the text's height
+  float line;   // the text's height
   bool labels;  // room to write each link's bytes beside it (else the table and tooltips say)
   int loaded = 0;
 

@@ -181,8 +181,8 @@ vgpu::PhysicalGpu FakeCudaApi::gpu_properties(int ordinal) {
   call("gpu_properties " + std::to_string(ordinal));
   throw_if_failing("gpu_properties");
   if (ordinal < 0 || ordinal >= options_.gpus) {
-    throw vgpu::CudaError(101, "cudaGetDeviceProperties(" + std::to_string(ordinal) +
-                                   "): invalid device ordinal");
+    throw vgpu::CudaError(
+        101, "cudaGetDeviceProperties(" + std::to_string(ordinal) + "): invalid device ordinal");
   }
   vgpu::PhysicalGpu gpu;
   gpu.ordinal = ordinal;
@@ -399,9 +399,9 @@ void FakeCudaApi::record_event(vgpu::GpuEvent event, vgpu::GpuStream stream) {
   found->second.recorded = true;
   // Work runs when it is queued, so an event is reached when it is recorded: its time is the
   // host's then (a GPU's time between two events is never more than the host saw pass).
-  found->second.at_ms = std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
+  found->second.at_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
 }
 
 void FakeCudaApi::wait_event(vgpu::GpuStream stream, vgpu::GpuEvent event) {

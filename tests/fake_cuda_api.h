@@ -139,9 +139,9 @@ class FakeCudaApi final : public vgpu::CudaApi {
   Options options_;
   mutable std::mutex mutex_;
   std::map<std::thread::id, int> current_;
-  std::map<const void*, Block> blocks_;  // live blocks by start
+  std::map<const void*, Block> blocks_;                             // live blocks by start
   std::map<const void*, std::unique_ptr<unsigned char[]>> pinned_;  // live pinned host blocks
-  std::vector<std::size_t> used_;        // bytes per GPU
+  std::vector<std::size_t> used_;                                   // bytes per GPU
   std::map<vgpu::GpuStream, StreamState> streams_;
   std::map<vgpu::GpuEvent, EventState> events_;
   std::set<std::pair<int, int>> peers_enabled_;  // (gpu, peer)
@@ -149,7 +149,6 @@ class FakeCudaApi final : public vgpu::CudaApi {
   std::multiset<std::string> failing_;
   int next_id_ = 1;
 };
-
 
 // CUDA devices made as the device registry makes them (an allocator and a stream each through
 // the CudaApi, the device's thread on its GPU), over a fake: gpus[i] is device i's GPU.

@@ -66,8 +66,8 @@ class FakeNcclApi final : public vgpu::NcclApi {
   FakeCudaApi& cuda_;
   mutable std::mutex mutex_;
   std::map<vgpu::NcclComm, std::pair<int, int>> comms_;  // live: (rank, gpu)
-  std::map<vgpu::NcclComm, std::string> world_of_;      // init_rank's communicators: their id
-  std::map<std::string, World> worlds_;                 // by unique id
+  std::map<vgpu::NcclComm, std::string> world_of_;       // init_rank's communicators: their id
+  std::map<std::string, World> worlds_;                  // by unique id
   std::condition_variable world_changed_;
   std::vector<std::string> calls_, violations_;
   std::vector<Queued> queued_;

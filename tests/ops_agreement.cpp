@@ -378,7 +378,7 @@ TEST_P(OpsAgreement, CopiesAndFillAtOddOffsets) {
 
 TEST_P(OpsAgreement, FirstNonfiniteFindsTheFirstNanOrInfinityAnywhere) {
   std::mt19937 rng(9);
-  const std::size_t n = 10007;  // blocks of 4096 and a ragged end
+  const std::size_t n = 10007;                               // blocks of 4096 and a ragged end
   const auto finite = random_floats(n, rng, -1e38f, 1e38f);  // large, all finite
   DeviceFloats clean = upload(finite);
   EXPECT_EQ(ops().first_nonfinite(clean.data(), n), n);

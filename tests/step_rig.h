@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/strategy/mirrored_strategy.h"
-#include "core/session/step_control.h"
 #include "core/io/synthetic_dataset.h"
+#include "core/session/step_control.h"
+#include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::testing_rig {

@@ -15,9 +15,9 @@ class TempFolder {
  public:
   explicit TempFolder(const std::string& what = "test") {
     static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("mirrorlab-" + what + "-" + std::to_string(::getpid()) + "-" +
-             std::to_string(counter++));
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("mirrorlab-" + what + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

@@ -83,8 +83,8 @@ TEST(CommandLineAdvice, OverTheLimitSaysWhichFlagsToChangeAndOffersTheMlpOnlyToA
   const vgpu::OutOfMemoryError e = over_the_limit();
   app::TrainOptions cnn;
   const std::string said = app::explain(e, train_context(cnn));
-  expect_all(said, {"/gpu:1: out of memory", "--memory-limit", "--batch-per-replica",
-                    "--model mlp"});
+  expect_all(said,
+             {"/gpu:1: out of memory", "--memory-limit", "--batch-per-replica", "--model mlp"});
   app::TrainOptions mlp;
   mlp.settings.model = core::ModelKind::kMlp;
   const std::string to_mlp = app::explain(e, train_context(mlp));
@@ -104,11 +104,11 @@ TEST(CommandLineAdvice, AFullCardSaysHowToSeeItsFreeMemory) {
 TEST(CommandLineAdvice, ConfigurationErrorsAreLedByTheirFlag) {
   app::TrainOptions options;
   const std::string fit = vgpu::memory_fit_problem(
-      vgpu::PhysicalGpu{0, "NVIDIA H100 80GB HBM3", 81559 * kMiB, 81000 * kMiB},
-      81000 * kMiB, std::vector<std::size_t>(4, 40000 * kMiB));
-  const std::string said = app::explain(
-      vgpu::ConfigurationError(fit, vgpu::ConfigurationSubject::kMemoryLimit),
-      train_context(options));
+      vgpu::PhysicalGpu{0, "NVIDIA H100 80GB HBM3", 81559 * kMiB, 81000 * kMiB}, 81000 * kMiB,
+      std::vector<std::size_t>(4, 40000 * kMiB));
+  const std::string said =
+      app::explain(vgpu::ConfigurationError(fit, vgpu::ConfigurationSubject::kMemoryLimit),
+                   train_context(options));
   EXPECT_EQ(said.rfind("--memory-limit: the devices ask for 160000 MiB", 0), 0u) << said;
   expect_all(said, {"Lower --memory-limit"});
   expect_all(app::explain(vgpu::ConfigurationError("there is no GPU:3",
@@ -127,9 +127,9 @@ TEST(CommandLineAdvice, DataErrorsSayHowToPointAtOtherFiles) {
   EXPECT_TRUE(missing.missing());
   expect_all(app::explain(missing, train_context(options)),
              {"/no/such/dir", "dataset-fashion-mnist", "--data DIR"});
-  EXPECT_NE(app::explain(core::DataError("x: damaged", false), train_context(options))
-                .find("fix --data"),
-            std::string::npos);
+  EXPECT_NE(
+      app::explain(core::DataError("x: damaged", false), train_context(options)).find("fix --data"),
+      std::string::npos);
 }
 
 // An allocation of the program's own refused by the host (the dataset under a tight ulimit -v,

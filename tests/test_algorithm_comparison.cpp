@@ -1,8 +1,8 @@
 // The Compare panel's measurement: real steps and a real sweep per algorithm, NCCL explained.
 #include <gtest/gtest.h>
 
-#include "core/session/algorithm_comparison.h"
 #include "core/io/synthetic_dataset.h"
+#include "core/session/algorithm_comparison.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {

@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::vgpu {
@@ -54,7 +54,8 @@ TEST(AllReduceChoice, AutoOnCpuBackedVirtualGpusIsTensorFlowsRing) {
     const AllReduceChoice c = choose_all_reduce("auto", cpu(2), nccl);
     EXPECT_EQ(c.algorithm, "ring");
     ASSERT_EQ(c.notes.size(), 2u);
-    EXPECT_EQ(c.notes[0], "All-reduce: ring (reduce-scatter then all-gather, 2 steps per all-reduce)");
+    EXPECT_EQ(c.notes[0],
+              "All-reduce: ring (reduce-scatter then all-gather, 2 steps per all-reduce)");
     EXPECT_NE(c.notes[1].find("as TensorFlow 2.21 chooses on CPU devices (CollectiveAllReduce, "
                               "implementation RING)"),
               std::string::npos)
@@ -90,9 +91,9 @@ TEST(AllReduceChoice, AutoOnTwoLogicalGpusWithNccl230OffersTheExperimentalModeBu
   EXPECT_NE(c.notes[2].find("EXPERIMENTAL"), std::string::npos) << c.notes[2];
   EXPECT_NE(c.notes[2].find("ask for nccl"), std::string::npos) << c.notes[2];
   // Three on a card: beyond the mode's two ranks per GPU, so not offered.
-  EXPECT_EQ(
-      choose_all_reduce("auto", cuda({0, 0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230).notes.size(),
-      2u);
+  EXPECT_EQ(choose_all_reduce("auto", cuda({0, 0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230)
+                .notes.size(),
+            2u);
 }
 
 TEST(AllReduceChoice, AutoOnOnePhysicalGpuPerReplicaPicksNcclAndSaysNoMore) {
@@ -185,9 +186,9 @@ TEST(AllReduceChoice, ExplicitAlgorithmsRunAnywhereAndUnknownOnesAreRefused) {
     }
   }
   EXPECT_NE(choose_all_reduce("ring", cpu(4), kNoNccl).notes[0].find("6 steps"), std::string::npos);
-  EXPECT_NE(refusal("tree", cpu(2), kNccl228)
-                .find("choose auto, reduce-to-one, ring, one-shot or nccl"),
-            std::string::npos);
+  EXPECT_NE(
+      refusal("tree", cpu(2), kNccl228).find("choose auto, reduce-to-one, ring, one-shot or nccl"),
+      std::string::npos);
   EXPECT_THROW(choose_all_reduce("auto", {}, kNccl228), std::invalid_argument);
 }
 

@@ -1,15 +1,14 @@
 // The all-reduce benchmark harness: its sweep, its bit-exact check (which must catch a broken
 // algorithm) and its bandwidth arithmetic.
-#include "virtualgpu/collectives/all_reduce_algorithms.h"
-#include "virtualgpu/measure/allreduce_bench.h"
-#include "virtualgpu/measure/stream_bandwidth.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/ring_all_reduce.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -69,7 +69,8 @@ TEST(BoundedFile, RefusesWhatIsNotARegularFileOrTooLarge) {
   // A FIFO with no writer: refused at once, not waited on.
   ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
   mirrorlab::testing::within_seconds(10, "a FIFO", [&] {
-    EXPECT_EQ(problem(dir.path() / "fifo"), "is not a regular file but a pipe, a socket or a device");
+    EXPECT_EQ(problem(dir.path() / "fifo"),
+              "is not a regular file but a pipe, a socket or a device");
   });
   // A file the user may not read (root reads everything: nothing to see there).
   write(dir.path() / "private", "x");

@@ -164,7 +164,8 @@ TEST(Cli, MemoryLimitTooSmallIsAClearError) {
 }
 
 // 1000 examples in global batches of 48 on 3 replicas leave 40: TensorFlow 2.21 splits them
-// 14 + 14 + 12, and model.fit weighs the replicas' mean losses alike (docs/tensorflow-conformance.md).
+// 14 + 14 + 12, and model.fit weighs the replicas' mean losses alike
+// (docs/tensorflow-conformance.md).
 TEST(Cli, SaysHowTheUnevenLastBatchIsSplitAndWeighed) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const std::string flags =
@@ -179,20 +180,22 @@ TEST(Cli, SaysHowTheUnevenLastBatchIsSplitAndWeighed) {
       << keras.output;
   const Result exact = run(flags + " --loss-scaling batch-mean");
   ASSERT_EQ(exact.status, 0) << exact.output;
-  EXPECT_NE(exact.output.find("Loss scaling batch-mean: on that batch each example weighs the same"),
-            std::string::npos)
+  EXPECT_NE(
+      exact.output.find("Loss scaling batch-mean: on that batch each example weighs the same"),
+      std::string::npos)
       << exact.output;
-  const Result even = run("train --model mlp --gpus 2 --batch-per-replica 50 --epochs 1 "
-                          "--max-steps 1 --train-examples 1000");
+  const Result even =
+      run("train --model mlp --gpus 2 --batch-per-replica 50 --epochs 1 "
+          "--max-steps 1 --train-examples 1000");
   ASSERT_EQ(even.status, 0) << even.output;
   EXPECT_EQ(even.output.find("Last batch of each epoch"), std::string::npos) << even.output;
-  const Result short_but_even = run("train --model mlp --gpus 2 --batch-per-replica 64 "
-                                    "--epochs 1 --max-steps 1 --train-examples 1000");
+  const Result short_but_even =
+      run("train --model mlp --gpus 2 --batch-per-replica 64 "
+          "--epochs 1 --max-steps 1 --train-examples 1000");
   ASSERT_EQ(short_but_even.status, 0) << short_but_even.output;
   EXPECT_NE(short_but_even.output.find("104 examples, split 52 + 52"), std::string::npos)
       << short_but_even.output;
-  EXPECT_EQ(short_but_even.output.find("Loss scaling"), std::string::npos)
-      << short_but_even.output;
+  EXPECT_EQ(short_but_even.output.find("Loss scaling"), std::string::npos) << short_but_even.output;
 }
 
 TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {

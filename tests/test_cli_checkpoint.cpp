@@ -37,8 +37,8 @@ class CheckpointCli : public ::testing::Test {
   static nlohmann::json comparable(const fs::path& history) {
     nlohmann::json h = nlohmann::json::parse(read_file(history));
     for (auto& e : h["epochs"]) e.erase("seconds");
-    for (const char* key : {"train_seconds", "images_per_second", "phase_seconds", "config",
-                            "peak_memory_bytes"}) {
+    for (const char* key :
+         {"train_seconds", "images_per_second", "phase_seconds", "config", "peak_memory_bytes"}) {
       h.erase(key);
     }
     return h;
@@ -54,9 +54,9 @@ TEST_F(CheckpointCli, ThirtyStepsThenResumedToSixtyEndWithTheBytesOfOneRunOfSixt
   ASSERT_EQ(r.status, 0) << r.output;
   r = train(kRun + "--max-steps 30 --checkpoint-every 1000 --checkpoint-dir " + part.string());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("Checkpoint saved: " + (part / "ckpt-00000030.json").string() +
-                          " (step 30)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find("Checkpoint saved: " + (part / "ckpt-00000030.json").string() + " (step 30)"),
+      std::string::npos)
       << r.output;
   r = train("--resume " + part.string() + " --max-steps 60 --history " +
             (dir_ / "h1.json").string());
@@ -86,8 +86,10 @@ TEST_F(CheckpointCli, ThirtyStepsThenResumedToSixtyEndWithTheBytesOfOneRunOfSixt
 TEST_F(CheckpointCli, CtrlCSavesACheckpointAndTheRunGoesOnFromItBitForBit) {
   const fs::path log = dir_ / "log", stopped = dir_ / "stopped";
   const pid_t pid = mirrorlab::testing::start_command(
-      kMirrorlab, "train --model mlp --train-examples 20000 --epochs 3 --checkpoint-every 1000 "
-                  "--checkpoint-dir " + stopped.string(),
+      kMirrorlab,
+      "train --model mlp --train-examples 20000 --epochs 3 --checkpoint-every 1000 "
+      "--checkpoint-dir " +
+          stopped.string(),
       log);
   ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Epoch 1/3", 60)) << read_file(log);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -102,8 +104,8 @@ TEST_F(CheckpointCli, CtrlCSavesACheckpointAndTheRunGoesOnFromItBitForBit) {
             std::string::npos)
       << out;
   ASSERT_LT(steps, 3 * 157);
-  const std::string name = "ckpt-" + std::string(8 - std::to_string(steps).size(), '0') +
-                           std::to_string(steps);
+  const std::string name =
+      "ckpt-" + std::string(8 - std::to_string(steps).size(), '0') + std::to_string(steps);
 
   // Five steps more from there, and the same number in one run from the start.
   const std::string more = " --max-steps " + std::to_string(steps + 5);
@@ -121,8 +123,8 @@ TEST_F(CheckpointCli, CtrlCSavesACheckpointAndTheRunGoesOnFromItBitForBit) {
 
 TEST_F(CheckpointCli, ResumingOnOtherDevicesSaysWhatChangedAndKeepsTheNewestN) {
   const fs::path dir = dir_ / "ckpt";
-  auto r = train(kRun + "--max-steps 13 --checkpoint-every 5 --keep 2 --checkpoint-dir " +
-                 dir.string());
+  auto r =
+      train(kRun + "--max-steps 13 --checkpoint-every 5 --keep 2 --checkpoint-dir " + dir.string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(fs::exists(dir / "ckpt-00000010.json"));
   EXPECT_TRUE(fs::exists(dir / "ckpt-00000013.json"));
@@ -143,23 +145,18 @@ TEST_F(CheckpointCli, AResumeThatCannotWorkIsRefusedBeforeTraining) {
   auto r = train(kRun + "--max-steps 12 --checkpoint-dir " + dir.string());
   ASSERT_EQ(r.status, 0) << r.output;
   fs::create_directories(dir_ / "empty");
-  {
-    std::ofstream(dir_ / "damaged") << "x";
-  }
+  { std::ofstream(dir_ / "damaged") << "x"; }
   fs::create_directories(dir_ / "damaged-dir");
   fs::copy(dir, dir_ / "damaged-dir", fs::copy_options::recursive);
-  {
-    std::ofstream(dir_ / "damaged-dir" / "ckpt-00000012.safetensors", std::ios::app) << "x";
-  }
+  { std::ofstream(dir_ / "damaged-dir" / "ckpt-00000012.safetensors", std::ios::app) << "x"; }
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--resume " + (dir_ / "none").string(), "none: does not exist"},
       {"--resume " + (dir_ / "empty").string(), "holds no checkpoint (no ckpt-*.json file)"},
       {"--resume " + (dir_ / "damaged").string(), "is not a folder of checkpoints"},
-      {"--resume " + (dir_ / "damaged-dir").string(),
-       "ckpt-00000012.safetensors: holds " },
-      {"--resume " + dir.string() + " --lr 0.01",
-       "--lr 0.01: the checkpoint " + (dir / "ckpt-00000012.json").string() +
-           " was trained with 0.001"},
+      {"--resume " + (dir_ / "damaged-dir").string(), "ckpt-00000012.safetensors: holds "},
+      {"--resume " + dir.string() + " --lr 0.01", "--lr 0.01: the checkpoint " +
+                                                      (dir / "ckpt-00000012.json").string() +
+                                                      " was trained with 0.001"},
       {"--resume " + dir.string() + " --model cnn", "--model cnn: the checkpoint"},
       {"--resume " + dir.string() + " --max-steps 12",
        "--max-steps 12: the checkpoint " + (dir / "ckpt-00000012.json").string() +

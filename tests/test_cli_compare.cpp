@@ -76,16 +76,16 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_LT(memory_2, small_2) << fit.output;
   EXPECT_LT(small_2, fit.output.find("the latencies fitted:")) << fit.output;
   EXPECT_NE(fit.output.find("the latencies fitted:"), std::string::npos) << fit.output;
-  EXPECT_NE(fit.output.find("Saved to " + (folder.path() / "fit.toml").string()),
-            std::string::npos) << fit.output;
+  EXPECT_NE(fit.output.find("Saved to " + (folder.path() / "fit.toml").string()), std::string::npos)
+      << fit.output;
   std::ifstream in(folder.path() / "fit.toml");
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_NE(text.str().find("id = \"this-machine\""), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("fabric = \"shared-memory\""), std::string::npos) << text.str();
   // Each algorithm with a schedule on 2 devices, at the two sizes, predicted beside measured.
-  for (const char* table : {"# reduce-to-one on 2 devices", "# ring on 2 devices",
-                            "# one-shot on 2 devices"}) {
+  for (const char* table :
+       {"# reduce-to-one on 2 devices", "# ring on 2 devices", "# one-shot on 2 devices"}) {
     EXPECT_NE(fit.output.find(table), std::string::npos) << table << "\n" << fit.output;
   }
   EXPECT_NE(fit.output.find("of 6 ('!' marks the others)"), std::string::npos) << fit.output;
@@ -121,7 +121,8 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_EQ(check.output.find("Fitting"), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("of 6 ('!' marks the others)"), std::string::npos) << check.output;
   // And says how the memory compares with the fit's, before and after.
-  EXPECT_NE(check.output.find("# The memory at the check against the fit, over 512 KiB"), std::string::npos)
+  EXPECT_NE(check.output.find("# The memory at the check against the fit, over 512 KiB"),
+            std::string::npos)
       << check.output;
   EXPECT_NE(check.output.find("before the check"), std::string::npos) << check.output;
   // The check again from its recording: the same six rows, measuring nothing.

@@ -44,7 +44,8 @@ TEST_F(FaultsCli, AFailedDeviceEndsTheRunAndItGoesOnFromItsLastCheckpointAsIfNot
                           "(its step 2 of 4, reduce-scatter): an error was raised on its stream. "
                           "Every replica stopped the step and none updated its weights: they are "
                           "those after step 24. The run can go on from its last checkpoint, of "
-                          "step 20: mirrorlab train --resume " + failed.string()),
+                          "step 20: mirrorlab train --resume " +
+                          failed.string()),
             std::string::npos)
       << r.output;
   const nlohmann::json h = nlohmann::json::parse(read_file(dir_ / "h.json"));
@@ -75,8 +76,10 @@ TEST_F(FaultsCli, ANanPutIntoOneGradientIsNamedAndBlamedOnTheFlag) {
 
 TEST_F(FaultsCli, AStragglersTraceShowsEveryReplicaWaitingInEveryStep) {
   const fs::path trace = dir_ / "t.json";
-  const auto r = mirrorlab::testing::run_command(kRun + "--max-steps 5 --slow-device /gpu:1=3 "
-                                                 "--trace " + trace.string());
+  const auto r = mirrorlab::testing::run_command(kRun +
+                                                 "--max-steps 5 --slow-device /gpu:1=3 "
+                                                 "--trace " +
+                                                 trace.string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("Faults: /gpu:1 computes 3x slower"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("wait  all-reduce"), std::string::npos) << "the phase table's column";
@@ -93,8 +96,9 @@ TEST_F(FaultsCli, AFaultThatCannotHappenIsRefusedBeforeTraining) {
   for (const auto& [flags, expected] : std::vector<std::pair<std::string, std::string>>{
            {"--slow-device /gpu:3=2", "--slow-device /gpu:3: the run has 3 devices"},
            // 2 epochs of 2000 / 96: 21 steps each
-           {"--fail-device /gpu:1@200", "--fail-device /gpu:1@200: the run makes 42 steps, so "
-                                        "step 200 never comes; give a step from 1 to 42"},
+           {"--fail-device /gpu:1@200",
+            "--fail-device /gpu:1@200: the run makes 42 steps, so "
+            "step 200 never comes; give a step from 1 to 42"},
            {"--nan-at /gpu:0@43", "--nan-at /gpu:0@43: the run makes 42 steps"},
            {"--fail-device /gpu:1@5:middle", "'middle' is not a phase a device can fail in"},
            {"--slow-device /gpu:1=0.5", "'0.5' is out of range: give a number from 1 to 1000"},

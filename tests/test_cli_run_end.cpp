@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "command_output.h"
-#include "temp_folder.h"
 #include "nlohmann/json.hpp"
+#include "temp_folder.h"
 
 namespace {
 
@@ -66,19 +66,19 @@ TEST_F(RunEnd, TrainingThatDivergesStopsNamingStepReplicaAndWhatToTryAndSavesThe
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const fs::path history = dir_ / "h.json", trace = dir_ / "t.json";
   const Result r = mirrorlab::testing::run_command(
-      kMirrorlab + " train --model mlp --optimizer sgd --momentum 0.9 --lr 10 --batch-per-replica 1 "
-                   "--train-examples 2000 --history " + history.string() + " --trace " +
-      trace.string());
+      kMirrorlab +
+      " train --model mlp --optimizer sgd --momentum 0.9 --lr 10 --batch-per-replica 1 "
+      "--train-examples 2000 --history " +
+      history.string() + " --trace " + trace.string());
   EXPECT_EQ(r.status, 1) << r.output;
-  for (const char* words : {"training diverged in step", "(replica ", "is NaN",
-                            "the weights are those after step", "Try a lower --lr (now 10)",
-                            "sgd optimizer (momentum 0.9), lr 10"}) {
+  for (const char* words :
+       {"training diverged in step", "(replica ", "is NaN", "the weights are those after step",
+        "Try a lower --lr (now 10)", "sgd optimizer (momentum 0.9), lr 10"}) {
     EXPECT_NE(r.output.find(words), std::string::npos) << words << "\n" << r.output;
   }
   const nlohmann::json h = nlohmann::json::parse(read(history));  // valid JSON, or this throws
   EXPECT_EQ(h["stopped"]["reason"], "diverged");
-  EXPECT_NE(h["stopped"]["message"].get<std::string>().find("diverged in step"),
-            std::string::npos);
+  EXPECT_NE(h["stopped"]["message"].get<std::string>().find("diverged in step"), std::string::npos);
   const int steps = h["steps"];
   EXPECT_GT(steps, 0);
   EXPECT_EQ(h["stopped"]["after_step"], steps);
@@ -93,9 +93,11 @@ TEST_F(RunEnd, TrainingThatDivergesStopsNamingStepReplicaAndWhatToTryAndSavesThe
 TEST_F(RunEnd, ALossGrowingFarPastItsStartIsAWarningThoughItStaysFinite) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const fs::path history = dir_ / "h.json";
-  const Result r = mirrorlab::testing::run_command(
-      kMirrorlab + " train --model mlp --optimizer sgd --lr 10 --max-steps 20 "
-                   "--train-examples 4096 --history " + history.string());
+  const Result r =
+      mirrorlab::testing::run_command(kMirrorlab +
+                                      " train --model mlp --optimizer sgd --lr 10 --max-steps 20 "
+                                      "--train-examples 4096 --history " +
+                                      history.string());
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("WARNING: the mean loss of step"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("training is diverging"), std::string::npos) << r.output;
@@ -108,8 +110,8 @@ TEST_F(RunEnd, ALossGrowingFarPastItsStartIsAWarningThoughItStaysFinite) {
 // Ctrl-C and SIGTERM
 // ---------------------------------------------------------------------------------------------
 
-void expect_saved_after_signal(const fs::path& log, const fs::path& history,
-                               const fs::path& trace, const char* signal_name) {
+void expect_saved_after_signal(const fs::path& log, const fs::path& history, const fs::path& trace,
+                               const char* signal_name) {
   const std::string out = read(log);
   EXPECT_NE(out.find(std::string("Interrupted: stopped by ") + signal_name + " after step"),
             std::string::npos)
@@ -153,13 +155,13 @@ TEST_F(RunEnd, SigtermDoesTheSameAndExits143) {
 TEST_F(RunEnd, ASecondCtrlCStopsAtOnceKeepingTheOldFilesAndLeavingNoTemporary) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const fs::path log = dir_ / "log", history = dir_ / "h.json";
-  {
-    std::ofstream(history) << "the previous history";
-  }
+  { std::ofstream(history) << "the previous history"; }
   // Steps of 2 x 4096 CNN examples take about a second: the second signal comes mid-step.
-  const pid_t pid = start("train --model cnn --batch-per-replica 4096 --train-examples 60000 "
-                          "--history " + history.string(),
-                          log);
+  const pid_t pid = start(
+      "train --model cnn --batch-per-replica 4096 --train-examples 60000 "
+      "--history " +
+          history.string(),
+      log);
   ASSERT_TRUE(wait_for_text(log, "Epoch 1/", 60)) << read(log);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   kill(pid, SIGINT);
@@ -192,9 +194,7 @@ TEST_F(RunEnd, CtrlCStopsABenchAfterTheSizeUnderWayKeepingTheRowsMeasured) {
 
 TEST_F(RunEnd, OutputFilesThatCannotBeWrittenAreRefusedBeforeTraining) {
   const fs::path real = dir_ / "real.json";
-  {
-    std::ofstream(real) << "real";
-  }
+  { std::ofstream(real) << "real"; }
   fs::create_symlink(real, dir_ / "link.json");
   struct Case {
     std::string flags, words;
@@ -208,8 +208,8 @@ TEST_F(RunEnd, OutputFilesThatCannotBeWrittenAreRefusedBeforeTraining) {
            {"--history " + (dir_ / "a.json").string() + " --trace " +
                 (dir_ / "." / "a.json").string(),
             "--history writes the same file"}}) {
-    const Result r = mirrorlab::testing::run_command(kMirrorlab + " train --max-steps 1 " +
-                                                     c.flags);
+    const Result r =
+        mirrorlab::testing::run_command(kMirrorlab + " train --max-steps 1 " + c.flags);
     EXPECT_EQ(r.status, 2) << c.flags << "\n" << r.output;
     EXPECT_NE(r.output.find(c.words), std::string::npos) << c.flags << "\n" << r.output;
     EXPECT_EQ(r.output.find("Epoch"), std::string::npos) << "trained first: " << r.output;
@@ -222,9 +222,7 @@ TEST_F(RunEnd, OutputFilesThatCannotBeWrittenAreRefusedBeforeTraining) {
 TEST_F(RunEnd, ATraceOverAFullDiskKeepsThePreviousTraceAndExits1) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const fs::path trace = dir_ / "t.json";
-  {
-    std::ofstream(trace) << "the previous good trace";
-  }
+  { std::ofstream(trace) << "the previous good trace"; }
   // A file size limit of 8 KiB stands in for a full disk (SIGXFSZ ignored, so the write fails).
   const Result r = mirrorlab::testing::run_command(
       "sh -c \"trap '' XFSZ; ulimit -f 8; exec " + kMirrorlab +
@@ -240,7 +238,8 @@ TEST_F(RunEnd, ATraceOverAFullDiskKeepsThePreviousTraceAndExits1) {
 TEST_F(RunEnd, AStandardOutputThatRefusesWritesIsAnError) {
   // In a shell of its own: run_command sends stderr where stdout goes, and it must not be
   // /dev/full too.
-  const Result r = mirrorlab::testing::run_command("sh -c '" + kMirrorlab + " devices > /dev/full'");
+  const Result r =
+      mirrorlab::testing::run_command("sh -c '" + kMirrorlab + " devices > /dev/full'");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("writing to standard output failed: No space left on device"),
             std::string::npos)

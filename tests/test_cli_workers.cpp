@@ -117,9 +117,9 @@ TEST_F(Workers, FlagsThatDifferBetweenWorkersAreRefusedNamingTheFlag) {
   for (const std::string& command : commands) {
     const std::string common =
         " " + command + " --model mlp --gpus 1 --max-steps 2 --train-examples 256";
-    const auto run = mirrorlab::testing::run_command(kMpirun + "-np 1 " + kMirrorlab + common +
-                                                     " --lr 0.01 : -np 1 " + kMirrorlab +
-                                                     common + " --lr 0.02");
+    const auto run =
+        mirrorlab::testing::run_command(kMpirun + "-np 1 " + kMirrorlab + common +
+                                        " --lr 0.01 : -np 1 " + kMirrorlab + common + " --lr 0.02");
     EXPECT_EQ(run.status, 2) << run.output;
     EXPECT_NE(run.output.find("mirrorlab " + command +
                               ": the workers were started with different flags: worker 1 has "

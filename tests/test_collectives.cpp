@@ -13,17 +13,17 @@
 #include <thread>
 #include <vector>
 
+#include "tests/hang_guard.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/collectives/collective_replay.h"
-#include "virtualgpu/devices/device_buffers.h"
-#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/collectives/one_shot_all_reduce.h"
-#include "virtualgpu/collectives/transport.h"
-#include "virtualgpu/devices/process_cuda_api.h"
 #include "virtualgpu/collectives/reduce_to_one.h"
 #include "virtualgpu/collectives/ring_all_reduce.h"
-#include "tests/hang_guard.h"
+#include "virtualgpu/collectives/transport.h"
+#include "virtualgpu/devices/device_buffers.h"
+#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/devices/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -107,17 +107,17 @@ TEST(Course, LossScalingFailsWhenEachReplicaDividesByItsShard) {
 
 TEST(Course, GlobalBatchFailsWhenTheBatchIsSplitOtherwise) {
   Lesson l = course_lesson("global-batch");
-  l.steps[0].setup->devices.gpus = 2;  // 1000 examples cut into batches of 32: 31 full, then 8 as 4 + 4
+  l.steps[0].setup->devices.gpus =
+      2;  // 1000 examples cut into batches of 32: 31 full, then 8 as 4 + 4
   l.steps[2].setup->batch_per_replica = 3;  // 9 examples in one batch of 12: 3, 3, 3, 0
   LessonPlayer player(std::move(l), course_data());
   const std::vector<std::string> failed = failed_checks(player);
-  EXPECT_EQ(failed, (std::vector<std::string>{
-                        "1: the global batch is 16 x 3",
-                        "1: an epoch is 21 steps, the last one short",
-                        "2: the last batch holds the 40 examples left",
-                        "2: /gpu:0 takes ceil(40 / 3) = 14",
-                        "2: /gpu:2 takes the 12 left",
-                        "3: three of the four replicas get an empty shard"}));
+  EXPECT_EQ(
+      failed,
+      (std::vector<std::string>{
+          "1: the global batch is 16 x 3", "1: an epoch is 21 steps, the last one short",
+          "2: the last batch holds the 40 examples left", "2: /gpu:0 takes ceil(40 / 3) = 14",
+          "2: /gpu:2 takes the 12 left", "3: three of the four replicas get an empty shard"}));
 }
 
 TEST(Course, DevicesFailsWhenTheReplicaFitsAfterAll) {
@@ -131,7 +131,7 @@ TEST(Course, DevicesFailsWhenTheReplicaFitsAfterAll) {
 
 TEST(Course, AllReduceAlgorithmsFailsWhenTheAlgorithmIsAnother) {
   Lesson l = course_lesson("allreduce-algorithms");
-  l.steps[0].setup->allreduce = "ring";  // pause_at allreduce-step-2 is then mid-ring
+  l.steps[0].setup->allreduce = "ring";               // pause_at allreduce-step-2 is then mid-ring
   l.steps[1].actions[0].allreduce = "reduce-to-one";  // whose 6th step never comes
   LessonPlayer player(std::move(l), course_data());
   const std::vector<std::string> failed = failed_checks(player);
@@ -143,39 +143,38 @@ TEST(Course, AllReduceAlgorithmsFailsWhenTheAlgorithmIsAnother) {
 
 TEST(Course, FitAndCustomLoopFailsWhenTheShortBatchIsWeighedOtherwise) {
   Lesson l = course_lesson("fit-and-custom-loop");
-  l.steps[0].setup->batch_per_replica = 25;       // 1000 examples: 20 full batches of 50
-  l.steps[1].setup->loss_scaling = core::LossScaling::kBatchMean;  // compute_average_loss(global_batch_size=2)
+  l.steps[0].setup->batch_per_replica = 25;  // 1000 examples: 20 full batches of 50
+  l.steps[1].setup->loss_scaling =
+      core::LossScaling::kBatchMean;  // compute_average_loss(global_batch_size=2)
   LessonPlayer player(std::move(l), course_data());
   EXPECT_EQ(failed_checks(player),
-            (std::vector<std::string>{"1: one epoch is 16 global steps",
-                                      "1: the short last batch was kept, not dropped",
-                                      "4: the summed gradient is 2/3 of the mean (at most 0.667)"}));
+            (std::vector<std::string>{
+                "1: one epoch is 16 global steps", "1: the short last batch was kept, not dropped",
+                "4: the summed gradient is 2/3 of the mean (at most 0.667)"}));
 }
 
 TEST(Course, FitAndCustomLoopFailsWhenNoReplicaIsLeftEmpty) {
   Lesson l = course_lesson("fit-and-custom-loop");
   l.steps[1].setup->train_examples = 51;  // the last batch of 3: one each
   LessonPlayer player(std::move(l), course_data());
-  EXPECT_EQ(failed_checks(player),
-            (std::vector<std::string>{
-                "3: one replica runs _step_fn on no examples",
-                "4: the summed gradient is 2/3 of the mean (at most 0.667)"}));
+  EXPECT_EQ(
+      failed_checks(player),
+      (std::vector<std::string>{"3: one replica runs _step_fn on no examples",
+                                "4: the summed gradient is 2/3 of the mean (at most 0.667)"}));
 }
 
 // NCCL allowed on the virtual GPUs (as if they were CUDA GPUs of their own), and the machines
 // swapped: the DGX's NVSwitch and the laptop's one card are what its checks are about.
 TEST(Course, NcclAgainstTheFallbackFailsWhenNcclRunsOrTheMachinesAreOthers) {
   Lesson l = course_lesson("nccl-against-the-fallback");
-  l.steps[0].setup->allreduce = "ring";       // a run that trains: nothing was refused
-  l.steps[2].topology = "nvlink-pairs-4";     // no NVSwitch: no NVLS
-  l.steps[4].topology = "pcie-2";             // GPUs of their own: NCCL runs
+  l.steps[0].setup->allreduce = "ring";    // a run that trains: nothing was refused
+  l.steps[2].topology = "nvlink-pairs-4";  // no NVSwitch: no NVLS
+  l.steps[4].topology = "pcie-2";          // GPUs of their own: NCCL runs
   LessonPlayer player(std::move(l), course_data());
   EXPECT_EQ(failed_checks(player),
             (std::vector<std::string>{
-                "1: NCCL is refused on virtual GPUs",
-                "3: NCCL picks NVLS on NVSwitch",
-                "3: NCCL all-reduces the CNN's gradients in under 40 us",
-                "5: no NCCL on one card",
+                "1: NCCL is refused on virtual GPUs", "3: NCCL picks NVLS on NVSwitch",
+                "3: NCCL all-reduces the CNN's gradients in under 40 us", "5: no NCCL on one card",
                 "5: the ring, TensorFlow's choice, takes over 220 us ..."}));
 }
 
@@ -189,16 +188,16 @@ TEST(Course, ComputationAgainstCommunicationFailsWhenComputeAndAllReduceWeighOth
   l.steps[5].topology = "dgx-h100";            // GPUs of their own instead of one card's ...
   l.steps[5].setup->batch_per_replica = 4096;  // ... kept busy
   LessonPlayer player(std::move(l), course_data());
-  EXPECT_EQ(failed_checks(player),
-            (std::vector<std::string>{
-                "3: at the GPU's peak, a step of 64 computes in about 5 us",
-                "3: 8 GPUs are barely faster than one ...",
-                "3: ... and the second GPU already does not pay for itself",
-                "4: 8 GPUs give more than 6.5 times the images/s",
-                "4: every one of the 8 GPUs pays for itself",
-                "5: 16 GPUs on 2 nodes give more than 10 times one GPU's images/s",
-                "6: 4 logical GPUs of one card are slower than one",
-                "6: only the first device pays for itself"}));
+  EXPECT_EQ(
+      failed_checks(player),
+      (std::vector<std::string>{"3: at the GPU's peak, a step of 64 computes in about 5 us",
+                                "3: 8 GPUs are barely faster than one ...",
+                                "3: ... and the second GPU already does not pay for itself",
+                                "4: 8 GPUs give more than 6.5 times the images/s",
+                                "4: every one of the 8 GPUs pays for itself",
+                                "5: 16 GPUs on 2 nodes give more than 10 times one GPU's images/s",
+                                "6: 4 logical GPUs of one card are slower than one",
+                                "6: only the first device pays for itself"}));
 }
 
 // The step across workers skipped on worker 0: it keeps its own worker's sum, as if the workers
@@ -240,12 +239,11 @@ TEST(Course, SeveralMachinesFailsOnOneWorker) {
   l.steps[0].setup->workers = 1;  // 2 devices alone: no step across workers, half the replicas
   LessonPlayer player(std::move(l), course_data());
   EXPECT_EQ(failed_checks(player),
-            (std::vector<std::string>{"1: two workers train together",
-                                      "1: 2 workers x 2 devices = 4 replicas in sync",
-                                      "1: the global batch is 16 x 2 x 2 = 64",
-                                      "2: within (2 steps of the ring), across, back: 4 steps",
-                                      "2: the third step goes across workers",
-                                      "3: eleven global steps ran"}));
+            (std::vector<std::string>{
+                "1: two workers train together", "1: 2 workers x 2 devices = 4 replicas in sync",
+                "1: the global batch is 16 x 2 x 2 = 64",
+                "2: within (2 steps of the ring), across, back: 4 steps",
+                "2: the third step goes across workers", "3: eleven global steps ran"}));
   // The ring on 2 devices has no third step to pause at, and says so.
   EXPECT_EQ(player.run_error(), "pause_at \"allreduce-step-3\": this all-reduce has only 2 steps");
 }

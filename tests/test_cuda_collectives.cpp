@@ -14,12 +14,12 @@
 #include "tests/cuda_test_devices.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
-#include "virtualgpu/measure/allreduce_bench.h"
 #include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
 #include "virtualgpu/devices/device.h"
 #include "virtualgpu/devices/device_buffers.h"
 #include "virtualgpu/devices/device_registry.h"
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/measure/allreduce_bench.h"
 #include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {

@@ -10,10 +10,10 @@
 
 #include "tests/cuda_test_devices.h"
 #include "tests/cuda_test_kernels.h"
-#include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/cuda/cuda_api.h"
-#include "virtualgpu/devices/device_registry.h"
+#include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/devices/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {

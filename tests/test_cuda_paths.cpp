@@ -21,10 +21,10 @@
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/collectives/nccl_all_reduce.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/devices/device.h"
 #include "virtualgpu/devices/device_buffers.h"
-#include "virtualgpu/collectives/nccl_all_reduce.h"
 
 namespace mirrorlab::testing {
 namespace {
@@ -364,7 +364,6 @@ TEST(CudaPaths, WithoutNcclAutoFallsBackToTheRingAndItRuns) {
   EXPECT_TRUE(kept_cudas_rules(api));
   EXPECT_TRUE(nothing_left(api));
 }
-
 
 // ---- the memory-bandwidth measurement (measure_cuda_stream_bandwidth) -------------------------
 // The positions in api.calls() of the calls starting with `name`.

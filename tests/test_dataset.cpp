@@ -361,8 +361,8 @@ TEST(FashionMnist, LoadsAFolderOfSmallFiles) {
 // The models take 28x28 images: any other size is refused when loading, naming the file, instead
 // of failing later inside a layer.
 TEST(FashionMnist, RefusesImagesOfAnotherSizeNamingTheFile) {
-  for (const auto& [train_side, test_side] : {std::pair{7u, 28u}, std::pair{1u, 28u},
-                                              std::pair{28u, 7u}, std::pair{28u, 29u}}) {
+  for (const auto& [train_side, test_side] :
+       {std::pair{7u, 28u}, std::pair{1u, 28u}, std::pair{28u, 7u}, std::pair{28u, 29u}}) {
     TempDir dir;
     write_gz(dir / "train-images-idx3-ubyte.gz",
              idx_images(2, train_side, train_side, pattern_pixels(2, train_side * train_side)));

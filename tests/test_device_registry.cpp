@@ -1,16 +1,15 @@
 // Device configuration, as tf.config.set_logical_device_configuration does it.
 #include <gtest/gtest.h>
+#include <sched.h>
 
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <sched.h>
-
-#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/devices/process_cuda_api.h"
 
 namespace mirrorlab::vgpu {
@@ -104,10 +103,11 @@ TEST(DeviceRegistry, WaitersPollOnlyWhenTheCpusThisProcessMayUseGiveEachACore) {
     }
     ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
     bound_to_one = polls(1);
-  }).join();
+  })
+      .join();
   with_all = polls(1);
-  EXPECT_FALSE(bound_to_one);  // 1 device + 1 host thread on 1 CPU: sleep
-  EXPECT_TRUE(with_all);       // on 2 CPUs or more each has its own: poll
+  EXPECT_FALSE(bound_to_one);            // 1 device + 1 host thread on 1 CPU: sleep
+  EXPECT_TRUE(with_all);                 // on 2 CPUs or more each has its own: poll
   EXPECT_FALSE(polls(CPU_COUNT(&all)));  // one device per CPU leaves none for the host thread
 }
 

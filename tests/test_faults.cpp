@@ -96,8 +96,9 @@ TEST(Straggler, AFactorOutOfRangeOrADeviceTheRunHasNotIsRefusedChangingNothing) 
   try {
     rig.faults.attach(*rig.strategy, plan);
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "a slow device names /gpu:2, but the run has 2 devices (/gpu:0 to "
-                           "/gpu:1)");
+    EXPECT_STREQ(e.what(),
+                 "a slow device names /gpu:2, but the run has 2 devices (/gpu:0 to "
+                 "/gpu:1)");
   }
 }
 
@@ -113,7 +114,8 @@ TEST(DeviceFailure, StopsTheStepOnEveryReplicaWithNoPartialUpdate) {
            {core::FailurePhase::kSplit, "during its split, as its work ended"},
            {core::FailurePhase::kForward, "during its forward pass"},
            {core::FailurePhase::kBackward, "during its backward pass"},
-           {core::FailurePhase::kAllReduce, "during the all-reduce (its step 2 of 4, reduce-scatter)"}}) {
+           {core::FailurePhase::kAllReduce,
+            "during the all-reduce (its step 2 of 4, reduce-scatter)"}}) {
     SCOPED_TRACE(core::to_string(phase));
     FaultRig rig(3);
     core::FaultPlan plan;
@@ -227,7 +229,8 @@ TEST(NanInGradient, IsNamedOnItsReplicaBeforeItReachesTheWeights) {
       EXPECT_TRUE(std::isnan(e.where().value));
       EXPECT_NE(std::string(e.what()).find("training diverged in step 2: a gradient of dense on "
                                            "/gpu:1 (replica 1) is NaN (dense/kernel, element " +
-                                           std::to_string(at) + "; found before the all-reduce: "
+                                           std::to_string(at) +
+                                           "; found before the all-reduce: "
                                            "the weights are those after step 1)"),
                 std::string::npos)
           << e.what();

@@ -1,7 +1,8 @@
-// Recordings of what a fit or a check of the timing model measured (virtualgpu/measure/fit_recording.h):
-// written and read back to the same numbers, bit for bit, with each all-reduce's schedule
-// rebuilt as this build models the algorithm; and every file that is not such a recording
-// refused with a RecordingError that says where and what, never a crash or a silent 0.
+// Recordings of what a fit or a check of the timing model measured
+// (virtualgpu/measure/fit_recording.h): written and read back to the same numbers, bit for bit,
+// with each all-reduce's schedule rebuilt as this build models the algorithm; and every file that
+// is not such a recording refused with a RecordingError that says where and what, never a crash or
+// a silent 0.
 #include <gtest/gtest.h>
 
 #include <cmath>

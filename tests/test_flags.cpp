@@ -98,10 +98,9 @@ TEST(Flags, EveryNumberFlagRefusesNanInfinitiesNegativesHugeAndNonNumbers) {
 // value out of range.
 TEST(Flags, ZeroIsRefusedWhereItMeansNothing) {
   const std::vector<std::string> zero_allowed = {
-      "--max-steps",    "--train-examples", "--max-fps",         "--refresh-hz",
-      "--steps",        "--phases",         "--measure-seconds", "--quit-after",
-      "--warmup_iters", "--seed",           "--devices",         "--model-step",
-      "--keep",         "--workers",        "--momentum"};
+      "--max-steps", "--train-examples",  "--max-fps",    "--refresh-hz",   "--steps",
+      "--phases",    "--measure-seconds", "--quit-after", "--warmup_iters", "--seed",
+      "--devices",   "--model-step",      "--keep",       "--workers",      "--momentum"};
   int refused = 0;
   for (const ValueFlag& flag : every_value_flag()) {
     if (!is_numeric(flag)) continue;
@@ -125,8 +124,8 @@ TEST(Flags, EveryListFlagRefusesEmptyEntries) {
     ++lists;
     for (const std::string value : {"1,", ",1", "1,,1", ",", "1, ,1"}) {
       const std::string error = parse_error(flag, value);
-      EXPECT_NE(error.find("is empty"), std::string::npos) << flag.name << "=" << value << ": "
-                                                           << error;
+      EXPECT_NE(error.find("is empty"), std::string::npos)
+          << flag.name << "=" << value << ": " << error;
     }
   }
   EXPECT_GE(lists, 6);  // --memory-limit and --devices of four commands
@@ -141,8 +140,9 @@ TEST(Flags, EveryTextFlagRefusesAnEmptyValue) {
 
 TEST(Flags, MessagesSayWhatIsWrongAndTheRealBounds) {
   CommandLine a;
-  EXPECT_NE(a.parse_error({"train", "--gpus", "abc"}).find("'abc' is not a whole number: give a "
-                                                           "whole number from 1 to 64"),
+  EXPECT_NE(a.parse_error({"train", "--gpus", "abc"})
+                .find("'abc' is not a whole number: give a "
+                      "whole number from 1 to 64"),
             std::string::npos);
   CommandLine b;
   EXPECT_NE(b.parse_error({"train", "--lr", "1e-10"})
@@ -156,8 +156,7 @@ TEST(Flags, MessagesSayWhatIsWrongAndTheRealBounds) {
                 .find("--model: given 2 times ('cnn', 'mlp'): give it once"),
             std::string::npos);
   CommandLine e;
-  EXPECT_NE(e.parse_error({"frobnicate"}).find("'frobnicate' is not a command"),
-            std::string::npos);
+  EXPECT_NE(e.parse_error({"frobnicate"}).find("'frobnicate' is not a command"), std::string::npos);
   CommandLine f;
   EXPECT_NE(f.parse_error({"bench", "allreduce", "-b", "7"}).find("not a multiple of 4"),
             std::string::npos);
@@ -184,11 +183,11 @@ TEST(Flags, MessagesSayWhatIsWrongAndTheRealBounds) {
 
 TEST(Flags, GoodValuesLandInTheOptions) {
   CommandLine cl;
-  ASSERT_EQ(cl.parse_error({"train", "--lr", "0.01", "--gpus", "3", "--memory-limit",
-                            "512,256,128", "--seed", "18446744073709551615", "--model", "mlp",
-                            "--max-steps", "+7", "--optimizer", "sgd", "--momentum", "0.5",
-                            "--loss-scaling", "batch-mean"}),
-            "");
+  ASSERT_EQ(
+      cl.parse_error({"train", "--lr", "0.01", "--gpus", "3", "--memory-limit", "512,256,128",
+                      "--seed", "18446744073709551615", "--model", "mlp", "--max-steps", "+7",
+                      "--optimizer", "sgd", "--momentum", "0.5", "--loss-scaling", "batch-mean"}),
+      "");
   const mirrorlab::core::RunSettings& s = cl.train_options.settings;
   EXPECT_EQ(s.optimizer.learning_rate, 0.01f);
   EXPECT_EQ(s.devices.gpus, 3);
@@ -242,8 +241,8 @@ TEST(FlagParsing, StepsOrEpochsTakeAnEForEpochs) {
 
 TEST(Flags, TrainRemembersWhichFlagsWereGiven) {
   CommandLine cl;
-  ASSERT_EQ(cl.parse_error({"train", "--lr", "0.01", "--resume", "dir", "--checkpoint-every",
-                            "3e", "--keep", "0"}),
+  ASSERT_EQ(cl.parse_error({"train", "--lr", "0.01", "--resume", "dir", "--checkpoint-every", "3e",
+                            "--keep", "0"}),
             "");
   EXPECT_EQ(cl.train_options.given,
             (std::set<std::string>{"--lr", "--resume", "--checkpoint-every", "--keep"}));
@@ -258,9 +257,15 @@ TEST(FlagParsing, SizesTakeBinaryUnits) {
   const std::uint64_t max = std::uint64_t{1} << 40;
   EXPECT_EQ(parse_bytes("4096", 4, max, 4, &v), "");
   EXPECT_EQ(v, 4096u);
-  for (const auto& [text, bytes] : std::vector<std::pair<std::string, std::uint64_t>>{
-           {"1K", 1024}, {"1k", 1024}, {"4KiB", 4096}, {"4KB", 4096}, {"16M", 16u << 20},
-           {"1G", 1u << 30}, {"1T", max}, {"8B", 8}}) {
+  for (const auto& [text, bytes] :
+       std::vector<std::pair<std::string, std::uint64_t>>{{"1K", 1024},
+                                                          {"1k", 1024},
+                                                          {"4KiB", 4096},
+                                                          {"4KB", 4096},
+                                                          {"16M", 16u << 20},
+                                                          {"1G", 1u << 30},
+                                                          {"1T", max},
+                                                          {"8B", 8}}) {
     EXPECT_EQ(parse_bytes(text, 4, max, 4, &v), "") << text;
     EXPECT_EQ(v, bytes) << text;
   }

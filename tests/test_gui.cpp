@@ -196,8 +196,7 @@ TEST(ScriptedRun, WithNothingToTrainAScreenshotIsTakenAfterItsFrames) {
   GuiReport report;
   EXPECT_EQ(script.after_frame(0.1, run, nullptr, stats, report), ScriptStep::kGoOn);
   EXPECT_EQ(script.after_frame(0.2, run, nullptr, stats, report), ScriptStep::kGoOn);
-  EXPECT_EQ(script.after_frame(0.3, run, nullptr, stats, report),
-            ScriptStep::kScreenshotThenDone);
+  EXPECT_EQ(script.after_frame(0.3, run, nullptr, stats, report), ScriptStep::kScreenshotThenDone);
   EXPECT_EQ(script.finish(run, "", false), 0);
   EXPECT_EQ(script.finish(run, "", true), 1);  // the screenshot could not be written
 }

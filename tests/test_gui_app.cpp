@@ -69,10 +69,11 @@ class GuiApp : public ::testing::Test {
 
 // Ctrl-C in the terminal closes the window as if the user had, and the status says why.
 TEST_F(GuiApp, CtrlCClosesTheWindowWithStatus130) {
-  const Result r = shell(kHeadless + " 1280x800 sh -c '" + kMirrorlab +
-                         " gui --model mlp --train-examples 2048 --run & p=$!; sleep 4; kill -INT $p; "
-                         "for i in $(seq 40); do kill -0 $p 2>/dev/null || break; sleep 0.5; done; "
-                         "kill -KILL $p 2>/dev/null; wait $p; echo exit=$?'");
+  const Result r =
+      shell(kHeadless + " 1280x800 sh -c '" + kMirrorlab +
+            " gui --model mlp --train-examples 2048 --run & p=$!; sleep 4; kill -INT $p; "
+            "for i in $(seq 40); do kill -0 $p 2>/dev/null || break; sleep 0.5; done; "
+            "kill -KILL $p 2>/dev/null; wait $p; echo exit=$?'");
   EXPECT_NE(r.output.find("Window closed by SIGINT (Ctrl-C)."), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("exit=130"), std::string::npos) << r.output;
 }
@@ -81,9 +82,11 @@ TEST_F(GuiApp, CtrlCClosesTheWindowWithStatus130) {
 // half PNG, says why and fails the scripted run.
 TEST_F(GuiApp, AScreenshotOverAFullDiskLeavesNoFileAndExits1) {
   const std::string png = path("shot.png");
-  const Result r = shell("sh -c \"trap '' XFSZ; ulimit -f 64; exec " + kHeadless + " 1280x800 " +
-                         kMirrorlab + " gui --model mlp --train-examples 512 --steps 1 "
-                         "--frames 2 --screenshot " + png + "\"");
+  const Result r =
+      shell("sh -c \"trap '' XFSZ; ulimit -f 64; exec " + kHeadless + " 1280x800 " + kMirrorlab +
+            " gui --model mlp --train-examples 512 --steps 1 "
+            "--frames 2 --screenshot " +
+            png + "\"");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("write failed: File too large"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("Screenshot written"), std::string::npos) << r.output;
@@ -191,7 +194,8 @@ TEST_F(GuiApp, WalksIntoAStepPhaseByPhaseAndHoldsIt) {
   // split, forward, backward, then the first all-reduce step: held there at the end.
   const Result r =
       gui("--train-examples 1024 --steps 1 --phases 4 --allreduce reduce-to-one --frames 2 "
-          "--report " + path("phases.json"));
+          "--report " +
+          path("phases.json"));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto report = read_json(path("phases.json"));
   EXPECT_EQ(report["notes"]["held_within_step"], 1.0) << report.dump(1);
@@ -416,11 +420,14 @@ TEST_F(GuiApp, AScriptedRunThatCannotTrainFailsSayingWhy) {
 // The faults flags reach the window's run: a straggler's timeline shows the others' wait (its
 // dark grey), and a device that fails stops the scripted run saying where.
 TEST_F(GuiApp, AStragglerShowsTheOthersWaitingAndAFailedDeviceIsSaid) {
-  Result r = gui("--model mlp --gpus 3 --train-examples 2048 --slow-device /gpu:1=3 --steps 4 "
-                 "--frames 2 --panel Timeline --screenshot " + path("slow.png"));
+  Result r =
+      gui("--model mlp --gpus 3 --train-examples 2048 --slow-device /gpu:1=3 --steps 4 "
+          "--frames 2 --panel Timeline --screenshot " +
+          path("slow.png"));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(load_png(path("slow.png")).colors().count(0x4A4A55)) << "no wait span drawn";
-  r = gui("--model mlp --gpus 2 --train-examples 2048 --fail-device /gpu:1@3 --steps 5 "
+  r =
+      gui("--model mlp --gpus 2 --train-examples 2048 --fail-device /gpu:1@3 --steps 5 "
           "--frames 2");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("/gpu:1 failed in step 3, during the all-reduce"), std::string::npos)
@@ -477,11 +484,11 @@ TEST_F(GuiApp, TheDevicesPanelGroupsTheDevicesOfSeveralWorkers) {
 
 #ifdef MIRRORLAB_MPIEXEC
 // `mpirun -np 2 mirrorlab gui`: the window on worker 0, worker 1 following its run.
-const std::string kMpirun = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                            "OMPI_MCA_btl=self,vader " +
-                            mirrorlab::testing::mpirun_sanitizer_environment() +
-                            std::string(MIRRORLAB_MPIEXEC) +
-                            " --oversubscribe -np 2 " + kMirrorlab + " gui ";
+const std::string kMpirun =
+    "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    "OMPI_MCA_btl=self,vader " +
+    mirrorlab::testing::mpirun_sanitizer_environment() + std::string(MIRRORLAB_MPIEXEC) +
+    " --oversubscribe -np 2 " + kMirrorlab + " gui ";
 
 // Worker 0's Devices panel groups both workers' devices (worker 1's gathered over MPI), the
 // strategy found both workers' weights bit-identical after every step, and both ranks end 0.
@@ -489,7 +496,8 @@ TEST_F(GuiApp, UnderMpirunWorker0ShowsEveryWorkersDevicesAndBothStayInSync) {
   const std::string json = path("mpi.json"), png = path("mpi.png");
   const Result r = shell(kHeadless + " 1280x800 " + kMpirun +
                          "--model mlp --gpus 2 --train-examples 1024 --steps 3 --frames 2 "
-                         "--panel Devices --screenshot " + png + " --report " + json);
+                         "--panel Devices --screenshot " +
+                         png + " --report " + json);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("Worker 1 of 2"), std::string::npos) << r.output;
   const auto report = read_json(json);

@@ -17,20 +17,20 @@ TEST(ModelSummary, IsKeras3sTableForTheCnn) {
   const auto model = core::Model::create(core::ModelKind::kCnn, arena);
   const std::string summary = model_summary(*model, "cnn");
   // Keras 3's lines for the same layers (its ReLU layers written out as ours are).
-  for (const char* line : {
-           "Model: \"cnn\"\n"
-           "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓\n"
-           "┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃\n"
-           "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩\n"
-           "│ conv2d (Conv2D)                 │ (None, 26, 26, 32)     │           320 │\n"
-           "├─────────────────────────────────┼────────────────────────┼───────────────┤\n",
-           "│ max_pooling2d (MaxPooling2D)    │ (None, 13, 13, 32)     │             0 │\n",
-           "│ dense (Dense)                   │ (None, 128)            │       692,352 │\n",
-           "│ dense_1 (Dense)                 │ (None, 10)             │         1,290 │\n"
-           "└─────────────────────────────────┴────────────────────────┴───────────────┘\n"
-           " Total params: 693,962 (2.65 MB)\n"
-           " Trainable params: 693,962 (2.65 MB)\n"
-           " Non-trainable params: 0 (0.00 B)\n"}) {
+  for (const char* line :
+       {"Model: \"cnn\"\n"
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓\n"
+        "┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃\n"
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩\n"
+        "│ conv2d (Conv2D)                 │ (None, 26, 26, 32)     │           320 │\n"
+        "├─────────────────────────────────┼────────────────────────┼───────────────┤\n",
+        "│ max_pooling2d (MaxPooling2D)    │ (None, 13, 13, 32)     │             0 │\n",
+        "│ dense (Dense)                   │ (None, 128)            │       692,352 │\n",
+        "│ dense_1 (Dense)                 │ (None, 10)             │         1,290 │\n"
+        "└─────────────────────────────────┴────────────────────────┴───────────────┘\n"
+        " Total params: 693,962 (2.65 MB)\n"
+        " Trainable params: 693,962 (2.65 MB)\n"
+        " Non-trainable params: 0 (0.00 B)\n"}) {
     EXPECT_NE(summary.find(line), std::string::npos) << line << "\nnot in\n" << summary;
   }
 }
@@ -89,9 +89,10 @@ TEST(KerasProgress, TheEpochLineOrdersTheMetricsAsKeras3Does) {
   const std::size_t n = std::fread(text, 1, sizeof text - 1, out);
   std::fclose(out);
   // Keras 3.15's line for these numbers, colour codes aside.
-  EXPECT_EQ(std::string(text, n),
-            "Epoch 1/2\n24/24 ━━━━━━━━━━━━━━━━━━━━ 1s 35ms/step - accuracy: 0.1047 - loss: 2.3246 - "
-            "val_accuracy: 0.0940 - val_loss: 2.3128\n");
+  EXPECT_EQ(
+      std::string(text, n),
+      "Epoch 1/2\n24/24 ━━━━━━━━━━━━━━━━━━━━ 1s 35ms/step - accuracy: 0.1047 - loss: 2.3246 - "
+      "val_accuracy: 0.0940 - val_loss: 2.3128\n");
 }
 
 }  // namespace

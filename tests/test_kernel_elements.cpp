@@ -1,9 +1,10 @@
-// The CUDA kernels' work per element (core/nn/kernel_elements*.h, virtualgpu/devices/collective_elements.h)
-// run on the CPU over every index, against the CPU references (kernels_cpu.h) and the exact sums.
-// This file is compiled by the C++ compiler in every build and, in a CUDA build, a second time by
-// nvcc as host code (test_kernel_elements_nvcc.cu includes it), so the functions the kernels call
-// are checked as both compilers build them. Bit for bit where the order of the sums is fixed:
-// everything but the loss's sum over rows, whose block order differs from the reference's loop.
+// The CUDA kernels' work per element (core/nn/kernel_elements*.h,
+// virtualgpu/devices/collective_elements.h) run on the CPU over every index, against the CPU
+// references (kernels_cpu.h) and the exact sums. This file is compiled by the C++ compiler in every
+// build and, in a CUDA build, a second time by nvcc as host code (test_kernel_elements_nvcc.cu
+// includes it), so the functions the kernels call are checked as both compilers build them. Bit for
+// bit where the order of the sums is fixed: everything but the loss's sum over rows, whose block
+// order differs from the reference's loop.
 #include <gtest/gtest.h>
 
 #include <cmath>

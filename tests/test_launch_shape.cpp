@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/nn/kernel_elements_train.h"
-#include "virtualgpu/devices/collective_elements.h"
 #include "virtualgpu/cuda/launch_shape.h"
+#include "virtualgpu/devices/collective_elements.h"
 
 namespace mirrorlab::vgpu {
 namespace {

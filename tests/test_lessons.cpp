@@ -167,8 +167,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "'sum' is not one of replica-mean"},
         Malformed{"UnknownAction", with_step("do = [{ jump = 3 }]\n[setup]\n"), 13,
                   "unknown key `jump` in an action"},
-        Malformed{"TwoActionsInOne", with_step("do = [{ run_steps = 1, finish_step = true }]\n"
-                                               "[setup]\n"),
+        Malformed{"TwoActionsInOne",
+                  with_step("do = [{ run_steps = 1, finish_step = true }]\n"
+                            "[setup]\n"),
                   13, "an action is one of"},
         Malformed{"BadMoment", with_step("do = [{ pause_at = \"after-lunch\" }]\n[setup]\n"), 13,
                   "give one of after-split"},
@@ -179,23 +180,29 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"UnknownLiveValue",
                   with_step("[setup]\n[[check]]\nthat = \"lossy\"\nequals = 1\nsays = \"x\"\n"), 14,
                   "unknown live value \"lossy\""},
-        Malformed{"ReplicaMissing", with_step("[setup]\n[[check]]\nthat = \"shard_examples\"\n"
-                                              "equals = 1\nsays = \"x\"\n"),
+        Malformed{"ReplicaMissing",
+                  with_step("[setup]\n[[check]]\nthat = \"shard_examples\"\n"
+                            "equals = 1\nsays = \"x\"\n"),
                   14, "give `replica = N`"},
-        Malformed{"TwoComparisons", with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
-                                              "equals = 1\nat_most = 2\nsays = \"x\"\n"),
+        Malformed{"TwoComparisons",
+                  with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
+                            "equals = 1\nat_most = 2\nsays = \"x\"\n"),
                   14, "compares with one of"},
-        Malformed{"NaNTarget", with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
-                                         "equals = nan\nsays = \"x\"\n"),
+        Malformed{"NaNTarget",
+                  with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
+                            "equals = nan\nsays = \"x\"\n"),
                   16, "finite number"},
-        Malformed{"InfiniteTolerance", with_step("[setup]\n[[question]]\nask = \"?\"\n"
-                                                 "answer = \"replicas\"\ntolerance = inf\n"),
+        Malformed{"InfiniteTolerance",
+                  with_step("[setup]\n[[question]]\nask = \"?\"\n"
+                            "answer = \"replicas\"\ntolerance = inf\n"),
                   17, "finite number"},
-        Malformed{"CheckWithoutSays", with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
-                                                "equals = 1\n"),
+        Malformed{"CheckWithoutSays",
+                  with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
+                            "equals = 1\n"),
                   14, "needs `says`"},
-        Malformed{"OneChoice", with_step("[setup]\n[[question]]\nask = \"?\"\n"
-                                         "answer = \"replicas\"\nchoices = [\"a\"]\n"),
+        Malformed{"OneChoice",
+                  with_step("[setup]\n[[question]]\nask = \"?\"\n"
+                            "answer = \"replicas\"\nchoices = [\"a\"]\n"),
                   14, "2 or more"},
         Malformed{"TwoBlocks", with_step("[setup]\n") + "\n```toml\n[setup]\n```\n", 17,
                   "one ```toml block per step"},
@@ -266,7 +273,6 @@ PlayerOptions small_data() {
 
 Lesson lesson_one() { return load_lesson(MIRRORLAB_SOURCE_DIR "/lessons/01-mirrored-strategy.md"); }
 
-
 TEST(LessonPlayer, PlaysLessonOneWithEveryCheckPassing) {
   LessonPlayer player(lesson_one(), small_data());
   EXPECT_EQ(failed_checks(player), std::vector<std::string>{});
@@ -325,10 +331,10 @@ TEST(LessonPlayer, TheSyncCheckFailsWhenTheReplicasUpdateDifferently) {
   };
   LessonPlayer player(lesson_one(), options);
   // The strategy's own check sees it too and stops the run, so the six steps never all run.
-  EXPECT_EQ(failed_checks(player), (std::vector<std::string>{
-                                       "4: after 6 steps both replicas' weights have the same "
-                                       "fingerprint",
-                                       "4: six global steps ran"}));
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{"4: after 6 steps both replicas' weights have the same "
+                                      "fingerprint",
+                                      "4: six global steps ran"}));
   EXPECT_NE(player.run_error(), "");
 }
 
@@ -339,18 +345,19 @@ TEST(LessonPlayer, TheChecksOnTheSplitAndTheGradientsFailOnOneDevice) {
   const std::vector<std::string> failed = failed_checks(player);
   // One replica has no all-reduce (step 3 cannot pause in one, and says so); its gradients
   // trivially equal themselves after it.
-  EXPECT_EQ(failed, (std::vector<std::string>{
-                        "1: the global batch is 32 per replica x 2 replicas",
-                        "2: the replicas' gradients differ before the all-reduce",
-                        "4: six global steps ran"}));
+  EXPECT_EQ(failed,
+            (std::vector<std::string>{"1: the global batch is 32 per replica x 2 replicas",
+                                      "2: the replicas' gradients differ before the all-reduce",
+                                      "4: six global steps ran"}));
   EXPECT_EQ(player.run_error(), "pause_at \"allreduce-step-2\": this all-reduce has only 0 steps");
 }
 
 // 100 examples on 3 replicas of 32: the second batch has 4, split 2, 2, 0. batch-mean weighs
 // each example as one device does; replica-mean (model.fit's) weighs the two shards' means.
 Lesson distance_lesson(const std::string& loss_scaling) {
-  return parse_lesson(kHead + "## S\n\n```toml\ndo = [{ run_steps = 2 }]\n[setup]\ngpus = 3\n"
-                              "batch_per_replica = 32\ntrain_examples = 100\nloss_scaling = \"" +
+  return parse_lesson(kHead +
+                          "## S\n\n```toml\ndo = [{ run_steps = 2 }]\n[setup]\ngpus = 3\n"
+                          "batch_per_replica = 32\ntrain_examples = 100\nloss_scaling = \"" +
                           loss_scaling +
                           "\"\n[[check]]\nthat = \"distance_to_one_device\"\nat_most = 1e-5\n"
                           "says = \"as on one device\"\n```\n",
@@ -378,11 +385,12 @@ TEST(LessonPlayer, NoOneDeviceReferenceIsTrainedForALessonThatDoesNotLookAtIt) {
 // The timing model's values price the run's model on the step's machine: worked out, not
 // measured, they are the same on any machine that plays the lesson.
 TEST(LessonPlayer, ModelValuesPriceTheRunsModelOnTheStepsMachine) {
-  const Lesson l = parse_lesson(
-      kHead + "## S\n\n```toml\ntopology = \"dgx-h100\"\n[setup]\nmodel = \"cnn\"\n```\n"
-              "## T\n\n```toml\ntopology = \"laptop-4-logical\"\n```\n"
-              "## U\n\n```toml\ntopology = \"this-machine\"\n```\n",
-      "model.md");
+  const Lesson l =
+      parse_lesson(kHead +
+                       "## S\n\n```toml\ntopology = \"dgx-h100\"\n[setup]\nmodel = \"cnn\"\n```\n"
+                       "## T\n\n```toml\ntopology = \"laptop-4-logical\"\n```\n"
+                       "## U\n\n```toml\ntopology = \"this-machine\"\n```\n",
+                   "model.md");
   LessonPlayer player(l, small_data());
   player.enter(0);
   ASSERT_NE(player.machine(), nullptr);

@@ -1,7 +1,5 @@
 // MirroredStrategy: N replicas must compute exactly what one device computes on the same global
 // batch, stay bit-identical, fail loudly and cleanly.
-#include "core/strategy/mirrored_strategy.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,11 +7,12 @@
 #include <limits>
 #include <thread>
 
+#include "core/io/synthetic_dataset.h"
 #include "core/nn/fingerprint.h"
 #include "core/strategy/fit.h"
+#include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/plain_trainer.h"
 #include "tests/training_reference.h"
-#include "core/io/synthetic_dataset.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {
@@ -86,19 +85,18 @@ std::vector<EquivalenceCase> equivalence_cases() {
   constexpr bool kWithCnn = true;
 #endif
   std::vector<EquivalenceCase> cases;
-  for (const EquivalenceCase& c :
-       {EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 1},
-        EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 2},
-        EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 3},
-        EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 4},
-        EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 8},
-        EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 1},
-        EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 2},
-        EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 3},
-        EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 4},
-        EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 8},
-        EquivalenceCase{ModelKind::kMlp, OptimizerKind::kAdam, 4},
-        EquivalenceCase{ModelKind::kCnn, OptimizerKind::kAdam, 3}}) {
+  for (const EquivalenceCase& c : {EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 1},
+                                   EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 2},
+                                   EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 3},
+                                   EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 4},
+                                   EquivalenceCase{ModelKind::kCnn, OptimizerKind::kSgd, 8},
+                                   EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 1},
+                                   EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 2},
+                                   EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 3},
+                                   EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 4},
+                                   EquivalenceCase{ModelKind::kMlp, OptimizerKind::kSgd, 8},
+                                   EquivalenceCase{ModelKind::kMlp, OptimizerKind::kAdam, 4},
+                                   EquivalenceCase{ModelKind::kCnn, OptimizerKind::kAdam, 3}}) {
     if (kWithCnn || c.model != ModelKind::kCnn) cases.push_back(c);
   }
   return cases;
@@ -106,7 +104,6 @@ std::vector<EquivalenceCase> equivalence_cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllReplicaCounts, MirroredEquivalence,
                          ::testing::ValuesIn(equivalence_cases()), case_name);
-
 
 std::vector<float> train_twice_params(std::uint64_t seed, int replicas, double* loss,
                                       const std::string& all_reduce = "auto",
@@ -300,15 +297,14 @@ TEST(MirroredStrategy, CustomLoopWithStrategyRunMatchesTrainStep) {
   for (int step = 0; step < 3; ++step) {
     const core::GlobalBatch batch{&data, std::span(order).subspan(step * 10, 10), 5};
     const core::LossStats fit_stats = a->train_step(batch);
-    const std::vector<core::LossStats> per_replica =
-        b->run(batch, [](core::ReplicaContext& ctx) {
-          EXPECT_EQ(ctx.num_replicas_in_sync(), 2);
-          EXPECT_EQ(ctx.global_batch_size(), 10u);
-          const core::Tensor& logits = ctx.forward();
-          core::LossStats stats = ctx.backward(logits);
-          ctx.apply_gradients();
-          return stats;
-        });
+    const std::vector<core::LossStats> per_replica = b->run(batch, [](core::ReplicaContext& ctx) {
+      EXPECT_EQ(ctx.num_replicas_in_sync(), 2);
+      EXPECT_EQ(ctx.global_batch_size(), 10u);
+      const core::Tensor& logits = ctx.forward();
+      core::LossStats stats = ctx.backward(logits);
+      ctx.apply_gradients();
+      return stats;
+    });
     ASSERT_EQ(per_replica.size(), 2u);
     EXPECT_EQ(core::reduce_sum(per_replica).loss_sum, fit_stats.loss_sum);
   }
@@ -353,14 +349,12 @@ TEST(MirroredStrategy, ReplicasMakingDifferentCollectiveCallsIsAnErrorNotAHang) 
     });
     FAIL() << "expected an error";
   } catch (const std::logic_error& e) {
-    EXPECT_NE(std::string(e.what()).find("replica 1 finished its step function"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("replica 1 finished its step function"), std::string::npos)
         << e.what();
   }
   // The strategy is usable afterwards.
   strategy.run(core::GlobalBatch{&data, std::span(order), 4}, [&](core::ReplicaContext& ctx) {
-    ctx.all_reduce_sum(ctx.replica_id_in_sync_group() == 0 ? std::span(buffer)
-                                                           : std::span(other));
+    ctx.all_reduce_sum(ctx.replica_id_in_sync_group() == 0 ? std::span(buffer) : std::span(other));
     return core::LossStats{};
   });
   EXPECT_EQ(buffer[0], 2.0f);

@@ -18,8 +18,8 @@
 #include "tests/training_reference.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/devices/device_registry.h"
-#include "virtualgpu/workers/hierarchical_all_reduce.h"
 #include "virtualgpu/mpi/mpi_worker_group.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab {
 namespace {

@@ -1,7 +1,7 @@
-// NCCL across processes (virtualgpu/workers/nccl_worker_group.h) on any machine: the workers are threads
-// over vgpu::ThreadWorkers (as mpirun's processes would be), each with its own fake GPU, sharing
-// the fakes of tests/fake_cuda_api.h and fake_nccl_api.h. What is checked: worker 0 alone makes
-// the unique id and every worker joins with it, on its own GPU; the all-reduce of the NCCL
+// NCCL across processes (virtualgpu/workers/nccl_worker_group.h) on any machine: the workers are
+// threads over vgpu::ThreadWorkers (as mpirun's processes would be), each with its own fake GPU,
+// sharing the fakes of tests/fake_cuda_api.h and fake_nccl_api.h. What is checked: worker 0 alone
+// makes the unique id and every worker joins with it, on its own GPU; the all-reduce of the NCCL
 // device's buffer goes through NCCL on its stream and is synchronized before it is read (the
 // sums, bit for bit), another device's buffer through the host; failures reach every worker as a
 // sentence, never a hang; every communicator is destroyed. The real NCCL under mpirun:
@@ -42,9 +42,8 @@ struct TwoWorkers {
   Device& gpu(int w) { return *devices.devices()[static_cast<std::size_t>(w)]; }
   // Each worker's NcclWorkerGroup made (and dropped); what each threw.
   std::vector<std::string> make_groups() {
-    return on_every_worker(2, [&](int w) {
-      const NcclWorkerGroup group(workers.worker(w), gpu(w), nccl, nullptr);
-    });
+    return on_every_worker(
+        2, [&](int w) { const NcclWorkerGroup group(workers.worker(w), gpu(w), nccl, nullptr); });
   }
 
   FakeCudaApi cuda;
@@ -54,9 +53,8 @@ struct TwoWorkers {
 };
 
 int count_calls(const std::vector<std::string>& calls, const std::string& start) {
-  return static_cast<int>(std::count_if(calls.begin(), calls.end(), [&](const std::string& c) {
-    return c.rfind(start, 0) == 0;
-  }));
+  return static_cast<int>(std::count_if(
+      calls.begin(), calls.end(), [&](const std::string& c) { return c.rfind(start, 0) == 0; }));
 }
 
 // The fake's own rules for NCCL across processes must be able to fail.
@@ -118,8 +116,10 @@ TEST(NcclWorkerGroup, TwoWorkersSumTheirGpuBuffersThroughNcclEachOnItsOwnGpu) {
       ASSERT_EQ(host_sums[static_cast<std::size_t>(w)].size(), kCount) << "worker " << w;
       for (std::size_t i = 0; i < kCount; ++i) {
         const float expected = static_cast<float>(2 * (i % 7) + 10);
-        ASSERT_EQ(nccl_sums[static_cast<std::size_t>(w)][i], expected) << "worker " << w << " " << i;
-        ASSERT_EQ(host_sums[static_cast<std::size_t>(w)][i], expected) << "worker " << w << " " << i;
+        ASSERT_EQ(nccl_sums[static_cast<std::size_t>(w)][i], expected)
+            << "worker " << w << " " << i;
+        ASSERT_EQ(host_sums[static_cast<std::size_t>(w)][i], expected)
+            << "worker " << w << " " << i;
       }
       EXPECT_NE(transports[static_cast<std::size_t>(w)].find("ncclAllReduce across processes"),
                 std::string::npos);

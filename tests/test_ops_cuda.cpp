@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/strategy/fit.h"
-#include "core/strategy/mirrored_strategy.h"
+#include "core/io/synthetic_dataset.h"
 #include "core/nn/ops_cuda.h"
 #include "core/session/step_recorder.h"
-#include "core/io/synthetic_dataset.h"
+#include "core/strategy/fit.h"
+#include "core/strategy/mirrored_strategy.h"
 #include "tests/cuda_test_devices.h"
 #include "tests/ops_agreement.h"
 #include "tests/step_rig.h"

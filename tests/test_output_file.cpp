@@ -1,7 +1,5 @@
 // core::OutputFile: every output file is written whole or not at all, never over a link or a
 // device, and a failure keeps the old file and leaves no temporary file behind.
-#include "core/io/output_file.h"
-
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -10,13 +8,14 @@
 
 #include <algorithm>
 #include <csignal>
-#include <initializer_list>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/io/output_file.h"
 #include "tests/temp_folder.h"
 
 namespace mirrorlab::core {
@@ -56,9 +55,7 @@ class OutputFileTest : public ::testing::Test {
 
 TEST_F(OutputFileTest, WritesTheWholeFileOnCommitAndNothingBefore) {
   const fs::path path = dir_ / "history.json";
-  {
-    std::ofstream(path) << "old";
-  }
+  { std::ofstream(path) << "old"; }
   OutputFile file = OutputFile::create(path);
   file.write("new ");
   file.write("text");
@@ -71,9 +68,7 @@ TEST_F(OutputFileTest, WritesTheWholeFileOnCommitAndNothingBefore) {
 
 TEST_F(OutputFileTest, AbandonedOrDestroyedBeforeCommitKeepsTheOldFileAndLeavesNothing) {
   const fs::path path = dir_ / "trace.json";
-  {
-    std::ofstream(path) << "good trace";
-  }
+  { std::ofstream(path) << "good trace"; }
   {
     OutputFile file = OutputFile::create(path);
     file.write("half a tr");
@@ -90,9 +85,7 @@ TEST_F(OutputFileTest, AbandonedOrDestroyedBeforeCommitKeepsTheOldFileAndLeavesN
 
 TEST_F(OutputFileTest, RefusesLinksDevicesPipesFoldersAndMissingFolders) {
   const fs::path target = dir_ / "real.json";
-  {
-    std::ofstream(target) << "real";
-  }
+  { std::ofstream(target) << "real"; }
   fs::create_symlink(target, dir_ / "link.json");
   const std::string link = error_of(dir_ / "link.json");
   EXPECT_NE(link.find("is a symbolic link to " + target.string()), std::string::npos) << link;
@@ -103,8 +96,7 @@ TEST_F(OutputFileTest, RefusesLinksDevicesPipesFoldersAndMissingFolders) {
   ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
   EXPECT_NE(error_of(dir_ / "pipe").find("is a pipe"), std::string::npos);
   EXPECT_NE(error_of(dir_).find("is a folder"), std::string::npos);
-  EXPECT_NE(error_of(dir_ / "no-such-folder" / "x.json").find("does not exist"),
-            std::string::npos);
+  EXPECT_NE(error_of(dir_ / "no-such-folder" / "x.json").find("does not exist"), std::string::npos);
   EXPECT_NE(error_of("").find("no file name"), std::string::npos);
   if (::geteuid() != 0) {  // root may write anywhere
     ASSERT_EQ(::chmod(dir_.c_str(), 0500), 0);
@@ -120,9 +112,7 @@ TEST_F(OutputFileTest, RefusesLinksDevicesPipesFoldersAndMissingFolders) {
 // process): the write fails with the system's reason, the old file is kept, no temporary stays.
 TEST_F(OutputFileTest, AFullDiskKeepsTheOldFileAndSaysWhy) {
   const fs::path path = dir_ / "trace.json";
-  {
-    std::ofstream(path) << "the previous good trace";
-  }
+  { std::ofstream(path) << "the previous good trace"; }
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {

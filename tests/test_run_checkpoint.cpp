@@ -129,8 +129,7 @@ TEST(Resume, OnAnotherNumberOfReplicasEveryReplicaTakesTheOneCopyAndTheChangeIsS
   setup.replicas = 2;
   setup.max_steps = 40;
   FitRig second(setup);
-  const std::vector<std::string> changes =
-      core::checkpoint_changes(saved.config, second.config());
+  const std::vector<std::string> changes = core::checkpoint_changes(saved.config, second.config());
   ASSERT_GE(changes.size(), 2u);
   EXPECT_EQ(changes[0].find("2 replicas, where the checkpoint's run had 3"), 0u) << changes[0];
   EXPECT_NE(changes[1].find("the global batch is 8, was 12"), std::string::npos) << changes[1];

@@ -93,7 +93,8 @@ TEST(RunSettings, BadValuesAreRefusedNamingTheSetting) {
   const std::vector<std::pair<json, std::string>> cases = {
       {{{"model", "resnet"}}, "`model`: 'resnet' is not one of cnn or mlp"},
       {{{"optimizer", 3}}, "`optimizer`: is not a name: choose sgd, adam or nadam"},
-      {{{"learning_rate", 20}}, "`learning_rate`: 20 is out of range: give a number from 1e-09 to 10"},
+      {{{"learning_rate", 20}},
+       "`learning_rate`: 20 is out of range: give a number from 1e-09 to 10"},
       {{{"learning_rate", "fast"}}, "`learning_rate`: is not a number"},
       {{{"momentum", -0.5}}, "`momentum`: -0.5 is out of range"},
       {{{"epochs", 1.5}}, "`epochs`: 1.5 is not a whole number"},
@@ -105,8 +106,9 @@ TEST(RunSettings, BadValuesAreRefusedNamingTheSetting) {
       {{{"memory_mib", {512, 0}}}, "`memory_mib`: 0 is out of range"},
       {{{"memory_mib", "lots"}}, "`memory_mib`: is not a list of whole numbers"},
       {{{"sm_split", 1}}, "`sm_split`: is not true or false"},
-      {{{"loss_scaling", "sum"}}, "`loss_scaling`: 'sum' is not one of replica-mean, batch-mean or "
-                                  "shard-mean"},
+      {{{"loss_scaling", "sum"}},
+       "`loss_scaling`: 'sum' is not one of replica-mean, batch-mean or "
+       "shard-mean"},
   };
   for (const auto& [object, expected] : cases) {
     SCOPED_TRACE(object.dump());
@@ -155,12 +157,13 @@ TEST(RunSettings, EachSettingComesBackFromACheckpoint) {
 }
 
 TEST(RunSettings, EachSettingReachesTheFollowersOfAWindow) {
-  for (const settings_test::Variation& v : settings_test::every_setting_varied(core::SessionConfig{}.settings)) {
+  for (const settings_test::Variation& v :
+       settings_test::every_setting_varied(core::SessionConfig{}.settings)) {
     SCOPED_TRACE(v.key);
     core::SessionConfig c;
     c.settings = v.settings;
-    const core::SessionConfig back = core::session_config_from_text(
-        core::session_config_text(c), core::SessionConfig{});
+    const core::SessionConfig back =
+        core::session_config_from_text(core::session_config_text(c), core::SessionConfig{});
     EXPECT_TRUE(back.settings == v.settings);
   }
 }

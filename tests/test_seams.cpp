@@ -5,10 +5,10 @@
 //   everything else reads it from there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -68,8 +68,7 @@ bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 // decrement like --steps_requested_).
 std::vector<int> lines_naming(const std::string& text, const std::string& token) {
   std::vector<int> lines;
-  for (std::size_t at = text.find(token); at != std::string::npos;
-       at = text.find(token, at + 1)) {
+  for (std::size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + 1)) {
     const char before = at == 0 ? ' ' : text[at - 1];
     const std::size_t end = at + token.size();
     const char after = end < text.size() ? text[end] : ' ';
@@ -89,8 +88,8 @@ TEST(Seams, NoCommandLineFlagIsNamedBelowTheApp) {
     const std::string text = read(file);
     for (const std::string& flag : flags) {
       for (const int line : lines_naming(text, flag)) {
-        ADD_FAILURE() << fs::relative(file, kSource).string() << ":" << line << " names "
-                      << flag << ": say the facts there (a typed error), and the advice in "
+        ADD_FAILURE() << fs::relative(file, kSource).string() << ":" << line << " names " << flag
+                      << ": say the facts there (a typed error), and the advice in "
                       << "app/advice.cpp and gui/advice.cpp";
       }
     }
@@ -102,7 +101,7 @@ TEST(Seams, NoCommandLineFlagIsNamedBelowTheApp) {
 // this table is a dependency the build may not even link, or a part that runs back up.
 const std::map<std::string, std::vector<std::string>>& layers() {
   static const std::map<std::string, std::vector<std::string>> below = {
-      {"files", {}},             // the ground floor: a user's file read whole, under a cap
+      {"files", {}},          // the ground floor: a user's file read whole, under a cap
       {"timing", {"files"}},  // pure functions: the timing model
       {"virtualgpu/memory", {}},
       {"virtualgpu/cuda", {"virtualgpu/memory"}},
@@ -184,9 +183,10 @@ std::string room_of(const std::string& path) { return path.substr(0, path.rfind(
 TEST(Seams, NoRoomIncludesARoomThatIncludesIt) {
   std::map<std::string, std::set<std::string>> includes;  // room -> rooms it includes
   std::set<std::string> rooms;
-  const std::vector<std::string> all = {"app", "core", "files", "gui", "lessons", "timing",
-                                        "virtualgpu", "tests", "bench", "fuzz"};
-  for (const fs::path& file : sources_under(all)) rooms.insert(room_of(fs::relative(file, kSource).string()));
+  const std::vector<std::string> all = {"app",    "core",       "files", "gui",   "lessons",
+                                        "timing", "virtualgpu", "tests", "bench", "fuzz"};
+  for (const fs::path& file : sources_under(all))
+    rooms.insert(room_of(fs::relative(file, kSource).string()));
   for (const fs::path& file : sources_under(all)) {
     const std::string room = room_of(fs::relative(file, kSource).string());
     std::istringstream text(read(file));
@@ -294,8 +294,8 @@ TEST(Seams, EachAllReduceAlgorithmNameIsWrittenOnceOutsideTestsAndDocs) {
           }
         }
         if (!lines_naming(text, name).empty()) {
-          places[name].push_back(fs::relative(file, kSource).string() + ":" +
-                                 std::to_string(line) + ": \"" + literal + "\"");
+          places[name].push_back(fs::relative(file, kSource).string() + ":" + std::to_string(line) +
+                                 ": \"" + literal + "\"");
         }
       }
     }

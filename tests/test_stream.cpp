@@ -1,12 +1,11 @@
 // Streams: in-order work on the device's own thread, events, kept errors.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include <sched.h>
 
 #include "virtualgpu/devices/stream.h"
 

@@ -1,7 +1,7 @@
-// Several workers in one process (virtualgpu/workers/thread_worker_group.h, core/session/other_workers.h):
-// the exchanges every worker meets in, what one worker failing does to the others (never a hang),
-// and training through it: 2 workers x 2 devices give the weights of 1 worker x 4 devices and
-// of one device, as 2 MPI ranks do (tests/test_multi_worker.cpp).
+// Several workers in one process (virtualgpu/workers/thread_worker_group.h,
+// core/session/other_workers.h): the exchanges every worker meets in, what one worker failing does
+// to the others (never a hang), and training through it: 2 workers x 2 devices give the weights of
+// 1 worker x 4 devices and of one device, as 2 MPI ranks do (tests/test_multi_worker.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -132,9 +132,9 @@ TEST(ThreadWorkers, TwoWorkersOfTwoDevicesTrainAsOneWorkerOfFourAndAsOneDevice) 
     });
     ASSERT_EQ(errors, std::vector<std::string>(2));
     ASSERT_EQ(by_worker[0].size(), by_worker[1].size());
-    EXPECT_EQ(std::memcmp(by_worker[0].data(), by_worker[1].data(),
-                          by_worker[0].size() * sizeof(float)),
-              0)
+    EXPECT_EQ(
+        std::memcmp(by_worker[0].data(), by_worker[1].data(), by_worker[0].size() * sizeof(float)),
+        0)
         << "the two workers' weights differ";
     testing_reference::expect_close_weights(by_worker[0], train(o, 4, nullptr), 1e-5,
                                             "2 workers x 2 devices against 1 worker x 4 devices");
@@ -175,7 +175,7 @@ TEST(SessionOfWorkers, StepsEveryWorkerAndShowsEachOnesDevicesAndTfConfig) {
     EXPECT_EQ(s.state, core::SessionState::kPaused) << s.error;
     EXPECT_EQ(s.steps_done, 5);
     EXPECT_EQ(s.replicas_in_sync, 4);
-    EXPECT_EQ(s.global_batch, 64u);  // 16 per replica x 2 devices x 2 workers
+    EXPECT_EQ(s.global_batch, 64u);   // 16 per replica x 2 devices x 2 workers
     ASSERT_EQ(s.devices.size(), 2u);  // worker 0's, as the rest of the snapshot
     ASSERT_EQ(s.workers.size(), 2u);
     EXPECT_EQ(s.workers[1].devices.size(), 2u);

@@ -107,15 +107,16 @@ TEST(Schedule, IsWhatTheRealAlgorithmsMove) {
       vgpu::DeviceRegistry registry;
       registry.set_logical_device_configuration(n, 64);
       Recorder recorder;
-      vgpu::all_reduce(registry.logical_devices(), buffers, *vgpu::make_all_reduce(name), vgpu::ReduceOp::kSum, &recorder);
+      vgpu::all_reduce(registry.logical_devices(), buffers, *vgpu::make_all_reduce(name),
+                       vgpu::ReduceOp::kSum, &recorder);
       const Schedule s = vgpu::find_all_reduce(name)->schedule(n, count * sizeof(float), 0);
       ASSERT_EQ(recorder.steps.size(), s.steps.size()) << name << " on " << n;
       for (std::size_t k = 0; k < s.steps.size(); ++k) {
         EXPECT_EQ(recorder.steps[k].phase, s.steps[k].phase);
         std::multiset<std::tuple<int, int, double, bool>> real, model;
         for (const vgpu::Transfer& t : recorder.steps[k].transfers) {
-          real.insert({t.src, t.dst, static_cast<double>(t.bytes),
-                       t.kind == vgpu::TransferKind::kReduce});
+          real.insert(
+              {t.src, t.dst, static_cast<double>(t.bytes), t.kind == vgpu::TransferKind::kReduce});
         }
         for (const Move& m : s.steps[k].moves) {
           model.insert({m.from, m.to, m.bytes, m.work == Work::kReduce});
@@ -290,7 +291,8 @@ TEST(NcclModel, PicksLowLatencyProtocolsForSmallSizesAndSimpleForLarge) {
   // Over PCIe there is no LL128 (it needs NVLink).
   NcclMachine pcie = no_switch;
   pcie.nvlink = false;
-  for (const NcclCost& c : nccl_costs(pcie, 2, 1, kMiB)) EXPECT_NE(c.protocol, NcclProtocol::kLL128);
+  for (const NcclCost& c : nccl_costs(pcie, 2, 1, kMiB))
+    EXPECT_NE(c.protocol, NcclProtocol::kLL128);
   EXPECT_THROW(nccl_costs(m, 1, 1, kMiB), std::invalid_argument);
   EXPECT_THROW(nccl_costs(m, 8, 1, std::nan("")), std::invalid_argument);
 }
@@ -340,22 +342,22 @@ void expect_refused(const std::string& text, int line, const std::string& words)
 }
 
 TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
-  const std::string head =
-      "id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 2\n";
+  const std::string head = "id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 2\n";
   const std::string ok = head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 10\n";
   EXPECT_NO_THROW(parse_topology(ok, "ok.toml"));
   expect_refused(head + "fabric = \"mesh\"\n[memory]\nbandwidth_gbs = 10\n", 5, "\"mesh\"");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = nan\n", 7,
                  "between");
-  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = -3\n", 7,
-                 "between");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = -3\n", 7, "between");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = \"fast\"\n", 7,
                  "must be a number");
   expect_refused(head + "fabric = \"switch\"\n[memory]\nbandwidth_gbs = 10\n", 0, "[gpu_link]");
   expect_refused(head + "fabric = \"shared-memory\"\ncolour = 1\n[memory]\nbandwidth_gbs = 1\n", 6,
                  "unknown key `colour`");
-  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\ncopy = [[2, 1], [1, 1]]\n"
-                        "reduce = [[1, 1]]\n", 7, "increasing");
+  expect_refused(head +
+                     "fabric = \"shared-memory\"\n[memory]\ncopy = [[2, 1], [1, 1]]\n"
+                     "reduce = [[1, 1]]\n",
+                 7, "increasing");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = inf\n", 7,
                  "between");
   // A curve's GB/s, once in bytes/s, overflowed to inf and the curve threw std::invalid_argument,
@@ -367,10 +369,8 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
                  "GB/s from 1e-06 to 1e+06");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 1e300\n", 7,
                  "between");
-  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4,
-                 "whole");
-  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 0\n", 4,
-                 "between");
+  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4, "whole");
+  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 0\n", 4, "between");
   expect_refused("", 0, "needs `id`");
   expect_refused("id = \"t\"\ntitle = \n", 2, "not valid TOML");
   expect_refused("id = \"Big Machine\"\ntitle = \"T\"\nsource = \"s\"\n", 1, "lowercase");

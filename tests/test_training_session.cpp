@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <thread>
-
 #include <fstream>
+#include <thread>
 
 #include "core/checkpoint/checkpoint_folder.h"
 #include "core/io/synthetic_dataset.h"
@@ -178,7 +177,8 @@ TEST(TrainingSession, MemoryLimitTooSmallForTheModelThrowsWithTheDevice) {
 
 TEST(TrainingSession, AStepThatRunsOutOfMemoryFailsTheSessionWithTheReason) {
   core::SessionConfig config = small_config(1);
-  config.settings.devices.memory_limits_mib = {4};  // the MLP's variables fit; 8192 activations do not
+  config.settings.devices.memory_limits_mib = {
+      4};  // the MLP's variables fit; 8192 activations do not
   config.settings.batch_per_replica = 8192;
   core::TrainingSession session(small_data(8192), config);
   session.step();
@@ -288,8 +288,7 @@ TEST(TrainingSession, FaultsFromTheConfigAndSetWhileItRuns) {
   EXPECT_EQ(snap.faults_note, "From step 3: /gpu:2 fails in step 4 (backward)");
   EXPECT_EQ(snap.state, core::SessionState::kFailed);
   EXPECT_EQ(snap.steps_done, 3);
-  EXPECT_EQ(snap.error.find("/gpu:2 failed in step 4, during its backward pass"), 0u)
-      << snap.error;
+  EXPECT_EQ(snap.error.find("/gpu:2 failed in step 4, during its backward pass"), 0u) << snap.error;
   EXPECT_EQ(session.strategy().replica(1).slowdown(), 1.0) << "the new plan has no straggler";
 
   core::FaultPlan impossible;
@@ -311,9 +310,7 @@ TEST(TrainingSession, SavesACheckpointAndASessionGoesOnFromItBitForBit) {
 
   core::TrainingSession first(data, small_config());
   steps(first, 5);
-  {
-    std::ofstream(temp / "file") << "x";
-  }
+  { std::ofstream(temp / "file") << "x"; }
   first.save_checkpoint(temp / "ckpt");
   first.save_checkpoint(temp / "file" / "ckpt");  // under a file: cannot be made
   ASSERT_TRUE(first.wait_until_idle(60));

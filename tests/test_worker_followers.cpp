@@ -193,7 +193,8 @@ TEST(SessionConfigText, CarriesWhatTheFollowersBuildBitForBit) {
   c.settings.max_steps = 17;
   core::SessionConfig base = settings(1, core::ModelKind::kMlp);
   base.make_devices = [](vgpu::DeviceRegistry&, const auto&) {};
-  const core::SessionConfig back = core::session_config_from_text(core::session_config_text(c), base);
+  const core::SessionConfig back =
+      core::session_config_from_text(core::session_config_text(c), base);
   const auto devices = core::session_devices(back);
   ASSERT_EQ(devices.size(), 3u);
   EXPECT_EQ(devices[2].memory_limit_mib, 300u);

@@ -1,6 +1,7 @@
-// The watch that keeps a worker from waiting for ever on a dead one (virtualgpu/workers/worker_watch.h):
-// a process that exits or is killed on this host is named within a few periods; a collective
-// that waits past the timeout is reported; a stopped watch reports nothing.
+// The watch that keeps a worker from waiting for ever on a dead one
+// (virtualgpu/workers/worker_watch.h): a process that exits or is killed on this host is named
+// within a few periods; a collective that waits past the timeout is reported; a stopped watch
+// reports nothing.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

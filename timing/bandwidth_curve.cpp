@@ -12,8 +12,9 @@ BandwidthCurve::BandwidthCurve(std::vector<std::pair<double, double>> points)
   for (std::size_t i = 0; i < points_.size(); ++i) {
     const auto [bytes, bandwidth] = points_[i];
     if (!(bytes > 0) || !std::isfinite(bytes) || !(bandwidth > 0) || !std::isfinite(bandwidth)) {
-      throw std::invalid_argument("a bandwidth curve's sizes and bandwidths must be positive, "
-                                  "finite numbers");
+      throw std::invalid_argument(
+          "a bandwidth curve's sizes and bandwidths must be positive, "
+          "finite numbers");
     }
     if (i > 0 && !(bytes > points_[i - 1].first)) {
       throw std::invalid_argument("a bandwidth curve's sizes must increase");

@@ -119,8 +119,9 @@ Topology shared_memory_topology(const std::vector<MemorySample>& samples, int en
   for (const MemorySample& s : sorted) {
     if (!positive(s.bytes) || !positive(s.copy_one) || !positive(s.reduce_one) ||
         !positive(s.copy_all) || !positive(s.reduce_all)) {
-      throw std::invalid_argument("a memory sample's size and bandwidths must be positive "
-                                  "and finite");
+      throw std::invalid_argument(
+          "a memory sample's size and bandwidths must be positive "
+          "and finite");
     }
   }
   bool peer = true;
@@ -242,8 +243,8 @@ std::vector<Prediction> predict(const Topology& topology,
     if (slowest != e.steps.end()) {
       bottleneck.append(slowest->phase).append(": ").append(slowest->bottleneck);
     }
-    out.push_back({s.algorithm, s.schedule.ranks, s.schedule.bytes, s.seconds, e.seconds,
-                   bottleneck});
+    out.push_back(
+        {s.algorithm, s.schedule.ranks, s.schedule.bytes, s.seconds, e.seconds, bottleneck});
   }
   return out;
 }

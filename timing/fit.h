@@ -63,8 +63,8 @@ struct Prediction {
   std::string algorithm;
   int ranks = 0;
   double bytes = 0;
-  double measured = 0;   // seconds
-  double predicted = 0;  // seconds
+  double measured = 0;     // seconds
+  double predicted = 0;    // seconds
   std::string bottleneck;  // the slowest step's phase and busiest resource: "broadcast: memory"
   // (predicted - measured) / measured
   double error() const { return measured > 0 ? (predicted - measured) / measured : 0; }

@@ -27,10 +27,10 @@ constexpr double kNvlsEfficiency[3] = {0, 0, 0.85};
 
 // The tree's bandwidth by size, [protocol][floor(log2(bytes / 64))], 64 B to 256 MiB.
 constexpr double kTreeCorrection[3][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0,
-     1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0,
-     1.0},
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
 int arch_index(int compute_capability) {
@@ -74,8 +74,7 @@ Raw raw_cost(const NcclMachine& m, int a, int p, int ranks, int nodes) {
   double bw = nodes <= 2 ? m.channel_gbs : m.network_channel_gbs;
   if (a == kNvls) {
     if (channels < 2) return {};
-    const double intra_bw =
-        2 * m.channel_gbs * kNvlsEfficiency[arch] * (channels - 1) / channels;
+    const double intra_bw = 2 * m.channel_gbs * kNvlsEfficiency[arch] * (channels - 1) / channels;
     bw = nodes > 1 ? std::min(intra_bw, m.network_channel_gbs) : intra_bw;
   }
   double busbw = channels * bw;
@@ -99,7 +98,8 @@ Raw raw_cost(const NcclMachine& m, int a, int p, int ranks, int nodes) {
 }
 
 bool enabled(const NcclMachine& m, int a, int p, int ranks, int nodes) {
-  if (a == kNvls) return p == kSimple && m.nvls && ranks > 2 && nodes == 1 && m.compute_capability >= 90;
+  if (a == kNvls)
+    return p == kSimple && m.nvls && ranks > 2 && nodes == 1 && m.compute_capability >= 90;
   // LL128 needs NVLink inside the node and Volta or later.
   if (p == kLL128) return m.nvlink && m.compute_capability >= 70;
   return true;
@@ -109,18 +109,24 @@ bool enabled(const NcclMachine& m, int a, int p, int ranks, int nodes) {
 
 const char* to_string(NcclAlgorithm a) {
   switch (a) {
-    case NcclAlgorithm::kTree: return "Tree";
-    case NcclAlgorithm::kRing: return "Ring";
-    case NcclAlgorithm::kNvls: return "NVLS";
+    case NcclAlgorithm::kTree:
+      return "Tree";
+    case NcclAlgorithm::kRing:
+      return "Ring";
+    case NcclAlgorithm::kNvls:
+      return "NVLS";
   }
   return "?";
 }
 
 const char* to_string(NcclProtocol p) {
   switch (p) {
-    case NcclProtocol::kLL: return "LL";
-    case NcclProtocol::kLL128: return "LL128";
-    case NcclProtocol::kSimple: return "Simple";
+    case NcclProtocol::kLL:
+      return "LL";
+    case NcclProtocol::kLL128:
+      return "LL128";
+    case NcclProtocol::kSimple:
+      return "Simple";
   }
   return "?";
 }

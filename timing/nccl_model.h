@@ -11,7 +11,7 @@
 
 namespace mirrorlab::timing {
 
-enum class NcclAlgorithm { kTree, kRing, kNvls };       // NCCL's order (ties go to the first)
+enum class NcclAlgorithm { kTree, kRing, kNvls };  // NCCL's order (ties go to the first)
 enum class NcclProtocol { kLL, kLL128, kSimple };
 const char* to_string(NcclAlgorithm a);  // "Tree", "Ring", "NVLS", as NCCL spells them
 const char* to_string(NcclProtocol p);   // "LL", "LL128", "Simple"
@@ -24,9 +24,9 @@ struct NcclMachine {
   int channels = 16;            // rings / trees the search found
   double channel_gbs = 20;      // each channel's bandwidth inside a node, GB/s (NCCL's bwIntra)
   double network_channel_gbs = 0;  // across nodes (bwInter), GB/s; 0 on one node
-  bool nvls = false;            // NVSwitch multicast (NVLS), on Hopper and later
+  bool nvls = false;               // NVSwitch multicast (NVLS), on Hopper and later
   int nvls_channels = 16;
-  bool intel_cpu = true;        // NCCL's network overhead and LL ceilings depend on it
+  bool intel_cpu = true;  // NCCL's network overhead and LL ceilings depend on it
 };
 
 struct NcclCost {

@@ -26,20 +26,27 @@ Schedule empty_schedule(int ranks, double bytes) {
 
 double memory_traffic(Work work, double bytes) {
   switch (work) {
-    case Work::kCopy: return 2 * bytes;
-    case Work::kReduce: return 3 * bytes;
+    case Work::kCopy:
+      return 2 * bytes;
+    case Work::kReduce:
+      return 3 * bytes;
     case Work::kRead:
-    case Work::kWrite: return bytes;
+    case Work::kWrite:
+      return bytes;
   }
   return 0;
 }
 
 const char* to_string(Work work) {
   switch (work) {
-    case Work::kCopy: return "copy";
-    case Work::kReduce: return "reduce";
-    case Work::kRead: return "read";
-    case Work::kWrite: return "write";
+    case Work::kCopy:
+      return "copy";
+    case Work::kReduce:
+      return "reduce";
+    case Work::kRead:
+      return "read";
+    case Work::kWrite:
+      return "write";
   }
   return "?";
 }
@@ -94,8 +101,8 @@ Schedule ring_schedule(int ranks, double bytes) {
     for (int k = 0; k + 1 < ranks; ++k) {
       ScheduleStep step{phase == 0 ? "reduce-scatter" : "all-gather", {}};
       for (int r = 0; r < ranks; ++r) {
-        step.moves.push_back({mod(r - 1, ranks), r, chunk,
-                              phase == 0 ? Work::kReduce : Work::kCopy});
+        step.moves.push_back(
+            {mod(r - 1, ranks), r, chunk, phase == 0 ? Work::kReduce : Work::kCopy});
       }
       s.steps.push_back(step);
     }
@@ -142,13 +149,16 @@ Schedule tree_schedule(int ranks, int gpus_per_node, double bytes) {
   // k takes the place of node nodes-1-k, as NCCL's double binary tree makes the leaves of one
   // the inner nodes of the other where it can.
   const int nodes = ranks / gpus_per_node;
-  struct Edge { int child, parent, level; };
+  struct Edge {
+    int child, parent, level;
+  };
   std::vector<std::vector<Edge>> trees(2);
   for (int t = 0; t < 2; ++t) {
     const auto node_at = [&](int heap) { return t == 0 ? heap : nodes - 1 - heap; };
     std::vector<int> node_level(static_cast<std::size_t>(nodes), 0);
     for (int h = 1; h < nodes; ++h) {
-      node_level[static_cast<std::size_t>(h)] = node_level[static_cast<std::size_t>((h - 1) / 2)] + 1;
+      node_level[static_cast<std::size_t>(h)] =
+          node_level[static_cast<std::size_t>((h - 1) / 2)] + 1;
       trees[t].push_back({node_at(h) * gpus_per_node, node_at((h - 1) / 2) * gpus_per_node,
                           node_level[static_cast<std::size_t>(h)]});
     }
@@ -199,8 +209,6 @@ Schedule nvls_schedule(int ranks, double bytes) {
   return s;
 }
 
-double busbw_factor(int ranks) {
-  return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 1.0;
-}
+double busbw_factor(int ranks) { return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 1.0; }
 
 }  // namespace mirrorlab::timing

@@ -10,10 +10,14 @@ namespace mirrorlab::timing {
 
 const char* to_string(Fabric f) {
   switch (f) {
-    case Fabric::kSwitch: return "switch";
-    case Fabric::kPairs: return "pairs";
-    case Fabric::kHost: return "host";
-    case Fabric::kSharedMemory: return "shared-memory";
+    case Fabric::kSwitch:
+      return "switch";
+    case Fabric::kPairs:
+      return "pairs";
+    case Fabric::kHost:
+      return "host";
+    case Fabric::kSharedMemory:
+      return "shared-memory";
   }
   return "?";
 }
@@ -101,7 +105,8 @@ void route(const Topology& t, const Move& m, std::map<std::string, Load>& loads)
       add(loads, name(m.from) + " -> host", m.bytes, t.gpu_link, m.from, kHost);
       add(loads, "host -> " + name(m.to), m.bytes, t.gpu_link, kHost, m.to);
       break;
-    case Fabric::kSharedMemory: break;
+    case Fabric::kSharedMemory:
+      break;
   }
 }
 
@@ -114,7 +119,8 @@ std::string engine_name(const Topology& t, int ranks, int rank) {
   }
   std::string name;
   for (int r = 0; r < ranks; ++r) {
-    if (m.engine_of(r) == m.engine_of(rank)) name.append(name.empty() ? "" : "+").append(t.gpu_name(r));
+    if (m.engine_of(r) == m.engine_of(rank))
+      name.append(name.empty() ? "" : "+").append(t.gpu_name(r));
   }
   return name + " core";
 }

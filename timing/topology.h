@@ -55,9 +55,9 @@ struct Topology {
   int nodes = 1;
   int gpus_per_node = 2;
   Fabric fabric = Fabric::kSwitch;
-  LinkSpec gpu_link;   // switch: a GPU's port; pairs: the bridge; host: a GPU's PCIe link
-  LinkSpec host_link;  // pairs: a GPU's PCIe link, between pairs
-  LinkSpec network;    // more than one node: a GPU's network adapter (one per GPU)
+  LinkSpec gpu_link;        // switch: a GPU's port; pairs: the bridge; host: a GPU's PCIe link
+  LinkSpec host_link;       // pairs: a GPU's PCIe link, between pairs
+  LinkSpec network;         // more than one node: a GPU's network adapter (one per GPU)
   double step_latency = 0;  // shared memory: one step's synchronisation, seconds
   // Shared memory: each move of a step, seconds (queueing it and seeing it done: on CUDA devices
   // an event pair, a launch and the host's wait for it, one after another for all of a step's
@@ -68,9 +68,9 @@ struct Topology {
   // finish (in one shared memory, waking each device's thread and the host's; on GPUs, the
   // launch and setup that NCCL's model calls its base latency).
   double call_latency = 0;
-  MemorySpec memory;        // each GPU's memory; shared memory: the one memory
-  double flops = 0;         // one GPU's FLOP/s for training (0: unknown)
-  bool has_nccl = false;    // NCCL can run here (one GPU per rank)
+  MemorySpec memory;      // each GPU's memory; shared memory: the one memory
+  double flops = 0;       // one GPU's FLOP/s for training (0: unknown)
+  bool has_nccl = false;  // NCCL can run here (one GPU per rank)
   NcclMachine nccl;
 
   int ranks() const { return nodes * gpus_per_node; }
@@ -97,13 +97,13 @@ struct LinkLoad {
 };
 struct StepEstimate {
   std::string phase;
-  double seconds = 0;       // latency + the busiest resource's time
+  double seconds = 0;  // latency + the busiest resource's time
   double latency = 0;
-  std::string bottleneck;   // that resource
+  std::string bottleneck;  // that resource
   std::vector<LinkLoad> loads;
 };
 struct Estimate {
-  double seconds = 0;       // the call latency plus every step's time
+  double seconds = 0;  // the call latency plus every step's time
   double call_latency = 0;
   std::vector<StepEstimate> steps;
 };

@@ -44,8 +44,8 @@ class Reader {
       if (std::find(keys.begin(), keys.end(), key.str()) != keys.end()) continue;
       std::string list;
       for (std::string_view k : keys) list.append(list.empty() ? "" : ", ").append(k);
-      fail(&value, joined({"unknown key `", key.str(), "`", where_, " (expected one of: ", list,
-                           ")"}));
+      fail(&value,
+           joined({"unknown key `", key.str(), "`", where_, " (expected one of: ", list, ")"}));
     }
   }
   bool has(std::string_view key) const { return table_.contains(key); }
@@ -117,7 +117,8 @@ class Reader {
       // Bounded as `bandwidth_gbs` is: past them, y GB/s in bytes/s could overflow to inf.
       if (!(x > 0) || !std::isfinite(x) || !(y >= kMinGBs && y <= kMaxGBs) ||
           (!out.empty() && !(x > out.back().first))) {
-        fail(&p, joined({"`", key, "`", where_, " must be [bytes, GB/s] pairs of positive "
+        fail(&p, joined({"`", key, "`", where_,
+                         " must be [bytes, GB/s] pairs of positive "
                          "numbers, sizes increasing, GB/s from 1e-06 to 1e+06"}));
       }
       out.emplace_back(x, y * kGB);
@@ -145,8 +146,10 @@ Fabric fabric_named(const Reader& r) {
   for (Fabric f : {Fabric::kSwitch, Fabric::kPairs, Fabric::kHost, Fabric::kSharedMemory}) {
     if (name == to_string(f)) return f;
   }
-  r.fail(r.node("fabric"), "`fabric` must be \"switch\", \"pairs\", \"host\" or "
-                           "\"shared-memory\", not \"" + name + "\"");
+  r.fail(r.node("fabric"),
+         "`fabric` must be \"switch\", \"pairs\", \"host\" or "
+         "\"shared-memory\", not \"" +
+             name + "\"");
 }
 
 }  // namespace
@@ -166,8 +169,8 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   Topology t;
   t.path = file_name;
   t.id = r.text("id");
-  if (t.id.empty() || t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") !=
-                          std::string::npos) {
+  if (t.id.empty() ||
+      t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
     r.fail(r.node("id"), "`id` must be lowercase letters, digits and '-', as in \"dgx-h100\"");
   }
   t.title = r.text("title");
@@ -304,8 +307,9 @@ std::string write_topology(const Topology& t) {
   if (t.has_nccl) {
     out << "\n[nccl_model]\ncompute_capability = " << t.nccl.compute_capability
         << "\nnvlink = " << (t.nccl.nvlink ? "true" : "false") << "\nchannels = " << t.nccl.channels
-        << "\nchannel_gbs = " << t.nccl.channel_gbs << "\nnetwork_channel_gbs = "
-        << t.nccl.network_channel_gbs << "\nnvls = " << (t.nccl.nvls ? "true" : "false")
+        << "\nchannel_gbs = " << t.nccl.channel_gbs
+        << "\nnetwork_channel_gbs = " << t.nccl.network_channel_gbs
+        << "\nnvls = " << (t.nccl.nvls ? "true" : "false")
         << "\nnvls_channels = " << t.nccl.nvls_channels
         << "\nintel_cpu = " << (t.nccl.intel_cpu ? "true" : "false") << "\n";
   }

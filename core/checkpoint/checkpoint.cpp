@@ -86,7 +86,8 @@ class Fields {
     const json& v = at(key);
     if (!v.is_number_integer()) fail(key, "is not a whole number");
     if (v.is_number_unsigned() &&
-        v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        v.get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       fail(key, "is " + v.dump() + ", too large");
     }
     const std::int64_t value = v.get<std::int64_t>();
@@ -140,7 +141,9 @@ class Fields {
     if (!v.is_array()) fail(key, "is not a list");
     return v;
   }
-  std::string child(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string child(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
   const std::string& path() const { return path_; }
   const std::filesystem::path* file() const { return file_; }
 
@@ -184,7 +187,8 @@ History read_history(const Fields& f) {
   h.train_examples = f.integer("train_examples", 0, std::numeric_limits<std::int64_t>::max());
   if (f.has_value("loss_growth")) {
     const Fields g = f.object("loss_growth");
-    h.loss_growth = LossGrowth{g.integer("step", 1, kMaxCount), g.real("first_loss"), g.real("loss")};
+    h.loss_growth =
+        LossGrowth{g.integer("step", 1, kMaxCount), g.real("first_loss"), g.real("loss")};
   }
   return h;
 }
@@ -305,37 +309,36 @@ CheckpointBytes encode_checkpoint(const Checkpoint& c, const std::string& weight
   for (const WeightTensor& t : c.tensors) tensors.push_back({{"name", t.name}, {"shape", t.shape}});
   const CheckpointConfig& k = c.config;
   const FitPosition& p = c.position;
-  json state = {
-      {"format", kCheckpointFormat},
-      {"version", kCheckpointVersion},
-      {"step", p.history.steps},
-      {"config",
-       {{"settings", settings_json(k.settings)},
-        {"replicas", k.replicas},
-        {"devices", k.devices},
-        {"train_crc32", k.train_crc32}}},
-      {"optimizer_progress",
-       {{"iterations", c.state.progress.iterations},
-        {"momentum_schedule", real(c.state.progress.momentum_schedule)}}},
-      {"position",
-       {{"epoch", p.epoch},
-        {"in_epoch", p.in_epoch},
-        {"step_in_epoch", p.step_in_epoch},
-        {"examples_in_epoch", p.examples_in_epoch},
-        {"order_crc32", c.order_crc32},
-        {"running",
-         {{"loss_sum", real(p.running.loss_sum)},
-          {"correct", p.running.correct},
-          {"correct_top5", p.running.correct_top5},
-          {"count", p.running.count}}},
-        {"epoch_seconds", real(p.epoch_seconds)}}},
-      {"history", history_json(p.history)},
-      {"weights",
-       {{"file", weights_file},
-        {"bytes", bytes.weights.size()},
-        {"crc32", crc32_of(bytes.weights)},
-        {"tensors", tensors},
-        {"slots", slots}}}};
+  json state = {{"format", kCheckpointFormat},
+                {"version", kCheckpointVersion},
+                {"step", p.history.steps},
+                {"config",
+                 {{"settings", settings_json(k.settings)},
+                  {"replicas", k.replicas},
+                  {"devices", k.devices},
+                  {"train_crc32", k.train_crc32}}},
+                {"optimizer_progress",
+                 {{"iterations", c.state.progress.iterations},
+                  {"momentum_schedule", real(c.state.progress.momentum_schedule)}}},
+                {"position",
+                 {{"epoch", p.epoch},
+                  {"in_epoch", p.in_epoch},
+                  {"step_in_epoch", p.step_in_epoch},
+                  {"examples_in_epoch", p.examples_in_epoch},
+                  {"order_crc32", c.order_crc32},
+                  {"running",
+                   {{"loss_sum", real(p.running.loss_sum)},
+                    {"correct", p.running.correct},
+                    {"correct_top5", p.running.correct_top5},
+                    {"count", p.running.count}}},
+                  {"epoch_seconds", real(p.epoch_seconds)}}},
+                {"history", history_json(p.history)},
+                {"weights",
+                 {{"file", weights_file},
+                  {"bytes", bytes.weights.size()},
+                  {"crc32", crc32_of(bytes.weights)},
+                  {"tensors", tensors},
+                  {"slots", slots}}}};
   // The checksum covers the state as nlohmann writes it compactly (keys sorted, numbers in their
   // shortest exact form): reading the file and writing it again gives the same text.
   state["checksum"] = crc32_of(state.dump());
@@ -350,19 +353,21 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
   try {
     state = parse_shallow_json(state_bytes);
   } catch (const std::exception& e) {
-    throw CheckpointError(state_file, std::string("is not valid JSON (truncated or damaged?): ") +
-                                          e.what());
+    throw CheckpointError(state_file,
+                          std::string("is not valid JSON (truncated or damaged?): ") + e.what());
   }
   if (!state.is_object() || !state.contains("format") || state["format"] != kCheckpointFormat) {
-    throw CheckpointError(state_file, std::string("is not a mirrorlab checkpoint (no \"format\": \"") +
-                                          kCheckpointFormat + "\")");
+    throw CheckpointError(state_file,
+                          std::string("is not a mirrorlab checkpoint (no \"format\": \"") +
+                              kCheckpointFormat + "\")");
   }
   const Fields top(state, "", &state_file);
   const std::int64_t version = top.integer("version", std::numeric_limits<std::int64_t>::min(),
                                            std::numeric_limits<std::int64_t>::max());
   if (version != 1 && version != kCheckpointVersion) {
     throw CheckpointError(state_file, "was written in checkpoint format version " +
-                                          std::to_string(version) + "; this mirrorlab reads versions 1 to " +
+                                          std::to_string(version) +
+                                          "; this mirrorlab reads versions 1 to " +
                                           std::to_string(kCheckpointVersion));
   }
   const std::uint32_t checksum = top.crc("checksum");
@@ -383,7 +388,8 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
   c.position.epoch = static_cast<int>(pos.integer("epoch", 0, 1 << 20));
   c.position.in_epoch = pos.flag("in_epoch");
   c.position.step_in_epoch = pos.integer("step_in_epoch", 0, kMaxCount);
-  c.position.examples_in_epoch = static_cast<std::size_t>(pos.integer("examples_in_epoch", 0, kMaxCount));
+  c.position.examples_in_epoch =
+      static_cast<std::size_t>(pos.integer("examples_in_epoch", 0, kMaxCount));
   c.order_crc32 = pos.crc("order_crc32");
   c.position.running = read_stats(pos.object("running"));
   c.position.epoch_seconds = pos.real("epoch_seconds");
@@ -398,10 +404,10 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
   }
   const std::uint64_t size = w.unsigned_integer("bytes");
   if (size != weights_bytes.size()) {
-    throw CheckpointError(weights_file, "holds " + std::to_string(weights_bytes.size()) +
-                                            " bytes; the checkpoint " + state_file.filename().string() +
-                                            " says " + std::to_string(size) +
-                                            (weights_bytes.size() < size ? " (truncated)" : ""));
+    throw CheckpointError(
+        weights_file, "holds " + std::to_string(weights_bytes.size()) + " bytes; the checkpoint " +
+                          state_file.filename().string() + " says " + std::to_string(size) +
+                          (weights_bytes.size() < size ? " (truncated)" : ""));
   }
   if (const std::uint32_t crc = crc32_of(weights_bytes); crc != w.crc("crc32")) {
     throw CheckpointError(weights_file, "is damaged: its CRC-32 is " + std::to_string(crc) +
@@ -463,10 +469,9 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
       }
       const std::vector<std::int64_t> shape(t.shape.begin(), t.shape.end());
       if (it->second->shape != shape) {
-        throw CheckpointError(weights_file, "tensor \"" + name + "\" has shape " +
-                                                shape_text(it->second->shape) + "; " +
-                                                state_file.filename().string() + " says " +
-                                                shape_text(shape));
+        throw CheckpointError(
+            weights_file, "tensor \"" + name + "\" has shape " + shape_text(it->second->shape) +
+                              "; " + state_file.filename().string() + " says " + shape_text(shape));
       }
       flat.insert(flat.end(), it->second->values.begin(), it->second->values.end());
       ++expected_tensors;

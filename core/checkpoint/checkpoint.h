@@ -22,8 +22,8 @@
 #include "core/io/dataset.h"
 #include "core/nn/model.h"
 #include "core/nn/optimizer.h"
-#include "core/strategy/fit.h"
 #include "core/settings/run_settings.h"
+#include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 
 namespace mirrorlab::core {

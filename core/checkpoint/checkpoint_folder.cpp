@@ -6,8 +6,8 @@
 #include <sstream>
 #include <system_error>
 
-#include "files/bounded_file.h"
 #include "core/io/output_file.h"
+#include "files/bounded_file.h"
 
 namespace mirrorlab::core {
 namespace {
@@ -30,10 +30,10 @@ std::int64_t step_of(const std::string& name) {
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
     return -1;
   }
-  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.size() > 15 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
+  const std::string digits =
+      name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.size() > 15 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return -1;
   }
   return std::stoll(digits);
@@ -95,7 +95,7 @@ CheckpointEntry CheckpointFolder::save(const Checkpoint& checkpoint, int keep) {
   if (keep > 0) {
     const std::vector<CheckpointEntry> all = list();
     for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < all.size(); ++i) {
-      std::error_code ec;  // a file another process removed first is no error
+      std::error_code ec;            // a file another process removed first is no error
       fs::remove(all[i].state, ec);  // the state first: never a state without its weights
       fs::remove(all[i].weights, ec);
     }

@@ -36,8 +36,8 @@ Checkpoint capture_checkpoint(MirroredStrategy& strategy, const FitLoop& loop,
   c.state = strategy.state();
   c.position = loop.position();
   if (c.position.in_epoch) {
-    c.order_crc32 = order_crc32(shuffled_indices(loop.train().size(), config.settings.seed,
-                                                 c.position.epoch));
+    c.order_crc32 =
+        order_crc32(shuffled_indices(loop.train().size(), config.settings.seed, c.position.epoch));
   }
   return c;
 }
@@ -63,7 +63,8 @@ std::vector<std::string> checkpoint_changes(const CheckpointConfig& saved,
     changes.push_back("the global batch is " + std::to_string(global_now) + ", was " +
                       std::to_string(global_then) +
                       ": the epoch goes on from its next unused example, in steps of " +
-                      std::to_string(global_now) + ", and the updates are no longer those the "
+                      std::to_string(global_now) +
+                      ", and the updates are no longer those the "
                       "first run would have made");
   }
   if (was.allreduce != is.allreduce) {
@@ -114,9 +115,8 @@ void restore_checkpoint(const Checkpoint& c, const std::filesystem::path& file,
     }
   }
   if (const std::string problem = loop.why_not(c.position); !problem.empty()) refuse(problem);
-  if (c.position.in_epoch &&
-      order_crc32(shuffled_indices(is.train_examples, is.seed, c.position.epoch)) !=
-          c.order_crc32) {
+  if (c.position.in_epoch && order_crc32(shuffled_indices(is.train_examples, is.seed,
+                                                          c.position.epoch)) != c.order_crc32) {
     refuse("epoch " + std::to_string(c.position.epoch) +
            " was shuffled into another order than this mirrorlab shuffles it (CRC-32 " +
            std::to_string(c.order_crc32) + "): it was written by another version");

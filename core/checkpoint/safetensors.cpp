@@ -92,8 +92,8 @@ Entry read_entry(const std::string& name, const json& info, std::uint64_t data_b
   if (shape == info.end() || !shape->is_array()) throw SafetensorsError(where + " has no shape");
   for (const json& d : *shape) {
     if (!d.is_number_unsigned() && !(d.is_number_integer() && d.get<std::int64_t>() >= 0)) {
-      throw SafetensorsError(where + " has a shape entry that is not a whole number >= 0: " +
-                             d.dump());
+      throw SafetensorsError(where +
+                             " has a shape entry that is not a whole number >= 0: " + d.dump());
     }
     const std::uint64_t u = d.get<std::uint64_t>();
     if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
@@ -110,15 +110,14 @@ Entry read_entry(const std::string& name, const json& info, std::uint64_t data_b
   e.end = (*offsets)[1].get<std::uint64_t>();
   if (e.begin > e.end || e.end > data_bytes) {
     throw SafetensorsError(where + " has data_offsets [" + std::to_string(e.begin) + ", " +
-                           std::to_string(e.end) + "] outside the " +
-                           std::to_string(data_bytes) + " bytes of data (truncated?)");
+                           std::to_string(e.end) + "] outside the " + std::to_string(data_bytes) +
+                           " bytes of data (truncated?)");
   }
   const std::uint64_t n = elements(e.shape);
   if (n > data_bytes / 4 || n * 4 != e.end - e.begin) {
     throw SafetensorsError(where + " of shape " + shape->dump() + " needs " +
                            (n > data_bytes ? std::string("more") : std::to_string(n * 4)) +
-                           " bytes but its data_offsets give " +
-                           std::to_string(e.end - e.begin));
+                           " bytes but its data_offsets give " + std::to_string(e.end - e.begin));
   }
   return e;
 }
@@ -141,7 +140,8 @@ std::string write_safetensors(const Safetensors& file) {
                                   " values, not what its shape holds");
     }
     const std::uint64_t bytes = t.values.size() * sizeof(float);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[t.name] = {
+        {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -189,14 +189,15 @@ Safetensors parse_safetensors(std::string_view bytes) {
     }
     entries.push_back(read_entry(name, info, data.size()));
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
+  });
   std::uint64_t covered = 0;
   for (const Entry& e : entries) {
     if (e.begin != covered) {
-      throw SafetensorsError("has " + std::string(e.begin < covered ? "overlapping tensors" : "a gap") +
-                             " at byte " + std::to_string(std::min(e.begin, covered)) +
-                             " of its data (tensor \"" + e.name + "\")");
+      throw SafetensorsError(
+          "has " + std::string(e.begin < covered ? "overlapping tensors" : "a gap") + " at byte " +
+          std::to_string(std::min(e.begin, covered)) + " of its data (tensor \"" + e.name + "\")");
     }
     covered = e.end;
   }

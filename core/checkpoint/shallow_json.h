@@ -13,7 +13,7 @@ namespace mirrorlab::core {
 
 inline nlohmann::json parse_shallow_json(std::string_view text, int max_depth = 16) {
   return nlohmann::json::parse(text, [max_depth](int depth, nlohmann::json::parse_event_t,
-                                                  nlohmann::json&) {
+                                                 nlohmann::json&) {
     if (depth > max_depth) {
       throw std::runtime_error("nested more than " + std::to_string(max_depth) + " levels deep");
     }

@@ -76,8 +76,8 @@ OutputFile OutputFile::create(const std::filesystem::path& path) {
                                       "link: give the file's own path");
     }
     if (S_ISDIR(info.st_mode)) {
-      throw OutputFileError(path, "that is a folder; give a file name, e.g. " +
-                                      (path / "out").string());
+      throw OutputFileError(path,
+                            "that is a folder; give a file name, e.g. " + (path / "out").string());
     }
     if (!S_ISREG(info.st_mode)) {
       throw OutputFileError(path, std::string("is ") + kind_of(info.st_mode) +
@@ -115,18 +115,18 @@ OutputFile OutputFile::create(const std::filesystem::path& path) {
     }
     if (errno != EEXIST) {
       const int error = errno;
-      throw OutputFileError(path, "cannot create a file in " + folder.string() + ": " +
-                                      reason(error) +
-                                      (error == EACCES || error == EROFS
-                                           ? "; write somewhere else"
-                                           : ""));
+      throw OutputFileError(
+          path, "cannot create a file in " + folder.string() + ": " + reason(error) +
+                    (error == EACCES || error == EROFS ? "; write somewhere else" : ""));
     }
   }
   throw OutputFileError(path, "cannot find a free temporary name in " + folder.string());
 }
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
-    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), fd_(other.fd_),
+    : path_(std::move(other.path_)),
+      temp_(std::move(other.temp_)),
+      fd_(other.fd_),
       slot_(other.slot_) {
   other.fd_ = -1;
   other.slot_ = -1;
@@ -164,8 +164,8 @@ void remove_temporary_files_signal_safe() noexcept {
 
 void OutputFile::fail(const std::string& what, int error) {
   abandon();
-  throw OutputFileError(path_, what + ": " + reason(error) +
-                                   " (nothing was written; an earlier file there is kept)");
+  throw OutputFileError(
+      path_, what + ": " + reason(error) + " (nothing was written; an earlier file there is kept)");
 }
 
 void OutputFile::write(std::string_view bytes) {

@@ -16,11 +16,10 @@ namespace mirrorlab::core {
 
 }  // namespace mirrorlab::core
 
-#define MIRRORLAB_CUBLAS_CHECK(expr)                                                    \
-  do {                                                                                  \
-    const cublasStatus_t mirrorlab_cublas_status_ = (expr);                             \
-    if (mirrorlab_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                            \
-      ::mirrorlab::core::throw_cublas_error(mirrorlab_cublas_status_, #expr, __FILE__, \
-                                            __LINE__);                                  \
-    }                                                                                   \
+#define MIRRORLAB_CUBLAS_CHECK(expr)                                                              \
+  do {                                                                                            \
+    const cublasStatus_t mirrorlab_cublas_status_ = (expr);                                       \
+    if (mirrorlab_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                      \
+      ::mirrorlab::core::throw_cublas_error(mirrorlab_cublas_status_, #expr, __FILE__, __LINE__); \
+    }                                                                                             \
   } while (0)

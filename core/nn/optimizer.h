@@ -25,7 +25,7 @@ namespace mirrorlab::core {
 
 enum class OptimizerKind { kSgd, kAdam, kNadam };
 std::span<const ChoiceName<OptimizerKind>> choice_names(OptimizerKind);  // core/io/choice_names.h
-OptimizerKind parse_optimizer_kind(std::string_view name);  // "sgd"|"adam"|"nadam"
+OptimizerKind parse_optimizer_kind(std::string_view name);               // "sgd"|"adam"|"nadam"
 const char* to_string(OptimizerKind kind);
 
 struct OptimizerConfig {

@@ -19,7 +19,7 @@ struct OtherWorkerThreads::Worker {
   bool only_released = false;  // its step ended because another worker failed
   bool stop = false;
   std::uint64_t fingerprint = 0;  // its replica 0's weights after its last step
-  std::thread thread;  // last: starts once everything above is built
+  std::thread thread;             // last: starts once everything above is built
 };
 
 OtherWorkerThreads::OtherWorkerThreads(int workers, std::shared_ptr<const FashionMnist> data,
@@ -48,7 +48,7 @@ OtherWorkerThreads::~OtherWorkerThreads() {
 }
 
 void OtherWorkerThreads::run(Worker& w, std::shared_ptr<const FashionMnist> data,
-                       const SessionConfig& config) {
+                             const SessionConfig& config) {
   std::exception_ptr failed;
   try {
     if (config.make_devices) {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "core/io/dataset.h"
-#include "core/strategy/fit.h"
 #include "core/session/other_workers.h"
+#include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/workers/thread_worker_group.h"

@@ -56,7 +56,7 @@ struct RecordedStep {
   // [replicas[r].shard_begin, + shard_count).
   std::vector<std::uint32_t> indices;
   std::vector<std::uint8_t> labels;
-  std::size_t batch_per_replica = 0;   // as the dataset was batched, not this batch's shards
+  std::size_t batch_per_replica = 0;    // as the dataset was batched, not this batch's shards
   std::vector<RecordedLayer> layers;    // the layers with parameters
   int chosen_layer = 0;                 // index into layers
   std::size_t chosen_layer_values = 0;  // all values of that layer (the records keep the first)

@@ -25,15 +25,15 @@
 #include <vector>
 
 #include "core/checkpoint/checkpoint.h"
-#include "core/session/session_config.h"
 #include "core/io/dataset.h"
+#include "core/session/other_workers.h"
+#include "core/session/session_config.h"
+#include "core/session/step_control.h"
+#include "core/session/step_recorder.h"
 #include "core/strategy/faults.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_events.h"
-#include "core/session/step_control.h"
-#include "core/session/other_workers.h"
-#include "core/session/step_recorder.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::core {
@@ -117,8 +117,8 @@ class TrainingSession {
   // End the thread: after the step in progress, or at once for a step held within its phases.
   // Idempotent.
   void stop();
-  // Within a step (core/session/step_control.h). next_phase(): pause at every phase boundary from now
-  // on; if the replicas are held, release them to the next boundary, and if no step is under
+  // Within a step (core/session/step_control.h). next_phase(): pause at every phase boundary from
+  // now on; if the replicas are held, release them to the next boundary, and if no step is under
   // way, start one (it stops after its split). run() and step() go back to whole steps: step()
   // lets a held step run to its end.
   void next_phase();

@@ -155,9 +155,10 @@ class OtherWorkerProcesses final : public OtherWorkers {
   void abort(const std::string& why) override {
     std::lock_guard lock(link_->mutex);
     if (!link_->lost.empty()) return;
-    link_->lost = why + ", so the other workers are still inside that step's exchanges, where "
-              "nothing can reach them: they can follow no other run. Close the window; they "
-              "stop when it has closed";
+    link_->lost = why +
+                  ", so the other workers are still inside that step's exchanges, where "
+                  "nothing can reach them: they can follow no other run. Close the window; they "
+                  "stop when it has closed";
   }
 
   bool can_leave_a_step() const override { return false; }
@@ -185,8 +186,7 @@ class OtherWorkerProcesses final : public OtherWorkers {
 
 }  // namespace
 
-WorkerFollowers::WorkerFollowers(vgpu::WorkerGroup& group)
-    : link_(std::make_shared<Link>(group)) {}
+WorkerFollowers::WorkerFollowers(vgpu::WorkerGroup& group) : link_(std::make_shared<Link>(group)) {}
 
 MakeOtherWorkers WorkerFollowers::maker() {
   return [link = link_](std::shared_ptr<const FashionMnist>, const SessionConfig& config) {
@@ -233,7 +233,8 @@ std::unique_ptr<FollowedSession> build(vgpu::WorkerGroup& group, const std::stri
   } catch (...) {
     problem = error_text(std::current_exception());
   }
-  if (!first_error(gather_replies(group, reply_text(problem, s->devices, 0))).empty()) return nullptr;
+  if (!first_error(gather_replies(group, reply_text(problem, s->devices, 0))).empty())
+    return nullptr;
   try {
     s->strategy = std::make_unique<MirroredStrategy>(
         s->devices, strategy_options(s->config.settings), nullptr, &group);
@@ -242,7 +243,8 @@ std::unique_ptr<FollowedSession> build(vgpu::WorkerGroup& group, const std::stri
   } catch (...) {
     problem = error_text(std::current_exception());
   }
-  if (!first_error(gather_replies(group, reply_text(problem, s->devices, 0))).empty()) return nullptr;
+  if (!first_error(gather_replies(group, reply_text(problem, s->devices, 0))).empty())
+    return nullptr;
   return s;
 }
 
@@ -269,8 +271,8 @@ std::string follow_worker_0(vgpu::WorkerGroup& group, std::shared_ptr<const Fash
       } catch (const std::exception& e) {
         return self + ": training step " + std::to_string(step) + " failed: " + e.what();
       }
-      group.all_gather(reply_text("", session->devices,
-                                  session->strategy->replica(0).last_fingerprint()));
+      group.all_gather(
+          reply_text("", session->devices, session->strategy->replica(0).last_fingerprint()));
     } else {
       return self + " could not follow worker 0: it asked for '" + verb + "'" +
              (session ? "" : " with no run built") + " (is every worker the same mirrorlab?)";

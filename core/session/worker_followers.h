@@ -17,8 +17,8 @@
 // held at a phase boundary runs to its end before its session ends (can_leave_a_step() is
 // false), and a step that fails on worker 0 leaves the followers inside that step, beyond
 // reach: from then on they are lost (lost() says why), no command is sent again, and worker 0
-// leaves without them; they see it gone (the worker watch, virtualgpu/workers/worker_watch.h) and stop.
-// A follower whose step fails returns the sentence: its process leaves, and worker 0's watch
+// leaves without them; they see it gone (the worker watch, virtualgpu/workers/worker_watch.h) and
+// stop. A follower whose step fails returns the sentence: its process leaves, and worker 0's watch
 // sees it gone and stops likewise, naming it. A follower that cannot build a session (worker 0's
 // new settings do not fit it) says so, and the window shows it as a setting that cannot work.
 //

@@ -20,7 +20,9 @@ template <class T>
 constexpr bool kIsList<std::vector<T>> = true;
 
 template <class T>
-constexpr bool kHasNames = requires(T value) { choice_names(value); };
+constexpr bool kHasNames = requires(T value) {
+  choice_names(value);
+};
 
 // The shortest text that reads back to `value` ("1e-09", "0.1", "20").
 std::string number_text(double value) {
@@ -115,8 +117,8 @@ T read_value(const json& j, const SettingInfo& info) {
   if constexpr (kHasNames<T>) {
     if (!j.is_string()) throw SettingError(key, "is not a name: choose " + choice_names_text<T>());
     if (const std::optional<T> v = find_choice<T>(j.get<std::string>())) return *v;
-    throw SettingError(key, "'" + j.get<std::string>() + "' is not one of " +
-                                choice_names_text<T>());
+    throw SettingError(key,
+                       "'" + j.get<std::string>() + "' is not one of " + choice_names_text<T>());
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!j.is_string()) throw SettingError(key, "is not a text");
     const std::string v = j.get<std::string>();
@@ -134,7 +136,8 @@ T read_value(const json& j, const SettingInfo& info) {
     // One number stands for a list of one, as lesson files write `memory_mib = 512`.
     if (j.is_number()) return T{read_number<typename T::value_type>(j, info)};
     if (!j.is_array()) throw SettingError(key, "is not a list of whole numbers");
-    if (j.size() > 64) throw SettingError(key, "has " + std::to_string(j.size()) + " entries: give at most 64");
+    if (j.size() > 64)
+      throw SettingError(key, "has " + std::to_string(j.size()) + " entries: give at most 64");
     T values;
     for (const json& entry : j) values.push_back(read_number<typename T::value_type>(entry, info));
     return values;

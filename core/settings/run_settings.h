@@ -56,7 +56,7 @@ struct RunSettings {
 enum class SettingRole {
   kFixed,       // the checkpoint fixed it: a resumed run keeps it (model, optimizer, seed, data)
   kChangeable,  // a resumed run may change it (devices, batch, schedule, all-reduce)
-  kMachine,     // where the devices are: this machine's choice, never a file's (lessons, checkpoints)
+  kMachine,  // where the devices are: this machine's choice, never a file's (lessons, checkpoints)
 };
 
 struct SettingInfo {

@@ -19,8 +19,7 @@ CrossReplicaRendezvous::CrossReplicaRendezvous(int num_replicas)
   reset(nullptr, nullptr);
 }
 
-void CrossReplicaRendezvous::reset(const vgpu::AllReduce* algorithm,
-                                   vgpu::StepObserver* observer,
+void CrossReplicaRendezvous::reset(const vgpu::AllReduce* algorithm, vgpu::StepObserver* observer,
                                    std::vector<vgpu::Device*> devices) {
   std::lock_guard lock(mutex_);
   algorithm_ = algorithm;

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/devices/barrier.h"
 #include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/devices/barrier.h"
 
 namespace mirrorlab::core {
 

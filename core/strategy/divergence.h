@@ -13,11 +13,11 @@ namespace mirrorlab::core {
 struct NonFiniteValue {
   std::int64_t step = 0;  // 1-based global training step in which it appeared
   int replica = 0;
-  std::string device;     // "/gpu:1"
-  std::string layer;      // the layer whose gradient holds it ("dense_1"); "" for the loss
-  std::string tensor;     // and its tensor ("dense_1/kernel"), with the element's index in it
+  std::string device;  // "/gpu:1"
+  std::string layer;   // the layer whose gradient holds it ("dense_1"); "" for the loss
+  std::string tensor;  // and its tensor ("dense_1/kernel"), with the element's index in it
   std::size_t index = 0;
-  double value = 0;       // NaN, +inf or -inf
+  double value = 0;  // NaN, +inf or -inf
   bool in_loss() const { return layer.empty(); }
 };
 

@@ -40,8 +40,8 @@ std::string FaultPlan::describe() const {
     add("/gpu:" + std::to_string(s.device) + " computes " + factor + "x slower");
   }
   for (const DeviceFailure& f : failures) {
-    add("/gpu:" + std::to_string(f.device) + " fails in step " + std::to_string(f.step) +
-        " (" + to_string(f.phase) + ")");
+    add("/gpu:" + std::to_string(f.device) + " fails in step " + std::to_string(f.step) + " (" +
+        to_string(f.phase) + ")");
   }
   for (const NanInGradient& n : nans) {
     add("a NaN in the gradient of /gpu:" + std::to_string(n.device) + " in step " +
@@ -51,8 +51,7 @@ std::string FaultPlan::describe() const {
 }
 
 DeviceFailed::DeviceFailed(std::string device, std::int64_t step, std::string during)
-    : std::runtime_error(device + " failed in step " + std::to_string(step) + ", during " +
-                         during +
+    : std::runtime_error(device + " failed in step " + std::to_string(step) + ", during " + during +
                          ": an error was raised on its stream. Every replica stopped the step "
                          "and none updated its weights: they are those after step " +
                          std::to_string(step - 1)),
@@ -64,10 +63,10 @@ void FaultInjector::attach(MirroredStrategy& strategy, FaultPlan plan) {
   const int n = strategy.num_local_replicas();
   auto check = [n](int device, const char* what) {
     if (device < 0 || device >= n) {
-      throw std::invalid_argument(std::string(what) + " names /gpu:" + std::to_string(device) +
-                                  ", but the run has " + std::to_string(n) + " device" +
-                                  (n == 1 ? " (/gpu:0)" : "s (/gpu:0 to /gpu:" +
-                                                              std::to_string(n - 1) + ")"));
+      throw std::invalid_argument(
+          std::string(what) + " names /gpu:" + std::to_string(device) + ", but the run has " +
+          std::to_string(n) + " device" +
+          (n == 1 ? " (/gpu:0)" : "s (/gpu:0 to /gpu:" + std::to_string(n - 1) + ")"));
     }
   };
   for (const SlowDevice& s : plan.slow) check(s.device, "a slow device");
@@ -77,8 +76,9 @@ void FaultInjector::attach(MirroredStrategy& strategy, FaultPlan plan) {
   for (const DeviceFailure& f : plan.failures) {
     if (f.step < 1) throw std::invalid_argument("a device can fail in step 1 or later");
     if (f.phase == FailurePhase::kAllReduce && steps == 0) {
-      throw std::invalid_argument("a device cannot fail in the all-reduce of a run of one "
-                                  "replica: there is nothing to reduce");
+      throw std::invalid_argument(
+          "a device cannot fail in the all-reduce of a run of one "
+          "replica: there is nothing to reduce");
     }
     if (f.phase == FailurePhase::kAllReduce && f.all_reduce_step >= steps) {
       throw std::invalid_argument("the " + strategy.all_reduce().name() + " all-reduce on " +
@@ -97,7 +97,8 @@ void FaultInjector::attach(MirroredStrategy& strategy, FaultPlan plan) {
     replica.set_slowdown(before);
   }
   detach();
-  for (int r = 0; r < n; ++r) strategy.replica(r).set_slowdown(factors[static_cast<std::size_t>(r)]);
+  for (int r = 0; r < n; ++r)
+    strategy.replica(r).set_slowdown(factors[static_cast<std::size_t>(r)]);
   strategy_ = &strategy;
   plan_ = std::move(plan);
   fired_failures_.assign(plan_.failures.size(), false);
@@ -169,11 +170,12 @@ void FaultInjector::on_replica_reached(Replica& replica, StepBoundary boundary) 
 }
 
 void FaultInjector::on_collective_rank_step(Replica& replica, int index, std::string_view phase) {
-  if (!failure_ || failure_->device != replica.id() || failure_->phase != FailurePhase::kAllReduce) {
+  if (!failure_ || failure_->device != replica.id() ||
+      failure_->phase != FailurePhase::kAllReduce) {
     return;
   }
-  const int at = failure_->all_reduce_step >= 0 ? failure_->all_reduce_step
-                                                : (all_reduce_steps_ - 1) / 2;
+  const int at =
+      failure_->all_reduce_step >= 0 ? failure_->all_reduce_step : (all_reduce_steps_ - 1) / 2;
   if (index != at) return;
   fail(replica, "the all-reduce (its step " + std::to_string(index + 1) + " of " +
                     std::to_string(all_reduce_steps_) + ", " + std::string(phase) + ")");

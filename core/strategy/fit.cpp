@@ -39,7 +39,10 @@ std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch) {
 
 FitLoop::FitLoop(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,
                  const FitOptions& options, FitCallback* callback)
-    : strategy_(&strategy), train_(&train), validation_(validation), options_(options),
+    : strategy_(&strategy),
+      train_(&train),
+      validation_(validation),
+      options_(options),
       callback_(callback) {
   if (options.epochs < 1) throw std::invalid_argument("epochs must be at least 1");
   if (options.batch_per_replica < 1) throw std::invalid_argument("batch must be at least 1");
@@ -136,8 +139,7 @@ void FitLoop::end_epoch(bool validate) {
   history_.train_seconds += log_.seconds;
   log_.train = Metrics::from(running_);
   if (validate && validation_ != nullptr && validation_->size() > 0) {
-    log_.validation =
-        Metrics::from(strategy_->evaluate(*validation_, options_.batch_per_replica));
+    log_.validation = Metrics::from(strategy_->evaluate(*validation_, options_.batch_per_replica));
     log_.has_validation = true;
   }
   history_.epochs.push_back(log_);
@@ -183,8 +185,8 @@ std::string FitLoop::why_not(const FitPosition& p) const {
   } else if (closed != p.epoch - (p.in_epoch ? 1 : 0)) {
     problem = "its history closes " + std::to_string(closed) + " epochs, but it is " +
               (p.in_epoch ? "inside" : "after") + " epoch " + std::to_string(p.epoch);
-  } else if (p.in_epoch && (p.step_in_epoch < 1 || p.examples_in_epoch < 1 ||
-                            p.examples_in_epoch > n)) {
+  } else if (p.in_epoch &&
+             (p.step_in_epoch < 1 || p.examples_in_epoch < 1 || p.examples_in_epoch > n)) {
     problem = "it has used " + std::to_string(p.examples_in_epoch) + " examples in " +
               std::to_string(p.step_in_epoch) + " steps of epoch " + std::to_string(p.epoch) +
               ", which a training set of " + std::to_string(n) + " cannot give";

@@ -19,7 +19,7 @@ struct FitOptions {
   int epochs = 5;
   std::int64_t max_steps = 0;  // stop after this many global steps in all (0: no limit)
   std::size_t batch_per_replica = 64;
-  std::uint64_t seed = 1;      // shuffling; epoch e uses shuffled_indices(n, seed, e)
+  std::uint64_t seed = 1;  // shuffling; epoch e uses shuffled_indices(n, seed, e)
   // Asked between steps (fit()) and before a validation pass: true stops the run there, as
   // interrupted (the app's Ctrl-C). Empty: never.
   std::function<bool()> stop_requested;
@@ -53,17 +53,17 @@ struct Metrics {
 };
 
 struct EpochLog {
-  int epoch = 0;                   // 1-based
-  std::int64_t steps = 0;          // global steps run in this epoch
+  int epoch = 0;           // 1-based
+  std::int64_t steps = 0;  // global steps run in this epoch
   std::int64_t steps_per_epoch = 0;
   Metrics train, validation;
   bool has_validation = false;
-  double seconds = 0;              // training steps only, not the validation pass
+  double seconds = 0;  // training steps only, not the validation pass
 };
 
 struct History {
   std::vector<EpochLog> epochs;
-  double final_train_loss = 0;     // mean loss of the global batch of the last step
+  double final_train_loss = 0;  // mean loss of the global batch of the last step
   std::int64_t steps = 0;
   double train_seconds = 0;
   std::int64_t train_examples = 0;
@@ -95,9 +95,9 @@ std::int64_t steps_per_epoch(std::size_t examples, std::size_t global_batch);
 // never stopped (what a checkpoint keeps besides the weights and the optimizer). The epoch's
 // order of examples is not kept: it is shuffled_indices(examples, seed, epoch) again.
 struct FitPosition {
-  History history;  // the epochs closed so far and the run's counters (stop_reason kFinished)
-  int epoch = 0;    // the open epoch (1-based), else the last closed one; 0 before any step
-  bool in_epoch = false;              // an epoch has run steps and is not closed
+  History history;        // the epochs closed so far and the run's counters (stop_reason kFinished)
+  int epoch = 0;          // the open epoch (1-based), else the last closed one; 0 before any step
+  bool in_epoch = false;  // an epoch has run steps and is not closed
   std::int64_t step_in_epoch = 0;     // its steps so far
   std::size_t examples_in_epoch = 0;  // the examples of its shuffled order used so far
   LossStats running;                  // its sums so far (Keras' running averages)
@@ -137,7 +137,7 @@ class FitLoop {
   // (on_epoch_end, no validation pass) and done() becomes true. Nothing if already done.
   void stop(StopReason reason);
   const History& history() const { return history_; }
-  int epoch() const { return epoch_; }                      // 1-based, the current or last
+  int epoch() const { return epoch_; }                           // 1-based, the current or last
   std::int64_t step_in_epoch() const { return step_in_epoch_; }  // steps done in it
   std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
   std::size_t global_batch() const { return global_; }

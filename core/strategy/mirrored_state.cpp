@@ -25,10 +25,11 @@ std::string mismatch(const ReplicaState& state, Replica& replica) {
   std::vector<OptimizerSlot> given;
   for (const ReplicaState::Slot& s : state.slots) given.push_back({s.name, nullptr, 0});
   bool same = slots.size() == state.slots.size();
-  for (std::size_t i = 0; same && i < slots.size(); ++i) same = slots[i].name == state.slots[i].name;
+  for (std::size_t i = 0; same && i < slots.size(); ++i)
+    same = slots[i].name == state.slots[i].name;
   if (!same) {
-    return "its optimizer slots are " + slot_names(given) + "; the " +
-           replica.optimizer().name() + " optimizer keeps " + slot_names(slots);
+    return "its optimizer slots are " + slot_names(given) + "; the " + replica.optimizer().name() +
+           " optimizer keeps " + slot_names(slots);
   }
   for (std::size_t i = 0; i < slots.size(); ++i) {
     if (state.slots[i].values.size() != slots[i].size) {

@@ -11,8 +11,8 @@
 #include "core/nn/kernels_cpu.h"
 #include "core/nn/ops_cuda.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
-#include "virtualgpu/workers/hierarchical_all_reduce.h"
 #include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::core {
 
@@ -61,10 +61,10 @@ const char* to_string(LossScaling scaling) { return choice_name(scaling); }
 
 float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global) {
   // A full batch gives the same scale both ways: shard x replicas = global batch.
-  const std::size_t divisor =
-      scaling == LossScaling::kReplicaMean ? shard * static_cast<std::size_t>(std::max(replicas, 1))
-      : scaling == LossScaling::kShardMean ? shard
-                                           : global;
+  const std::size_t divisor = scaling == LossScaling::kReplicaMean
+                                  ? shard * static_cast<std::size_t>(std::max(replicas, 1))
+                              : scaling == LossScaling::kShardMean ? shard
+                                                                   : global;
   return 1.0f / static_cast<float>(std::max<std::size_t>(1, divisor));
 }
 
@@ -75,12 +75,11 @@ DivergedError::DivergedError(NonFiniteValue where)
                                                    : "minus infinite";
         const std::string what = where.in_loss() ? "the loss" : "a gradient of " + where.layer;
         const std::string element =
-            where.tensor.empty()
-                ? ""
-                : where.tensor + ", element " + std::to_string(where.index) + "; ";
+            where.tensor.empty() ? ""
+                                 : where.tensor + ", element " + std::to_string(where.index) + "; ";
         return "training diverged in step " + std::to_string(where.step) + ": " + what + " on " +
-               where.device + " (replica " + std::to_string(where.replica) + ") is " + kind +
-               " (" + element + "found before the all-reduce: the weights are those after step " +
+               where.device + " (replica " + std::to_string(where.replica) + ") is " + kind + " (" +
+               element + "found before the all-reduce: the weights are those after step " +
                std::to_string(where.step - 1) + ")";
       }()),
       where_(std::move(where)) {}
@@ -167,7 +166,7 @@ void Replica::flush_events(const std::vector<StepListener*>& listeners) {
   if (pending_events_.empty()) return;
   ops_->synchronize();  // every mark of the step has passed on the stream: their times are known
   for (const PendingEvent& e : pending_events_) {
-    const RunEvent event{id_,       e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end),
+    const RunEvent event{id_,    e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end),
                          e.bytes};
     for (StepListener* l : listeners) l->on_phase(event);
   }
@@ -322,10 +321,10 @@ void MirroredStrategy::choose_all_reduce() {
     // How it runs within a worker, and across. Not auto's reasons: they say what TensorFlow's
     // MirroredStrategy chooses in one process, which is not checked for several workers.
     all_reduce_notes_.resize(1);
-    all_reduce_notes_.push_back(
-        "Across " + std::to_string(num_workers()) + " workers: " + workers_->transport() +
-        " of each worker's sum (in " + devices_[0]->name() +
-        "), then copied to its other devices: within, across, back");
+    all_reduce_notes_.push_back("Across " + std::to_string(num_workers()) +
+                                " workers: " + workers_->transport() +
+                                " of each worker's sum (in " + devices_[0]->name() +
+                                "), then copied to its other devices: within, across, back");
   }
 }
 
@@ -459,8 +458,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
     for (int i = 0; i < kMaxBoundaries; ++i) arrivals_[i].store(0, std::memory_order_relaxed);
   }
   rendezvous_.reset(all_reduce_.get(), step_listened_ ? &hook_observer_ : nullptr, devices_);
-  const bool fingerprint =
-      training && ((options_.check_sync && in_sync > 1) || needs.fingerprints);
+  const bool fingerprint = training && ((options_.check_sync && in_sync > 1) || needs.fingerprints);
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];

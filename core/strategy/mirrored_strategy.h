@@ -13,8 +13,8 @@
 // The loss is averaged over the global batch, so N replicas compute what one device would.
 #pragma once
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,18 +24,18 @@
 #include <string_view>
 #include <vector>
 
-#include "core/strategy/cross_replica.h"
 #include "core/io/dataset.h"
-#include "core/strategy/divergence.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
 #include "core/nn/optimizer.h"
+#include "core/strategy/cross_replica.h"
+#include "core/strategy/divergence.h"
 #include "core/strategy/run_events.h"
 #include "core/strategy/step_boundary.h"
 #include "core/strategy/step_listener.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
-#include "virtualgpu/devices/barrier.h"
 #include "virtualgpu/collectives/collective.h"
+#include "virtualgpu/devices/barrier.h"
 #include "virtualgpu/devices/device.h"
 #include "virtualgpu/workers/worker_group.h"
 
@@ -128,7 +128,7 @@ class Replica {
   friend class MirroredStrategy;
   friend class ReplicaContext;
   void load_shard(const Dataset& data, std::span<const std::uint32_t> indices);
-  void begin_step();  // before the first mark of a step
+  void begin_step();                                       // before the first mark of a step
   void stretch(Phase phase, const TimeMark& begin) const;  // the straggler's extra time
   // A phase from `begin` to now, to every listener's on_phase. Told at once where the device's
   // clock is the host's; on CUDA kept until flush_events(), when the step's work has completed.
@@ -197,8 +197,8 @@ class ReplicaContext {
         global_batch_size_(global_batch_size),
         step_(step) {}
   void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
-  [[noreturn]] void diverged(const std::string& layer, double value,
-                             const std::string& tensor = "", std::size_t index = 0) const;
+  [[noreturn]] void diverged(const std::string& layer, double value, const std::string& tensor = "",
+                             std::size_t index = 0) const;
 
   MirroredStrategy* strategy_;
   Replica* replica_;
@@ -266,13 +266,14 @@ class MirroredStrategy {
   // over these devices; "" where TensorFlow has no such algorithm (one-shot).
   std::string tensorflow_all_reduce_log() const;
   // TensorFlow's device tuple, full names:
-  // "('/job:localhost/replica:0/task:0/device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1')"
+  // "('/job:localhost/replica:0/task:0/device:GPU:0',
+  // '/job:localhost/replica:0/task:0/device:GPU:1')"
   std::string device_tuple() const;
   std::int64_t steps_done() const { return step_; }
-  // Who watches or steers the steps (core/strategy/step_listener.h): the event store, the step recorder,
-  // the step controller, a test. Told in the order added; between steps only. nullptr: nothing.
-  // `before_others`: told before those already there, as a fault must be (what it does to a
-  // step is then what the recorder and the events see).
+  // Who watches or steers the steps (core/strategy/step_listener.h): the event store, the step
+  // recorder, the step controller, a test. Told in the order added; between steps only. nullptr:
+  // nothing. `before_others`: told before those already there, as a fault must be (what it does to
+  // a step is then what the recorder and the events see).
   void add_listener(StepListener* listener, bool before_others = false);
   void remove_listener(StepListener* listener);
 
@@ -308,10 +309,10 @@ class MirroredStrategy {
   // replica in sync (offsets into the whole batch).
   std::vector<Shard> local_shards(std::size_t batch_size, std::size_t per_replica) const;
   // multi_worker.cpp: what several workers add.
-  void check_workers_agree();                // same device count and model on every worker
-  void broadcast_from_worker_0();            // replica 0's variables := worker 0's
+  void check_workers_agree();      // same device count and model on every worker
+  void broadcast_from_worker_0();  // replica 0's variables := worker 0's
   LossStats sum_over_workers(const LossStats& mine);
-  void check_workers_in_sync();              // replica 0's fingerprint equal on every worker
+  void check_workers_in_sync();  // replica 0's fingerprint equal on every worker
   void tell_workers(const std::string& activity);
   // Inside a training step, on replica `rank`'s thread: it has finished `boundary`.
   void reached(int rank, StepBoundary boundary);

@@ -8,14 +8,22 @@ namespace mirrorlab::core {
 
 const char* to_string(Phase phase) {
   switch (phase) {
-    case Phase::kBroadcastInit: return "broadcast-init";
-    case Phase::kSplit: return "split";
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kAllReduce: return "all-reduce";
-    case Phase::kUpdate: return "update";
-    case Phase::kEvaluate: return "evaluate";
-    case Phase::kWait: return "wait";
+    case Phase::kBroadcastInit:
+      return "broadcast-init";
+    case Phase::kSplit:
+      return "split";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kAllReduce:
+      return "all-reduce";
+    case Phase::kUpdate:
+      return "update";
+    case Phase::kEvaluate:
+      return "evaluate";
+    case Phase::kWait:
+      return "wait";
   }
   return "unknown";
 }

@@ -9,9 +9,9 @@
 #include <stdexcept>
 
 #include "core/nn/model.h"
-#include "files/bounded_file.h"
 #include "core/nn/optimizer.h"
 #include "core/strategy/mirrored_strategy.h"
+#include "files/bounded_file.h"
 #include "lessons/player/live_values.h"
 #include "lessons/player/markdown_sections.h"
 #include "lessons/player/toml_block.h"
@@ -27,19 +27,24 @@ namespace mirrorlab::lessons {
 
 const char* to_string(Comparison c) {
   switch (c) {
-    case Comparison::kEquals: return "equals";
-    case Comparison::kAtLeast: return "at_least";
-    case Comparison::kAtMost: return "at_most";
-    case Comparison::kGreaterThan: return "greater_than";
-    case Comparison::kLessThan: return "less_than";
+    case Comparison::kEquals:
+      return "equals";
+    case Comparison::kAtLeast:
+      return "at_least";
+    case Comparison::kAtMost:
+      return "at_most";
+    case Comparison::kGreaterThan:
+      return "greater_than";
+    case Comparison::kLessThan:
+      return "less_than";
   }
   return "?";
 }
 
 const std::vector<std::string>& panel_names() {
-  static const std::vector<std::string> names = {"Controls", "Devices", "Batch split", "Gradients",
-                                                 "All-reduce", "Training", "Timeline", "Compare",
-                                                 "Lesson"};
+  static const std::vector<std::string> names = {"Controls",  "Devices",    "Batch split",
+                                                 "Gradients", "All-reduce", "Training",
+                                                 "Timeline",  "Compare",    "Lesson"};
   return names;
 }
 
@@ -87,8 +92,8 @@ bool valid_moment(const std::string& m) {
 
 void check_allreduce(const TomlBlock& b, const std::string& name) {
   if (name == vgpu::kAutoAllReduce || vgpu::find_all_reduce(name)) return;
-  b.fail(b.line(), "unknown all-reduce \"" + name + "\": give auto, " +
-                       vgpu::all_reduce_name_list());
+  b.fail(b.line(),
+         "unknown all-reduce \"" + name + "\": give auto, " + vgpu::all_reduce_name_list());
 }
 
 // A [setup] block: the run settings' keys but the machine's (where the devices are is the
@@ -136,10 +141,11 @@ Action read_action(const TomlBlock& b) {
           "reconfigure_devices"},
          "an action of `do`");
   if (b.table().size() != 1) {
-    b.fail(b.line(), "an action is one of: { run_steps = K }, { run_epochs = K }, "
-                     "{ pause_at = \"after-backward\" }, { finish_step = true }, "
-                     "{ allreduce = NAME }, { memory_mib = [1024, 256] }, "
-                     "{ reconfigure_devices = [2048, 2048] }");
+    b.fail(b.line(),
+           "an action is one of: { run_steps = K }, { run_epochs = K }, "
+           "{ pause_at = \"after-backward\" }, { finish_step = true }, "
+           "{ allreduce = NAME }, { memory_mib = [1024, 256] }, "
+           "{ reconfigure_devices = [2048, 2048] }");
   }
   Action a;
   a.line = b.line();
@@ -157,7 +163,8 @@ Action read_action(const TomlBlock& b) {
     a.kind = ActionKind::kPauseAt;
     a.moment = *m;
   } else if (auto finish = b.boolean("finish_step")) {
-    if (!*finish) b.fail(b.line(), "`finish_step = false` does nothing: write `{ finish_step = true }`");
+    if (!*finish)
+      b.fail(b.line(), "`finish_step = false` does nothing: write `{ finish_step = true }`");
     a.kind = ActionKind::kFinishStep;
   } else if (auto name = b.text("allreduce")) {
     check_allreduce(b, *name);
@@ -179,7 +186,8 @@ void read_value(const TomlBlock& b, std::string_view key, std::string& value, in
                 int& devices) {
   value = b.required_text(key, "the name of a live value (" + live_value_names() + ")");
   const LiveValue* v = find_live_value(value);
-  if (!v) b.fail(b.line(), "unknown live value \"" + value + "\": give one of " + live_value_names());
+  if (!v)
+    b.fail(b.line(), "unknown live value \"" + value + "\": give one of " + live_value_names());
   replica = static_cast<int>(b.integer("replica", 0, 7).value_or(-1));
   if (v->per_replica && replica < 0) {
     b.fail(b.line(), "\"" + value + "\" is a value of one replica: give `replica = N`");
@@ -226,16 +234,16 @@ Check read_check(const TomlBlock& b) {
     }
   }
   if (given != 1) {
-    b.fail(b.line(), "a check compares with one of: equals, at_least, at_most, greater_than, "
-                     "less_than (a number)");
+    b.fail(b.line(),
+           "a check compares with one of: equals, at_least, at_most, greater_than, "
+           "less_than (a number)");
   }
   c.says = b.required_text("says", "what the check shows when it holds");
   return c;
 }
 
 void read_step_block(const TomlBlock& b, LessonStep& step) {
-  b.only({"setup", "do", "look_at", "device", "topology", "question", "check"},
-         "a step's block");
+  b.only({"setup", "do", "look_at", "device", "topology", "question", "check"}, "a step's block");
   if (auto setup = b.sub_table("setup")) {
     step.setup = read_setup(*setup);
     step.setup_line = setup->line();
@@ -282,8 +290,9 @@ void require_machines(const Lesson& lesson) {
       const LiveValue* v = find_live_value(value);
       if (v && v->model && !named) {
         throw LessonError(lesson.path, line,
-                          "\"" + value + "\" reads the timing model: give the machine first, as "
-                          "`topology = \"dgx-h100\"` in this step or one before");
+                          "\"" + value +
+                              "\" reads the timing model: give the machine first, as "
+                              "`topology = \"dgx-h100\"` in this step or one before");
       }
     };
     for (const Question& q : step.questions) refuse(q.value, q.line);
@@ -311,9 +320,10 @@ Lesson parse_lesson(std::string_view markdown, const std::string& path) {
   std::vector<Section> sections = read_sections(markdown, path);
   Lesson lesson;
   lesson.path = path;
-  auto title = std::find_if(sections.begin(), sections.end(),
-                            [](const Section& s) { return s.level == 1; });
-  if (title == sections.end()) throw LessonError(path, 0, "no `# Title` line: a lesson starts with one");
+  auto title =
+      std::find_if(sections.begin(), sections.end(), [](const Section& s) { return s.level == 1; });
+  if (title == sections.end())
+    throw LessonError(path, 0, "no `# Title` line: a lesson starts with one");
   for (const Section& s : sections) {
     if (s.level == 0 && !s.toml.empty()) {
       throw LessonError(path, s.toml[0].line, "a ```toml block before the `# Title` line");
@@ -341,15 +351,17 @@ Lesson parse_lesson(std::string_view markdown, const std::string& path) {
   if (lesson.steps.empty()) throw LessonError(path, 0, "no steps: each `## ...` section is one");
   require_machines(lesson);
   if (!lesson.coming && !lesson.steps[0].setup) {
-    throw LessonError(path, lesson.steps[0].line, "the first step needs a [setup]: the run it plays");
+    throw LessonError(path, lesson.steps[0].line,
+                      "the first step needs a [setup]: the run it plays");
   }
   return lesson;
 }
 
 Lesson load_lesson(const std::filesystem::path& file) {
   try {
-    return parse_lesson(files::read_bounded_file(file, 1 << 20, "a lesson is a few KiB of Markdown"),
-                        file.string());
+    return parse_lesson(
+        files::read_bounded_file(file, 1 << 20, "a lesson is a few KiB of Markdown"),
+        file.string());
   } catch (const files::InputFileError& e) {
     throw LessonError(file.string(), 0, e.problem());
   }
@@ -369,7 +381,9 @@ std::vector<Lesson> load_course(const std::filesystem::path& folder) {
   for (const auto& f : files) {
     course.push_back(load_lesson(f));
     const auto [at, fresh] = ids.emplace(course.back().id, f.string());
-    if (!fresh) throw LessonError(f.string(), 0, "id \"" + course.back().id + "\" is " + at->second + "'s too");
+    if (!fresh)
+      throw LessonError(f.string(), 0,
+                        "id \"" + course.back().id + "\" is " + at->second + "'s too");
   }
   return course;
 }
@@ -383,8 +397,10 @@ std::string why_not_playable(const Lesson& lesson, int first_step) {
   std::string why = "lesson \"";
   why.append(lesson.id).append("\" ");
   if (lesson.coming) {
-    return why.append("is coming: what it needs is not built yet, so it cannot be played "
-                      "('mirrorlab lesson run ")
+    return why
+        .append(
+            "is coming: what it needs is not built yet, so it cannot be played "
+            "('mirrorlab lesson run ")
         .append(lesson.id)
         .append("' shows its text)");
   }

@@ -26,21 +26,21 @@ core::RunSettings lesson_settings_defaults();
 
 // Something the step does to the run, in order.
 enum class ActionKind {
-  kRunSteps,       // `run_steps = K`: K whole global steps
-  kRunEpochs,      // `run_epochs = K`
-  kPauseAt,        // `pause_at = "after-backward"`: step into the next step to that moment
-  kFinishStep,     // `finish_step = true`: let a held step run to its end
+  kRunSteps,         // `run_steps = K`: K whole global steps
+  kRunEpochs,        // `run_epochs = K`
+  kPauseAt,          // `pause_at = "after-backward"`: step into the next step to that moment
+  kFinishStep,       // `finish_step = true`: let a held step run to its end
   kSwitchAllReduce,  // `allreduce = "ring"`: a new run like the current one, other algorithm
-  kSetMemory,      // `memory_mib = [1024, 256]`: a new run with these memory limits
+  kSetMemory,        // `memory_mib = [1024, 256]`: a new run with these memory limits
   // `reconfigure_devices = [2048, 2048]`: ask the devices in use for another configuration, as
   // calling tf.config.set_logical_device_configuration again does (refused: see notes()).
   kReconfigureDevices,
 };
 struct Action {
   ActionKind kind = ActionKind::kRunSteps;
-  std::int64_t count = 0;       // kRunSteps, kRunEpochs
-  std::string moment;           // kPauseAt: a moment name (see moments())
-  std::string allreduce;        // kSwitchAllReduce
+  std::int64_t count = 0;               // kRunSteps, kRunEpochs
+  std::string moment;                   // kPauseAt: a moment name (see moments())
+  std::string allreduce;                // kSwitchAllReduce
   std::vector<std::size_t> memory_mib;  // kSetMemory, kReconfigureDevices
   int line = 0;
 };
@@ -53,9 +53,9 @@ const std::vector<std::string>& moment_names_for_help();
 // of `choices`. Its answer is a live value, read when the question is asked.
 struct Question {
   std::string ask;
-  std::string value;  // the live value that answers it (see observables.h)
-  int replica = -1;   // for values of one replica
-  int devices = 0;    // for model values: this many of the machine's GPUs (0: all)
+  std::string value;                 // the live value that answers it (see observables.h)
+  int replica = -1;                  // for values of one replica
+  int devices = 0;                   // for model values: this many of the machine's GPUs (0: all)
   std::vector<std::string> choices;  // when set: the answer is choices[value]
   double tolerance = 0;
   std::string explain;  // shown with the answer
@@ -67,12 +67,12 @@ const char* to_string(Comparison c);  // "equals", "at_least", ...
 
 // A check of the live run: `that` compared with `target`.
 struct Check {
-  std::string that;   // a live value
+  std::string that;  // a live value
   int replica = -1;
-  int devices = 0;    // for model values: this many of the machine's GPUs (0: all)
+  int devices = 0;  // for model values: this many of the machine's GPUs (0: all)
   Comparison comparison = Comparison::kEquals;
   double target = 0;
-  std::string says;   // what it shows when it holds
+  std::string says;  // what it shows when it holds
   int line = 0;
 };
 

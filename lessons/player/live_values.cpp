@@ -103,7 +103,8 @@ const std::vector<LiveValue> kValues = {
      }},
     {"fewest_examples_replica",
      "the replica given the fewest examples of that step's batch (the first, on a tie; -1 when "
-     "all have as many)", false,
+     "all have as many)",
+     false,
      [](const LiveRun& run, int) -> Value {
        const core::RecordedStep* r = recorded(run);
        if (!r || r->replicas.empty()) return std::nullopt;
@@ -120,12 +121,13 @@ const std::vector<LiveValue> kValues = {
        const core::RecordedStep* r = recorded(run);
        if (!r || r->replicas.empty()) return std::nullopt;
        return static_cast<double>(std::count_if(r->replicas.begin(), r->replicas.end(),
-                                                 [](const auto& x) { return x.shard_count == 0; }));
+                                                [](const auto& x) { return x.shard_count == 0; }));
      }},
     {"gradient_scale",
      "how much the summed gradient of that step weighs against the mean gradient one device "
      "computes on the same batch: the sum over replicas of loss scale x examples (1 when the "
-     "loss is scaled right)", false,
+     "loss is scaled right)",
+     false,
      [](const LiveRun& run, int) -> Value {
        const core::RecordedStep* r = recorded(run);
        if (!r || r->replicas.empty() || r->indices.empty()) return std::nullopt;
@@ -150,7 +152,8 @@ const std::vector<LiveValue> kValues = {
      }},
     {"gradient_spread_before",
      "largest difference between two replicas' gradients (the recorded layer) before the "
-     "all-reduce", false,
+     "all-reduce",
+     false,
      [](const LiveRun& run, int) { return spread(run, &core::ReplicaRecord::gradient_before); }},
     {"gradients_differ", "1 when two replicas' gradients differ before the all-reduce, else 0",
      false,
@@ -160,8 +163,10 @@ const std::vector<LiveValue> kValues = {
      }},
     {"gradient_spread_after", "the same after the all-reduce", false,
      [](const LiveRun& run, int) { return spread(run, &core::ReplicaRecord::gradient_after); }},
-    {"replicas_in_sync", "1 when every replica's weights have the same fingerprint after the "
-                         "update, else 0", false,
+    {"replicas_in_sync",
+     "1 when every replica's weights have the same fingerprint after the "
+     "update, else 0",
+     false,
      [](const LiveRun& run, int) -> Value {
        const core::RecordedStep* r = recorded(run);
        if (!r || r->replicas.empty() || !r->complete) return std::nullopt;
@@ -229,22 +234,22 @@ const std::vector<LiveValue> kValues = {
      }},
     {"distance_to_one_device",
      "largest difference between replica 0's weights and those of one device trained on the "
-     "same batches", false,
-     [](const LiveRun& run, int) { return run.distance_to_one_device; }},
+     "same batches",
+     false, [](const LiveRun& run, int) { return run.distance_to_one_device; }},
     {"distance_to_one_worker",
      "largest difference between replica 0's weights and those of one worker of as many "
-     "replicas (gpus x workers devices in one process) trained on the same batches", false,
-     [](const LiveRun& run, int) { return run.distance_to_one_worker; }},
+     "replicas (gpus x workers devices in one process) trained on the same batches",
+     false, [](const LiveRun& run, int) { return run.distance_to_one_worker; }},
     {"reconfigure_refused",
-     "1 when the devices in use refused the step's reconfigure_devices, 0 when they took it",
-     false,
+     "1 when the devices in use refused the step's reconfigure_devices, 0 when they took it", false,
      [](const LiveRun& run, int) -> Value {
        if (!run.reconfigure_refused) return std::nullopt;
        return *run.reconfigure_refused ? 1.0 : 0.0;
      }},
-    {"run_failed", "1 when the run could not be built (out of memory, ...) or a step failed, "
-                   "else 0", false,
-     [](const LiveRun& run, int) -> Value { return run.run_failed ? 1.0 : 0.0; }},
+    {"run_failed",
+     "1 when the run could not be built (out of memory, ...) or a step failed, "
+     "else 0",
+     false, [](const LiveRun& run, int) -> Value { return run.run_failed ? 1.0 : 0.0; }},
 };
 
 template <ModelQuantity q>
@@ -257,29 +262,31 @@ const std::vector<LiveValue> kModelValues = {
      from_model<ModelQuantity::kGpus>, true},
     {"model_reduce_to_one_us",
      "predicted microseconds of one all-reduce of the run's model's gradients on the machine, "
-     "TensorFlow's fallback: every gradient added on one GPU, the sum sent back", false,
-     from_model<ModelQuantity::kReduceToOneUs>, true},
+     "TensorFlow's fallback: every gradient added on one GPU, the sum sent back",
+     false, from_model<ModelQuantity::kReduceToOneUs>, true},
     {"model_ring_us",
      "the same for TensorFlow's RING: reduce-scatter, then all-gather, chunk by chunk", false,
      from_model<ModelQuantity::kRingUs>, true},
-    {"model_nccl_us",
-     "the same for NCCL, by NCCL's own tuning model (none where NCCL cannot run)", false,
-     from_model<ModelQuantity::kNcclUs>, true},
+    {"model_nccl_us", "the same for NCCL, by NCCL's own tuning model (none where NCCL cannot run)",
+     false, from_model<ModelQuantity::kNcclUs>, true},
     {"model_nccl_runs", "1 where NCCL can run on the machine (a GPU of its own per rank), else 0",
      false, from_model<ModelQuantity::kNcclRuns>, true},
     {"model_nccl_algorithm", "what NCCL's model picks there: 0 Tree, 1 Ring, 2 NVLS", false,
      from_model<ModelQuantity::kNcclAlgorithm>, true},
     {"model_compute_us",
      "one replica's compute of a step (forward, backward, update) on one of the machine's GPUs: "
-     "its FLOPs over the GPU's FLOP/s", false, from_model<ModelQuantity::kComputeUs>, true, true},
+     "its FLOPs over the GPU's FLOP/s",
+     false, from_model<ModelQuantity::kComputeUs>, true, true},
     {"model_step_us",
      "one training step: the compute plus the all-reduce TensorFlow would run there (NCCL with "
-     "a GPU per replica, else its RING)", false, from_model<ModelQuantity::kStepUs>, true, true},
+     "a GPU per replica, else its RING)",
+     false, from_model<ModelQuantity::kStepUs>, true, true},
     {"model_speedup", "images/s over one device's, at the run's batch per replica", false,
      from_model<ModelQuantity::kSpeedup>, true, true},
     {"model_paying_devices",
      "the most devices before another one stops paying for itself (adds less than half a "
-     "device's images/s)", false, from_model<ModelQuantity::kPayingDevices>, true, true},
+     "device's images/s)",
+     false, from_model<ModelQuantity::kPayingDevices>, true, true},
 };
 
 std::vector<LiveValue> all_values() {

@@ -32,7 +32,7 @@ struct LiveRun {
 
 struct LiveValue {
   std::string_view name;
-  std::string_view means;  // for `lesson check` and the README: what it measures
+  std::string_view means;    // for `lesson check` and the README: what it measures
   bool per_replica = false;  // needs `replica = N`
   // The value now; nullopt when the run has not produced it yet (no step recorded).
   std::optional<double> (*read)(const LiveRun& run, int replica);

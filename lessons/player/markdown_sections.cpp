@@ -1,7 +1,8 @@
 #include "lessons/player/markdown_sections.h"
 
-#include <algorithm>
 #include <md4c.h>
+
+#include <algorithm>
 
 namespace mirrorlab::lessons {
 namespace {
@@ -46,12 +47,23 @@ class Reader {
         }
         break;
       }
-      case MD_BLOCK_UL: lists_.push_back(ParagraphKind::kBullet); break;
-      case MD_BLOCK_OL: lists_.push_back(ParagraphKind::kNumbered); break;
-      case MD_BLOCK_QUOTE: ++quotes_; break;
-      case MD_BLOCK_LI: open(lists_.empty() ? ParagraphKind::kBullet : lists_.back()); break;
-      case MD_BLOCK_P: if (!open_ || !open_->runs.empty()) open(container_kind()); break;
-      default: break;
+      case MD_BLOCK_UL:
+        lists_.push_back(ParagraphKind::kBullet);
+        break;
+      case MD_BLOCK_OL:
+        lists_.push_back(ParagraphKind::kNumbered);
+        break;
+      case MD_BLOCK_QUOTE:
+        ++quotes_;
+        break;
+      case MD_BLOCK_LI:
+        open(lists_.empty() ? ParagraphKind::kBullet : lists_.back());
+        break;
+      case MD_BLOCK_P:
+        if (!open_ || !open_->runs.empty()) open(container_kind());
+        break;
+      default:
+        break;
     }
     return 0;
   }
@@ -67,14 +79,24 @@ class Reader {
         }
         break;
       case MD_BLOCK_CODE:
-        if (in_toml_) in_toml_ = false; else close();
+        if (in_toml_)
+          in_toml_ = false;
+        else
+          close();
         break;
       case MD_BLOCK_UL:
-      case MD_BLOCK_OL: lists_.pop_back(); break;
-      case MD_BLOCK_QUOTE: --quotes_; break;
+      case MD_BLOCK_OL:
+        lists_.pop_back();
+        break;
+      case MD_BLOCK_QUOTE:
+        --quotes_;
+        break;
       case MD_BLOCK_LI:
-      case MD_BLOCK_P: close(); break;
-      default: break;
+      case MD_BLOCK_P:
+        close();
+        break;
+      default:
+        break;
     }
     return 0;
   }
@@ -104,8 +126,8 @@ class Reader {
       section.toml.back().body += piece;
     } else {
       if (!open_) open(container_kind());
-      const RunStyle style = open_->kind == ParagraphKind::kCodeBlock ? RunStyle::kCode
-                                                                      : current_style();
+      const RunStyle style =
+          open_->kind == ParagraphKind::kCodeBlock ? RunStyle::kCode : current_style();
       if (!open_->runs.empty() && open_->runs.back().style == style) {
         open_->runs.back().text += piece;
       } else {

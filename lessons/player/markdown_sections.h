@@ -12,13 +12,13 @@ namespace mirrorlab::lessons {
 
 struct FencedBlock {
   std::string body;
-  int line = 0;      // of the block's first line of content (the line after the fence)
+  int line = 0;  // of the block's first line of content (the line after the fence)
 };
 
 struct Section {
   int level = 0;  // 1 for `#`, 2 for `##`; 0 for what comes before the first heading
   std::string title;
-  int line = 0;   // of the heading
+  int line = 0;  // of the heading
   std::vector<Paragraph> text;
   std::vector<FencedBlock> toml;  // its ```toml blocks; other code blocks are kept as text
 };

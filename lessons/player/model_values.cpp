@@ -33,8 +33,8 @@ std::vector<timing::StepTime> steps(const ModelContext& c) {
   const double flops = f.per_step(static_cast<std::size_t>(c.batch_per_replica));
   const timing::StepInputs inputs{timing::compute_seconds(flops, t), timing::compute_engines(t),
                                   c.batch_per_replica};
-  return timing::predict_steps(t, tensorflow_choice(t), static_cast<double>(f.params * sizeof(float)),
-                               inputs, t.ranks());
+  return timing::predict_steps(t, tensorflow_choice(t),
+                               static_cast<double>(f.params * sizeof(float)), inputs, t.ranks());
 }
 
 const timing::StepTime* row(const std::vector<timing::StepTime>& rows, int devices) {
@@ -52,14 +52,17 @@ std::optional<double> model_value(const ModelContext& c, ModelQuantity q, int de
   if (devices < 1 || devices > t.ranks()) return std::nullopt;
   try {
     switch (q) {
-      case ModelQuantity::kGpus: return static_cast<double>(t.ranks());
+      case ModelQuantity::kGpus:
+        return static_cast<double>(t.ranks());
       case ModelQuantity::kReduceToOneUs:
         return all_reduce_us(c, timing::reduce_to_one_schedule, devices);
-      case ModelQuantity::kRingUs: return all_reduce_us(c, ring(), devices);
+      case ModelQuantity::kRingUs:
+        return all_reduce_us(c, ring(), devices);
       case ModelQuantity::kNcclUs:
         if (!t.has_nccl) return std::nullopt;
         return all_reduce_us(c, nullptr, devices);
-      case ModelQuantity::kNcclRuns: return t.has_nccl ? 1.0 : 0.0;
+      case ModelQuantity::kNcclRuns:
+        return t.has_nccl ? 1.0 : 0.0;
       case ModelQuantity::kNcclAlgorithm: {
         if (!t.has_nccl || devices < 2) return std::nullopt;
         const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
@@ -71,7 +74,8 @@ std::optional<double> model_value(const ModelContext& c, ModelQuantity q, int de
       case ModelQuantity::kComputeUs: {
         const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
         return timing::compute_seconds(f.per_step(static_cast<std::size_t>(c.batch_per_replica)),
-                                       t) * 1e6;
+                                       t) *
+               1e6;
       }
       case ModelQuantity::kStepUs:
       case ModelQuantity::kSpeedup: {

@@ -26,21 +26,20 @@ struct ModelContext {
 
 // What a model value is asked about. `devices`: GPUs of the machine (0: all of them).
 enum class ModelQuantity {
-  kGpus,               // the machine's GPUs
-  kReduceToOneUs,      // reduce-to-one of the model's gradients, microseconds
-  kRingUs,             // the ring
-  kNcclUs,             // NCCL's choice by its own tuning model (none where NCCL cannot run)
-  kNcclRuns,           // 1 where NCCL can run (a GPU of its own per rank), else 0
-  kNcclAlgorithm,      // what NCCL picks: 0 Tree, 1 Ring, 2 NVLS (NCCL's order)
-  kComputeUs,          // one replica's step: its FLOPs over the machine's FLOP/s
-  kStepUs,             // one training step: compute (in turns where engines are shared) plus
-                       // the all-reduce TensorFlow would run (NCCL where it can, else the ring)
-  kSpeedup,            // images/s on `devices` over one device's, at a fixed batch per replica
-  kPayingDevices,      // the most devices before one stops paying for itself
+  kGpus,           // the machine's GPUs
+  kReduceToOneUs,  // reduce-to-one of the model's gradients, microseconds
+  kRingUs,         // the ring
+  kNcclUs,         // NCCL's choice by its own tuning model (none where NCCL cannot run)
+  kNcclRuns,       // 1 where NCCL can run (a GPU of its own per rank), else 0
+  kNcclAlgorithm,  // what NCCL picks: 0 Tree, 1 Ring, 2 NVLS (NCCL's order)
+  kComputeUs,      // one replica's step: its FLOPs over the machine's FLOP/s
+  kStepUs,         // one training step: compute (in turns where engines are shared) plus
+                   // the all-reduce TensorFlow would run (NCCL where it can, else the ring)
+  kSpeedup,        // images/s on `devices` over one device's, at a fixed batch per replica
+  kPayingDevices,  // the most devices before one stops paying for itself
 };
 
 // The value, or nullopt where the machine gives none (no NCCL, no FLOP/s, fewer GPUs, no machine).
-std::optional<double> model_value(const ModelContext& context, ModelQuantity quantity,
-                                  int devices);
+std::optional<double> model_value(const ModelContext& context, ModelQuantity quantity, int devices);
 
 }  // namespace mirrorlab::lessons

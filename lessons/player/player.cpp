@@ -84,12 +84,16 @@ namespace {
 
 std::string point_name(const core::PausePoint& p) {
   switch (p.boundary) {
-    case core::StepBoundary::kSplit: return "after-split";
-    case core::StepBoundary::kForward: return "after-forward";
-    case core::StepBoundary::kBackward: return "after-backward";
+    case core::StepBoundary::kSplit:
+      return "after-split";
+    case core::StepBoundary::kForward:
+      return "after-forward";
+    case core::StepBoundary::kBackward:
+      return "after-backward";
     case core::StepBoundary::kAllReduceStep:
       return "allreduce-step-" + std::to_string(p.all_reduce_step + 1);
-    case core::StepBoundary::kUpdate: return "after-update";
+    case core::StepBoundary::kUpdate:
+      return "after-update";
   }
   return "";
 }
@@ -117,11 +121,16 @@ bool reads(const Lesson& lesson, std::string_view value) {
 
 bool compare(double value, Comparison c, double target) {
   switch (c) {
-    case Comparison::kEquals: return value == target;
-    case Comparison::kAtLeast: return value >= target;
-    case Comparison::kAtMost: return value <= target;
-    case Comparison::kGreaterThan: return value > target;
-    case Comparison::kLessThan: return value < target;
+    case Comparison::kEquals:
+      return value == target;
+    case Comparison::kAtLeast:
+      return value >= target;
+    case Comparison::kAtMost:
+      return value <= target;
+    case Comparison::kGreaterThan:
+      return value > target;
+    case Comparison::kLessThan:
+      return value < target;
   }
   return false;
 }
@@ -169,14 +178,14 @@ void LessonPlayer::build_run(const core::RunSettings& setup) {
   }
   if (reads(lesson_, "distance_to_one_worker")) {
     try {
-      worker_reference_ =
-          std::make_shared<OneWorkerReference>(core::strategy_options(setup),
-                                               setup.devices.gpus * setup.workers);
+      worker_reference_ = std::make_shared<OneWorkerReference>(core::strategy_options(setup),
+                                                               setup.devices.gpus * setup.workers);
     } catch (const std::exception& e) {
       notes_.push_back(std::string("no reference of one worker: ") + e.what());
     }
     if (worker_reference_) {
-      session_->post([session, r = worker_reference_] { session->strategy().add_listener(r.get()); });
+      session_->post(
+          [session, r = worker_reference_] { session->strategy().add_listener(r.get()); });
     }
   }
   if (options_.on_new_session) options_.on_new_session(*session_);
@@ -223,7 +232,8 @@ void LessonPlayer::tell_workers() {
 
 void LessonPlayer::read_machine() {
   std::string id;
-  for (int k = step_; k >= 0 && id.empty(); --k) id = lesson_.steps[static_cast<std::size_t>(k)].topology;
+  for (int k = step_; k >= 0 && id.empty(); --k)
+    id = lesson_.steps[static_cast<std::size_t>(k)].topology;
   if (id != machine_id_) {
     machine_id_ = id;
     machine_.reset();
@@ -262,7 +272,8 @@ void LessonPlayer::start_action(const Action& a) {
       break;
     case ActionKind::kReconfigureDevices: {
       std::vector<vgpu::LogicalDeviceConfiguration> configs(a.memory_mib.size());
-      for (std::size_t i = 0; i < configs.size(); ++i) configs[i].memory_limit_mib = a.memory_mib[i];
+      for (std::size_t i = 0; i < configs.size(); ++i)
+        configs[i].memory_limit_mib = a.memory_mib[i];
       const std::string answer = session_->reconfigure_devices(configs);
       reconfigure_refused_ = !answer.empty();
       notes_.push_back(answer.empty() ? "the devices took the new configuration" : answer);
@@ -290,8 +301,8 @@ bool LessonPlayer::action_finished(const Action& a) {
   switch (a.kind) {
     case ActionKind::kRunSteps:
     case ActionKind::kRunEpochs:
-      return !s.stepping && (s.steps_done >= target_steps_ ||
-                             s.state != core::SessionState::kPaused);
+      return !s.stepping &&
+             (s.steps_done >= target_steps_ || s.state != core::SessionState::kPaused);
     case ActionKind::kPauseAt: {
       if (!s.held_at) return false;
       const std::string here = point_name(*s.held_at);
@@ -344,8 +355,8 @@ bool LessonPlayer::advance() {
 }
 
 bool LessonPlayer::run_actions(double timeout_seconds) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(timeout_seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   while (!advance()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -353,8 +364,7 @@ bool LessonPlayer::run_actions(double timeout_seconds) {
   return true;
 }
 
-std::optional<double> LessonPlayer::read(const std::string& value, int replica,
-                                        int devices) const {
+std::optional<double> LessonPlayer::read(const std::string& value, int replica, int devices) const {
   const LiveValue* v = find_live_value(value);
   if (!v) return std::nullopt;
   ModelContext model;
@@ -404,8 +414,8 @@ Answer LessonPlayer::answer(const Question& q, const std::string& given) const {
     return a;
   }
   const double index = *a.value;
-  const bool in_range = index >= 0 && index < static_cast<double>(q.choices.size()) &&
-                        index == std::floor(index);
+  const bool in_range =
+      index >= 0 && index < static_cast<double>(q.choices.size()) && index == std::floor(index);
   a.text = in_range ? q.choices[static_cast<std::size_t>(index)]
                     : "(live value " + number_text(index) + " is none of the choices)";
   if (in_range && !given.empty()) {

@@ -8,13 +8,20 @@ namespace {
 
 const char* type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "true or false";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date or time";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a number";
+    case toml::node_type::boolean:
+      return "true or false";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date or time";
   }
 }
 
@@ -47,9 +54,12 @@ int TomlBlock::line_of(const toml::node& node) const {
   return line > 0 ? first_line_ + line - 1 : first_line_;
 }
 
-void TomlBlock::fail(int line, const std::string& what) const { throw LessonError(file_, line, what); }
+void TomlBlock::fail(int line, const std::string& what) const {
+  throw LessonError(file_, line, what);
+}
 
-void TomlBlock::only(std::initializer_list<std::string_view> allowed, std::string_view where) const {
+void TomlBlock::only(std::initializer_list<std::string_view> allowed,
+                     std::string_view where) const {
   only(std::vector<std::string>(allowed.begin(), allowed.end()), where);
 }
 
@@ -60,8 +70,8 @@ void TomlBlock::only(const std::vector<std::string>& allowed, std::string_view w
     if (known) continue;
     std::string list;
     for (const std::string& a : allowed) list.append(list.empty() ? "" : ", ").append(a);
-    fail(line_of(value), words({"unknown key `", key.str(), "` in ", where, " (expected one of: ",
-                                list, ")"}));
+    fail(line_of(value),
+         words({"unknown key `", key.str(), "` in ", where, " (expected one of: ", list, ")"}));
   }
 }
 
@@ -78,7 +88,8 @@ nlohmann::json TomlBlock::as_json() const {
       for (const toml::node& entry : *n.as_array()) list.push_back(self(self, entry));
       return list;
     }
-    fail(line_of(n), words({"a ", type_name(n), " is not a value here: give a number, a text, "
+    fail(line_of(n), words({"a ", type_name(n),
+                            " is not a value here: give a number, a text, "
                             "true or false, or a list"}));
   };
   nlohmann::json object = nlohmann::json::object();

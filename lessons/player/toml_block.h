@@ -2,6 +2,8 @@
 // every error a LessonError at the file's own line (the block's first line plus the value's).
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -9,11 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include <toml++/toml.h>
-
-#include "nlohmann/json.hpp"
-
 #include "lessons/player/lesson_text.h"
+#include "nlohmann/json.hpp"
 
 namespace mirrorlab::lessons {
 

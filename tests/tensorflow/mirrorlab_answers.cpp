@@ -131,8 +131,11 @@ nlohmann::json optimizer(const nlohmann::json& c) {
 
 nlohmann::json optimizer_defaults(const nlohmann::json&) {
   const core::OptimizerConfig d;
-  return {{"learning_rate", d.learning_rate}, {"momentum", d.momentum}, {"beta_1", d.beta1},
-          {"beta_2", d.beta2}, {"epsilon", d.epsilon}};
+  return {{"learning_rate", d.learning_rate},
+          {"momentum", d.momentum},
+          {"beta_1", d.beta1},
+          {"beta_2", d.beta2},
+          {"epsilon", d.epsilon}};
 }
 
 nlohmann::json init(const nlohmann::json& c) {
@@ -208,7 +211,8 @@ nlohmann::json train(const nlohmann::json& c) {
   }
   nlohmann::json epochs = nlohmann::json::array();
   for (const core::EpochLog& log : loop.history().epochs) {
-    epochs.push_back({{"loss", log.train.loss}, {"accuracy", log.train.accuracy},
+    epochs.push_back({{"loss", log.train.loss},
+                      {"accuracy", log.train.accuracy},
                       {"test_loss", log.validation.loss},
                       {"test_accuracy", log.validation.accuracy}});
   }

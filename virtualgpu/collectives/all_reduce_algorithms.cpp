@@ -12,7 +12,6 @@ namespace {
 
 std::string name(std::string_view n) { return std::string(n); }
 
-
 // The algorithms that run anywhere: CPU-backed virtual GPUs, logical or physical CUDA GPUs.
 std::string runs_anywhere(const std::vector<ReplicaPlacement>&, const NcclRuntime&,
                           bool* experimental) {
@@ -21,8 +20,7 @@ std::string runs_anywhere(const std::vector<ReplicaPlacement>&, const NcclRuntim
 }
 
 // ---- reduce-to-one ------------------------------------------------------------------------
-std::unique_ptr<AllReduce> make_reduce_to_one(const std::vector<Device*>&, int destination,
-                                              bool) {
+std::unique_ptr<AllReduce> make_reduce_to_one(const std::vector<Device*>&, int destination, bool) {
   if (destination < 0) {
     throw std::invalid_argument(name(kReduceToOneName) +
                                 " destination must be a device index (0, 1, ...)");
@@ -54,8 +52,7 @@ std::string collective_log(const std::vector<ReplicaPlacement>& replicas, int te
 std::unique_ptr<AllReduce> make_ring(const std::vector<Device*>&, int, bool) {
   return std::make_unique<RingAllReduce>();
 }
-std::string describe_ring(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime&,
-                          bool) {
+std::string describe_ring(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime&, bool) {
   return "All-reduce: " + name(kRingName) + " (reduce-scatter then all-gather, " +
          std::to_string(2 * (replicas.size() - 1)) + " steps per all-reduce)";
 }
@@ -100,8 +97,8 @@ std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, cons
     return "NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
            version +
            " refuses two ranks on the same GPU (\"Duplicate GPU detected\"); NCCL 2.30 added an "
-           "experimental mode for up to 2 ranks per GPU. Use auto (the " + name(kRingName) +
-           ", as TensorFlow chooses there) or " + name(kOneShotName) +
+           "experimental mode for up to 2 ranks per GPU. Use auto (the " +
+           name(kRingName) + ", as TensorFlow chooses there) or " + name(kOneShotName) +
            " for logical GPUs that share a card";
   }
   if (most > kNcclMaxRanksPerGpu) {
@@ -112,8 +109,7 @@ std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, cons
   *experimental = true;
   return "";
 }
-std::unique_ptr<AllReduce> make_nccl(const std::vector<Device*>& devices, int,
-                                     bool experimental) {
+std::unique_ptr<AllReduce> make_nccl(const std::vector<Device*>& devices, int, bool experimental) {
   return make_nccl_all_reduce(devices, experimental);
 }
 std::string describe_nccl(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
@@ -131,7 +127,6 @@ std::string tensorflow_log_nccl(const std::vector<ReplicaPlacement>& replicas, i
 }
 
 }  // namespace
-
 
 const std::vector<AllReduceAlgorithm>& all_reduce_algorithms() {
   static const std::vector<AllReduceAlgorithm> table = {
@@ -206,8 +201,7 @@ std::string all_reduce_name_list(std::string_view last, std::string_view except)
 }
 
 std::unique_ptr<AllReduce> make_all_reduce(std::string_view wanted,
-                                           const std::vector<Device*>& devices,
-                                           int destination) {
+                                           const std::vector<Device*>& devices, int destination) {
   const AllReduceAlgorithm* row = find_all_reduce(wanted);
   if (row == nullptr) {
     throw AllReduceUnavailable(wanted, "unknown all-reduce algorithm '" + std::string(wanted) +
@@ -222,8 +216,8 @@ std::unique_ptr<AllReduce> make_all_reduce(std::string_view wanted,
 std::unique_ptr<AllReduce> make_all_reduce(std::string_view wanted, int destination) {
   const AllReduceAlgorithm* row = find_all_reduce(wanted);
   if (row != nullptr && row->unavailable != runs_anywhere) {
-    throw AllReduceUnavailable(row->name, "the " + std::string(row->name) +
-                                              " all-reduce needs its devices: pass them");
+    throw AllReduceUnavailable(
+        row->name, "the " + std::string(row->name) + " all-reduce needs its devices: pass them");
   }
   return make_all_reduce(wanted, {}, destination);
 }

@@ -16,14 +16,12 @@
 
 #include "timing/schedule.h"
 #include "virtualgpu/collectives/all_reduce_names.h"
+#include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/collectives/nccl_all_reduce.h"
 #include "virtualgpu/collectives/replica_placement.h"
-#include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::vgpu {
-
-
 
 struct AllReduceAlgorithm {
   std::string_view name;

@@ -14,9 +14,10 @@ std::vector<std::string> auto_notes(int most, const NcclRuntime& nccl, std::stri
   if (most == 1 && nccl.built) return {};  // nccl, as TensorFlow: nothing to explain
   std::vector<std::string> notes;
   if (most == 1) {
-    notes.push_back("auto: this build has no NCCL, which TensorFlow would use here "
-                    "(CollectiveAllReduce, implementation NCCL); " +
-                    std::string(chosen) + " instead");
+    notes.push_back(
+        "auto: this build has no NCCL, which TensorFlow would use here "
+        "(CollectiveAllReduce, implementation NCCL); " +
+        std::string(chosen) + " instead");
     return notes;
   }
   notes.push_back("auto: " + std::string(chosen) + ", as TensorFlow 2.21 chooses on " +
@@ -50,8 +51,8 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
     choice.row = find_all_reduce(requested);
     if (choice.row == nullptr) {
       throw AllReduceUnavailable(requested, "unknown all-reduce '" + std::string(requested) +
-                                                "': choose " + std::string(kAutoAllReduce) +
-                                                ", " + all_reduce_name_list());
+                                                "': choose " + std::string(kAutoAllReduce) + ", " +
+                                                all_reduce_name_list());
     }
     const std::string reason = choice.row->unavailable(replicas, nccl, &choice.nccl_multi_rank);
     if (!reason.empty()) throw AllReduceUnavailable(choice.row->name, reason);

@@ -7,10 +7,10 @@
 #include <tuple>
 #include <utility>
 
-#include "virtualgpu/devices/device.h"
-#include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/collectives/cuda_transport.h"
 #include "virtualgpu/collectives/transport.h"
+#include "virtualgpu/cuda/cuda_runtime.h"
+#include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "virtualgpu/devices/barrier.h"
 #include "virtualgpu/collectives/transfer.h"
+#include "virtualgpu/devices/barrier.h"
 #include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::vgpu {
@@ -29,9 +29,9 @@ enum class ReduceOp { kSum, kMean };
 
 // One step of an algorithm: everything that happens between two barriers.
 struct CollectiveStep {
-  std::string algorithm;  // "ring", "reduce-to-one"
-  int index = 0;          // 0-based, within this all-reduce
-  std::string phase;      // "reduce-scatter", "all-gather", "reduce", "broadcast"
+  std::string algorithm;            // "ring", "reduce-to-one"
+  int index = 0;                    // 0-based, within this all-reduce
+  std::string phase;                // "reduce-scatter", "all-gather", "reduce", "broadcast"
   std::vector<Transfer> transfers;  // sorted by (dst, src, begin)
   TimePoint start{};
   TimePoint finish{};

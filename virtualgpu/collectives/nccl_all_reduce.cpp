@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "virtualgpu/devices/device.h"
 #include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -6,7 +6,6 @@
 
 namespace mirrorlab::vgpu {
 
-
 void OneShotAllReduce::run_rank(int rank, CollectiveGroup& group, ReduceOp op) const {
   const int n = group.size();
   group.begin(rank);

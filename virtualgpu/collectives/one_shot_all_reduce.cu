@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "virtualgpu/collectives/all_reduce_names.h"
+#include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/devices/collective_kernels.cuh"
 #include "virtualgpu/devices/collective_kernels.h"
-#include "virtualgpu/cuda/cuda_check.h"
 
 namespace mirrorlab::vgpu {
 namespace {

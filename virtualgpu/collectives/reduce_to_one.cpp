@@ -9,8 +9,8 @@ void ReduceToOneDevice::run_rank(int rank, CollectiveGroup& group, ReduceOp op) 
   const int n = group.size();
   if (destination_ >= n) {
     group.abort();
-    throw std::invalid_argument(std::string(kReduceToOneName) + " destination /gpu:" +
-                                std::to_string(destination_) +
+    throw std::invalid_argument(std::string(kReduceToOneName) +
+                                " destination /gpu:" + std::to_string(destination_) +
                                 " is not one of the " + std::to_string(n) + " devices");
   }
   group.begin(rank);

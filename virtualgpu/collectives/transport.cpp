@@ -78,7 +78,6 @@ std::vector<Transfer> reduce_broadcast_transfers(int n, int rank, std::size_t be
   return made;
 }
 
-
 void order_one_shot_slices(std::vector<OneShotSlice>& slices) {
   // By begin, then end: an empty slice shares its begin with the next one and must go first.
   std::sort(slices.begin(), slices.end(), [](const OneShotSlice& a, const OneShotSlice& b) {

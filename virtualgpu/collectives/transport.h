@@ -16,8 +16,8 @@
 #include <span>
 #include <vector>
 
-#include "virtualgpu/memory/clock.h"
 #include "virtualgpu/collectives/transfer.h"
+#include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::vgpu {
 

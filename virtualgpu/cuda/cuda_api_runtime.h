@@ -1,7 +1,7 @@
 // The CudaApi of the CUDA runtime (CUDA builds only): each method one runtime call, checked with
 // MIRRORLAB_CUDA_CHECK. The collectives' kernel launches are left to the layer that has the
-// kernels (virtualgpu/devices/process_cuda_api.cpp completes this class). This is the layer only a GPU
-// can check: scripts/gpu-check runs it.
+// kernels (virtualgpu/devices/process_cuda_api.cpp completes this class). This is the layer only a
+// GPU can check: scripts/gpu-check runs it.
 #pragma once
 
 #include "virtualgpu/cuda/cuda_api.h"

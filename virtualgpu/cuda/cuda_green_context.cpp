@@ -153,8 +153,7 @@ class CudaGreenDriver final : public GreenDriver {
 CudaExecutionSet make_green_executions(int ordinal, int count, std::string* unavailable) {
   GreenApi api;
   if (!load_green_api(&api, unavailable)) return {};
-  return make_green_executions(std::make_shared<CudaGreenDriver>(api), ordinal, count,
-                               unavailable);
+  return make_green_executions(std::make_shared<CudaGreenDriver>(api), ordinal, count, unavailable);
 }
 
 }  // namespace mirrorlab::vgpu

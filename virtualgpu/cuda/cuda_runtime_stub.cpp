@@ -5,7 +5,9 @@
 namespace mirrorlab::vgpu {
 namespace {
 
-std::string no_cuda() { return std::string("this build has no CUDA: ") + MIRRORLAB_CUDA_STATUS_TEXT; }
+std::string no_cuda() {
+  return std::string("this build has no CUDA: ") + MIRRORLAB_CUDA_STATUS_TEXT;
+}
 
 }  // namespace
 

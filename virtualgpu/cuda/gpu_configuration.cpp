@@ -59,9 +59,9 @@ std::string gpu_selection_problem(const std::vector<int>& selection, const GpuIn
   std::set<int> seen;
   for (int index : selection) {
     if (index < 0 || index >= visible) {
-      return "there is no GPU:" + std::to_string(index) + " (" + std::to_string(visible) +
-             " GPU" + (visible == 1 ? "" : "s") + " visible, numbered 0 to " +
-             std::to_string(visible - 1) + ")";
+      return "there is no GPU:" + std::to_string(index) + " (" + std::to_string(visible) + " GPU" +
+             (visible == 1 ? "" : "s") + " visible, numbered 0 to " + std::to_string(visible - 1) +
+             ")";
     }
     if (!seen.insert(index).second) {
       return "GPU:" + std::to_string(index) + " is listed twice: list each GPU once";

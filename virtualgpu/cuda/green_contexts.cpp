@@ -67,11 +67,11 @@ CudaExecutionSet make_green_executions(std::shared_ptr<GreenDriver> driver, int 
     execution->make_stream();  // if it throws, `execution` destroys its context, `set` the rest
     set.devices.push_back(std::move(execution));
   }
-  set.sm_note = "SM split: each of the " + std::to_string(count) + " devices has its own " +
-                std::to_string(split.sms_per_group) + " of the " + std::to_string(whole.sm_count) +
-                " SMs of GPU:" + std::to_string(ordinal) + " (CUDA green contexts)" +
-                (split.left > 0 ? "; " + std::to_string(split.left) + " SMs stay unused"
-                                : std::string());
+  set.sm_note =
+      "SM split: each of the " + std::to_string(count) + " devices has its own " +
+      std::to_string(split.sms_per_group) + " of the " + std::to_string(whole.sm_count) +
+      " SMs of GPU:" + std::to_string(ordinal) + " (CUDA green contexts)" +
+      (split.left > 0 ? "; " + std::to_string(split.left) + " SMs stay unused" : std::string());
   return set;
 }
 

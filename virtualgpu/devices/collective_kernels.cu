@@ -7,9 +7,9 @@
 #include <mutex>
 #include <utility>
 
+#include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/devices/collective_kernels.cuh"
 #include "virtualgpu/devices/collective_kernels.h"
-#include "virtualgpu/cuda/cuda_check.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -4,9 +4,12 @@ namespace mirrorlab::vgpu {
 
 const char* to_string(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::kCpuVirtualGpu: return "CPU-backed virtual GPU";
-    case DeviceKind::kCudaPhysicalGpu: return "physical GPU";
-    case DeviceKind::kCudaLogicalGpu: return "logical GPU";
+    case DeviceKind::kCpuVirtualGpu:
+      return "CPU-backed virtual GPU";
+    case DeviceKind::kCudaPhysicalGpu:
+      return "physical GPU";
+    case DeviceKind::kCudaLogicalGpu:
+      return "logical GPU";
   }
   return "device";
 }

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "virtualgpu/memory/memory_arena.h"
 #include "virtualgpu/devices/stream.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::vgpu {
 

@@ -72,7 +72,7 @@ void DeviceRegistry::check_configuration(
     // A limit the address space cannot even express is a typo, not a plan.
     if (configs[i].memory_limit_mib > (std::size_t{1} << 24)) {
       throw ConfigurationError("memory limit of /gpu:" + std::to_string(i) + " is " +
-                               std::to_string(configs[i].memory_limit_mib) +
+                                   std::to_string(configs[i].memory_limit_mib) +
                                    " MiB, more than 16 TiB: give the limit in MiB (1024 = 1 GiB)",
                                ConfigurationSubject::kMemoryLimit);
     }
@@ -87,10 +87,11 @@ void DeviceRegistry::set_logical_device_configuration(
     if (configs[i].memory_limit_mib * kMiB > host.can_back()) {
       throw ConfigurationError(
           "memory limit of /gpu:" + std::to_string(i) + " is " +
-          std::to_string(configs[i].memory_limit_mib) +
-          " MiB, more than this host can back: a CPU-backed virtual GPU computes in host "
-          "memory, and this process has " + host.describe() +
-              ". Give each virtual GPU at most " + std::to_string(host.can_back() / kMiB) +
+              std::to_string(configs[i].memory_limit_mib) +
+              " MiB, more than this host can back: a CPU-backed virtual GPU computes in host "
+              "memory, and this process has " +
+              host.describe() + ". Give each virtual GPU at most " +
+              std::to_string(host.can_back() / kMiB) +
               " MiB (a replica of the example CNN needs about 40 MiB)",
           ConfigurationSubject::kMemoryLimit);
     }

@@ -7,8 +7,8 @@
 #if MIRRORLAB_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
-#include "virtualgpu/devices/collective_kernels.h"
 #include "virtualgpu/cuda/cuda_api_runtime.h"
+#include "virtualgpu/devices/collective_kernels.h"
 #endif
 
 namespace mirrorlab::vgpu {

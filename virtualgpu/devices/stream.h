@@ -10,8 +10,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -25,9 +25,9 @@ namespace mirrorlab::vgpu {
 
 class Event {
  public:
-  void wait() const;        // blocks until the stream has reached the event
+  void wait() const;  // blocks until the stream has reached the event
   bool done() const;
-  TimePoint time() const;   // when it was reached; only valid once done()
+  TimePoint time() const;  // when it was reached; only valid once done()
 
  private:
   friend class Stream;
@@ -85,7 +85,7 @@ class Stream {
   std::atomic<std::int64_t> spin_us_{0};
   std::atomic<std::int64_t> expected_wait_us_{0};  // moving average of synchronize()'s waits
   std::atomic<int> bound_cpu_{-1};  // the CPU bind_to_cpu() gave the thread; -1: none
-  std::thread thread_;  // last: started after the rest is ready
+  std::thread thread_;              // last: started after the rest is ready
 };
 
 }  // namespace mirrorlab::vgpu

@@ -53,8 +53,8 @@ int iterations_for(const AllReduceBenchOptions& o, double warmup_seconds) {
   }
   const double each = warmup_seconds / o.warmup_iterations;
   const double wanted = std::ceil(o.min_seconds / each);
-  return static_cast<int>(std::clamp(wanted, static_cast<double>(o.iterations),
-                                     100.0 * o.iterations));
+  return static_cast<int>(
+      std::clamp(wanted, static_cast<double>(o.iterations), 100.0 * o.iterations));
 }
 
 }  // namespace

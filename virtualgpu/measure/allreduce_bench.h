@@ -32,12 +32,12 @@ struct AllReduceBenchOptions {
 
 struct AllReduceBenchRow {
   std::string algorithm;
-  std::size_t bytes = 0;   // per replica, as nccl-tests counts "size"
-  std::size_t count = 0;   // floats per replica
-  double seconds = 0;      // mean time of one all-reduce
-  double algbw = 0;        // bytes / seconds, in bytes/s
-  double busbw = 0;        // algbw * 2(n-1)/n: the bandwidth a ring would need from each link
-  std::size_t wrong = 0;   // elements that differ from the exact result
+  std::size_t bytes = 0;      // per replica, as nccl-tests counts "size"
+  std::size_t count = 0;      // floats per replica
+  double seconds = 0;         // mean time of one all-reduce
+  double algbw = 0;           // bytes / seconds, in bytes/s
+  double busbw = 0;           // algbw * 2(n-1)/n: the bandwidth a ring would need from each link
+  std::size_t wrong = 0;      // elements that differ from the exact result
   double bound_fraction = 0;  // T_min / seconds, with T_min = 2*N*S/B (0 if B unknown)
   // The algorithm's own traffic bound: bytes_moved(N, S) / B / seconds (how close it runs to
   // the bandwidth for the bytes it chooses to move; 0 if B unknown).

@@ -1,8 +1,8 @@
 #include "virtualgpu/measure/stream_bandwidth.h"
 
 #include <algorithm>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -20,15 +20,16 @@ double measure_stream_bandwidth(const std::vector<Device*>& devices, StreamKerne
                                 std::size_t bytes, int iterations, int passes,
                                 RunStatistic statistic) {
   if (devices.empty() || iterations < 1 || passes < 1 || bytes < 2 * sizeof(float)) {
-    throw std::invalid_argument("measuring the memory bandwidth needs devices, bytes and "
-                                "iterations");
+    throw std::invalid_argument(
+        "measuring the memory bandwidth needs devices, bytes and "
+        "iterations");
   }
   const bool add = kernel == StreamKernel::kAdd;
   if (devices[0]->is_cuda()) return measure_cuda_stream_bandwidth(devices, bytes, iterations, add);
   const std::size_t count = bytes / 2 / sizeof(float);
   std::vector<Allocation> blocks;
-  for (Device* d : devices) blocks.push_back(d->memory().allocate(2 * count * sizeof(float),
-                                                                   "memory-bandwidth buffers"));
+  for (Device* d : devices)
+    blocks.push_back(d->memory().allocate(2 * count * sizeof(float), "memory-bandwidth buffers"));
   for (Allocation& b : blocks) std::fill_n(b.as<float>(), 2 * count, 1.0f);
   // The loops of the host transport (transport.cpp): std::copy for a copy, a plain loop the
   // compiler vectorizes for a reduce.
@@ -83,8 +84,8 @@ double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel 
   const std::size_t per_device = one_reader ? count : 2 * count;
   std::vector<Allocation> blocks;
   for (std::size_t i = 0; i < (one_reader ? 2 : n); ++i) {
-    blocks.push_back(devices[i]->memory().allocate(per_device * sizeof(float),
-                                                   "memory-bandwidth buffers"));
+    blocks.push_back(
+        devices[i]->memory().allocate(per_device * sizeof(float), "memory-bandwidth buffers"));
     std::fill_n(blocks.back().as<float>(), per_device, 1.0f);
   }
   // Buffer `which` (mod 2) of a device; one reader: the device's one buffer.
@@ -175,8 +176,7 @@ bool fits_in_caches(const std::vector<Device*>& devices, std::size_t bytes,
 std::size_t largest_cpu_cache_bytes() {
   std::size_t largest = 0;
   for (int index = 0; index < 8; ++index) {
-    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) +
-                     "/size");
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
     std::string text;
     if (!(in >> text) || text.empty()) continue;
     std::size_t value = 0;

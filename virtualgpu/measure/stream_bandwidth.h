@@ -49,7 +49,7 @@ double measure_peer_bandwidth(const std::vector<Device*>& devices, StreamKernel 
 
 // The memory bound B: the best of the copy and add kernels on all devices at `bytes` each.
 struct MemoryBound {
-  double bandwidth = 0;  // bytes/s, read plus written
+  double bandwidth = 0;                       // bytes/s, read plus written
   StreamKernel kernel = StreamKernel::kCopy;  // the faster one
   std::size_t bytes_per_device = 0;
   std::size_t cache_bytes = 0;  // the CPU's largest cache (0: unknown, or CUDA devices)

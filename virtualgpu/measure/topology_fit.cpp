@@ -10,8 +10,8 @@
 
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/devices/device.h"
-#include "virtualgpu/memory/memory_arena.h"
 #include "virtualgpu/measure/stream_bandwidth.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::vgpu {
 namespace {

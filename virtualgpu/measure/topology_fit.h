@@ -1,5 +1,5 @@
-// What `mirrorlab compare` measures on the devices at hand to fit the model, for timing/fit.h: the memory's
-// copy and add bandwidth at each size (one device alone, then all at once, STREAM-style as
+// What `mirrorlab compare` measures on the devices at hand to fit the model, for timing/fit.h: the
+// memory's copy and add bandwidth at each size (one device alone, then all at once, STREAM-style as
 // stream_bandwidth.h measures B), and all-reduce sweeps of mirrorlab's algorithms (the harness of
 // `bench allreduce`), each sweep's rows turned into samples with the algorithm's schedule.
 #pragma once
@@ -30,12 +30,10 @@ using FitProgress = std::function<void(const std::string&)>;
 // large one), as the all-reduces it will predict are timed. Every size is measured `rounds`
 // times, the rounds spread over the whole measurement, and keeps its best round: what another
 // program on the machine takes for a moment favours no size.
-std::vector<timing::MemorySample> measure_memory_samples(const std::vector<Device*>& devices,
-                                                         const std::vector<std::size_t>& working_sets,
-                                                         std::size_t one_device_bytes,
-                                                         int iterations, int rounds,
-                                                         const FitProgress& progress = {},
-                                                         const StopRequested& stop = {});
+std::vector<timing::MemorySample> measure_memory_samples(
+    const std::vector<Device*>& devices, const std::vector<std::size_t>& working_sets,
+    std::size_t one_device_bytes, int iterations, int rounds, const FitProgress& progress = {},
+    const StopRequested& stop = {});
 
 // For each of `device_counts` (the first k devices) and each algorithm of `algorithms` that can
 // run there, a sweep; the sweeps run `rounds` times, interleaved (every algorithm and count once

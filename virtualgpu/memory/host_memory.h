@@ -9,10 +9,10 @@
 namespace mirrorlab::vgpu {
 
 struct HostMemory {
-  std::size_t ram_bytes = 0;        // physical memory, or the cgroup's memory.max when lower
-  std::string ram_source = "RAM";   // "RAM" or "the cgroup's memory limit"
-  std::size_t mappable_bytes = 0;   // address space the process may still map (0: no limit)
-  std::string mappable_source;      // "ulimit -v (RLIMIT_AS)", "ulimit -d (RLIMIT_DATA)" or ""
+  std::size_t ram_bytes = 0;       // physical memory, or the cgroup's memory.max when lower
+  std::string ram_source = "RAM";  // "RAM" or "the cgroup's memory limit"
+  std::size_t mappable_bytes = 0;  // address space the process may still map (0: no limit)
+  std::string mappable_source;     // "ulimit -v (RLIMIT_AS)", "ulimit -d (RLIMIT_DATA)" or ""
 
   // The most one allocation of host memory can hope to get.
   std::size_t can_back() const;

@@ -1,6 +1,6 @@
 // NCCL across processes (see nccl_workers.h): the NCCL library's NcclApi over MPI's group. Built
-// only with MPI and NCCL; what it does is NcclWorkerGroup's (virtualgpu/workers/nccl_worker_group.h),
-// tested against fakes in every build.
+// only with MPI and NCCL; what it does is NcclWorkerGroup's
+// (virtualgpu/workers/nccl_worker_group.h), tested against fakes in every build.
 #include "virtualgpu/mpi/nccl_workers.h"
 
 #include "virtualgpu/collectives/nccl_api.h"

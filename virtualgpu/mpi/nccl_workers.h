@@ -1,7 +1,7 @@
 // NCCL across the workers' processes (built with MPI and NCCL): NcclWorkerGroup
-// (virtualgpu/workers/nccl_worker_group.h) over MPI's group and the NCCL library. Worker 0 makes the
-// communicator's unique id (ncclGetUniqueId), MPI carries it to every worker, and each joins with
-// ncclCommInitRank. The step across workers then sums the gradients where they are, on the GPU
+// (virtualgpu/workers/nccl_worker_group.h) over MPI's group and the NCCL library. Worker 0 makes
+// the communicator's unique id (ncclGetUniqueId), MPI carries it to every worker, and each joins
+// with ncclCommInitRank. The step across workers then sums the gradients where they are, on the GPU
 // (ncclAllReduce on that device's stream), instead of through host memory; everything else (the
 // statistics, the flags, the initial broadcast) still goes over MPI.
 //

@@ -2,14 +2,13 @@
 
 #include <stdexcept>
 
+#include "virtualgpu/collectives/nccl_all_reduce.h"
 #include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/devices/device.h"
-#include "virtualgpu/collectives/nccl_all_reduce.h"
 
 namespace mirrorlab::vgpu {
 
-NcclWorkerGroup::NcclWorkerGroup(WorkerGroup& base, Device& gpu, NcclApi& nccl,
-                                 WorkerWatch* watch)
+NcclWorkerGroup::NcclWorkerGroup(WorkerGroup& base, Device& gpu, NcclApi& nccl, WorkerWatch* watch)
     : base_(&base), gpu_(&gpu), nccl_(&nccl), watch_(watch) {
   if (!gpu.is_cuda() || gpu.cuda_api() == nullptr) {
     throw std::invalid_argument("NCCL across processes needs a CUDA GPU; " + gpu.name() +
@@ -29,8 +28,9 @@ NcclWorkerGroup::NcclWorkerGroup(WorkerGroup& base, Device& gpu, NcclApi& nccl,
   const std::string id = base.wait_for_text(mine, 0);
   if (!failure.empty()) throw std::runtime_error(failure);
   if (id.empty()) {
-    throw std::runtime_error("worker 0 could not make the NCCL communicator's unique id "
-                             "(ncclGetUniqueId failed there: its error says why)");
+    throw std::runtime_error(
+        "worker 0 could not make the NCCL communicator's unique id "
+        "(ncclGetUniqueId failed there: its error says why)");
   }
   CurrentGpu on(*gpu.cuda_api(), gpu.cuda_ordinal());
   WorkerWatch::InCollective in(watch_, "ncclCommInitRank");

@@ -41,9 +41,9 @@ class ThreadWorkers::Handle final : public WorkerGroup {
       const std::span<float> from = all_->slots_[static_cast<std::size_t>(root)].floats;
       for (const Slot& s : all_->slots_) {
         if (s.floats.size() != from.size()) {
-          throw std::invalid_argument("broadcast between workers of different sizes: " +
-                                      std::to_string(s.floats.size()) + " values against " +
-                                      std::to_string(from.size()));
+          throw std::invalid_argument(
+              "broadcast between workers of different sizes: " + std::to_string(s.floats.size()) +
+              " values against " + std::to_string(from.size()));
         }
       }
       for (const Slot& s : all_->slots_) {
@@ -86,9 +86,7 @@ ThreadWorkers::ThreadWorkers(int workers)
 
 ThreadWorkers::~ThreadWorkers() = default;
 
-WorkerGroup& ThreadWorkers::worker(int w) {
-  return *handles_.at(static_cast<std::size_t>(w));
-}
+WorkerGroup& ThreadWorkers::worker(int w) { return *handles_.at(static_cast<std::size_t>(w)); }
 
 void ThreadWorkers::abort(const std::string& why) {
   {
@@ -114,9 +112,9 @@ void ThreadWorkers::sum(std::span<T> Slot::*field) {
   const std::size_t n = (slots_[0].*field).size();
   for (const Slot& s : slots_) {
     if ((s.*field).size() != n) {
-      throw std::invalid_argument("an all-reduce between workers of different sizes: " +
-                                  std::to_string((s.*field).size()) + " values against " +
-                                  std::to_string(n));
+      throw std::invalid_argument(
+          "an all-reduce between workers of different sizes: " + std::to_string((s.*field).size()) +
+          " values against " + std::to_string(n));
     }
   }
   // In rank order, into a buffer of its own: every worker gets the same bits.

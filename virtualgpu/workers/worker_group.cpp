@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "virtualgpu/devices/device.h"
 #include "virtualgpu/devices/device_buffers.h"
-#include "nlohmann/json.hpp"
 
 namespace mirrorlab::vgpu {
 
