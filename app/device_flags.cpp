@@ -32,10 +32,16 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags, int default_gpus) {
                     "contexts), not only its own memory");
 }
 
+// The flag's default is the devices' own (core::logical_devices gives it to a device without a
+// limit).
+static_assert(kDefaultMemoryLimitMib ==
+              static_cast<std::int64_t>(vgpu::LogicalDeviceConfiguration{}.memory_limit_mib));
+
 std::int64_t memory_limit_mib(const DeviceFlags& flags, int i) {
-  if (flags.memory_limits_mib.empty()) return kDefaultMemoryLimitMib;
-  return flags.memory_limits_mib.size() > 1 ? flags.memory_limits_mib[static_cast<std::size_t>(i)]
-                                            : flags.memory_limits_mib[0];
+  DeviceFlags reaching = flags;
+  reaching.gpus = i + 1;  // as many devices as it takes to have device i
+  return static_cast<std::int64_t>(
+      core::logical_devices(reaching)[static_cast<std::size_t>(i)].memory_limit_mib);
 }
 
 int device_count(const DeviceFlags& flags, std::string* problem) {
@@ -73,9 +79,9 @@ DevicePlan plan_devices(const DeviceFlags& flags, int count) {
   if (!flags.memory_limits_mib.empty()) {
     plan.card_limit_mib = static_cast<std::size_t>(flags.memory_limits_mib[0]);
   }
-  for (int i = 0; i < count; ++i) {
-    plan.devices.push_back({static_cast<std::size_t>(memory_limit_mib(flags, i))});
-  }
+  DeviceFlags counted = flags;
+  counted.gpus = count;
+  plan.devices = core::logical_devices(counted);
   return plan;
 }
 
