@@ -12,8 +12,8 @@
 #include "core/session/worker_followers.h"
 
 #ifdef MIRRORLAB_HAVE_GUI
-#include "gui/app_window.h"
-#include "gui/modelled_allreduce.h"
+#include "gui/model/modelled_allreduce.h"
+#include "gui/window/app_window.h"
 #endif
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"

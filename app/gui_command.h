@@ -5,7 +5,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/train_flags.h"
-#include "gui/app_options.h"
+#include "gui/window/app_options.h"
 
 namespace mirrorlab::app {
 

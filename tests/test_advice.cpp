@@ -1,6 +1,7 @@
 // The advice that goes with the typed errors of the layers below: the command line names its
-// flags (app/advice.cpp), the GUI its settings (gui/advice.cpp). The layers below state only the
-// facts (tests/test_memory_arena.cpp, test_gpu_configuration.cpp, test_dataset.cpp check those).
+// flags (app/advice.cpp), the GUI its settings (gui/model/advice.cpp). The layers below state only
+// the facts (tests/test_memory_arena.cpp, test_gpu_configuration.cpp, test_dataset.cpp check
+// those).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -16,7 +17,7 @@
 #include "virtualgpu/memory/host_memory.h"
 #include "virtualgpu/memory/memory_arena.h"
 #ifdef MIRRORLAB_HAVE_GUI
-#include "gui/advice.h"
+#include "gui/model/advice.h"
 #endif
 
 namespace mirrorlab {

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <set>
 
-#include "gui/colors.h"
-#include "gui/gui_report.h"
-#include "gui/panel_layout.h"
-#include "gui/screenshot.h"
-#include "gui/scripted_run.h"
-#include "gui/timeline_panel.h"
+#include "gui/drawing/colors.h"
+#include "gui/model/gui_report.h"
+#include "gui/panels/panel_layout.h"
+#include "gui/panels/timeline_panel.h"
+#include "gui/window/screenshot.h"
+#include "gui/window/scripted_run.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"
 #endif

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "core/nn/training_flops.h"
-#include "gui/model_predictions.h"
-#include "gui/modelled_allreduce.h"
-#include "gui/speedup_table.h"
-#include "gui/topology_catalog.h"
+#include "gui/model/model_predictions.h"
+#include "gui/model/modelled_allreduce.h"
+#include "gui/model/speedup_table.h"
+#include "gui/model/topology_catalog.h"
 #include "nlohmann/json.hpp"
 #include "temp_folder.h"
 #include "timing/step_time.h"

@@ -1,0 +1,106 @@
+#include "gui/drawing/lesson_text.h"
+
+#include <string>
+#include <string_view>
+
+#include "gui/drawing/colors.h"
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+constexpr std::uint32_t kCodeRgb = 0xF0C674;      // code: warm yellow on the dark panels
+constexpr std::uint32_t kEmphasisRgb = 0x8FC7FF;  // emphasis: light blue (no italic face loaded)
+constexpr std::uint32_t kQuoteRgb = 0xB0B0B0;
+
+// Draws `runs` from the cursor, wrapping at the content region's right edge; continued lines
+// start at `left` (window coordinates).
+void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts, float left) {
+  const float right = ImGui::GetWindowContentRegionMax().x;
+  bool first = true;
+  for (const lessons::TextRun& run : runs) {
+    ImFont* font = run.style == lessons::RunStyle::kStrong ? fonts.bold
+                   : run.style == lessons::RunStyle::kCode ? fonts.mono
+                                                           : nullptr;
+    if (font != nullptr) ImGui::PushFont(font);
+    const bool coloured =
+        run.style == lessons::RunStyle::kCode || run.style == lessons::RunStyle::kEmphasis;
+    if (coloured) {
+      ImGui::PushStyleColor(ImGuiCol_Text,
+                            rgb(run.style == lessons::RunStyle::kCode ? kCodeRgb : kEmphasisRgb));
+    }
+    const std::string_view text = run.text;
+    std::size_t at = 0;
+    while (at < text.size()) {
+      // A word and the spaces after it, so a line never starts with a space.
+      std::size_t end = text.find(' ', at);
+      end = end == std::string_view::npos ? text.size() : text.find_first_not_of(' ', end);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view word = text.substr(at, end - at);
+      const float width = ImGui::CalcTextSize(word.data(), word.data() + word.size()).x;
+      if (!first) {
+        ImGui::SameLine(0, 0);
+        if (ImGui::GetCursorPosX() + width > right && ImGui::GetCursorPosX() > left) {
+          ImGui::NewLine();
+          ImGui::SetCursorPosX(left);
+        }
+      }
+      ImGui::TextUnformatted(word.data(), word.data() + word.size());
+      first = false;
+      at = end;
+    }
+    if (coloured) ImGui::PopStyleColor();
+    if (font != nullptr) ImGui::PopFont();
+  }
+  if (first) ImGui::NewLine();  // an empty paragraph still takes its line
+}
+
+}  // namespace
+
+void draw_paragraphs(const std::vector<lessons::Paragraph>& paragraphs, const TextFonts& fonts) {
+  int number = 0;
+  for (const lessons::Paragraph& p : paragraphs) {
+    number = p.kind == lessons::ParagraphKind::kNumbered ? number + 1 : 0;
+    const float indent = ImGui::GetFontSize() * 1.2f;
+    switch (p.kind) {
+      case lessons::ParagraphKind::kParagraph:
+        draw_runs(p.runs, fonts, ImGui::GetCursorPosX());
+        break;
+      case lessons::ParagraphKind::kBullet:
+      case lessons::ParagraphKind::kNumbered: {
+        const float left = ImGui::GetCursorPosX();
+        if (p.kind == lessons::ParagraphKind::kBullet) {
+          ImGui::Bullet();
+        } else {
+          ImGui::Text("%d.", number);
+        }
+        ImGui::SameLine(left + indent);
+        draw_runs(p.runs, fonts, left + indent);
+        break;
+      }
+      case lessons::ParagraphKind::kQuote:
+        ImGui::Indent(indent);
+        ImGui::PushStyleColor(ImGuiCol_Text, rgb(kQuoteRgb));
+        draw_runs(p.runs, fonts, ImGui::GetCursorPosX());
+        ImGui::PopStyleColor();
+        ImGui::Unindent(indent);
+        break;
+      case lessons::ParagraphKind::kCodeBlock:
+        if (fonts.mono != nullptr) ImGui::PushFont(fonts.mono);
+        ImGui::PushStyleColor(ImGuiCol_Text, rgb(kCodeRgb));
+        ImGui::Indent(indent);
+        ImGui::TextUnformatted(p.plain().c_str());
+        ImGui::Unindent(indent);
+        ImGui::PopStyleColor();
+        if (fonts.mono != nullptr) ImGui::PopFont();
+        break;
+    }
+    // Items of one list sit together; other paragraphs get a little air.
+    if (p.kind == lessons::ParagraphKind::kParagraph || p.kind == lessons::ParagraphKind::kQuote ||
+        p.kind == lessons::ParagraphKind::kCodeBlock) {
+      ImGui::Spacing();
+    }
+  }
+}
+
+}  // namespace mirrorlab::gui

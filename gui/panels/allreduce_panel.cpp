@@ -1,0 +1,303 @@
+#include "gui/panels/allreduce_panel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gui/drawing/chart.h"
+#include "gui/drawing/colors.h"
+#include "gui/panels/step_moment.h"
+#include "imgui.h"
+#include "virtualgpu/collectives/collective_replay.h"
+#include "virtualgpu/workers/hierarchical_all_reduce.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+double milliseconds(vgpu::TimePoint start, vgpu::TimePoint finish) {
+  return std::chrono::duration<double, std::milli>(finish - start).count();
+}
+
+// Elements in the flat gradient buffer: where the last layer ends.
+std::size_t buffer_elements(const core::RecordedStep& record) {
+  std::size_t count = 0;
+  for (const core::RecordedLayer& l : record.layers) count = std::max(count, l.offset + l.params);
+  for (const vgpu::CollectiveStep& s : record.collective_steps) {
+    for (const vgpu::Transfer& t : s.transfers) count = std::max(count, t.end);
+  }
+  return count;
+}
+
+std::string contributors_text(std::uint64_t mask, int ranks) {
+  std::string text;
+  int count = 0;
+  for (int r = 0; r < ranks; ++r) {
+    if ((mask >> r) & 1u) text += (count++ ? " + " : "") + std::to_string(r);
+  }
+  return "replicas " + text + " (" + std::to_string(count) + " of " + std::to_string(ranks) + ")";
+}
+
+// What the step does, in words, for the line above the picture.
+std::string describe_step(const vgpu::CollectiveStep& step, int ranks) {
+  if (step.phase == vgpu::kAcrossWorkersPhase) {
+    return "across workers: each worker's sum, in its first device, added to the other workers' "
+           "(the worker group's exchange); its moves are not visible here";
+  }
+  if (step.transfers.empty()) {
+    return "one NCCL call: the library sums on every GPU at once; its steps are not visible";
+  }
+  bool adds = false;
+  for (const vgpu::Transfer& t : step.transfers)
+    adds = adds || t.kind == vgpu::TransferKind::kReduce;
+  const std::string moves =
+      std::to_string(step.transfers.size()) + " transfer" + (step.transfers.size() == 1 ? "" : "s");
+  return step.phase + ": " + moves +
+         (adds ? ", each added into its destination's chunk"
+               : ", each copied over its destination's chunk") +
+         (ranks > 2 && step.phase == "reduce-scatter" ? " (every GPU sends one chunk to the next)"
+                                                      : "");
+}
+
+struct Geometry {
+  float x = 0, width = 0;  // of the bars
+  float top = 0, row = 0, gap = 0;
+  std::size_t count = 1;
+  float bar_y(int rank) const { return top + static_cast<float>(rank) * (row + gap); }
+  float at(std::size_t element) const {
+    return x +
+           width * static_cast<float>(static_cast<double>(element) / static_cast<double>(count));
+  }
+};
+
+void draw_arrow(ImDrawList* draw, ImVec2 from, ImVec2 to, float bulge, std::uint32_t color,
+                float thickness, bool plus) {
+  const float dir = to.y > from.y ? 1.0f : -1.0f;
+  const float pull = std::max(12.0f, std::fabs(to.y - from.y) * 0.4f);
+  const ImVec2 c1(from.x + bulge, from.y + dir * pull), c2(to.x + bulge, to.y - dir * pull);
+  draw->AddBezierCubic(from, c1, c2, ImVec2(to.x, to.y - dir * 7), color, thickness);
+  // The head: a triangle pointing along the last part of the curve (vertical at the end).
+  draw->AddTriangleFilled(ImVec2(to.x, to.y), ImVec2(to.x - 5, to.y - dir * 9),
+                          ImVec2(to.x + 5, to.y - dir * 9), color);
+  if (plus) {
+    const ImVec2 c(to.x + 9, to.y - dir * 13);
+    draw->AddCircleFilled(c, 7, color);
+    draw->AddText(ImVec2(c.x - 4, c.y - 8), rgb(0x000000), "+");
+  }
+}
+
+// The rows of the buffers, in the room the panel has left above the footer.
+Geometry plan_geometry(std::size_t count, int n, float font_scale) {
+  const float line = ImGui::GetTextLineHeight();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float label_width = ImGui::CalcTextSize("/gpu:0 ").x + line;
+  const float table_height = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
+  const float room = std::max(ImGui::GetContentRegionAvail().y - table_height, 60.0f * n * 0.5f);
+  Geometry g;
+  g.count = std::max<std::size_t>(count, 1);
+  g.x = origin.x + label_width;
+  g.width = std::max(40.0f, ImGui::GetContentRegionAvail().x - label_width - 24.0f);
+  g.row = std::clamp(room / (static_cast<float>(n) * 1.8f), 10.0f, 44.0f * font_scale);
+  g.gap = g.row * 0.8f;
+  g.top = origin.y + 4;
+  return g;
+}
+
+// Each device's buffer as a row of chunks, striped with the replicas whose values each holds.
+// Returns the number of chunks drawn.
+int draw_buffers(ImDrawList* draw, const core::RecordedStep& record,
+                 const std::vector<std::vector<vgpu::ChunkContributors>>& contributions,
+                 const Geometry& g, float left) {
+  const int n = static_cast<int>(record.replicas.size());
+  const float line = ImGui::GetTextLineHeight();
+  int chunks = 0;
+  for (int r = 0; r < n; ++r) {
+    const float y = g.bar_y(r);
+    draw->AddRectFilled(ImVec2(left, y + g.row / 2 - line / 2),
+                        ImVec2(left + line * 0.8f, y + g.row / 2 + line * 0.3f), replica_color(r));
+    draw->AddText(ImVec2(left + line, y + g.row / 2 - line / 2), rgb(0xDDDDDD),
+                  record.replicas[static_cast<std::size_t>(r)].device.c_str());
+    for (const vgpu::ChunkContributors& c : contributions[static_cast<std::size_t>(r)]) {
+      const float x0 = g.at(c.begin), x1 = g.at(c.end);
+      // One stripe per replica: its colour where the chunk holds its values, dark where not.
+      const float stripe = g.row / static_cast<float>(n);
+      for (int k = 0; k < n; ++k) {
+        const bool has = (c.contributors >> k) & 1u;
+        draw->AddRectFilled(ImVec2(x0, y + stripe * static_cast<float>(k)),
+                            ImVec2(x1, y + stripe * static_cast<float>(k + 1)),
+                            has ? replica_color(k) : rgb(0x303038));
+      }
+      draw->AddRect(ImVec2(x0, y), ImVec2(x1, y + g.row), rgb(0x101014), 0, 0, 1.5f);
+      if (ImGui::IsMouseHoveringRect(ImVec2(x0, y), ImVec2(x1, y + g.row))) {
+        ImGui::SetTooltip("%s, floats %zu-%zu: the sum of %s",
+                          record.replicas[static_cast<std::size_t>(r)].device.c_str(), c.begin,
+                          c.end, contributors_text(c.contributors, n).c_str());
+      }
+      ++chunks;
+    }
+  }
+  return chunks;
+}
+
+// The step's transfers as arrows between the rows, their destinations outlined; NCCL's one
+// opaque call as a box across them. Returns the number of arrows drawn.
+int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geometry& g, int n) {
+  const float line = ImGui::GetTextLineHeight();
+  if (step.transfers.empty()) {
+    const ImVec2 a(g.x + g.width * 0.2f, g.bar_y(0) + g.row + 2);
+    const ImVec2 b(g.x + g.width * 0.8f, g.bar_y(n - 1) - 2);
+    draw->AddRectFilled(a, b, rgb(0x4477AA, 200), 6);
+    char text[96];
+    std::snprintf(text, sizeof text, "%s: %.3f ms",
+                  step.phase == vgpu::kAcrossWorkersPhase ? "across workers" : "ncclAllReduce",
+                  milliseconds(step.start, step.finish));
+    draw->AddText(ImVec2(a.x + 8, (a.y + b.y) / 2 - line / 2), rgb(0xFFFFFF), text);
+  }
+  int arrows = 0;
+  for (const vgpu::Transfer& t : step.transfers) {
+    if (t.src < 0 || t.src >= n || t.dst < 0 || t.dst >= n || t.src == t.dst) continue;
+    const bool down = t.dst > t.src;
+    // Several arrows may share a chunk (everyone sends the whole buffer to one device): spread
+    // them by sender.
+    const float spread = g.width / static_cast<float>(g.count) *
+                         static_cast<float>(t.end - t.begin) / static_cast<float>(n + 1);
+    const float x = g.at(t.begin) + spread * static_cast<float>(t.src + 1);
+    const ImVec2 from(x, down ? g.bar_y(t.src) + g.row : g.bar_y(t.src));
+    const ImVec2 to(x, down ? g.bar_y(t.dst) : g.bar_y(t.dst) + g.row);
+    const bool reduce = t.kind == vgpu::TransferKind::kReduce;
+    const float bulge = (down ? 1.0f : -1.0f) * std::min(60.0f, 8.0f * std::abs(t.dst - t.src));
+    draw_arrow(draw, from, to, bulge, replica_color(t.src), reduce ? 3.0f : 1.5f, reduce);
+    draw->AddRect(ImVec2(g.at(t.begin), g.bar_y(t.dst)),
+                  ImVec2(g.at(t.end), g.bar_y(t.dst) + g.row), rgb(0xFFFFFF), 0, 0, 2.0f);
+    ++arrows;
+  }
+  return arrows;
+}
+
+// The key to the picture and the recorded steps' time.
+void draw_footer(const core::RecordedStep& record) {
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled(
+      "Stripes: whose gradients a chunk holds. Thick arrow with +: added into "
+      "the chunk; thin arrow: copied over it. Left/Right: step back/forward.");
+  ImGui::PopTextWrapPos();
+  if (record.collective_steps.empty()) return;
+  // The steps' own times, summed: a step held between its steps (pausing at phases) waits
+  // for the viewer, and that wait is no part of the all-reduce.
+  double total = 0;
+  for (const vgpu::CollectiveStep& st : record.collective_steps) {
+    total += milliseconds(st.start, st.finish);
+  }
+  ImGui::TextDisabled("%zu of %d steps recorded: %.3f ms of work in all",
+                      record.collective_steps.size(), record.all_reduce_steps, total);
+}
+
+}  // namespace
+
+int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
+  const core::RecordedStep& record = frame.run.step_record;
+  const int n = static_cast<int>(record.replicas.size());
+  const int total_steps = record.all_reduce_steps;
+  const int recorded = static_cast<int>(record.collective_steps.size());
+  const ShownMoment shown = shown_moment(frame);
+  const int done = std::min(shown.progress.collective_steps, recorded);
+
+  ImGui::TextWrapped("%s of %d x %s (%zu floats) in %d step%s", record.all_reduce.c_str(), n,
+                     format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count,
+                     total_steps, total_steps == 1 ? "" : "s");
+  // The slider walks the all-reduce: 0 is before it, k after its k-th step.
+  int wanted = done;
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
+  ImGui::BeginDisabled(recorded == 0 || !shown.progress.backward);
+  if (ImGui::SliderInt("after step", &wanted, 0, std::max(recorded, 1)) && wanted != done) {
+    const int moment = moment_after_all_reduce_step(record, std::min(wanted, recorded));
+    if (moment >= 0) watch_moment(frame, moment);
+  }
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "0: before the all-reduce; k: after its k-th step. Left/Right arrows step too.");
+
+  if (!shown.progress.backward) {
+    ImGui::TextWrapped(
+        "Step %lld is before its backward pass: there are no gradients to "
+        "all-reduce yet.",
+        static_cast<long long>(record.step + 1));
+  } else if (done == 0) {
+    ImGui::TextWrapped("Before the all-reduce: each GPU holds only its own replica's gradient.");
+  } else {
+    const vgpu::CollectiveStep& step = record.collective_steps[static_cast<std::size_t>(done - 1)];
+    ImGui::TextWrapped("Step %d of %d, %s (%.3f ms)", done, total_steps,
+                       describe_step(step, n).c_str(), milliseconds(step.start, step.finish));
+  }
+  return done;
+}
+
+void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int done) {
+  // Replayed when the record or the step shown changes, not every frame.
+  if (replayed_session_ == frame.run.session &&
+      replayed_version_ == frame.run.step_record_version && replayed_steps_ == done) {
+    return;
+  }
+  const core::RecordedStep& record = frame.run.step_record;
+  const std::span<const vgpu::CollectiveStep> steps(record.collective_steps.data(),
+                                                    static_cast<std::size_t>(done));
+  contributions_ = vgpu::replay_contributions(static_cast<int>(record.replicas.size()),
+                                              std::max<std::size_t>(count, 1), steps);
+  replayed_session_ = frame.run.session;
+  replayed_version_ = frame.run.step_record_version;
+  replayed_steps_ = done;
+}
+
+void AllReducePanel::Draw(FrameContext& frame) {
+  bool model = !frame.view.modelled_allreduce.empty();
+  if (ImGui::RadioButton("this run's all-reduce", !model)) model = false;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("the model's, on a machine", model)) model = true;
+  if (!model) {
+    frame.view.modelled_allreduce.clear();
+    draw_the_run(frame);
+  } else {
+    // The first the machine can play, unless one is chosen already.
+    if (frame.view.modelled_allreduce.empty()) {
+      frame.view.modelled_allreduce = modelled_algorithm_ids().front();
+    }
+    model_view_.Draw(frame, name());
+  }
+}
+
+void AllReducePanel::draw_the_run(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (!has_recorded_step(frame, "The all-reduce")) return;
+  const int n = static_cast<int>(record.replicas.size());
+  if (n == 1) {
+    ImGui::TextWrapped(
+        "One replica: its gradient is already the whole batch's, so there is "
+        "nothing to all-reduce. Use 2 or more virtual GPUs.");
+    frame.report.drew(name(), "buffers", 1);
+    return;
+  }
+  const std::size_t count = buffer_elements(record);
+  const int done = draw_heading(frame, count);
+
+  // The buffers, one row per device, and the shown step's transfers.
+  replay(frame, count, done);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float left = ImGui::GetCursorScreenPos().x, top = ImGui::GetCursorScreenPos().y;
+  const Geometry g = plan_geometry(count, n, frame.view.font_scale);
+  const int chunks = draw_buffers(draw, record, contributions_, g, left);
+  const int arrows =
+      done > 0
+          ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)], g, n)
+          : 0;
+  ImGui::Dummy(ImVec2(g.x + g.width - left, g.bar_y(n) - top));
+  draw_footer(record);
+  frame.report.drew(name(), "buffers", n);
+  frame.report.drew(name(), "chunks", chunks);
+  frame.report.drew(name(), "arrows", arrows);
+  frame.report.drew(name(), "step_shown", done);
+}
+
+}  // namespace mirrorlab::gui

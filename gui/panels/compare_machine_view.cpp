@@ -1,0 +1,184 @@
+#include "gui/panels/compare_machine_view.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "gui/drawing/chart.h"
+#include "gui/drawing/colors.h"
+#include "imgui.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+std::string machine_label(const ModelMachine& m) {
+  return m.topology ? m.id : m.id + " (no fit yet)";
+}
+
+}  // namespace
+
+const ModelMachine* choose_machine(FrameContext& frame, const char* label) {
+  if (frame.machines == nullptr) return nullptr;
+  const TopologyCatalog& catalog = *frame.machines;
+  const ModelMachine* chosen = catalog.find(frame.view.model_machine);
+  if (chosen == nullptr) {  // not among these presets: the first, for every panel
+    chosen = &catalog.machines().front();
+    frame.view.model_machine = chosen->id;
+  }
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("dgx-h100-2-nodes (no fit yet)").x +
+                          ImGui::GetFrameHeight() * 1.5f);
+  if (ImGui::BeginCombo(label, machine_label(*chosen).c_str())) {
+    for (const ModelMachine& m : catalog.machines()) {
+      if (ImGui::Selectable(machine_label(m).c_str(), &m == chosen)) {
+        frame.view.model_machine = m.id;
+        chosen = &m;
+      }
+      if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", m.topology ? m.topology->title.c_str() : m.problem.c_str());
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return chosen;
+}
+
+void two_tabs(const char* id, const char* const (&labels)[2], bool* second, int* shown,
+              const std::function<void(int tab)>& draw) {
+  if (!ImGui::BeginTabBar(id)) return;
+  const int wanted = *second ? 1 : 0;
+  for (int tab = 0; tab < 2; ++tab) {
+    const ImGuiTabItemFlags flags =
+        tab == wanted && *shown != wanted ? ImGuiTabItemFlags_SetSelected : 0;
+    if (!ImGui::BeginTabItem(labels[tab], nullptr, flags)) continue;
+    *shown = tab;
+    *second = tab == 1;
+    draw(tab);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
+void MachineView::Draw(FrameContext& frame, const char* panel) {
+  const ModelMachine* machine = choose_machine(frame, "machine");
+  if (machine == nullptr) return;
+  frame.report.drew(panel, "machines", static_cast<double>(frame.machines->machines().size()));
+  if (!frame.machines->presets_problem().empty()) say_problem(frame.machines->presets_problem());
+  if (!machine->topology) {
+    ImGui::Spacing();
+    say_problem(machine->problem);
+    frame.report.drew(panel, "machine_rows", 0);
+    frame.report.drew(panel, "fit_missing", 1);
+    return;
+  }
+  // The machine's title beside the chooser, or under it where too little room is left there (a
+  // projector's large font in a narrow panel).
+  const std::string& title = machine->topology->title;
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x <
+      std::min(ImGui::CalcTextSize(title.c_str()).x, ImGui::GetFontSize() * 16)) {
+    ImGui::NewLine();
+  }
+  ImGui::TextWrapped("%s", title.c_str());
+  two_tabs("machine sections", {"All-reduce by size", "Training step: speed-up"},
+           &frame.view.compare_shows_step, &section_shown_, [&](int section) {
+             frame.report.drew(panel, "machine_section", section);
+             if (section == 0) {
+               draw_by_size(frame, panel, *machine);
+             } else {
+               speedup_.Draw(frame, panel, *machine);
+             }
+           });
+}
+
+void MachineView::draw_by_size(FrameContext& frame, const char* panel,
+                               const ModelMachine& machine) {
+  const timing::Topology& t = *machine.topology;
+  if (computed_for_ != machine.id || computed_version_ != frame.machines->version()) {
+    computed_for_ = machine.id;
+    computed_version_ = frame.machines->version();
+    problem_.clear();
+    try {
+      rows_ = predict_on_machine(t, machine_view_sizes());
+    } catch (const std::exception& e) {
+      rows_.clear();
+      problem_ = t.id + " cannot be predicted: " + e.what();
+    }
+  }
+  if (!problem_.empty()) {
+    say_problem(problem_);
+    frame.report.drew(panel, "machine_rows", 0);
+    return;
+  }
+  ImGui::TextWrapped(
+      "Predicted, not measured: one all-reduce on all %d GPUs. mirrorlab's algorithms step by "
+      "step over the machine's %s%s. Shaded: the fastest.",
+      t.ranks(), t.fabric == timing::Fabric::kSharedMemory ? "memory" : "links",
+      t.has_nccl ? "; NCCL by its own tuning model" : "");
+  if (rows_.empty()) return;
+
+  const std::size_t algorithms = rows_.front().algorithms.size();
+  const int columns = static_cast<int>(algorithms) + 1 + (t.has_nccl ? 2 : 0);
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float wanted = line * (static_cast<float>(rows_.size()) + 1.6f);
+  const float room = ImGui::GetContentRegionAvail().y - line * (t.has_nccl ? 1.2f : 3.2f);
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
+  int cells = 0;
+  if (ImGui::BeginTable("by size", columns, flags,
+                        ImVec2(0, std::max(std::min(wanted, room), line * 3)))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("size per GPU");
+    for (const timing::Prediction& p : rows_.front().algorithms) {
+      ImGui::TableSetupColumn(p.algorithm.c_str());
+    }
+    if (t.has_nccl) {
+      ImGui::TableSetupColumn("NCCL (its model)");
+      ImGui::TableSetupColumn("NCCL picks");
+    }
+    ImGui::TableHeadersRow();
+    for (const SizePrediction& row : rows_) {
+      ImGui::TableNextRow();
+      double fastest = std::numeric_limits<double>::max();
+      for (const timing::Prediction& p : row.algorithms) fastest = std::min(fastest, p.predicted);
+      if (row.nccl) fastest = std::min(fastest, row.nccl->time_us * 1e-6);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_bytes(row.bytes).c_str());
+      for (const timing::Prediction& p : row.algorithms) {
+        ImGui::TableNextColumn();
+        if (p.predicted == fastest) {
+          ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
+                                 algorithm_color(p.algorithm) & 0x70FFFFFF);
+        }
+        ImGui::TextUnformatted(format_seconds(p.predicted).c_str());
+        if (ImGui::IsItemHovered()) {
+          ImGui::SetTooltip("%s of %s per GPU on %s: %s\nslowest step: %s", p.algorithm.c_str(),
+                            format_bytes(row.bytes).c_str(), t.id.c_str(),
+                            format_seconds(p.predicted).c_str(), p.bottleneck.c_str());
+        }
+        ++cells;
+      }
+      if (row.nccl) {
+        ImGui::TableNextColumn();
+        if (row.nccl->time_us * 1e-6 == fastest) {
+          ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
+                                 rgb(algorithm_rgb(vgpu::kNcclName), 0x70));
+        }
+        ImGui::TextUnformatted(format_seconds(row.nccl->time_us * 1e-6).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(nccl_pick_text(*row.nccl).c_str());
+        cells += 2;
+      }
+    }
+    ImGui::EndTable();
+  }
+  frame.report.drew(panel, "machine_rows", static_cast<double>(rows_.size()));
+  frame.report.drew(panel, "machine_cells", cells);
+  if (!t.has_nccl) {
+    ImGui::TextWrapped("NCCL cannot run on %s: it needs one GPU per rank.", t.id.c_str());
+  }
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("Where its numbers come from: %s", t.source.c_str());
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,231 @@
+#include "gui/panels/compare_speedup_view.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/nn/training_flops.h"
+#include "gui/drawing/chart.h"
+#include "gui/drawing/colors.h"
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+constexpr std::uint32_t kStopRgb = 0xD55E00;  // vermillion: the count that stops paying
+
+std::string printed(const char* format, double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// "13,006,153": a whole number in groups of three, read from afar.
+std::string grouped(double value) {
+  const std::string digits = printed("%.0f", value);
+  const std::size_t sign = digits[0] == '-' ? 1 : 0;
+  std::string out = digits.substr(0, sign);
+  for (std::size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// `text` wrapped to the panel at its spaces only: ImGui's own wrapping also breaks after a '.',
+// which splits "4.92 us" across two lines.
+void wrapped_at_spaces(const std::string& text, bool dim = false) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+  if (dim) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  std::string line;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, end - at);
+    std::string longer = line.empty() ? word : line + " " + word;
+    if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+      ImGui::TextUnformatted(line.c_str());
+      longer = word;
+    }
+    line = std::move(longer);
+    at = end + 1;
+  }
+  if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+  if (dim) ImGui::PopStyleColor();
+}
+
+void bold_wrapped(const FrameContext& frame, const std::string& text) {
+  const bool bold = frame.fonts != nullptr && frame.fonts->bold != nullptr;
+  if (bold) ImGui::PushFont(frame.fonts->bold);
+  ImGui::BeginGroup();  // every line beside what came before on the line (a tag)
+  wrapped_at_spaces(text);
+  ImGui::EndGroup();
+  if (bold) ImGui::PopFont();
+}
+
+}  // namespace
+
+void SpeedupView::update(FrameContext& frame, const ModelMachine& machine) {
+  const core::SessionConfig& config = frame.session ? frame.session->config() : frame.config;
+  const RunModel run = run_model_of(config);
+  const bool here = &machine == &frame.machines->fitted();
+  Inputs now;
+  now.machine = machine.id;
+  now.catalog = frame.machines->version();
+  now.model = run.model;
+  now.optimizer = run.optimizer.kind;
+  now.update_flops = core::update_flops_per_param(run.optimizer);
+  now.batch = run.batch_per_replica;
+  if (here) {
+    now.run = frame.run_id;
+    now.last_step = frame.session ? frame.run.steps_done : -1;
+  }
+  if (computed_ && now == inputs_) return;
+  // On this machine the compute follows the run's steps: while it runs, at most once a second,
+  // so that the table does not flicker.
+  Inputs same_but_step = inputs_;
+  same_but_step.last_step = now.last_step;
+  if (computed_ && here && same_but_step == now && table_.problem.empty() && frame.run.stepping &&
+      frame.seconds_since_start - computed_at_ < 1.0) {
+    return;
+  }
+  inputs_ = now;
+  computed_ = true;
+  computed_at_ = frame.seconds_since_start;
+  std::optional<RunCompute> live;
+  if (here && frame.session) live = run_compute(frame.run, *machine.topology);
+  table_ = predict_speedup(*machine.topology, here, run, live, format_seconds);
+  const SpeedupTable& t = table_;
+  verdict_ = timing::pays_rule_sentence() + " " + t.verdict.verdict;
+  details_ = {"Compute of one replica: " + t.compute_source + ".",
+              t.all_reduce + " " + t.engines_text,
+              timing::step_formula_sentence(run.batch_per_replica) + " " +
+                  timing::step_left_out_sentence()};
+  cells_.clear();
+  for (const timing::StepTime& r : table_.rows) {
+    const bool past = table_.stop.stopped && r.devices == table_.stop.next;
+    cells_.push_back({std::to_string(r.devices), std::to_string(r.replicas_per_engine),
+                      format_seconds(r.compute),
+                      r.devices == 1 ? std::string("-") : format_seconds(r.all_reduce),
+                      format_seconds(r.seconds), grouped(r.images_per_second),
+                      printed("%.2fx", r.speedup), printed("%+.2f", r.added) + (past ? " !" : ""),
+                      r.all_reduce_how.empty() ? std::string("-") : r.all_reduce_how});
+  }
+}
+
+void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachine& machine) {
+  if (frame.machines == nullptr || !machine.topology) return;
+  update(frame, machine);
+  const SpeedupTable& t = table_;
+  tag("PREDICTED", kPredictedRgb);
+  bold_wrapped(frame, t.heading);
+  if (!t.problem.empty()) {
+    say_problem(t.problem);
+    frame.report.drew(panel, "step_rows", 0);
+    frame.report.drew(panel, "step_problem", 1);
+    return;
+  }
+  // The table near the top, where a projector's narrow panel still shows it; how each number is
+  // worked out, in `mirrorlab compare`'s words, below it.
+  wrapped_at_spaces(t.summary);
+  draw_table(frame, panel);
+  wrapped_at_spaces(verdict_);
+  if (!t.verdict.why.empty()) wrapped_at_spaces(t.verdict.why);
+  ImGui::Spacing();
+  for (const std::string& detail : details_) wrapped_at_spaces(detail, true);
+  frame.report.drew(panel, "step_rows", static_cast<double>(t.rows.size()));
+  frame.report.drew(panel, "step_problem", 0);
+  frame.report.drew(panel, "step_paying_devices", t.stop.devices);
+  frame.report.drew(panel, "step_nccl", t.nccl ? 1 : 0);
+}
+
+void SpeedupView::draw_table(FrameContext& frame, const char* panel) {
+  const SpeedupTable& t = table_;
+  enum Column {
+    kDevices,
+    kInTurn,
+    kCompute,
+    kAllReduce,
+    kStep,
+    kImages,
+    kSpeedup,
+    kAdded,
+    kDetail
+  };
+  const char* labels[kColumns] = {"devices",    "in turn", "compute",
+                                  "all-reduce", "step",    "images/s",
+                                  "speed-up",   "added",   t.nccl ? "NCCL picks" : "slowest step"};
+  // 'in turn' only where engines are shared. A panel too narrow for every column (a projector's
+  // large font beside a lesson) leaves some out, in this order, and shows a whole row on hovering
+  // it; devices, step, speed-up and added always stay, scrolling sideways if even they do not fit.
+  std::array<bool, kColumns> shown;
+  shown.fill(true);
+  shown[kInTurn] = t.engines != 0;
+  const float pad = ImGui::GetStyle().CellPadding.x * 2 + ImGui::GetStyle().ItemSpacing.x;
+  std::array<float, kColumns> widest{};
+  for (int c = 0; c < kColumns; ++c) {
+    widest[c] = ImGui::CalcTextSize(labels[c]).x + pad;
+    for (const auto& row : cells_) {
+      widest[c] = std::max(widest[c], ImGui::CalcTextSize(row[c].c_str()).x + pad);
+    }
+  }
+  const auto needed = [&] {
+    float sum = 0;
+    for (int c = 0; c < kColumns; ++c) sum += shown[c] ? widest[c] : 0;
+    return sum;
+  };
+  const float room = ImGui::GetContentRegionAvail().x;
+  for (const Column c : {kDetail, kImages, kInTurn, kCompute, kAllReduce}) {
+    if (needed() <= room) break;
+    shown[c] = false;
+  }
+  const bool left_out = std::count(shown.begin(), shown.end(), false) > (t.engines == 0 ? 1 : 0);
+  const bool narrow = needed() > room;
+  const int columns = static_cast<int>(std::count(shown.begin(), shown.end(), true));
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                (narrow ? ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit
+                                        : ImGuiTableFlags_SizingStretchProp);
+  const float height =
+      narrow ? line * (static_cast<float>(cells_.size()) + 1.5f) + ImGui::GetStyle().ScrollbarSize
+             : 0;
+  if (!ImGui::BeginTable("training step", columns, flags, ImVec2(0, height))) return;
+  for (int c = 0; c < kColumns; ++c) {
+    if (shown[c]) ImGui::TableSetupColumn(labels[c]);
+  }
+  ImGui::TableHeadersRow();
+  int cells = 0;
+  for (std::size_t i = 0; i < cells_.size(); ++i) {
+    const timing::StepTime& r = t.rows[i];
+    const bool past = t.stop.stopped && r.devices == t.stop.next;
+    ImGui::TableNextRow();
+    if (past) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, rgb(kStopRgb, 0x60));
+    for (int c = 0; c < kColumns; ++c) {
+      if (!shown[c]) continue;
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(cells_[i][c].c_str());
+      ++cells;
+      if (!ImGui::IsItemHovered()) continue;
+      std::string tip;
+      if (left_out) {
+        for (int k = 0; k < kColumns; ++k) {
+          if (k == kInTurn && t.engines == 0) continue;
+          tip += std::string(labels[k]) + ": " + cells_[i][k] + "\n";
+        }
+      }
+      if (c == kAdded && past) {
+        const bool one = r.devices == t.stop.devices + 1;
+        tip += std::string(one ? "This device" : "Each of these devices") + " added " +
+               cells_[i][kAdded].substr(0, cells_[i][kAdded].find(' ')) +
+               " of one device's images/s, less than " + printed("%.2f", timing::kPaysForItself) +
+               ": " + (one ? "it does not pay for itself." : "they do not pay for themselves.");
+      }
+      if (!tip.empty()) ImGui::SetTooltip("%s", tip.c_str());
+    }
+  }
+  ImGui::EndTable();
+  if (left_out)
+    wrapped_at_spaces("A wider panel shows every column; hover a row for all of it.", true);
+  frame.report.drew(panel, "step_cells", cells);
+  frame.report.drew(panel, "step_columns", columns);
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,258 @@
+#include "gui/panels/controls_panel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gui/drawing/colors.h"
+#include "gui/model/advice.h"
+#include "gui/panels/step_moment.h"
+#include "imgui.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+// The all-reduce choices: TensorFlow's own, then every algorithm of the table.
+const std::vector<std::string>& algorithm_choices() { return core::allreduce_choices(); }
+
+bool algorithm_choice_text(void*, int index, const char** text) {
+  *text = algorithm_choices()[static_cast<std::size_t>(index)].c_str();
+  return true;
+}
+
+bool model_choice_text(void*, int index, const char** text) {
+  *text = core::choices_of<core::ModelKind>()[static_cast<std::size_t>(index)].name;
+  return true;
+}
+
+// Where `value` is in its table of names.
+template <class E>
+int choice_index(E value) {
+  const auto names = core::choices_of<E>();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].value == value) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+void state_badge(const core::SessionSnapshot& run, double t) {
+  std::uint32_t color = rgb(0xBBBBBB);
+  switch (run.state) {
+    case core::SessionState::kRunning:
+      color = rgb(0x009E73);
+      break;
+    case core::SessionState::kPaused:
+      color = rgb(0xE69F00);
+      break;
+    case core::SessionState::kFinished:
+      color = rgb(0x56B4E9);
+      break;
+    case core::SessionState::kFailed:
+      color = rgb(0xD55E00);
+      break;
+    case core::SessionState::kStopped:
+      break;
+  }
+  // A dot that blinks while training runs, so a frozen picture is never mistaken for a live one.
+  const float r = ImGui::GetTextLineHeight() * 0.35f;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 centre(p.x + r, p.y + ImGui::GetTextLineHeight() / 2);
+  const bool pulse = run.state == core::SessionState::kRunning && std::fmod(t, 1.0) < 0.5;
+  if (pulse) {
+    ImGui::GetWindowDrawList()->AddCircle(centre, r, color, 0, 2.0f);
+  } else {
+    ImGui::GetWindowDrawList()->AddCircleFilled(centre, r, color);
+  }
+  ImGui::Dummy(ImVec2(2 * r, 2 * r));
+  ImGui::SameLine();
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  const std::string held =
+      run.held_at ? "held inside step " + std::to_string(run.held_at->step + 1) : "";
+  ImGui::TextUnformatted(run.busy_with_task ? "measuring"
+                         : run.held_at      ? held.c_str()
+                                            : core::to_string(run.state));
+  ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void watch_forward(FrameContext& frame) {
+  const int moments = static_cast<int>(frame.run.step_record.points.size());
+  int& watched = frame.view.watched_moment;
+  if (watched >= 0 && watched + 1 < moments) {
+    ++watched;
+    if (watched == moments - 1) watched = -1;  // caught up with the run: live again
+    return;
+  }
+  watched = -1;
+  if (frame.session != nullptr) frame.session->next_phase();
+}
+
+void watch_back(FrameContext& frame) {
+  const int moments = static_cast<int>(frame.run.step_record.points.size());
+  int& watched = frame.view.watched_moment;
+  if (moments < 2) return;
+  watched = watched < 0 ? moments - 2 : std::max(0, watched - 1);
+}
+
+void ControlsPanel::load(const core::SessionConfig& config) {
+  const std::vector<vgpu::LogicalDeviceConfiguration> devices = core::session_devices(config);
+  gpus_ = static_cast<int>(devices.size());
+  memory_mib_.clear();
+  for (const auto& d : devices) memory_mib_.push_back(static_cast<int>(d.memory_limit_mib));
+  model_ = choice_index(config.settings.model);
+  const auto& choices = algorithm_choices();
+  const auto chosen = std::find(choices.begin(), choices.end(), config.settings.allreduce);
+  algorithm_ = chosen == choices.end() ? 0 : static_cast<int>(chosen - choices.begin());
+  batch_ = static_cast<int>(config.settings.batch_per_replica);
+  learning_rate_ = config.settings.optimizer.learning_rate;
+  load_faults(config.faults);
+  loaded_ = true;
+}
+
+void ControlsPanel::Draw(FrameContext& frame) {
+  // A run built elsewhere (a lesson's step) shows its own settings.
+  if (!loaded_ || frame.run_id != loaded_for_) {
+    load(frame.config);
+    loaded_for_ = frame.run_id;
+  }
+  draw_run_state(frame);
+  ImGui::Separator();
+  draw_within_step(frame);
+  ImGui::Separator();
+  draw_settings(frame);
+  ImGui::Separator();
+  draw_faults(frame);
+  ImGui::Separator();
+  draw_checkpoint(frame);
+  // run/pause, one step, apply; apply faults; save, load
+  frame.report.drew(name(), "buttons", 6);
+}
+
+void ControlsPanel::draw_run_state(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  core::TrainingSession* session = frame.session;
+  state_badge(run, frame.seconds_since_start);
+  if (session != nullptr) {
+    ImGui::Text("Step %lld  (epoch %d/%d, %lld/%lld)", static_cast<long long>(run.steps_done),
+                std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
+                static_cast<long long>(run.steps_per_epoch));
+    if (run.workers.size() > 1) {
+      ImGui::Text("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
+                  frame.config.settings.batch_per_replica, run.devices.size(), run.workers.size());
+    } else {
+      ImGui::Text("Global batch %zu = %zu x %zu replicas", run.global_batch,
+                  frame.config.settings.batch_per_replica, run.devices.size());
+    }
+  }
+  const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
+                                           run.state == core::SessionState::kRunning);
+  ImGui::BeginDisabled(!live);
+  const float w = ImGui::GetContentRegionAvail().x;
+  const ImVec2 button((w - ImGui::GetStyle().ItemSpacing.x) / 2, 0);
+  if (run.state == core::SessionState::kRunning) {
+    if (ImGui::Button("Pause", button)) session->pause();
+  } else if (ImGui::Button("Run", button)) {
+    session->run();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("One step", button)) session->step();
+  ImGui::EndDisabled();
+  if (!run.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("%s", run.error.c_str());
+    ImGui::PopStyleColor();
+    ImGui::TextWrapped("%s", advice(run.failure, frame.config).c_str());
+  }
+}
+
+void ControlsPanel::draw_within_step(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  const core::RecordedStep& record = run.step_record;
+  ImGui::TextUnformatted("Inside a step");
+  bool pausing = run.pausing_at_phases;
+  ImGui::BeginDisabled(frame.session == nullptr);
+  if (ImGui::Checkbox("pause at every phase", &pausing)) {
+    frame.session->set_pausing_at_phases(pausing);
+  }
+  const float w = ImGui::GetContentRegionAvail().x;
+  const ImVec2 button((w - ImGui::GetStyle().ItemSpacing.x) / 2, 0);
+  ImGui::BeginDisabled(record.points.size() < 2);
+  if (ImGui::Button("< Back", button)) watch_back(frame);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button(frame.view.watched_moment >= 0 ? "Forward >" : "Next phase >", button)) {
+    watch_forward(frame);
+  }
+  ImGui::EndDisabled();
+  // The moments of this step so far; the one shown is highlighted, a click shows another.
+  const int moments = static_cast<int>(record.points.size());
+  const int shown = frame.view.watched_moment >= 0 ? frame.view.watched_moment : moments - 1;
+  if (moments == 0) {
+    ImGui::TextDisabled("Next phase (Right arrow) starts a step that stops after each phase.");
+  }
+  for (int i = 0; i < moments; ++i) {
+    const core::PausePoint& p = record.points[static_cast<std::size_t>(i)];
+    std::string label = moment_label(p);
+    if (i == moments - 1 && run.held_at) label += " (now)";
+    if (ImGui::Selectable(label.c_str(), i == shown)) {
+      frame.view.watched_moment = i == moments - 1 ? -1 : i;
+    }
+  }
+  if (frame.view.watched_moment >= 0) {
+    ImGui::TextDisabled("re-watching: Right goes forward, Left back");
+  }
+  frame.report.drew(name(), "moments", moments);
+}
+
+void ControlsPanel::draw_settings(FrameContext& frame) {
+  ImGui::TextUnformatted("Settings (Apply restarts the run)");
+  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
+  // Up to 16 by dragging (or more when the run was started with more, up to --gpus' 64).
+  const int most = std::max(16, static_cast<int>(core::session_devices(frame.config).size()));
+  if (ImGui::SliderInt("virtual GPUs", &gpus_, 1, most, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+    memory_mib_.resize(static_cast<std::size_t>(gpus_),
+                       memory_mib_.empty() ? 1024 : memory_mib_.back());
+  }
+  for (int i = 0; i < gpus_; ++i) {
+    ImGui::PushID(i);
+    ImGui::PushStyleColor(ImGuiCol_FrameBg, replica_color(i, 90));
+    ImGui::InputInt("", &memory_mib_[static_cast<std::size_t>(i)], 64, 256);
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    ImGui::Text("MiB /gpu:%d", i);
+    memory_mib_[static_cast<std::size_t>(i)] =
+        std::max(1, memory_mib_[static_cast<std::size_t>(i)]);
+    ImGui::PopID();
+  }
+  ImGui::Combo("model", &model_, model_choice_text, nullptr,
+               static_cast<int>(core::choices_of<core::ModelKind>().size()));
+  ImGui::Combo("all-reduce", &algorithm_, algorithm_choice_text, nullptr,
+               static_cast<int>(algorithm_choices().size()));
+  ImGui::InputInt("batch/replica", &batch_, 8, 64);
+  batch_ = std::clamp(batch_, 1, 1 << 16);
+  ImGui::SliderFloat("learning rate", &learning_rate_, 1e-5f, 1.0f, "%.5f",
+                     ImGuiSliderFlags_Logarithmic);
+  ImGui::PopItemWidth();
+  if (ImGui::Button("Apply", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
+    core::SessionConfig config = frame.config;
+    core::RunSettings& s = config.settings;
+    s.devices.gpus = gpus_;
+    s.devices.memory_limits_mib.assign(memory_mib_.begin(), memory_mib_.end());
+    s.model = core::choices_of<core::ModelKind>()[static_cast<std::size_t>(model_)].value;
+    s.allreduce = algorithm_choices()[static_cast<std::size_t>(algorithm_)];
+    s.batch_per_replica = static_cast<std::size_t>(batch_);
+    s.optimizer.learning_rate = learning_rate_;
+    frame.actions.reconfigure(config);
+  }
+  if (!frame.setup_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("Cannot start this run: %s", frame.setup_error.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+}  // namespace mirrorlab::gui

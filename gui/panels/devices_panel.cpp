@@ -1,0 +1,268 @@
+#include "gui/panels/devices_panel.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gui/drawing/colors.h"
+#include "imgui.h"
+#include "virtualgpu/memory/memory_arena.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+core::Phase next_phase(core::Phase p) {
+  switch (p) {
+    case core::Phase::kSplit:
+      return core::Phase::kForward;
+    case core::Phase::kForward:
+      return core::Phase::kBackward;
+    case core::Phase::kBackward:
+      return core::Phase::kWait;
+    case core::Phase::kWait:
+      return core::Phase::kAllReduce;
+    case core::Phase::kAllReduce:
+      return core::Phase::kUpdate;
+    default:
+      return core::Phase::kSplit;
+  }
+}
+
+std::string mib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(bytes) / vgpu::kMiB);
+  return text;
+}
+
+std::string what_it_is(const core::DeviceStatus& d) {
+  if (d.cuda_ordinal < 0) return d.what + ": host memory, own thread";
+  return d.what + " on CUDA card " + std::to_string(d.cuda_ordinal);
+}
+
+// The bar: limit is the full width, in use is filled, peak is a tick.
+void memory_bar(const core::DeviceStatus& d, std::uint32_t color, float width, float height) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const double limit = static_cast<double>(std::max<std::size_t>(d.limit, 1));
+  const float used = static_cast<float>(std::min(1.0, d.in_use / limit)) * width;
+  const float peak = static_cast<float>(std::min(1.0, d.peak / limit)) * width;
+  draw->AddRectFilled(p, ImVec2(p.x + width, p.y + height), rgb(0x303038));
+  draw->AddRectFilled(p, ImVec2(p.x + std::max(used, 2.0f), p.y + height), color);
+  draw->AddLine(ImVec2(p.x + peak, p.y - 2), ImVec2(p.x + peak, p.y + height + 2), rgb(0xFFFFFF),
+                2.0f);
+  draw->AddRect(p, ImVec2(p.x + width, p.y + height), rgb(0x808088));
+  ImGui::Dummy(ImVec2(width, height));
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("in use %s MiB (filled), peak %s MiB (white tick), limit %s MiB (bar)",
+                      mib(d.in_use).c_str(), mib(d.peak).c_str(), mib(d.limit).c_str());
+  }
+}
+
+}  // namespace
+
+std::string describe_device_phase(const core::SessionSnapshot& run, bool has_event,
+                                  const core::RunEvent& last) {
+  if (run.held_at) {
+    return std::string("held after ") + core::to_string(run.held_at->boundary) + " (step " +
+           std::to_string(run.held_at->step + 1) + ")";
+  }
+  if (!has_event) return "waiting for the first step";
+  const std::string step = " (step " + std::to_string(last.step + 1) + ")";
+  if (run.state == core::SessionState::kRunning && last.phase != core::Phase::kEvaluate) {
+    if (last.phase == core::Phase::kUpdate) {
+      return std::string("in split, of step ") + std::to_string(last.step + 2);
+    }
+    return std::string("in ") + core::to_string(next_phase(last.phase)) + step;
+  }
+  return std::string("idle; last did ") + core::to_string(last.phase) + step;
+}
+
+void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
+  if (session_ != run.session || events_seen_ > run.events.size()) {
+    session_ = run.session;
+    events_seen_ = 0;
+    last_event_.assign(run.devices.size(), core::RunEvent{});
+    has_event_.assign(run.devices.size(), false);
+  }
+  for (; events_seen_ < run.events.size(); ++events_seen_) {
+    const core::RunEvent& e = run.events[events_seen_];
+    if (e.device < 0 || e.device >= static_cast<int>(last_event_.size())) continue;
+    last_event_[static_cast<std::size_t>(e.device)] = e;
+    has_event_[static_cast<std::size_t>(e.device)] = true;
+  }
+}
+
+void DevicesPanel::Draw(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  if (frame.session == nullptr) {
+    ImGui::TextWrapped("No devices: %s", frame.setup_error.c_str());
+    return;
+  }
+  follow_events(run);
+  if (run.workers.size() > 1) {
+    draw_workers(frame);
+    return;
+  }
+  const float scale = frame.view.font_scale;
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float card_height = ImGui::GetTextLineHeightWithSpacing() * 5.4f;
+  // As many cards to a row as fit at full width; more (narrower) when the rows would not fit
+  // in the panel's height, so every device stays in view.
+  const int devices = std::max(1, static_cast<int>(run.devices.size()));
+  int per_row = std::max(1, static_cast<int>((avail + spacing) / (340.0f * scale + spacing)));
+  const int rows_fit = std::max(
+      1, static_cast<int>((ImGui::GetContentRegionAvail().y + spacing) / (card_height + spacing)));
+  per_row = std::min(devices, std::max(per_row, (devices + rows_fit - 1) / rows_fit));
+  const float card_width = (avail - spacing * static_cast<float>(per_row - 1)) / per_row;
+  if (card_width < 220.0f * scale) {
+    // Cards this narrow would cut every line short (many devices, a large font): one row per
+    // device instead, which stays readable for any count.
+    draw_rows(frame);
+    return;
+  }
+  const bool narrow = card_width < 300.0f * scale;
+  for (std::size_t i = 0; i < run.devices.size(); ++i) {
+    const core::DeviceStatus& d = run.devices[i];
+    const int replica = static_cast<int>(i);
+    if (i % static_cast<std::size_t>(per_row) != 0) ImGui::SameLine();
+    ImGui::PushID(replica);
+    ImGui::PushStyleColor(ImGuiCol_Border, replica_color(replica));
+    ImGui::PushStyleVar(ImGuiStyleVar_ChildBorderSize, 2.0f);
+    ImGui::BeginChild("card", ImVec2(card_width, card_height), true, ImGuiWindowFlags_NoScrollbar);
+    swatch(replica_color(replica));
+    ImGui::Text("%s  replica %d", d.name.c_str(), replica);
+    ImGui::TextDisabled("%s", narrow ? d.what.c_str() : what_it_is(d).c_str());
+    if (narrow && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", what_it_is(d).c_str());
+    std::string phase = describe_device_phase(run, has_event_[i], last_event_[i]);
+    if (narrow && phase.find(" (step") != std::string::npos) phase.erase(phase.find(" (step"));
+    ImGui::Text("%s", phase.c_str());
+    memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x,
+               ImGui::GetTextLineHeight() * 0.9f);
+    if (narrow) {
+      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
+    } else {
+      ImGui::Text("%s MiB in use, peak %s, limit %s", mib(d.in_use).c_str(), mib(d.peak).c_str(),
+                  mib(d.limit).c_str());
+    }
+    ImGui::EndChild();
+    ImGui::PopStyleVar();
+    ImGui::PopStyleColor();
+    ImGui::PopID();
+  }
+  frame.report.drew(name(), "cards", static_cast<double>(run.devices.size()));
+}
+
+void DevicesPanel::draw_rows(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  if (run.devices.empty()) return;
+  // What the devices are and what they do, said once when it is the same for all of them.
+  std::vector<std::string> phases;
+  for (std::size_t i = 0; i < run.devices.size(); ++i) {
+    phases.push_back(describe_device_phase(run, has_event_[i], last_event_[i]));
+  }
+  const auto all_equal = [](const std::vector<std::string>& texts) {
+    return std::all_of(texts.begin(), texts.end(), [&](const auto& t) { return t == texts[0]; });
+  };
+  std::vector<std::string> kinds;
+  for (const core::DeviceStatus& d : run.devices) kinds.push_back(what_it_is(d));
+  const bool one_kind = all_equal(kinds), one_phase = all_equal(phases);
+  if (one_kind) ImGui::TextWrapped("%zu x %s", run.devices.size(), kinds[0].c_str());
+  if (one_phase) ImGui::TextWrapped("All %s", phases[0].c_str());
+  const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg;
+  if (!ImGui::BeginTable("device rows", one_phase ? 3 : 4, flags)) return;
+  const float line = ImGui::GetTextLineHeight();
+  ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthFixed);
+  if (!one_phase) ImGui::TableSetupColumn("doing", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+  ImGui::TableSetupColumn("MiB", ImGuiTableColumnFlags_WidthFixed);
+  for (std::size_t i = 0; i < run.devices.size(); ++i) {
+    const core::DeviceStatus& d = run.devices[i];
+    const std::uint32_t color = replica_color(static_cast<int>(i));
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    swatch(color);
+    ImGui::TextUnformatted(d.name.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("%s, replica %zu: %s", d.name.c_str(), i, kinds[i].c_str());
+    }
+    if (!one_phase) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(phases[i].c_str());
+    }
+    ImGui::TableNextColumn();
+    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
+    memory_bar(d, color, ImGui::GetContentRegionAvail().x, line * 0.7f);
+    ImGui::TableNextColumn();
+    ImGui::Text("%s / %.0f MiB", mib(d.in_use).c_str(), static_cast<double>(d.limit) / vgpu::kMiB);
+  }
+  ImGui::EndTable();
+  frame.report.drew(name(), "rows", static_cast<double>(run.devices.size()));
+}
+
+void DevicesPanel::draw_workers(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  const float line = ImGui::GetTextLineHeight();
+  const std::size_t per_worker = run.workers[0].devices.size();
+  ImGui::TextWrapped(
+      "%zu workers x %zu devices = %d replicas in sync; the workers here are %s "
+      "(elsewhere a worker is a machine: TF_CONFIG says which)",
+      run.workers.size(), per_worker, run.replicas_in_sync, run.workers_are.c_str());
+  // After each step worker 0's strategy compares every worker's weights (replica 0's
+  // fingerprint); a difference fails the step, so these are equal whenever the run goes on.
+  if (run.workers_found_in_sync > 0) {
+    std::size_t same = 0;
+    for (const core::WorkerStatus& w : run.workers) {
+      if (w.fingerprint == run.workers[0].fingerprint) ++same;
+    }
+    frame.report.drew(name(), "workers_same_weights", static_cast<double>(same));
+    ImGui::TextWrapped(
+        "Weights bit-identical on every worker after %lld step%s: fingerprint "
+        "%016llx on %zu of %zu workers (compared after each step)",
+        static_cast<long long>(run.workers_found_in_sync),
+        run.workers_found_in_sync == 1 ? "" : "s",
+        static_cast<unsigned long long>(run.workers[0].fingerprint), same, run.workers.size());
+  }
+  std::size_t drawn = 0;
+  for (std::size_t w = 0; w < run.workers.size(); ++w) {
+    const core::WorkerStatus& worker = run.workers[w];
+    ImGui::Separator();
+    ImGui::Text("worker %zu", w);
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s; TF_CONFIG task index %zu", worker.place.c_str(), w);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("TF_CONFIG='%s'\nweights' fingerprint after its last step: %016llx",
+                        worker.tf_config.c_str(),
+                        static_cast<unsigned long long>(worker.fingerprint));
+    }
+    const std::string id = "worker " + std::to_string(w);
+    if (!ImGui::BeginTable(id.c_str(), 3, ImGuiTableFlags_SizingStretchProp)) continue;
+    ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("MiB", ImGuiTableColumnFlags_WidthFixed);
+    for (std::size_t i = 0; i < worker.devices.size(); ++i) {
+      const core::DeviceStatus& d = worker.devices[i];
+      const int replica = static_cast<int>(w * per_worker + i);  // replica_id_in_sync_group
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      swatch(replica_color(replica));
+      ImGui::Text("%s  replica %d", d.name.c_str(), replica);
+      if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("worker %zu's %s: %s", w, d.name.c_str(), what_it_is(d).c_str());
+      }
+      ImGui::TableNextColumn();
+      ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
+      memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
+      ImGui::TableNextColumn();
+      ImGui::Text("%s / %.0f MiB", mib(d.in_use).c_str(),
+                  static_cast<double>(d.limit) / vgpu::kMiB);
+      ++drawn;
+    }
+    ImGui::EndTable();
+  }
+  frame.report.drew(name(), "workers", static_cast<double>(run.workers.size()));
+  frame.report.drew(name(), "worker_devices", static_cast<double>(drawn));
+}
+
+}  // namespace mirrorlab::gui

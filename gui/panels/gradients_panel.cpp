@@ -1,0 +1,327 @@
+#include "gui/panels/gradients_panel.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gui/drawing/colors.h"
+#include "gui/panels/step_moment.h"
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+// Side of the square grid the kept values are laid out in (row-major, in the layer's order).
+int grid_side(std::size_t values) {
+  return std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(values)))));
+}
+
+float largest_magnitude(const std::vector<core::ReplicaRecord>& replicas, bool before) {
+  float m = 0;
+  for (const core::ReplicaRecord& r : replicas) {
+    for (float v : before ? r.gradient_before : r.gradient_after) m = std::max(m, std::fabs(v));
+  }
+  return m;
+}
+
+// The largest |difference| between replica 0's values and any other replica's; -1 if they
+// cannot be compared (missing values).
+double largest_difference(const std::vector<core::ReplicaRecord>& replicas, bool before) {
+  if (replicas.empty()) return -1;
+  const std::vector<float>& first =
+      before ? replicas[0].gradient_before : replicas[0].gradient_after;
+  if (first.empty()) return -1;
+  double d = 0;
+  for (const core::ReplicaRecord& r : replicas) {
+    const std::vector<float>& v = before ? r.gradient_before : r.gradient_after;
+    if (v.size() != first.size()) return -1;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      d = std::max(d, std::fabs(static_cast<double>(v[i]) - first[i]));
+    }
+  }
+  return d;
+}
+
+void upload_heatmap(Texture& texture, const std::vector<float>& values, float scale) {
+  const int side = grid_side(values.size());
+  std::vector<std::uint32_t> pixels(static_cast<std::size_t>(side) * side, rgb(0x101014));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    pixels[i] = diverging_color(scale > 0 ? values[i] / scale : 0.0f);
+  }
+  texture.upload(side, side, pixels);
+}
+
+// The colour key: negative .. 0 .. positive, each row scaled to its largest |value|.
+void draw_key(float width) {
+  ImGui::TextDisabled("negative");
+  ImGui::SameLine();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float h = ImGui::GetTextLineHeight();
+  constexpr int kSteps = 24;
+  for (int i = 0; i < kSteps; ++i) {
+    const float t = -1.0f + 2.0f * (static_cast<float>(i) + 0.5f) / kSteps;
+    const float x0 = p.x + width * static_cast<float>(i) / kSteps;
+    draw->AddRectFilled(ImVec2(x0, p.y + h * 0.2f), ImVec2(x0 + width / kSteps + 1, p.y + h * 0.8f),
+                        diverging_color(t));
+  }
+  ImGui::Dummy(ImVec2(width, h));
+  ImGui::SameLine();
+  ImGui::TextDisabled("positive (0: dark)");
+}
+
+}  // namespace
+
+namespace {
+
+// "Before" and "after" in words: whether the replicas' gradients differ (before) and are the
+// same sum (after). diff_after < 0: not shown yet.
+void draw_verdict(std::size_t replicas, double diff_before, double diff_after) {
+  if (replicas > 1 && diff_before >= 0) {
+    ImGui::TextWrapped("Before: %s (largest difference %.3g).",
+                       diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
+                       diff_before);
+  }
+  if (diff_after == 0) {
+    ImGui::TextWrapped("After: identical on every replica, the sum of all %zu.", replicas);
+  } else if (diff_after > 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("After: NOT identical (largest difference %.3g).", diff_after);
+    ImGui::PopStyleColor();
+  }
+}
+
+// Fingerprints of the weights after the update; returns whether every replica has the same.
+bool draw_fingerprints(const core::RecordedStep& record) {
+  bool same = true;
+  std::string prints;
+  for (const core::ReplicaRecord& r : record.replicas) {
+    same = same && r.has_fingerprint && r.fingerprint == record.replicas[0].fingerprint;
+    char text[32];
+    std::snprintf(text, sizeof text, "%s%08" PRIx64, prints.empty() ? "" : " ",
+                  r.fingerprint >> 32);
+    prints += text;
+  }
+  if (same) {
+    ImGui::TextWrapped("Weights after the update: fingerprint %s on every replica: in sync.",
+                       prints.substr(0, 8).c_str());
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    ImGui::TextWrapped("Weights DIFFER between replicas: %s", prints.c_str());
+    ImGui::PopStyleColor();
+  }
+  return same;
+}
+
+}  // namespace
+
+int GradientsPanel::draw_before_after(FrameContext& frame, bool after) {
+  const core::RecordedStep& record = frame.run.step_record;
+  const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
+  const std::size_t kept = record.replicas[0].gradient_before.size();
+  if (kept < record.chosen_layer_values) {
+    ImGui::TextWrapped("%s: its first %zu of %zu gradient values, one square each, per replica",
+                       layer.name.c_str(), kept, record.chosen_layer_values);
+  } else {
+    ImGui::TextWrapped("%s: all %zu gradient values, one square each, per replica",
+                       layer.name.c_str(), kept);
+  }
+
+  // Before and after side by side when they fit (up to 4 replicas), else one above the other.
+  const std::size_t replicas = record.replicas.size();
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const bool side_by_side = replicas <= 4;
+  const float per_row = static_cast<float>(side_by_side ? 2 * replicas : replicas);
+  // Between squares, the wider gap between the two groups, and the squares' outlines.
+  const float gaps = (per_row - 1) * spacing + (side_by_side ? 4 * spacing : 0) + 2 * per_row;
+  const float height_left = avail.y - (side_by_side ? 5.5f : 8.0f) * line;
+  const float side =
+      std::clamp(std::min((avail.x - gaps) / per_row, side_by_side ? height_left : height_left / 2),
+                 16.0f, 220.0f * frame.view.font_scale);
+  int heatmaps = draw_heatmaps("before", before_, side, before_scale_);
+  if (side_by_side) ImGui::SameLine(0, 4 * spacing);
+  if (after) {
+    heatmaps += draw_heatmaps("after: the sum", after_, side, after_scale_);
+  } else {
+    ImGui::BeginGroup();
+    ImGui::TextDisabled("after: not yet");
+    ImGui::EndGroup();
+  }
+  draw_key(std::min(avail.x * 0.5f, 240.0f));
+  return heatmaps;
+}
+
+void GradientsPanel::Draw(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (!has_recorded_step(frame, "Each replica's gradient")) return;
+  const ShownMoment shown = shown_moment(frame);
+  const bool before = shown.progress.backward;
+  const bool after = shown.progress.all_reduced;
+  draw_layer_choice(frame);
+  if (!before) {
+    ImGui::TextWrapped(
+        "Step %lld: no gradients yet; each replica computes its own in the "
+        "backward pass.",
+        static_cast<long long>(record.step + 1));
+    frame.report.drew(name(), "heatmaps", 0);
+    return;
+  }
+  draw_norms(frame);
+
+  const int state = (before ? 1 : 0) | (after ? 2 : 0);
+  if (uploaded_session_ != frame.run.session ||
+      uploaded_version_ != frame.run.step_record_version || uploaded_state_ != state) {
+    upload_heatmaps(record, before, after);
+    uploaded_session_ = frame.run.session;
+    uploaded_version_ = frame.run.step_record_version;
+    uploaded_state_ = state;
+  }
+  if (record.layers.empty()) return;
+  const int heatmaps = draw_before_after(frame, after);
+  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
+  draw_verdict(record.replicas.size(), diff_before, diff_after);
+  if (shown.progress.updated) {
+    frame.report.drew(name(), "replicas_in_sync", draw_fingerprints(record) ? 1 : 0);
+  }
+  frame.report.drew(name(), "heatmaps", heatmaps);
+  frame.report.drew(name(), "identical_after", diff_after == 0 ? 1 : 0);
+  frame.report.drew(name(), "differ_before", diff_before > 0 ? 1 : 0);
+}
+
+void GradientsPanel::draw_layer_choice(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (record.layers.empty()) return;
+  int chosen = frame.view.chosen_layer >= 0 ? frame.view.chosen_layer : record.chosen_layer;
+  chosen = std::clamp(chosen, 0, static_cast<int>(record.layers.size()) - 1);
+  const std::string preview = record.layers[static_cast<std::size_t>(chosen)].name;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
+  if (ImGui::BeginCombo("layer to map", preview.c_str())) {
+    for (std::size_t i = 0; i < record.layers.size(); ++i) {
+      const core::RecordedLayer& l = record.layers[i];
+      const std::string label = l.name + " (" + l.type + ", " + std::to_string(l.params) + ")";
+      if (ImGui::Selectable(label.c_str(), static_cast<int>(i) == chosen)) {
+        frame.view.chosen_layer = static_cast<int>(i);
+        frame.session->choose_recorded_layer(static_cast<int>(i));
+      }
+    }
+    ImGui::EndCombo();
+  }
+  if (chosen != record.chosen_layer) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(mapped from the next step on)");
+  }
+}
+
+void GradientsPanel::draw_norms(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  const int n = static_cast<int>(record.replicas.size());
+  const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchSame;
+  if (!ImGui::BeginTable("norms", n + 1, flags)) return;
+  // The layer names keep their full width (dense, dense_1, ... must stay apart); the replicas
+  // share the rest.
+  float names = ImGui::CalcTextSize("norm").x;
+  for (const auto& layer : record.layers) {
+    names = std::max(names, ImGui::CalcTextSize(layer.name.c_str()).x);
+  }
+  ImGui::TableSetupColumn(n > 4 ? "norm" : "gradient norm", ImGuiTableColumnFlags_WidthFixed,
+                          std::max(names, n > 4 ? 0.0f : ImGui::CalcTextSize("gradient norm").x));
+  for (const core::ReplicaRecord& r : record.replicas) {
+    ImGui::TableSetupColumn(r.device.c_str(), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  }
+  ImGui::TableHeadersRow();
+  int bars = 0;
+  for (std::size_t l = 0; l < record.layers.size(); ++l) {
+    double largest = 0;
+    for (const core::ReplicaRecord& r : record.replicas) {
+      if (l < r.gradient_norms.size()) largest = std::max(largest, r.gradient_norms[l]);
+    }
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(record.layers[l].name.c_str());
+    for (int r = 0; r < n; ++r) {
+      ImGui::TableNextColumn();
+      const std::vector<double>& norms =
+          record.replicas[static_cast<std::size_t>(r)].gradient_norms;
+      if (l >= norms.size()) {
+        ImGui::TextDisabled("-");
+        continue;
+      }
+      // A bar as long as this replica's norm against the largest of the layer, the value on it.
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight();
+      const float filled = largest > 0 ? static_cast<float>(norms[l] / largest) * w : 0;
+      ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + filled, p.y + h),
+                                                replica_color(r, 150));
+      // Many replicas make narrow columns: fewer digits then (the bar alone when none fit), all
+      // of them on hover.
+      char value[32] = "";
+      for (const char* format : {"%.3g", "%.2g", "%.2f"}) {
+        std::snprintf(value, sizeof value, format, norms[l]);
+        if (ImGui::CalcTextSize(value).x <= w) break;
+        value[0] = '\0';
+      }
+      ImGui::GetWindowDrawList()->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), value);
+      ImGui::Dummy(ImVec2(w, h));  // the whole cell answers the pointer
+      if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s, %s: gradient norm %.6g", record.layers[l].name.c_str(),
+                          record.replicas[static_cast<std::size_t>(r)].device.c_str(), norms[l]);
+      }
+      ++bars;
+    }
+  }
+  ImGui::EndTable();
+  frame.report.drew(name(), "norm_bars", bars);
+}
+
+int GradientsPanel::draw_heatmaps(const char* what, std::vector<Texture>& textures, float side,
+                                  float scale) {
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  int drawn = 0;
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("%s (\xC2\xB1%.2g)", what, static_cast<double>(scale));  // ±
+  for (std::size_t r = 0; r < textures.size(); ++r) {
+    if (r > 0) ImGui::SameLine(0, spacing);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    if (!textures[r].empty()) {
+      ImGui::Image(textures[r].id(), ImVec2(side, side));
+      ++drawn;
+    } else {
+      ImGui::Dummy(ImVec2(side, side));
+    }
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 1, p.y - 1),
+                                        ImVec2(p.x + side + 1, p.y + side + 1),
+                                        replica_color(static_cast<int>(r)), 0, 0, 2.0f);
+  }
+  ImGui::EndGroup();
+  return drawn;
+}
+
+void GradientsPanel::upload_heatmaps(const core::RecordedStep& record, bool before, bool after) {
+  const std::size_t n = record.replicas.size();
+  before_.resize(n);
+  after_.resize(n);
+  before_scale_ = largest_magnitude(record.replicas, true);
+  after_scale_ = largest_magnitude(record.replicas, false);
+  before_difference_ = largest_difference(record.replicas, true);
+  after_difference_ = largest_difference(record.replicas, false);
+  for (std::size_t r = 0; r < n; ++r) {
+    const core::ReplicaRecord& rep = record.replicas[r];
+    // Reuse each texture (Texture::upload replaces its pixels); drop it when there is nothing.
+    if (before && !rep.gradient_before.empty()) {
+      upload_heatmap(before_[r], rep.gradient_before, before_scale_);
+    } else {
+      before_[r] = Texture{};
+    }
+    if (after && !rep.gradient_after.empty()) {
+      upload_heatmap(after_[r], rep.gradient_after, after_scale_);
+    } else {
+      after_[r] = Texture{};
+    }
+  }
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,39 @@
+// Gradients: per replica and per layer, the L2 norm of the gradient each replica computed on its
+// own shard; a heatmap of one chosen layer's gradient on every replica before the all-reduce
+// (they differ: different examples) and after it (identical: every replica holds the sum); and
+// the weights' fingerprints after the update, equal on every replica while they stay in sync.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gui/drawing/texture.h"
+#include "gui/panels/panel.h"
+
+namespace mirrorlab::gui {
+
+class GradientsPanel : public Panel {
+ public:
+  const char* name() const override { return "Gradients"; }
+  void Draw(FrameContext& frame) override;
+
+ private:
+  void draw_layer_choice(FrameContext& frame);
+  void draw_norms(FrameContext& frame);
+  // The chosen layer's gradient as heatmaps, before and (once all-reduced) after; returns how
+  // many were drawn.
+  int draw_before_after(FrameContext& frame, bool after);
+  // Heatmaps of the chosen layer, one per replica, in a row; returns how many were drawn.
+  int draw_heatmaps(const char* what, std::vector<Texture>& textures, float side, float scale);
+  void upload_heatmaps(const core::RecordedStep& record, bool before, bool after);
+
+  std::vector<Texture> before_, after_;       // per replica
+  float before_scale_ = 0, after_scale_ = 0;  // the largest |value| each row maps to full colour
+  // The largest |difference| between replica 0's values and another's (-1: not comparable).
+  double before_difference_ = -1, after_difference_ = -1;
+  const void* uploaded_session_ = nullptr;
+  std::uint64_t uploaded_version_ = 0;
+  int uploaded_state_ = -1;  // which of before/after the textures hold
+};
+
+}  // namespace mirrorlab::gui

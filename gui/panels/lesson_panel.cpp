@@ -1,0 +1,362 @@
+#include "gui/panels/lesson_panel.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "gui/drawing/colors.h"
+#include "gui/drawing/lesson_text.h"
+#include "imgui.h"
+#include "lessons/player/live_values.h"
+#include "lessons/player/player.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+constexpr std::uint32_t kHighlightRgb = 0xF0E442;  // Okabe-Ito yellow: the panel to look at
+constexpr std::uint32_t kPassRgb = 0x009E73;       // bluish green
+constexpr std::uint32_t kFailRgb = 0xD55E00;       // vermillion
+constexpr std::uint32_t kExplainRgb = 0xC8C8C8;
+
+// Whether a step asks about the training step on its machine (a replica's compute, a step, the
+// speed-up, the devices that pay): the Compare panel then shows that table, not the all-reduce's.
+bool reads_training_step(const lessons::LessonStep& step) {
+  const auto training_step = [](const std::string& name) {
+    const lessons::LiveValue* v = lessons::find_live_value(name);
+    return v != nullptr && v->training_step;
+  };
+  return std::any_of(step.questions.begin(), step.questions.end(),
+                     [&](const lessons::Question& q) { return training_step(q.value); }) ||
+         std::any_of(step.checks.begin(), step.checks.end(),
+                     [&](const lessons::Check& c) { return training_step(c.that); });
+}
+
+// Where a step is: its questions wait for predictions, then its actions run, then the answers
+// and checks show.
+enum class Stage { kAsking, kRunning, kDone };
+
+struct StepScore {
+  bool played = false;
+  int passed = 0, checks = 0, right = 0, answered = 0;
+};
+
+void coloured_text(std::uint32_t rrggbb, const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, rgb(rrggbb));
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
+TextFonts fonts_of(const FrameContext& frame) {
+  return frame.fonts != nullptr ? *frame.fonts : TextFonts{};
+}
+
+void bold_text(const TextFonts& fonts, const std::string& text) {
+  if (fonts.bold != nullptr) ImGui::PushFont(fonts.bold);
+  ImGui::TextWrapped("%s", text.c_str());
+  if (fonts.bold != nullptr) ImGui::PopFont();
+}
+
+class PlayingLesson final : public LessonPanel {
+ public:
+  PlayingLesson(lessons::Lesson lesson, lessons::PlayerOptions options, int first, bool scripted)
+      : player_(std::move(lesson), std::move(options)), scripted_(scripted), pending_(first) {
+    scores_.resize(player_.lesson().steps.size());
+  }
+
+  void Draw(FrameContext& frame) override;
+  bool playing() const override { return !left_; }
+  core::TrainingSession* session() override { return player_.session(); }
+  const core::SessionConfig& config() const override { return player_.config(); }
+  const std::string& setup_error() const override {
+    return player_.has_run() ? none_ : player_.run_error();
+  }
+  std::uint64_t run_number() const override { return player_.run_number(); }
+  void advance(ViewSettings& view) override;
+  void leave() override {
+    left_ = true;
+    if (player_.session() != nullptr) player_.session()->pause();  // leaves the cores to yours
+  }
+  void next() override { go_to(player_.step_index() + 1); }
+  void back() override { go_to(player_.step_index() - 1); }
+  bool busy() const override {
+    return pending_ >= 0 || stage_ == Stage::kRunning || (stage_ == Stage::kAsking && !scripted_);
+  }
+
+ private:
+  int steps() const { return static_cast<int>(player_.lesson().steps.size()); }
+  void go_to(int i) {
+    if (i >= 0 && i < steps()) pending_ = i;
+  }
+  void enter(int i, ViewSettings& view);
+  void finish_step();
+  void draw_header(FrameContext& frame);
+  void draw_look_at(FrameContext& frame, const lessons::LessonStep& step);
+  void draw_questions(FrameContext& frame, const lessons::LessonStep& step);
+  void draw_checks(FrameContext& frame, const lessons::LessonStep& step);
+  void draw_score(FrameContext& frame);
+
+  lessons::LessonPlayer player_;
+  bool scripted_;
+  int pending_;  // the step to enter on the next advance(), or -1
+  bool left_ = false;
+  bool enlarge_ = true;  // show the step's panel alone, filling the room beside the lesson
+  Stage stage_ = Stage::kAsking;
+  // The predictions being typed or chosen, one per question of the step.
+  std::vector<std::array<char, 32>> typed_;
+  std::vector<int> chosen_;
+  std::vector<std::string> given_;
+  // What the step showed once its actions were done.
+  std::vector<lessons::Answer> answers_;
+  std::vector<lessons::CheckResult> checks_;
+  std::vector<StepScore> scores_;
+  std::string none_;
+};
+
+void PlayingLesson::enter(int i, ViewSettings& view) {
+  player_.enter(i);
+  const lessons::LessonStep& step = player_.step();
+  left_ = false;
+  stage_ = scripted_ || step.questions.empty() ? Stage::kRunning : Stage::kAsking;
+  typed_.assign(step.questions.size(), {});
+  chosen_.assign(step.questions.size(), -1);
+  given_.assign(step.questions.size(), "");
+  answers_.clear();
+  checks_.clear();
+  view.watched_moment = -1;
+  // On a projector one panel large reads better than all of them small: the step's panel fills
+  // the room beside the lesson unless the teacher asked for all panels.
+  const bool own_window = step.look_at != "Controls" && step.look_at != "Lesson";
+  view.focused_panel = enlarge_ && own_window ? step.look_at : "";
+  if (step.device >= 0) view.chosen_device = step.device;
+  // A step on the timing model's machine: the Compare panel predicts on it (its second tab when
+  // the step looks at it, at the training step when the step asks about one), and the All-reduce
+  // panel's model plays on it.
+  if (const timing::Topology* machine = player_.machine()) {
+    view.model_machine = machine->id;
+    view.compare_shows_machine = step.look_at == "Compare";
+    view.compare_shows_step = reads_training_step(step);
+  }
+}
+
+void PlayingLesson::advance(ViewSettings& view) {
+  if (pending_ >= 0) {
+    const int i = pending_;
+    pending_ = -1;
+    enter(i, view);
+  }
+  view.highlighted_panel = left_ || player_.step_index() < 0 ? "" : player_.step().look_at;
+  if (left_ || stage_ != Stage::kRunning) return;
+  if (player_.advance()) finish_step();
+}
+
+void PlayingLesson::finish_step() {
+  stage_ = Stage::kDone;
+  const lessons::LessonStep& step = player_.step();
+  StepScore& score = scores_[static_cast<std::size_t>(player_.step_index())];
+  score = StepScore{true, 0, static_cast<int>(step.checks.size()), 0, 0};
+  for (std::size_t k = 0; k < step.questions.size(); ++k) {
+    answers_.push_back(player_.answer(step.questions[k], given_[k]));
+    score.answered += given_[k].empty() ? 0 : 1;
+    score.right += answers_.back().correct ? 1 : 0;
+  }
+  for (const lessons::Check& c : step.checks) {
+    checks_.push_back(player_.evaluate(c));
+    score.passed += checks_.back().passed ? 1 : 0;
+  }
+}
+
+void PlayingLesson::Draw(FrameContext& frame) {
+  draw_header(frame);
+  if (player_.step_index() < 0) {
+    ImGui::TextDisabled("Setting up the first step...");
+    return;
+  }
+  const lessons::LessonStep& step = player_.step();
+  if (left_) {
+    coloured_text(kHighlightRgb,
+                  "You applied settings of your own, so the panels show your run, not the "
+                  "lesson's.");
+    if (ImGui::Button("Back to the lesson")) go_to(player_.step_index());
+    ImGui::Separator();
+  }
+  const TextFonts fonts = fonts_of(frame);
+  draw_paragraphs(step.text, fonts);
+  if (left_) return;  // the questions and checks are about the lesson's run
+  draw_look_at(frame, step);
+  draw_questions(frame, step);
+  if (stage_ == Stage::kDone) {
+    for (const std::string& note : player_.notes()) {
+      bold_text(fonts, "The run said:");
+      coloured_text(kHighlightRgb, note.c_str());
+    }
+  }
+  draw_checks(frame, step);
+  if (!player_.run_error().empty()) {
+    bold_text(fonts, "The run stopped:");
+    coloured_text(kFailRgb, player_.run_error().c_str());
+  }
+  draw_score(frame);
+  frame.report.drew(name(), "step", player_.step_index() + 1);
+  frame.report.drew(name(), "paragraphs", static_cast<double>(step.text.size()));
+}
+
+void PlayingLesson::draw_header(FrameContext& frame) {
+  const TextFonts fonts = fonts_of(frame);
+  bold_text(fonts, player_.lesson().title);
+  const int i = player_.step_index();
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float button = ImGui::CalcTextSize("Next >").x + 2 * ImGui::GetStyle().FramePadding.x;
+  ImGui::AlignTextToFramePadding();
+  ImGui::Text("Step %d of %d", std::max(i + 1, 1), steps());
+  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - 2 * button - spacing);
+  ImGui::BeginDisabled(i <= 0 || pending_ >= 0);
+  if (ImGui::Button("< Back", ImVec2(button, 0))) back();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(i + 1 >= steps() || pending_ >= 0);
+  if (ImGui::Button("Next >", ImVec2(button, 0))) next();
+  ImGui::EndDisabled();
+  if (i >= 0) bold_text(fonts, player_.step().title);
+  ImGui::Separator();
+}
+
+void PlayingLesson::draw_look_at(FrameContext& frame, const lessons::LessonStep& step) {
+  if (step.look_at.empty()) return;
+  std::string where = "Look at the " + step.look_at + " panel";
+  if (step.device >= 0) where.append(", /gpu:").append(std::to_string(step.device));
+  swatch(rgb(kHighlightRgb), ImGui::GetStyle().FramePadding.y);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(where.c_str());
+  ImGui::SameLine();
+  const bool alone = frame.view.focused_panel == step.look_at;
+  if (ImGui::SmallButton(alone ? "show all panels" : "enlarge it")) {
+    frame.view.focused_panel = alone ? "" : step.look_at;
+    enlarge_ = !alone;  // for the next steps too
+  }
+  ImGui::Spacing();
+}
+
+void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonStep& step) {
+  if (step.questions.empty()) return;
+  const TextFonts fonts = fonts_of(frame);
+  for (std::size_t k = 0; k < step.questions.size(); ++k) {
+    const lessons::Question& q = step.questions[k];
+    ImGui::PushID(static_cast<int>(k));
+    bold_text(fonts, stage_ == Stage::kAsking ? "Predict: " + q.ask : q.ask);
+    if (stage_ == Stage::kAsking) {
+      if (q.choices.empty()) {
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+        ImGui::InputText("your answer", typed_[k].data(), typed_[k].size(),
+                         ImGuiInputTextFlags_CharsScientific);
+      } else {
+        for (int c = 0; c < static_cast<int>(q.choices.size()); ++c) {
+          ImGui::RadioButton(q.choices[static_cast<std::size_t>(c)].c_str(), &chosen_[k], c);
+        }
+      }
+    } else if (stage_ == Stage::kRunning) {
+      ImGui::TextDisabled(
+          "%s", given_[k].empty() ? "(no prediction)" : ("you said " + given_[k]).c_str());
+    } else if (k < answers_.size()) {
+      const lessons::Answer& a = answers_[k];
+      ImGui::Text("Answer: %s", a.text.c_str());
+      if (!given_[k].empty()) {
+        ImGui::SameLine();
+        const std::string verdict = a.correct ? "(you were right)" : "(you said " + given_[k] + ")";
+        coloured_text(a.correct ? kPassRgb : kFailRgb, verdict.c_str());
+      }
+      if (!q.explain.empty()) coloured_text(kExplainRgb, q.explain.c_str());
+    }
+    ImGui::PopID();
+    ImGui::Spacing();
+  }
+  if (stage_ == Stage::kAsking) {
+    if (ImGui::Button("Run the step and show me", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
+      for (std::size_t k = 0; k < step.questions.size(); ++k) {
+        given_[k] = step.questions[k].choices.empty() ? std::string(typed_[k].data())
+                    : chosen_[k] < 0                  ? ""
+                                                      : std::to_string(chosen_[k] + 1);
+      }
+      stage_ = Stage::kRunning;
+    }
+  }
+  frame.report.drew(name(), "questions", static_cast<double>(step.questions.size()));
+}
+
+void PlayingLesson::draw_checks(FrameContext& frame, const lessons::LessonStep& step) {
+  if (step.checks.empty()) return;
+  ImGui::Separator();
+  if (stage_ != Stage::kDone) {
+    const int dots = static_cast<int>(std::fmod(frame.seconds_since_start * 3, 4));
+    ImGui::TextDisabled("%s", stage_ == Stage::kRunning
+                                  ? ("The step is running" + std::string(dots, '.')).c_str()
+                                  : "The checks run once the step has.");
+    return;
+  }
+  int passed = 0;
+  for (std::size_t k = 0; k < checks_.size(); ++k) {
+    const lessons::CheckResult& r = checks_[k];
+    passed += r.passed ? 1 : 0;
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(r.passed ? kPassRgb : kFailRgb));
+    ImGui::TextUnformatted(r.passed ? "pass" : "FAIL");
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", step.checks[k].says.c_str());
+    ImGui::Indent(ImGui::GetFontSize() * 2.2f);
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(kExplainRgb));
+    ImGui::TextWrapped("%s", r.shown.c_str());
+    ImGui::PopStyleColor();
+    ImGui::Unindent(ImGui::GetFontSize() * 2.2f);
+  }
+  frame.report.drew(name(), "checks_passed", passed);
+  frame.report.drew(name(), "checks_failed", static_cast<double>(checks_.size()) - passed);
+}
+
+void PlayingLesson::draw_score(FrameContext& frame) {
+  StepScore total;
+  int played = 0;
+  for (const StepScore& s : scores_) {
+    if (!s.played) continue;
+    ++played;
+    total.passed += s.passed, total.checks += s.checks;
+    total.right += s.right, total.answered += s.answered;
+  }
+  ImGui::Separator();
+  std::string line = "Played " + std::to_string(played) + " of " + std::to_string(steps()) +
+                     " steps; checks passed: " + std::to_string(total.passed) + " of " +
+                     std::to_string(total.checks);
+  if (total.answered > 0) {
+    line.append("; predictions right: ").append(std::to_string(total.right));
+    line.append(" of ").append(std::to_string(total.answered));
+  }
+  line.append(". Page Down / Page Up: next / previous step.");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", line.c_str());
+  ImGui::PopStyleColor();
+  frame.report.drew(name(), "steps_played", played);
+}
+
+}  // namespace
+
+std::unique_ptr<LessonPanel> make_lesson_panel(const std::string& file, int first_step,
+                                               bool scripted,
+                                               std::shared_ptr<const core::FashionMnist> data,
+                                               const core::SessionConfig& base) {
+  lessons::Lesson lesson;
+  try {
+    lesson = lessons::load_lesson(file);
+  } catch (const lessons::LessonError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  if (const std::string why = lessons::why_not_playable(lesson, first_step); !why.empty()) {
+    throw std::invalid_argument(why);
+  }
+  lessons::PlayerOptions options;
+  options.data = std::move(data);
+  options.make_devices = base.make_devices;
+  return std::make_unique<PlayingLesson>(std::move(lesson), std::move(options), first_step - 1,
+                                         scripted);
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,54 @@
+// The Lesson panel (`mirrorlab gui --lesson ID`): plays a lesson file as `mirrorlab lesson run`
+// does (lessons/player), in a column beside the other panels. Each step sets its run up, asks
+// its questions before anything runs, then drives its actions while the panels show the run,
+// highlights the panel the step talks about, reveals the answers and shows the checks as they
+// pass. Back and forward go through the steps (the buttons, or Page Up / Page Down: what a
+// presenter's clicker sends).
+//
+// While a lesson plays, the window shows the lesson's run instead of its own. Applying settings
+// of one's own in the Controls leaves the lesson (the panel offers the way back).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/io/dataset.h"
+#include "core/session/training_session.h"
+#include "gui/panels/panel.h"
+
+namespace mirrorlab::gui {
+
+class LessonPanel : public Panel {
+ public:
+  const char* name() const override { return "Lesson"; }
+
+  // Whether the window shows the lesson's run (else its own).
+  virtual bool playing() const = 0;
+  // The lesson's run: nullptr when its setup could not be built (setup_error() says why).
+  virtual core::TrainingSession* session() = 0;
+  virtual const core::SessionConfig& config() const = 0;
+  virtual const std::string& setup_error() const = 0;
+  // Counts the runs the lesson has built: a new number, a new run.
+  virtual std::uint64_t run_number() const = 0;
+  // Once per frame, before anything is drawn: enters a step asked for, drives the step's
+  // actions, and sets what the window highlights (view.highlighted_panel, the chosen device).
+  virtual void advance(ViewSettings& view) = 0;
+  virtual void leave() = 0;  // the user applied settings of their own
+  virtual void next() = 0;   // to the next step (on the next advance())
+  virtual void back() = 0;
+  // A step still being set up or run, or a question waiting (a scripted run waits for this).
+  virtual bool busy() const = 0;
+};
+
+// Reads the lesson `file` and makes its panel; its first advance() enters step `first_step`
+// (1-based). The runs are built like `base` (its device maker: CPU-backed or CUDA) on `data`.
+// `scripted`: questions are not waited for (a screenshot shows the answers). Throws
+// std::invalid_argument when the lesson cannot be played (malformed, coming, no such step, or
+// this build has no lessons).
+std::unique_ptr<LessonPanel> make_lesson_panel(const std::string& file, int first_step,
+                                               bool scripted,
+                                               std::shared_ptr<const core::FashionMnist> data,
+                                               const core::SessionConfig& base);
+
+}  // namespace mirrorlab::gui

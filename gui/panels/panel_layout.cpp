@@ -1,0 +1,75 @@
+#include "gui/panels/panel_layout.h"
+
+#include <algorithm>
+
+#include "gui/panels/allreduce_panel.h"
+#include "gui/panels/batch_split_panel.h"
+#include "gui/panels/compare_panel.h"
+#include "gui/panels/devices_panel.h"
+#include "gui/panels/gradients_panel.h"
+#include "gui/panels/timeline_panel.h"
+#include "gui/panels/training_panel.h"
+
+namespace mirrorlab::gui {
+
+std::vector<std::unique_ptr<Panel>> make_panels() {
+  std::vector<std::unique_ptr<Panel>> panels;
+  panels.push_back(std::make_unique<DevicesPanel>());
+  panels.push_back(std::make_unique<BatchSplitPanel>());
+  panels.push_back(std::make_unique<GradientsPanel>());
+  panels.push_back(std::make_unique<AllReducePanel>());
+  panels.push_back(std::make_unique<TrainingPanel>());
+  panels.push_back(std::make_unique<TimelinePanel>());
+  panels.push_back(std::make_unique<ComparePanel>());
+  return panels;
+}
+
+std::string check_panel_name(const std::string& name,
+                             const std::vector<std::unique_ptr<Panel>>& panels) {
+  if (name.empty()) return "";
+  std::string names;
+  for (const auto& p : panels) {
+    if (name == p->name()) return "";
+    names += std::string(names.empty() ? "" : ", ") + p->name();
+  }
+  return "--panel " + name + ": no such panel; the panels are " + names;
+}
+
+const std::vector<LayoutRow>& layout() {
+  static const std::vector<LayoutRow> rows = {
+      {0.33f, {{"Devices", 0.34f}, {"Batch split", 0.66f}}},
+      {0.40f, {{"Gradients", 0.40f}, {"All-reduce", 0.37f}, {"Training", 0.23f}}},
+      {0.27f, {{"Timeline", 0.62f}, {"Compare", 0.38f}}},
+  };
+  return rows;
+}
+
+std::vector<std::pair<std::string, Rect>> place_panels(const std::vector<std::string>& present) {
+  const auto here = [&](const char* name) {
+    return std::find(present.begin(), present.end(), name) != present.end();
+  };
+  float total_height = 0;
+  for (const LayoutRow& row : layout()) {
+    if (std::any_of(row.cells.begin(), row.cells.end(), [&](auto& c) { return here(c.panel); })) {
+      total_height += row.height;
+    }
+  }
+  std::vector<std::pair<std::string, Rect>> placed;
+  float y = 0;
+  for (const LayoutRow& row : layout()) {
+    float total_width = 0;
+    for (const LayoutCell& c : row.cells) total_width += here(c.panel) ? c.width : 0;
+    if (total_width == 0) continue;
+    const float h = row.height / total_height;
+    float x = 0;
+    for (const LayoutCell& c : row.cells) {
+      if (!here(c.panel)) continue;
+      placed.push_back({c.panel, Rect{x, y, c.width / total_width, h}});
+      x += c.width / total_width;
+    }
+    y += h;
+  }
+  return placed;
+}
+
+}  // namespace mirrorlab::gui

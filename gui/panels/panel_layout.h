@@ -1,0 +1,43 @@
+// Which panels the window has, and where each goes. The panels are made in one list whose order
+// is the window's (and that of the keys 1 to 7); the layout places them in rows to the right of
+// the Controls.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gui/panels/panel.h"
+
+namespace mirrorlab::gui {
+
+// The panels in the window's order, which is also that of their keys 1 to 7.
+std::vector<std::unique_ptr<Panel>> make_panels();
+
+// "" when `name` is empty or one of `panels`, else what is wrong and the names there are.
+std::string check_panel_name(const std::string& name,
+                             const std::vector<std::unique_ptr<Panel>>& panels);
+
+// A panel's place, as fractions of the area right of the controls.
+struct Rect {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+// The layout: rows of panels, each with a share of the height and each panel with a share of its
+// row's width.
+struct LayoutCell {
+  const char* panel;
+  float width;
+};
+struct LayoutRow {
+  float height;
+  std::vector<LayoutCell> cells;
+};
+const std::vector<LayoutRow>& layout();
+
+// Where each present panel goes. A panel that is not there gives its room to the rest of its
+// row; an empty row gives its room to the other rows.
+std::vector<std::pair<std::string, Rect>> place_panels(const std::vector<std::string>& present);
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,51 @@
+#include "gui/panels/step_moment.h"
+
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+
+bool has_recorded_step(const FrameContext& frame, const char* what) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (frame.session != nullptr && record.step >= 0 && !record.replicas.empty()) return true;
+  ImGui::TextWrapped(
+      "%s of the first step appears here: press One step (N), or Next phase "
+      "(Right arrow) to walk through the step phase by phase.",
+      what);
+  return false;
+}
+
+ShownMoment shown_moment(const FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  const int moments = static_cast<int>(record.points.size());
+  ShownMoment shown;
+  if (moments == 0) return shown;
+  const int watched = frame.view.watched_moment;
+  shown.rewatching = watched >= 0 && watched < moments - 1;
+  shown.moment = shown.rewatching ? watched : moments - 1;
+  shown.progress = core::moment_progress(record, static_cast<std::size_t>(shown.moment));
+  shown.label = moment_label(record.points[static_cast<std::size_t>(shown.moment)]);
+  return shown;
+}
+
+std::string moment_label(const core::PausePoint& point) {
+  const std::string what = point.label();  // "step 2: after split", 0-based as the core counts
+  return "step " + std::to_string(point.step + 1) + what.substr(what.find(':'));
+}
+
+int moment_after_all_reduce_step(const core::RecordedStep& record, int k) {
+  for (std::size_t i = 0; i < record.points.size(); ++i) {
+    const core::PausePoint& p = record.points[i];
+    if (k == 0 && p.boundary == core::StepBoundary::kBackward) return static_cast<int>(i);
+    if (k > 0 && p.boundary == core::StepBoundary::kAllReduceStep && p.all_reduce_step == k - 1) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void watch_moment(FrameContext& frame, int moment) {
+  const int moments = static_cast<int>(frame.run.step_record.points.size());
+  frame.view.watched_moment = (moment < 0 || moment >= moments - 1) ? -1 : moment;
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,106 @@
+#include "gui/panels/training_panel.h"
+
+#include <cstdio>
+
+#include "gui/drawing/colors.h"
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+
+void TrainingPanel::follow(const core::SessionSnapshot& run) {
+  if (session_ != run.session || steps_seen_ > run.steps.size()) {
+    session_ = run.session;
+    steps_seen_ = epochs_seen_ = 0;
+    loss_ = {"train", rgb(0xE69F00), {}, {}, false};
+    accuracy_ = {"train", rgb(0xE69F00), {}, {}, false};
+    val_loss_ = {"test", rgb(0x56B4E9), {}, {}, true};
+    val_accuracy_ = {"test", rgb(0x56B4E9), {}, {}, true};
+  }
+  // An exponential moving average, as TensorBoard smooths: single steps of 64 images are noisy.
+  for (; steps_seen_ < run.steps.size(); ++steps_seen_) {
+    const core::StepRecord& s = run.steps[steps_seen_];
+    const double a = steps_seen_ == 0 ? 1.0 : 0.1;
+    smooth_loss_ += a * (s.loss - smooth_loss_);
+    smooth_accuracy_ += a * (s.accuracy - smooth_accuracy_);
+    loss_.x.push_back(static_cast<double>(s.step));
+    loss_.y.push_back(smooth_loss_);
+    accuracy_.x.push_back(static_cast<double>(s.step));
+    accuracy_.y.push_back(smooth_accuracy_);
+  }
+  for (; epochs_seen_ < run.epoch_logs.size(); ++epochs_seen_) {
+    const core::EpochLog& e = run.epoch_logs[epochs_seen_];
+    if (!e.has_validation) continue;
+    // At the epoch's last step: steps before it plus its own.
+    double step = 0;
+    for (std::size_t i = 0; i <= epochs_seen_; ++i) step += run.epoch_logs[i].steps;
+    val_loss_.x.push_back(step);
+    val_loss_.y.push_back(e.validation.loss);
+    val_accuracy_.x.push_back(step);
+    val_accuracy_.y.push_back(e.validation.accuracy);
+  }
+}
+
+void TrainingPanel::Draw(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  if (frame.session == nullptr) {
+    ImGui::TextWrapped("No run.");
+    return;
+  }
+  follow(run);
+  const double ips = run.images_per_second();
+  ImGui::Text("%.0f images/s", ips);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("over the last 20 steps, all replicas together, step time only");
+  }
+  const char* note = "  (train curves smoothed)";
+  ImGui::SameLine();
+  if (ImGui::CalcTextSize(note).x <= ImGui::GetContentRegionAvail().x) {
+    ImGui::TextDisabled("%s", note);
+  } else {
+    ImGui::NewLine();  // no room on a narrow panel: left out
+  }
+  ImGui::PushTextWrapPos(0);
+  if (!run.steps.empty()) {
+    const core::StepRecord& s = run.steps.back();
+    ImGui::Text("step %lld: loss %.4g, accuracy %.3f on its %lld images",
+                static_cast<long long>(s.step), s.loss, s.accuracy,
+                static_cast<long long>(s.examples));
+  } else {
+    ImGui::TextDisabled("no step yet: press Run or One step");
+  }
+  if (!run.epoch_logs.empty()) {
+    const core::EpochLog& e = run.epoch_logs.back();
+    ImGui::Text("epoch %d: loss %.4g, accuracy %.4f; test loss %.4g, accuracy %.4f", e.epoch,
+                e.train.loss, e.train.accuracy, e.validation.loss, e.validation.accuracy);
+  }
+  if (run.diverged) {
+    ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1.0f),
+                       "diverged in step %lld: the curves stop at the last good step",
+                       static_cast<long long>(run.diverged->step));
+    frame.report.drew("Training", "diverged_step", static_cast<double>(run.diverged->step));
+  } else if (run.loss_growth) {
+    ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1.0f),
+                       "diverging: the loss of step %lld is %.3g, over %.0fx the %.3g of step 1; "
+                       "lower the learning rate",
+                       static_cast<long long>(run.loss_growth->step), run.loss_growth->loss,
+                       core::kLossGrowthFactor, run.loss_growth->first_loss);
+    frame.report.drew("Training", "loss_growth_step", static_cast<double>(run.loss_growth->step));
+  }
+  ImGui::PopTextWrapPos();
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float height = ImGui::GetContentRegionAvail().y / 2 - 4;
+  ChartOptions loss_options;
+  loss_options.x_label = "global step";
+  loss_options.y_label = "loss";
+  loss_options.y_from_zero = true;
+  int drawn = draw_chart("loss", {loss_, val_loss_}, loss_options, width, height);
+  ChartOptions accuracy_options = loss_options;
+  accuracy_options.y_label = "accuracy";
+  accuracy_options.y_format = "%.2f";
+  drawn += draw_chart("accuracy", {accuracy_, val_accuracy_}, accuracy_options, width, height);
+  frame.report.drew(name(), "points", static_cast<double>(loss_.x.size()));
+  frame.report.drew(name(), "segments", drawn);
+  frame.report.drew(name(), "images_per_second", ips);
+}
+
+}  // namespace mirrorlab::gui

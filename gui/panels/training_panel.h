@@ -1,0 +1,24 @@
+// Training: loss and accuracy per global step (and per epoch on the test set), and images per
+// second: what model.fit() prints, as curves.
+#pragma once
+
+#include "gui/drawing/chart.h"
+#include "gui/panels/panel.h"
+
+namespace mirrorlab::gui {
+
+class TrainingPanel : public Panel {
+ public:
+  const char* name() const override { return "Training"; }
+  void Draw(FrameContext& frame) override;
+
+ private:
+  void follow(const core::SessionSnapshot& run);
+  const void* session_ = nullptr;
+  std::size_t steps_seen_ = 0, epochs_seen_ = 0;
+  // Built incrementally from the snapshot: smoothed train curves, epoch test points.
+  ChartSeries loss_, accuracy_, val_loss_, val_accuracy_;
+  double smooth_loss_ = 0, smooth_accuracy_ = 0;
+};
+
+}  // namespace mirrorlab::gui

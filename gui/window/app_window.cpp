@@ -1,0 +1,599 @@
+// Sections: window and ImGui setup; the session; drawing; the frame loop. The panels and their
+// layout are in gui/panels/panel_layout.h, the scripted runs in gui/window/scripted_run.h.
+#include "gui/window/app_window.h"
+
+#include <GLFW/glfw3.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "core/checkpoint/checkpoint_folder.h"
+#include "gui/drawing/colors.h"
+#include "gui/model/advice.h"
+#include "gui/model/modelled_allreduce.h"
+#include "gui/panels/allreduce_model_view.h"
+#include "gui/panels/allreduce_panel.h"
+#include "gui/panels/compare_panel.h"
+#include "gui/panels/controls_panel.h"
+#include "gui/panels/lesson_panel.h"
+#include "gui/panels/panel.h"
+#include "gui/panels/panel_layout.h"
+#include "gui/window/frame_fingerprint.h"
+#include "gui/window/screenshot.h"
+#include "gui/window/scripted_run.h"
+#include "imgui.h"
+#include "imgui_impl_glfw.h"
+#include "imgui_impl_opengl3.h"
+
+namespace mirrorlab::gui {
+namespace {
+
+constexpr std::uint32_t kLookHereRgb = 0xF0E442;  // the Lesson panel's yellow
+
+std::string g_glfw_error;  // GLFW reports errors through a C callback, before a window exists
+
+void remember_glfw_error(int code, const char* description) {
+  g_glfw_error = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
+}
+
+// fonts-dejavu-core
+const char* kFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+const char* kBoldFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
+const char* kMonoFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// ============================================================================================
+// The window
+// ============================================================================================
+
+class AppWindow : public AppActions {
+ public:
+  AppWindow(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
+            const AppOptions& options);
+  ~AppWindow() override;
+  int run();
+
+  void reconfigure(const core::SessionConfig& config) override;
+  void save_screenshot() override { screenshot_requested_ = true; }
+  void load_checkpoint(const std::string& folder) override;
+  const std::string& load_error() const override { return load_error_; }
+
+ private:
+  void open_window();
+  void sample_text_nearest();
+  void draw_frame();
+  void draw_menu_bar();
+  void draw_panels(FrameContext& frame);
+  void handle_keys();
+  // The run shown: the lesson's while one plays, else the window's own.
+  bool lesson_shown() const { return lesson_ && lesson_->playing(); }
+  core::TrainingSession* session() { return lesson_shown() ? lesson_->session() : session_.get(); }
+  const std::string& setup_error() const {
+    return lesson_shown() ? lesson_->setup_error() : setup_error_;
+  }
+  std::uint64_t run_id() const {
+    return lesson_shown() ? (std::uint64_t{1} << 63) | lesson_->run_number() : own_runs_;
+  }
+  FrameContext frame_context() {
+    return FrameContext{snapshot_,
+                        session(),
+                        lesson_shown() ? lesson_->config() : config_,
+                        setup_error(),
+                        view_,
+                        report_,
+                        *this,
+                        now_seconds() - start_,
+                        &fonts_,
+                        run_id(),
+                        &machines_};
+  }
+  void follow_lesson();  // drives the lesson's step; a new run shown starts a new snapshot
+  bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
+
+  std::shared_ptr<const core::FashionMnist> data_;
+  core::SessionConfig config_;
+  AppOptions options_;
+  std::unique_ptr<core::TrainingSession> session_;  // the window's own run
+  std::uint64_t own_runs_ = 0;                      // counts the own runs built
+  std::unique_ptr<LessonPanel> lesson_;             // --lesson: the Lesson panel and its runs
+  std::uint64_t shown_run_ = 0;                     // run_id() of the snapshot's run
+  TextFonts fonts_;
+  TopologyCatalog machines_;  // the timing model's machines, for the Compare and All-reduce panels
+  core::SessionSnapshot snapshot_;
+  std::string setup_error_;
+  std::string load_error_;  // why the last Load checkpoint did not
+  ViewSettings view_;
+  GuiReport report_;
+  ControlsPanel controls_;
+  std::vector<std::unique_ptr<Panel>> panels_;
+  ComparePanel* compare_ = nullptr;  // owned by panels_; --compare starts it
+  GLFWwindow* window_ = nullptr;
+  ImVec4 clear_color_;  // the windows' background colour; see open_window()
+  ScriptedRun script_{options_};
+  bool screenshot_requested_ = false;  // read the frame drawn next before it is shown
+  std::string screenshot_path_;        // where to write it ("": a numbered PNG)
+  int screenshots_taken_ = 0;
+  double start_ = now_seconds();
+  FrameStats stats_;
+  double last_refresh_ = 0;  // when the snapshot was last copied from the session
+  double lively_until_ = 0;  // until then, frames follow each other at the cap
+  std::uint64_t last_fingerprint_ = 0;
+  bool must_draw_ = true;  // the window was exposed or resized: draw the next frame whatever it is
+  bool screenshot_failed_ = false;
+};
+
+AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
+                     const core::SessionConfig& config, const AppOptions& options)
+    : data_(std::move(data)), config_(config), options_(options) {
+  view_.font_scale = options.font_scale;
+  view_.focused_panel = options.panel;
+  if (!options.topology.empty()) {
+    view_.model_machine = options.topology;
+    view_.compare_shows_machine = true;
+  }
+  if (options.speedup) {
+    view_.compare_shows_machine = true;
+    view_.compare_shows_step = true;
+  }
+  view_.modelled_allreduce = options.modelled_allreduce;
+  view_.modelled_bytes = static_cast<double>(options.modelled_bytes);
+  view_.modelled_step = options.modelled_step;
+  panels_ = make_panels();
+  if (const std::string problem = check_panel_name(options.panel, panels_); !problem.empty()) {
+    throw std::invalid_argument(problem);
+  }
+  for (const auto& p : panels_) {
+    if (auto* compare = dynamic_cast<ComparePanel*>(p.get())) compare_ = compare;
+  }
+  if (!options.lesson_file.empty()) {  // its runs replace the window's own until left
+    lesson_ = make_lesson_panel(options.lesson_file, options.lesson_step, script_.active(), data_,
+                                config);
+  }
+  open_window();
+  if (lesson_) {
+    follow_lesson();  // enters the first step: its run exists before the first frame
+  } else {
+    reconfigure(config);
+  }
+}
+
+AppWindow::~AppWindow() {
+  lesson_.reset();  // stops training first: closing the window ends the run cleanly
+  session_.reset();
+  if (window_ != nullptr) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window_);
+  }
+  glfwTerminate();
+}
+
+void AppWindow::open_window() {
+  // Mesa's software OpenGL allocates and frees buffers of a few hundred KiB every frame; by
+  // default glibc maps and unmaps each one, and the page faults that follow cost as much as the
+  // drawing (measured: system time 2.1 s down to 0.3 s over 200 frames). Keep such blocks in
+  // the heap instead.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  glfwSetErrorCallback(remember_glfw_error);
+  if (!glfwInit()) {
+    throw NoDisplayError(
+        "cannot open a window: " + g_glfw_error +
+        ". The GUI needs a display: run it on a desktop, or headless under a virtual X server "
+        "with 'xvfb-run -a mirrorlab gui ...'; 'mirrorlab train' trains without one.");
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  window_ = glfwCreateWindow(options_.width, options_.height,
+                             "mirrorlab: mirrored training on virtual GPUs", nullptr, nullptr);
+  if (window_ == nullptr) {
+    glfwTerminate();
+    throw NoDisplayError("cannot create an OpenGL 3.3 window: " + g_glfw_error +
+                         ". Under Xvfb, install libgl1-mesa-dri (software OpenGL).");
+  }
+  glfwMakeContextCurrent(window_);
+  glfwSetWindowUserPointer(window_, this);
+  glfwSetWindowRefreshCallback(window_, [](GLFWwindow* w) {
+    static_cast<AppWindow*>(glfwGetWindowUserPointer(w))->must_draw_ = true;
+  });
+  glfwSwapInterval(0);  // the frame cap below paces frames; vsync is absent under Xvfb anyway
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // the layout is fixed; nothing to remember between runs
+  ImGui::StyleColorsDark();
+  // Software OpenGL (llvmpipe, Xvfb) spends nearly all of a frame filling pixels, and each
+  // window's background is a blended, textured quad the size of the window. Clearing the
+  // screen to the same colour costs almost nothing, so the windows draw no background of their
+  // own: a frame costs about half as much, which is what training gets back.
+  ImVec4& window_bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  clear_color_ = ImVec4(window_bg.x, window_bg.y, window_bg.z, 1.0f);
+  window_bg.w = 0.0f;
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.WindowRounding = 4;
+  style.FrameRounding = 3;
+  // A real TTF scaled at load time reads better on a projector than a magnified bitmap font.
+  const float pixels = 16.0f * view_.font_scale;
+  bool glyphs_at_size = false;
+  if (std::filesystem::exists(kFontFile)) {
+    io.Fonts->AddFontFromFileTTF(kFontFile, pixels);
+    glyphs_at_size = true;
+    // Only what the lesson prose needs; each face adds to the atlas the rasterizer samples.
+    if (lesson_ && std::filesystem::exists(kBoldFontFile)) {
+      fonts_.bold = io.Fonts->AddFontFromFileTTF(kBoldFontFile, pixels);
+    }
+    if (lesson_ && std::filesystem::exists(kMonoFontFile)) {
+      fonts_.mono = io.Fonts->AddFontFromFileTTF(kMonoFontFile, pixels);
+    }
+  } else {
+    io.Fonts->AddFontDefault();
+    io.FontGlobalScale = view_.font_scale;
+  }
+  style.ScaleAllSizes(view_.font_scale);
+  ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  if (glyphs_at_size) sample_text_nearest();
+}
+
+void AppWindow::sample_text_nearest() {
+  // Glyphs are baked at the size they are drawn, so text sampled nearest looks as it does
+  // sampled linearly (compared side by side at font scales 1 to 2), and llvmpipe samples
+  // nearest with less work: a frame of all panels costs about 12% less (docs/gui-performance.md).
+  // Lines then no longer take their anti-aliasing from the atlas but draw it as geometry, so
+  // they look as before. The backend makes the atlas on its first frame unless its objects
+  // exist already, so they are made here.
+  ImGui::GetStyle().AntiAliasedLinesUseTex = false;
+  ImGui_ImplOpenGL3_CreateDeviceObjects();
+  const auto atlas =
+      static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(ImGui::GetIO().Fonts->TexID));
+  GLint bound = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+  glBindTexture(GL_TEXTURE_2D, atlas);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(bound));
+}
+
+// ============================================================================================
+// The session
+// ============================================================================================
+
+void AppWindow::reconfigure(const core::SessionConfig& config) {
+  if (lesson_) lesson_->leave();  // the user's own settings: the lesson's run is left alone
+  ++own_runs_;
+  config_ = config;
+  session_.reset();  // frees the old devices' memory before the new ones are made
+  setup_error_.clear();
+  snapshot_ = core::SessionSnapshot{};
+  try {
+    session_ = std::make_unique<core::TrainingSession>(data_, config_);
+  } catch (const std::exception& e) {
+    setup_error_ = std::string(e.what()) + ". " + advice(e, config_);
+  }
+}
+
+void AppWindow::load_checkpoint(const std::string& folder) {
+  load_error_.clear();
+  auto resume = std::make_shared<core::SessionResume>();
+  try {
+    const core::CheckpointFolder checkpoints(folder);
+    const core::CheckpointEntry newest = checkpoints.newest();
+    resume->checkpoint = checkpoints.load(newest);
+    resume->file = newest.state;
+  } catch (const core::CheckpointError& e) {
+    load_error_ = e.what();  // the run shown goes on as it was
+    return;
+  }
+  core::SessionConfig config = core::config_for_checkpoint(resume->checkpoint, config_);
+  config.resume = std::move(resume);
+  reconfigure(config);     // a checkpoint that does not fit this data is the new run's setup error
+  config_.resume.reset();  // Apply later starts afresh from these settings
+}
+
+void AppWindow::follow_lesson() {
+  if (!lesson_) return;
+  lesson_->advance(view_);
+  if (lesson_shown() && session_) session_.reset();  // back in the lesson: the own run goes
+  if (run_id() != shown_run_) {
+    shown_run_ = run_id();
+    snapshot_ = core::SessionSnapshot{};
+    view_.watched_moment = -1;
+  }
+}
+
+// ============================================================================================
+// Layout and drawing
+// ============================================================================================
+
+void AppWindow::draw_menu_bar() {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("All panels", "0", view_.focused_panel.empty())) {
+      view_.focused_panel.clear();
+    }
+    for (const auto& p : panels_) {
+      if (ImGui::MenuItem(p->name(), nullptr, view_.focused_panel == p->name())) {
+        view_.focused_panel = p->name();
+      }
+    }
+    ImGui::Separator();
+    ImGui::MenuItem("ImGui metrics", nullptr, &view_.show_imgui_metrics);
+    ImGui::EndMenu();
+  }
+  if (ImGui::MenuItem("Screenshot (F12)")) save_screenshot();
+  ImGui::TextDisabled("  Space: run/pause   N: one step   F12/P: screenshot   0-9: panels%s",
+                      lesson_ ? "   PgDn/PgUp: lesson steps" : "");
+  ImGui::EndMainMenuBar();
+}
+
+void AppWindow::draw_panels(FrameContext& frame) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  const ImVec2 origin = viewport->WorkPos, size = viewport->WorkSize;
+  const float controls_width = std::min(330.0f * view_.font_scale, size.x * 0.3f);
+  const ImGuiWindowFlags fixed =
+      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+
+  ImGui::SetNextWindowPos(origin);
+  ImGui::SetNextWindowSize(ImVec2(controls_width, size.y));
+  if (ImGui::Begin(controls_.name(), nullptr, fixed)) controls_.Draw(frame);
+  ImGui::End();
+
+  // A lesson reads in a column on the right; the panels share what is between.
+  float lesson_width = 0;
+  if (lesson_) {
+    lesson_width = std::clamp(size.x * 0.3f, std::min(380.0f * view_.font_scale, size.x * 0.42f),
+                              size.x * 0.42f);
+    ImGui::SetNextWindowPos(ImVec2(origin.x + size.x - lesson_width, origin.y));
+    ImGui::SetNextWindowSize(ImVec2(lesson_width, size.y));
+    if (ImGui::Begin(lesson_->name(), nullptr, fixed)) lesson_->Draw(frame);
+    ImGui::End();
+  }
+  const ImVec2 area_pos(origin.x + controls_width, origin.y);
+  const ImVec2 area(size.x - controls_width - lesson_width, size.y);
+  std::vector<std::string> present;
+  for (const auto& panel : panels_) {
+    if (view_.focused_panel.empty() || view_.focused_panel == panel->name()) {
+      present.push_back(panel->name());
+    }
+  }
+  std::vector<std::pair<std::string, Rect>> places = place_panels(present);
+  if (!view_.focused_panel.empty()) places = {{view_.focused_panel, Rect{0, 0, 1, 1}}};
+  for (const auto& [name, r] : places) {
+    const auto it = std::find_if(panels_.begin(), panels_.end(),
+                                 [&](const auto& p) { return name == p->name(); });
+    if (it == panels_.end()) continue;
+    ImGui::SetNextWindowPos(ImVec2(area_pos.x + r.x * area.x, area_pos.y + r.y * area.y));
+    ImGui::SetNextWindowSize(ImVec2(r.w * area.x, r.h * area.y));
+    // The panel a lesson's step talks about: a thick yellow frame and title bar.
+    const bool highlighted = name == view_.highlighted_panel;
+    if (highlighted) {
+      ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 3.0f * view_.font_scale);
+      ImGui::PushStyleColor(ImGuiCol_Border, rgb(kLookHereRgb));
+      ImGui::PushStyleColor(ImGuiCol_TitleBg, rgb(kLookHereRgb));
+      ImGui::PushStyleColor(ImGuiCol_TitleBgActive, rgb(kLookHereRgb));
+      ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x000000));
+    }
+    const bool open = ImGui::Begin((*it)->name(), nullptr, fixed);
+    if (highlighted) ImGui::PopStyleColor();  // the title only: the contents keep their colours
+    if (open) (*it)->Draw(frame);
+    ImGui::End();
+    if (highlighted) {
+      ImGui::PopStyleColor(3);
+      ImGui::PopStyleVar();
+    }
+  }
+}
+
+void AppWindow::handle_keys() {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;  // typing a number in a field is not a command
+  // ImGui 1.86 indexes keys by the platform's codes: GLFW_KEY_* here.
+  if (ImGui::IsKeyPressed(GLFW_KEY_F12) || ImGui::IsKeyPressed(GLFW_KEY_P)) save_screenshot();
+  core::TrainingSession* run = session();
+  if (run && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
+    snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();
+  }
+  if (run && ImGui::IsKeyPressed(GLFW_KEY_N)) run->step();
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) lesson_->next();
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_->back();
+  FrameContext frame = frame_context();
+  if (arrows_walk_the_model(view_, kAllReducePanelName)) {  // the panel clamps to the model's steps
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) ++view_.modelled_step;
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT))
+      view_.modelled_step = std::max(0, view_.modelled_step - 1);
+  } else {
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) watch_forward(frame);
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) watch_back(frame);
+  }
+  if (ImGui::IsKeyPressed(GLFW_KEY_0)) view_.focused_panel.clear();
+  for (int i = 0; i < static_cast<int>(panels_.size()) && i < 9; ++i) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_1 + i)) {
+      view_.focused_panel = panels_[static_cast<std::size_t>(i)]->name();
+    }
+  }
+}
+
+void AppWindow::draw_frame() {
+  const double begin = now_seconds();
+  // Training running freely brings new results every few milliseconds. Copied at most
+  // refresh_hz times a second, the frames between show the same picture and are not drawn
+  // (see frame_fingerprint.h), so the rasterizer's time goes back to training; 15 pictures a
+  // second still read as continuous. Paused or held, every frame copies, so a click shows at once.
+  follow_lesson();
+  machines_.refresh(begin);  // a fit saved while the window is open shows up in it
+  const bool running = snapshot_.stepping && !snapshot_.held_at;
+  if (session() && (!running || options_.refresh_hz <= 0 ||
+                    begin - last_refresh_ >= 1.0 / options_.refresh_hz)) {
+    session()->update(snapshot_);
+    last_refresh_ = begin;
+  }
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  // A scripted run (tests, README pictures) ignores the pointer: under Xvfb it rests in the
+  // middle of the screen and would leave a tooltip in every screenshot.
+  if (script_.active()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  ImGui::NewFrame();
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
+      ImGui::IsAnyMouseDown() || io.InputQueueCharacters.Size > 0 || ImGui::IsAnyItemActive()) {
+    lively_until_ = begin + 0.5;  // someone is using the window: answer at the frame cap
+  }
+  report_.begin_frame();
+  handle_keys();
+  draw_menu_bar();
+  FrameContext frame = frame_context();
+  draw_panels(frame);
+  if (view_.show_imgui_metrics) ImGui::ShowMetricsWindow(&view_.show_imgui_metrics);
+  ImGui::Render();
+
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  ImDrawData* draw_data = ImGui::GetDrawData();
+  const std::uint64_t fingerprint = frame_fingerprint(*draw_data, width, height);
+  if (fingerprint == last_fingerprint_ && !must_draw_ && !screenshot_requested_) {
+    return;  // the window shows this very picture already
+  }
+  last_fingerprint_ = fingerprint;
+  must_draw_ = false;
+  ++stats_.frames_drawn;
+  glViewport(0, 0, width, height);
+  glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(draw_data);
+  stats_.draw_calls = 0;
+  for (int i = 0; i < draw_data->CmdListsCount; ++i)
+    stats_.draw_calls += draw_data->CmdLists[i]->CmdBuffer.Size;
+  stats_.vertices = draw_data->TotalVtxCount;
+  if (screenshot_requested_) {
+    screenshot_requested_ = false;
+    if (screenshot_path_.empty()) {
+      char name[64];
+      std::snprintf(name, sizeof name, "mirrorlab-%03d.png", ++screenshots_taken_);
+      screenshot_path_ = name;
+    }
+    if (!write_screenshot(screenshot_path_)) screenshot_failed_ = true;
+    screenshot_path_.clear();
+  }
+  glfwSwapBuffers(window_);  // waits for the software rasterizer to finish the frame
+  stats_.draw_seconds.push_back(now_seconds() - begin);
+}
+
+bool AppWindow::write_screenshot(const std::string& path) {
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  try {
+    write_framebuffer_png(path, width, height);
+    std::printf("Screenshot written to %s (%dx%d)\n", path.c_str(), width, height);
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
+    return false;
+  }
+}
+
+// ============================================================================================
+// The frame loop
+// ============================================================================================
+
+int AppWindow::run() {
+  script_.start(session(), compare_);
+  using Clock = std::chrono::steady_clock;
+  const auto frame_period = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.max_fps > 0 ? 1.0 / options_.max_fps : 0.0));
+  Clock::time_point deadline = Clock::now();
+  while (!glfwWindowShouldClose(window_)) {
+    const double frame_start = now_seconds();
+    stats_.frame_started(frame_start);
+    // At rest (no pointer, key or widget in use for half a second) the loop waits for input
+    // or the next refresh instead of spinning at the frame cap: building the panels 60 times a
+    // second costs a core a few percent even when nothing is drawn.
+    if (options_.refresh_hz <= 0 || frame_start < lively_until_) {
+      glfwPollEvents();
+    } else {
+      // At least 4 times a second, so a finished step or measurement shows even when idle.
+      glfwWaitEventsTimeout(std::min(1.0 / options_.refresh_hz, 0.25));
+    }
+    draw_frame();
+    // Pace frames to absolute deadlines, so the average is the cap even though each sleep
+    // overshoots a little; a frame that ran late does not make the next ones hurry.
+    if (options_.max_fps > 0) {
+      deadline += frame_period;
+      const auto now = Clock::now();
+      if (deadline < now) deadline = now;
+      std::this_thread::sleep_until(deadline);
+    }
+    const double since_start = now_seconds() - start_;
+    if ((options_.quit_after_seconds > 0 && since_start > options_.quit_after_seconds) ||
+        (options_.close_requested && options_.close_requested())) {
+      glfwSetWindowShouldClose(window_, GLFW_TRUE);  // as if the user closed it, mid-run
+    }
+    if (!script_.active()) continue;
+    const ScriptStep next = script_.after_frame(since_start, snapshot_, session(), stats_, report_,
+                                                lesson_ && lesson_->busy());
+    if (next == ScriptStep::kGoOn) continue;
+    if (next == ScriptStep::kScreenshotThenDone) {  // drawn whatever, read before shown
+      screenshot_path_ = options_.screenshot;
+      screenshot_requested_ = true;
+      glfwPollEvents();
+      draw_frame();
+    }
+    break;
+  }
+  int status = script_.finish(snapshot_, setup_error(), screenshot_failed_);
+  if (!write_report(report_, stats_, snapshot_, !setup_error().empty(),
+                    script_.measured_images_per_second(), options_.report)) {
+    status = 1;
+  }
+  return status;
+}
+
+}  // namespace
+
+std::string check_app_options(const AppOptions& options) {
+  if (std::string problem = check_panel_name(options.panel, make_panels()); !problem.empty()) {
+    return problem;
+  }
+  if (options.modelled_allreduce.empty() && options.modelled_bytes != AppOptions{}.modelled_bytes) {
+    return "--model-size needs --model-allreduce: the size of which all-reduce?";
+  }
+  if (options.topology.empty() && options.modelled_allreduce.empty() &&
+      options.modelled_step == 0) {
+    return "";  // nothing of the model asked for: a missing fit or preset is no reason to stop
+  }
+  return check_model_choice(
+      TopologyCatalog(), options.topology.empty() ? ViewSettings{}.model_machine : options.topology,
+      options.modelled_allreduce, static_cast<double>(options.modelled_bytes),
+      options.modelled_step);
+}
+
+bool can_open_window(std::string* why) {
+  glfwSetErrorCallback(remember_glfw_error);
+  if (!glfwInit()) {
+    if (why != nullptr) *why = g_glfw_error;
+    return false;
+  }
+  glfwTerminate();
+  return true;
+}
+
+int run_app(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
+            const AppOptions& options) {
+  AppWindow window(std::move(data), config, options);
+  return window.run();
+}
+
+}  // namespace mirrorlab::gui

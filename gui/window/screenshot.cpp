@@ -1,0 +1,42 @@
+#include "gui/window/screenshot.h"
+
+#include <GL/gl.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "core/io/output_file.h"
+
+namespace mirrorlab::gui {
+
+void flip_rows(std::vector<std::uint8_t>& rgb, int width, int height) {
+  const std::size_t row = static_cast<std::size_t>(width) * 3;
+  for (int y = 0; y < height / 2; ++y) {
+    std::swap_ranges(rgb.begin() + static_cast<std::ptrdiff_t>(y * row),
+                     rgb.begin() + static_cast<std::ptrdiff_t>((y + 1) * row),
+                     rgb.begin() + static_cast<std::ptrdiff_t>((height - 1 - y) * row));
+  }
+}
+
+void write_framebuffer_png(const std::filesystem::path& path, int width, int height) {
+  if (width <= 0 || height <= 0) throw std::runtime_error("the window has no pixels to save");
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(width) * height * 3);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);  // rows of width*3 bytes, no padding
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb.data());
+  flip_rows(rgb, width, height);
+  // Encoded in memory, then written whole (core::OutputFile): a full disk leaves no half PNG.
+  std::string png;
+  const auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data),
+                                               static_cast<std::size_t>(size));
+  };
+  if (stbi_write_png_to_func(append, &png, width, height, 3, rgb.data(), width * 3) == 0) {
+    throw std::runtime_error(path.string() + ": the PNG could not be encoded");
+  }
+  core::write_file_whole(path, png);
+}
+
+}  // namespace mirrorlab::gui
