@@ -11,7 +11,7 @@
 
 #include "core/io/dataset.h"
 #include "fuzz/fuzz_input.h"
-#include "tests/temp_folder.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 

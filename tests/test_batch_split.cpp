@@ -8,7 +8,7 @@
 
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/training_reference.h"
+#include "tests/support/training_reference.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {

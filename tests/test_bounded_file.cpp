@@ -10,8 +10,8 @@
 #include <string>
 
 #include "files/bounded_file.h"
-#include "tests/hang_guard.h"
-#include "tests/temp_folder.h"
+#include "tests/support/hang_guard.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 

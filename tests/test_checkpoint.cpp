@@ -13,8 +13,8 @@
 #include "core/checkpoint/safetensors.h"
 #include "core/io/output_file.h"
 #include "nlohmann/json.hpp"
-#include "tests/checkpoint_rig.h"
-#include "tests/temp_folder.h"
+#include "tests/support/checkpoint_rig.h"
+#include "tests/support/temp_folder.h"
 
 namespace mirrorlab {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "command_output.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/command_output.h"
 
 namespace {
 

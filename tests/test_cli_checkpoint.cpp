@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <string>
 
-#include "command_output.h"
 #include "nlohmann/json.hpp"
-#include "temp_folder.h"
+#include "tests/support/command_output.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "command_output.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/command_output.h"
 #include "virtualgpu/collectives/nccl_all_reduce.h"
 
 namespace mirrorlab::testing {

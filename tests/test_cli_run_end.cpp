@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "command_output.h"
 #include "nlohmann/json.hpp"
-#include "temp_folder.h"
+#include "tests/support/command_output.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "command_output.h"
 #include "nlohmann/json.hpp"
-#include "temp_folder.h"
+#include "tests/support/command_output.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/hang_guard.h"
+#include "tests/support/hang_guard.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/collectives/collective_replay.h"

@@ -11,9 +11,9 @@
 
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "lesson_play.h"
 #include "lessons/player/lesson.h"
 #include "lessons/player/player.h"
+#include "tests/support/lesson_play.h"
 #include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::lessons {

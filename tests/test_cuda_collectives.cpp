@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/all_reduce_check.h"
-#include "tests/cuda_test_devices.h"
+#include "tests/support/all_reduce_check.h"
+#include "tests/support/cuda_test_devices.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/collective.h"
@@ -25,7 +25,7 @@
 namespace mirrorlab::vgpu {
 namespace {
 
-// Every check: testing::check_all_reduce_exact (tests/all_reduce_check.h), bit for bit.
+// Every check: testing::check_all_reduce_exact (tests/support/all_reduce_check.h), bit for bit.
 
 TEST(CudaAllReduce, EveryAlgorithmIsExactOnLogicalGpusOfOneCard) {
   MIRRORLAB_REQUIRE_CUDA_GPUS(1);

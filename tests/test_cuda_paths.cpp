@@ -1,5 +1,5 @@
 // The CUDA code paths above the thin interfaces (virtualgpu/cuda/cuda_api.h, nccl_api.h), run on
-// any machine against the fakes of tests/fake_cuda_api.h: the cudaMalloc allocator and its
+// any machine against the fakes of tests/support/fake_cuda_api.h: the cudaMalloc allocator and its
 // arena, the devices' streams, the CUDA transport (ring, reduce-to-one, one-shot; one card and
 // several, with and without peer access), the NCCL all-reduce and its fallback. Each test checks
 // the numbers bit for bit (small integers: any order of the sums is exact) and that every call
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/all_reduce_check.h"
-#include "tests/fake_cuda_api.h"
-#include "tests/fake_nccl_api.h"
+#include "tests/support/all_reduce_check.h"
+#include "tests/support/fake_cuda_api.h"
+#include "tests/support/fake_nccl_api.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/collective.h"
@@ -173,7 +173,8 @@ TEST(CudaPaths, AnSmSplitTheDriverCannotMakeSaysWhyAndSharesTheSms) {
 }
 
 // ---- the transport ------------------------------------------------------------------------------
-// check_all_reduce_exact (tests/all_reduce_check.h): every element of every rank, bit for bit.
+// check_all_reduce_exact (tests/support/all_reduce_check.h): every element of every rank, bit for
+// bit.
 TEST(CudaPaths, EveryAlgorithmThroughTheCudaTransportOnLogicalGpusOfOneCard) {
   FakeCudaApi api;
   for (const int n : {1, 2, 3, 4, 8}) {

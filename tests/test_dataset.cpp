@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/io/dataset.h"
-#include "tests/temp_folder.h"
+#include "tests/support/temp_folder.h"
 
 namespace mirrorlab::core {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "core/strategy/faults.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/hang_guard.h"
-#include "tests/step_rig.h"
+#include "tests/support/hang_guard.h"
+#include "tests/support/step_rig.h"
 
 namespace mirrorlab {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "command_output.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/command_output.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include "gui/model/speedup_table.h"
 #include "gui/model/topology_catalog.h"
 #include "nlohmann/json.hpp"
-#include "temp_folder.h"
+#include "tests/support/temp_folder.h"
 #include "timing/step_time.h"
 #include "timing/topology_file.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"

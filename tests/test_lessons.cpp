@@ -9,10 +9,10 @@
 
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "lesson_play.h"
 #include "lessons/player/lesson.h"
 #include "lessons/player/player.h"
-#include "tests/settings_variations.h"
+#include "tests/support/lesson_play.h"
+#include "tests/support/settings_variations.h"
 
 namespace mirrorlab::lessons {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/plain_trainer.h"
-#include "tests/training_reference.h"
+#include "tests/support/training_reference.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab {

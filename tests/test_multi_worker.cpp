@@ -15,7 +15,7 @@
 #include "core/nn/fingerprint.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/training_reference.h"
+#include "tests/support/training_reference.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/mpi/mpi_worker_group.h"

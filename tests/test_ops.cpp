@@ -3,7 +3,7 @@
 // has it; so these tests check the interface's plumbing (every argument reaches its kernel) and
 // the BLAS path, and they check the harness that test_ops_cuda runs on a GPU.
 #include "core/nn/kernels_cpu.h"
-#include "tests/ops_agreement.h"
+#include "tests/support/ops_agreement.h"
 
 namespace mirrorlab::testing {
 namespace {

@@ -11,9 +11,9 @@
 #include "core/session/step_recorder.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/cuda_test_devices.h"
-#include "tests/ops_agreement.h"
-#include "tests/step_rig.h"
+#include "tests/support/cuda_test_devices.h"
+#include "tests/support/ops_agreement.h"
+#include "tests/support/step_rig.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::testing {

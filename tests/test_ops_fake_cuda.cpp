@@ -13,9 +13,9 @@
 
 #include "core/nn/loss.h"
 #include "core/nn/ops_cuda.h"
-#include "tests/fake_cuda_api.h"
-#include "tests/fake_gpu_model_api.h"
-#include "tests/ops_agreement.h"
+#include "tests/support/fake_cuda_api.h"
+#include "tests/support/fake_gpu_model_api.h"
+#include "tests/support/ops_agreement.h"
 
 namespace mirrorlab::testing {
 namespace {

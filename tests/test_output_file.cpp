@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/io/output_file.h"
-#include "tests/temp_folder.h"
+#include "tests/support/temp_folder.h"
 
 namespace mirrorlab::core {
 namespace {

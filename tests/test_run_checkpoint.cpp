@@ -10,7 +10,7 @@
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/run_checkpoint.h"
 #include "core/nn/fingerprint.h"
-#include "tests/checkpoint_rig.h"
+#include "tests/support/checkpoint_rig.h"
 
 namespace mirrorlab {
 namespace {

@@ -13,7 +13,7 @@
 #include "core/checkpoint/checkpoint.h"
 #include "core/session/worker_followers.h"
 #include "core/settings/run_settings.h"
-#include "tests/settings_variations.h"
+#include "tests/support/settings_variations.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include "core/nn/fingerprint.h"
 #include "core/session/step_control.h"
 #include "core/session/step_recorder.h"
-#include "tests/step_rig.h"
+#include "tests/support/step_rig.h"
 
 namespace mirrorlab {
 namespace {

@@ -12,9 +12,9 @@
 #include "core/session/training_session.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/hang_guard.h"
-#include "tests/training_reference.h"
-#include "tests/worker_threads.h"
+#include "tests/support/hang_guard.h"
+#include "tests/support/training_reference.h"
+#include "tests/support/worker_threads.h"
 #include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/workers/thread_worker_group.h"
 

@@ -9,7 +9,7 @@
 #include "core/checkpoint/checkpoint_folder.h"
 #include "core/io/synthetic_dataset.h"
 #include "core/session/training_session.h"
-#include "tests/temp_folder.h"
+#include "tests/support/temp_folder.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab {

@@ -14,7 +14,7 @@
 #include "core/io/synthetic_dataset.h"
 #include "core/session/training_session.h"
 #include "core/session/worker_followers.h"
-#include "tests/hang_guard.h"
+#include "tests/support/hang_guard.h"
 #include "virtualgpu/workers/thread_worker_group.h"
 
 namespace mirrorlab {

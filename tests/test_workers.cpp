@@ -6,7 +6,7 @@
 #include "app/command_line.h"
 #include "app/train_flags.h"
 #include "app/workers.h"
-#include "tests/settings_variations.h"
+#include "tests/support/settings_variations.h"
 
 namespace mirrorlab::app {
 namespace {

@@ -1,8 +1,8 @@
 // Launchers of the CUDA kernels (kernels_cuda_*.cu), called by CudaOps (ops_cuda.cpp). Each
 // enqueues on `stream`, checks the launch, and does nothing for an empty input. Pointers are in
 // GPU memory; the semantics are those of the CPU reference of the same name in kernels_cpu.h,
-// which the tests compare them with: on a GPU (tests/ops_agreement.cpp), and everywhere through
-// the kernels' work per element (kernel_elements*.h, tests/test_kernel_elements.cpp). Their
+// which the tests compare them with: on a GPU (tests/support/ops_agreement.cpp), and everywhere
+// through the kernels' work per element (kernel_elements*.h, tests/test_kernel_elements.cpp). Their
 // launch shapes come from virtualgpu/cuda/launch_shape.h.
 #pragma once
 

@@ -1,7 +1,7 @@
-// A fake NCCL over tests/fake_cuda_api.h's fake GPUs, for tests on machines without a GPU: the
-// NCCL all-reduce of one process (init_all: all-reduces queued between group_start and group_end,
-// summed at group_end in rank order) and NCCL across processes (unique_id, init_rank: each
-// process's worker a thread here, sharing one fake; a rank's all-reduce outside a group waits
+// A fake NCCL over tests/support/fake_cuda_api.h's fake GPUs, for tests on machines without a GPU:
+// the NCCL all-reduce of one process (init_all: all-reduces queued between group_start and
+// group_end, summed at group_end in rank order) and NCCL across processes (unique_id, init_rank:
+// each process's worker a thread here, sharing one fake; a rank's all-reduce outside a group waits
 // for every rank of its communicator, then all are summed in rank order, as ncclAllReduce's
 // result is there once the stream is synchronized). Every call is recorded and checked: buffers
 // in device memory of the communicator's GPU, streams alive and on it, ids that unique_id made,
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/fake_cuda_api.h"
+#include "tests/support/fake_cuda_api.h"
 #include "virtualgpu/collectives/nccl_api.h"
 
 namespace mirrorlab::testing {

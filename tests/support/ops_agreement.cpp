@@ -4,7 +4,7 @@
 // magnitude of the terms summed (|A||B| for a product), so cancellation does not make an honest
 // float result look wrong. Sizes are odd, pointers misaligned by a float where it matters, and
 // empty batches included.
-#include "tests/ops_agreement.h"
+#include "tests/support/ops_agreement.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,10 +17,10 @@
 #include "core/nn/model.h"
 #include "core/nn/ops_cuda.h"
 #include "core/nn/optimizer.h"
-#include "tests/cuda_test_devices.h"
+#include "tests/support/cuda_test_devices.h"
 #ifdef MIRRORLAB_OPS_FAKE_CUDA
-#include "tests/fake_cuda_api.h"
-#include "tests/fake_gpu_model_api.h"
+#include "tests/support/fake_cuda_api.h"
+#include "tests/support/fake_gpu_model_api.h"
 #endif
 
 namespace mirrorlab::testing {

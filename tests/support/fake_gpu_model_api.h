@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/nn/gpu_model_api.h"
-#include "tests/fake_cuda_api.h"
+#include "tests/support/fake_cuda_api.h"
 
 namespace mirrorlab::testing {
 

@@ -1,6 +1,6 @@
-// A fake CUDA runtime for tests on machines without a GPU (and tests/fake_nccl_api.h, NCCL's): the
-// real code paths above CudaApi (the cudaMalloc allocator and its arena, the devices' streams, the
-// CUDA transport and the one-shot) run against it.
+// A fake CUDA runtime for tests on machines without a GPU (and tests/support/fake_nccl_api.h,
+// NCCL's): the real code paths above CudaApi (the cudaMalloc allocator and its arena, the devices'
+// streams, the CUDA transport and the one-shot) run against it.
 //
 // FakeCudaApi: GPU memory is host memory (handed out full of 0xFF bytes, so a block that is not
 // zeroed shows), work runs when it is queued (each stream is in order; as if every stream ran at
