@@ -115,13 +115,10 @@ void finish_workers(vgpu::WorkerGroup& workers) {
 std::string train_flag_lines(const TrainOptions& o) {
   // Every setting, by the flag that sets it (a setting no flag sets, by its key), then
   // --worker-timeout, which is no setting of the run but must agree too.
-  std::string lines;
-  std::istringstream settings(core::settings_lines(o.settings));
-  for (std::string line; std::getline(settings, line);) {
-    const std::string key = line.substr(0, line.find(' '));
+  const std::string lines = core::settings_lines(o.settings, [](const std::string& key) {
     const std::string flag = flag_for_setting(key);
-    lines += (flag.empty() ? key : flag) + line.substr(key.size()) + "\n";
-  }
+    return flag.empty() ? key : flag;
+  });
   std::ostringstream timeout;
   timeout << "--worker-timeout " << o.worker_timeout_seconds << "\n";
   return lines + timeout.str();

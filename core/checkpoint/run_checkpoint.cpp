@@ -1,7 +1,5 @@
 #include "core/checkpoint/run_checkpoint.h"
 
-#include <charconv>
-
 namespace mirrorlab::core {
 namespace {
 
@@ -10,12 +8,6 @@ std::string steps_text(std::int64_t max_steps) {
 }
 
 }  // namespace
-
-std::string float_text(float value) {
-  char text[48];
-  const auto result = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, result.ptr);
-}
 
 CheckpointConfig checkpoint_config(const RunSettings& settings, const MirroredStrategy& strategy,
                                    const FitLoop& loop, std::uint32_t train_crc32) {

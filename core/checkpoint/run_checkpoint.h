@@ -27,9 +27,6 @@ Checkpoint capture_checkpoint(MirroredStrategy& strategy, const FitLoop& loop,
 std::vector<std::string> checkpoint_changes(const CheckpointConfig& saved,
                                             const CheckpointConfig& now);
 
-// The shortest text that reads back to `value` ("0.001" for 1e-3f): how a learning rate is said.
-std::string float_text(float value);
-
 // Makes a fresh run (`strategy` and `loop` before their first step, `now` their settings) go on
 // from `checkpoint`, read from `file` (named in the errors). Throws CheckpointError naming what
 // differs (the model, the optimizer, the loss scaling, the training data, the shuffled order, an

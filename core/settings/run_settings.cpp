@@ -24,24 +24,19 @@ constexpr bool kHasNames = requires(T value) {
   choice_names(value);
 };
 
-// The shortest text that reads back to `value` ("1e-09", "0.1", "20").
-std::string number_text(double value) {
-  char text[48];
-  const auto result = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, result.ptr);
-}
-
-// A float as its shortest text that reads back to the same float ("0.001", not 0.0010000000474).
-std::string float_text(float value) {
+// The shortest text that reads back to `value`, a double or a float ("1e-09", "0.001", "20";
+// not 0.0010000000474 for the float 0.001).
+template <class T>
+std::string number_text(T value) {
   char text[48];
   const auto result = std::to_chars(text, text + sizeof text, value);
   return std::string(text, result.ptr);
 }
 
 std::string range_text(const SettingInfo& info, bool whole) {
-  const std::string max = std::isinf(info.max) ? "any" : number_text(info.max);
   return std::string("give ") + (whole ? "a whole number" : "a number") + " from " +
-         number_text(info.min) + " to " + (std::isinf(info.max) ? "the largest" : max);
+         number_text(info.min) + " to " +
+         (std::isinf(info.max) ? std::string("the largest") : number_text(info.max));
 }
 
 template <class T>
@@ -53,7 +48,7 @@ std::string value_text(const T& value) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return value ? "on" : "off";
   } else if constexpr (std::is_same_v<T, float>) {
-    return float_text(value);
+    return number_text(value);
   } else if constexpr (kIsList<T>) {
     std::string text;
     for (const auto& v : value) text += (text.empty() ? "" : ",") + std::to_string(v);
@@ -70,7 +65,7 @@ json value_json(const T& value) {
   } else if constexpr (std::is_same_v<T, float>) {
     // As the float's shortest text ("0.001", not 0.0010000000474974513), which reads back to
     // the same float.
-    return std::stod(float_text(value));
+    return std::stod(number_text(value));
   } else {
     return value;
   }
@@ -224,10 +219,11 @@ std::vector<SettingDifference> setting_differences(const RunSettings& first,
   return differences;
 }
 
-std::string settings_lines(const RunSettings& settings) {
+std::string settings_lines(const RunSettings& settings,
+                           const std::function<std::string(const std::string&)>& label) {
   std::string lines;
   for_each_setting(settings, [&](const SettingInfo& info, const auto& value) {
-    lines += std::string(info.key) + " " + value_text(value) + "\n";
+    lines += (label ? label(info.key) : std::string(info.key)) + " " + value_text(value) + "\n";
   });
   return lines;
 }

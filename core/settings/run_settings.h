@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -150,8 +151,10 @@ struct SettingDifference {
 // The settings whose values differ, in for_each_setting's order.
 std::vector<SettingDifference> setting_differences(const RunSettings& first,
                                                    const RunSettings& second);
-// Each setting as "key value", one a line.
-std::string settings_lines(const RunSettings& settings);
+// Each setting as "key value", one a line; `label`, when given, names each setting instead of
+// its key (the app: by its flag).
+std::string settings_lines(const RunSettings& settings,
+                           const std::function<std::string(const std::string&)>& label = {});
 
 // The logical devices `devices` asks for, one configuration each: `gpus` of them (0: one per
 // memory limit when several are given, else `default_count`), each capped at its limit (one
