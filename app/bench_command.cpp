@@ -9,7 +9,7 @@
 #include "app/flags.h"
 #include "app/interrupt.h"
 #include "virtualgpu/devices/device.h"
-#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/all_reduce_bench.h"
 #include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::app {

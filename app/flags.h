@@ -4,7 +4,7 @@
 // names the flag, the value and what to give instead. A flag given twice is refused too.
 //
 // Every value flag carries the validator named kCheckedFlag, so a test can walk all commands and
-// find any flag added some other way (tests/test_flags.cpp).
+// find any flag added some other way (tests/app/test_flags.cpp).
 #pragma once
 
 #include <cstdint>

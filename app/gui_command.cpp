@@ -12,7 +12,7 @@
 #include "core/session/worker_followers.h"
 
 #ifdef MIRRORLAB_HAVE_GUI
-#include "gui/model/modelled_allreduce.h"
+#include "gui/model/modelled_all_reduce.h"
 #include "gui/window/app_window.h"
 #endif
 #ifdef MIRRORLAB_HAVE_LESSONS

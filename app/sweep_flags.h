@@ -7,7 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/device_flags.h"
-#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/all_reduce_bench.h"
 
 namespace mirrorlab::app {
 

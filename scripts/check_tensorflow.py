@@ -7,32 +7,27 @@ says in its output).
 """
 
 import argparse
-import io
 import json
-import logging
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import warnings
-from contextlib import redirect_stdout
-from unittest import mock
 
 import numpy as np
 
 warnings.filterwarnings("ignore")
 import tensorflow as tf  # noqa: E402  (after the warnings filter)
 import keras  # noqa: E402
-from check_tensorflow_workers import check as check_workers  # noqa: E402
-from check_tensorflow_training import (  # noqa: E402,F401
-    TRAIN_BATCH_PER_REPLICA, TRAIN_FIRST_STEPS, compile_for_fit, keras_model, tf_train,
-    training_tables)
-
-MAX_REPLICAS = 8
-cpus = tf.config.list_physical_devices("CPU")
-tf.config.set_logical_device_configuration(
-    cpus[0], [tf.config.LogicalDeviceConfiguration()] * MAX_REPLICAS)
+import check_tensorflow_workers  # noqa: E402
+from check_tensorflow_training import (  # noqa: E402
+    TRAIN_BATCH_PER_REPLICA, TRAIN_FIRST_STEPS, tf_train, training_tables)
+# What isolated() runs, found by name in this module's globals in the Python it starts.
+from tensorflow_side import (  # noqa: E402
+    tf_average_loss_scales, tf_choice, tf_custom_loop_step, tf_custom_loop_uneven, tf_fit_log,
+    tf_fit_steps, tf_fit_weighting, tf_initial_weights, tf_metrics, tf_optimizer_defaults,
+    tf_optimizer_steps, tf_reconfigure_error, tf_split, tf_summary)
 
 # (examples, replicas, batch per replica): every global batch of one epoch is compared.
 SPLIT_CASES = [
@@ -49,137 +44,6 @@ SPLIT_CASES = [
     (3, 4, 2),
     (60000, 2, 128),  # all of Fashion-MNIST's training set
 ]
-
-
-def strategy_of(replicas):
-    return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
-
-
-def tf_split(examples, replicas, per_replica, drop_remainder=False):
-    strategy = strategy_of(replicas)
-    ds = tf.data.Dataset.range(examples).batch(per_replica * replicas,
-                                               drop_remainder=drop_remainder)
-    steps = []
-    for batch in strategy.experimental_distribute_dataset(ds):
-        steps.append([int(tf.shape(v)[0]) for v in strategy.experimental_local_results(batch)])
-    return steps
-
-
-def tf_fit_steps(examples, replicas, per_replica):
-    """Steps model.fit takes over one epoch of numpy arrays (does it keep the short batch?)."""
-    strategy = strategy_of(replicas)
-    with strategy.scope():
-        model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
-        model.compile(optimizer="sgd", loss="mse")
-    counter = keras.callbacks.LambdaCallback()
-    seen = []
-    counter.on_train_batch_end = lambda batch, logs: seen.append(batch)
-    x = np.zeros((examples, 1), np.float32)
-    model.fit(x, x, batch_size=per_replica * replicas, epochs=1, verbose=0,
-              callbacks=[counter], shuffle=False)
-    return len(seen)
-
-
-def tf_average_loss_scales(shards, global_batch_size):
-    """Per replica, what compute_average_loss multiplies the summed per-example loss by."""
-    strategy = strategy_of(len(shards))
-    total = sum(shards)
-    ds = tf.data.Dataset.range(total).batch(total)
-    dist = strategy.experimental_distribute_dataset(ds)
-
-    @tf.function
-    def step(x):
-        def fn(x):
-            per_example = tf.ones_like(tf.cast(x, tf.float32))
-            return tf.nn.compute_average_loss(per_example, global_batch_size=global_batch_size)
-        return strategy.run(fn, args=(x,))
-
-    for batch in dist:
-        got = [int(tf.shape(v)[0]) for v in strategy.experimental_local_results(batch)]
-        values = [float(v) for v in strategy.experimental_local_results(step(batch))]
-        return got, [v / n if n else 0.0 for v, n in zip(values, got)]
-
-
-def tf_fit_weighting(examples=88, replicas=3, per_replica=16, lr=0.5):
-    """model.fit of w * x against 0 (MSE, SGD) on `replicas` replicas, where the last batch is
-    short: the weight it ends with, and what each loss scaling predicts."""
-    x = (np.arange(examples, dtype=np.float32) / examples).reshape(examples, 1)
-    strategy = strategy_of(replicas)
-    with strategy.scope():
-        model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(
-            1, use_bias=False, kernel_initializer="ones")])
-        model.compile(optimizer=keras.optimizers.SGD(lr), loss="mse")
-    ds = tf.data.Dataset.from_tensor_slices((x, np.zeros_like(x))).batch(per_replica * replicas)
-    model.fit(ds, epochs=1, verbose=0)
-    return float(model.layers[0].kernel.numpy()[0, 0])
-
-
-def tf_custom_loop_step(scaling, replicas=2, examples=8, lr=0.01):
-    """One SGD step of a custom loop (strategy.run, apply_gradients in the replica context) on
-    w * x against 3 x, where each replica's loss is its own mean (`shard-mean`, the mistake) or
-    that mean / num_replicas_in_sync (seed note 001's loop). Returns w after the step."""
-    x = np.arange(1, examples + 1, dtype=np.float32)
-    strategy = strategy_of(replicas)
-    with strategy.scope():
-        w = tf.Variable(0.5)
-        opt = keras.optimizers.SGD(learning_rate=lr)
-    dist = strategy.experimental_distribute_dataset(
-        tf.data.Dataset.from_tensor_slices((x, 3 * x)).batch(examples))
-
-    def step(batch):
-        xb, yb = batch
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(w * xb - yb))
-            if scaling != "shard-mean":
-                loss = loss / strategy.num_replicas_in_sync
-        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
-
-    for batch in dist:
-        strategy.run(step, args=(batch,))
-    return float(w.numpy())
-
-
-def tf_custom_loop_uneven(examples=50, replicas=3, per_replica=16, lr=0.5):
-    """Seed note 001's loop (tf.reduce_mean / num_replicas_in_sync, a Mean metric of the unscaled
-    loss) for one epoch of w * x against 0, whose last batch leaves a replica without examples.
-    Returns w after the epoch, the replicas' losses on the last batch and the metric there."""
-    x = (np.arange(examples, dtype=np.float32) / examples).reshape(examples, 1)
-    strategy = strategy_of(replicas)
-    with strategy.scope():
-        w = tf.Variable([[1.0]])
-        opt = keras.optimizers.SGD(learning_rate=lr)
-        metric = keras.metrics.Mean()
-    dist = strategy.experimental_distribute_dataset(
-        tf.data.Dataset.from_tensor_slices((x, np.zeros_like(x))).batch(per_replica * replicas))
-
-    def step(batch):
-        xb, yb = batch
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(xb @ w - yb))
-            scaled = loss / strategy.num_replicas_in_sync
-        opt.apply_gradients(zip(tape.gradient(scaled, [w]), [w]))
-        metric.update_state(loss)
-        return loss
-
-    losses = []
-    for batch in dist:
-        metric.reset_state()
-        losses = strategy.experimental_local_results(strategy.run(step, args=(batch,)))
-    return (float(w.numpy()[0, 0]), [round(float(v), 4) for v in losses],
-            float(metric.result()))
-
-
-def tf_reconfigure_error():
-    """What TensorFlow says when logical devices are configured again once in use."""
-    cpus = tf.config.list_physical_devices("CPU")
-    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
-    tf.constant(1.0)  # the runtime starts: the devices are in use
-    try:
-        tf.config.set_logical_device_configuration(
-            cpus[0], [tf.config.LogicalDeviceConfiguration()] * 3)
-    except RuntimeError as e:
-        return f"RuntimeError: {e}"
-    return "accepted"
 
 
 def custom_loop_weight(scales, replicas=2, examples=8, lr=0.01):
@@ -203,121 +67,6 @@ def predicted_weight(scales_per_step, shards_per_step, examples=88, lr=0.5):
             begin += count
         w -= lr * grad
     return w
-
-
-# ---- the all-reduce TensorFlow chooses, and what it logs -----------------------------------
-
-def cross_device_ops_name(ops, options):
-    name = type(ops).__name__
-    if name == "CollectiveAllReduce":
-        name += ", " + options.implementation.name
-    return name
-
-
-def tf_choice(placement, replicas):
-    """The cross-device ops MirroredStrategy picks by default. On CPU devices by running it;
-    for GPUs (there are none here) by running its own selection code,
-    MirroredExtended._make_collective_ops_with_fallbacks, with TensorFlow's device lists of
-    one card carved into `replicas` logical GPUs, or of `replicas` physical GPUs, patched in."""
-    if placement == "cpu":
-        s = strategy_of(replicas).extended
-        return cross_device_ops_name(s._cross_device_ops, s._communication_options)
-    from tensorflow.python.distribute import collective_util
-    from tensorflow.python.distribute import mirrored_strategy
-    from tensorflow.python.eager import context
-    physical = 1 if placement == "logical" else replicas
-
-    def gpus(n):
-        return [context.LogicalDevice(f"/device:GPU:{i}", "GPU") for i in range(n)]
-
-    ctx = type(context.context())
-    with mock.patch.object(ctx, "list_physical_devices", lambda self, device_type=None: gpus(physical)), \
-            mock.patch.object(ctx, "list_logical_devices", lambda self, device_type=None: gpus(replicas)):
-        extended = object.__new__(mirrored_strategy.MirroredExtended)
-        extended._collective_key_base = 0
-        extended._devices = tuple(f"/job:localhost/replica:0/task:0/device:GPU:{i}"
-                                  for i in range(replicas))
-        extended._communication_options = collective_util.Options(
-            implementation=collective_util.CommunicationImplementation.NCCL)  # as __init__ sets
-        ops = extended._make_collective_ops_with_fallbacks()
-    return cross_device_ops_name(ops, extended._communication_options)
-
-
-def tf_fit_log(cross_device_ops, devices, model_kind="mlp"):
-    """What TensorFlow logs (INFO and WARNING, its logger) while making a MirroredStrategy over
-    `devices` and fitting one epoch with verbose=1; and the last line model.fit printed."""
-    lines = []
-
-    class Keep(logging.Handler):
-        def emit(self, record):
-            lines.append(f"{record.levelname}:tensorflow:{record.getMessage()}")
-
-    tf.get_logger().addHandler(Keep())
-    tf.get_logger().setLevel("INFO")
-    kwargs = {}
-    if cross_device_ops == "ReductionToOneDevice":
-        kwargs["cross_device_ops"] = tf.distribute.ReductionToOneDevice()
-    strategy = tf.distribute.MirroredStrategy(devices, **kwargs)
-    printed = io.StringIO()
-    if all("cpu" in d for d in devices):  # it can only train on the devices there are
-        with strategy.scope():
-            model = keras_model(model_kind)
-            compile_for_fit(model)
-        rng = np.random.default_rng(0)
-        x = rng.random((512, 28, 28, 1), np.float32)
-        y = rng.integers(0, 10, 512)
-        with redirect_stdout(printed):
-            model.fit(x, y, batch_size=128, epochs=1, verbose=1, validation_data=(x[:128], y[:128]))
-    last = [l for l in printed.getvalue().replace("\r", "\n").split("\n") if "val_loss" in l]
-    return {"log": list(dict.fromkeys(lines)), "last_progress_line": last[-1] if last else ""}
-
-
-def tf_summary(kind):
-    out = io.StringIO()
-    with redirect_stdout(out):
-        keras_model(kind).summary()
-    return out.getvalue()
-
-
-# ---- optimizers, initialisers, metrics -------------------------------------------------------
-
-def keras_optimizer(kind, lr=None, momentum=0.0):
-    kwargs = {} if lr is None else {"learning_rate": lr}
-    if kind == "sgd":
-        return keras.optimizers.SGD(momentum=momentum, **kwargs)
-    return {"adam": keras.optimizers.Adam, "nadam": keras.optimizers.Nadam}[kind](**kwargs)
-
-
-def tf_optimizer_steps(kind, lr, momentum, params, grads):
-    """The parameters after Keras' optimizer has applied each gradient in turn."""
-    optimizer = keras_optimizer(kind, lr, momentum)
-    variable = tf.Variable(np.array(params, np.float32))
-    for g in grads:
-        optimizer.apply_gradients([(tf.constant(np.array(g, np.float32)), variable)])
-    return variable.numpy().tolist()
-
-
-def tf_optimizer_defaults(kind):
-    config = keras_optimizer(kind).get_config()
-    return {k: float(config[k]) for k in ("learning_rate", "momentum", "beta_1", "beta_2",
-                                          "epsilon") if k in config}
-
-
-def tf_initial_weights(kind):
-    """Keras' default initial kernels and biases of the model's layers with weights."""
-    tf.keras.utils.set_random_seed(0)
-    return [{"name": layer.name, "kernel": layer.kernel.numpy().ravel().tolist(),
-             "bias": layer.bias.numpy().tolist()}
-            for layer in keras_model(kind).layers if layer.weights]
-
-
-def tf_metrics(logits, labels):
-    logits = np.array(logits, np.float32)
-    labels = np.array(labels)
-    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, logits)
-    accuracy = keras.metrics.SparseCategoricalAccuracy()
-    accuracy.update_state(labels, logits)
-    return {"loss": float(loss), "accuracy": float(accuracy.result())}
 
 
 def isolated(function, *args):
@@ -409,48 +158,14 @@ def training_runs(args, kind):
     return tf_run, ml["train"][0]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--answers", help="build/tests/mirrorlab_answers")
-    parser.add_argument("--mirrorlab", help="build/app/mirrorlab (its train command's output)")
-    parser.add_argument("--markdown", help="also write the table to this file")
-    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist",
-                        help="Fashion-MNIST's gzipped IDX files, for the training runs "
-                             "(default: Debian's dataset-fashion-mnist)")
-    parser.add_argument("--train-epochs", type=int, default=5,
-                        help="epochs of each training run (default 5; the CNN's take TensorFlow "
-                             "about 45 s each on 2 cores)")
-    parser.add_argument("--workers-only", action="store_true",
-                        help="only the multi-worker cases (2 TensorFlow worker processes)")
-    parser.add_argument("--isolated", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.isolated:
-        name, arguments = args.isolated
-        print(json.dumps(globals()[name](*json.loads(arguments))))
-        return 0
-    if not args.answers or not args.mirrorlab:
-        parser.error("--answers and --mirrorlab are required")
-    if args.train_epochs < 1:
-        parser.error(f"--train-epochs {args.train_epochs}: give 1 or more")
-    if not os.path.isfile(os.path.join(args.data, "t10k-labels-idx1-ubyte.gz")):
-        parser.error(f"--data {args.data}: no Fashion-MNIST there (apt-get install "
-                     "dataset-fashion-mnist, or give the folder of its .gz files)")
-
-    rows = []  # (what, case, tensorflow, mirrorlab, verdict)
-
-    def row(what, case, tf_value, ml_value, known=None, agree=None):
-        """agree: whether the two agree, where the values shown are not compared as they are."""
-        agree = tf_value == ml_value if agree is None else agree
-        verdict = "same" if agree else ("known" if known else "DIFFERS")
-        rows.append((what, case, str(tf_value), str(ml_value), verdict, known or ""))
-
-    # 0. Several workers: MultiWorkerMirroredStrategy in 2 processes with TF_CONFIG (lesson 10).
-    workers = check_workers(lambda cases: mirrorlab(args.answers, cases), row)
+def check_workers(args, row):
+    """MultiWorkerMirroredStrategy in 2 processes with TF_CONFIG (lesson 10) against mirrorlab."""
+    workers = check_tensorflow_workers.check(lambda cases: mirrorlab(args.answers, cases), row)
     print("TensorFlow's worker 0 logged:\n  " + "\n  ".join(workers["log"]) + "\n")
-    if args.workers_only:
-        return report(rows, [], args.markdown)
 
-    # 1. The split of every global batch, through experimental_distribute_dataset.
+
+def check_batch_split(args, row):
+    """The split of every global batch through experimental_distribute_dataset, and steps."""
     ml = mirrorlab(args.answers, {"split": [
         {"examples": e, "replicas": r, "batch_per_replica": b} for e, r, b in SPLIT_CASES]})
     for (e, r, b), ml_steps in zip(SPLIT_CASES, ml["split"]):
@@ -470,7 +185,9 @@ def main():
             known="mirrorlab has no drop_remainder: it keeps the short batch, as model.fit "
                   "on arrays does")
 
-    # 2. Loss scaling on an uneven batch.
+
+def check_loss_scaling(args, row):
+    """Loss scaling on uneven batches against --loss-scaling; devices configured again."""
     shards, no_gbs = isolated(tf_average_loss_scales, [14, 14, 12], None)
     _, gbs_real = isolated(tf_average_loss_scales, [14, 14, 12], 40)
     ml = mirrorlab(args.answers, {"loss_scale": [
@@ -530,7 +247,9 @@ def main():
     row("devices configured again once in use", "2 logical devices, then 3",
         tf_said, ml_said, agree=ml_said.startswith(tf_said))
 
-    # 3. The all-reduce MirroredStrategy picks, and what it logs.
+
+def check_allreduce_choice(args, row):
+    """The all-reduce MirroredStrategy picks, and what it logs; returns both sides' logs."""
     placements = [("cpu", "CPU devices (mirrorlab: CPU-backed virtual GPUs), run"),
                   ("logical", "2 logical GPUs of one card, TensorFlow's selection code run "
                               "with those device lists"),
@@ -564,8 +283,12 @@ def main():
     ml_warnings = [l for _, (_, m) in logs.items() for l in m.splitlines() if "WARNING" in l]
     row("log: warnings about the all-reduce", "auto and reduce-to-one, 2 CPU replicas",
         tf_warnings or "none", ml_warnings or "none")
+    return logs
 
-    # 4. model.summary() and the progress of model.fit (numbers masked: times and values).
+
+def check_summary_and_progress(args, row, logs):
+    """model.summary() and the progress of model.fit (numbers masked: times and values)."""
+    ml_auto = logs["auto"][1]
     for kind in ("cnn", "mlp"):
         tf_text = isolated(tf_summary, kind).strip()
         ml_text = summary_block(ml_auto if kind == "mlp" else train_output(args.mirrorlab, "auto",
@@ -578,23 +301,23 @@ def main():
     ml_bar = masked(epoch_end_line(ml_auto))
     row("model.fit progress, an epoch's last line", "verbose=1, with validation", tf_bar, ml_bar)
 
-    # 5. The optimizers: Keras' defaults, and the steps from the same gradients.
+
+def check_optimizers(args, row, rng):
+    """The optimizers: Keras' defaults, and the steps from the same gradients."""
     ml_defaults = mirrorlab(args.answers, {"optimizer_defaults": [{}]})["optimizer_defaults"][0]
     for kind in ("adam", "nadam"):
         tf_d = isolated(tf_optimizer_defaults, kind)
-        shown = lambda d: ", ".join(f"{k} {d[k]:.6g}" for k in ("beta_1", "beta_2", "epsilon",  # noqa
-                                                                "learning_rate"))
+        keys = ("beta_1", "beta_2", "epsilon", "learning_rate")
+        shown = lambda d: ", ".join(f"{k} {d[k]:.6g}" for k in keys)  # noqa: E731
         row("optimizer defaults", f"keras.optimizers.{kind.capitalize()}()", shown(tf_d),
             shown(ml_defaults), agree=all(abs(tf_d[k] - ml_defaults[k]) <= 1e-7 * abs(tf_d[k])
-                                          for k in ("beta_1", "beta_2", "epsilon",
-                                                    "learning_rate")))
+                                          for k in keys))
     tf_sgd = isolated(tf_optimizer_defaults, "sgd")
     row("optimizer defaults", "keras.optimizers.SGD()",
         f"momentum {tf_sgd['momentum']:g}, learning_rate {tf_sgd['learning_rate']:g}",
         f"momentum {ml_defaults['momentum']:.6g}, learning_rate {ml_defaults['learning_rate']:.6g}",
         known="mirrorlab's sgd has Keras' momentum (0, --momentum sets it) but one --lr "
               "default (0.001) for every optimizer; --help says so")
-    rng = np.random.default_rng(12)
     params = rng.normal(size=16).astype(np.float32).tolist()
     # 60 steps of gradients of every scale, some far below epsilon, some large.
     grads = [(rng.normal(size=16) * 10.0 ** rng.integers(-9, 3, size=16)).astype(
@@ -613,7 +336,9 @@ def main():
         row("optimizer steps", case, f"weights moved up to {change:.3g}",
             f"largest difference {worst:.2g} (relative)", agree=worst <= 1e-4)
 
-    # 6. Keras' default initialisers: glorot_uniform kernels, zero biases.
+
+def check_initialisers(args, row):
+    """Keras' default initialisers: glorot_uniform kernels, zero biases."""
     for kind in ("cnn", "mlp"):
         ml = mirrorlab(args.answers, {"init": [{"model": kind, "seed": 42}]})["init"][0]
         for tf_layer, ml_layer in zip(isolated(tf_initial_weights, kind), ml):
@@ -629,7 +354,9 @@ def main():
                 law(mk) + ", biases 0" * (not np.any(ml_layer["bias"])),
                 agree=same_law and zero_bias and tf_layer["name"] == ml_layer["name"])
 
-    # 7. The loss and accuracy metrics on the same logits.
+
+def check_metrics(args, row, rng):
+    """The loss and accuracy metrics on the same logits."""
     metric_cases = [
         ("64 random logits rows", rng.normal(size=(64, 10)).astype(np.float32).tolist(),
          rng.integers(0, 10, 64).tolist()),
@@ -644,7 +371,9 @@ def main():
             row(f"metric: {name}", case, f"{tf_m[name]:.6g}", f"{ml_m[name]:.6g}",
                 agree=abs(tf_m[name] - ml_m[name]) <= 1e-5 * max(1.0, abs(tf_m[name])))
 
-    # 8. One training run of each model, from the same initial weights and the same batches.
+
+def check_training_runs(args, row):
+    """One training run of each model, from the same initial weights and the same batches."""
     side_by_side = []
     for kind in ("cnn", "mlp"):
         tf_run, ml_run = training_runs(args, kind)
@@ -660,8 +389,65 @@ def main():
         row(f"training: test accuracy after {epochs}", case, f"{ta:.4f}",
             f"{ma:.4f}", agree=abs(ta - ma) <= 0.01)
         side_by_side.append((kind, tf_run, ml_run))
+    return side_by_side
 
-    return report(rows, side_by_side, args.markdown)
+
+def parse_args():
+    """The command line, checked (apart from --isolated: the call isolated() makes)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--answers", help="build/tests/mirrorlab_answers")
+    parser.add_argument("--mirrorlab", help="build/app/mirrorlab (its train command's output)")
+    parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist",
+                        help="Fashion-MNIST's gzipped IDX files, for the training runs "
+                             "(default: Debian's dataset-fashion-mnist)")
+    parser.add_argument("--train-epochs", type=int, default=5,
+                        help="epochs of each training run (default 5; the CNN's take TensorFlow "
+                             "about 45 s each on 2 cores)")
+    parser.add_argument("--workers-only", action="store_true",
+                        help="only the multi-worker cases (2 TensorFlow worker processes)")
+    parser.add_argument("--isolated", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.isolated:
+        return args
+    if not args.answers or not args.mirrorlab:
+        parser.error("--answers and --mirrorlab are required")
+    if args.train_epochs < 1:
+        parser.error(f"--train-epochs {args.train_epochs}: give 1 or more")
+    if not os.path.isfile(os.path.join(args.data, "t10k-labels-idx1-ubyte.gz")):
+        parser.error(f"--data {args.data}: no Fashion-MNIST there (apt-get install "
+                     "dataset-fashion-mnist, or give the folder of its .gz files)")
+    return args
+
+
+def main():
+    args = parse_args()
+    if args.isolated:
+        name, arguments = args.isolated
+        print(json.dumps(globals()[name](*json.loads(arguments))))
+        return 0
+
+    rows = []  # (what, case, tensorflow, mirrorlab, verdict)
+
+    def row(what, case, tf_value, ml_value, known=None, agree=None):
+        """agree: whether the two agree, where the values shown are not compared as they are."""
+        agree = tf_value == ml_value if agree is None else agree
+        verdict = "same" if agree else ("known" if known else "DIFFERS")
+        rows.append((what, case, str(tf_value), str(ml_value), verdict, known or ""))
+
+    check_workers(args, row)
+    if args.workers_only:
+        return report(rows, [], args.markdown)
+    check_batch_split(args, row)
+    check_loss_scaling(args, row)
+    logs = check_allreduce_choice(args, row)
+    check_summary_and_progress(args, row, logs)
+    # One generator for both: the metrics' random logits come after the optimizers' gradients.
+    rng = np.random.default_rng(12)
+    check_optimizers(args, row, rng)
+    check_initialisers(args, row)
+    check_metrics(args, row, rng)
+    return report(rows, check_training_runs(args, row), args.markdown)
 
 
 def report(rows, side_by_side, markdown):

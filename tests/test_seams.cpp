@@ -153,6 +153,22 @@ std::string layer_of(const std::string& path) {
   return best;
 }
 
+// Calls `f(line, included, layer)` for each `#include "..."` of `file` that names a layer of the
+// table (tests/support/ and third-party headers are none).
+void for_each_layer_include(
+    const fs::path& file,
+    const std::function<void(int, const std::string&, const std::string&)>& f) {
+  std::istringstream text(read(file));
+  int line = 0;
+  for (std::string l; std::getline(text, l);) {
+    ++line;
+    if (l.rfind("#include \"", 0) != 0) continue;
+    const std::string included = l.substr(10, l.find('"', 10) - 10);
+    const std::string to = layer_of(included);
+    if (!to.empty()) f(line, included, to);
+  }
+}
+
 TEST(Seams, EachFolderIncludesOnlyTheLayersBelowIt) {
   std::vector<std::string> folders;
   for (const auto& [layer, _] : layers()) folders.push_back(layer);
@@ -163,20 +179,54 @@ TEST(Seams, EachFolderIncludesOnlyTheLayersBelowIt) {
     const std::string layer = layer_of(path);
     ASSERT_FALSE(layer.empty()) << path << " is in no layer of the table";
     const std::set<std::string> allowed = reachable(layer);
-    std::istringstream text(read(file));
-    int line = 0;
-    for (std::string l; std::getline(text, l);) {
-      ++line;
-      if (l.rfind("#include \"", 0) != 0) continue;
-      const std::string included = l.substr(10, l.find('"', 10) - 10);
-      const std::string to = layer_of(included);
-      if (to.empty()) continue;  // tests/, third-party headers
+    for_each_layer_include(file, [&](int line, const std::string& included, const std::string& to) {
       ++includes;
       EXPECT_TRUE(allowed.count(to)) << path << ":" << line << " (" << layer << ") includes "
                                      << included << " (" << to << "), which is not below it";
-    }
+    });
   }
   EXPECT_GT(includes, 300);
+}
+
+// The tests stand in a folder per layer: each tests its layer, with what that is built on, and
+// includes nothing above it (a test of core/ that needs the window is a test of gui/).
+TEST(Seams, EachTestFolderIncludesOnlyItsLayerAndBelow) {
+  const std::map<std::string, std::vector<std::string>> tested = {
+      {"tests/files", {"files"}},
+      {"tests/timing", {"timing"}},
+      {"tests/virtualgpu", {"virtualgpu", "virtualgpu/mpi"}},
+      {"tests/core", {"core/session", "virtualgpu/mpi"}},
+      {"tests/lessons", {"lessons"}},
+      {"tests/gui", {"gui"}},
+      {"tests/app", {"app"}},
+  };
+  int includes = 0;
+  for (const auto& [folder, tops] : tested) {
+    std::set<std::string> allowed;
+    for (const std::string& top : tops) allowed.merge(reachable(top));
+    const std::vector<fs::path> files = sources_under({folder});
+    EXPECT_FALSE(files.empty()) << folder << " holds no test";
+    for (const fs::path& file : files) {
+      const std::string path = fs::relative(file, kSource).string();
+      for_each_layer_include(
+          file, [&](int line, const std::string& included, const std::string& to) {
+            ++includes;
+            EXPECT_TRUE(allowed.count(to)) << path << ":" << line << " includes " << included
+                                           << " (" << to << "), above what " << folder << " tests";
+          });
+    }
+  }
+  EXPECT_GT(includes, 150);
+  // Only the folders' own files and what every folder shares stand beside them.
+  for (const auto& entry : fs::directory_iterator(kSource / "tests")) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory()) {
+      EXPECT_TRUE(tested.count("tests/" + name) || name == "support" || name == "tensorflow")
+          << "tests/" << name << " is in no layer: add it to this table";
+    } else if (name.rfind("test_", 0) == 0) {
+      EXPECT_EQ(name, "test_seams.cpp") << "tests/" << name << ": move it into its layer's folder";
+    }
+  }
 }
 
 // A room: a source and its header, by their path without the extension ("core/nn/model").

@@ -13,7 +13,7 @@
 #include "core/io/dataset.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
-#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/all_reduce_bench.h"
 
 namespace mirrorlab::core {
 

@@ -7,7 +7,7 @@
 // Each setting is listed once, in for_each_setting() below, with its key in files and the range
 // its value must be in; the JSON writer and reader, the text of a value and the differences
 // between two settings all walk that list, so a setting added there reaches all of them.
-// (tests/test_run_settings.cpp fails when a member of RunSettings is missing from the list.)
+// (tests/core/test_run_settings.cpp fails when a member of RunSettings is missing from the list.)
 #pragma once
 
 #include <cstddef>

@@ -26,7 +26,7 @@ struct ViewSettings {
   // speed-up (--speedup; a lesson step that asks about it), else one all-reduce by size.
   bool compare_shows_step = false;
   // Non-empty: the All-reduce panel plays this modelled all-reduce ("nccl-ring", ...; see
-  // gui/model/modelled_allreduce.h) on model_machine instead of the run's, of modelled_bytes per
+  // gui/model/modelled_all_reduce.h) on model_machine instead of the run's, of modelled_bytes per
   // GPU, shown after modelled_step of its steps (0: before it). Left/Right walk those steps then.
   std::string modelled_allreduce;
   double modelled_bytes = 64.0 * (1 << 20);

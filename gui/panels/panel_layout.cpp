@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gui/panels/allreduce_panel.h"
+#include "gui/panels/all_reduce_panel.h"
 #include "gui/panels/batch_split_panel.h"
 #include "gui/panels/compare_panel.h"
 #include "gui/panels/devices_panel.h"

@@ -1,5 +1,5 @@
 // The CUDA transport (cuda_transport.h), written over the devices' CudaApi: the same code runs
-// on a GPU and, in every build, against the tests' fake (tests/test_cuda_paths.cpp).
+// on a GPU and, in every build, against the tests' fake (tests/virtualgpu/test_cuda_paths.cpp).
 #include "virtualgpu/collectives/cuda_transport.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Which CUDA GPUs a process sees, their free memory, and peer access between them, written once
 // over a CudaApi (cuda_api.h), so that every build tests them against a fake
-// (tests/test_gpu_inventory.cpp) and only the CudaApi's runtime calls are left to a GPU.
+// (tests/virtualgpu/test_gpu_inventory.cpp) and only the CudaApi's runtime calls are left to a GPU.
 // This process's GPUs: process_cuda_api.h's enumerate_gpus().
 #pragma once
 

@@ -3,9 +3,9 @@
 // each group becomes a green context with a non-blocking stream; kernels launched on that stream
 // run on the group's SMs only. GreenDriver is those calls, one method each, with no CUDA type in
 // sight: cuda_green_context.cpp gives CUDA's driver API (reached at run time, CUDA builds), the
-// tests a fake (tests/test_green_contexts.cpp), so that everything but the calls themselves runs
-// on any machine: the split's plan, the order of creation and destruction, what is said when the
-// driver cannot.
+// tests a fake (tests/virtualgpu/test_green_contexts.cpp), so that everything but the calls
+// themselves runs on any machine: the split's plan, the order of creation and destruction, what is
+// said when the driver cannot.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // measure_cuda_stream_bandwidth (device_buffers.h), written over the devices' CudaApi: built in
-// every build, run against the fake CUDA runtime in tests/test_cuda_paths.cpp, and on a GPU by
-// the runtime's CudaApi.
+// every build, run against the fake CUDA runtime in tests/virtualgpu/test_cuda_paths.cpp, and on a
+// GPU by the runtime's CudaApi.
 #include <algorithm>
 #include <exception>
 #include <map>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "timing/fit.h"
-#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/all_reduce_bench.h"
 
 namespace mirrorlab::vgpu {
 

@@ -7,8 +7,8 @@
 // statistics, the flags, the initial broadcast) still goes through the workers' group.
 //
 // Every NCCL and CUDA call goes through NcclApi and the device's CudaApi, so this runs against the
-// tests' fakes on any machine (tests/test_nccl_worker_group.cpp); mpi/nccl_workers.cpp gives it
-// the NCCL library and MPI's group.
+// tests' fakes on any machine (tests/virtualgpu/test_nccl_worker_group.cpp); mpi/nccl_workers.cpp
+// gives it the NCCL library and MPI's group.
 #pragma once
 
 #include <span>

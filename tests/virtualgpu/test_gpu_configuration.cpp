@@ -44,7 +44,7 @@ TEST(MemoryFit, MoreThanTheCardHasIsASentenceNamingTheCardAndTheFix) {
   EXPECT_NE(problem.find("GPU:0 (NVIDIA H100 80GB HBM3)"), std::string::npos) << problem;
   EXPECT_NE(problem.find("81000 MiB free of 81559 MiB"), std::string::npos) << problem;
   EXPECT_NE(problem.find("at most 80744 MiB can go to the devices"), std::string::npos) << problem;
-  // The fix (--memory-limit) is the command line's to say: tests/test_advice.cpp.
+  // The fix (--memory-limit) is the command line's to say: tests/app/test_advice.cpp.
 }
 
 TEST(MemoryFit, SumsThatOverflowAreStillTooMuch) {

@@ -261,7 +261,7 @@ TEST(MirroredStrategy, OutOfMemoryDuringAStepIsAClearErrorAndTheStrategyStaysUsa
   } catch (const vgpu::OutOfMemoryError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("/gpu:"), std::string::npos) << what;
-    EXPECT_EQ(e.ran_out(), vgpu::MemoryRanOut::kLimit);  // the advice: tests/test_advice.cpp
+    EXPECT_EQ(e.ran_out(), vgpu::MemoryRanOut::kLimit);  // the advice: tests/app/test_advice.cpp
   }
   // A smaller batch afterwards trains normally, and the replicas are still in sync.
   const core::LossStats stats =

@@ -1,7 +1,7 @@
-// The timing model (timing/), pinned on cases worked by hand: what each schedule moves (and that
-// it is what the real algorithms move), the alpha-beta time of a step, a tree's depth,
-// nccl-tests' bus bandwidth factor, NCCL's latencies and the protocol its model picks, and
-// topology files read and refused.
+// The timing model (timing/), pinned on cases worked by hand: what each schedule moves (that it
+// is what the real algorithms move is tests/virtualgpu/test_collectives.cpp's), the alpha-beta time
+// of a step, a tree's depth, nccl-tests' bus bandwidth factor, NCCL's latencies and the protocol
+// its model picks, and topology files read and refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,9 +12,6 @@
 #include "timing/schedule.h"
 #include "timing/topology.h"
 #include "timing/topology_file.h"
-#include "virtualgpu/collectives/all_reduce_algorithms.h"
-#include "virtualgpu/collectives/collective.h"
-#include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::timing {
 namespace {
@@ -92,41 +89,6 @@ TEST(Schedule, BusBandwidthFactorIsNcclTests) {
 
 // What the real algorithms move (host buffers, an observer of their steps) is what their
 // schedules say: the same steps, phases, and (from, to, bytes, reduce or copy) in each.
-class Recorder : public vgpu::StepObserver {
- public:
-  void on_step(const vgpu::CollectiveStep& step) override { steps.push_back(step); }
-  std::vector<vgpu::CollectiveStep> steps;
-};
-
-TEST(Schedule, IsWhatTheRealAlgorithmsMove) {
-  for (const char* name : {"reduce-to-one", "ring"}) {
-    for (int n : {2, 3, 4}) {
-      const std::size_t count = 1200;  // divisible by 2, 3, 4: whole chunks
-      std::vector<std::vector<float>> data(n, std::vector<float>(count, 1.0f));
-      std::vector<std::span<float>> buffers(data.begin(), data.end());
-      vgpu::DeviceRegistry registry;
-      registry.set_logical_device_configuration(n, 64);
-      Recorder recorder;
-      vgpu::all_reduce(registry.logical_devices(), buffers, *vgpu::make_all_reduce(name),
-                       vgpu::ReduceOp::kSum, &recorder);
-      const Schedule s = vgpu::find_all_reduce(name)->schedule(n, count * sizeof(float), 0);
-      ASSERT_EQ(recorder.steps.size(), s.steps.size()) << name << " on " << n;
-      for (std::size_t k = 0; k < s.steps.size(); ++k) {
-        EXPECT_EQ(recorder.steps[k].phase, s.steps[k].phase);
-        std::multiset<std::tuple<int, int, double, bool>> real, model;
-        for (const vgpu::Transfer& t : recorder.steps[k].transfers) {
-          real.insert(
-              {t.src, t.dst, static_cast<double>(t.bytes), t.kind == vgpu::TransferKind::kReduce});
-        }
-        for (const Move& m : s.steps[k].moves) {
-          model.insert({m.from, m.to, m.bytes, m.work == Work::kReduce});
-        }
-        EXPECT_EQ(real, model) << name << " on " << n << " ranks, step " << k;
-      }
-    }
-  }
-}
-
 Topology switch_of(int gpus, double gbs, double latency_us) {
   Topology t;
   t.id = "test-switch";

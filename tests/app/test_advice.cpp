@@ -1,7 +1,7 @@
 // The advice that goes with the typed errors of the layers below: the command line names its
 // flags (app/advice.cpp), the GUI its settings (gui/model/advice.cpp). The layers below state only
-// the facts (tests/test_memory_arena.cpp, test_gpu_configuration.cpp, test_dataset.cpp check
-// those).
+// the facts (tests/virtualgpu/test_memory_arena.cpp, test_gpu_configuration.cpp, test_dataset.cpp
+// check those).
 #include <gtest/gtest.h>
 
 #include <memory>

@@ -1,4 +1,4 @@
-#include "gui/model/modelled_allreduce.h"
+#include "gui/model/modelled_all_reduce.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/all_reduce_bench.h"
 
 #include <algorithm>
 #include <cmath>

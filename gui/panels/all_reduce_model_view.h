@@ -1,5 +1,5 @@
 // The All-reduce panel's model: an all-reduce the timing model plays step by step on a machine
-// (NCCL's Ring, Tree or NVLS, or mirrorlab's own algorithms; gui/model/modelled_allreduce.h), as
+// (NCCL's Ring, Tree or NVLS, or mirrorlab's own algorithms; gui/model/modelled_all_reduce.h), as
 // the panel plays the run's real all-reduce: the machine's GPUs and links
 // (gui/drawing/topology_picture.h), the bytes each link carries in the step shown, each step's time
 // from timing::estimate() with its busiest resource named, and Left/Right (or the slider) to step
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/model/modelled_allreduce.h"
+#include "gui/model/modelled_all_reduce.h"
 #include "gui/panels/panel.h"
 
 namespace mirrorlab::gui {

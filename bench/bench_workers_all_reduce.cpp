@@ -1,6 +1,6 @@
 // The all-reduce across workers against plain MPI_Allreduce of the same bytes on the same ranks
 // (issue 17: our overhead at most 10% from 4 MiB up). Run it under mpirun:
-//   mpirun --oversubscribe -np 2 build/bench/bench_workers_allreduce [-b 1M] [-e 64M] [-n 20]
+//   mpirun --oversubscribe -np 2 build/bench/bench_workers_all_reduce [-b 1M] [-e 64M] [-n 20]
 // For each size, interleaved, the median of n timed iterations (each after a barrier) of:
 //   mpi      MPI_Allreduce alone, in place, on the group's communicator;
 //   group    MpiWorkerGroup::all_reduce_sum: the same call with the watch around it;
@@ -44,7 +44,8 @@ std::size_t parse_size(const char* text) {
                        : unit == "G" ? 1073741824.0
                                      : 1.0;
   if (!(value > 0) || !(unit.empty() || scale > 1)) {
-    std::fprintf(stderr, "bench_workers_allreduce: '%s' is not a size (4096, 64K, 4M, 1G)\n", text);
+    std::fprintf(stderr, "bench_workers_all_reduce: '%s' is not a size (4096, 64K, 4M, 1G)\n",
+                 text);
     std::exit(2);
   }
   return static_cast<std::size_t>(value * scale);
@@ -69,13 +70,13 @@ int main(int argc, char** argv) {
     else if (flag == "-n")
       iterations = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "bench_workers_allreduce: unknown flag %s (-b, -e, -n)\n", argv[i]);
+      std::fprintf(stderr, "bench_workers_all_reduce: unknown flag %s (-b, -e, -n)\n", argv[i]);
       return 2;
     }
   }
   const std::string load_before = load_average();
   vgpu::MpiWorkerGroup group(std::chrono::seconds(120), [](const vgpu::WorkerLoss& loss) {
-    std::fprintf(stderr, "bench_workers_allreduce: %s\n", loss.sentence.c_str());
+    std::fprintf(stderr, "bench_workers_all_reduce: %s\n", loss.sentence.c_str());
     _exit(1);
   });
   const bool chief = group.rank() == 0;
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
         if (kind == 2) vgpu::all_reduce(devices, {values}, step, vgpu::ReduceOp::kSum);
         const double seconds = MPI_Wtime() - start;
         if (values[count - 1] != static_cast<float>(group.size())) {
-          std::fprintf(stderr, "bench_workers_allreduce: wrong sum %g at %zu bytes\n",
+          std::fprintf(stderr, "bench_workers_all_reduce: wrong sum %g at %zu bytes\n",
                        values[count - 1], bytes);
           return 1;
         }

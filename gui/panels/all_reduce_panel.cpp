@@ -1,4 +1,4 @@
-#include "gui/panels/allreduce_panel.h"
+#include "gui/panels/all_reduce_panel.h"
 
 #include <algorithm>
 #include <chrono>

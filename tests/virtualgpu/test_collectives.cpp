@@ -1,5 +1,6 @@
-// All-reduce algorithms: exact sums for every N and awkward counts, the steps the observer sees,
-// and errors that release every rank.
+// All-reduce algorithms: exact sums for every N and awkward counts, the steps the observer sees
+// (and that they are what the timing model's schedule says each moves), and errors that release
+// every rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,12 +9,15 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tests/support/hang_guard.h"
+#include "timing/schedule.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/collectives/collective_replay.h"
@@ -500,6 +504,37 @@ TEST(CancellableBarrier, CompletionRunsOncePerGenerationBeforeRelease) {
     for (int p = 0; p < kParties; ++p) EXPECT_GE(seen[r * kParties + p], r + 1);
   }
   EXPECT_EQ(completions, kRounds);
+}
+
+// The timing model prices what its schedule of an algorithm moves: it must be what the algorithm
+// really moves, step by step (source, destination, bytes, and whether the bytes are reduced).
+TEST(AllReduce, MovesWhatItsScheduleInTheTimingModelSays) {
+  for (const char* name : {"reduce-to-one", "ring"}) {
+    for (int n : {2, 3, 4}) {
+      const std::size_t count = 1200;  // divisible by 2, 3, 4: whole chunks
+      std::vector<std::vector<float>> data(n, std::vector<float>(count, 1.0f));
+      std::vector<std::span<float>> buffers(data.begin(), data.end());
+      DeviceRegistry registry;
+      registry.set_logical_device_configuration(n, 64);
+      RecordingObserver recorder;
+      all_reduce(registry.logical_devices(), buffers, *make_all_reduce(name), ReduceOp::kSum,
+                 &recorder);
+      const timing::Schedule s = find_all_reduce(name)->schedule(n, count * sizeof(float), 0);
+      ASSERT_EQ(recorder.steps.size(), s.steps.size()) << name << " on " << n;
+      for (std::size_t k = 0; k < s.steps.size(); ++k) {
+        EXPECT_EQ(recorder.steps[k].phase, s.steps[k].phase);
+        std::multiset<std::tuple<int, int, double, bool>> real, model;
+        for (const Transfer& t : recorder.steps[k].transfers) {
+          real.insert(
+              {t.src, t.dst, static_cast<double>(t.bytes), t.kind == TransferKind::kReduce});
+        }
+        for (const timing::Move& m : s.steps[k].moves) {
+          model.insert({m.from, m.to, m.bytes, m.work == timing::Work::kReduce});
+        }
+        EXPECT_EQ(real, model) << name << " on " << n << " ranks, step " << k;
+      }
+    }
+  }
 }
 
 }  // namespace

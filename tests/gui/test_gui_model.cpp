@@ -11,7 +11,7 @@
 
 #include "core/nn/training_flops.h"
 #include "gui/model/model_predictions.h"
-#include "gui/model/modelled_allreduce.h"
+#include "gui/model/modelled_all_reduce.h"
 #include "gui/model/speedup_table.h"
 #include "gui/model/topology_catalog.h"
 #include "nlohmann/json.hpp"

@@ -1,4 +1,4 @@
-#include "gui/panels/allreduce_model_view.h"
+#include "gui/panels/all_reduce_model_view.h"
 
 #include <algorithm>
 #include <cmath>

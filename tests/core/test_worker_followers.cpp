@@ -3,7 +3,7 @@
 // (vgpu::ThreadWorkers, the same WorkerGroup seam as MPI's): worker 0's session steps, rebuilds
 // with other settings, holds a step and closes, and the follower takes every step with it,
 // bit-identical; a setting that cannot work is an error of the session, and the follower goes on
-// following. The same over MPI: tests/test_cli_workers.cpp and tests/test_gui_app.cpp.
+// following. The same over MPI: tests/app/test_cli_workers.cpp and tests/gui/test_gui_app.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>

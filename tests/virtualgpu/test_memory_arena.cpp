@@ -52,7 +52,7 @@ TEST(MemoryArena, OverTheCapThrowsAClearErrorAndStaysUsable) {
     EXPECT_NE(msg.find("conv2d/kernel gradient"), std::string::npos) << msg;
     EXPECT_NE(msg.find("2.0 MiB"), std::string::npos) << msg;
     EXPECT_NE(msg.find("3.0 MiB"), std::string::npos) << msg;
-    // What to change is the front ends' to say (tests/test_advice.cpp); here, the typed fact.
+    // What to change is the front ends' to say (tests/app/test_advice.cpp); here, the typed fact.
     EXPECT_EQ(e.ran_out(), MemoryRanOut::kLimit);
     EXPECT_EQ(e.device(), "/gpu:1");
     EXPECT_EQ(e.requested(), 2 * kMiB);
@@ -191,7 +191,7 @@ TEST(MemoryArena, FullCardUnderTheLimitIsAClearErrorNamingDeviceRequestAndFix) {
           "4.0 MiB of its 1024.0 MiB limit in use", "GPU 0 has no free memory"}) {
       EXPECT_NE(msg.find(words), std::string::npos) << words << " missing from: " << msg;
     }
-    EXPECT_EQ(e.ran_out(), MemoryRanOut::kGpu);  // the fix is said by tests/test_advice.cpp
+    EXPECT_EQ(e.ran_out(), MemoryRanOut::kGpu);  // the fix is said by tests/app/test_advice.cpp
     EXPECT_EQ(e.requested(), 2 * kMiB);
     EXPECT_EQ(e.in_use(), 4 * kMiB);
   }

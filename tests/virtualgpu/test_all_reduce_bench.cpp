@@ -7,7 +7,7 @@
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/ring_all_reduce.h"
 #include "virtualgpu/devices/device_registry.h"
-#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/all_reduce_bench.h"
 #include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {

@@ -19,7 +19,7 @@
 #include "virtualgpu/devices/device.h"
 #include "virtualgpu/devices/device_buffers.h"
 #include "virtualgpu/devices/device_registry.h"
-#include "virtualgpu/measure/allreduce_bench.h"
+#include "virtualgpu/measure/all_reduce_bench.h"
 #include "virtualgpu/measure/stream_bandwidth.h"
 
 namespace mirrorlab::vgpu {

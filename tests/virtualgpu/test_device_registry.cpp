@@ -81,7 +81,7 @@ TEST(DeviceRegistry, CpuDevicesRunEachOnACpuWhenAsked) {
 TEST(DeviceRegistry, WaitersPollOnlyWhenTheCpusThisProcessMayUseGiveEachACore) {
   // mpirun binds each rank to one core: there a host thread polling for its one device would
   // take the core the device needs (a fixed 0.25-0.5 ms per all-reduce across workers, measured
-  // with bench_workers_allreduce). The count is of the CPUs allowed, not of the machine's.
+  // with bench_workers_all_reduce). The count is of the CPUs allowed, not of the machine's.
   const auto polls = [](int devices) {
     DeviceRegistry r;
     r.set_logical_device_configuration(devices, 64);
