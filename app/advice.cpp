@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "app/train_flags.h"
+#include "app/flags/train_flags.h"
 #include "core/io/dataset.h"
 #include "virtualgpu/cuda/configuration_error.h"
 #include "virtualgpu/memory/host_memory.h"

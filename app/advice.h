@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "app/device_flags.h"
+#include "app/flags/device_flags.h"
 
 namespace mirrorlab::app {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "app/advice.h"
-#include "app/flags.h"
+#include "app/flags/flags.h"
 #include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::app {

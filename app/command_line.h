@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "app/bench_command.h"
-#include "app/compare_command.h"
+#include "app/compare/bench_command.h"
+#include "app/compare/compare_command.h"
 #include "app/devices_command.h"
 #include "app/gui_command.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "app/lesson_command.h"
 #endif
-#include "app/train_command.h"
+#include "app/train/train_command.h"
 
 namespace mirrorlab::app {
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "CLI/CLI.hpp"
-#include "app/device_flags.h"
+#include "app/flags/device_flags.h"
 
 namespace mirrorlab::app {
 

@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "app/device_flags.h"
-#include "app/flags.h"
-#include "app/interrupt.h"
-#include "app/output_files.h"
-#include "app/workers.h"
+#include "app/flags/device_flags.h"
+#include "app/flags/flags.h"
+#include "app/output/interrupt.h"
+#include "app/output/output_files.h"
+#include "app/train/run_launch.h"
 #include "core/nn/kernels_cpu.h"
 #include "core/session/worker_followers.h"
 
@@ -161,56 +161,16 @@ std::string not_for_gui_workers(const GuiOptions& o) {
   return "";
 }
 
-}  // namespace
-
-int run_gui(const GuiOptions& o) {
-  // Alone, or under mpirun: the window on worker 0, the other workers following its run
-  // (core/session/worker_followers.h). Worker 0 says what is wrong, for every worker.
-  const vgpu::Launch launch = vgpu::launched_by();
-  const bool chief = launch.rank == 0;
-  if (const std::string problem = check_launch(0, launch, mpi_built()); !problem.empty()) {
-    if (chief) std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
-    return 2;
-  }
-  // No timeout on a collective: a window may hold a step at a phase for as long as a class
-  // looks at it, with the other workers inside that step's all-reduce. A worker on this host
-  // that dies is still seen at once (virtualgpu/workers/worker_watch.h).
-  const std::unique_ptr<vgpu::WorkerGroup> workers = start_workers(launch, 1e9);
-  int gpus = 0;
-  gui::AppOptions app = o.app;
-  std::string problem = check_gui_options(o, chief, &gpus, &app);
-  if (workers && problem.empty()) problem = not_for_gui_workers(o);
-  if (workers) problem = agree_to_train(*workers, problem, train_flag_lines(o.train));
-  if (!problem.empty()) {
-    if (chief) std::fprintf(stderr, "mirrorlab gui: %s\n", problem.c_str());
-    if (workers) finish_workers(*workers);
-    return 2;
-  }
 #ifdef MIRRORLAB_HAVE_GUI
-  if (o.check_display) {
-    std::string why;
-    if (gui::can_open_window(&why)) return 0;
-    std::fprintf(stderr, "mirrorlab gui: no display: %s\n", why.c_str());
-    return 2;
-  }
-  if (workers && !announce_worker(*workers)) return 1;
-  // Before the dataset's second of loading: --backend cuda with no GPU visible is said at once.
-  const DevicePlan plan = plan_devices(o.train.settings.devices, gpus);
-  check_gpu_visible(plan);
-  core::set_blas_single_threaded();
-  auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
-  if (const std::string different = workers ? check_same_data(*workers, *data) : "";
-      !different.empty()) {
-    if (chief) std::fprintf(stderr, "mirrorlab gui: %s\n", different.c_str());
-    finish_workers(*workers);
-    return 2;
-  }
+// The session the window runs (and the other workers follow): the flags' settings, with the
+// devices made as `train` makes them (CPU-backed, or CUDA by --backend) with the count and
+// limits the window's Settings give.
+core::SessionConfig session_config(const GuiOptions& o, int gpus, const DevicePlan& plan,
+                                   int workers) {
   core::SessionConfig config;
   config.settings = o.train.settings;
-  config.settings.devices.gpus = gpus;  // the count the flags ask for (app/device_flags.h)
-  config.settings.workers = workers ? workers->size() : 1;
-  // As `train` makes them (CPU-backed, or CUDA by --backend), with the count and limits the
-  // GUI's settings give.
+  config.settings.devices.gpus = gpus;  // the count the flags ask for (app/flags/device_flags.h)
+  config.settings.workers = workers;
   config.make_devices = [plan](vgpu::DeviceRegistry& registry,
                                const std::vector<vgpu::LogicalDeviceConfiguration>& configs) {
     DevicePlan changed = plan;
@@ -218,21 +178,30 @@ int run_gui(const GuiOptions& o) {
     make_devices(changed, registry);
   };
   config.faults = o.train.faults;  // the window's Faults controls change them while it runs
-  if (workers && !chief) {
-    // No window here: this worker takes each step worker 0's window takes, until it closes.
-    const std::string failed = core::follow_worker_0(*workers, data, config);
-    if (!failed.empty()) {
-      // Worker 0 may wait inside this step's exchanges: this worker leaves without another,
-      // and worker 0's watch sees it gone and stops, naming it.
-      std::fprintf(stderr, "\nmirrorlab: error: %s\n", failed.c_str());
-      return 1;
-    }
-    finish_workers(*workers);
-    return 0;
+  return config;
+}
+
+// A worker other than 0 under mpirun: no window here; it takes each step worker 0's window
+// takes, until it closes.
+int follow_the_window(RunLaunch& launch, std::shared_ptr<const core::FashionMnist> data,
+                      const core::SessionConfig& config) {
+  const std::string failed = core::follow_worker_0(*launch.workers(), std::move(data), config);
+  if (!failed.empty()) {
+    // Worker 0 may wait inside this step's exchanges: this worker leaves without another,
+    // and worker 0's watch sees it gone and stops, naming it.
+    std::fprintf(stderr, "\nmirrorlab: error: %s\n", failed.c_str());
+    return 1;
   }
+  launch.finish();
+  return 0;
+}
+
+// The window, until it closes; with workers, the others follow its session.
+int run_window(RunLaunch& launch, std::shared_ptr<const core::FashionMnist> data,
+               core::SessionConfig config, gui::AppOptions app) {
   std::unique_ptr<core::WorkerFollowers> followers;
-  if (workers) {
-    followers = std::make_unique<core::WorkerFollowers>(*workers);
+  if (launch.workers()) {
+    followers = std::make_unique<core::WorkerFollowers>(*launch.workers());
     config.other_workers = followers->maker();
   }
   // The window has closed (or never opened): the followers return, then every worker meets
@@ -245,10 +214,9 @@ int run_gui(const GuiOptions& o) {
       return status == 0 ? 1 : status;
     }
     followers->quit();
-    finish_workers(*workers);
+    launch.finish();
     return status;
   };
-
   app.close_requested = [] { return interrupt_signal() != 0; };
   try {
     const int status = gui::run_app(std::move(data), config, app);
@@ -264,6 +232,43 @@ int run_gui(const GuiOptions& o) {
     std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
     return release_followers(2);
   }
+}
+#endif
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+  // Alone, or under mpirun: the window on worker 0, the other workers following its run
+  // (core/session/worker_followers.h). Worker 0 says what is wrong, for every worker.
+  RunLaunch launch("gui");
+  // No timeout on a collective: a window may hold a step at a phase for as long as a class
+  // looks at it, with the other workers inside that step's all-reduce. A worker on this host
+  // that dies is still seen at once (virtualgpu/workers/worker_watch.h).
+  if (!launch.start(0, 1e9)) return 2;
+  vgpu::WorkerGroup* workers = launch.workers();
+  const bool chief = launch.chief();
+  int gpus = 0;
+  gui::AppOptions app = o.app;
+  std::string problem = check_gui_options(o, chief, &gpus, &app);
+  if (workers && problem.empty()) problem = not_for_gui_workers(o);
+  if (!launch.agree(problem, o.train)) return 2;
+#ifdef MIRRORLAB_HAVE_GUI
+  if (o.check_display) {
+    std::string why;
+    if (gui::can_open_window(&why)) return 0;
+    std::fprintf(stderr, "mirrorlab gui: no display: %s\n", why.c_str());
+    return 2;
+  }
+  if (!launch.announce()) return 1;
+  // Before the dataset's second of loading: --backend cuda with no GPU visible is said at once.
+  const DevicePlan plan = plan_devices(o.train.settings.devices, gpus);
+  check_gpu_visible(plan);
+  core::set_blas_single_threaded();
+  auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
+  if (!launch.same_data(*data)) return 2;
+  const core::SessionConfig config = session_config(o, gpus, plan, workers ? workers->size() : 1);
+  if (workers && !chief) return follow_the_window(launch, std::move(data), config);
+  return run_window(launch, std::move(data), config, app);
 #else
   return 2;  // refused above
 #endif

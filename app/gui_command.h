@@ -4,7 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "app/train_flags.h"
+#include "app/flags/train_flags.h"
 #include "gui/window/app_options.h"
 
 namespace mirrorlab::app {

@@ -6,9 +6,9 @@
 #include <iostream>
 #include <memory>
 
-#include "app/flags.h"
-#include "app/lesson_text.h"
-#include "app/text.h"
+#include "app/flags/flags.h"
+#include "app/output/lesson_text.h"
+#include "app/output/text.h"
 #include "core/io/dataset.h"
 #include "lessons/player/player.h"
 

@@ -8,8 +8,8 @@
 #include <exception>
 
 #include "app/command_line.h"
-#include "app/interrupt.h"
-#include "app/output_files.h"
+#include "app/output/interrupt.h"
+#include "app/output/output_files.h"
 #include "core/io/dataset.h"
 #include "virtualgpu/cuda/configuration_error.h"
 #include "virtualgpu/memory/memory_arena.h"

@@ -125,7 +125,12 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"gui/panels", {"gui/model"}},
       {"gui/window", {"gui/panels"}},
       {"gui", {"gui/window"}},
-      {"app", {"gui", "lessons", "core/session", "virtualgpu/mpi"}},
+      // mirrorlab_app, in four folders and the commands above them
+      {"app/output", {"lessons", "core/session"}},
+      {"app/flags", {"app/output"}},
+      {"app/train", {"app/flags", "virtualgpu/mpi"}},
+      {"app/compare", {"app/flags"}},
+      {"app", {"app/train", "app/compare", "gui"}},
   };
   return below;
 }

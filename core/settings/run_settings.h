@@ -1,7 +1,7 @@
 // A run's settings, as one typed value: the model, the optimizer with its hyper-parameters, the
 // loss scaling, the all-reduce, the batch, the schedule, the seed, the data and the devices.
 //
-// Every face reads and writes this one value: the command line's flags (app/train_flags.cpp),
+// Every face reads and writes this one value: the command line's flags (app/flags/train_flags.cpp),
 // the lessons' [setup] blocks, the GUI's controls, checkpoints, the followers of a window run
 // under mpirun, the history's "config", and the check that every worker was started alike.
 // Each setting is listed once, in for_each_setting() below, with its key in files and the range

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "app/advice.h"
-#include "app/train_flags.h"
+#include "app/flags/train_flags.h"
 #include "core/io/dataset.h"
 #include "core/strategy/divergence.h"
 #include "virtualgpu/cuda/configuration_error.h"

@@ -155,7 +155,7 @@ TEST(CliCompare, PredictsNcclAndTheFallbackOnAPreset) {
   EXPECT_FALSE(std::filesystem::exists(folder.path() / "fit.toml"));
 }
 
-// The training step's table (app/compare_step.h).
+// The training step's table (app/compare/compare_step.h).
 TEST(CliCompareStep, ScalesTheCnnToAPresetsFlopsAndPredictsEachDeviceCount) {
   mirrorlab::testing::TempFolder folder("compare-step");
   const Result r = compare(folder.path(), "--topology dgx-h100 -b 1M -e 1M");

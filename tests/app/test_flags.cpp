@@ -1,4 +1,4 @@
-// Every value flag of every command goes through app/flags.h: parsed strictly, refusing NaN,
+// Every value flag of every command goes through app/flags/flags.h: parsed strictly, refusing NaN,
 // infinities, negatives, fractions, non-numbers, out-of-range values and empty list entries with
 // a sentence naming the flag. The command line is parsed in-process, without running anything.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "app/command_line.h"
-#include "app/flags.h"
+#include "app/flags/flags.h"
 
 namespace {
 
@@ -71,7 +71,7 @@ TEST(Flags, EveryValueFlagOfEveryCommandGoesThroughTheOneCheckedPath) {
     std::string where;
     for (const std::string& c : flag.command) where += c + " ";
     EXPECT_TRUE(flag.checked) << where << flag.name
-                              << " was added without app/flags.h: use add_*_flag";
+                              << " was added without app/flags/flags.h: use add_*_flag";
   }
 }
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "app/keras_progress.h"
-#include "app/model_summary.h"
+#include "app/output/keras_progress.h"
+#include "app/output/model_summary.h"
 #include "core/nn/model.h"
 #include "virtualgpu/memory/memory_arena.h"
 

@@ -1,11 +1,11 @@
-// The command line's side of multi-worker training (app/workers.h), in-process: what a launch
+// The command line's side of multi-worker training (app/train/workers.h), in-process: what a launch
 // without mpirun or without MPI is told, each worker's TF_CONFIG, the flags compared between
 // workers, and the workers' parts merged into one history and one trace.
 #include <gtest/gtest.h>
 
 #include "app/command_line.h"
-#include "app/train_flags.h"
-#include "app/workers.h"
+#include "app/flags/train_flags.h"
+#include "app/train/workers.h"
 #include "tests/support/settings_variations.h"
 
 namespace mirrorlab::app {

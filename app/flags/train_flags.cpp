@@ -1,0 +1,103 @@
+#include "app/flags/train_flags.h"
+
+#include <cstdio>
+#include <limits>
+
+#include "app/flags/fault_flags.h"
+#include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/collectives/all_reduce_choice.h"
+#include "virtualgpu/memory/clock.h"
+
+namespace mirrorlab::app {
+
+core::RunSettings train_settings_defaults() {
+  core::RunSettings s;
+  s.workers = 0;  // as many as mpirun started (app/train/workers.h)
+  return s;
+}
+
+std::string flag_for_setting(const std::string& key) {
+  if (key == "learning_rate") return "--lr";
+  if (key == "memory_mib") return "--memory-limit";
+  if (key == "physical_gpus") return "--devices";
+  if (key == "beta1" || key == "beta2" || key == "epsilon") return "";
+  std::string flag = "--" + key;
+  for (char& c : flag) c = c == '_' ? '-' : c;
+  return flag;
+}
+
+void add_model_flag(CLI::App* cmd, core::RunSettings& s) {
+  add_choice_flag(cmd, "--model", s.model, "Model");
+}
+
+void add_batch_per_replica_flag(CLI::App* cmd, core::RunSettings& s) {
+  add_unsigned_flag(cmd, "--batch-per-replica", s.batch_per_replica, 1, std::uint64_t{1} << 16,
+                    "Examples per replica per step (global batch = this x GPUs)");
+}
+
+void add_optimizer_flags(CLI::App* cmd, core::RunSettings& s) {
+  add_choice_flag(cmd, "--optimizer", s.optimizer.kind, "Optimizer, with Keras 3's formulas");
+  add_real_flag(cmd, "--lr", s.optimizer.learning_rate, 1e-9, 10.0,
+                "Learning rate, for every optimizer (Keras' SGD defaults to 0.01)");
+  add_real_flag(cmd, "--momentum", s.optimizer.momentum, 0.0, 1.0,
+                "SGD's momentum: v = momentum*v - lr*g, w += v (0, Keras' default: plain SGD)");
+}
+
+void add_allreduce_flag(CLI::App* cmd, core::RunSettings& s) {
+  std::string help =
+      "All-reduce algorithm: auto (TensorFlow 2.21's choice: " + std::string(vgpu::kNcclName) +
+      " with one CUDA GPU per replica, else " + std::string(vgpu::kRingName) + ")";
+  for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
+    help += "; " + std::string(a.name) + ": " + std::string(a.what);
+  }
+  add_choice_flag(cmd, "--allreduce", s.allreduce, core::allreduce_choices(), help);
+}
+
+void add_training_flags(CLI::App* cmd, TrainOptions& o) {
+  core::RunSettings& s = o.settings;
+  add_model_flag(cmd, s);
+  add_device_flags(cmd, s.devices);
+  add_batch_per_replica_flag(cmd, s);
+  add_whole_number_flag(cmd, "--epochs", s.epochs, 1, 1000, "Passes over the training set");
+  add_whole_number_flag(
+      cmd, "--max-steps", s.max_steps, 0, std::int64_t{1} << 40,
+      "Stop after this many global steps (then still evaluate and report); 0: no limit");
+  add_optimizer_flags(cmd, s);
+  add_allreduce_flag(cmd, s);
+  add_choice_flag(cmd, "--loss-scaling", s.loss_scaling,
+                  "How a replica scales its loss; the first two agree on full batches");
+  add_unsigned_flag(cmd, "--seed", s.seed, 0, std::numeric_limits<std::uint64_t>::max(),
+                    "Seed for initial weights and shuffling");
+  add_text_flag(cmd, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")
+      ->type_name("DIR");
+  add_unsigned_flag(cmd, "--train-examples", s.train_examples, 0, std::uint64_t{1} << 31,
+                    "Use only the first N training examples (0: all) for quick demos");
+  add_fault_flags(cmd, o.faults);
+}
+
+// Flags are checked one by one by CLI11; what depends on several of them is checked here, and the
+// output files are created (as temporaries) so a path that cannot be written is said now. What
+// depends on the devices (is a GPU visible, can NCCL run on them) is checked when they are made,
+// still before the dataset is loaded.
+std::string check_train_options(const TrainOptions& o, int* gpus, OutputFiles* outputs) {
+  std::string problem;
+  *gpus = device_count(o.settings.devices, &problem);
+  if (problem.empty()) problem = check_fault_devices(o.faults, *gpus);
+  if (problem.empty() && outputs != nullptr) problem = outputs->add("--history", o.history_file);
+  if (problem.empty() && outputs != nullptr) problem = outputs->add("--trace", o.trace_file);
+  return problem;
+}
+
+core::FashionMnist load_training_data(const TrainOptions& o) {
+  const auto load_start = vgpu::Clock::now();
+  std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
+  std::fflush(stdout);
+  core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
+  if (o.settings.train_examples > 0) data.train = data.train.head(o.settings.train_examples);
+  std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
+              vgpu::seconds_between(load_start, vgpu::Clock::now()));
+  std::fflush(stdout);  // before any error on stderr, also when stdout is a pipe
+  return data;
+}
+
+}  // namespace mirrorlab::app

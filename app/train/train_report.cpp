@@ -1,0 +1,264 @@
+#include "app/train/train_report.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "app/output/history_json.h"
+#include "app/output/model_summary.h"
+#include "app/train/workers.h"
+
+namespace mirrorlab::app {
+namespace {
+
+// "Try a lower --lr (now 10), a larger --batch-per-replica (now 1)": what the user can change.
+std::string divergence_advice(const TrainOptions& o) {
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", o.settings.optimizer.learning_rate);
+  return std::string("Try a lower --lr (now ") + lr + "), a larger --batch-per-replica (now " +
+         std::to_string(o.settings.batch_per_replica) + ")" +
+         (o.settings.optimizer.kind == core::OptimizerKind::kAdam
+              ? ""
+              : ", or --optimizer adam, which adapts its step size");
+}
+
+// How TensorFlow splits each epoch's short last batch, and how the loss weighs it.
+void print_last_batch(std::size_t examples, int gpus, const core::StrategyOptions& options) {
+  const std::vector<core::Shard> shards =
+      core::split_global_batch(examples, gpus, (examples + gpus - 1) / gpus);
+  std::string split;
+  for (const core::Shard& s : shards) {
+    split += (split.empty() ? "" : " + ") + std::to_string(s.count);
+  }
+  if (gpus > 8) split = std::to_string(shards[0].count) + " per replica until none are left";
+  std::printf("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it\n",
+              examples, split.c_str());
+  if (shards.front().count == shards.back().count) return;            // even: both scalings agree
+  if (options.loss_scaling == core::LossScaling::kShardMean) return;  // said at the start
+  std::printf("%s\n", options.loss_scaling == core::LossScaling::kReplicaMean
+                          ? "Loss scaling replica-mean, as Keras' model.fit: on that batch each "
+                            "replica's mean loss weighs the same (--loss-scaling batch-mean: each "
+                            "example)"
+                          : "Loss scaling batch-mean: on that batch each example weighs the same, "
+                            "as on one device (Keras' model.fit weighs each replica's mean the "
+                            "same)");
+}
+
+void print_phase_table(const core::MirroredStrategy& strategy,
+                       const std::vector<core::PhaseTotals>& totals, std::int64_t steps) {
+  const core::Phase shown[] = {core::Phase::kSplit, core::Phase::kForward,   core::Phase::kBackward,
+                               core::Phase::kWait,  core::Phase::kAllReduce, core::Phase::kUpdate};
+  std::printf("\nTime per phase (seconds, %s)\n%-8s",
+              steps == strategy.steps_done() ? "whole run" : "the steps this run made", "device");
+  for (core::Phase p : shown) std::printf(" %11s", core::to_string(p));
+  std::printf("\n");
+  double all_reduce = 0;
+  for (std::size_t d = 0; d < strategy.devices().size(); ++d) {
+    std::printf("%-8s", strategy.devices()[d]->name().c_str());
+    for (core::Phase p : shown) {
+      std::printf(" %11.3f", d < totals.size() ? totals[d][static_cast<int>(p)] : 0.0);
+    }
+    std::printf("\n");
+    if (d < totals.size()) all_reduce += totals[d][static_cast<int>(core::Phase::kAllReduce)];
+  }
+  if (steps > 0) {
+    std::printf("All-reduce (%s): %.3f ms per step on average over the devices\n",
+                strategy.all_reduce().name().c_str(),
+                1e3 * all_reduce / static_cast<double>(strategy.devices().size()) /
+                    static_cast<double>(steps));
+  }
+}
+
+// The last epoch's validation, or none when the run stopped inside its epoch.
+core::Metrics last_test(const core::History& history) {
+  return history.epochs.empty() || !history.epochs.back().has_validation
+             ? core::Metrics{}
+             : history.epochs.back().validation;
+}
+
+// The history's "config": the run's settings as every settings file has them, with what the
+// run made of them (the device count, the workers, the all-reduce auto chose, the examples).
+nlohmann::json run_config(const TrainRun& run, std::size_t train_examples) {
+  const core::MirroredStrategy& strategy = *run.strategy;
+  nlohmann::json config = core::settings_json(run.o.settings);
+  config["gpus"] = run.gpus;
+  config["workers"] = strategy.num_workers();
+  config["replicas_in_sync"] = strategy.num_replicas_in_sync();
+  config["global_batch"] =
+      run.o.settings.batch_per_replica * static_cast<std::size_t>(strategy.num_replicas_in_sync());
+  config["allreduce"] = strategy.all_reduce().name();
+  config["train_examples"] = train_examples;
+  config["faults"] = run.o.faults.describe();
+  return config;
+}
+
+}  // namespace
+
+void print_strategy(const TrainRun& run) {
+  core::MirroredStrategy& strategy = *run.strategy;  // its replicas' models are not const
+  const vgpu::WorkerGroup* workers = run.launch.workers();
+  if (workers) {
+    // What TensorFlow logs for MultiWorkerMirroredStrategy is not checked against TensorFlow
+    // yet (docs/multi-worker.md): mirrorlab's own words only.
+    std::printf("Multi-worker mirrored training: %d workers x %d device%s = %d replicas in sync\n",
+                workers->size(), run.gpus, run.gpus == 1 ? "" : "s",
+                strategy.num_replicas_in_sync());
+  } else {
+    // TensorFlow's own log lines, as it writes them, then mirrorlab's.
+    std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
+                strategy.device_tuple().c_str());
+  }
+  std::printf(
+      "%s",
+      model_summary(strategy.replica(0).model(), core::to_string(run.o.settings.model)).c_str());
+  if (!workers && !strategy.tensorflow_all_reduce_log().empty()) {
+    std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
+  }
+  for (const std::string& note : strategy.all_reduce_notes()) std::printf("%s\n", note.c_str());
+}
+
+void print_batches(const TrainRun& run, std::size_t train_examples) {
+  const core::MirroredStrategy& strategy = *run.strategy;
+  const core::OptimizerConfig& optimizer = run.o.settings.optimizer;
+  const int replicas = strategy.num_replicas_in_sync();
+  const std::size_t global = run.o.settings.batch_per_replica * static_cast<std::size_t>(replicas);
+  char momentum[48] = "";
+  if (optimizer.kind == core::OptimizerKind::kSgd) {
+    std::snprintf(momentum, sizeof momentum, " (momentum %g%s)",
+                  static_cast<double>(optimizer.momentum),
+                  optimizer.momentum == 0 ? ", as Keras' SGD" : "");
+  }
+  const vgpu::WorkerGroup* workers = run.launch.workers();
+  std::printf(
+      "Global batch %zu = %zu per replica x %d replicas%s; %s optimizer%s, lr %g\n", global,
+      run.o.settings.batch_per_replica, replicas,
+      workers ? (" (" + std::to_string(run.gpus) + (run.gpus == 1 ? " device x " : " devices x ") +
+                 std::to_string(workers->size()) + " workers)")
+                    .c_str()
+              : "",
+      core::to_string(optimizer.kind), momentum, static_cast<double>(optimizer.learning_rate));
+  if (replicas > 1 && train_examples % global != 0) {
+    print_last_batch(train_examples % global, replicas, strategy.options());
+  }
+  if (strategy.options().loss_scaling == core::LossScaling::kShardMean && replicas > 1) {
+    std::printf(
+        "Loss scaling shard-mean: each replica's own mean, not divided by the %d "
+        "replicas, so the summed gradients are %d times too large (the custom-loop "
+        "mistake; model.fit's is replica-mean)\n",
+        replicas, replicas);
+  }
+}
+
+TrainProgress::TrainProgress(TrainRun& run)
+    : KerasProgress(stdout, isatty(fileno(stdout)) != 0), run_(&run) {}
+
+void TrainProgress::on_loss_growth(const core::LossGrowth& g) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "the mean loss of step %lld is %.4g, more than %.0f times the %.4g of step 1: "
+                "training is diverging. ",
+                static_cast<long long>(g.step), g.loss, core::kLossGrowthFactor, g.first_loss);
+  run_->warnings.push_back(text + divergence_advice(run_->o) + ".");
+  interrupt_line();
+  std::printf("WARNING: %s\n", run_->warnings.back().c_str());
+}
+
+std::string divergence_advice(const TrainOptions& o, const core::NonFiniteValue& where) {
+  for (const core::NanInGradient& n : o.faults.nans) {
+    if (n.device == where.replica && n.step == where.step && !where.in_loss()) {
+      return "It is the NaN that --nan-at /gpu:" + std::to_string(n.device) + "@" +
+             std::to_string(n.step) +
+             " put into that gradient: the check found it on its replica, before the all-reduce "
+             "could carry it to every replica's weights";
+    }
+  }
+  return divergence_advice(o);
+}
+
+std::string resume_advice(const TrainCheckpoints& checkpoints) {
+  if (!checkpoints.last()) {
+    return checkpoints.enabled()
+               ? "No checkpoint was saved before it, so the run starts again from step 0"
+               : "Without --checkpoint-dir there is no checkpoint to go on from: the run starts "
+                 "again from step 0";
+  }
+  return "The run can go on from its last checkpoint, of step " +
+         std::to_string(checkpoints.last()->step) + ": mirrorlab train --resume " +
+         checkpoints.folder();
+}
+
+void print_results(const TrainRun& run, const core::FitLoop& loop,
+                   const std::vector<core::PhaseTotals>& totals, std::int64_t steps_made) {
+  const core::History& history = loop.history();
+  if (history.stopped_by_max_steps) {
+    std::printf("Stopped after --max-steps %lld global steps.\n",
+                static_cast<long long>(run.o.settings.max_steps));
+  }
+  const core::Metrics test = last_test(history);
+  if (test.examples > 0) {
+    std::printf("Test accuracy: %.4f, test loss: %.4f (%lld test images)\n", test.accuracy,
+                test.loss, static_cast<long long>(test.examples));
+  } else {
+    std::printf("Test accuracy: not evaluated (the run stopped before the end of its epoch)\n");
+  }
+  std::printf("Training: %.0f images/s over %lld steps\n",
+              history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
+              static_cast<long long>(history.steps));
+  print_phase_table(*run.strategy, totals, steps_made);
+  std::printf("Peak memory:");
+  for (const vgpu::Device* d : run.devices) {
+    std::printf(" %s %.1f of %zu MiB;", d->name().c_str(),
+                static_cast<double>(d->memory().peak()) / vgpu::kMiB,
+                d->memory().limit() / vgpu::kMiB);
+  }
+  std::printf("\n");
+}
+
+void write_run_files(TrainRun& run, const core::FitLoop& loop, const RunEnd& end,
+                     const std::vector<core::PhaseTotals>& totals, std::size_t train_examples) {
+  const TrainOptions& o = run.o;
+  std::vector<std::string> names;
+  for (const vgpu::Device* d : run.devices) names.push_back(d->name());
+  std::vector<core::TraceProcess> trace = {
+      core::TraceProcess{"", names, run.events.trace_events(run.trace_origin)}};
+  nlohmann::json worker_parts = nlohmann::json::array();
+  if (run.launch.workers() && (!o.history_file.empty() || !o.trace_file.empty())) {
+    gather_workers(*run.launch.workers(), run.devices, totals, &worker_parts, &trace);
+  }
+  if (!o.history_file.empty() && run.outputs.find("--history") != nullptr) {
+    RunSummary summary;
+    summary.config = run_config(run, train_examples);
+    summary.history = &loop.history();
+    summary.test = last_test(loop.history());
+    double sum_squares = 0;
+    for (float w : run.strategy->replica(0).model().params_to_host()) {
+      sum_squares += double{w} * w;
+    }
+    summary.weights_l2 = std::sqrt(sum_squares);
+    for (const vgpu::Device* d : run.devices) {
+      summary.device_names.push_back(d->name());
+      summary.peak_memory_bytes.push_back(d->memory().peak());
+    }
+    summary.phase_seconds = totals;
+    summary.stop_message = end.stop_message;
+    summary.warnings = run.warnings;
+    summary.workers = worker_parts;
+    if (std::string e = write_output(run.outputs, "--history", to_json(summary).dump(2) + "\n");
+        !e.empty()) {
+      run.write_errors.push_back(e);
+    } else {
+      std::printf("History written to %s\n", o.history_file.c_str());
+    }
+  }
+  if (!o.trace_file.empty() && run.outputs.find("--trace") != nullptr) {
+    if (std::string e = write_output(run.outputs, "--trace", core::chrome_trace(trace));
+        !e.empty()) {
+      run.write_errors.push_back(e);
+    } else {
+      std::printf("Trace written to %s (open it in ui.perfetto.dev)\n", o.trace_file.c_str());
+    }
+  }
+}
+
+}  // namespace mirrorlab::app
