@@ -58,16 +58,35 @@ std::string format_seconds(double seconds) {
   return text;
 }
 
-int draw_chart(const char* id, const std::vector<ChartSeries>& series, const ChartOptions& o,
-               float width, float height) {
-  ImGui::PushID(id);
-  const auto fx = [&](double x) { return o.log_x ? std::log2(std::max(x, 1e-30)) : x; };
+namespace {
+
+// Where a chart's data goes on the screen: its range (x through log2 on a log axis) and the
+// plot's rectangle, from which a point's pixel follows.
+struct ChartFrame {
+  bool log_x = false;
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  ImVec2 corner;   // the chart's top-left corner
+  float line = 0;  // the text's line height: every margin is in lines
+  float left = 0, right = 0, top = 0, bottom = 0;
+
+  double fx(double x) const { return log_x ? std::log2(std::max(x, 1e-30)) : x; }
+  float px(double x) const {
+    return static_cast<float>(left + (fx(x) - x0) / (x1 - x0) * (right - left));
+  }
+  float py(double y) const {
+    return static_cast<float>(bottom - (y - y0) / (y1 - y0) * (bottom - top));
+  }
+};
+
+// The range of every finite point of `series`, widened where it is empty or flat, with room
+// above the highest point. False when there is no point at all (then 0 to 1 on both axes).
+bool fit_range(const std::vector<ChartSeries>& series, const ChartOptions& o, ChartFrame* f) {
   double x0 = std::numeric_limits<double>::max(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const ChartSeries& s : series) {
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.y[i])) continue;
-      x0 = std::min(x0, fx(s.x[i]));
-      x1 = std::max(x1, fx(s.x[i]));
+      x0 = std::min(x0, f->fx(s.x[i]));
+      x1 = std::max(x1, f->fx(s.x[i]));
       y0 = std::min(y0, s.y[i]);
       y1 = std::max(y1, s.y[i]);
     }
@@ -78,112 +97,145 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   if (x1 - x0 < 1e-12) x1 = x0 + 1;
   if (y1 - y0 < 1e-12) y1 = y0 + 1;
   y1 += (y1 - y0) * 0.05;
+  f->x0 = x0, f->x1 = x1, f->y0 = y0, f->y1 = y1;
+  return !empty;
+}
 
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImVec2 corner = ImGui::GetCursorScreenPos();
-  const float line = ImGui::GetTextLineHeight();
-  const float left = corner.x + 4.2f * line, right = corner.x + width - line * 0.5f;
-  // The legend runs after the y label and wraps onto more lines when the chart is narrow.
+// The legend runs after the y label and wraps onto more lines when the chart is narrow: each
+// series' place. The plot starts below it (f->top).
+std::vector<ImVec2> place_legend(const std::vector<ChartSeries>& series, const ChartOptions& o,
+                                 ChartFrame* f) {
   std::vector<ImVec2> legend_at;
-  float lx = left + ImGui::CalcTextSize(o.y_label.c_str()).x + line, ly = corner.y;
+  const float line = f->line;
+  float lx = f->left + ImGui::CalcTextSize(o.y_label.c_str()).x + line, ly = f->corner.y;
   for (const ChartSeries& s : series) {
     const float w = line * 2 + ImGui::CalcTextSize(s.label.c_str()).x;
-    if (lx + w > right && lx > left + line) lx = left, ly += line;
+    if (lx + w > f->right && lx > f->left + line) lx = f->left, ly += line;
     legend_at.push_back(ImVec2(lx, ly));
     lx += w;
   }
-  const float top = ly + line * 1.3f, bottom = corner.y + height - line * 1.5f;
-  const auto px = [&](double x) {
-    return static_cast<float>(left + (fx(x) - x0) / (x1 - x0) * (right - left));
-  };
-  const auto py = [&](double y) {
-    return static_cast<float>(bottom - (y - y0) / (y1 - y0) * (bottom - top));
-  };
+  f->top = ly + line * 1.3f;
+  return legend_at;
+}
+
+// The grid, the ticks and their labels, the axes and their names.
+void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o, float height) {
   const std::uint32_t axis = rgb(0x909098), grid = rgb(0x3A3A42);
+  const float line = f.line;
   char text[64];
   // Up to 4 intervals on the y axis, fewer when the chart is too short for their labels.
-  const int y_ticks = std::clamp(static_cast<int>((bottom - top) / (1.5f * line)), 1, 4);
+  const int y_ticks = std::clamp(static_cast<int>((f.bottom - f.top) / (1.5f * line)), 1, 4);
   for (int t = 0; t <= y_ticks; ++t) {  // y ticks
-    const double y = y0 + (y1 - y0) * t / y_ticks;
-    draw->AddLine(ImVec2(left, py(y)), ImVec2(right, py(y)), grid);
+    const double y = f.y0 + (f.y1 - f.y0) * t / y_ticks;
+    draw->AddLine(ImVec2(f.left, f.py(y)), ImVec2(f.right, f.py(y)), grid);
     std::snprintf(text, sizeof text, o.y_format, y);
-    draw->AddText(ImVec2(corner.x, py(y) - line / 2), axis, text);
+    draw->AddText(ImVec2(f.corner.x, f.py(y) - line / 2), axis, text);
   }
-  int x_ticks = std::clamp(static_cast<int>((right - left) / (6 * line)), 1, 4);
+  int x_ticks = std::clamp(static_cast<int>((f.right - f.left) / (6 * line)), 1, 4);
   // Whole numbers (steps) get no more ticks than there are numbers, so no label repeats.
   if (!o.log_x && o.x_format == nullptr) {
-    x_ticks = std::clamp(static_cast<int>(x1 - x0), 1, x_ticks);
+    x_ticks = std::clamp(static_cast<int>(f.x1 - f.x0), 1, x_ticks);
   }
   for (int t = 0; t <= x_ticks; ++t) {  // x ticks, as many as fit
-    const double v = x0 + (x1 - x0) * t / x_ticks;
+    const double v = f.x0 + (f.x1 - f.x0) * t / x_ticks;
     const double x = o.log_x ? std::exp2(v) : v;
     const std::string label = o.x_format ? o.x_format(x) : plain_number(x);
-    const float at = static_cast<float>(left + (v - x0) / (x1 - x0) * (right - left));
+    const float at = static_cast<float>(f.left + (v - f.x0) / (f.x1 - f.x0) * (f.right - f.left));
     const float w = ImGui::CalcTextSize(label.c_str()).x;
-    draw->AddText(ImVec2(std::clamp(at - w / 2, left, right - w), bottom + 2), axis, label.c_str());
+    draw->AddText(ImVec2(std::clamp(at - w / 2, f.left, f.right - w), f.bottom + 2), axis,
+                  label.c_str());
   }
-  draw->AddLine(ImVec2(left, bottom), ImVec2(right, bottom), axis);
-  draw->AddLine(ImVec2(left, top), ImVec2(left, bottom), axis);
-  draw->AddText(ImVec2(left, corner.y), axis, o.y_label.c_str());
+  draw->AddLine(ImVec2(f.left, f.bottom), ImVec2(f.right, f.bottom), axis);
+  draw->AddLine(ImVec2(f.left, f.top), ImVec2(f.left, f.bottom), axis);
+  draw->AddText(ImVec2(f.left, f.corner.y), axis, o.y_label.c_str());
   const float xl = ImGui::CalcTextSize(o.x_label.c_str()).x;
-  draw->AddText(ImVec2(right - xl, corner.y + height - line), axis, o.x_label.c_str());
+  draw->AddText(ImVec2(f.right - xl, f.corner.y + height - line), axis, o.x_label.c_str());
+}
 
+// One series' line (and markers), then its entry in the legend at `legend`. Returns the
+// segments and markers drawn.
+int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s, ImVec2 legend) {
+  const float line = f.line;
+  int drawn = 0;
+  const std::size_t n = std::min(s.x.size(), s.y.size());
+  // About one point per pixel: a 10,000-step run draws as fast as a 500-step one.
+  const std::size_t stride = std::max<std::size_t>(1, n / std::max(1.0f, f.right - f.left));
+  ImVec2 previous;
+  bool have_previous = false;
+  for (std::size_t i = 0; i < n; i += stride) {
+    if (!std::isfinite(s.y[i])) continue;
+    const ImVec2 p(f.px(s.x[i]), f.py(s.y[i]));
+    if (have_previous) {
+      if (s.dashed) {
+        draw_dashed_line(draw, previous, p, s.color, line * 0.5f);
+      } else {
+        draw->AddLine(previous, p, s.color, 2.0f);
+      }
+      ++drawn;
+    }
+    if (s.markers) {
+      draw->AddCircleFilled(p, line * 0.25f, s.color);
+      ++drawn;
+    }
+    previous = p;
+    have_previous = true;
+  }
+  if (s.dashed) {
+    draw_dashed_line(draw, ImVec2(legend.x, legend.y + line * 0.6f),
+                     ImVec2(legend.x + line * 0.8f, legend.y + line * 0.6f), s.color, line * 0.3f);
+  } else {
+    draw->AddRectFilled(ImVec2(legend.x, legend.y + line * 0.3f),
+                        ImVec2(legend.x + line * 0.8f, legend.y + line * 0.9f), s.color);
+  }
+  draw->AddText(ImVec2(legend.x + line, legend.y), rgb(0xE0E0E0), s.label.c_str());
+  return drawn;
+}
+
+// Under the mouse: each series' point nearest it in x, with its value.
+void draw_tooltip(const std::vector<ChartSeries>& series, const ChartFrame& f,
+                  const ChartOptions& o) {
+  const double mx =
+      f.x0 + (ImGui::GetIO().MousePos.x - f.left) / (f.right - f.left) * (f.x1 - f.x0);
+  char text[64];
+  ImGui::BeginTooltip();
+  for (const ChartSeries& s : series) {
+    std::size_t best = 0;
+    double best_d = std::numeric_limits<double>::max();
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      const double d = std::abs(f.fx(s.x[i]) - mx);
+      if (d < best_d) best_d = d, best = i;
+    }
+    if (best_d == std::numeric_limits<double>::max()) continue;
+    const std::string xs = o.x_format ? o.x_format(s.x[best]) : plain_number(s.x[best]);
+    std::snprintf(text, sizeof text, o.y_format, s.y[best]);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.color), "%s: %s at %s %s", s.label.c_str(),
+                       text, o.x_label.c_str(), xs.c_str());
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+int draw_chart(const char* id, const std::vector<ChartSeries>& series, const ChartOptions& o,
+               float width, float height) {
+  ImGui::PushID(id);
+  ChartFrame f;
+  f.log_x = o.log_x;
+  const bool has_points = fit_range(series, o, &f);
+  f.corner = ImGui::GetCursorScreenPos();
+  f.line = ImGui::GetTextLineHeight();
+  f.left = f.corner.x + 4.2f * f.line;
+  f.right = f.corner.x + width - f.line * 0.5f;
+  const std::vector<ImVec2> legend_at = place_legend(series, o, &f);
+  f.bottom = f.corner.y + height - f.line * 1.5f;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw_axes(draw, f, o, height);
   int drawn = 0;
   for (std::size_t k = 0; k < series.size(); ++k) {
-    const ChartSeries& s = series[k];
-    const std::size_t n = std::min(s.x.size(), s.y.size());
-    // About one point per pixel: a 10,000-step run draws as fast as a 500-step one.
-    const std::size_t stride = std::max<std::size_t>(1, n / std::max(1.0f, right - left));
-    ImVec2 previous;
-    bool have_previous = false;
-    for (std::size_t i = 0; i < n; i += stride) {
-      if (!std::isfinite(s.y[i])) continue;
-      const ImVec2 p(px(s.x[i]), py(s.y[i]));
-      if (have_previous) {
-        if (s.dashed) {
-          draw_dashed_line(draw, previous, p, s.color, line * 0.5f);
-        } else {
-          draw->AddLine(previous, p, s.color, 2.0f);
-        }
-        ++drawn;
-      }
-      if (s.markers) {
-        draw->AddCircleFilled(p, line * 0.25f, s.color);
-        ++drawn;
-      }
-      previous = p;
-      have_previous = true;
-    }
-    const ImVec2 at = legend_at[k];
-    if (s.dashed) {
-      draw_dashed_line(draw, ImVec2(at.x, at.y + line * 0.6f),
-                       ImVec2(at.x + line * 0.8f, at.y + line * 0.6f), s.color, line * 0.3f);
-    } else {
-      draw->AddRectFilled(ImVec2(at.x, at.y + line * 0.3f),
-                          ImVec2(at.x + line * 0.8f, at.y + line * 0.9f), s.color);
-    }
-    draw->AddText(ImVec2(at.x + line, at.y), rgb(0xE0E0E0), s.label.c_str());
+    drawn += draw_series(draw, f, series[k], legend_at[k]);
   }
   ImGui::InvisibleButton("chart", ImVec2(width, height));
-  if (ImGui::IsItemHovered() && !empty) {
-    const double mx = x0 + (ImGui::GetIO().MousePos.x - left) / (right - left) * (x1 - x0);
-    ImGui::BeginTooltip();
-    for (const ChartSeries& s : series) {
-      // The point nearest the mouse in x.
-      std::size_t best = 0;
-      double best_d = std::numeric_limits<double>::max();
-      for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-        const double d = std::abs(fx(s.x[i]) - mx);
-        if (d < best_d) best_d = d, best = i;
-      }
-      if (best_d == std::numeric_limits<double>::max()) continue;
-      const std::string xs = o.x_format ? o.x_format(s.x[best]) : plain_number(s.x[best]);
-      std::snprintf(text, sizeof text, o.y_format, s.y[best]);
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.color), "%s: %s at %s %s",
-                         s.label.c_str(), text, o.x_label.c_str(), xs.c_str());
-    }
-    ImGui::EndTooltip();
-  }
+  if (ImGui::IsItemHovered() && has_points) draw_tooltip(series, f, o);
   ImGui::PopID();
   return drawn;
 }

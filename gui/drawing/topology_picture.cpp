@@ -178,38 +178,104 @@ float topology_picture_height(const timing::Topology& t) {
   return static_cast<float>(t.nodes) * (l.bridge + 2 * l.box_h + l.link + l.bar_h);
 }
 
-PictureCounts draw_topology_picture(const timing::Topology& t, const timing::StepEstimate* step,
-                                    float width, float height) {
-  const StepLoads loads(step);
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float line = ImGui::GetTextLineHeight();
-  const Layout l = layout_of(t);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const int per_node = t.gpus_per_node;
-  const float node_label = ImGui::CalcTextSize("node 0 ").x;
-  const float left = origin.x + (t.nodes > 1 ? node_label : 0);
-  // The last GPU's labels need room right of its links.
-  const float label_room = ImGui::CalcTextSize("out 000 MiB").x * 0.75f;
-  const float slot =
-      (width - (left - origin.x) - label_room) / static_cast<float>(std::max(per_node, 1));
-  const float box_w = std::min(slot * 0.62f, line * 6);
-  Painter paint{draw, loads, line, slot >= ImGui::CalcTextSize("out 000 MiB").x + line};
-  // Narrow boxes show the GPU's number alone.
-  const bool long_names = box_w >= ImGui::CalcTextSize("/gpu:00").x;
-  const auto centre = [&](int g) { return left + slot * (static_cast<float>(g) + 0.5f); };
-  const int hub = hub_end(t);
-  PictureCounts counts;
+namespace {
+
+// One picture being drawn: the topology, the step's loads, and where everything goes.
+class Picture {
+ public:
+  Picture(const timing::Topology& t, const timing::StepEstimate* step, float width)
+      : t(t),
+        step(step),
+        loads(step),
+        draw(ImGui::GetWindowDrawList()),
+        line(ImGui::GetTextLineHeight()),
+        l(layout_of(t)),
+        origin(ImGui::GetCursorScreenPos()),
+        per_node(t.gpus_per_node),
+        left(origin.x + (t.nodes > 1 ? ImGui::CalcTextSize("node 0 ").x : 0)),
+        // The last GPU's labels need room right of its links.
+        slot((width - (left - origin.x) - ImGui::CalcTextSize("out 000 MiB").x * 0.75f) /
+             static_cast<float>(std::max(per_node, 1))),
+        box_w(std::min(slot * 0.62f, line * 6)),
+        paint{draw, loads, line, slot >= ImGui::CalcTextSize("out 000 MiB").x + line},
+        // Narrow boxes show the GPU's number alone.
+        long_names(box_w >= ImGui::CalcTextSize("/gpu:00").x),
+        hub(hub_end(t)) {}
+
+  // One node: its GPUs (with bridges above them) over their hub.
+  void one_node() {
+    float y = origin.y;
+    const float gpu_y = y + l.bridge;
+    gpus(0, gpu_y);
+    bridges(0, gpu_y, -1);
+    const float bar_y = gpu_y + l.box_h + l.link;
+    links_to(0, gpu_y + l.box_h, bar_y, hub);
+    bar(bar_y, hub_text(), memory_busiest());
+  }
+  // Two nodes: node 0's hub at the top, the network in the middle, node 1's hub at the bottom.
+  void two_nodes() {
+    float y = origin.y;
+    bar(y, std::string("node 0 ") + hub_name(t), false);
+    const float gpu0 = y + l.bar_h + l.link;
+    links_to(0, gpu0, y + l.bar_h, hub);
+    gpus(0, gpu0);
+    const float net = gpu0 + l.box_h + l.link;
+    links_to(0, gpu0 + l.box_h, net, timing::kNetwork);
+    bar(net, "network (an adapter per GPU)", false);
+    const float gpu1 = net + l.bar_h + l.link;
+    links_to(1, gpu1, net + l.bar_h, timing::kNetwork);
+    gpus(1, gpu1);
+    const float hub1 = gpu1 + l.box_h + l.link;
+    links_to(1, gpu1 + l.box_h, hub1, hub);
+    bar(hub1, std::string("node 1 ") + hub_name(t), false);
+    bridges(1, gpu1, -1);
+  }
+  // More nodes: a band per node; the network's bytes written under each GPU.
+  void many_nodes() {
+    float y = origin.y;
+    for (int node = 0; node < t.nodes; ++node) {
+      const float gpu_y = y + l.bridge;
+      gpus(node, gpu_y);
+      bridges(node, gpu_y, -1);
+      for (int g = 0; g < per_node; ++g) {
+        const int rank = node * per_node + g;
+        const timing::LinkLoad* out = loads.link(rank, timing::kNetwork);
+        const timing::LinkLoad* in = loads.link(timing::kNetwork, rank);
+        std::string text;
+        if (out != nullptr) text += "net out " + format_bytes(out->bytes);
+        if (in != nullptr)
+          text += std::string(text.empty() ? "" : ", ") + "net in " + format_bytes(in->bytes);
+        if (!text.empty()) {
+          ++paint.loaded;
+          paint.label(ImVec2(centre(g) - box_w / 2, gpu_y + l.box_h), text,
+                      loads.is_busiest(out) || loads.is_busiest(in));
+        }
+      }
+      const float bar_y = gpu_y + 2 * l.box_h + l.link;
+      links_to(node, gpu_y + l.box_h * 2, bar_y, hub);
+      bar(bar_y, "node " + std::to_string(node) + " " + hub_name(t), false);
+      y = bar_y + l.bar_h + l.box_h * 0.5f;
+    }
+  }
+  PictureCounts counts() const {
+    PictureCounts c = counts_;
+    c.loaded_links = paint.loaded;
+    return c;
+  }
+
+ private:
+  float centre(int g) const { return left + slot * (static_cast<float>(g) + 0.5f); }
 
   // A bar across the node's GPUs (switch, host, memory, network), with its name and load.
-  const auto bar = [&](float y, const std::string& text, bool busiest) {
+  void bar(float y, const std::string& text, bool busiest) {
     const ImVec2 a(centre(0) - box_w / 2, y), b(centre(per_node - 1) + box_w / 2, y + l.bar_h);
     draw->AddRectFilled(a, b, rgb(kHubRgb), 4);
     if (busiest) draw->AddRect(a, b, rgb(kBusiestRgb), 4, 0, 3);
     draw->AddText(ImVec2(a.x + line * 0.5f, y + (l.bar_h - line) / 2),
                   rgb(busiest ? kBusiestRgb : kLabelRgb), text.c_str());
-  };
-  // A row of GPU boxes of `node` at y; returns nothing, counts them.
-  const auto gpus = [&](int node, float y) {
+  }
+  // A row of GPU boxes of `node` at y, counted.
+  void gpus(int node, float y) {
     if (t.nodes > 1) {
       draw->AddText(ImVec2(origin.x, y + (l.box_h - line) / 2), rgb(0xA0A0A8),
                     ("node " + std::to_string(node)).c_str());
@@ -229,11 +295,11 @@ PictureCounts draw_topology_picture(const timing::Topology& t, const timing::Ste
       if (ImGui::IsMouseHoveringRect(a, b)) {
         ImGui::SetTooltip("%s", gpu_tooltip(t, rank, step).c_str());
       }
-      ++counts.gpus;
+      ++counts_.gpus;
     }
-  };
+  }
   // Bridges between GPUs 2k and 2k+1 of the node, as brackets on the side away from its host.
-  const auto bridges = [&](int node, float box_edge, float dir) {
+  void bridges(int node, float box_edge, float dir) {
     if (t.fabric != timing::Fabric::kPairs) return;
     for (int g = 0; g + 1 < per_node; g += 2) {
       const int a = node * per_node + g, b = a + 1;
@@ -269,9 +335,9 @@ PictureCounts draw_topology_picture(const timing::Topology& t, const timing::Ste
       paint.label(ImVec2(x0 + line * 0.2f, ty), text,
                   paint.loads.is_busiest(ab) || paint.loads.is_busiest(ba));
     }
-  };
+  }
   // Each GPU's link to a bar (its hub, or the network) between y_gpu (its box's edge) and y_bar.
-  const auto links_to = [&](int node, float y_gpu, float y_bar, int end) {
+  void links_to(int node, float y_gpu, float y_bar, int end) {
     for (int g = 0; g < per_node; ++g) {
       const int rank = node * per_node + g;
       if (t.fabric == timing::Fabric::kSharedMemory && end != timing::kNetwork) {
@@ -292,67 +358,43 @@ PictureCounts draw_topology_picture(const timing::Topology& t, const timing::Ste
       }
       paint.vertical_link(centre(g), y_gpu, y_bar, loads.link(rank, end), loads.link(end, rank));
     }
-  };
-  const auto hub_text = [&]() {
+  }
+  std::string hub_text() const {
     std::string text = hub_name(t);
     if (loads.memory != nullptr) text += ": " + format_bytes(loads.memory->bytes) + " read+written";
     return text;
-  };
-  const bool memory_busiest = loads.memory != nullptr && loads.is_busiest(loads.memory);
+  }
+  bool memory_busiest() const { return loads.memory != nullptr && loads.is_busiest(loads.memory); }
 
-  float y = origin.y;
+  const timing::Topology& t;
+  const timing::StepEstimate* step;
+  const StepLoads loads;
+  ImDrawList* draw;
+  const float line;
+  const Layout l;
+  const ImVec2 origin;
+  const int per_node;
+  const float left, slot, box_w;
+  Painter paint;
+  const bool long_names;
+  const int hub;
+  PictureCounts counts_;
+};
+
+}  // namespace
+
+PictureCounts draw_topology_picture(const timing::Topology& t, const timing::StepEstimate* step,
+                                    float width, float height) {
+  Picture picture(t, step, width);
   if (t.nodes == 1) {
-    const float gpu_y = y + l.bridge;
-    gpus(0, gpu_y);
-    bridges(0, gpu_y, -1);
-    const float bar_y = gpu_y + l.box_h + l.link;
-    links_to(0, gpu_y + l.box_h, bar_y, hub);
-    bar(bar_y, hub_text(), memory_busiest);
+    picture.one_node();
   } else if (t.nodes == 2) {
-    // Node 0's hub at the top, the network in the middle, node 1's hub at the bottom.
-    bar(y, std::string("node 0 ") + hub_name(t), false);
-    const float gpu0 = y + l.bar_h + l.link;
-    links_to(0, gpu0, y + l.bar_h, hub);
-    gpus(0, gpu0);
-    const float net = gpu0 + l.box_h + l.link;
-    links_to(0, gpu0 + l.box_h, net, timing::kNetwork);
-    bar(net, "network (an adapter per GPU)", false);
-    const float gpu1 = net + l.bar_h + l.link;
-    links_to(1, gpu1, net + l.bar_h, timing::kNetwork);
-    gpus(1, gpu1);
-    const float hub1 = gpu1 + l.box_h + l.link;
-    links_to(1, gpu1 + l.box_h, hub1, hub);
-    bar(hub1, std::string("node 1 ") + hub_name(t), false);
-    bridges(1, gpu1, -1);
+    picture.two_nodes();
   } else {
-    // A band per node; the network's bytes written under each GPU.
-    for (int node = 0; node < t.nodes; ++node) {
-      const float gpu_y = y + l.bridge;
-      gpus(node, gpu_y);
-      bridges(node, gpu_y, -1);
-      for (int g = 0; g < per_node; ++g) {
-        const int rank = node * per_node + g;
-        const timing::LinkLoad* out = loads.link(rank, timing::kNetwork);
-        const timing::LinkLoad* in = loads.link(timing::kNetwork, rank);
-        std::string text;
-        if (out != nullptr) text += "net out " + format_bytes(out->bytes);
-        if (in != nullptr)
-          text += std::string(text.empty() ? "" : ", ") + "net in " + format_bytes(in->bytes);
-        if (!text.empty()) {
-          ++paint.loaded;
-          paint.label(ImVec2(centre(g) - box_w / 2, gpu_y + l.box_h), text,
-                      loads.is_busiest(out) || loads.is_busiest(in));
-        }
-      }
-      const float bar_y = gpu_y + 2 * l.box_h + l.link;
-      links_to(node, gpu_y + l.box_h * 2, bar_y, hub);
-      bar(bar_y, "node " + std::to_string(node) + " " + hub_name(t), false);
-      y = bar_y + l.bar_h + l.box_h * 0.5f;
-    }
+    picture.many_nodes();
   }
   ImGui::Dummy(ImVec2(width, height));
-  counts.loaded_links = paint.loaded;
-  return counts;
+  return picture.counts();
 }
 
 }  // namespace mirrorlab::gui

@@ -1,18 +1,16 @@
-// Sections: window and ImGui setup; the session; drawing; the frame loop. The panels and their
-// layout are in gui/panels/panel_layout.h, the scripted runs in gui/window/scripted_run.h.
+// Sections: the session; layout and drawing; the frame loop. The platform's window (GLFW, OpenGL,
+// ImGui's setup and fonts) is gui/window/platform_window.h, the frames' pacing frame_pacing.h,
+// the panels' places gui/panels/panel_layout.h, the scripted runs gui/window/scripted_run.h.
 #include "gui/window/app_window.h"
 
 #include <GLFW/glfw3.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "core/checkpoint/checkpoint_folder.h"
@@ -27,27 +25,16 @@
 #include "gui/panels/panel.h"
 #include "gui/panels/panel_layout.h"
 #include "gui/window/frame_fingerprint.h"
+#include "gui/window/frame_pacing.h"
+#include "gui/window/platform_window.h"
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
 #include "imgui.h"
-#include "imgui_impl_glfw.h"
-#include "imgui_impl_opengl3.h"
 
 namespace mirrorlab::gui {
 namespace {
 
 constexpr std::uint32_t kLookHereRgb = 0xF0E442;  // the Lesson panel's yellow
-
-std::string g_glfw_error;  // GLFW reports errors through a C callback, before a window exists
-
-void remember_glfw_error(int code, const char* description) {
-  g_glfw_error = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
-}
-
-// fonts-dejavu-core
-const char* kFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-const char* kBoldFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
-const char* kMonoFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -70,8 +57,6 @@ class AppWindow : public AppActions {
   const std::string& load_error() const override { return load_error_; }
 
  private:
-  void open_window();
-  void sample_text_nearest();
   void draw_frame();
   void draw_menu_bar();
   void draw_panels(FrameContext& frame);
@@ -118,8 +103,8 @@ class AppWindow : public AppActions {
   ControlsPanel controls_;
   std::vector<std::unique_ptr<Panel>> panels_;
   ComparePanel* compare_ = nullptr;  // owned by panels_; --compare starts it
-  GLFWwindow* window_ = nullptr;
-  ImVec4 clear_color_;  // the windows' background colour; see open_window()
+  std::unique_ptr<PlatformWindow> window_;
+  FramePacer pacer_{options_.max_fps, options_.refresh_hz};
   ScriptedRun script_{options_};
   bool screenshot_requested_ = false;  // read the frame drawn next before it is shown
   std::string screenshot_path_;        // where to write it ("": a numbered PNG)
@@ -127,9 +112,7 @@ class AppWindow : public AppActions {
   double start_ = now_seconds();
   FrameStats stats_;
   double last_refresh_ = 0;  // when the snapshot was last copied from the session
-  double lively_until_ = 0;  // until then, frames follow each other at the cap
   std::uint64_t last_fingerprint_ = 0;
-  bool must_draw_ = true;  // the window was exposed or resized: draw the next frame whatever it is
   bool screenshot_failed_ = false;
 };
 
@@ -160,7 +143,8 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     lesson_ = make_lesson_panel(options.lesson_file, options.lesson_step, script_.active(), data_,
                                 config);
   }
-  open_window();
+  window_ = std::make_unique<PlatformWindow>(options_.width, options_.height, view_.font_scale,
+                                             lesson_ != nullptr, &fonts_);
   if (lesson_) {
     follow_lesson();  // enters the first step: its run exists before the first frame
   } else {
@@ -171,101 +155,7 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
 AppWindow::~AppWindow() {
   lesson_.reset();  // stops training first: closing the window ends the run cleanly
   session_.reset();
-  if (window_ != nullptr) {
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
-    glfwDestroyWindow(window_);
-  }
-  glfwTerminate();
-}
-
-void AppWindow::open_window() {
-  // Mesa's software OpenGL allocates and frees buffers of a few hundred KiB every frame; by
-  // default glibc maps and unmaps each one, and the page faults that follow cost as much as the
-  // drawing (measured: system time 2.1 s down to 0.3 s over 200 frames). Keep such blocks in
-  // the heap instead.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  glfwSetErrorCallback(remember_glfw_error);
-  if (!glfwInit()) {
-    throw NoDisplayError(
-        "cannot open a window: " + g_glfw_error +
-        ". The GUI needs a display: run it on a desktop, or headless under a virtual X server "
-        "with 'xvfb-run -a mirrorlab gui ...'; 'mirrorlab train' trains without one.");
-  }
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  window_ = glfwCreateWindow(options_.width, options_.height,
-                             "mirrorlab: mirrored training on virtual GPUs", nullptr, nullptr);
-  if (window_ == nullptr) {
-    glfwTerminate();
-    throw NoDisplayError("cannot create an OpenGL 3.3 window: " + g_glfw_error +
-                         ". Under Xvfb, install libgl1-mesa-dri (software OpenGL).");
-  }
-  glfwMakeContextCurrent(window_);
-  glfwSetWindowUserPointer(window_, this);
-  glfwSetWindowRefreshCallback(window_, [](GLFWwindow* w) {
-    static_cast<AppWindow*>(glfwGetWindowUserPointer(w))->must_draw_ = true;
-  });
-  glfwSwapInterval(0);  // the frame cap below paces frames; vsync is absent under Xvfb anyway
-
-  IMGUI_CHECKVERSION();
-  ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;  // the layout is fixed; nothing to remember between runs
-  ImGui::StyleColorsDark();
-  // Software OpenGL (llvmpipe, Xvfb) spends nearly all of a frame filling pixels, and each
-  // window's background is a blended, textured quad the size of the window. Clearing the
-  // screen to the same colour costs almost nothing, so the windows draw no background of their
-  // own: a frame costs about half as much, which is what training gets back.
-  ImVec4& window_bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-  clear_color_ = ImVec4(window_bg.x, window_bg.y, window_bg.z, 1.0f);
-  window_bg.w = 0.0f;
-  ImGuiStyle& style = ImGui::GetStyle();
-  style.WindowRounding = 4;
-  style.FrameRounding = 3;
-  // A real TTF scaled at load time reads better on a projector than a magnified bitmap font.
-  const float pixels = 16.0f * view_.font_scale;
-  bool glyphs_at_size = false;
-  if (std::filesystem::exists(kFontFile)) {
-    io.Fonts->AddFontFromFileTTF(kFontFile, pixels);
-    glyphs_at_size = true;
-    // Only what the lesson prose needs; each face adds to the atlas the rasterizer samples.
-    if (lesson_ && std::filesystem::exists(kBoldFontFile)) {
-      fonts_.bold = io.Fonts->AddFontFromFileTTF(kBoldFontFile, pixels);
-    }
-    if (lesson_ && std::filesystem::exists(kMonoFontFile)) {
-      fonts_.mono = io.Fonts->AddFontFromFileTTF(kMonoFontFile, pixels);
-    }
-  } else {
-    io.Fonts->AddFontDefault();
-    io.FontGlobalScale = view_.font_scale;
-  }
-  style.ScaleAllSizes(view_.font_scale);
-  ImGui_ImplGlfw_InitForOpenGL(window_, true);
-  ImGui_ImplOpenGL3_Init("#version 330 core");
-  if (glyphs_at_size) sample_text_nearest();
-}
-
-void AppWindow::sample_text_nearest() {
-  // Glyphs are baked at the size they are drawn, so text sampled nearest looks as it does
-  // sampled linearly (compared side by side at font scales 1 to 2), and llvmpipe samples
-  // nearest with less work: a frame of all panels costs about 12% less (docs/gui-performance.md).
-  // Lines then no longer take their anti-aliasing from the atlas but draw it as geometry, so
-  // they look as before. The backend makes the atlas on its first frame unless its objects
-  // exist already, so they are made here.
-  ImGui::GetStyle().AntiAliasedLinesUseTex = false;
-  ImGui_ImplOpenGL3_CreateDeviceObjects();
-  const auto atlas =
-      static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(ImGui::GetIO().Fonts->TexID));
-  GLint bound = 0;
-  glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
-  glBindTexture(GL_TEXTURE_2D, atlas);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(bound));
+  window_.reset();
 }
 
 // ============================================================================================
@@ -441,8 +331,7 @@ void AppWindow::draw_frame() {
     session()->update(snapshot_);
     last_refresh_ = begin;
   }
-  ImGui_ImplOpenGL3_NewFrame();
-  ImGui_ImplGlfw_NewFrame();
+  window_->new_frame();
   // A scripted run (tests, README pictures) ignores the pointer: under Xvfb it rests in the
   // middle of the screen and would leave a tooltip in every screenshot.
   if (script_.active()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
@@ -450,7 +339,7 @@ void AppWindow::draw_frame() {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
       ImGui::IsAnyMouseDown() || io.InputQueueCharacters.Size > 0 || ImGui::IsAnyItemActive()) {
-    lively_until_ = begin + 0.5;  // someone is using the window: answer at the frame cap
+    pacer_.keep_lively(begin + 0.5);  // someone is using the window: answer at the frame cap
   }
   report_.begin_frame();
   handle_keys();
@@ -461,19 +350,16 @@ void AppWindow::draw_frame() {
   ImGui::Render();
 
   int width = 0, height = 0;
-  glfwGetFramebufferSize(window_, &width, &height);
+  window_->framebuffer_size(&width, &height);
   ImDrawData* draw_data = ImGui::GetDrawData();
   const std::uint64_t fingerprint = frame_fingerprint(*draw_data, width, height);
-  if (fingerprint == last_fingerprint_ && !must_draw_ && !screenshot_requested_) {
+  // Exposed or resized, the window draws its next frame whatever it is.
+  if (!window_->take_exposed() && fingerprint == last_fingerprint_ && !screenshot_requested_) {
     return;  // the window shows this very picture already
   }
   last_fingerprint_ = fingerprint;
-  must_draw_ = false;
   ++stats_.frames_drawn;
-  glViewport(0, 0, width, height);
-  glClearColor(clear_color_.x, clear_color_.y, clear_color_.z, 1.0f);
-  glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(draw_data);
+  window_->draw(draw_data);
   stats_.draw_calls = 0;
   for (int i = 0; i < draw_data->CmdListsCount; ++i)
     stats_.draw_calls += draw_data->CmdLists[i]->CmdBuffer.Size;
@@ -488,13 +374,13 @@ void AppWindow::draw_frame() {
     if (!write_screenshot(screenshot_path_)) screenshot_failed_ = true;
     screenshot_path_.clear();
   }
-  glfwSwapBuffers(window_);  // waits for the software rasterizer to finish the frame
+  window_->show();  // waits for the software rasterizer to finish the frame
   stats_.draw_seconds.push_back(now_seconds() - begin);
 }
 
 bool AppWindow::write_screenshot(const std::string& path) {
   int width = 0, height = 0;
-  glfwGetFramebufferSize(window_, &width, &height);
+  window_->framebuffer_size(&width, &height);
   try {
     write_framebuffer_png(path, width, height);
     std::printf("Screenshot written to %s (%dx%d)\n", path.c_str(), width, height);
@@ -511,35 +397,16 @@ bool AppWindow::write_screenshot(const std::string& path) {
 
 int AppWindow::run() {
   script_.start(session(), compare_);
-  using Clock = std::chrono::steady_clock;
-  const auto frame_period = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(options_.max_fps > 0 ? 1.0 / options_.max_fps : 0.0));
-  Clock::time_point deadline = Clock::now();
-  while (!glfwWindowShouldClose(window_)) {
+  while (!window_->should_close()) {
     const double frame_start = now_seconds();
     stats_.frame_started(frame_start);
-    // At rest (no pointer, key or widget in use for half a second) the loop waits for input
-    // or the next refresh instead of spinning at the frame cap: building the panels 60 times a
-    // second costs a core a few percent even when nothing is drawn.
-    if (options_.refresh_hz <= 0 || frame_start < lively_until_) {
-      glfwPollEvents();
-    } else {
-      // At least 4 times a second, so a finished step or measurement shows even when idle.
-      glfwWaitEventsTimeout(std::min(1.0 / options_.refresh_hz, 0.25));
-    }
+    pacer_.take_events(*window_, frame_start);
     draw_frame();
-    // Pace frames to absolute deadlines, so the average is the cap even though each sleep
-    // overshoots a little; a frame that ran late does not make the next ones hurry.
-    if (options_.max_fps > 0) {
-      deadline += frame_period;
-      const auto now = Clock::now();
-      if (deadline < now) deadline = now;
-      std::this_thread::sleep_until(deadline);
-    }
+    pacer_.wait_for_next_frame();
     const double since_start = now_seconds() - start_;
     if ((options_.quit_after_seconds > 0 && since_start > options_.quit_after_seconds) ||
         (options_.close_requested && options_.close_requested())) {
-      glfwSetWindowShouldClose(window_, GLFW_TRUE);  // as if the user closed it, mid-run
+      window_->close();  // as if the user closed it, mid-run
     }
     if (!script_.active()) continue;
     const ScriptStep next = script_.after_frame(since_start, snapshot_, session(), stats_, report_,
@@ -548,7 +415,7 @@ int AppWindow::run() {
     if (next == ScriptStep::kScreenshotThenDone) {  // drawn whatever, read before shown
       screenshot_path_ = options_.screenshot;
       screenshot_requested_ = true;
-      glfwPollEvents();
+      window_->poll_events();
       draw_frame();
     }
     break;
@@ -578,16 +445,6 @@ std::string check_app_options(const AppOptions& options) {
       TopologyCatalog(), options.topology.empty() ? ViewSettings{}.model_machine : options.topology,
       options.modelled_allreduce, static_cast<double>(options.modelled_bytes),
       options.modelled_step);
-}
-
-bool can_open_window(std::string* why) {
-  glfwSetErrorCallback(remember_glfw_error);
-  if (!glfwInit()) {
-    if (why != nullptr) *why = g_glfw_error;
-    return false;
-  }
-  glfwTerminate();
-  return true;
 }
 
 int run_app(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
