@@ -39,13 +39,16 @@ std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) 
   // What the checkpoint fixed, and what a resumed run may change but was not told to (the
   // batch, the epochs, --max-steps, the all-reduce); the devices are this command line's.
   core::copy_settings(c.settings, s, [&o](const core::SettingInfo& info) {
-    const std::string key = info.key;
-    if (info.role == core::SettingRole::kFixed) return true;
-    if (info.role == core::SettingRole::kMachine || key == "gpus" || key == "memory_mib" ||
-        key == "workers") {
-      return false;
+    switch (info.role) {
+      case core::SettingRole::kFixed:
+        return true;
+      case core::SettingRole::kChangeable:
+        return o.given.count(flag_for_setting(info.key)) == 0;
+      case core::SettingRole::kDevices:
+      case core::SettingRole::kMachine:
+        return false;
     }
-    return o.given.count(flag_for_setting(key)) == 0;
+    return false;
   });
   if (!o.given.count("--gpus") && !o.given.count("--memory-limit") && !o.given.count("--devices")) {
     s.devices.gpus = c.replicas;  // as many replicas as before, unless the flags say otherwise

@@ -8,12 +8,12 @@ std::vector<vgpu::LogicalDeviceConfiguration> session_devices(const SessionConfi
 
 SessionConfig config_for_checkpoint(const Checkpoint& c, SessionConfig current) {
   // What the checkpoint fixed, its schedule and its all-reduce; the devices, the workers and the
-  // data stay this session's.
-  RunSettings settings = c.config.settings;
-  settings.devices = current.settings.devices;
-  settings.workers = current.settings.workers;
-  settings.train_examples = current.settings.train_examples;
-  current.settings = settings;
+  // data (the window's, loaded once) stay this session's.
+  const std::size_t train_examples = current.settings.train_examples;
+  copy_settings(c.config.settings, current.settings, [](const SettingInfo& info) {
+    return info.role == SettingRole::kFixed || info.role == SettingRole::kChangeable;
+  });
+  current.settings.train_examples = train_examples;
   current.resume.reset();
   return current;
 }

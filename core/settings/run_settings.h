@@ -56,7 +56,11 @@ struct RunSettings {
 // What a setting is to a run that goes on from a checkpoint.
 enum class SettingRole {
   kFixed,       // the checkpoint fixed it: a resumed run keeps it (model, optimizer, seed, data)
-  kChangeable,  // a resumed run may change it (devices, batch, schedule, all-reduce)
+  kChangeable,  // a resumed run may change it, and keeps the checkpoint's unless told (batch,
+                //   schedule, all-reduce)
+  kDevices,     // how many devices and workers, and their memory: a resumed run's own, whatever
+                //   the checkpoint had (it goes on as many replicas as the checkpoint's unless
+                //   told otherwise: app/train/train_checkpoints.cpp)
   kMachine,  // where the devices are: this machine's choice, never a file's (lessons, checkpoints)
 };
 
@@ -95,12 +99,12 @@ void for_each_setting(Settings& s, Visit&& visit) {
   visit(SettingInfo{"train_examples", R::kFixed, 0, static_cast<double>(std::int64_t{1} << 31)},
         s.train_examples);
   visit(SettingInfo{"backend", R::kMachine, 0, 0, &backend_choices()}, s.devices.backend);
-  visit(SettingInfo{"gpus", R::kChangeable, 0, 64}, s.devices.gpus);
-  visit(SettingInfo{"memory_mib", R::kChangeable, 1, static_cast<double>(1 << 20)},
+  visit(SettingInfo{"gpus", R::kDevices, 0, 64}, s.devices.gpus);
+  visit(SettingInfo{"memory_mib", R::kDevices, 1, static_cast<double>(1 << 20)},
         s.devices.memory_limits_mib);
   visit(SettingInfo{"physical_gpus", R::kMachine, 0, 63}, s.devices.physical_gpus);
   visit(SettingInfo{"sm_split", R::kMachine}, s.devices.sm_split);
-  visit(SettingInfo{"workers", R::kChangeable, 0, 4096}, s.workers);
+  visit(SettingInfo{"workers", R::kDevices, 0, 4096}, s.workers);
 }
 
 // Each setting of `from` that pick(info) chooses, copied into `to` (the rest of `to` stays).
@@ -119,7 +123,7 @@ void copy_settings(const RunSettings& from, RunSettings& to, Pick&& pick) {
 std::vector<std::string> setting_keys();
 
 // A setting that cannot be read: which one, and why, in a sentence that names the key
-// ("`learning_rate`: 20 is out of range: give a number from 1e-09 to 10").
+// ("`learning_rate`: is 20, out of range: give a number from 1e-09 to 10").
 class SettingError : public std::invalid_argument {
  public:
   SettingError(std::string key, std::string problem);  // what(): "`key`: problem"

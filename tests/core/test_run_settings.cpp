@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/checkpoint/checkpoint.h"
+#include "core/session/session_config.h"
 #include "core/session/worker_followers.h"
 #include "core/settings/run_settings.h"
 #include "tests/support/settings_variations.h"
@@ -91,23 +92,26 @@ TEST(RunSettings, JsonKeepsFloatsExactAndWritesThemShort) {
 
 TEST(RunSettings, BadValuesAreRefusedNamingTheSetting) {
   const std::vector<std::pair<json, std::string>> cases = {
-      {{{"model", "resnet"}}, "`model`: 'resnet' is not one of cnn or mlp"},
+      {{{"model", "resnet"}}, "`model`: is 'resnet', not one of cnn or mlp"},
       {{{"optimizer", 3}}, "`optimizer`: is not a name: choose sgd, adam or nadam"},
       {{{"learning_rate", 20}},
-       "`learning_rate`: 20 is out of range: give a number from 1e-09 to 10"},
-      {{{"learning_rate", "fast"}}, "`learning_rate`: is not a number"},
-      {{{"momentum", -0.5}}, "`momentum`: -0.5 is out of range"},
-      {{{"epochs", 1.5}}, "`epochs`: 1.5 is not a whole number"},
-      {{{"epochs", 0}}, "`epochs`: 0 is out of range: give a whole number from 1 to 1000"},
-      {{{"batch_per_replica", -3}}, "`batch_per_replica`: -3 is out of range"},
-      {{{"seed", -1}}, "`seed`: -1 is out of range"},
-      {{{"allreduce", "tree"}}, "`allreduce`: 'tree' is not one of auto, "},
-      {{{"backend", "tpu"}}, "`backend`: 'tpu' is not one of cpu, cuda, auto"},
-      {{{"memory_mib", {512, 0}}}, "`memory_mib`: 0 is out of range"},
-      {{{"memory_mib", "lots"}}, "`memory_mib`: is not a list of whole numbers"},
+       "`learning_rate`: is 20, out of range: give a number from 1e-09 to 10"},
+      {{{"learning_rate", "fast"}},
+       "`learning_rate`: is not a number: give a number from 1e-09 to 10"},
+      {{{"momentum", -0.5}}, "`momentum`: is -0.5, out of range: give a number from 0 to 1"},
+      {{{"epochs", 1.5}},
+       "`epochs`: is 1.5, not a whole number: give a whole number from 1 to 1000"},
+      {{{"epochs", 0}}, "`epochs`: is 0, out of range: give a whole number from 1 to 1000"},
+      {{{"batch_per_replica", -3}}, "`batch_per_replica`: is -3, out of range"},
+      {{{"seed", -1}}, "`seed`: is -1, out of range: give a whole number from 0 to the largest"},
+      {{{"allreduce", "tree"}}, "`allreduce`: is 'tree', not one of auto, "},
+      {{{"backend", "tpu"}}, "`backend`: is 'tpu', not one of cpu, cuda, auto"},
+      {{{"memory_mib", {512, 0}}}, "`memory_mib`: is 0, out of range"},
+      {{{"memory_mib", "lots"}},
+       "`memory_mib`: is not a list ([...]): give a whole number from 1 to"},
       {{{"sm_split", 1}}, "`sm_split`: is not true or false"},
       {{{"loss_scaling", "sum"}},
-       "`loss_scaling`: 'sum' is not one of replica-mean, batch-mean or "
+       "`loss_scaling`: is 'sum', not one of replica-mean, batch-mean or "
        "shard-mean"},
   };
   for (const auto& [object, expected] : cases) {
@@ -153,6 +157,25 @@ TEST(RunSettings, EachSettingComesBackFromACheckpoint) {
     const core::Checkpoint back =
         core::decode_checkpoint(bytes.state, bytes.weights, "ckpt.json", "ckpt.safetensors");
     EXPECT_TRUE(back.config.settings == c.config.settings);
+  }
+}
+
+// The window's Load checkpoint: the checkpoint's setting where its role says a checkpoint
+// carries it (fixed, or changeable and not changed since), the session's own for the devices,
+// the workers, the machine and the data the window loaded.
+TEST(RunSettings, ALoadedCheckpointKeepsTheSessionsDevicesByTheirRole) {
+  core::RunSettings base;
+  base.train_examples = 100;
+  core::SessionConfig session;
+  session.settings = base;
+  for (const settings_test::Variation& v : settings_test::every_setting_varied(base)) {
+    SCOPED_TRACE(v.key);
+    const core::SessionConfig loaded =
+        core::config_for_checkpoint(checkpoint_of(v.settings), session);
+    const bool carried =
+        (v.role == core::SettingRole::kFixed || v.role == core::SettingRole::kChangeable) &&
+        v.key != "train_examples";
+    EXPECT_TRUE(loaded.settings == (carried ? v.settings : base));
   }
 }
 
