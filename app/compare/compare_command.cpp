@@ -189,6 +189,7 @@ std::string prepare_measurement(const CompareOptions& o, Measurement* m) {
   if (o.fit && m->save_to.empty()) {
     return "neither HOME nor XDG_CONFIG_HOME is set: give --output FILE";
   }
+  m->files.add_input("--fitted", o.fitted);
   if (o.fit) {
     std::error_code ignored;  // a missing ~/.config/mirrorlab is made; OutputFiles says the rest
     std::filesystem::create_directories(std::filesystem::path(m->save_to).parent_path(), ignored);

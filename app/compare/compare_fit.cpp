@@ -151,6 +151,8 @@ int replay_compare(const CompareOptions& o) {
     return compare_bad_input("--output saves a fit, and " + o.replay + " recorded a check");
   }
   OutputFiles files;
+  files.add_input("--replay", o.replay);
+  files.add_input("--fitted", o.fitted);
   if (std::string p = files.add("--output", o.output); !p.empty()) return compare_bad_input(p);
   if (r.interrupted) {
     std::printf(

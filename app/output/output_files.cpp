@@ -6,8 +6,18 @@
 
 namespace mirrorlab::app {
 
+void OutputFiles::add_input(const std::string& flag, const std::string& path) {
+  if (!path.empty()) inputs_.emplace(flag, path);
+}
+
 std::string OutputFiles::add(const std::string& flag, const std::string& path, bool hold) {
   if (path.empty()) return "";
+  for (const auto& [input_flag, input_path] : inputs_) {
+    if (core::same_file(path, input_path)) {
+      return flag + " " + path + ": that is the file " + input_flag + " " + input_path +
+             " reads, which this command would replace; write to another file";
+    }
+  }
   for (const auto& [other_flag, other_path] : paths_) {
     if (core::same_output_path(path, other_path)) {
       return flag + " " + path + ": " + other_flag + " writes the same file; give each its own";

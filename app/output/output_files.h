@@ -15,15 +15,20 @@ namespace mirrorlab::app {
 
 class OutputFiles {
  public:
-  // "" when `path` (given to `flag`) can be written and no earlier flag names the same file;
-  // else a sentence naming the flag, the path and what to do. An empty path (the flag not
-  // given) is fine. `hold`: keep the file open until take() (else only checked).
+  // A file the command reads (given to `flag`): no output may be that file, whatever path names
+  // it (a link, another spelling). Call before add().
+  void add_input(const std::string& flag, const std::string& path);
+  // "" when `path` (given to `flag`) can be written, no earlier flag names the same file and it
+  // is none of the inputs; else a sentence naming the flag, the path and what to do. An empty
+  // path (the flag not given) is fine. `hold`: keep the file open until take() (else only
+  // checked).
   std::string add(const std::string& flag, const std::string& path, bool hold = true);
   // The file held for `flag`, or nullptr when the flag was not given.
   core::OutputFile* find(const std::string& flag);
 
  private:
-  std::map<std::string, std::string> paths_;  // flag -> path, in the order checked
+  std::map<std::string, std::string> paths_;   // flag -> path, in the order checked
+  std::map<std::string, std::string> inputs_;  // flag -> path of a file read
   std::map<std::string, core::OutputFile> held_;
 };
 

@@ -1,6 +1,10 @@
 #include "app/train/train_checkpoints.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <utility>
+
+#include "core/io/output_file.h"
 
 namespace mirrorlab::app {
 std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) {
@@ -72,6 +76,26 @@ std::string prepare_resume(TrainOptions& o, std::optional<ResumePoint>* resume) 
   return "";
 }
 
+std::string outputs_clear_of_checkpoints(const TrainOptions& o) {
+  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"--history", o.history_file},
+                                   {"--trace", o.trace_file}}) {
+    if (path.empty()) continue;
+    const std::filesystem::path file(path);
+    if (!core::is_checkpoint_file_name(file.filename().string())) continue;
+    const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : ".";
+    for (const auto& [folder_flag, checkpoints] :
+         {std::pair<std::string, std::string>{"--checkpoint-dir", o.checkpoint_dir},
+          {"--resume", o.resume_dir}}) {
+      if (checkpoints.empty() || !core::same_file(folder, checkpoints)) continue;
+      return flag + " " + path + ": that is a checkpoint's file in " + folder_flag + " " +
+             checkpoints + ", which this run " +
+             (folder_flag == "--resume" ? "resumes from" : "saves into") + "; write " +
+             flag.substr(2) + " to another file";
+    }
+  }
+  return "";
+}
+
 std::string TrainCheckpoints::open(const TrainOptions& o) {
   if (o.checkpoint_dir.empty()) return "";
   const std::string flag = o.given.count("--checkpoint-dir") ? "--checkpoint-dir " : "--resume ";
@@ -80,6 +104,24 @@ std::string TrainCheckpoints::open(const TrainOptions& o) {
     folder.prepare();
   } catch (const core::OutputFileError& e) {
     return flag + e.what();
+  }
+  // A folder holding checkpoints belongs to the run that saved them: only that run goes on into
+  // it (--resume), so a new run never replaces or deletes them (--keep).
+  if (o.resume_dir.empty() || !core::same_file(o.resume_dir, o.checkpoint_dir)) {
+    std::vector<core::CheckpointEntry> there;
+    try {
+      there = folder.list();
+    } catch (const core::CheckpointError& e) {
+      return flag + e.what();
+    }
+    if (!there.empty()) {
+      return flag + o.checkpoint_dir + ": it holds " + std::to_string(there.size()) +
+             (there.size() == 1 ? " checkpoint" : " checkpoints") + " of another run (the newest " +
+             there.back().state.filename().string() + ", of step " +
+             std::to_string(there.back().step) +
+             "), which a new run there would replace or delete. Go on from them with --resume " +
+             o.checkpoint_dir + ", or give a new or empty folder";
+    }
   }
   folder_ = std::move(folder);
   folder_text_ = o.checkpoint_dir;

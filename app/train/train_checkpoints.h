@@ -31,7 +31,12 @@ std::string prepare_resume(TrainOptions& options, std::optional<ResumePoint>* re
 bool resume_run(const ResumePoint& resume, const core::CheckpointConfig& now,
                 core::MirroredStrategy& strategy, core::FitLoop& loop);
 
-// The run's checkpointing: where, how often, how many to keep.
+// "" unless --history or --trace names a checkpoint's file in the folder the run saves into or
+// resumes from (the run would replace it, or a checkpoint the history); after prepare_resume().
+std::string outputs_clear_of_checkpoints(const TrainOptions& options);
+
+// The run's checkpointing: where, how often, how many to keep. A folder that holds another
+// run's checkpoints is refused unless the run resumes from it.
 class TrainCheckpoints {
  public:
   // "" or why the folder cannot take checkpoints (made if missing). Nothing when neither

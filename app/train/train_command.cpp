@@ -69,6 +69,7 @@ bool start(TrainRun& run) {
   if (!run.launch.start(o.settings.workers, o.worker_timeout_seconds)) return false;
   std::string problem = run.launch.workers() ? not_for_workers(o) : "";
   if (problem.empty()) problem = prepare_resume(o, &run.resume);
+  if (problem.empty()) problem = outputs_clear_of_checkpoints(o);
   if (problem.empty()) {
     problem = check_train_options(o, &run.gpus, run.launch.chief() ? &run.outputs : nullptr);
   }

@@ -50,6 +50,15 @@ std::string read_whole(const fs::path& file) {
 
 }  // namespace
 
+bool is_checkpoint_file_name(const std::string& name) {
+  const std::string weights = ".safetensors";
+  if (name.size() > weights.size() &&
+      name.compare(name.size() - weights.size(), weights.size(), weights) == 0) {
+    return step_of(name.substr(0, name.size() - weights.size()) + ".json") >= 0;
+  }
+  return step_of(name) >= 0;
+}
+
 void CheckpointFolder::prepare() const {
   std::error_code ec;
   if (!fs::exists(folder_, ec)) {

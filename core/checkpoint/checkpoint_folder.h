@@ -19,6 +19,10 @@ struct CheckpointEntry {
   std::filesystem::path state, weights;
 };
 
+// Whether `name` is the name a checkpoint's state or weights file takes in a folder
+// ("ckpt-00000030.json", "ckpt-00000030.safetensors").
+bool is_checkpoint_file_name(const std::string& name);
+
 class CheckpointFolder {
  public:
   explicit CheckpointFolder(std::filesystem::path folder) : folder_(std::move(folder)) {}

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 
@@ -66,7 +67,8 @@ int fsync_folder(const std::filesystem::path& folder) {
 OutputFile OutputFile::create(const std::filesystem::path& path) {
   if (path.empty()) throw OutputFileError(path, "no file name given");
   struct stat info {};
-  if (::lstat(path.c_str(), &info) == 0) {
+  const bool existed = ::lstat(path.c_str(), &info) == 0;
+  if (existed) {
     if (S_ISLNK(info.st_mode)) {
       std::error_code ec;
       const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
@@ -82,6 +84,18 @@ OutputFile OutputFile::create(const std::filesystem::path& path) {
     if (!S_ISREG(info.st_mode)) {
       throw OutputFileError(path, std::string("is ") + kind_of(info.st_mode) +
                                       ", not a regular file; give a file's path");
+    }
+    // Replacing is renaming over it, which the folder allows whatever the file's own mode:
+    // a file the user could not write (a 0444 result kept on purpose) is not replaced either.
+    if (::access(path.c_str(), W_OK) != 0) {
+      const int error = errno;
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+      throw OutputFileError(path, error == EACCES
+                                      ? std::string("is not writable for you (mode ") + mode +
+                                            "), and mirrorlab does not replace such a file: "
+                                            "make it writable (chmod u+w) or write elsewhere"
+                                      : "cannot be written: " + reason(error));
     }
   } else if (errno != ENOENT) {
     throw OutputFileError(path, "cannot be written: " + reason(errno));
@@ -109,6 +123,14 @@ OutputFile OutputFile::create(const std::filesystem::path& path) {
     const std::filesystem::path temp = folder / name;
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
+      // The file replaced keeps its mode (a private 0600 file stays private); a new one takes
+      // 0666 less the umask, as the shell's > gives it.
+      if (existed && ::fchmod(fd, info.st_mode & 07777) != 0) {
+        const int error = errno;
+        ::close(fd);
+        ::unlink(temp.c_str());
+        throw OutputFileError(path, "cannot keep its mode: " + reason(error));
+      }
       OutputFile file(path, temp, fd);
       file.slot_ = list_temporary(temp);
       return file;
@@ -218,6 +240,15 @@ bool same_output_path(const std::filesystem::path& a, const std::filesystem::pat
   const std::filesystem::path cb = std::filesystem::weakly_canonical(b, eb);
   if (ea || eb) return a.lexically_normal() == b.lexically_normal();
   return ca == cb;
+}
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  struct stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0) {
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  return same_output_path(a, b);
 }
 
 }  // namespace mirrorlab::core

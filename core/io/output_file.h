@@ -7,7 +7,8 @@
 // folder. Anything that fails (a full disk, a write error, an exception, a destructor reached
 // without commit()) removes the temporary file and leaves the old file as it was. A path that is
 // a symbolic link, a device node, a pipe or a folder is refused: renaming over it would replace
-// the link or the device with a regular file.
+// the link or the device with a regular file. So is a file the user may not write (renaming over
+// it would not ask); a file replaced keeps its mode.
 #pragma once
 
 #include <filesystem>
@@ -71,5 +72,8 @@ void check_output_path(const std::filesystem::path& path);
 void write_file_whole(const std::filesystem::path& path, std::string_view bytes);
 // Whether two output paths name the same file (as given, or through their folders' links).
 bool same_output_path(const std::filesystem::path& a, const std::filesystem::path& b);
+// Whether `a` and `b` are one file: the same path, or, where both exist, the same device and
+// inode (through symbolic links and hard links too).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
 }  // namespace mirrorlab::core

@@ -175,4 +175,62 @@ TEST_F(CheckpointCli, AResumeThatCannotWorkIsRefusedBeforeTraining) {
   }
 }
 
+// A folder of checkpoints is its run's: a second run there (another seed, another model, with
+// --keep 1) is refused before it trains, naming what is there, and the first run's files stay.
+TEST_F(CheckpointCli, AFolderHoldingAnotherRunsCheckpointsIsRefusedUnlessResumed) {
+  const fs::path runs = dir_ / "runs";
+  auto r = train(kRun + "--seed 1 --max-steps 4 --checkpoint-dir " + runs.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string first = read_file(runs / "ckpt-00000004.json");
+  for (const std::string again :
+       {kRun + "--seed 2 --lr 0.01 --max-steps 4", kRun + "--max-steps 2 --keep 1",
+        std::string("--model cnn --train-examples 500 --gpus 2 --max-steps 1")}) {
+    r = train(again + " --checkpoint-dir " + runs.string());
+    EXPECT_EQ(r.status, 2) << again << ": " << r.output;
+    EXPECT_NE(r.output.find("it holds 1 checkpoint of another run (the newest "
+                            "ckpt-00000004.json, of step 4)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("--resume " + runs.string()), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("Epoch 1/"), std::string::npos) << "trained: " << r.output;
+  }
+  EXPECT_EQ(read_file(runs / "ckpt-00000004.json"), first);
+  // Into another folder that holds checkpoints, a resumed run is refused too; into its own, not.
+  r = train(kRun + "--max-steps 2 --checkpoint-dir " + (dir_ / "other").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = train("--resume " + (dir_ / "other").string() + " --max-steps 6 --checkpoint-dir " +
+            runs.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  r = train("--resume " + runs.string() + " --max-steps 6");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::exists(runs / "ckpt-00000006.json"));
+}
+
+// --history and --trace may not name a checkpoint's file in the folder the run saves into or
+// resumes from.
+TEST_F(CheckpointCli, AnOutputNamedLikeACheckpointOfTheRunsFolderIsRefused) {
+  const fs::path ck = dir_ / "ck";
+  auto r = train(kRun + "--max-steps 3 --checkpoint-dir " + ck.string() + " --history " +
+                 (ck / "ckpt-00000003.json").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("that is a checkpoint's file in --checkpoint-dir"), std::string::npos)
+      << r.output;
+  r = train(kRun + "--max-steps 3 --checkpoint-dir " + ck.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string saved = read_file(ck / "ckpt-00000003.json");
+  r = train("--resume " + ck.string() + " --max-steps 5 --trace " +
+            (ck / "ckpt-00000003.safetensors").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("that is a checkpoint's file in --checkpoint-dir"), std::string::npos)
+      << r.output;
+  r = train("--resume " + ck.string() + " --max-steps 5 --history " +
+            (ck / "." / "ckpt-00000003.json").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(read_file(ck / "ckpt-00000003.json"), saved);
+  // Another name in the folder is the user's to choose.
+  r = train("--resume " + ck.string() + " --max-steps 5 --history " +
+            (ck / "history.json").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
 }  // namespace

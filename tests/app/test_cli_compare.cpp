@@ -271,6 +271,27 @@ TEST(CliCompareStep, RefusesFlopsOnATopologyWithoutThem) {
       << scaled.output;
 }
 
+// A recording cannot be made again without the machine it was made on: no output of the
+// command that replays it may replace it, by its own path or another name for the same file.
+TEST(CliCompare, NoOutputReplacesTheRecordingItReplays) {
+  mirrorlab::testing::TempFolder folder("compare-replay");
+  const std::filesystem::path recording = folder.path() / "fit.json";
+  std::filesystem::copy_file(std::string(MIRRORLAB_SOURCE_DIR) +
+                                 "/docs/bench/compare-fit-4gpus-2026-11-27-recorded-2core-vm.json",
+                             recording);
+  const std::string before = mirrorlab::testing::read_file(recording);
+  std::filesystem::create_hard_link(recording, folder.path() / "same.json");
+  const std::string replay = recording.string();
+  for (const std::string output : {"fit.json", "same.json", "./fit.json"}) {
+    const Result r = compare(
+        folder.path(), "--replay " + replay + " --output " + (folder.path() / output).string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("that is the file --replay " + replay + " reads"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(mirrorlab::testing::read_file(recording), before) << output;
+  }
+}
+
 struct BadCompare {
   const char* args;
   const char* expected_words;

@@ -161,5 +161,73 @@ TEST_F(OutputFileTest, SamePathThroughDotsAndLinkedFolders) {
   EXPECT_FALSE(same_output_path(dir_ / "a.json", dir_ / "b.json"));
 }
 
+TEST_F(OutputFileTest, SameFileThroughLinksOfEitherKind) {
+  write_file_whole(dir_ / "a.json", "a");
+  write_file_whole(dir_ / "b.json", "b");
+  fs::create_symlink(dir_ / "a.json", dir_ / "soft.json");
+  fs::create_hard_link(dir_ / "a.json", dir_ / "hard.json");
+  EXPECT_TRUE(same_file(dir_ / "a.json", dir_ / "soft.json"));
+  EXPECT_TRUE(same_file(dir_ / "hard.json", dir_ / "soft.json"));
+  EXPECT_FALSE(same_file(dir_ / "a.json", dir_ / "b.json"));
+  EXPECT_TRUE(same_file(dir_ / "new.json", dir_ / "." / "new.json"));  // neither exists yet
+}
+
+TEST_F(OutputFileTest, AReplacedFileKeepsItsModeAndANewOneTakesTheUmasks) {
+  const fs::path secret = dir_ / "secret.json";
+  write_file_whole(secret, "old");
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);  // 0600
+  write_file_whole(secret, "new");
+  EXPECT_EQ(read(secret), "new");
+  EXPECT_EQ(fs::status(secret).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  write_file_whole(dir_ / "fresh.json", "x");
+  EXPECT_EQ(static_cast<mode_t>(fs::status(dir_ / "fresh.json").permissions() & fs::perms::all),
+            0666 & ~mask);
+}
+
+// A file the user may not write is not replaced, though the folder would let a rename do it.
+// Checked as an unprivileged user: root may write any file. Run as root, the check runs in a
+// child process that becomes "nobody" (uid 65534) in a folder it may write.
+TEST_F(OutputFileTest, AFileTheUserMayNotWriteIsNotReplaced) {
+  const fs::path open_folder = dir_ / "shared";
+  fs::create_directories(open_folder);
+  fs::permissions(open_folder, fs::perms::all);  // 0777: nobody may make its temporary there
+  fs::permissions(dir_, fs::perms::all);
+  const fs::path kept = open_folder / "result.json";
+  write_file_whole(kept, "keep me");
+  fs::permissions(kept, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const auto try_to_replace = [&]() -> int {
+    try {
+      write_file_whole(kept, "replaced");
+    } catch (const OutputFileError& e) {
+      const std::string what = e.what();
+      return what.find("not writable for you (mode 0444)") != std::string::npos ? 0 : 2;
+    }
+    return 1;
+  };
+  if (::geteuid() != 0) {
+    EXPECT_EQ(try_to_replace(), 0);
+  } else {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(77);
+      ::_exit(try_to_replace());
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "cannot become an unprivileged user here";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: replaced; 2: refused with other words";
+  }
+  EXPECT_EQ(read(kept), "keep me");
+  EXPECT_EQ(leftovers({"shared"}).size(), 0u);
+  for (const auto& entry : fs::directory_iterator(open_folder)) {
+    EXPECT_EQ(entry.path().filename(), "result.json") << "a temporary file was left";
+  }
+}
+
 }  // namespace
 }  // namespace mirrorlab::core
