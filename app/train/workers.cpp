@@ -8,6 +8,7 @@
 
 #include "app/flags/flags.h"
 #include "app/flags/train_flags.h"
+#include "core/io/output_file.h"
 #include "virtualgpu/devices/device.h"
 
 #if MIRRORLAB_HAVE_MPI
@@ -77,6 +78,7 @@ std::unique_ptr<vgpu::WorkerGroup> start_workers(const vgpu::Launch& launch,
                                   "seconds."
                                 : "");
     std::fflush(stderr);
+    core::remove_temporary_files_signal_safe();  // the output files not yet written: nothing left
     _exit(1);
   });
 #else
@@ -121,7 +123,14 @@ std::string train_flag_lines(const TrainOptions& o) {
   });
   std::ostringstream timeout;
   timeout << "--worker-timeout " << o.worker_timeout_seconds << "\n";
-  return lines + timeout.str();
+  // Worker 0 writes the files, with every worker's part gathered from the others (an exchange
+  // they all make only when the files are asked for): each is asked on every worker or on none.
+  // The paths may differ (each host its own folders).
+  const auto asked = [](const char* flag, const std::string& path) {
+    return std::string(flag) + (path.empty() ? " (not given)\n" : " (a file)\n");
+  };
+  return lines + timeout.str() + asked("--history", o.history_file) +
+         asked("--trace", o.trace_file);
 }
 
 std::string compare_worker_flags(const std::vector<std::string>& lines_by_worker) {

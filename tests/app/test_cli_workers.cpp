@@ -129,6 +129,18 @@ TEST_F(Workers, FlagsThatDifferBetweenWorkersAreRefusedNamingTheFlag) {
     EXPECT_EQ(count_of(run.output, "different flags"), 1) << "said once, by worker 0";
     EXPECT_EQ(run.output.find("Epoch 1/"), std::string::npos) << "trained anyway:\n" << run.output;
   }
+  // The files are worker 0's, with every worker's part: asked of every worker or of none. Asked
+  // of worker 0 alone, the run used to train, then wait 60 s and blame a slow worker.
+  const std::string common = " train --model mlp --gpus 1 --max-steps 2 --train-examples 256";
+  const auto run = mirrorlab::testing::run_command(kMpirun + "-np 1 " + kMirrorlab + common +
+                                                   " --history " + (dir_ / "h.json").string() +
+                                                   " : -np 1 " + kMirrorlab + common);
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("worker 1 has --history (not given) where worker 0 has --history "
+                            "(a file)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.output.find("Epoch 1/"), std::string::npos) << "trained anyway:\n" << run.output;
 }
 
 TEST_F(Workers, GuiLessonsAndFaultsAreRefusedUnderMpirun) {
@@ -164,10 +176,16 @@ TEST_F(Workers, AWorkerKilledMidRunMakesTheOtherExitWithin10SecondsNamingIt) {
   // Long enough to be killed in the middle: 60,000 examples in steps of 4 x 8.
   const pid_t mpirun = mirrorlab::testing::start_command(
       kMpirun + "-np 2 " + kMirrorlab,
-      "train --model mlp --gpus 2 --batch-per-replica 8 --epochs 20 --optimizer sgd", log);
+      "train --model mlp --gpus 2 --batch-per-replica 8 --epochs 20 --optimizer sgd --history " +
+          (dir_ / "h.json").string() + " --trace " + (dir_ / "t.json").string(),
+      log);
   ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Global batch", 120)) << read_file(log);
   std::this_thread::sleep_for(std::chrono::seconds(2));  // in the middle of training
   mirrorlab::testing::expect_worker_1_killed_said(mpirun, log);
+  // Worker 0 left at once, and the files it held open were removed: nothing half-made is left.
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename(), "log") << "left behind: " << entry.path();
+  }
 }
 
 TEST(WorkersWithoutMpirun, AskingForWorkersSaysHowToLaunchThem) {
