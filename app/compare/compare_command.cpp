@@ -120,6 +120,16 @@ int predict_on_topology(const CompareOptions& o) {
   if (o.fit) {
     return compare_bad_input("--topology predicts without measuring; --fit measures: give one");
   }
+  // What only a measurement here uses would be ignored: refused, saying why.
+  if (!o.fitted.empty()) {
+    return compare_bad_input("--fitted is the fit of this machine, which --topology " + o.topology +
+                             " does not use: give one");
+  }
+  if (!o.output.empty()) return compare_bad_input("--output needs --fit; --topology saves nothing");
+  if (o.devices.gpus != 0) {
+    return compare_bad_input("--gpus " + std::to_string(o.devices.gpus) + ": --topology " +
+                             o.topology + " predicts on its own GPUs; leave --gpus out");
+  }
   // Nothing is held on a device: only the sizes are checked.
   if (std::string p = sweep_problem(o.sweep, o.devices, 1, 0); !p.empty()) {
     return compare_bad_input(p);

@@ -97,7 +97,15 @@ std::string outputs_clear_of_checkpoints(const TrainOptions& o) {
 }
 
 std::string TrainCheckpoints::open(const TrainOptions& o) {
-  if (o.checkpoint_dir.empty()) return "";
+  if (o.checkpoint_dir.empty()) {
+    for (const char* flag : {"--checkpoint-every", "--keep"}) {
+      if (o.given.count(flag)) {
+        return std::string(flag) +
+               " needs --checkpoint-dir (or --resume): without a folder no checkpoint is saved";
+      }
+    }
+    return "";
+  }
   const std::string flag = o.given.count("--checkpoint-dir") ? "--checkpoint-dir " : "--resume ";
   core::CheckpointFolder folder(o.checkpoint_dir);
   try {

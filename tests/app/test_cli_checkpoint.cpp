@@ -206,6 +206,18 @@ TEST_F(CheckpointCli, AFolderHoldingAnotherRunsCheckpointsIsRefusedUnlessResumed
   EXPECT_TRUE(fs::exists(runs / "ckpt-00000006.json"));
 }
 
+// Flags that would do nothing without a folder are refused, not ignored.
+TEST_F(CheckpointCli, CheckpointFlagsWithoutAFolderAreRefused) {
+  for (const std::string flag : {"--checkpoint-every 5", "--keep 2"}) {
+    const auto r = train(kRun + "--max-steps 2 " + flag);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(
+        r.output.find(flag.substr(0, flag.find(' ')) + " needs --checkpoint-dir (or --resume)"),
+        std::string::npos)
+        << r.output;
+  }
+}
+
 // --history and --trace may not name a checkpoint's file in the folder the run saves into or
 // resumes from.
 TEST_F(CheckpointCli, AnOutputNamedLikeACheckpointOfTheRunsFolderIsRefused) {

@@ -316,6 +316,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCompare{"--topology nowhere", "no topology \"nowhere\": the presets are"},
         BadCompare{"--topology /no/such/file.toml", "/no/such/file.toml"},
         BadCompare{"--topology dgx-h100 --fit", "give one"},
+        // Flags a prediction on a preset would ignore.
+        BadCompare{"--topology dgx-h100 --fitted x.toml", "which --topology dgx-h100 does not use"},
+        BadCompare{"--topology dgx-h100 --output x.toml", "--output needs --fit"},
+        BadCompare{"--topology dgx-h100 --gpus 3", "predicts on its own GPUs; leave --gpus out"},
         BadCompare{"--fit --backend cuda --devices 0,1", "is not built yet"},
         BadCompare{"--output x.toml", "--output needs --fit"},
         BadCompare{"--fit --gpus 1", "an all-reduce needs at least 2 devices"},
