@@ -264,7 +264,12 @@ int run_gui(const GuiOptions& o) {
   const DevicePlan plan = plan_devices(o.train.settings.devices, gpus);
   check_gpu_visible(plan);
   core::set_blas_single_threaded();
-  auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train));
+  std::string too_many;
+  auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train, &too_many));
+  if (!too_many.empty()) {
+    launch.refuse(too_many);
+    return 2;
+  }
   if (!launch.same_data(*data)) return 2;
   const core::SessionConfig config = session_config(o, gpus, plan, workers ? workers->size() : 1);
   if (workers && !chief) return follow_the_window(launch, std::move(data), config);

@@ -139,8 +139,15 @@ std::string check_fault_devices(const core::FaultPlan& plan, int devices) {
     return std::string(flag) + " /gpu:" + std::to_string(device) + ": the run has " +
            device_range(devices);
   };
-  for (const core::SlowDevice& s : plan.slow) {
-    if (s.device >= devices) return beyond("--slow-device", s.device);
+  for (std::size_t i = 0; i < plan.slow.size(); ++i) {
+    const int device = plan.slow[i].device;
+    if (device >= devices) return beyond("--slow-device", device);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (plan.slow[j].device == device) {
+        return "--slow-device names /gpu:" + std::to_string(device) +
+               " twice: a device computes at one speed; give it once";
+      }
+    }
   }
   for (const core::DeviceFailure& f : plan.failures) {
     if (f.device >= devices) return beyond("--fail-device", f.device);

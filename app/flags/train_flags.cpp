@@ -88,11 +88,19 @@ std::string check_train_options(const TrainOptions& o, int* gpus, OutputFiles* o
   return problem;
 }
 
-core::FashionMnist load_training_data(const TrainOptions& o) {
+core::FashionMnist load_training_data(const TrainOptions& o, std::string* problem) {
   const auto load_start = vgpu::Clock::now();
   std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
   std::fflush(stdout);
   core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
+  if (o.settings.train_examples > data.train.size()) {
+    std::printf("\n");
+    std::fflush(stdout);
+    *problem = "--train-examples " + std::to_string(o.settings.train_examples) + ": " + o.data_dir +
+               " holds " + std::to_string(data.train.size()) +
+               " training images; give at most that many (0: all of them)";
+    return data;
+  }
   if (o.settings.train_examples > 0) data.train = data.train.head(o.settings.train_examples);
   std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
               vgpu::seconds_between(load_start, vgpu::Clock::now()));

@@ -56,6 +56,7 @@ void add_allreduce_flag(CLI::App* command, core::RunSettings& settings);
 std::string check_train_options(const TrainOptions& options, int* gpus,
                                 OutputFiles* outputs = nullptr);
 // Loads Fashion-MNIST (cut to --train-examples), saying so on stdout.
-core::FashionMnist load_training_data(const TrainOptions& options);
+// *problem: --train-examples beyond the training set (then the data is not to be used).
+core::FashionMnist load_training_data(const TrainOptions& options, std::string* problem);
 
 }  // namespace mirrorlab::app

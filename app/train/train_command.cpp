@@ -198,7 +198,12 @@ int run_train(const TrainOptions& options) {
   core::set_blas_single_threaded();
   if (const std::optional<int> refused = make_strategy(run)) return *refused;
   print_strategy(run);
-  const core::FashionMnist data = load_training_data(run.o);
+  std::string too_many;
+  const core::FashionMnist data = load_training_data(run.o, &too_many);
+  if (!too_many.empty()) {
+    run.launch.refuse(too_many);
+    return 2;
+  }
   if (!run.launch.same_data(data)) return 2;
   print_batches(run, data.train.size());
 

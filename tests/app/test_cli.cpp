@@ -71,6 +71,18 @@ TEST(Cli, NoSubcommandSaysWhatToDo) {
   EXPECT_NE(r.output.find("train"), std::string::npos) << r.output;
 }
 
+// More training examples than the data holds were cut to what it holds without a word.
+TEST(Cli, MoreTrainingExamplesThanTheDataHoldsAreRefused) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist missing";
+  const Result r = run("train --model mlp --train-examples 70000 --max-steps 1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--train-examples 70000: /usr/share/datasets/fashion-mnist holds 60000 "
+                          "training images"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("Epoch"), std::string::npos) << "must not start training: " << r.output;
+}
+
 TEST(Cli, MissingDataFolderNamesItAndTheFix) {
   const Result r = run("train --data /nonexistent/fashion");
   EXPECT_EQ(r.status, 1) << r.output;

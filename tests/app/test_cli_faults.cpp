@@ -102,6 +102,7 @@ TEST_F(FaultsCli, AFaultThatCannotHappenIsRefusedBeforeTraining) {
            {"--nan-at /gpu:0@43", "--nan-at /gpu:0@43: the run makes 42 steps"},
            {"--fail-device /gpu:1@5:middle", "'middle' is not a phase a device can fail in"},
            {"--slow-device /gpu:1=0.5", "'0.5' is out of range: give a number from 1 to 1000"},
+           {"--slow-device /gpu:0=2,/gpu:0=3", "--slow-device names /gpu:0 twice"},
            {"--gpus 1 --fail-device /gpu:0@3", "one device has no all-reduce to fail in"}}) {
     std::string run = kRun;
     if (flags.rfind("--gpus", 0) == 0) run.replace(run.find("--gpus 3 "), 9, "");
