@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "files/bounded_file.h"
+#include "files/field_words.h"
 
 #ifndef MIRRORLAB_TOPOLOGY_DIR
 #define MIRRORLAB_TOPOLOGY_DIR "timing/topologies"
@@ -18,6 +19,8 @@
 
 namespace mirrorlab::timing {
 namespace {
+
+namespace words = files::field_words;
 
 constexpr double kGB = 1e9;   // the files' bandwidths are in GB/s (10^9 bytes), as NCCL's
 constexpr double kUs = 1e-6;  // and latencies in microseconds
@@ -39,6 +42,11 @@ class Reader {
     const int line = node ? static_cast<int>(node->source().begin.line) : 0;
     throw TopologyError(file_, line, what);
   }
+  // `key` (in this table) and its problem, at `node`'s line.
+  [[noreturn]] void refuse(const toml::node* node, std::string_view key,
+                           const std::string& problem) const {
+    fail(node, joined({"`", key, "`", where_, " ", problem}));
+  }
   void only(std::initializer_list<std::string_view> keys) const {
     for (const auto& [key, value] : table_) {
       if (std::find(keys.begin(), keys.end(), key.str()) != keys.end()) continue;
@@ -54,48 +62,44 @@ class Reader {
   std::string text(std::string_view key, bool required = true) const {
     const toml::node* n = node(key);
     if (!n) {
-      if (required) fail(nullptr, joined({"needs `", key, "`", where_}));
+      if (required) refuse(nullptr, key, words::missing());
       return "";
     }
-    if (!n->is_string()) fail(n, joined({"`", key, "`", where_, " must be a string"}));
+    if (!n->is_string()) refuse(n, key, words::not_text());
     return std::string(*n->value<std::string_view>());
   }
   double number(std::string_view key, double low, double high, double fallback,
                 bool required = false) const {
     const toml::node* n = node(key);
     if (!n) {
-      if (required) fail(nullptr, joined({"needs `", key, "`", where_}));
+      if (required) refuse(nullptr, key, words::missing());
       return fallback;
     }
     const std::optional<double> v = n->value<double>();
-    if (!v || !n->is_number()) fail(n, joined({"`", key, "`", where_, " must be a number"}));
-    if (!std::isfinite(*v) || *v < low || *v > high) {
-      std::ostringstream range;
-      range << "`" << key << "`" << where_ << " must be between " << low << " and " << high
-            << ", not " << *v;
-      fail(n, range.str());
-    }
+    if (!v || !n->is_number()) refuse(n, key, words::not_number());
+    if (!std::isfinite(*v)) refuse(n, key, words::not_finite(words::number_text(*v)));
+    if (*v < low || *v > high) refuse(n, key, words::outside(*v, low, high));
     return *v;
   }
   int whole(std::string_view key, int low, int high, int fallback, bool required = false) const {
     const double v = number(key, low, high, fallback, required);
-    if (v != std::floor(v)) fail(node(key), joined({"`", key, "`", where_, " must be whole"}));
+    if (v != std::floor(v)) refuse(node(key), key, words::not_whole(words::number_text(v)));
     return static_cast<int>(v);
   }
   bool flag(std::string_view key, bool fallback) const {
     const toml::node* n = node(key);
     if (!n) return fallback;
-    if (!n->is_boolean()) fail(n, joined({"`", key, "`", where_, " must be true or false"}));
+    if (!n->is_boolean()) refuse(n, key, words::not_flag());
     return *n->value<bool>();
   }
   Reader table(std::string_view key, bool required) const {
     static const toml::table empty;
     const toml::node* n = node(key);
     if (!n) {
-      if (required) fail(nullptr, joined({"needs a [", key, "] table"}));
+      if (required) fail(nullptr, joined({"[", key, "] ", words::missing()}));
       return Reader(empty, file_, joined({" in [", key, "]"}));
     }
-    if (!n->is_table()) fail(n, joined({"`", key, "` must be a table ([", key, "])"}));
+    if (!n->is_table()) refuse(n, key, words::not_table(key));
     return Reader(*n->as_table(), file_, joined({" in [", key, "]"}));
   }
   // [[bytes, GB/s], ...], sizes increasing, bandwidths in the range `bandwidth_gbs` takes.
@@ -147,9 +151,7 @@ Fabric fabric_named(const Reader& r) {
     if (name == to_string(f)) return f;
   }
   r.fail(r.node("fabric"),
-         "`fabric` must be \"switch\", \"pairs\", \"host\" or "
-         "\"shared-memory\", not \"" +
-             name + "\"");
+         "`fabric` " + words::not_one_of(name, "switch, pairs, host or shared-memory"));
 }
 
 }  // namespace

@@ -10,12 +10,17 @@
 
 #include "core/checkpoint/safetensors.h"
 #include "core/checkpoint/shallow_json.h"
+#include "files/field_words.h"
+#include "files/json_fields.h"
 #include "nlohmann/json.hpp"
 
 namespace mirrorlab::core {
 namespace {
 
 using json = nlohmann::json;
+using files::JsonFields;
+using files::JsonList;
+namespace field_words = files::field_words;
 
 constexpr const char* kSlotPrefix = "optimizer/";
 
@@ -60,142 +65,80 @@ json history_json(const History& h) {
           {"loss_growth", growth}};
 }
 
-// A JSON object read field by field; every error names the field ("position.epoch") and the file.
-class Fields {
- public:
-  Fields(const json& object, std::string path, const std::filesystem::path* file)
-      : object_(&object), path_(std::move(path)), file_(file) {
-    if (!object.is_object()) fail("", "is not a JSON object");
-  }
+// Every field's refusal names the field ("position.epoch") and the state file.
+files::FieldFailure damaged(const std::filesystem::path& file) {
+  return [&file](const std::string& name, const std::string& problem) {
+    throw CheckpointError(file, (name.empty() ? "the state" : "\"" + name + "\"") + " " + problem +
+                                    " (the file is damaged, or not mirrorlab's)");
+  };
+}
 
-  [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
-    const std::string name = key.empty() ? path_ : path_.empty() ? key : path_ + "." + key;
-    throw CheckpointError(*file_, (name.empty() ? "the state" : "\"" + name + "\"") + " " +
-                                      problem + " (the file is damaged, or not mirrorlab's)");
+// A double as real() writes it: a number, or "nan", "inf", "-inf".
+double read_real(const JsonFields& f, const std::string& key) {
+  const json& v = f.at(key);
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
   }
-  const json& at(const std::string& key) const {
-    const auto it = object_->find(key);
-    if (it == object_->end()) fail(key, "is missing");
-    return *it;
-  }
-  bool has_value(const std::string& key) const {
-    const auto it = object_->find(key);
-    return it != object_->end() && !it->is_null();
-  }
-  std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max) const {
-    const json& v = at(key);
-    if (!v.is_number_integer()) fail(key, "is not a whole number");
-    if (v.is_number_unsigned() &&
-        v.get<std::uint64_t>() >
-            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      fail(key, "is " + v.dump() + ", too large");
-    }
-    const std::int64_t value = v.get<std::int64_t>();
-    if (value < min || value > max) {
-      fail(key, "is " + std::to_string(value) + ", outside [" + std::to_string(min) + ", " +
-                    std::to_string(max) + "]");
-    }
-    return value;
-  }
-  std::uint64_t unsigned_integer(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_number_unsigned()) fail(key, "is not a whole number >= 0");
-    return v.get<std::uint64_t>();
-  }
-  std::uint32_t crc(const std::string& key) const {
-    const std::uint64_t v = unsigned_integer(key);
-    if (v > 0xFFFFFFFFu) fail(key, "is not a CRC-32");
-    return static_cast<std::uint32_t>(v);
-  }
-  double real(const std::string& key) const {
-    const json& v = at(key);
-    if (v.is_number()) return v.get<double>();
-    if (v.is_string()) {
-      const std::string s = v.get<std::string>();
-      if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
-      if (s == "inf") return std::numeric_limits<double>::infinity();
-      if (s == "-inf") return -std::numeric_limits<double>::infinity();
-    }
-    fail(key, "is not a number");
-  }
-  double finite(const std::string& key) const {
-    const double v = real(key);
-    if (!std::isfinite(v)) fail(key, "is not a finite number");
-    return v;
-  }
-  std::string text(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_string()) fail(key, "is not text");
-    return v.get<std::string>();
-  }
-  bool flag(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_boolean()) fail(key, "is not true or false");
-    return v.get<bool>();
-  }
-  Fields object(const std::string& key) const {
-    return Fields(at(key), path_.empty() ? key : path_ + "." + key, file_);
-  }
-  const json& array(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_array()) fail(key, "is not a list");
-    return v;
-  }
-  std::string child(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
-  const std::string& path() const { return path_; }
-  const std::filesystem::path* file() const { return file_; }
+  f.fail(key, field_words::not_number());
+}
 
- private:
-  const json* object_;
-  std::string path_;
-  const std::filesystem::path* file_;
-};
+double read_finite(const JsonFields& f, const std::string& key) {
+  const double v = read_real(f, key);
+  if (!std::isfinite(v)) f.fail(key, field_words::not_finite(field_words::number_text(v)));
+  return v;
+}
 
-Metrics read_metrics(const Fields& f) {
+std::uint32_t read_crc(const JsonFields& f, const std::string& key) {
+  return static_cast<std::uint32_t>(f.unsigned_integer(key, 0xFFFFFFFFu));
+}
+
+Metrics read_metrics(const JsonFields& f) {
   Metrics m;
-  m.loss = f.real("loss");
-  m.accuracy = f.real("accuracy");
-  m.top5_accuracy = f.real("top5_accuracy");
+  m.loss = read_real(f, "loss");
+  m.accuracy = read_real(f, "accuracy");
+  m.top5_accuracy = read_real(f, "top5_accuracy");
   m.examples = f.integer("examples", 0, std::numeric_limits<std::int64_t>::max());
   return m;
 }
 
 constexpr std::int64_t kMaxCount = std::int64_t{1} << 50;
 
-History read_history(const Fields& f) {
+History read_history(const JsonFields& f) {
   History h;
-  const json& epochs = f.array("epochs");
+  const JsonList epochs = f.list("epochs");
   for (std::size_t i = 0; i < epochs.size(); ++i) {
-    const Fields e(epochs[i], f.child("epochs") + "[" + std::to_string(i) + "]", f.file());
+    const JsonFields e = epochs.object(i);
     EpochLog log;
     log.epoch = static_cast<int>(e.integer("epoch", 1, 1 << 20));
     if (log.epoch != static_cast<int>(i) + 1) e.fail("epoch", "is out of order");
     log.steps = e.integer("steps", 0, kMaxCount);
     log.steps_per_epoch = e.integer("steps_per_epoch", 0, kMaxCount);
-    log.seconds = e.real("seconds");
+    log.seconds = read_real(e, "seconds");
     log.train = read_metrics(e.object("train"));
-    log.has_validation = e.has_value("validation");
+    log.has_validation = e.has("validation");
     if (log.has_validation) log.validation = read_metrics(e.object("validation"));
     h.epochs.push_back(log);
   }
   h.steps = f.integer("steps", 0, kMaxCount);
-  h.final_train_loss = f.real("final_train_loss");
-  h.first_step_loss = f.real("first_step_loss");
-  h.train_seconds = f.real("train_seconds");
+  h.final_train_loss = read_real(f, "final_train_loss");
+  h.first_step_loss = read_real(f, "first_step_loss");
+  h.train_seconds = read_real(f, "train_seconds");
   h.train_examples = f.integer("train_examples", 0, std::numeric_limits<std::int64_t>::max());
-  if (f.has_value("loss_growth")) {
-    const Fields g = f.object("loss_growth");
-    h.loss_growth =
-        LossGrowth{g.integer("step", 1, kMaxCount), g.real("first_loss"), g.real("loss")};
+  if (f.has("loss_growth")) {
+    const JsonFields g = f.object("loss_growth");
+    h.loss_growth = LossGrowth{g.integer("step", 1, kMaxCount), read_real(g, "first_loss"),
+                               read_real(g, "loss")};
   }
   return h;
 }
 
-LossStats read_stats(const Fields& f) {
+LossStats read_stats(const JsonFields& f) {
   LossStats s;
-  s.loss_sum = f.real("loss_sum");
+  s.loss_sum = read_real(f, "loss_sum");
   s.correct = f.integer("correct", 0, std::numeric_limits<std::int64_t>::max());
   s.correct_top5 = f.integer("correct_top5", 0, std::numeric_limits<std::int64_t>::max());
   s.count = f.integer("count", 0, std::numeric_limits<std::int64_t>::max());
@@ -204,13 +147,13 @@ LossStats read_stats(const Fields& f) {
 
 // Version 1 wrote the settings by hand: the optimizer as an object, the all-reduce as
 // "all_reduce", the shuffling seed apart. Its config as version 2's settings.
-json settings_of_version_1(const Fields& f) {
-  const Fields o = f.object("optimizer");
+json settings_of_version_1(const JsonFields& f) {
+  const JsonFields o = f.object("optimizer");
   json settings = settings_json(RunSettings{});  // the devices: version 1 did not keep them
   settings["model"] = f.text("model");
   settings["optimizer"] = o.text("name");
   for (const char* key : {"learning_rate", "momentum", "beta1", "beta2", "epsilon"}) {
-    settings[key] = o.finite(key);
+    settings[key] = read_finite(o, key);
   }
   settings["loss_scaling"] = f.text("loss_scaling");
   settings["allreduce"] = f.text("all_reduce");
@@ -223,10 +166,11 @@ json settings_of_version_1(const Fields& f) {
   return settings;
 }
 
-CheckpointConfig read_config(const Fields& f, std::int64_t version) {
+CheckpointConfig read_config(const JsonFields& f, std::int64_t version,
+                             const std::filesystem::path& state_file) {
   CheckpointConfig c;
   const json settings = version == 1 ? settings_of_version_1(f) : f.at("settings");
-  const Fields named(settings, version == 1 ? f.path() : f.child("settings"), f.file());
+  const JsonFields named(settings, f.name(version == 1 ? "" : "settings"), damaged(state_file));
   if (version > 1) {
     for (const std::string& key : unknown_setting_keys(settings)) {
       named.fail(key, "is not a setting this mirrorlab knows");
@@ -239,11 +183,9 @@ CheckpointConfig read_config(const Fields& f, std::int64_t version) {
   }
   if (c.settings.train_examples == 0) named.fail("train_examples", "is 0");
   c.replicas = static_cast<int>(f.integer("replicas", 1, 1 << 16));
-  for (const json& d : f.array("devices")) {
-    if (!d.is_string()) f.fail("devices", "holds something that is not a device name");
-    c.devices.push_back(d.get<std::string>());
-  }
-  c.train_crc32 = f.crc("train_crc32");
+  const JsonList devices = f.list("devices");
+  for (std::size_t i = 0; i < devices.size(); ++i) c.devices.push_back(devices.text(i));
+  c.train_crc32 = read_crc(f, "train_crc32");
   return c;
 }
 
@@ -346,97 +288,126 @@ CheckpointBytes encode_checkpoint(const Checkpoint& c, const std::string& weight
   return bytes;
 }
 
-Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weights_bytes,
-                             const std::filesystem::path& state_file,
-                             const std::filesystem::path& weights_file) {
+namespace {
+
+// The two files a checkpoint is read from, and their paths for the errors.
+struct CheckpointFiles {
+  std::string_view state_bytes, weights_bytes;
+  const std::filesystem::path& state;
+  const std::filesystem::path& weights;
+  std::string state_name() const { return state.filename().string(); }
+};
+
+// The state file's JSON: an object that names the checkpoint format.
+json read_state_json(const CheckpointFiles& in) {
   json state;
   try {
-    state = parse_shallow_json(state_bytes);
+    state = parse_shallow_json(in.state_bytes);
   } catch (const std::exception& e) {
-    throw CheckpointError(state_file,
+    throw CheckpointError(in.state,
                           std::string("is not valid JSON (truncated or damaged?): ") + e.what());
   }
   if (!state.is_object() || !state.contains("format") || state["format"] != kCheckpointFormat) {
-    throw CheckpointError(state_file,
+    throw CheckpointError(in.state,
                           std::string("is not a mirrorlab checkpoint (no \"format\": \"") +
                               kCheckpointFormat + "\")");
   }
-  const Fields top(state, "", &state_file);
+  return state;
+}
+
+// The format's version: one this mirrorlab reads.
+std::int64_t read_version(const JsonFields& top, const CheckpointFiles& in) {
   const std::int64_t version = top.integer("version", std::numeric_limits<std::int64_t>::min(),
                                            std::numeric_limits<std::int64_t>::max());
   if (version != 1 && version != kCheckpointVersion) {
-    throw CheckpointError(state_file, "was written in checkpoint format version " +
-                                          std::to_string(version) +
-                                          "; this mirrorlab reads versions 1 to " +
-                                          std::to_string(kCheckpointVersion));
+    throw CheckpointError(
+        in.state, "was written in checkpoint format version " + std::to_string(version) +
+                      "; this mirrorlab reads versions 1 to " + std::to_string(kCheckpointVersion));
   }
-  const std::uint32_t checksum = top.crc("checksum");
+  return version;
+}
+
+// The state's "checksum": the CRC-32 of the rest of it, as encode_checkpoint() wrote it.
+void check_checksum(const json& state, const JsonFields& top, const CheckpointFiles& in) {
+  const std::uint32_t checksum = read_crc(top, "checksum");
   json body = state;
   body.erase("checksum");
   if (const std::uint32_t actual = crc32_of(body.dump()); actual != checksum) {
-    throw CheckpointError(state_file, "is damaged: its checksum says " + std::to_string(checksum) +
-                                          " but its contents give " + std::to_string(actual));
+    throw CheckpointError(in.state, "is damaged: its checksum says " + std::to_string(checksum) +
+                                        " but its contents give " + std::to_string(actual));
   }
+}
 
-  Checkpoint c;
-  c.config = read_config(top.object("config"), version);
-  const Fields progress = top.object("optimizer_progress");
-  c.state.progress.iterations = progress.integer("iterations", 0, kMaxCount);
-  c.state.progress.momentum_schedule = progress.finite("momentum_schedule");
-  const Fields pos = top.object("position");
+OptimizerProgress read_progress(const JsonFields& f) {
+  OptimizerProgress p;
+  p.iterations = f.integer("iterations", 0, kMaxCount);
+  p.momentum_schedule = read_finite(f, "momentum_schedule");
+  return p;
+}
+
+// Where the fit stands: its history, the open epoch (with its order's CRC-32), and the state's
+// step count, which must be the history's.
+void read_position(const JsonFields& top, Checkpoint& c) {
+  const JsonFields pos = top.object("position");
   c.position.history = read_history(top.object("history"));
   c.position.epoch = static_cast<int>(pos.integer("epoch", 0, 1 << 20));
   c.position.in_epoch = pos.flag("in_epoch");
   c.position.step_in_epoch = pos.integer("step_in_epoch", 0, kMaxCount);
   c.position.examples_in_epoch =
       static_cast<std::size_t>(pos.integer("examples_in_epoch", 0, kMaxCount));
-  c.order_crc32 = pos.crc("order_crc32");
+  c.order_crc32 = read_crc(pos, "order_crc32");
   c.position.running = read_stats(pos.object("running"));
-  c.position.epoch_seconds = pos.real("epoch_seconds");
+  c.position.epoch_seconds = read_real(pos, "epoch_seconds");
   if (top.integer("step", 0, kMaxCount) != c.position.history.steps) {
     top.fail("step", "differs from the history's step count");
   }
+}
 
-  // The weights file: the one the state names, whole and unchanged, holding the tensors listed.
-  const Fields w = top.object("weights");
-  if (w.text("file") != weights_file.filename().string()) {
-    w.fail("file", "names " + w.text("file") + ", not " + weights_file.filename().string());
+// The weights file: the one the state names, whole and unchanged, holding weights of the
+// checkpoint's model.
+Safetensors read_weights_file(const JsonFields& w, ModelKind model, const CheckpointFiles& in) {
+  if (w.text("file") != in.weights.filename().string()) {
+    w.fail("file", "names " + w.text("file") + ", not " + in.weights.filename().string());
   }
   const std::uint64_t size = w.unsigned_integer("bytes");
-  if (size != weights_bytes.size()) {
-    throw CheckpointError(
-        weights_file, "holds " + std::to_string(weights_bytes.size()) + " bytes; the checkpoint " +
-                          state_file.filename().string() + " says " + std::to_string(size) +
-                          (weights_bytes.size() < size ? " (truncated)" : ""));
+  if (size != in.weights_bytes.size()) {
+    throw CheckpointError(in.weights, "holds " + std::to_string(in.weights_bytes.size()) +
+                                          " bytes; the checkpoint " + in.state_name() + " says " +
+                                          std::to_string(size) +
+                                          (in.weights_bytes.size() < size ? " (truncated)" : ""));
   }
-  if (const std::uint32_t crc = crc32_of(weights_bytes); crc != w.crc("crc32")) {
-    throw CheckpointError(weights_file, "is damaged: its CRC-32 is " + std::to_string(crc) +
-                                            "; the checkpoint " + state_file.filename().string() +
-                                            " says " + std::to_string(w.crc("crc32")));
+  if (const std::uint32_t crc = crc32_of(in.weights_bytes); crc != read_crc(w, "crc32")) {
+    throw CheckpointError(in.weights, "is damaged: its CRC-32 is " + std::to_string(crc) +
+                                          "; the checkpoint " + in.state_name() + " says " +
+                                          std::to_string(read_crc(w, "crc32")));
   }
   Safetensors file;
   try {
-    file = parse_safetensors(weights_bytes);
+    file = parse_safetensors(in.weights_bytes);
   } catch (const SafetensorsError& e) {
-    throw CheckpointError(weights_file, e.what());
+    throw CheckpointError(in.weights, e.what());
   }
-  std::map<std::string, const SafetensorsTensor*> by_name;
-  for (const SafetensorsTensor& t : file.tensors) by_name[t.name] = &t;
-  if (file.metadata["model"] != to_string(c.config.settings.model)) {
-    throw CheckpointError(weights_file, "holds a " + file.metadata["model"] + " model; " +
-                                            state_file.filename().string() + " says " +
-                                            to_string(c.config.settings.model));
+  if (file.metadata["model"] != to_string(model)) {
+    throw CheckpointError(in.weights, "holds a " + file.metadata["model"] + " model; " +
+                                          in.state_name() + " says " + to_string(model));
   }
-  // The tensors the state lists, each no larger than the weights file can hold.
-  const std::size_t most = weights_bytes.size() / sizeof(float);
-  const json& listed = w.array("tensors");
+  return file;
+}
+
+// The tensors the state lists, end to end, each no larger than the weights file can hold.
+std::vector<WeightTensor> read_tensor_list(const JsonFields& w, const CheckpointFiles& in) {
+  const std::size_t most = in.weights_bytes.size() / sizeof(float);
+  const JsonList listed = w.list("tensors");
+  std::vector<WeightTensor> tensors;
   std::size_t offset = 0;
   for (std::size_t i = 0; i < listed.size(); ++i) {
-    const Fields t(listed[i], w.child("tensors") + "[" + std::to_string(i) + "]", &state_file);
+    const JsonFields t = listed.object(i);
     WeightTensor tensor;
     tensor.name = t.text("name");
     std::size_t size = 1;
-    for (const json& d : t.array("shape")) {
+    const JsonList shape = t.list("shape");
+    for (std::size_t j = 0; j < shape.size(); ++j) {
+      const json& d = shape.at(j);
       if (!d.is_number_unsigned() || d.get<std::uint64_t>() > most || tensor.shape.size() >= 8) {
         t.fail("shape", "is not the shape of a tensor in these weights");
       }
@@ -447,31 +418,46 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
     tensor.offset = offset;
     tensor.size = size;
     offset += size;
-    c.tensors.push_back(std::move(tensor));
+    tensors.push_back(std::move(tensor));
   }
-  std::set<std::string> slot_names;
-  for (const json& s : w.array("slots")) {
-    if (!s.is_string() || !slot_names.insert(s.get<std::string>()).second) {
-      w.fail("slots", "holds a slot name that is not text, or one twice");
-    }
-    c.state.slots.push_back({s.get<std::string>(), {}});
+  return tensors;
+}
+
+// The optimizer's slots the weights hold, by name, each once.
+std::vector<ReplicaState::Slot> read_slot_names(const JsonFields& w) {
+  const JsonList names = w.list("slots");
+  std::vector<ReplicaState::Slot> slots;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string name = names.text(i);
+    if (!seen.insert(name).second) names.fail(i, "names '" + name + "' again");
+    slots.push_back({name, {}});
   }
-  // Every tensor the state lists, with its shape, and nothing else.
+  return slots;
+}
+
+// The model's weights and each slot's values from the weights file: every tensor the state
+// lists, with its shape, and nothing else.
+void take_weights(const Safetensors& file, Checkpoint& c, const CheckpointFiles& in) {
+  std::map<std::string, const SafetensorsTensor*> by_name;
+  for (const SafetensorsTensor& t : file.tensors) by_name[t.name] = &t;
+  const std::size_t values =
+      c.tensors.empty() ? 0 : c.tensors.back().offset + c.tensors.back().size;
   std::size_t expected_tensors = 0;
   auto take = [&](const std::string& prefix, std::vector<float>& flat) {
-    flat.reserve(offset);
+    flat.reserve(values);
     for (const WeightTensor& t : c.tensors) {
       const std::string name = prefix + t.name;
       const auto it = by_name.find(name);
       if (it == by_name.end()) {
-        throw CheckpointError(weights_file, "has no tensor \"" + name + "\", which " +
-                                                state_file.filename().string() + " lists");
+        throw CheckpointError(
+            in.weights, "has no tensor \"" + name + "\", which " + in.state_name() + " lists");
       }
       const std::vector<std::int64_t> shape(t.shape.begin(), t.shape.end());
       if (it->second->shape != shape) {
-        throw CheckpointError(
-            weights_file, "tensor \"" + name + "\" has shape " + shape_text(it->second->shape) +
-                              "; " + state_file.filename().string() + " says " + shape_text(shape));
+        throw CheckpointError(in.weights, "tensor \"" + name + "\" has shape " +
+                                              shape_text(it->second->shape) + "; " +
+                                              in.state_name() + " says " + shape_text(shape));
       }
       flat.insert(flat.end(), it->second->values.begin(), it->second->values.end());
       ++expected_tensors;
@@ -480,10 +466,31 @@ Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weig
   take("", c.state.params);
   for (ReplicaState::Slot& slot : c.state.slots) take(kSlotPrefix + slot.name + "/", slot.values);
   if (expected_tensors != file.tensors.size()) {
-    throw CheckpointError(weights_file, "holds " + std::to_string(file.tensors.size()) +
-                                            " tensors; " + state_file.filename().string() +
-                                            " lists " + std::to_string(expected_tensors));
+    throw CheckpointError(in.weights, "holds " + std::to_string(file.tensors.size()) +
+                                          " tensors; " + in.state_name() + " lists " +
+                                          std::to_string(expected_tensors));
   }
+}
+
+}  // namespace
+
+Checkpoint decode_checkpoint(std::string_view state_bytes, std::string_view weights_bytes,
+                             const std::filesystem::path& state_file,
+                             const std::filesystem::path& weights_file) {
+  const CheckpointFiles in{state_bytes, weights_bytes, state_file, weights_file};
+  const json state = read_state_json(in);
+  const JsonFields top(state, "", damaged(state_file));
+  const std::int64_t version = read_version(top, in);
+  check_checksum(state, top, in);
+  Checkpoint c;
+  c.config = read_config(top.object("config"), version, state_file);
+  c.state.progress = read_progress(top.object("optimizer_progress"));
+  read_position(top, c);
+  const JsonFields weights = top.object("weights");
+  const Safetensors file = read_weights_file(weights, c.config.settings.model, in);
+  c.tensors = read_tensor_list(weights, in);
+  c.state.slots = read_slot_names(weights);
+  take_weights(file, c, in);
   return c;
 }
 

@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "files/field_words.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::core {
 namespace {
 
 using nlohmann::json;
+namespace words = files::field_words;
 
 template <class T>
 constexpr bool kIsList = false;
@@ -76,31 +78,34 @@ template <class T>
 T read_number(const json& j, const SettingInfo& info) {
   const std::string key = info.key;
   if constexpr (std::is_floating_point_v<T>) {
-    if (!j.is_number()) throw SettingError(key, "is not a number: " + range_text(info, false));
+    if (!j.is_number()) {
+      throw SettingError(key, words::not_number() + ": " + range_text(info, false));
+    }
     const double v = j.get<double>();
     if (!std::isfinite(v) || v < info.min || v > info.max) {
-      throw SettingError(key, number_text(v) + " is out of range: " + range_text(info, false));
+      throw SettingError(key, words::out_of_range(number_text(v)) + ": " + range_text(info, false));
     }
     return static_cast<T>(v);
   } else {
     if (!j.is_number_integer()) {
-      throw SettingError(key, (j.is_number() ? j.dump() + " is not a whole number: "
-                                             : std::string("is not a whole number: ")) +
-                                  range_text(info, true));
+      throw SettingError(key, (j.is_number() ? words::not_whole(j.dump()) : words::not_whole()) +
+                                  ": " + range_text(info, true));
     }
     // Unsigned JSON numbers past INT64_MAX are only for unsigned settings (the seed).
     if (j.is_number_unsigned()) {
       const std::uint64_t v = j.get<std::uint64_t>();
       if (static_cast<double>(v) < info.min || static_cast<double>(v) > info.max ||
           v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
-        throw SettingError(key, std::to_string(v) + " is out of range: " + range_text(info, true));
+        throw SettingError(key,
+                           words::out_of_range(std::to_string(v)) + ": " + range_text(info, true));
       }
       return static_cast<T>(v);
     }
     const std::int64_t v = j.get<std::int64_t>();
     if (static_cast<double>(v) < info.min || static_cast<double>(v) > info.max ||
         (std::is_unsigned_v<T> && v < 0)) {
-      throw SettingError(key, std::to_string(v) + " is out of range: " + range_text(info, true));
+      throw SettingError(key,
+                         words::out_of_range(std::to_string(v)) + ": " + range_text(info, true));
     }
     return static_cast<T>(v);
   }
@@ -112,27 +117,25 @@ T read_value(const json& j, const SettingInfo& info) {
   if constexpr (kHasNames<T>) {
     if (!j.is_string()) throw SettingError(key, "is not a name: choose " + choice_names_text<T>());
     if (const std::optional<T> v = find_choice<T>(j.get<std::string>())) return *v;
-    throw SettingError(key,
-                       "'" + j.get<std::string>() + "' is not one of " + choice_names_text<T>());
+    throw SettingError(key, words::not_one_of(j.get<std::string>(), choice_names_text<T>()));
   } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!j.is_string()) throw SettingError(key, "is not a text");
+    if (!j.is_string()) throw SettingError(key, words::not_text());
     const std::string v = j.get<std::string>();
     if (info.choices != nullptr &&
         std::find(info.choices->begin(), info.choices->end(), v) == info.choices->end()) {
       std::string names;
       for (const std::string& c : *info.choices) names += (names.empty() ? "" : ", ") + c;
-      throw SettingError(key, "'" + v + "' is not one of " + names);
+      throw SettingError(key, words::not_one_of(v, names));
     }
     return v;
   } else if constexpr (std::is_same_v<T, bool>) {
-    if (!j.is_boolean()) throw SettingError(key, "is not true or false");
+    if (!j.is_boolean()) throw SettingError(key, words::not_flag());
     return j.get<bool>();
   } else if constexpr (kIsList<T>) {
     // One number stands for a list of one, as lesson files write `memory_mib = 512`.
     if (j.is_number()) return T{read_number<typename T::value_type>(j, info)};
-    if (!j.is_array()) throw SettingError(key, "is not a list of whole numbers");
-    if (j.size() > 64)
-      throw SettingError(key, "has " + std::to_string(j.size()) + " entries: give at most 64");
+    if (!j.is_array()) throw SettingError(key, words::not_list() + ": " + range_text(info, true));
+    if (j.size() > 64) throw SettingError(key, words::too_many(j.size(), 64));
     T values;
     for (const json& entry : j) values.push_back(read_number<typename T::value_type>(entry, info));
     return values;
@@ -178,11 +181,11 @@ json settings_json(const RunSettings& settings) {
 }
 
 RunSettings read_settings_json(const json& object, RunSettings base, bool every_key) {
-  if (!object.is_object()) throw SettingError("settings", "are not a JSON object");
+  if (!object.is_object()) throw SettingError("settings", words::not_object());
   for_each_setting(base, [&](const SettingInfo& info, auto& value) {
     const auto found = object.find(info.key);
     if (found == object.end()) {
-      if (every_key) throw SettingError(info.key, "is missing");
+      if (every_key) throw SettingError(info.key, words::missing());
       return;
     }
     value = read_value<std::decay_t<decltype(value)>>(*found, info);

@@ -307,13 +307,16 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
   const std::string head = "id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 2\n";
   const std::string ok = head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 10\n";
   EXPECT_NO_THROW(parse_topology(ok, "ok.toml"));
-  expect_refused(head + "fabric = \"mesh\"\n[memory]\nbandwidth_gbs = 10\n", 5, "\"mesh\"");
+  expect_refused(head + "fabric = \"mesh\"\n[memory]\nbandwidth_gbs = 10\n", 5,
+                 "`fabric` is 'mesh', not one of switch, pairs, host or shared-memory");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = nan\n", 7,
-                 "between");
-  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = -3\n", 7, "between");
+                 "`bandwidth_gbs` in [memory] is nan, not a finite number");
+  expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = -3\n", 7,
+                 "`bandwidth_gbs` in [memory] is -3, outside [1e-06, 1e+06]");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = \"fast\"\n", 7,
-                 "must be a number");
-  expect_refused(head + "fabric = \"switch\"\n[memory]\nbandwidth_gbs = 10\n", 0, "[gpu_link]");
+                 "`bandwidth_gbs` in [memory] is not a number");
+  expect_refused(head + "fabric = \"switch\"\n[memory]\nbandwidth_gbs = 10\n", 0,
+                 "[gpu_link] is missing");
   expect_refused(head + "fabric = \"shared-memory\"\ncolour = 1\n[memory]\nbandwidth_gbs = 1\n", 6,
                  "unknown key `colour`");
   expect_refused(head +
@@ -321,7 +324,7 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
                      "reduce = [[1, 1]]\n",
                  7, "increasing");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = inf\n", 7,
-                 "between");
+                 "is inf, not a finite number");
   // A curve's GB/s, once in bytes/s, overflowed to inf and the curve threw std::invalid_argument,
   // not a TopologyError naming the file and line (fuzz/crashes/topology/curve-bandwidth-...).
   const std::string curves = head + "fabric = \"shared-memory\"\n[memory]\n";
@@ -330,10 +333,12 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
   expect_refused(curves + "copy = [[1, 1]]\nreduce = [[1, 1], [2, 1e-7]]\n", 8,
                  "GB/s from 1e-06 to 1e+06");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 1e300\n", 7,
-                 "between");
-  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4, "whole");
-  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 0\n", 4, "between");
-  expect_refused("", 0, "needs `id`");
+                 "is 1e+300, outside [1e-06, 1e+06]");
+  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4,
+                 "`gpus_per_node` is 1.5, not a whole number");
+  expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 0\n", 4,
+                 "`gpus_per_node` is 0, outside [1, 64]");
+  expect_refused("", 0, "`id` is missing");
   expect_refused("id = \"t\"\ntitle = \n", 2, "not valid TOML");
   expect_refused("id = \"Big Machine\"\ntitle = \"T\"\nsource = \"s\"\n", 1, "lowercase");
   EXPECT_THROW(read_topology("/no/such/file.toml"), TopologyError);

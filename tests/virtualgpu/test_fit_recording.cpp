@@ -157,35 +157,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadRecording{"", "{\"format\": \"mirrorlab compare measurements\"}", "version is missing"},
         BadRecording{"mirrorlab compare measurements", "a topology", "its format is not"},
         BadRecording{"\"version\": 1", "\"version\": 2", "version 2 was written by a newer"},
-        BadRecording{"\"version\": 1", "\"version\": 1.5", "version: 1.5 is not a whole number"},
+        BadRecording{"\"version\": 1", "\"version\": 1.5", "version is 1.5, not a whole number"},
         BadRecording{"\"kind\": \"fit\"", "\"kind\": \"sweep\"",
-                     "'sweep' is not one of fit, check"},
-        BadRecording{"\"count\":4", "\"count\":1", "devices.count: 1 is not a whole number from 2"},
+                     "kind is 'sweep', not one of fit, check"},
+        BadRecording{"\"count\":4", "\"count\":1", "devices.count is 1, outside [2, 64]"},
         BadRecording{"\"count\":4", "\"count\":1e9", "devices.count"},
-        BadRecording{"\"type\":\"cpu\"", "\"type\":\"tpu\"", "'tpu' is not one of cpu, cuda"},
-        BadRecording{"\"engines\":2", "\"engines\":-1", "devices.engines: -1"},
+        BadRecording{"\"type\":\"cpu\"", "\"type\":\"tpu\"",
+                     "devices.type is 'tpu', not one of cpu, cuda"},
+        BadRecording{"\"engines\":2", "\"engines\":-1", "devices.engines is -1, outside [0, 64]"},
         BadRecording{"\"interrupted\": false", "\"interrupted\": 0",
                      "interrupted is not true or false"},
         BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":NaN", "not JSON"},
         BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":1e400",
                      "not JSON (number overflow"},
         BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":0",
-                     "memory[0].copy_one: 0 is not a number from 1"},
+                     "memory[0].copy_one is 0, outside [1, 1e+18]"},
         BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":\"fast\"",
                      "memory[0].copy_one is not a number"},
         BadRecording{"\"reduce_peer_one\":0.0", "\"reduce_peer_one\":-1",
-                     "memory[0].reduce_peer_one: -1 is not a number from 0"},
-        BadRecording{"\"bytes\":1048576", "\"bytes\":-1048576", "memory[0].bytes: -1048576"},
+                     "memory[0].reduce_peer_one is -1, outside [1, 1e+18] and not 0"},
+        BadRecording{"\"bytes\":1048576", "\"bytes\":-1048576",
+                     "memory[0].bytes is -1048576, outside [1, 1125899906842624]"},
         BadRecording{"\"memory\": [", "\"memory\": [], \"was\": [", "memory holds no samples"},
         BadRecording{"\"memory\": [", "\"memory\": {\"a\": 1}, \"was\": [", "memory is not a list"},
         BadRecording{"\"latency\": [", "\"sizes\": [", "latency is missing"},
         BadRecording{"\"algorithm\":\"ring\"", "\"algorithm\":\"nccl\"",
-                     "latency[0].algorithm: 'nccl' is not one of reduce-to-one, ring, one-shot"},
+                     "latency[0].algorithm is 'nccl', not one of reduce-to-one, ring, one-shot"},
         BadRecording{"\"algorithm\":\"ring\",\"devices\":4", "\"algorithm\":\"ring\",\"devices\":5",
-                     "latency[0].devices: 5 is not a whole number from 2 to 4"},
-        BadRecording{"\"bytes\":4096", "\"bytes\":1e300", "latency[0].bytes: 1e+300"},
-        BadRecording{"\"seconds\":0.0031", "\"seconds\":0", "check[0].seconds: 0 is not"},
-        BadRecording{"\"seconds\":0.0031", "\"seconds\":-0.0031", "check[0].seconds: -0.0031"},
+                     "latency[0].devices is 5, outside [2, 4]"},
+        BadRecording{"\"bytes\":4096", "\"bytes\":1e300", "latency[0].bytes is 1e+300, outside"},
+        BadRecording{"\"seconds\":0.0031", "\"seconds\":0",
+                     "check[0].seconds is 0, outside [1e-12, 1e+06]"},
+        BadRecording{"\"seconds\":0.0031", "\"seconds\":-0.0031",
+                     "check[0].seconds is -0.0031, outside"},
         BadRecording{"\"seconds\":0.0031}", "\"seconds\":0.0031}, 7",
                      "check[1] is not an object"}));
 
@@ -215,7 +219,7 @@ TEST(FitRecording, HowMuchARecordingHoldsIsBoundedSoThatReadingItStaysQuick) {
     mirrorlab::vgpu::parse_fit_recording(rings(300, 64), "huge.json");
     FAIL();
   } catch (const RecordingError& e) {
-    EXPECT_NE(std::string(e.what()).find("check[256]: the all-reduces so far are on more devices"),
+    EXPECT_NE(std::string(e.what()).find("check[256] puts the all-reduces so far on more devices"),
               std::string::npos)
         << e.what();
   }
@@ -223,7 +227,7 @@ TEST(FitRecording, HowMuchARecordingHoldsIsBoundedSoThatReadingItStaysQuick) {
     mirrorlab::vgpu::parse_fit_recording(rings(10001, 2), "long.json");
     FAIL();
   } catch (const RecordingError& e) {
-    EXPECT_NE(std::string(e.what()).find("check holds 10001 samples, more than 10000"),
+    EXPECT_NE(std::string(e.what()).find("check holds 10001 entries, more than 10000"),
               std::string::npos)
         << e.what();
   }

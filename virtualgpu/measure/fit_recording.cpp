@@ -2,12 +2,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
 
 #include "files/bounded_file.h"
+#include "files/field_words.h"
+#include "files/json_fields.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::vgpu {
@@ -15,6 +15,8 @@ namespace {
 
 using nlohmann::json;
 using ordered = nlohmann::ordered_json;
+using files::JsonFields;
+using files::JsonList;
 
 constexpr const char* kFormat = "mirrorlab compare measurements";
 constexpr int kVersion = 1;
@@ -81,119 +83,64 @@ std::string lines_json(const ordered& root) {
   return out + "}\n";
 }
 
-// Reads one recording, saying where in it anything is wrong ("check[3].seconds").
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+// Every field's refusal names the field ("check[3].seconds") and the file.
+files::FieldFailure refused_in(const std::string& file) {
+  return [&file](const std::string& name, const std::string& problem) {
+    throw RecordingError(file, name + " " + problem);
+  };
+}
 
-  [[noreturn]] void fail(const std::string& what) const { throw RecordingError(file_, what); }
+// A memory sample: its size and bandwidths (a peer bandwidth may be 0: not measured).
+timing::MemorySample read_memory(const JsonFields& f) {
+  timing::MemorySample s;
+  s.bytes = f.real("bytes", 1, kMaxBytes);
+  for (const auto& [name, member] : kOwnBandwidths) s.*member = f.real(name, 1, 1e18);
+  for (const auto& [name, member] : kPeerBandwidths) s.*member = f.real(name, 1, 1e18, true);
+  return s;
+}
 
-  const json& field(const json& object, const char* name, const std::string& where) const {
-    const auto at = object.find(name);
-    if (at == object.end()) fail(where + name + " is missing");
-    return *at;
-  }
-  const json& object(const json& parent, const char* name, const std::string& where) const {
-    const json& v = field(parent, name, where);
-    if (!v.is_object()) fail(where + name + " is not an object ({...})");
-    return v;
-  }
-  const json& array(const json& parent, const char* name) const {
-    const json& v = field(parent, name, "");
-    if (!v.is_array()) fail(std::string(name) + " is not a list ([...])");
-    if (v.size() > kMaxRecordedSamples) {
-      fail(std::string(name) + " holds " + std::to_string(v.size()) + " samples, more than " +
-           std::to_string(kMaxRecordedSamples));
-    }
-    return v;
-  }
-  std::string text(const json& parent, const char* name, const std::string& where) const {
-    const json& v = field(parent, name, where);
-    if (!v.is_string()) fail(where + name + " is not a string (\"...\")");
-    return v.get<std::string>();
-  }
-  // A finite number in [min, max] (`whole`: a whole one); `zero_ok` lets 0 through whatever min
-  // is.
-  double number(const json& parent, const char* name, const std::string& where, double min,
-                double max, bool zero_ok = false, bool whole = false) const {
-    const json& v = field(parent, name, where);
-    if (!v.is_number()) fail(where + name + " is not a number");
-    const double x = v.get<double>();
-    if (zero_ok && x == 0) return 0;
-    if (!std::isfinite(x) || x < min || x > max || (whole && x != std::floor(x))) {
-      std::ostringstream out;
-      out << where << name << ": " << v.dump() << " is not a " << (whole ? "whole " : "")
-          << "number from " << (zero_ok ? 0 : min) << " to " << max;
-      fail(out.str());
-    }
-    return x;
-  }
-  int whole(const json& parent, const char* name, const std::string& where, int min,
-            int max) const {
-    return static_cast<int>(number(parent, name, where, min, max, false, true));
-  }
+std::vector<timing::MemorySample> read_memory_list(const JsonFields& root, const char* name) {
+  std::vector<timing::MemorySample> out;
+  const JsonList list = root.list(name, kMaxRecordedSamples);
+  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(read_memory(list.object(i)));
+  return out;
+}
 
-  timing::MemorySample memory(const json& v, const std::string& where) const {
-    if (!v.is_object()) fail(where + " is not an object ({...})");
-    const std::string at = where + ".";
-    timing::MemorySample s;
-    s.bytes = number(v, "bytes", at, 1, kMaxBytes);
-    for (const auto& [name, member] : kOwnBandwidths) {
-      s.*member = number(v, name, at, 1, 1e18);
-    }
-    for (const auto& [name, member] : kPeerBandwidths) {
-      s.*member = number(v, name, at, 1, 1e18, true);
-    }
-    return s;
+std::string modelled_names() {
+  std::string names;
+  for (const std::string& name : modelled_all_reduce_names()) {
+    names += (names.empty() ? "" : ", ") + name;
   }
+  return names;
+}
 
-  std::vector<timing::MemorySample> memory_list(const json& root, const char* name) const {
-    std::vector<timing::MemorySample> out;
-    const json& list = array(root, name);
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      out.push_back(memory(list[i], std::string(name) + "[" + std::to_string(i) + "]"));
+// The all-reduces of list `name`, on 2 to `devices` devices each; `load` sums their devices
+// squared over every list read.
+std::vector<timing::AllReduceSample> read_samples(const JsonFields& root, const char* name,
+                                                  int devices, double& load) {
+  std::vector<timing::AllReduceSample> out;
+  const JsonList list = root.list(name, kMaxRecordedSamples);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const JsonFields f = list.object(i);
+    const std::string algorithm = f.text("algorithm");
+    const AllReduceAlgorithm* row = find_all_reduce(algorithm);
+    if (row == nullptr || row->schedule == nullptr) {
+      f.fail("algorithm", files::field_words::not_one_of(algorithm, modelled_names()));
     }
-    return out;
-  }
-
-  std::vector<timing::AllReduceSample> samples(const json& root, const char* name, int devices) {
-    std::vector<timing::AllReduceSample> out;
-    const json& list = array(root, name);
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const std::string where = std::string(name) + "[" + std::to_string(i) + "].";
-      if (!list[i].is_object()) fail(where.substr(0, where.size() - 1) + " is not an object");
-      const std::string algorithm = text(list[i], "algorithm", where);
-      const AllReduceAlgorithm* row = find_all_reduce(algorithm);
-      if (row == nullptr || row->schedule == nullptr) {
-        fail(where + "algorithm: '" + algorithm + "' is not one of " + modelled_names());
-      }
-      const int ranks = whole(list[i], "devices", where, 2, devices);
-      load_ += static_cast<double>(ranks) * ranks;
-      if (load_ > kMaxRecordedLoad) {
-        fail(where.substr(0, where.size() - 1) +
-             ": the all-reduces so far are on more devices "
-             "in all than any recording holds (their devices squared, summed, past " +
-             std::to_string(static_cast<long>(kMaxRecordedLoad)) + ")");
-      }
-      const double bytes = number(list[i], "bytes", where, 1, kMaxBytes);
-      const double seconds = number(list[i], "seconds", where, 1e-12, 1e6);
-      out.push_back({algorithm, row->schedule(ranks, bytes, 0), seconds});
+    const int ranks = static_cast<int>(f.integer("devices", 2, devices));
+    load += static_cast<double>(ranks) * ranks;
+    if (load > kMaxRecordedLoad) {
+      list.fail(i,
+                "puts the all-reduces so far on more devices in all than any recording holds "
+                "(their devices squared, summed, past " +
+                    std::to_string(static_cast<long>(kMaxRecordedLoad)) + ")");
     }
-    return out;
+    const double bytes = f.real("bytes", 1, kMaxBytes);
+    const double seconds = f.real("seconds", 1e-12, 1e6);
+    out.push_back({algorithm, row->schedule(ranks, bytes, 0), seconds});
   }
-
-  static std::string modelled_names() {
-    std::string names;
-    for (const std::string& name : modelled_all_reduce_names()) {
-      names += (names.empty() ? "" : ", ") + name;
-    }
-    return names;
-  }
-
- private:
-  std::string file_;
-  double load_ = 0;  // the all-reduces' devices squared, summed so far
-};
+  return out;
+}
 
 }  // namespace
 
@@ -226,7 +173,6 @@ std::string write_fit_recording(const FitRecording& r) {
 }
 
 FitRecording parse_fit_recording(const std::string& text, const std::string& file_name) {
-  Reader in(file_name);
   json root;
   try {
     root = json::parse(text);
@@ -234,52 +180,56 @@ FitRecording parse_fit_recording(const std::string& text, const std::string& fil
     // nlohmann's words after its tag: "parse error at line 3, column 9: syntax error ..."
     const std::string words = e.what();
     const std::size_t tag = words.find("] ");
-    in.fail("not JSON (" + (tag == std::string::npos ? words : words.substr(tag + 2)) + ")");
+    throw RecordingError(
+        file_name, "not JSON (" + (tag == std::string::npos ? words : words.substr(tag + 2)) + ")");
   }
-  if (!root.is_object()) in.fail("not a JSON object ({...})");
-  if (in.text(root, "format", "") != kFormat) {
-    in.fail("its format is not \"" + std::string(kFormat) + "\"");
+  if (!root.is_object()) throw RecordingError(file_name, "not a JSON object ({...})");
+  const JsonFields in(root, "", refused_in(file_name));
+  if (in.text("format") != kFormat) {
+    throw RecordingError(file_name, "its format is not \"" + std::string(kFormat) + "\"");
   }
-  const int version = in.whole(root, "version", "", 1, 1 << 30);
+  const std::int64_t version = in.integer("version", 1, 1 << 30);
   if (version != kVersion) {
-    in.fail("version " + std::to_string(version) +
-            " was written by a newer mirrorlab (this one reads version " +
-            std::to_string(kVersion) + ")");
+    throw RecordingError(file_name,
+                         "version " + std::to_string(version) +
+                             " was written by a newer mirrorlab (this one reads version " +
+                             std::to_string(kVersion) + ")");
   }
   FitRecording r;
-  const std::string kind = in.text(root, "kind", "");
-  if (kind != "fit" && kind != "check") in.fail("kind: '" + kind + "' is not one of fit, check");
+  const std::string kind = in.text("kind");
+  if (kind != "fit" && kind != "check") {
+    in.fail("kind", files::field_words::not_one_of(kind, "fit, check"));
+  }
   r.kind = kind == "fit" ? FitRecording::Kind::kFit : FitRecording::Kind::kCheck;
-  r.date = in.text(root, "date", "");
-  r.machine = in.text(root, "machine", "");
-  const json& devices = in.object(root, "devices", "");
-  r.devices = in.whole(devices, "count", "devices.", 2, kMaxRecordedDevices);
-  const std::string type = in.text(devices, "type", "devices.");
+  r.date = in.text("date");
+  r.machine = in.text("machine");
+  const JsonFields devices = in.object("devices");
+  r.devices = static_cast<int>(devices.integer("count", 2, kMaxRecordedDevices));
+  const std::string type = devices.text("type");
   if (type != "cpu" && type != "cuda") {
-    in.fail("devices.type: '" + type + "' is not one of cpu, cuda");
+    devices.fail("type", files::field_words::not_one_of(type, "cpu, cuda"));
   }
   r.cuda = type == "cuda";
-  r.engines = in.whole(devices, "engines", "devices.", 0, kMaxRecordedDevices);
-  const json& interrupted = in.field(root, "interrupted", "");
-  if (!interrupted.is_boolean()) in.fail("interrupted is not true or false");
-  r.interrupted = interrupted.get<bool>();
+  r.engines = static_cast<int>(devices.integer("engines", 0, kMaxRecordedDevices));
+  r.interrupted = in.flag("interrupted");
+  double load = 0;  // the all-reduces' devices squared, summed so far
   if (r.kind == FitRecording::Kind::kFit) {
-    r.measured.memory = in.memory_list(root, "memory");
-    if (r.measured.memory.empty()) in.fail("memory holds no samples: a fit needs them");
-    r.measured.latency = in.samples(root, "latency", r.devices);
+    r.measured.memory = read_memory_list(in, "memory");
+    if (r.measured.memory.empty()) in.fail("memory", "holds no samples: a fit needs them");
+    r.measured.latency = read_samples(in, "latency", r.devices, load);
   } else {
     const std::vector<timing::MemorySample> around =
-        in.memory_list(root, "memory_before_and_after");
+        read_memory_list(in, "memory_before_and_after");
     if (around.size() != 0 && around.size() != 2) {
-      in.fail("memory_before_and_after holds " + std::to_string(around.size()) +
-              " samples, not 2 (or none)");
+      in.fail("memory_before_and_after",
+              "holds " + std::to_string(around.size()) + " samples, not 2 (or none)");
     }
     if (around.size() == 2) {
       r.memory_before = around[0];
       r.memory_after = around[1];
     }
   }
-  r.measured.check = in.samples(root, "check", r.devices);
+  r.measured.check = read_samples(in, "check", r.devices, load);
   return r;
 }
 
