@@ -3,6 +3,8 @@
 #include <cmath>
 #include <memory>
 
+#include "files/field_words.h"
+
 namespace mirrorlab::lessons {
 namespace {
 
@@ -101,14 +103,15 @@ std::optional<std::string> TomlBlock::text(std::string_view key) const {
   if (!has(key)) return std::nullopt;
   const toml::node& n = node(key);
   if (!n.is_string()) {
-    fail(line_of(n), words({"`", key, "` must be a string, not ", type_name(n)}));
+    fail(line_of(n), words({"`", key, "` ", files::field_words::not_text()}));
   }
   return std::string(*n.value<std::string_view>());
 }
 
 std::string TomlBlock::required_text(std::string_view key, std::string_view what) const {
   std::optional<std::string> t = text(key);
-  if (!t || t->empty()) fail(line(), words({"needs `", key, "`, ", what}));
+  if (!t || t->empty())
+    fail(line(), words({"`", key, "` ", files::field_words::missing(), ": ", what}));
   return *t;
 }
 
@@ -117,12 +120,11 @@ std::optional<std::int64_t> TomlBlock::integer(std::string_view key, std::int64_
   if (!has(key)) return std::nullopt;
   const toml::node& n = node(key);
   if (!n.is_integer()) {
-    fail(line_of(n), words({"`", key, "` must be an integer, not ", type_name(n)}));
+    fail(line_of(n), words({"`", key, "` ", files::field_words::not_whole()}));
   }
   const std::int64_t v = *n.value<std::int64_t>();
   if (v < lo || v > hi) {
-    fail(line_of(n), words({"`", key, " = ", std::to_string(v), "` is out of range: give ",
-                            std::to_string(lo), " to ", std::to_string(hi)}));
+    fail(line_of(n), words({"`", key, "` ", files::field_words::outside(v, lo, hi)}));
   }
   return v;
 }
@@ -131,10 +133,13 @@ std::optional<double> TomlBlock::number(std::string_view key) const {
   if (!has(key)) return std::nullopt;
   const toml::node& n = node(key);
   if (!n.is_number()) {
-    fail(line_of(n), words({"`", key, "` must be a number, not ", type_name(n)}));
+    fail(line_of(n), words({"`", key, "` ", files::field_words::not_number()}));
   }
   const double v = *n.value<double>();
-  if (!std::isfinite(v)) fail(line_of(n), words({"`", key, "` must be a finite number"}));
+  if (!std::isfinite(v)) {
+    fail(line_of(n), words({"`", key, "` ",
+                            files::field_words::not_finite(files::field_words::number_text(v))}));
+  }
   return v;
 }
 
@@ -142,7 +147,7 @@ std::optional<bool> TomlBlock::boolean(std::string_view key) const {
   if (!has(key)) return std::nullopt;
   const toml::node& n = node(key);
   if (!n.is_boolean()) {
-    fail(line_of(n), words({"`", key, "` must be true or false, not ", type_name(n)}));
+    fail(line_of(n), words({"`", key, "` ", files::field_words::not_flag()}));
   }
   return *n.value<bool>();
 }
@@ -199,7 +204,7 @@ std::optional<TomlBlock> TomlBlock::sub_table(std::string_view key) const {
   if (!has(key)) return std::nullopt;
   const toml::node& n = node(key);
   const toml::table* t = n.as_table();
-  if (!t) fail(line_of(n), words({"`", key, "` must be a table, not ", type_name(n)}));
+  if (!t) fail(line_of(n), words({"`", key, "` ", files::field_words::not_table(key)}));
   return TomlBlock(*this, *t);
 }
 

@@ -128,11 +128,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Malformed{"NoTitle", "Just text.\n", 0, "no `# Title`"},
         Malformed{"NoMetadata", "# T\n\n## S\n", 1, "one ```toml block with id and minutes"},
-        Malformed{"NoId", "# T\n```toml\nminutes = 3\n```\n## S\n", 3, "needs `id`"},
+        Malformed{"NoId", "# T\n```toml\nminutes = 3\n```\n## S\n", 3, "`id` is missing"},
         Malformed{"MinutesAString", "# T\n```toml\nid = \"t\"\nminutes = \"five\"\n```\n", 4,
-                  "`minutes` must be an integer, not a string"},
+                  "`minutes` is not a whole number"},
         Malformed{"MinutesHuge", "# T\n```toml\nid = \"t\"\nminutes = 99999999999\n```\n", 4,
-                  "out of range"},
+                  "`minutes` is 99999999999, outside ["},
         Malformed{"BadId", "# T\n```toml\nid = \"My Lesson\"\nminutes = 3\n```\n", 3,
                   "lowercase letters"},
         Malformed{"NoSteps", "# T\n```toml\nid = \"t\"\nminutes = 3\n```\n", 0, "no steps"},
@@ -174,7 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"BadMoment", with_step("do = [{ pause_at = \"after-lunch\" }]\n[setup]\n"), 13,
                   "give one of after-split"},
         Malformed{"RunStepsNegative", with_step("do = [{ run_steps = -1 }]\n[setup]\n"), 13,
-                  "out of range"},
+                  "`run_steps` is -1, outside ["},
         Malformed{"UnknownPanel", with_step("look_at = \"Gradient\"\n[setup]\n"), 13,
                   "give a panel"},
         Malformed{"UnknownLiveValue",
@@ -199,7 +199,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"CheckWithoutSays",
                   with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
                             "equals = 1\n"),
-                  14, "needs `says`"},
+                  14, "`says` is missing"},
         Malformed{"OneChoice",
                   with_step("[setup]\n[[question]]\nask = \"?\"\n"
                             "answer = \"replicas\"\nchoices = [\"a\"]\n"),
@@ -214,7 +214,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"FinishStepFalse", with_step("do = [{ finish_step = false }]\n[setup]\n"), 13,
                   "`finish_step = false` does nothing"},
         Malformed{"MachineNotAString", with_step("topology = 8\n[setup]\n"), 13,
-                  "`topology` must be a string"},
+                  "`topology` is not text"},
         Malformed{"ModelValueWithoutMachine",
                   with_step("[setup]\n[[check]]\nthat = \"model_nccl_us\"\nat_most = 1\n"
                             "says = \"x\"\n"),
@@ -226,7 +226,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"DevicesZero",
                   with_step("topology = \"pcie-2\"\n[setup]\n[[check]]\n"
                             "that = \"model_ring_us\"\ndevices = 0\nat_most = 1\nsays = \"x\"\n"),
-                  17, "out of range"}),
+                  17, "`devices` is 0, outside ["}),
     [](const ::testing::TestParamInfo<Malformed>& info) { return info.param.name; });
 
 TEST(LessonReader, ADeviceOrAFolderIsRefusedNotReadForever) {
