@@ -53,7 +53,11 @@ std::string value_text(const T& value) {
     return number_text(value);
   } else if constexpr (kIsList<T>) {
     std::string text;
-    for (const auto& v : value) text += (text.empty() ? "" : ",") + std::to_string(v);
+    for (const auto& v : value) {
+      // Appended piece by piece: GCC 12 warns (wrongly) on "," + string.
+      if (!text.empty()) text += ',';
+      text += std::to_string(v);
+    }
     return text.empty() ? "(none)" : text;
   } else {
     return std::to_string(value);

@@ -182,7 +182,7 @@ TEST_F(CheckpointCli, AFolderHoldingAnotherRunsCheckpointsIsRefusedUnlessResumed
   auto r = train(kRun + "--seed 1 --max-steps 4 --checkpoint-dir " + runs.string());
   ASSERT_EQ(r.status, 0) << r.output;
   const std::string first = read_file(runs / "ckpt-00000004.json");
-  for (const std::string again :
+  for (const std::string& again :
        {kRun + "--seed 2 --lr 0.01 --max-steps 4", kRun + "--max-steps 2 --keep 1",
         std::string("--model cnn --train-examples 500 --gpus 2 --max-steps 1")}) {
     r = train(again + " --checkpoint-dir " + runs.string());
