@@ -209,7 +209,7 @@ std::string check_list(std::string_view text,
     if (parts[i].empty()) {
       return shown(text) + ": entry " + std::to_string(i + 1) + " of " +
              std::to_string(parts.size()) +
-             " is empty; write the values separated by single commas, e.g. 1024,512";
+             " is empty; write the entries separated by single commas, none empty";
     }
   }
   for (std::size_t i = 0; i < parts.size(); ++i) {

@@ -387,9 +387,15 @@ Safetensors read_weights_file(const JsonFields& w, ModelKind model, const Checkp
   } catch (const SafetensorsError& e) {
     throw CheckpointError(in.weights, e.what());
   }
-  if (file.metadata["model"] != to_string(model)) {
-    throw CheckpointError(in.weights, "holds a " + file.metadata["model"] + " model; " +
-                                          in.state_name() + " says " + to_string(model));
+  const auto saved = file.metadata.find("model");
+  if (saved == file.metadata.end() || saved->second.empty()) {
+    throw CheckpointError(in.weights,
+                          "names no model in its header's __metadata__ (the file is damaged, or "
+                          "not mirrorlab's)");
+  }
+  if (saved->second != to_string(model)) {
+    throw CheckpointError(in.weights, "holds a " + saved->second + " model; " + in.state_name() +
+                                          " says " + to_string(model));
   }
   return file;
 }

@@ -61,6 +61,11 @@ bool is_checkpoint_file_name(const std::string& name) {
 
 void CheckpointFolder::prepare() const {
   std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(folder_, ec)) && !fs::exists(folder_, ec)) {
+    throw OutputFileError(folder_, "is a symbolic link to " +
+                                       fs::read_symlink(folder_, ec).string() +
+                                       ", which does not exist; make that folder, or give another");
+  }
   if (!fs::exists(folder_, ec)) {
     fs::create_directories(folder_, ec);
     if (ec) throw OutputFileError(folder_, "cannot be created: " + ec.message());

@@ -126,6 +126,8 @@ TEST(Flags, EveryListFlagRefusesEmptyEntries) {
       const std::string error = parse_error(flag, value);
       EXPECT_NE(error.find("is empty"), std::string::npos)
           << flag.name << "=" << value << ": " << error;
+      // No example of another flag's values (--slow-device was told "e.g. 1024,512").
+      EXPECT_EQ(error.find("e.g."), std::string::npos) << flag.name << ": " << error;
     }
   }
   EXPECT_GE(lists, 6);  // --memory-limit and --devices of four commands

@@ -240,7 +240,17 @@ TEST(Checkpoint, DamagedTruncatedForeignAndNewerFilesAreRefusedNamingTheFile) {
   flipped_state[digit] = '7';  // 60 -> 70: still JSON, still a number
   std::string flipped_weights = weights;
   flipped_weights[weights.size() / 2] ^= 0x01;
+  // A weights file whole and sealed, but with no model in its header's __metadata__.
+  core::Safetensors unnamed = core::parse_safetensors(weights);
+  unnamed.metadata.erase("model");
+  const std::string unnamed_weights = core::write_safetensors(unnamed);
+  const std::string unnamed_state = resealed(state, [&](json& j) {
+    j["weights"]["bytes"] = unnamed_weights.size();
+    j["weights"]["crc32"] = core::crc32_of(unnamed_weights);
+  });
   const std::vector<std::tuple<const char*, std::string, std::string, std::string>> cases = {
+      {"weights that name no model", unnamed_state, unnamed_weights,
+       "dir/ckpt-00000005.safetensors: names no model in its header's __metadata__"},
       {"a truncated state", state.substr(0, state.size() / 2), weights,
        "dir/ckpt-00000005.json: is not valid JSON (truncated or damaged?)"},
       {"a changed number in the state", flipped_state, weights,
@@ -357,6 +367,21 @@ TEST(CheckpointFolder, AFileWhereTheFolderShouldBeIsRefused) {
   core::write_file_whole(temp / "file", "x");
   EXPECT_THROW(core::CheckpointFolder(temp / "file").prepare(), core::OutputFileError);
   EXPECT_THROW(core::CheckpointFolder(temp / "file").list(), core::CheckpointError);
+}
+
+// A link to a folder that is not there said "cannot be created: File exists".
+TEST(CheckpointFolder, ALinkToAMissingFolderSaysSo) {
+  testing::TempFolder temp("checkpoints");
+  std::filesystem::create_directory_symlink(temp / "nowhere", temp / "ck");
+  try {
+    core::CheckpointFolder(temp / "ck").prepare();
+    ADD_FAILURE() << "accepted";
+  } catch (const core::OutputFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a symbolic link to " + (temp / "nowhere").string() +
+                                         ", which does not exist"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
