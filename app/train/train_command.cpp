@@ -63,10 +63,11 @@ int refuse(const std::string& problem) {
 }
 
 // 1. Alone or one of several workers; a resumed run's settings from its checkpoint; the flags
-// checked; the checkpoint folder opened. False (said by worker 0) when the run cannot start.
-bool start(TrainRun& run) {
+// checked; the checkpoint folder opened. The exit status (said by worker 0) when the run
+// cannot start: 2 for a refusal, 1 when this worker could not announce itself.
+std::optional<int> start(TrainRun& run) {
   TrainOptions& o = run.o;
-  if (!run.launch.start(o.settings.workers, o.worker_timeout_seconds)) return false;
+  if (!run.launch.start(o.settings.workers, o.worker_timeout_seconds)) return 2;
   std::string problem = run.launch.workers() ? not_for_workers(o) : "";
   if (problem.empty()) problem = prepare_resume(o, &run.resume);
   if (problem.empty()) problem = outputs_clear_of_checkpoints(o);
@@ -74,10 +75,10 @@ bool start(TrainRun& run) {
     problem = check_train_options(o, &run.gpus, run.launch.chief() ? &run.outputs : nullptr);
   }
   if (problem.empty()) problem = run.checkpoints.open(o);
-  if (!run.launch.agree(problem, o, "Run 'mirrorlab train --help' for the flags.")) return false;
-  if (!run.launch.announce()) return false;
+  if (!run.launch.agree(problem, o, "Run 'mirrorlab train --help' for the flags.")) return 2;
+  if (!run.launch.announce()) return 1;
   run.trace_origin = vgpu::Clock::now();  // met at the exchange above
-  return true;
+  return std::nullopt;
 }
 
 // 2. The devices, NCCL across workers where it can serve, the strategy and the faults: before
@@ -194,7 +195,7 @@ RunEnd train_steps(TrainRun& run, core::FitLoop& loop, TrainProgress& progress,
 
 int run_train(const TrainOptions& options) {
   TrainRun run(options);
-  if (!start(run)) return 2;
+  if (const std::optional<int> refused = start(run)) return *refused;
   core::set_blas_single_threaded();
   if (const std::optional<int> refused = make_strategy(run)) return *refused;
   print_strategy(run);
