@@ -23,6 +23,9 @@ std::string not_list() { return "is not a list ([...])"; }
 std::string too_many(std::size_t count, std::size_t most) {
   return "holds " + std::to_string(count) + " entries, more than " + std::to_string(most);
 }
+std::string too_few(std::size_t count, std::size_t least) {
+  return "holds " + std::to_string(count) + " entries, fewer than " + std::to_string(least);
+}
 
 std::string outside(std::int64_t value, std::int64_t min, std::int64_t max) {
   return outside(std::to_string(value), std::to_string(min), std::to_string(max));

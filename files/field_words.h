@@ -22,6 +22,7 @@ std::string not_object();                                   // is not an object 
 std::string not_table(std::string_view name);               // is not a table ([name])
 std::string not_list();                                     // is not a list ([...])
 std::string too_many(std::size_t count, std::size_t most);  // holds 70 entries, more than 64
+std::string too_few(std::size_t count, std::size_t least);  // holds 2 entries, fewer than 3
 
 // is 7, outside [0, 5] (the bounds included)
 std::string outside(std::int64_t value, std::int64_t min, std::int64_t max);

@@ -24,7 +24,16 @@ namespace words = files::field_words;
 
 constexpr double kGB = 1e9;   // the files' bandwidths are in GB/s (10^9 bytes), as NCCL's
 constexpr double kUs = 1e-6;  // and latencies in microseconds
-constexpr double kMinGBs = 1e-6, kMaxGBs = 1e6;  // the bandwidths a file may give
+// The ranges a machine's numbers can have, each past what any machine has at both ends, so that
+// a typo (1e-300 for 1e3) is refused, not priced in times of 31 digits:
+// - one GPU's FLOP/s: 1 GFLOP/s (less than one CPU core) to 100 PFLOP/s (a hundred H100s);
+constexpr double kMinTflops = 1e-3, kMaxTflops = 1e5;
+// - a bandwidth: 1 MB/s (a slow serial link) to 100 TB/s (over ten times the fastest HBM);
+constexpr double kMinGBs = 1e-3, kMaxGBs = 1e5;
+// - a latency: 0 (none) to 1 s (a link across the world is a tenth of that);
+constexpr double kMaxLatencyUs = 1e6;
+// - a curve's sizes: 1 byte to 1 PB (what a recording's samples may give).
+constexpr double kMaxCurveBytes = 1e15;
 
 std::string joined(std::initializer_list<std::string_view> parts) {
   std::string out;
@@ -68,8 +77,10 @@ class Reader {
     if (!n->is_string()) refuse(n, key, words::not_text());
     return std::string(*n->value<std::string_view>());
   }
+  // `unit` follows the range in a refusal ("outside [0.001, 1e+05] GB/s"); `zero_too`: 0 is taken
+  // as well (none), whatever `low` is.
   double number(std::string_view key, double low, double high, double fallback,
-                bool required = false) const {
+                bool required = false, std::string_view unit = "", bool zero_too = false) const {
     const toml::node* n = node(key);
     if (!n) {
       if (required) refuse(nullptr, key, words::missing());
@@ -78,7 +89,11 @@ class Reader {
     const std::optional<double> v = n->value<double>();
     if (!v || !n->is_number()) refuse(n, key, words::not_number());
     if (!std::isfinite(*v)) refuse(n, key, words::not_finite(words::number_text(*v)));
-    if (*v < low || *v > high) refuse(n, key, words::outside(*v, low, high));
+    if ((*v < low || *v > high) && !(zero_too && *v == 0)) {
+      refuse(n, key,
+             joined({words::outside(*v, low, high), unit.empty() ? "" : " ", unit,
+                     zero_too ? " (or 0: none)" : ""}));
+    }
     return *v;
   }
   int whole(std::string_view key, int low, int high, int fallback, bool required = false) const {
@@ -118,12 +133,13 @@ class Reader {
         x = (*pair)[0].value<double>().value_or(0);
         y = (*pair)[1].value<double>().value_or(0);
       }
-      // Bounded as `bandwidth_gbs` is: past them, y GB/s in bytes/s could overflow to inf.
-      if (!(x > 0) || !std::isfinite(x) || !(y >= kMinGBs && y <= kMaxGBs) ||
+      // Bounded as `bandwidth_gbs` is (past them, y GB/s in bytes/s could overflow to inf), and
+      // the sizes as a recording's samples are.
+      if (!(x >= 1 && x <= kMaxCurveBytes) || !(y >= kMinGBs && y <= kMaxGBs) ||
           (!out.empty() && !(x > out.back().first))) {
-        fail(&p, joined({"`", key, "`", where_,
-                         " must be [bytes, GB/s] pairs of positive "
-                         "numbers, sizes increasing, GB/s from 1e-06 to 1e+06"}));
+        fail(&p, joined({"`", key, "`", where_, " must be [bytes, GB/s] pairs: sizes from 1 to ",
+                         words::number_text(kMaxCurveBytes), " bytes, increasing; GB/s from ",
+                         words::number_text(kMinGBs), " to ", words::number_text(kMaxGBs)}));
       }
       out.emplace_back(x, y * kGB);
     }
@@ -140,8 +156,8 @@ LinkSpec read_link(const Reader& top, std::string_view key, bool required) {
   r.only({"latency_us", "bandwidth_gbs"});
   LinkSpec link;
   if (!required && !top.has(key)) return link;
-  link.latency = r.number("latency_us", 0, 1e6, 0, true) * kUs;
-  link.bandwidth = r.number("bandwidth_gbs", kMinGBs, kMaxGBs, 0, true) * kGB;
+  link.latency = r.number("latency_us", 0, kMaxLatencyUs, 0, true, "us") * kUs;
+  link.bandwidth = r.number("bandwidth_gbs", kMinGBs, kMaxGBs, 0, true, "GB/s") * kGB;
   return link;
 }
 
@@ -180,11 +196,12 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   t.nodes = r.whole("nodes", 1, 1024, 1);
   t.gpus_per_node = r.whole("gpus_per_node", 1, 64, 0, true);
   t.fabric = fabric_named(r);
-  t.flops = r.number("flops_tflops", 0, 1e6, 0) * 1e12;
+  // Left out: not known (what the fit writes); given, a GPU's.
+  t.flops = r.number("flops_tflops", kMinTflops, kMaxTflops, 0, false, "TFLOP/s") * 1e12;
   const bool shared = t.fabric == Fabric::kSharedMemory;
-  t.step_latency = r.number("step_latency_us", 0, 1e6, 0) * kUs;
-  t.move_latency = r.number("move_latency_us", 0, 1e6, 0) * kUs;
-  t.call_latency = r.number("call_latency_us", 0, 1e6, 0) * kUs;
+  t.step_latency = r.number("step_latency_us", 0, kMaxLatencyUs, 0, false, "us") * kUs;
+  t.move_latency = r.number("move_latency_us", 0, kMaxLatencyUs, 0, false, "us") * kUs;
+  t.call_latency = r.number("call_latency_us", 0, kMaxLatencyUs, 0, false, "us") * kUs;
   t.gpu_link = read_link(r, "gpu_link", !shared);
   t.host_link = read_link(r, "host_link", t.fabric == Fabric::kPairs);
   t.network = read_link(r, "network", t.nodes > 1);
@@ -193,7 +210,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   m.only({"bandwidth_gbs", "copy", "reduce", "copy_one_engine", "reduce_one_engine", "copy_peer",
           "reduce_peer", "copy_peer_one_engine", "reduce_peer_one_engine", "engines"});
   if (m.has("bandwidth_gbs")) {
-    const BandwidthCurve one(m.number("bandwidth_gbs", kMinGBs, kMaxGBs, 0) * kGB);
+    const BandwidthCurve one(m.number("bandwidth_gbs", kMinGBs, kMaxGBs, 0, false, "GB/s") * kGB);
     t.memory.copy_all = t.memory.reduce_all = one;
   } else if (!m.has("copy") || !m.has("reduce")) {
     m.fail(nullptr, "[memory] needs `bandwidth_gbs`, or `copy` and `reduce` curves");
@@ -219,8 +236,10 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
     t.nccl.compute_capability = n.whole("compute_capability", 70, 200, 90);
     t.nccl.nvlink = n.flag("nvlink", t.fabric == Fabric::kSwitch || t.fabric == Fabric::kPairs);
     t.nccl.channels = n.whole("channels", 1, 64, 0, true);
-    t.nccl.channel_gbs = n.number("channel_gbs", 1e-3, 1e4, 0, true);
-    t.nccl.network_channel_gbs = n.number("network_channel_gbs", 0, 1e4, 0, t.nodes > 2);
+    t.nccl.channel_gbs = n.number("channel_gbs", kMinGBs, 1e4, 0, true, "GB/s");
+    // 0: none, which a machine of one or two nodes may give (more need it).
+    t.nccl.network_channel_gbs =
+        n.number("network_channel_gbs", kMinGBs, 1e4, 0, t.nodes > 2, "GB/s", t.nodes <= 2);
     t.nccl.nvls = n.flag("nvls", false);
     t.nccl.nvls_channels = n.whole("nvls_channels", 0, 64, 16);
     t.nccl.intel_cpu = n.flag("intel_cpu", true);

@@ -312,7 +312,7 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = nan\n", 7,
                  "`bandwidth_gbs` in [memory] is nan, not a finite number");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = -3\n", 7,
-                 "`bandwidth_gbs` in [memory] is -3, outside [1e-06, 1e+06]");
+                 "`bandwidth_gbs` in [memory] is -3, outside [0.001, 1e+05] GB/s");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = \"fast\"\n", 7,
                  "`bandwidth_gbs` in [memory] is not a number");
   expect_refused(head + "fabric = \"switch\"\n[memory]\nbandwidth_gbs = 10\n", 0,
@@ -329,11 +329,11 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
   // not a TopologyError naming the file and line (fuzz/crashes/topology/curve-bandwidth-...).
   const std::string curves = head + "fabric = \"shared-memory\"\n[memory]\n";
   expect_refused(curves + "copy = [[1, 1e300]]\nreduce = [[1, 1]]\n", 7,
-                 "GB/s from 1e-06 to 1e+06");
+                 "GB/s from 0.001 to 1e+05");
   expect_refused(curves + "copy = [[1, 1]]\nreduce = [[1, 1], [2, 1e-7]]\n", 8,
-                 "GB/s from 1e-06 to 1e+06");
+                 "GB/s from 0.001 to 1e+05");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 1e300\n", 7,
-                 "is 1e+300, outside [1e-06, 1e+06]");
+                 "is 1e+300, outside [0.001, 1e+05] GB/s");
   expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4,
                  "`gpus_per_node` is 1.5, not a whole number");
   expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 0\n", 4,
@@ -342,6 +342,42 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
   expect_refused("id = \"t\"\ntitle = \n", 2, "not valid TOML");
   expect_refused("id = \"Big Machine\"\ntitle = \"T\"\nsource = \"s\"\n", 1, "lowercase");
   EXPECT_THROW(read_topology("/no/such/file.toml"), TopologyError);
+}
+
+// A number no machine has (a typo: 1e-300 for 1e3) is refused with the range a machine's can be
+// in: `flops_tflops = 1e-300` was read, and the tables priced a step in times of 31 digits.
+TEST(TopologyFile, NumbersNoMachineHasAreRefusedWithTheirRange) {
+  const std::string head = "id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 2\n";
+  const std::string memory = "[memory]\nbandwidth_gbs = 10\n";
+  const std::string shared = head + "fabric = \"shared-memory\"\n";  // lines 1-5
+  // Each as the reader says it (the shortest text that reads back).
+  for (const auto& [flops, said] : {std::pair{"1e-300", "1e-300"}, std::pair{"0", "0"},
+                                    std::pair{"0.0009", "9e-04"}, std::pair{"200000", "2e+05"}}) {
+    expect_refused(shared + "flops_tflops = " + flops + "\n" + memory, 6,
+                   "`flops_tflops` is " + std::string(said) + ", outside [0.001, 1e+05] TFLOP/s");
+  }
+  EXPECT_EQ(parse_topology(shared + "flops_tflops = 0.001\n" + memory, "ok.toml").flops, 1e9);
+  EXPECT_EQ(parse_topology(shared + "flops_tflops = 100000\n" + memory, "ok.toml").flops, 1e17);
+  expect_refused(shared + "call_latency_us = 2e6\n" + memory, 6,
+                 "`call_latency_us` is 2e+06, outside [0, 1e+06] us");
+  expect_refused(shared + "[memory]\nbandwidth_gbs = 1e-5\n", 7,
+                 "`bandwidth_gbs` in [memory] is 1e-05, outside [0.001, 1e+05] GB/s");
+  const std::string link = head + "fabric = \"switch\"\n[gpu_link]\n";  // lines 1-6
+  expect_refused(link + "latency_us = 2\nbandwidth_gbs = 1e-300\n" + memory, 8,
+                 "`bandwidth_gbs` in [gpu_link] is 1e-300, outside [0.001, 1e+05] GB/s");
+  expect_refused(link + "latency_us = -1\nbandwidth_gbs = 400\n" + memory, 7,
+                 "`latency_us` in [gpu_link] is -1, outside [0, 1e+06] us");
+  // A curve's sizes are bytes: from 1 byte.
+  expect_refused(shared + "[memory]\ncopy = [[1e-300, 1]]\nreduce = [[1, 1]]\n", 7,
+                 "sizes from 1 to 1e+15 bytes, increasing");
+  // NCCL's channels: a network channel of 1e-300 GB/s is none at all (0, which one node gives).
+  const std::string nccl = shared + memory + "[nccl_model]\nchannels = 2\nchannel_gbs = 20\n";
+  expect_refused(nccl + "network_channel_gbs = 1e-300\n", 11,
+                 "`network_channel_gbs` in [nccl_model] is 1e-300, outside [0.001, 10000] GB/s "
+                 "(or 0: none)");
+  EXPECT_NO_THROW(parse_topology(nccl + "network_channel_gbs = 0\n", "ok.toml"));
+  // Every preset is well inside.
+  EXPECT_GE(load_topologies(default_topology_folder()).size(), 5u);
 }
 
 TEST(TopologyFile, ADeviceOrAFolderIsRefusedNotReadForever) {

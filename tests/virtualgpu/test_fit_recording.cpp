@@ -36,8 +36,10 @@ FitRecording a_fit() {
   m.reduce_peer_all = 63146746640.72628;
   r.measured.memory = {m, m};
   r.measured.memory[1].bytes = 3 << 20;
-  r.measured.latency = {{"ring", mirrorlab::timing::ring_schedule(4, 4096), 2.4789087239583334e-05},
-                        {"one-shot", mirrorlab::timing::one_shot_schedule(2, 65536), 1.0 / 3e4}};
+  r.measured.latency = {
+      {"ring", mirrorlab::timing::ring_schedule(4, 4096), 2.4789087239583334e-05},
+      {"one-shot", mirrorlab::timing::one_shot_schedule(2, 65536), 1.0 / 3e4},
+      {"reduce-to-one", mirrorlab::timing::reduce_to_one_schedule(3, 8192), 4.1e-05}};
   r.measured.check = {
       {"reduce-to-one", mirrorlab::timing::reduce_to_one_schedule(4, 1 << 20), 3.1e-3}};
   return r;
@@ -171,16 +173,26 @@ INSTANTIATE_TEST_SUITE_P(
         BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":1e400",
                      "not JSON (number overflow"},
         BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":0",
-                     "memory[0].copy_one is 0, outside [1, 1e+18]"},
+                     "memory[0].copy_one is 0, outside [1e+06, 1e+14]"},
+        // 1 byte/s, or more than any memory moves: what no topology file holds (1 MB/s to 100
+        // TB/s), and the fit could not be read back.
+        BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":1",
+                     "memory[0].copy_one is 1, outside [1e+06, 1e+14]"},
+        BadRecording{"\"copy_all\":14285714285.714285", "\"copy_all\":1e15",
+                     "memory[0].copy_all is 1e+15, outside [1e+06, 1e+14]"},
         BadRecording{"\"copy_one\":52242508520.49569", "\"copy_one\":\"fast\"",
                      "memory[0].copy_one is not a number"},
         BadRecording{"\"reduce_peer_one\":0.0", "\"reduce_peer_one\":-1",
-                     "memory[0].reduce_peer_one is -1, outside [1, 1e+18] and not 0"},
+                     "memory[0].reduce_peer_one is -1, outside [1e+06, 1e+14] and not 0"},
         BadRecording{"\"bytes\":1048576", "\"bytes\":-1048576",
-                     "memory[0].bytes is -1048576, outside [1, 1125899906842624]"},
+                     "memory[0].bytes is -1048576, outside [1, 1e+15]"},
         BadRecording{"\"memory\": [", "\"memory\": [], \"was\": [", "memory holds no samples"},
         BadRecording{"\"memory\": [", "\"memory\": {\"a\": 1}, \"was\": [", "memory is not a list"},
         BadRecording{"\"latency\": [", "\"sizes\": [", "latency is missing"},
+        // Replayed as "latencies fitted: 0.0 us" before.
+        BadRecording{"\"latency\": [", "\"latency\": [], \"was\": [",
+                     "latency holds 0 entries, fewer than 3: a fit needs one small all-reduce at "
+                     "least for each latency it fits"},
         BadRecording{"\"algorithm\":\"ring\"", "\"algorithm\":\"nccl\"",
                      "latency[0].algorithm is 'nccl', not one of reduce-to-one, ring, one-shot"},
         BadRecording{"\"algorithm\":\"ring\",\"devices\":4", "\"algorithm\":\"ring\",\"devices\":5",
@@ -193,11 +205,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadRecording{"\"seconds\":0.0031}", "\"seconds\":0.0031}, 7",
                      "check[1] is not an object"}));
 
+// A fit's three latencies (call, step, move) are fitted to its small all-reduces: a fit that
+// holds fewer than three is refused, saying why (and that it was interrupted, when it was).
+TEST(FitRecording, AFitWithTooFewSmallAllReducesForItsLatenciesIsRefused) {
+  for (const bool interrupted : {false, true}) {
+    FitRecording r = a_fit();
+    r.interrupted = interrupted;
+    r.measured.latency.resize(2);
+    try {
+      mirrorlab::vgpu::parse_fit_recording(mirrorlab::vgpu::write_fit_recording(r), "cut.json");
+      FAIL() << "read with 2 small all-reduces";
+    } catch (const RecordingError& e) {
+      const std::string said = e.what();
+      EXPECT_NE(said.find("latency holds 2 entries, fewer than 3: a fit needs one small "
+                          "all-reduce at least for each latency it fits (call, step and move)"),
+                std::string::npos)
+          << said;
+      EXPECT_EQ(said.find("this fit was interrupted before it measured them") != std::string::npos,
+                interrupted)
+          << said;
+    }
+  }
+  // A check's recording holds none: it fits nothing.
+  FitRecording check = a_fit();
+  check.kind = FitRecording::Kind::kCheck;
+  EXPECT_NO_THROW(
+      mirrorlab::vgpu::parse_fit_recording(mirrorlab::vgpu::write_fit_recording(check), "c.json"));
+}
+
 // A recording of `samples` rings on `devices` devices (of 64), as text.
 std::string rings(int samples, int devices) {
   FitRecording r = a_fit();
+  r.kind = FitRecording::Kind::kCheck;  // its all-reduces all checked ones
   r.devices = 64;
-  r.measured.latency.clear();
   r.measured.check.assign(samples, {"ring", mirrorlab::timing::ring_schedule(2, 4096), 1e-3});
   std::string text = mirrorlab::vgpu::write_fit_recording(r);
   const std::string two = "\"devices\":2,";

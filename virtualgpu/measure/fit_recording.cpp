@@ -22,8 +22,13 @@ constexpr const char* kFormat = "mirrorlab compare measurements";
 constexpr int kVersion = 1;
 // The largest file read: a recording at the limits below is a few megabytes.
 constexpr std::uintmax_t kMaxFileBytes = 64u << 20;
-// The largest size a sample may give, bytes (1 PiB).
-constexpr double kMaxBytes = 1125899906842624.0;
+// The largest size a sample may give, bytes (1 PB, as a topology's curves: timing/topology_file.h).
+constexpr double kMaxBytes = 1e15;
+// A memory bandwidth, bytes/s: 1 MB/s to 100 TB/s, what a topology file may give (0.001 to
+// 100000 GB/s), so that a fit's topology reads back.
+constexpr double kMinBandwidth = 1e6, kMaxBandwidth = 1e14;
+// A fit's latencies (call, step and move) are fitted to its small all-reduces: at least one each.
+constexpr std::size_t kMinLatencySamples = 3;
 
 // The memory sample's bandwidths, by their names in the file.
 constexpr std::pair<const char*, double timing::MemorySample::*> kOwnBandwidths[] = {
@@ -94,8 +99,12 @@ files::FieldFailure refused_in(const std::string& file) {
 timing::MemorySample read_memory(const JsonFields& f) {
   timing::MemorySample s;
   s.bytes = f.real("bytes", 1, kMaxBytes);
-  for (const auto& [name, member] : kOwnBandwidths) s.*member = f.real(name, 1, 1e18);
-  for (const auto& [name, member] : kPeerBandwidths) s.*member = f.real(name, 1, 1e18, true);
+  for (const auto& [name, member] : kOwnBandwidths) {
+    s.*member = f.real(name, kMinBandwidth, kMaxBandwidth);
+  }
+  for (const auto& [name, member] : kPeerBandwidths) {
+    s.*member = f.real(name, kMinBandwidth, kMaxBandwidth, true);
+  }
   return s;
 }
 
@@ -217,6 +226,13 @@ FitRecording parse_fit_recording(const std::string& text, const std::string& fil
     r.measured.memory = read_memory_list(in, "memory");
     if (r.measured.memory.empty()) in.fail("memory", "holds no samples: a fit needs them");
     r.measured.latency = read_samples(in, "latency", r.devices, load);
+    if (r.measured.latency.size() < kMinLatencySamples) {
+      in.fail("latency",
+              files::field_words::too_few(r.measured.latency.size(), kMinLatencySamples) +
+                  ": a fit needs one small all-reduce at least for each latency it fits (call, "
+                  "step and move)" +
+                  (r.interrupted ? ", and this fit was interrupted before it measured them" : ""));
+    }
   } else {
     const std::vector<timing::MemorySample> around =
         read_memory_list(in, "memory_before_and_after");

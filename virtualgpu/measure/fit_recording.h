@@ -49,9 +49,10 @@ inline constexpr double kMaxRecordedLoad = 1 << 20;
 std::string write_fit_recording(const FitRecording& recording);  // JSON text
 // Throws RecordingError for text that is not a recording this build reads: not JSON, another
 // format or a newer version, a field missing or of the wrong type, a count, size, time or
-// bandwidth that is not a positive finite number (a peer bandwidth may be 0: not measured), an
-// all-reduce on fewer than 2 or more than `devices` devices, an algorithm without a schedule, or
-// more than the limits above.
+// bandwidth outside the range it can have (sizes 1 byte to 1 PB, memory bandwidths 1 MB/s to
+// 100 TB/s, as a topology file's; a peer bandwidth may be 0: not measured), an all-reduce on
+// fewer than 2 or more than `devices` devices, an algorithm without a schedule, a fit with fewer
+// than 3 small all-reduces to fit its 3 latencies to, or more than the limits above.
 FitRecording parse_fit_recording(const std::string& text, const std::string& file_name);
 FitRecording read_fit_recording(const std::string& path);
 
