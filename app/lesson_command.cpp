@@ -44,7 +44,7 @@ int check(const LessonOptions& o) {
     return 0;
   } catch (const lessons::LessonError& e) {
     std::fprintf(stderr, "%s\n", e.what());
-    return 1;
+    return 2;  // bad input, as for `lesson run` and every command
   }
 }
 
@@ -173,7 +173,9 @@ CLI::App* add_lesson_command(CLI::App& app, LessonOptions& o, LessonCommands& co
       ->type_name("DIR");
   folder_flag(commands.run);
   commands.check = cmd->add_subcommand(
-      "check", "Check lesson files without running them: each error with its file and line");
+      "check",
+      "Check a lesson file without running it: each error with its file and line (exit status "
+      "2 for a malformed lesson, as with lesson run)");
   add_text_flag(commands.check, "file", o.file, "A lesson file (.md)")
       ->required()
       ->type_name("FILE");

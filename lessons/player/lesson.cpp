@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -90,6 +91,16 @@ bool valid_moment(const std::string& m) {
          std::stoi(n) >= 1;
 }
 
+std::string gpus_text(int gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
+
+// "" when `limits` memory limits fit `gpus` GPUs (one for all, or one each), else the sentence:
+// of a [setup], and of an action that gives its run other limits.
+std::string memory_limits_problem(std::size_t limits, int gpus) {
+  if (limits <= 1 || limits == static_cast<std::size_t>(gpus)) return "";
+  return "`memory_mib` gives " + std::to_string(limits) + " limits for " + gpus_text(gpus) +
+         ": give one, or one each";
+}
+
 void check_allreduce(const TomlBlock& b, const std::string& name) {
   if (name == vgpu::kAutoAllReduce || vgpu::find_all_reduce(name)) return;
   b.fail(b.line(),
@@ -127,12 +138,9 @@ core::RunSettings read_setup(const TomlBlock& b) {
     b.fail(b.line(), "`workers` x `gpus` is " + std::to_string(s.devices.gpus * s.workers) +
                          " virtual GPUs: give at most 8 in all");
   }
-  const std::size_t limits = s.devices.memory_limits_mib.size();
-  if (limits > 1 && limits != static_cast<std::size_t>(s.devices.gpus)) {
-    b.fail(b.line_of_key("memory_mib"), "`memory_mib` gives " + std::to_string(limits) +
-                                            " limits for " + std::to_string(s.devices.gpus) +
-                                            " GPUs: give one, or one each");
-  }
+  const std::string limits =
+      memory_limits_problem(s.devices.memory_limits_mib.size(), s.devices.gpus);
+  if (!limits.empty()) b.fail(b.line_of_key("memory_mib"), limits);
   return s;
 }
 
@@ -300,6 +308,84 @@ void require_machines(const Lesson& lesson) {
   }
 }
 
+// What a step's actions, questions and checks ask of the run they play on. A step's run is its
+// own [setup], else the run of the step before as that step's actions left it (another
+// all-reduce, other memory limits): a moment its all-reduce has, a memory limit for each of its
+// GPUs (or one for all), a replica it has.
+
+constexpr std::string_view kAllReduceStep = "allreduce-step-";
+
+// "2 GPUs", "2 workers x 2 GPUs".
+std::string run_text(const core::RunSettings& s) {
+  const std::string gpus = gpus_text(s.devices.gpus);
+  return s.workers > 1 ? std::to_string(s.workers) + " workers x " + gpus : gpus;
+}
+
+// The algorithm a run of `s` takes on CPU-backed virtual GPUs, where lessons play ("auto": the
+// ring).
+std::string algorithm_of(const core::RunSettings& s) {
+  return s.allreduce == vgpu::kAutoAllReduce ? std::string(vgpu::kRingName) : s.allreduce;
+}
+
+// The steps of its all-reduce: the algorithm's on a worker's GPUs, and with several workers one
+// across them and one back to every device (vgpu::HierarchicalAllReduce). NCCL's all-reduce is
+// one step (a library call), where it can run at all: not on virtual GPUs, where the run says why.
+int allreduce_steps(const core::RunSettings& s) {
+  const std::string name = algorithm_of(s);
+  const int within =
+      name == vgpu::kNcclName ? 1 : vgpu::make_all_reduce(name)->num_steps(s.devices.gpus);
+  return within + (s.workers > 1 ? 2 : 0);
+}
+
+void require_moment(const Lesson& lesson, const Action& a, const core::RunSettings& run) {
+  if (a.moment.rfind(kAllReduceStep, 0) != 0) return;
+  const int n = std::stoi(a.moment.substr(kAllReduceStep.size()));  // 1 to 99 (read so)
+  const int steps = allreduce_steps(run);
+  if (n <= steps) return;
+  std::string takes = "the run's " + algorithm_of(run) + " all-reduce on " + run_text(run);
+  if (steps == 0) {
+    takes += " takes no steps (one replica has no other to sum with): pause at another moment";
+  } else {
+    takes += " takes " + std::to_string(steps) + (steps == 1 ? " step" : " steps") +
+             (run.workers > 1 ? " (those within a worker, then one across the workers and one "
+                                "back to every device)"
+                              : "") +
+             ": give allreduce-step-1" +
+             (steps > 1 ? " to allreduce-step-" + std::to_string(steps) : "");
+  }
+  throw LessonError(lesson.path, a.line, "`pause_at = \"" + a.moment + "\"`: " + takes);
+}
+
+// A value of one replica reads worker 0's: replicas 0 to gpus - 1.
+void require_replica(const Lesson& lesson, int replica, int line, const core::RunSettings& run) {
+  if (replica < run.devices.gpus) return;
+  throw LessonError(lesson.path, line,
+                    "`replica = " + std::to_string(replica) + "`: the run has replicas 0 to " +
+                        std::to_string(run.devices.gpus - 1) + " (" +
+                        (run.workers > 1 ? "worker 0's " : "one on each of its ") +
+                        gpus_text(run.devices.gpus) + ")");
+}
+
+void require_followable(const Lesson& lesson) {
+  std::optional<core::RunSettings> run;
+  for (const LessonStep& step : lesson.steps) {
+    if (step.setup) run = step.setup;
+    if (!run) continue;  // a coming lesson's steps before its first [setup]: nothing is played
+    for (const Action& a : step.actions) {
+      if (a.kind == ActionKind::kPauseAt) require_moment(lesson, a, *run);
+      if (a.kind == ActionKind::kSwitchAllReduce) run->allreduce = a.allreduce;
+      if (a.kind == ActionKind::kSetMemory) {
+        // As a [setup]'s: the player gives the limits to a run like the current one.
+        const std::string problem = memory_limits_problem(a.memory_mib.size(), run->devices.gpus);
+        if (!problem.empty()) throw LessonError(lesson.path, a.line, problem);
+        run->devices.memory_limits_mib.assign(a.memory_mib.begin(), a.memory_mib.end());
+      }
+    }
+    for (const Question& q : step.questions) require_replica(lesson, q.replica, q.line, *run);
+    for (const Check& c : step.checks) require_replica(lesson, c.replica, c.line, *run);
+  }
+}
+
 void read_metadata(const TomlBlock& b, Lesson& lesson) {
   b.only({"id", "minutes", "needs", "coming"}, "the lesson's block");
   lesson.id = b.required_text("id", "the lesson's short name (as `mirrorlab lesson run ID`)");
@@ -317,6 +403,8 @@ void read_metadata(const TomlBlock& b, Lesson& lesson) {
 }  // namespace
 
 Lesson parse_lesson(std::string_view markdown, const std::string& path) {
+  // A UTF-8 byte-order mark, which some editors write first, is no part of the `# Title` line.
+  if (markdown.starts_with("\xEF\xBB\xBF")) markdown.remove_prefix(3);
   std::vector<Section> sections = read_sections(markdown, path);
   Lesson lesson;
   lesson.path = path;
@@ -350,6 +438,7 @@ Lesson parse_lesson(std::string_view markdown, const std::string& path) {
   }
   if (lesson.steps.empty()) throw LessonError(path, 0, "no steps: each `## ...` section is one");
   require_machines(lesson);
+  require_followable(lesson);
   if (!lesson.coming && !lesson.steps[0].setup) {
     throw LessonError(path, lesson.steps[0].line,
                       "the first step needs a [setup]: the run it plays");

@@ -10,6 +10,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/support/command_output.h"
+#include "tests/support/temp_folder.h"
 
 namespace {
 
@@ -374,6 +375,38 @@ TEST(Cli, NcclOnCpuVirtualGpusIsRefusedWithItsReasonBeforeReadingTheDataset) {
   EXPECT_NE(r.output.find("use auto, reduce-to-one, ring or one-shot"), std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("Loading Fashion-MNIST"), std::string::npos) << r.output;
+}
+
+// One convention for bad input everywhere: a malformed lesson is exit status 2 for `lesson check`
+// as for `lesson run` (check said 1, which `lesson run` gives a lesson whose checks fail).
+TEST(CliLesson, CheckGivesAMalformedLessonStatus2AsRunDoes) {
+#ifndef MIRRORLAB_HAVE_LESSONS
+  GTEST_SKIP() << "this build has no lessons (libtomlplusplus-dev or libmd4c-dev missing)";
+#endif
+  mirrorlab::testing::TempFolder folder("cli-lesson");
+  const std::filesystem::path bad = folder / "bad.md";
+  std::ofstream(bad) << "# A lesson\n\n```toml\nid = \"a\"\nminutes = 5\n```\n\n## Step\n\n"
+                        "```toml\ndo = [{ pause_at = \"allreduce-step-99\" }]\n[setup]\n"
+                        "gpus = 2\n```\n";
+  for (const std::string command : {"lesson check ", "lesson run --non-interactive "}) {
+    const Result r = run(command + bad.string());
+    EXPECT_EQ(r.status, 2) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find(bad.string() + ":11: `pause_at = \"allreduce-step-99\"`"),
+              std::string::npos)
+        << command << "\n"
+        << r.output;
+  }
+  // Well formed: 0, a byte-order mark first or not.
+  const std::filesystem::path good = folder / "good.md";
+  std::ofstream(good) << "\xEF\xBB\xBF"
+                      << mirrorlab::testing::read_file(std::string(MIRRORLAB_SOURCE_DIR) +
+                                                       "/lessons/01-mirrored-strategy.md");
+  const Result r = run("lesson check " + good.string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("well formed"), std::string::npos) << r.output;
+  // And the help says so.
+  EXPECT_NE(run("lesson check --help").output.find("exit status 2 for a malformed lesson"),
+            std::string::npos);
 }
 
 }  // namespace

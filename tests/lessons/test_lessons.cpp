@@ -223,11 +223,79 @@ INSTANTIATE_TEST_SUITE_P(
                   with_step("[setup]\n[[check]]\nthat = \"replicas\"\ndevices = 2\n"
                             "equals = 1\nsays = \"x\"\n"),
                   14, "`devices` goes with the timing model's values"},
+        // A lesson the run cannot follow: `lesson check` passed these, and the run failed (or
+        // dropped a limit) in class.
+        Malformed{"PauseAtAStepTheRingHasNot",
+                  with_step("do = [{ pause_at = \"allreduce-step-99\" }]\n[setup]\ngpus = 2\n"
+                            "allreduce = \"ring\"\n"),
+                  13,
+                  "`pause_at = \"allreduce-step-99\"`: the run's ring all-reduce on 2 GPUs takes "
+                  "2 steps: give allreduce-step-1 to allreduce-step-2"},
+        Malformed{"PauseAtAStepOfTheAlgorithmSwitchedFrom",
+                  with_step("do = [{ allreduce = \"one-shot\" }, "
+                            "{ pause_at = \"allreduce-step-2\" }]\n[setup]\ngpus = 4\n"),
+                  13,
+                  "the run's one-shot all-reduce on 4 GPUs takes 1 step: give allreduce-step-1"},
+        Malformed{"PauseInTheAllReduceOfOneGpu",
+                  with_step("do = [{ pause_at = \"allreduce-step-1\" }]\n[setup]\ngpus = 1\n"), 13,
+                  "on 1 GPU takes no steps (one replica has no other to sum with)"},
+        Malformed{"PauseAtAStepPastTheWorkers",
+                  with_step("do = [{ pause_at = \"allreduce-step-5\" }]\n[setup]\ngpus = 2\n"
+                            "workers = 2\n"),
+                  13,
+                  "all-reduce on 2 workers x 2 GPUs takes 4 steps (those within a worker, then "
+                  "one across the workers and one back to every device): give allreduce-step-1 "
+                  "to allreduce-step-4"},
+        Malformed{"MemoryForMoreGpusInAnAction",
+                  with_step("do = [{ memory_mib = [512, 256, 128] }]\n[setup]\ngpus = 2\n"), 13,
+                  "`memory_mib` gives 3 limits for 2 GPUs: give one, or one each"},
+        Malformed{"ReplicaPastTheLast",
+                  with_step("[setup]\ngpus = 2\n[[check]]\nthat = \"shard_examples\"\n"
+                            "replica = 2\nequals = 1\nsays = \"x\"\n"),
+                  15, "`replica = 2`: the run has replicas 0 to 1 (one on each of its 2 GPUs)"},
+        Malformed{"ReplicaOfAnotherWorker",
+                  with_step("[setup]\ngpus = 2\nworkers = 2\n[[question]]\nask = \"?\"\n"
+                            "answer = \"shard_examples\"\nreplica = 3\n"),
+                  16, "`replica = 3`: the run has replicas 0 to 1 (worker 0's 2 GPUs)"},
         Malformed{"DevicesZero",
                   with_step("topology = \"pcie-2\"\n[setup]\n[[check]]\n"
                             "that = \"model_ring_us\"\ndevices = 0\nat_most = 1\nsays = \"x\"\n"),
                   17, "`devices` is 0, outside ["}),
     [](const ::testing::TestParamInfo<Malformed>& info) { return info.param.name; });
+
+// A step without a [setup] plays the run of the step before, as its actions left it: what it
+// pauses at and which replicas it reads are that run's.
+TEST(LessonReader, AStepIsCheckedAgainstTheRunTheStepsBeforeLeft) {
+  const std::string two_steps = with_step(
+      "do = [{ allreduce = \"reduce-to-one\" }]\n[setup]\ngpus = 4\nallreduce = \"ring\"\n");
+  // Lines 13-16 are the first step's block, 17 closes it.
+  const std::string then = "\n## Step two\n\n```toml\n";  // its block from line 22
+  EXPECT_NO_THROW(parse_lesson(two_steps + then +
+                                   "do = [{ pause_at = \"allreduce-step-2\" }]\n"
+                                   "```\n",
+                               "x.md"));
+  try {
+    parse_lesson(two_steps + then + "do = [{ pause_at = \"allreduce-step-6\" }]\n```\n", "x.md");
+    FAIL() << "the ring's 6th step, after the switch to reduce-to-one, was taken";
+  } catch (const LessonError& e) {
+    EXPECT_EQ(e.line(), 22) << e.what();
+    EXPECT_NE(std::string(e.what()).find("reduce-to-one all-reduce on 4 GPUs takes 2 steps"),
+              std::string::npos)
+        << e.what();
+  }
+  // The memory limits a step sets up are the run's until one changes them: one for all is fine.
+  EXPECT_NO_THROW(parse_lesson(two_steps + then + "do = [{ memory_mib = [512] }]\n```\n", "x.md"));
+}
+
+// Some editors write a UTF-8 byte-order mark first: it was read as text before the title, and the
+// lesson refused as having none.
+TEST(LessonReader, AByteOrderMarkBeforeTheTitleIsSkipped) {
+  const Lesson l = parse_lesson("\xEF\xBB\xBF" + with_step("[setup]\n"), "bom.md");
+  EXPECT_EQ(l.title, "A lesson");
+  EXPECT_EQ(l.id, "a");
+  ASSERT_EQ(l.steps.size(), 1u);
+  EXPECT_EQ(l.steps[0].line, 8);  // the mark takes no line
+}
 
 TEST(LessonReader, ADeviceOrAFolderIsRefusedNotReadForever) {
   for (const char* path : {"/dev/zero", "/tmp"}) {
