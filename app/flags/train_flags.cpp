@@ -73,6 +73,13 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
   add_unsigned_flag(cmd, "--train-examples", s.train_examples, 0, std::uint64_t{1} << 31,
                     "Use only the first N training examples (0: all) for quick demos");
   add_fault_flags(cmd, o.faults);
+  // Once parsed, the command's flags that were given (those its caller adds after these too).
+  cmd->parse_complete_callback([cmd, &o] {
+    o.given.clear();
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() > 0) o.given.insert(option->get_name());
+    }
+  });
 }
 
 // Flags are checked one by one by CLI11; what depends on several of them is checked here, and the

@@ -32,8 +32,9 @@ struct TrainOptions {
   StepsOrEpochs checkpoint_every;  // count 0: every epoch
   int keep = 0;                    // 0: every checkpoint
   std::string resume_dir;
-  // The flags given on the command line ("--lr"), filled once `train` is parsed: a resumed run
-  // refuses those that would change what the checkpoint fixed.
+  // The flags given on the command line ("--lr"), filled once `train` or `gui` is parsed: a
+  // resumed run refuses those that would change what the checkpoint fixed, and workers that
+  // differ are told which flag one of them did not give.
   std::set<std::string> given;
   double worker_timeout_seconds = 60;  // --worker-timeout
 };

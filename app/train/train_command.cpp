@@ -44,12 +44,6 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "unless --checkpoint-dir names another folder")
       ->type_name("DIR");
   add_worker_flags(cmd, o);
-  cmd->parse_complete_callback([cmd, &o] {
-    o.given.clear();
-    for (const CLI::Option* option : cmd->get_options()) {
-      if (option->count() > 0) o.given.insert(option->get_name());
-    }
-  });
   return cmd;
 }
 

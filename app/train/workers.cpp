@@ -114,23 +114,63 @@ void finish_workers(vgpu::WorkerGroup& workers) {
 #endif
 }
 
+namespace {
+
+// What a worker that gave no flag for setting `key` trains with, in words: the setting's value
+// (`value`), or what a value that stands for "not given" means.
+std::string default_text(const std::string& key, const std::string& value, const TrainOptions& o) {
+  if (key == "gpus") {
+    std::string problem;  // said at the start, where the flags are checked
+    const int count = device_count(o.settings.devices, &problem);
+    return problem.empty() ? std::to_string(count) : value;
+  }
+  if (key == "max_steps" && value == "0") return "no limit";
+  if (key == "train_examples" && value == "0") return "all of the training set";
+  if (key == "workers" && value == "0") return "as many as mpirun started";
+  if (key == "memory_mib" && value == "(none)") {
+    return std::to_string(kDefaultMemoryLimitMib) + " MiB each";
+  }
+  if (key == "physical_gpus" && value == "(none)") return "the first GPU";
+  return value;
+}
+
+// The line of `flag` with `value`; for a flag this worker was not given, a tab and the words
+// that say so ("gave no --gpus (the default, 2)"), which compare_worker_flags says but does not
+// compare: a flag left out and one given its default value train alike.
+std::string flag_line(const std::string& flag, const std::string& value, bool given,
+                      const std::string& default_words) {
+  return flag + " " + value +
+         (given ? "" : "\tgave no " + flag + " (the default, " + default_words + ")") + "\n";
+}
+
+}  // namespace
+
 std::string train_flag_lines(const TrainOptions& o) {
   // Every setting, by the flag that sets it (a setting no flag sets, by its key), then
   // --worker-timeout, which is no setting of the run but must agree too.
-  const std::string lines = core::settings_lines(o.settings, [](const std::string& key) {
+  std::string lines;
+  std::istringstream by_key(core::settings_lines(o.settings));
+  for (std::string line; std::getline(by_key, line);) {
+    const std::size_t space = line.find(' ');
+    const std::string key = line.substr(0, space), value = line.substr(space + 1);
     const std::string flag = flag_for_setting(key);
-    return flag.empty() ? key : flag;
-  });
+    if (flag.empty()) {
+      lines += line + "\n";
+    } else {
+      lines += flag_line(flag, value, o.given.count(flag) > 0, default_text(key, value, o));
+    }
+  }
   std::ostringstream timeout;
-  timeout << "--worker-timeout " << o.worker_timeout_seconds << "\n";
+  timeout << o.worker_timeout_seconds;
+  lines += flag_line("--worker-timeout", timeout.str(), o.given.count("--worker-timeout") > 0,
+                     timeout.str());
   // Worker 0 writes the files, with every worker's part gathered from the others (an exchange
   // they all make only when the files are asked for): each is asked on every worker or on none.
   // The paths may differ (each host its own folders).
   const auto asked = [](const char* flag, const std::string& path) {
     return std::string(flag) + (path.empty() ? " (not given)\n" : " (a file)\n");
   };
-  return lines + timeout.str() + asked("--history", o.history_file) +
-         asked("--trace", o.trace_file);
+  return lines + asked("--history", o.history_file) + asked("--trace", o.trace_file);
 }
 
 std::string compare_worker_flags(const std::vector<std::string>& lines_by_worker) {
@@ -140,15 +180,21 @@ std::string compare_worker_flags(const std::vector<std::string>& lines_by_worker
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
   };
+  // A line is "--flag value", then for a flag not given a tab and how to say it.
+  const auto compared = [](const std::string& line) { return line.substr(0, line.find('\t')); };
+  const auto said = [](const std::string& line) {
+    const std::size_t tab = line.find('\t');
+    return tab == std::string::npos ? "has " + line : line.substr(tab + 1);
+  };
   const std::vector<std::string> first = split(lines_by_worker.at(0));
   for (std::size_t w = 1; w < lines_by_worker.size(); ++w) {
     const std::vector<std::string> other = split(lines_by_worker[w]);
     for (std::size_t i = 0; i < std::max(first.size(), other.size()); ++i) {
       const std::string a = i < first.size() ? first[i] : "nothing";
       const std::string b = i < other.size() ? other[i] : "nothing";
-      if (a != b) {
-        return "the workers were started with different flags: worker " + std::to_string(w) +
-               " has " + b + " where worker 0 has " + a +
+      if (compared(a) != compared(b)) {
+        return "the workers were started with different flags: worker " + std::to_string(w) + " " +
+               said(b) + " where worker 0 " + said(a) +
                ". Every worker must train with the same flags (mpirun gives every rank the "
                "same command line unless it is told otherwise)";
       }

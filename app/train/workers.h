@@ -49,10 +49,13 @@ std::unique_ptr<vgpu::WorkerGroup> nccl_workers(vgpu::WorkerGroup& workers,
 void finish_workers(vgpu::WorkerGroup& workers);
 
 // The flags that must be the same on every worker, "--name value", one per line (all but --data,
-// a folder that may differ between hosts: the data itself is compared once loaded).
+// a folder that may differ between hosts: the data itself is compared once loaded). A flag not
+// given (options.given) is followed by a tab and the words that say so, with what the worker
+// trains with instead: "--gpus 0\tgave no --gpus (the default, 2)".
 std::string train_flag_lines(const TrainOptions& options);
-// "" when every worker's lines equal worker 0's; else the first difference, naming the worker
-// and the flag with both values.
+// "" when every worker's lines equal worker 0's (the words after a tab aside); else the first
+// difference, naming the worker and the flag with both values ("worker 1 has --gpus 1 where
+// worker 0 gave no --gpus (the default, 2)").
 std::string compare_worker_flags(const std::vector<std::string>& lines_by_worker);
 
 // "60000 training and 10000 test images (labels 3f2a...)": what must be equal on every worker.

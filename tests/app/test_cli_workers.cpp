@@ -129,6 +129,16 @@ TEST_F(Workers, FlagsThatDifferBetweenWorkersAreRefusedNamingTheFlag) {
     EXPECT_EQ(count_of(run.output, "different flags"), 1) << "said once, by worker 0";
     EXPECT_EQ(run.output.find("Epoch 1/"), std::string::npos) << "trained anyway:\n" << run.output;
   }
+  // A flag one worker did not give is said so, with the default it trains with: not "worker 0 has
+  // --gpus 0", a value no one gave.
+  const std::string no_gpus = " train --model mlp --max-steps 2 --train-examples 256";
+  const auto gpus = mirrorlab::testing::run_command(
+      kMpirun + "-np 1 " + kMirrorlab + no_gpus + " : -np 1 " + kMirrorlab + no_gpus + " --gpus 1");
+  EXPECT_EQ(gpus.status, 2) << gpus.output;
+  EXPECT_NE(
+      gpus.output.find("worker 1 has --gpus 1 where worker 0 gave no --gpus (the default, 2)"),
+      std::string::npos)
+      << gpus.output;
   // The files are worker 0's, with every worker's part: asked of every worker or of none. Asked
   // of worker 0 alone, the run used to train, then wait 60 s and blame a slow worker.
   const std::string common = " train --model mlp --gpus 1 --max-steps 2 --train-examples 256";

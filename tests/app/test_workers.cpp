@@ -61,6 +61,8 @@ TEST(TfConfig, IsTheSeedNotesShapeWithThisWorkersTask) {
 TEST(WorkerFlags, EqualFlagsPassAndTheFirstDifferenceIsNamed) {
   TrainOptions a, b;
   EXPECT_EQ(compare_worker_flags({train_flag_lines(a), train_flag_lines(b)}), "");
+  a.given = {"--lr"};
+  b.given = {"--lr", "--seed"};
   b.settings.seed = 7;
   b.settings.optimizer.learning_rate = 0.5f;
   const std::string said = compare_worker_flags({train_flag_lines(a), train_flag_lines(b)});
@@ -81,15 +83,42 @@ TEST(WorkerFlags, EverySettingIsComparedByItsFlag) {
     TrainOptions b = a;
     b.settings = v.settings;
     const std::string flag = flag_for_setting(v.key);
+    if (!flag.empty()) b.given.insert(flag);
     const std::string said = compare_worker_flags({train_flag_lines(a), train_flag_lines(b)});
     EXPECT_NE(said.find("worker 1 has " + (flag.empty() ? v.key : flag) + " "), std::string::npos)
         << said;
   }
   TrainOptions b = a;
   b.worker_timeout_seconds = 5;
+  b.given.insert("--worker-timeout");
   EXPECT_NE(compare_worker_flags({train_flag_lines(a), train_flag_lines(b)})
                 .find("worker 1 has --worker-timeout 5"),
             std::string::npos);
+}
+
+// A flag one worker gave and another did not is said as such, with what the other trains with:
+// "worker 0 has --gpus 0" named a value no one gave (0 stands for the default's 2 devices).
+TEST(WorkerFlags, AFlagAWorkerDidNotGiveIsSaidSoWithWhatItTrainsWith) {
+  TrainOptions a, b;
+  b.given = {"--gpus"};
+  b.settings.devices.gpus = 1;
+  std::string said = compare_worker_flags({train_flag_lines(a), train_flag_lines(b)});
+  EXPECT_NE(said.find("worker 1 has --gpus 1 where worker 0 gave no --gpus (the default, 2)"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("--gpus 0"), std::string::npos) << said;
+  // Either way round, and a value that stands for "none" in words.
+  a.given = {"--max-steps"};
+  a.settings.max_steps = 5;
+  said = compare_worker_flags({train_flag_lines(a), train_flag_lines(TrainOptions{})});
+  EXPECT_NE(said.find("worker 1 gave no --max-steps (the default, no limit) where worker 0 has "
+                      "--max-steps 5"),
+            std::string::npos)
+      << said;
+  // A flag given its default value trains as one left out: no difference.
+  TrainOptions seed;
+  seed.given = {"--seed"};
+  EXPECT_EQ(compare_worker_flags({train_flag_lines(seed), train_flag_lines(TrainOptions{})}), "");
 }
 
 // The flag flag_for_setting names for a setting is one `train` has (and `gui`, but --workers:
