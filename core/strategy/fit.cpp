@@ -133,17 +133,66 @@ void FitLoop::stop(StopReason reason) {
   done_ = true;
 }
 
+namespace {
+
+// Examples [begin, begin + count) of `data`, into `part`.
+void copy_examples(const Dataset& data, std::size_t begin, std::size_t count, Dataset& part) {
+  part.rows = data.rows;
+  part.cols = data.cols;
+  const auto image = static_cast<std::ptrdiff_t>(data.image_bytes());
+  const auto first = static_cast<std::ptrdiff_t>(begin),
+             end = first + static_cast<std::ptrdiff_t>(count);
+  part.images.assign(data.images.begin() + first * image, data.images.begin() + end * image);
+  part.labels.assign(data.labels.begin() + first, data.labels.begin() + end);
+}
+
+}  // namespace
+
+std::optional<LossStats> FitLoop::validation_pass() {
+  if (!options_.stop_requested) {
+    return strategy_->evaluate(*validation_, options_.batch_per_replica);
+  }
+  // A stop may be asked between its global batches (the app's Ctrl-C): each evaluated alone, in
+  // the same order and global batches as one pass, so one worker's sums are the same bits. With
+  // several workers, stop_requested is their exchange: every worker asks it between the same
+  // batches, and all stop at the same one.
+  const std::size_t n = validation_->size();
+  LossStats total;
+  Dataset batch;
+  for (std::size_t begin = 0; begin < n; begin += global_) {
+    if (begin > 0 && options_.stop_requested()) return std::nullopt;
+    copy_examples(*validation_, begin, std::min(global_, n - begin), batch);
+    total += strategy_->evaluate(batch, options_.batch_per_replica);
+  }
+  return total;
+}
+
 void FitLoop::end_epoch(bool validate) {
   const bool complete = examples_in_epoch_ == train_->size();
+  const bool validating = validate && validation_ != nullptr && validation_->size() > 0;
+  // A stop during the validation pass leaves the run where it stood before this close, as a stop
+  // asked before the pass does (a run that goes on validates the epoch then).
+  std::optional<FitPosition> before;
+  if (validating && options_.stop_requested) before = position_now();
   in_epoch_ = false;
   history_.train_seconds += log_.seconds;
   log_.train = Metrics::from(running_);
-  if (validate && validation_ != nullptr && validation_->size() > 0) {
-    log_.validation = Metrics::from(strategy_->evaluate(*validation_, options_.batch_per_replica));
-    log_.has_validation = true;
+  bool stopped = false;
+  if (validating) {
+    if (const std::optional<LossStats> validation = validation_pass()) {
+      log_.validation = Metrics::from(*validation);
+      log_.has_validation = true;
+    } else {
+      stopped = true;
+    }
   }
   history_.epochs.push_back(log_);
   if (callback_) callback_->on_epoch_end(log_);
+  if (stopped) {
+    closed_early_ = std::move(before);
+    history_.stop_reason = StopReason::kInterrupted;
+    done_ = true;
+  }
   if (complete && epoch_ == options_.epochs) done_ = true;
 }
 

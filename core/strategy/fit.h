@@ -20,8 +20,9 @@ struct FitOptions {
   std::int64_t max_steps = 0;  // stop after this many global steps in all (0: no limit)
   std::size_t batch_per_replica = 64;
   std::uint64_t seed = 1;  // shuffling; epoch e uses shuffled_indices(n, seed, e)
-  // Asked between steps (fit()) and before a validation pass: true stops the run there, as
-  // interrupted (the app's Ctrl-C). Empty: never.
+  // Asked between steps (fit()), before a validation pass and between its global batches: true
+  // stops the run there, as interrupted (the app's Ctrl-C), the epoch not yet closed (a run that
+  // goes on from its position validates it). Empty: never, and the pass is one evaluate().
   std::function<bool()> stop_requested;
 };
 
@@ -151,6 +152,8 @@ class FitLoop {
  private:
   void begin_epoch();
   void end_epoch(bool validate);
+  // The validation set's summed stats; nullopt when a stop was asked between its batches.
+  std::optional<LossStats> validation_pass();
   FitPosition position_now() const;
   // The steps of the open epoch: its steps so far and those its unused examples still need.
   std::int64_t epoch_steps() const;

@@ -1,7 +1,8 @@
 // `mirrorlab train` with checkpoints, run as a user runs it: a run stopped at step 30 and resumed
 // to 60 ends with the very bytes of a run of 60; Ctrl-C saves a checkpoint the run goes on from,
-// bit for bit; a resumed run on other devices says what changed; and every --resume that cannot
-// work is refused with a sentence (exit 2) before anything trains.
+// bit for bit, and SIGTERM in the validation pass stops within a few of its batches, saving one
+// too; a resumed run on other devices says what changed; and every --resume that cannot work is
+// refused with a sentence (exit 2) before anything trains.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -119,6 +120,50 @@ TEST_F(CheckpointCli, CtrlCSavesACheckpointAndTheRunGoesOnFromItBitForBit) {
                            std::to_string(steps + 5) + ".safetensors";
   EXPECT_EQ(read_file(whole / last), read_file(stopped / last));
   EXPECT_TRUE(fs::exists(stopped / (name + ".json"))) << "the checkpoint of the interrupt";
+}
+
+// A stop during the end-of-epoch validation pass takes effect between its batches, not after the
+// whole pass (which went on for a minute with a straggler, and a run killed meanwhile left no
+// checkpoint): the run stops as a stop between steps does, saving the checkpoint of its steps.
+TEST_F(CheckpointCli, SigtermDuringTheValidationPassStopsWithinAFewBatchesLeavingACheckpoint) {
+  // One training step, then the pass over the 10000 test images in 313 global batches of 32, made
+  // slow by a straggler: some 20 s in all.
+  const fs::path log = dir_ / "log", ck = dir_ / "ck", trace = dir_ / "trace.json";
+  const pid_t pid = mirrorlab::testing::start_command(
+      kMirrorlab,
+      "train --model mlp --gpus 2 --batch-per-replica 16 --train-examples 32 --epochs 1 "
+      "--slow-device /gpu:1=300 --checkpoint-dir " +
+          ck.string() + " --trace " + trace.string(),
+      log);
+  ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Epoch 1/1", 60)) << read_file(log);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the step takes a third of a second
+  kill(pid, SIGTERM);
+  const auto signalled = std::chrono::steady_clock::now();
+  EXPECT_EQ(mirrorlab::testing::wait_exit(pid, 60), 143) << read_file(log);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  EXPECT_LT(seconds, 5.0) << "the validation pass went on after SIGTERM";
+  const std::string out = read_file(log);
+  EXPECT_NE(out.find("Checkpoint saved: " + (ck / "ckpt-00000001.json").string() + " (step 1)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Interrupted: stopped by SIGTERM after step 1 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("val_loss"), std::string::npos) << out;
+  // The pass had begun, and stopped between its batches: a whole one is 313 batches on each of
+  // the 2 replicas.
+  const std::string events = read_file(trace);
+  int evaluated = 0;
+  for (std::size_t at = events.find("\"name\":\"evaluate\""); at != std::string::npos;
+       at = events.find("\"name\":\"evaluate\"", at + 1)) {
+    ++evaluated;
+  }
+  EXPECT_GT(evaluated, 0) << "stopped before the pass";
+  EXPECT_LT(evaluated, 2 * 313);
+  // The run that goes on from the checkpoint makes the epoch's validation pass, and ends.
+  const auto r = train("--resume " + ck.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("val_loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(10000 test images)"), std::string::npos) << r.output;
 }
 
 TEST_F(CheckpointCli, ResumingOnOtherDevicesSaysWhatChangedAndKeepsTheNewestN) {

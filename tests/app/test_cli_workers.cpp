@@ -1,12 +1,15 @@
 // `mpirun -np 2 mirrorlab train ...` as a user runs it (issue 17): two workers train as one,
 // each prints its TF_CONFIG, only worker 0 prints Keras' progress, the history and the trace of
 // both are one file each; flags that differ between workers are refused; a worker killed in the
-// middle of a run makes the other exit non-zero within 10 s, naming it; and without mpirun,
+// middle of a run makes the other exit non-zero within 10 s, naming it; SIGTERM to one worker in
+// the validation pass stops both together; and without mpirun,
 // --workers says how to launch. Registered in builds with MPI and mpirun (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -196,6 +199,39 @@ TEST_F(Workers, AWorkerKilledMidRunMakesTheOtherExitWithin10SecondsNamingIt) {
   for (const auto& entry : fs::directory_iterator(dir_)) {
     EXPECT_EQ(entry.path().filename(), "log") << "left behind: " << entry.path();
   }
+}
+
+// A stop asked of one worker during the validation pass, which is now asked between its batches
+// too, is agreed by every worker between the same two batches (an exchange, as between steps):
+// both stop together, none waits for ever in the pass's next exchange.
+TEST_F(Workers, SigtermToOneWorkerDuringTheValidationPassStopsEveryWorkerTogether) {
+  const fs::path log = dir_ / "log", history = dir_ / "h.json";
+  // 100 epochs of one step, each closed by a pass over the 10000 test images: nearly all of the
+  // run is validation.
+  const pid_t mpirun = mirrorlab::testing::start_command(
+      kMpirun + "-np 2 " + kMirrorlab,
+      "train --model cnn --gpus 1 --batch-per-replica 16 --train-examples 32 --epochs 100 "
+      "--history " +
+          history.string(),
+      log);
+  ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Epoch 3/100", 120)) << read_file(log);
+  std::smatch pid;
+  const std::string started = read_file(log);
+  ASSERT_TRUE(std::regex_search(started, pid, std::regex("Worker 1 of 2, pid ([0-9]+) on")))
+      << started;
+  ASSERT_EQ(kill(std::stoi(pid[1]), SIGTERM), 0);
+  const auto signalled = std::chrono::steady_clock::now();
+  const int status = mirrorlab::testing::wait_exit(mpirun, 30);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  EXPECT_NE(status, -1) << "a worker waited for ever:\n" << read_file(log);
+  EXPECT_LT(seconds, 10.0) << read_file(log);
+  const nlohmann::json h = nlohmann::json::parse(read_file(history));
+  EXPECT_EQ(h["stopped"]["reason"], "interrupted") << h["stopped"];
+  EXPECT_NE(h["stopped"]["message"].get<std::string>().find("stopped by another worker's signal"),
+            std::string::npos)
+      << h["stopped"];
+  EXPECT_LT(h["steps"].get<int>(), 100);
 }
 
 TEST(WorkersWithoutMpirun, AskingForWorkersSaysHowToLaunchThem) {

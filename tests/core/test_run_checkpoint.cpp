@@ -119,6 +119,58 @@ TEST(Resume, AtAnEpochsEndWithOrWithoutItsValidationPass) {
   }
 }
 
+// A stop asked during an epoch's validation pass (Ctrl-C) takes effect between its batches, not
+// after the whole pass: the run stops as a stop before the pass does, its checkpoint leaves the
+// epoch to validate, and a run that goes on from it is bit for bit the run never stopped. A pass
+// that may be stopped, and is not, gives the bits of one that may not.
+TEST(Resume, AStopDuringTheValidationPassTakesEffectBetweenItsBatches) {
+  FitSetup setup;
+  setup.max_steps = 27;
+  FitRig whole(setup);
+  whole.run_to_end();
+
+  FitRig asked(setup);  // asked between every two batches, never stopped
+  core::FitOptions fit = asked.loop->options();
+  int asks = 0;
+  fit.stop_requested = [&asks] { return ++asks < 0; };
+  asked.loop = std::make_unique<core::FitLoop>(*asked.strategy, testing_rig::train_data(),
+                                               &testing_rig::validation_data(), fit);
+  asked.run_to_end();
+  testing_rig::expect_same_history(whole.loop->history(), asked.loop->history());
+  // At each of the 3 epochs' ends, once before its pass and once between its two global batches
+  // (20 validation examples, 12 a batch).
+  EXPECT_EQ(asks, 3 * 2);
+
+  setup.max_steps = 0;
+  FitRig stopped(setup);
+  fit = stopped.loop->options();
+  int steps = 0, asked_in_step_18 = 0;
+  // As the epoch ends (step 18) no stop is asked; between the pass's batches, one is.
+  fit.stop_requested = [&] { return steps == 18 && ++asked_in_step_18 == 2; };
+  stopped.loop = std::make_unique<core::FitLoop>(*stopped.strategy, testing_rig::train_data(),
+                                                 &testing_rig::validation_data(), fit);
+  while (!stopped.loop->done()) {
+    ++steps;
+    stopped.loop->step();
+  }
+  EXPECT_EQ(asked_in_step_18, 2) << "not asked between the validation pass's batches";
+  EXPECT_EQ(stopped.loop->history().steps, 18);
+  EXPECT_EQ(stopped.loop->history().stop_reason, core::StopReason::kInterrupted);
+  EXPECT_FALSE(stopped.loop->history().epochs.back().has_validation);
+  const core::Checkpoint at_stop = stopped.checkpoint();
+  EXPECT_TRUE(at_stop.position.in_epoch) << "the stopped validation pass is still to come";
+  EXPECT_EQ(at_stop.position.history.epochs.size(), 1u);
+
+  setup.max_steps = 27;
+  FitRig resumed(setup);
+  core::restore_checkpoint(round_trip(at_stop), "ckpt.json", resumed.config(), *resumed.strategy,
+                           *resumed.loop);
+  resumed.run_to_end();
+  testing_rig::expect_same_state(whole.strategy->state(), resumed.strategy->state());
+  testing_rig::expect_same_history(whole.loop->history(), resumed.loop->history());
+  EXPECT_TRUE(resumed.loop->history().epochs[1].has_validation);
+}
+
 TEST(Resume, OnAnotherNumberOfReplicasEveryReplicaTakesTheOneCopyAndTheChangeIsSaid) {
   FitSetup setup;
   setup.max_steps = 13;
