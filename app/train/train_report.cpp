@@ -70,6 +70,20 @@ void print_phase_table(const core::MirroredStrategy& strategy,
   }
 }
 
+// On CUDA devices: what a step asked of the GPUs (launches, waits, copies, events), all devices
+// together, the mean of the steps this run made. Their count, not the card's speed, is what a
+// small model's step costs on a GPU.
+void print_gpu_work(const TrainRun& run, std::int64_t steps) {
+  if (steps <= 0 || run.devices.empty() || !run.devices[0]->is_cuda()) return;
+  const vgpu::GpuWorkTable table =
+      vgpu::difference(vgpu::process_gpu_work_counts().snapshot(), run.gpu_work_before);
+  std::printf(
+      "\nGPU work per training step (all %zu devices of this worker, the mean of %lld "
+      "steps; counted where mirrorlab calls CUDA and cuBLAS)\n%s",
+      run.devices.size(), static_cast<long long>(steps),
+      vgpu::format_gpu_work(table, static_cast<double>(steps)).c_str());
+}
+
 // The last epoch's validation, or none when the run stopped inside its epoch.
 core::Metrics last_test(const core::History& history) {
   return history.epochs.empty() || !history.epochs.back().has_validation
@@ -206,6 +220,7 @@ void print_results(const TrainRun& run, const core::FitLoop& loop,
               history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
               static_cast<long long>(history.steps));
   print_phase_table(*run.strategy, totals, steps_made);
+  print_gpu_work(run, steps_made);
   std::printf("Peak memory:");
   for (const vgpu::Device* d : run.devices) {
     std::printf(" %s %.1f of %zu MiB;", d->name().c_str(),

@@ -15,6 +15,7 @@
 #include "core/strategy/faults.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_events.h"
+#include "virtualgpu/cuda/gpu_work_counts.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::app {
@@ -37,6 +38,8 @@ struct TrainRun {
   core::FaultInjector faults;
   std::vector<std::string> warnings;      // said during the run, kept in the history
   std::vector<std::string> write_errors;  // a checkpoint, the history or the trace not written
+  // What the process had asked of its GPUs before the first step (gpu_work_counts.h).
+  vgpu::GpuWorkTable gpu_work_before{};
 };
 
 // The end of a run, as it ended.

@@ -48,10 +48,10 @@ class GpuModelApi {
   virtual void relu_backward(const float* x, const float* dy, std::size_t n, float* dx,
                              vgpu::GpuStream stream) = 0;
   virtual void fill(float* dst, std::size_t n, float value, vgpu::GpuStream stream) = 0;
-  // The index of the first NaN or infinity in x[0, n), or n, through `slot` (GPU memory); waits
-  // for the stream.
-  virtual std::size_t first_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
-                                      vgpu::GpuStream stream) = 0;
+  // Queues the search for the first NaN or infinity in x[0, n): `slot` (GPU memory) holds its
+  // index, or n, once the stream has run it. No wait: the caller reads the slot back.
+  virtual void find_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
+                              vgpu::GpuStream stream) = 0;
   virtual void scale_matrix(float* c, int m, int n, int ldc, float beta,
                             vgpu::GpuStream stream) = 0;
   virtual void im2col_3x3(const float* x, int batch, int h, int w, int c, float* cols,

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/nn/counting_gpu_model_api.h"
 #include "core/nn/cublas_check.h"
 #include "core/nn/gpu_model_api.h"
 #include "core/nn/kernels_cuda.h"
@@ -66,9 +67,9 @@ class RuntimeGpuModelApi final : public GpuModelApi {
   void fill(float* dst, std::size_t n, float value, vgpu::GpuStream stream) override {
     cuda::fill(dst, n, value, as_stream(stream));
   }
-  std::size_t first_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
-                              vgpu::GpuStream stream) override {
-    return cuda::first_nonfinite(x, n, slot, as_stream(stream));
+  void find_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
+                      vgpu::GpuStream stream) override {
+    cuda::find_nonfinite(x, n, slot, as_stream(stream));
   }
   void scale_matrix(float* c, int m, int n, int ldc, float beta, vgpu::GpuStream stream) override {
     cuda::scale_matrix(c, m, n, ldc, beta, as_stream(stream));
@@ -113,7 +114,8 @@ class RuntimeGpuModelApi final : public GpuModelApi {
 
 GpuModelApi& runtime_gpu_model_api() {
   static RuntimeGpuModelApi api;  // stateless: one for the process
-  return api;
+  static CountingGpuModelApi counted(api, vgpu::process_gpu_work_counts());
+  return counted;
 }
 
 }  // namespace mirrorlab::core

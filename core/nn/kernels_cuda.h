@@ -23,10 +23,10 @@ void broadcast_rows(const float* bias, int rows, int cols, float* out, cudaStrea
 void relu_forward(const float* x, std::size_t n, float* y, cudaStream_t stream);
 void relu_backward(const float* x, const float* dy, std::size_t n, float* dx, cudaStream_t stream);
 void fill(float* dst, std::size_t n, float value, cudaStream_t stream);
-// The index of the first NaN or infinity in x[0, n), or n, through `slot` (one unsigned long long
-// of GPU memory); waits for the stream, since the host needs the answer.
-std::size_t first_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
-                            cudaStream_t stream);
+// Queues the search for the first NaN or infinity in x[0, n): `slot` (one unsigned long long of
+// GPU memory) holds its index, or n, once the stream has run it. Two launches (the slot set to n,
+// then the search), no copy and no wait.
+void find_nonfinite(const float* x, std::size_t n, unsigned long long* slot, cudaStream_t stream);
 // c[i, j] := beta * c[i, j] for an m x n block with row stride ldc (beta == 0: zero, NaN or not).
 void scale_matrix(float* c, int m, int n, int ldc, float beta, cudaStream_t stream);
 

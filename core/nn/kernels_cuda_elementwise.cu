@@ -47,6 +47,10 @@ __global__ void first_nonfinite_kernel(const float* __restrict__ x, std::size_t 
   }
 }
 
+__global__ void set_slot_kernel(unsigned long long* slot, unsigned long long value) {
+  *slot = value;
+}
+
 __global__ void scale_matrix_kernel(float* c, std::size_t total, int n, int ldc, float beta) {
   for (std::size_t i = first_index(); i < total; i += grid_stride()) {
     float& v = c[elements::strided_index(i, n, ldc)];
@@ -77,15 +81,12 @@ void fill(float* dst, std::size_t n, float value, cudaStream_t stream) {
   launch_elementwise(fill_kernel, n, stream, dst, n, value);
 }
 
-std::size_t first_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
-                            cudaStream_t stream) {
-  if (n == 0) return 0;
-  unsigned long long first = n;  // pageable: the copy is staged before it returns
-  MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(slot, &first, sizeof first, cudaMemcpyHostToDevice, stream));
+void find_nonfinite(const float* x, std::size_t n, unsigned long long* slot, cudaStream_t stream) {
+  // The slot is set by a kernel, not copied from the host: nothing in the search touches host
+  // memory, so it can be queued (or captured) with the rest of the step.
+  set_slot_kernel<<<1, 1, 0, stream>>>(slot, static_cast<unsigned long long>(n));
+  MIRRORLAB_CUDA_CHECK_LAUNCH();
   launch_elementwise(first_nonfinite_kernel, n, stream, x, n, slot);
-  MIRRORLAB_CUDA_CHECK(cudaMemcpyAsync(&first, slot, sizeof first, cudaMemcpyDeviceToHost, stream));
-  MIRRORLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<std::size_t>(first);
 }
 
 void scale_matrix(float* c, int m, int n, int ldc, float beta, cudaStream_t stream) {

@@ -124,8 +124,24 @@ std::uint64_t Model::params_fingerprint() {
   return fingerprint(host_params_);
 }
 
+const float* Model::queue_params_read_back() {
+  return static_cast<const float*>(
+      ops_->read_back_async(params_.data(), num_params() * sizeof(float)));
+}
+
+std::uint64_t Model::fingerprint_of(const float* read_back) const {
+  return fingerprint(std::span<const float>(read_back, num_params()));
+}
+
 std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient() {
-  const std::size_t at = ops_->first_nonfinite(grads_.data(), num_params());
+  return nonfinite_gradient_at(ops_->first_nonfinite(grads_.data(), num_params()));
+}
+
+void Model::queue_gradient_check(std::size_t* at) {
+  ops_->find_nonfinite(grads_.data(), num_params(), at);
+}
+
+std::optional<Model::NonFiniteGradient> Model::nonfinite_gradient_at(std::size_t at) {
   if (at >= num_params()) return std::nullopt;
   NonFiniteGradient found;
   ops_->copy_to_host(&found.value, grads_.data() + at, sizeof(float));

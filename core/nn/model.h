@@ -80,6 +80,10 @@ class Model {
   void params_from_host(std::span<const float> host);
   // core::fingerprint of the parameters' bits, wherever they live.
   std::uint64_t params_fingerprint();
+  // The same in two halves, so that the read-back shares the step's last wait: queue it, wait
+  // for the device (Ops::synchronize), then take the fingerprint of what came back.
+  const float* queue_params_read_back();
+  std::uint64_t fingerprint_of(const float* read_back) const;
   // The first gradient that is NaN or infinite: its layer's name and value; nullopt when every
   // gradient is finite. One scan of the gradients (waits for the device's work).
   struct NonFiniteGradient {
@@ -89,6 +93,11 @@ class Model {
     float value = 0;
   };
   std::optional<NonFiniteGradient> first_nonfinite_gradient();
+  // The same scan queued on the device: *at holds the first bad element's index (or
+  // num_params()) after the device's next wait for its read-backs (Ops::wait_loss_stats), which
+  // the loss's read-back shares. nonfinite_gradient_at(at) then names it.
+  void queue_gradient_check(std::size_t* at);
+  std::optional<NonFiniteGradient> nonfinite_gradient_at(std::size_t at);
 
   // x: [b, input_shape...] -> logits [b, 10]
   const Tensor& forward(const Tensor& x);

@@ -68,6 +68,7 @@ class Ops {
   virtual void softmax_cross_entropy(const float* logits, const std::uint8_t* labels, int batch,
                                      int classes, float grad_scale, float* grad,
                                      LossStats* stats) = 0;
+  // Waits for what is to come back: the loss sums, and find_nonfinite's answer.
   virtual void wait_loss_stats() = 0;
 
   // --- optimizer updates (velocity may be null: plain SGD) ---------------------------------------
@@ -85,9 +86,19 @@ class Ops {
   // Waits until the bytes are in host_dst (and so for all work enqueued before).
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() = 0;  // waits for all work enqueued so far
+  // Queues a copy of `bytes` of device memory into host memory the device writes on its own
+  // (pinned, on CUDA) and returns that memory, to be read after the next synchronize(): a
+  // read-back that shares the step's last wait. Valid until the next call. Where the host reads
+  // device memory directly (a CPU-backed device), `src` itself, at once.
+  virtual const void* read_back_async(const void* src, std::size_t /*bytes*/) { return src; }
   // The index of the first element of x[0, n) that is NaN or infinite, or n when all are finite.
   // Waits for the work before it (the answer comes back to the host).
   virtual std::size_t first_nonfinite(const float* x, std::size_t n) = 0;
+  // The same search, its answer written to *at by the next wait_loss_stats() (or synchronize()):
+  // on CUDA it comes back with the loss sums, in the same wait. Here: at once.
+  virtual void find_nonfinite(const float* x, std::size_t n, std::size_t* at) {
+    *at = first_nonfinite(x, n);
+  }
 
   // --- per-phase timing ----------------------------------------------------------------------
   // Starts a new set of marks (CUDA: waits for the stream and anchors its events to the host

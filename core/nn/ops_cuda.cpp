@@ -19,6 +19,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/nn/gpu_model_api.h"
@@ -48,10 +49,10 @@ class CudaOps final : public Ops {
     try {
       use_device();
       blas_ = model_.create_blas(stream_);
-      pinned_sums_ = static_cast<LossSums*>(api_.allocate_pinned(sizeof(LossSums)));
-      sums_ready_ = api_.create_event();
+      pinned_ = static_cast<ReadBack*>(api_.allocate_pinned(sizeof(ReadBack)));
+      read_back_ready_ = api_.create_event();
       anchor_ = api_.create_event();
-      sums_ = arena.allocate(sizeof(LossSums), "loss sums");
+      device_read_back_ = arena.allocate(sizeof(ReadBack), "loss sums and NaN search");
     } catch (...) {
       release();
       throw;
@@ -130,29 +131,46 @@ class CudaOps final : public Ops {
                              int classes, float grad_scale, float* grad,
                              LossStats* stats) override {
     use_device();
-    wait_loss_stats();  // the pinned slot holds one call's sums: finish the previous one first
+    if (pending_stats_ != nullptr) wait_loss_stats();  // the pinned slot holds one call's sums
     grow(loss_rows_, *arena_, sizeof(LossRow) * static_cast<std::size_t>(batch > 0 ? batch : 1),
          "loss rows");
     model_.softmax_cross_entropy(logits, labels, batch, classes, grad_scale, grad,
-                                 loss_rows_.as<LossRow>(), sums_.as<LossSums>(), stream_);
-    // Pinned destination: a truly asynchronous copy, so the host goes on enqueueing.
-    api_.copy_async(pinned_sums_, sums_.data(), sizeof(LossSums), vgpu::CopyKind::kDeviceToHost,
-                    stream_);
-    api_.record_event(sums_ready_, stream_);
+                                 loss_rows_.as<LossRow>(), &device_read_back()->sums, stream_);
+    read_back(&ReadBack::sums, sizeof(LossSums));
     pending_stats_ = stats;
     pending_count_ = batch;
   }
 
+  // One host wait for everything queued to come back (the loss sums, the search for a NaN).
   void wait_loss_stats() override {
-    if (pending_stats_ == nullptr) return;
-    LossStats* out = pending_stats_;
-    pending_stats_ = nullptr;
+    if (pending_stats_ == nullptr && pending_at_ == nullptr) return;
     use_device();
-    api_.synchronize_event(sums_ready_);
-    out->loss_sum = pinned_sums_->loss_sum;
-    out->correct = pinned_sums_->correct;
-    out->correct_top5 = pinned_sums_->correct_top5;
-    out->count = pending_count_;
+    api_.synchronize_event(read_back_ready_);
+    take_read_backs();
+  }
+  // The read-backs' values, once a wait has covered their copies.
+  void take_read_backs() {
+    if (LossStats* out = std::exchange(pending_stats_, nullptr)) {
+      out->loss_sum = pinned_->sums.loss_sum;
+      out->correct = pinned_->sums.correct;
+      out->correct_top5 = pinned_->sums.correct_top5;
+      out->count = pending_count_;
+    }
+    if (std::size_t* at = std::exchange(pending_at_, nullptr)) {
+      *at = static_cast<std::size_t>(pinned_->first_nonfinite);
+    }
+  }
+
+  void find_nonfinite(const float* x, std::size_t n, std::size_t* at) override {
+    if (n == 0) {
+      *at = 0;
+      return;
+    }
+    use_device();
+    if (pending_at_ != nullptr) wait_loss_stats();  // one search in flight at a time
+    model_.find_nonfinite(x, n, &device_read_back()->first_nonfinite, stream_);
+    read_back(&ReadBack::first_nonfinite, sizeof(unsigned long long));
+    pending_at_ = at;
   }
 
   // --- optimizers --------------------------------------------------------------------------------
@@ -183,10 +201,10 @@ class CudaOps final : public Ops {
     model_.fill(dst, n, value, stream_);
   }
   std::size_t first_nonfinite(const float* x, std::size_t n) override {
-    if (n == 0) return 0;
-    use_device();
-    grow(nonfinite_slot_, *arena_, sizeof(unsigned long long), "finiteness check");
-    return model_.first_nonfinite(x, n, nonfinite_slot_.as<unsigned long long>(), stream_);
+    std::size_t at = n;
+    find_nonfinite(x, n, &at);
+    wait_loss_stats();
+    return at;
   }
   // From pageable host memory (every caller's std::vector) cudaMemcpyAsync returns once the
   // bytes are staged, so the caller may reuse its buffer at once and the host does not wait for
@@ -205,23 +223,42 @@ class CudaOps final : public Ops {
     api_.copy_async(host_dst, src, bytes, vgpu::CopyKind::kDeviceToHost, stream_);
     api_.synchronize_stream(stream_);
   }
+  const void* read_back_async(const void* src, std::size_t bytes) override {
+    if (bytes == 0) return nullptr;
+    use_device();
+    if (host_copy_bytes_ < bytes) {      // grows only: a steady run allocates nothing
+      api_.synchronize_stream(stream_);  // an earlier read-back may still write the old block
+      if (host_copy_ != nullptr) api_.release_pinned(host_copy_);
+      host_copy_ = nullptr;
+      host_copy_bytes_ = 0;
+      host_copy_ = api_.allocate_pinned(bytes);
+      host_copy_bytes_ = bytes;
+    }
+    api_.copy_async(host_copy_, src, bytes, vgpu::CopyKind::kDeviceToHost, stream_);
+    return host_copy_;
+  }
   void synchronize() override {
     use_device();
     api_.synchronize_stream(stream_);
-    wait_loss_stats();
+    take_read_backs();  // the wait covered their copies: no second one
   }
 
   // --- timing ------------------------------------------------------------------------------------
   // The anchor ties the stream's clock to the host's: recorded on an idle stream and waited for,
   // its host time is known to within the wait's latency (microseconds). Every mark of the step is
   // then anchor's host time + the milliseconds from anchor to mark, read after the step.
+  // A wait, so made again only once a second (the two clocks drift apart by parts per million:
+  // well under a microsecond a second), not every step.
   void begin_marks() override {
+    next_mark_ = 0;
+    if (anchored_ && vgpu::seconds_between(anchor_host_, vgpu::Clock::now()) < kAnchorSeconds) {
+      return;
+    }
     use_device();
     api_.record_event(anchor_, stream_);
     api_.synchronize_event(anchor_);
     anchor_host_ = vgpu::Clock::now();
     anchored_ = true;
-    next_mark_ = 0;
   }
   TimeMark mark() override {
     if (!anchored_) begin_marks();
@@ -245,6 +282,24 @@ class CudaOps final : public Ops {
  private:
   using LossRow = elements::LossRow;
   using LossSums = elements::LossSums;
+  // What comes back to the host in a step, in one block of pinned memory (and its twin on the
+  // GPU): a truly asynchronous copy each, one event, one wait for both.
+  struct ReadBack {
+    LossSums sums;
+    unsigned long long first_nonfinite;
+  };
+
+  ReadBack* device_read_back() { return device_read_back_.as<ReadBack>(); }
+  // Queues the copy of one field of the GPU's ReadBack into the pinned one, and marks the point
+  // the next wait covers.
+  template <typename Field>
+  void read_back(Field ReadBack::*field, std::size_t bytes) {
+    api_.copy_async(&(pinned_->*field), &(device_read_back()->*field), bytes,
+                    vgpu::CopyKind::kDeviceToHost, stream_);
+    api_.record_event(read_back_ready_, stream_);
+  }
+
+  static constexpr double kAnchorSeconds = 1.0;
 
   void use_device() { api_.set_current_gpu(ordinal_); }
 
@@ -261,17 +316,19 @@ class CudaOps final : public Ops {
   void release() noexcept {
     try {
       use_device();
-      api_.synchronize_stream(stream_);  // nothing may still write into pinned_sums_
+      api_.synchronize_stream(stream_);  // nothing may still write into pinned_
     } catch (...) {
     }
     for (vgpu::GpuEvent e : marks_) api_.destroy_event(e);
     marks_.clear();
     if (anchor_ != nullptr) api_.destroy_event(anchor_);
-    if (sums_ready_ != nullptr) api_.destroy_event(sums_ready_);
-    if (pinned_sums_ != nullptr) api_.release_pinned(pinned_sums_);
+    if (read_back_ready_ != nullptr) api_.destroy_event(read_back_ready_);
+    if (pinned_ != nullptr) api_.release_pinned(pinned_);
+    if (host_copy_ != nullptr) api_.release_pinned(host_copy_);
+    host_copy_ = nullptr;
     if (blas_ != nullptr) model_.destroy_blas(blas_);
-    anchor_ = sums_ready_ = nullptr;
-    pinned_sums_ = nullptr;
+    anchor_ = read_back_ready_ = nullptr;
+    pinned_ = nullptr;
     blas_ = nullptr;
   }
 
@@ -282,13 +339,15 @@ class CudaOps final : public Ops {
   vgpu::MemoryArena* arena_;
   BlasHandle blas_ = nullptr;
   vgpu::Allocation ones_;
-  vgpu::Allocation nonfinite_slot_;  // first_nonfinite's answer on the GPU
   int ones_count_ = 0;
-  vgpu::Allocation loss_rows_, sums_;
-  LossSums* pinned_sums_ = nullptr;
-  vgpu::GpuEvent sums_ready_ = nullptr;
+  vgpu::Allocation loss_rows_, device_read_back_;
+  ReadBack* pinned_ = nullptr;
+  vgpu::GpuEvent read_back_ready_ = nullptr;
   LossStats* pending_stats_ = nullptr;
   int pending_count_ = 0;
+  std::size_t* pending_at_ = nullptr;
+  void* host_copy_ = nullptr;  // read_back_async's pinned block
+  std::size_t host_copy_bytes_ = 0;
   vgpu::GpuEvent anchor_ = nullptr;
   vgpu::TimePoint anchor_host_{};
   bool anchored_ = false;

@@ -12,6 +12,7 @@
 #include "core/nn/ops_cuda.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/cuda/gpu_work_counts.h"
 #include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::core {
@@ -97,7 +98,8 @@ Replica::Replica(int id, vgpu::Device& device, const StrategyOptions& options)
     : id_(id),
       device_(&device),
       own_ops_(device.is_cuda()
-                   ? make_cuda_ops(*device.cuda_api(), runtime_gpu_model_api(),
+                   ? make_cuda_ops(*device.cuda_api(),
+                                   options.gpu_model ? *options.gpu_model : runtime_gpu_model_api(),
                                    device.cuda_ordinal(), device.cuda_stream(), device.memory())
                    : nullptr),
       ops_(own_ops_ ? own_ops_.get() : &cpu_ops()),
@@ -164,7 +166,7 @@ void Replica::record(const std::vector<StepListener*>& listeners, Phase phase, s
 
 void Replica::flush_events(const std::vector<StepListener*>& listeners) {
   if (pending_events_.empty()) return;
-  ops_->synchronize();  // every mark of the step has passed on the stream: their times are known
+  // The caller has waited for the device (ops().synchronize()): every mark's time is known.
   for (const PendingEvent& e : pending_events_) {
     const RunEvent event{id_,    e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end),
                          e.bytes};
@@ -187,6 +189,7 @@ void ReplicaContext::record(Phase phase, const TimeMark& begin, std::size_t byte
 }
 
 const Tensor& ReplicaContext::forward() {
+  const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kForward);
   const TimeMark begin = replica_->ops().mark();
   const Tensor& logits = model().forward(images());
   record(Phase::kForward, begin);
@@ -195,24 +198,33 @@ const Tensor& ReplicaContext::forward() {
 }
 
 LossStats ReplicaContext::backward(const Tensor& logits) {
+  const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kBackward);
   const TimeMark begin = replica_->ops().mark();
   const float scale = loss_scale(strategy_->options().loss_scaling, labels().size(),
                                  num_replicas_in_sync(), global_batch_size_);
   LossStats stats;
   enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), scale,
-                                &grad_logits_, &model().arena(), &stats);
+                                &replica_->grad_logits(), &model().arena(), &stats);
   try {
-    model().backward(grad_logits_);
+    model().backward(replica_->grad_logits());
+    record(Phase::kBackward, begin);
+    strategy_->reached(replica_->id(), StepBoundary::kBackward);
+    // On a GPU the search for a NaN gradient is queued behind the backward pass, and its
+    // answer comes back with the loss's sums: one wait for both, the step's one read-back
+    // before the all-reduce. (Where the host reads the gradients itself, apply_gradients
+    // searches them: no wait to share.)
+    if (!replica_->ops().host_accessible()) {
+      gradient_check_ = model().num_params();
+      model().queue_gradient_check(&gradient_check_);
+      gradient_checked_ = true;
+    }
+    replica_->ops().wait_loss_stats();
   } catch (...) {
+    gradient_checked_ = false;
     replica_->ops().wait_loss_stats();  // it would write into `stats` after this frame is gone
     throw;
   }
-  record(Phase::kBackward, begin);
-  // Waited for only now: on a GPU the backward pass is already queued behind the loss, so the
-  // device keeps working while the host reads the stats (the step's one read-back).
-  replica_->ops().wait_loss_stats();
   if (!std::isfinite(stats.loss_sum)) diverged("", stats.loss_sum);
-  strategy_->reached(replica_->id(), StepBoundary::kBackward);
   return stats;
 }
 
@@ -228,6 +240,7 @@ LossStats ReplicaContext::evaluate() {
 }
 
 void ReplicaContext::all_reduce_sum(std::span<float> values) {
+  const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kAllReduce);
   const TimeMark arrived = replica_->ops().mark();
   TimeMark begin = arrived;
   // The group moves the data as the devices' memory requires: host loops on CPU-backed devices,
@@ -259,10 +272,15 @@ void ReplicaContext::apply_gradients() {
   // Before the all-reduce, on every replica: a NaN is named where it appears (the sum would
   // carry it to every replica and into every weight). The throw aborts the other replicas'
   // all-reduce, so no replica updates its weights in this step.
-  if (const auto bad = model().first_nonfinite_gradient()) {
-    diverged(bad->layer, bad->value, bad->tensor, bad->index);
-  }
+  // On a GPU the search backward() queued covers the gradients as backward and the step's
+  // listeners left them (the host cannot write device memory in between); where the host can
+  // (a CPU-backed device: a custom step may set a gradient by hand), it searches here.
+  const auto bad = gradient_checked_ ? model().nonfinite_gradient_at(gradient_check_)
+                                     : model().first_nonfinite_gradient();
+  gradient_checked_ = false;
+  if (bad) diverged(bad->layer, bad->value, bad->tensor, bad->index);
   all_reduce_sum(model().grads());
+  const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kUpdate);
   const TimeMark begin = replica_->ops().mark();
   replica_->optimizer().apply(model().params(), model().grads());
   record(Phase::kUpdate, begin);
@@ -348,8 +366,8 @@ void MirroredStrategy::broadcast_initial_variables() {
       const TimeMark begin = ops.mark();
       ops.copy_to_device(replica->model().params().data(), source.data(), source.size_bytes());
       replica->record(listeners_, Phase::kBroadcastInit, 0, begin, source.size_bytes());
-      replica->flush_events(listeners_);
       ops.synchronize();
+      replica->flush_events(listeners_);
     });
   }
   for (vgpu::Device* d : devices_) d->stream().synchronize();
@@ -462,31 +480,43 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   for (int r = 0; r < n; ++r) {
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
-    replica->device().stream().enqueue([this, replica, shard, &batch, &fn, &results, fingerprint] {
-      try {
-        Ops& ops = replica->ops();
-        replica->begin_step();
-        const TimeMark begin = ops.mark();
-        replica->load_shard(*batch.data, batch.indices.subspan(shard.begin, shard.count));
-        replica->record(listeners_, Phase::kSplit, step_, begin,
-                        replica->images().size() * sizeof(float));
-        reached(replica->id(), StepBoundary::kSplit);
-        ReplicaContext ctx(*this, *replica, batch.size(), step_);
-        results[static_cast<std::size_t>(replica->id())] = fn(ctx);
-        rendezvous_.depart(replica->id());
-        if (fingerprint) replica->fingerprint_ = replica->model().params_fingerprint();
-        replica->flush_events(listeners_);
-        // The step is done when its device work is: the next step's host-side gather may not
-        // overwrite what this one still copies, and check_in_sync reads settled weights.
-        ops.synchronize();
-        reached(replica->id(), StepBoundary::kUpdate);
-      } catch (...) {
-        rendezvous_.abort();
-        if (meeting_) meeting_->abort();
-        for (StepListener* l : listeners_) l->abort_step();
-        throw;
-      }
-    });
+    replica->device().stream().enqueue(
+        [this, replica, shard, &batch, &fn, &results, fingerprint, training] {
+          try {
+            Ops& ops = replica->ops();
+            // What the GPU is asked is counted by phase in a training step; an evaluation's all as
+            // "other".
+            const auto phase = [training](vgpu::WorkPhase p) {
+              return training ? p : vgpu::WorkPhase::kOther;
+            };
+            {
+              const vgpu::WorkPhaseScope counted(phase(vgpu::WorkPhase::kSplit));
+              replica->begin_step();
+              const TimeMark begin = ops.mark();
+              replica->load_shard(*batch.data, batch.indices.subspan(shard.begin, shard.count));
+              replica->record(listeners_, Phase::kSplit, step_, begin,
+                              replica->images().size() * sizeof(float));
+            }
+            reached(replica->id(), StepBoundary::kSplit);
+            ReplicaContext ctx(*this, *replica, batch.size(), step_);
+            results[static_cast<std::size_t>(replica->id())] = fn(ctx);
+            rendezvous_.depart(replica->id());
+            const vgpu::WorkPhaseScope counted(phase(vgpu::WorkPhase::kStepEnd));
+            // The step is done when its device work is: the next step's host-side gather may not
+            // overwrite what this one still copies, and check_in_sync reads settled weights. The
+            // one wait also makes the step's marks readable.
+            const float* params = fingerprint ? replica->model().queue_params_read_back() : nullptr;
+            ops.synchronize();
+            if (fingerprint) replica->fingerprint_ = replica->model().fingerprint_of(params);
+            replica->flush_events(listeners_);
+            reached(replica->id(), StepBoundary::kUpdate);
+          } catch (...) {
+            rendezvous_.abort();
+            if (meeting_) meeting_->abort();
+            for (StepListener* l : listeners_) l->abort_step();
+            throw;
+          }
+        });
   }
   // Wait for every replica; report the first real failure, not the aborts it caused.
   try {

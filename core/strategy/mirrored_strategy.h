@@ -41,6 +41,8 @@
 
 namespace mirrorlab::core {
 
+class GpuModelApi;  // core/nn/gpu_model_api.h
+
 // One replica's slice of a global batch: examples [begin, begin + count). Throws
 // std::invalid_argument when the batch is larger than the replicas' per-replica batches hold.
 struct Shard {
@@ -89,6 +91,9 @@ struct StrategyOptions {
   std::uint64_t seed = 1;
   bool check_sync = true;  // compare weight fingerprints after every training step
   LossScaling loss_scaling = LossScaling::kReplicaMean;  // as model.fit
+  // Where CUDA devices' cuBLAS and kernels come from: null for the process's
+  // (runtime_gpu_model_api()); a test's fake (tests/support/fake_gpu_model_api.h).
+  GpuModelApi* gpu_model = nullptr;
 };
 
 // The examples `indices` of `data` form one global batch. `batch_per_replica` is the size the
@@ -113,6 +118,7 @@ class Replica {
   Optimizer& optimizer() { return *optimizer_; }
   // The kernels of its device: CpuOps on a CPU-backed virtual GPU, CudaOps on a CUDA device.
   Ops& ops() { return *ops_; }
+  Tensor& grad_logits() { return grad_logits_; }
   const Tensor& images() const { return images_; }  // [shard, 28, 28, 1], in [0, 1], on device
   std::span<const std::uint8_t> labels() const { return labels_; }  // host copy
   const std::uint8_t* device_labels() const;  // the same labels in the device's memory
@@ -134,6 +140,7 @@ class Replica {
   // clock is the host's; on CUDA kept until flush_events(), when the step's work has completed.
   void record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
               const TimeMark& begin, std::size_t bytes = 0);
+  // Tells the kept phases; call it once ops().synchronize() has waited for the step's work.
   void flush_events(const std::vector<StepListener*>& listeners);
 
   struct PendingEvent {
@@ -150,6 +157,9 @@ class Replica {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   Tensor images_;
+  // The loss's gradient, kept from step to step: made anew each step, its block would be a
+  // cudaMalloc and a cudaFree (which waits for the whole GPU) in every step.
+  Tensor grad_logits_;
   std::vector<std::uint8_t> labels_;
   vgpu::Allocation device_labels_;   // on devices the host cannot read
   std::vector<float> host_staging_;  // pixels on their way to such a device
@@ -204,7 +214,9 @@ class ReplicaContext {
   Replica* replica_;
   std::size_t global_batch_size_;
   std::int64_t step_;
-  Tensor grad_logits_;
+  // The NaN search backward() queued and waited for, for apply_gradients to use.
+  std::size_t gradient_check_ = 0;
+  bool gradient_checked_ = false;
 };
 
 using StepFunction = std::function<LossStats(ReplicaContext&)>;

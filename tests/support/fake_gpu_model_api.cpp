@@ -192,14 +192,13 @@ void FakeGpuModelApi::fill(float* dst, std::size_t n, float value, vgpu::GpuStre
   reference().fill(dst, n, value);
 }
 
-std::size_t FakeGpuModelApi::first_nonfinite(const float* x, std::size_t n,
-                                             unsigned long long* slot, vgpu::GpuStream stream) {
-  if (!begin("first_nonfinite", stream) || !floats(x, n, "first_nonfinite x") ||
-      !inside(slot, sizeof *slot, "first_nonfinite slot")) {
-    return n;
+void FakeGpuModelApi::find_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
+                                     vgpu::GpuStream stream) {
+  if (!begin("find_nonfinite", stream) || !floats(x, n, "find_nonfinite x") ||
+      !inside(slot, sizeof *slot, "find_nonfinite slot")) {
+    return;
   }
   *slot = reference().first_nonfinite(x, n);
-  return static_cast<std::size_t>(*slot);
 }
 
 void FakeGpuModelApi::scale_matrix(float* c, int m, int n, int ldc, float beta,

@@ -42,8 +42,8 @@ class FakeGpuModelApi final : public core::GpuModelApi {
   void relu_backward(const float* x, const float* dy, std::size_t n, float* dx,
                      vgpu::GpuStream stream) override;
   void fill(float* dst, std::size_t n, float value, vgpu::GpuStream stream) override;
-  std::size_t first_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
-                              vgpu::GpuStream stream) override;
+  void find_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
+                      vgpu::GpuStream stream) override;
   void scale_matrix(float* c, int m, int n, int ldc, float beta, vgpu::GpuStream stream) override;
   void im2col_3x3(const float* x, int batch, int h, int w, int c, float* cols,
                   vgpu::GpuStream stream) override;

@@ -20,7 +20,7 @@ namespace {
 // caller vouches are host memory, as in tests). Throws std::invalid_argument for a mix, or for
 // CUDA devices in a build without CUDA.
 std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
-                                          std::vector<std::span<float>> buffers) {
+                                          std::vector<std::span<float>> buffers, bool timed) {
   if (devices.empty()) return std::make_unique<HostTransport>(std::move(buffers));
   if (devices.size() != buffers.size()) {
     throw std::invalid_argument("a collective group has " + std::to_string(devices.size()) +
@@ -41,7 +41,7 @@ std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
   if (!cuda_built() && !std::all_of(devices.begin(), devices.end(), has_api)) {
     throw std::invalid_argument(no_cuda_error("these buffers are CUDA device memory"));
   }
-  return make_cuda_transport(devices, std::move(buffers));
+  return make_cuda_transport(devices, std::move(buffers), timed);
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::str
                                   std::to_string(buffers_[0].size()) + " elements)");
     }
   }
-  transport_ = make_transport(devices_, buffers_);
+  transport_ = make_transport(devices_, buffers_, observer_ != nullptr);
 }
 
 CollectiveGroup::~CollectiveGroup() = default;

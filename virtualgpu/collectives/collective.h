@@ -65,6 +65,8 @@ class CollectiveGroup {
   std::span<float> buffer(int rank) const { return buffers_[rank]; }
 
   const std::vector<Device*>& devices() const { return devices_; }  // empty: host buffers
+  // An observer watches each step: it needs their times, so each step's work is waited for.
+  bool observed() const { return observer_ != nullptr; }
 
   // Every rank calls begin() once before touching any buffer: no rank may read a neighbour's
   // buffer before that neighbour has finished writing it (its gradients, in training).

@@ -88,8 +88,11 @@ class NcclAllReduce final : public AllReduce {
                                  ": " + e.what());
       }
     }
-    // group_end only queued the work: the step ends when every rank's stream has done it.
-    for (GpuStream stream : streams_) cuda_.synchronize_stream(stream);
+    // group_end only queued the work, on every rank's stream, before what each rank queues
+    // next (its update): nothing to wait for, unless an observer times the step.
+    if (group.observed()) {
+      for (GpuStream stream : streams_) cuda_.synchronize_stream(stream);
+    }
   }
 
   CudaApi& cuda_;

@@ -1,5 +1,7 @@
 #include "virtualgpu/devices/device.h"
 
+#include "virtualgpu/cuda/cuda_event_pool.h"
+
 namespace mirrorlab::vgpu {
 
 const char* to_string(DeviceKind kind) {
@@ -30,7 +32,12 @@ Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
       cuda_ordinal_(cuda_ordinal),
       cuda_stream_(cuda_stream),
       cuda_api_(cuda_api),
+      cuda_events_(cuda_api != nullptr && cuda_ordinal >= 0
+                       ? std::make_unique<CudaEventPool>(*cuda_api, cuda_ordinal)
+                       : nullptr),
       memory_(name_, memory_limit_bytes, std::move(allocator)),
       stream_(name_) {}
+
+Device::~Device() = default;
 
 }  // namespace mirrorlab::vgpu

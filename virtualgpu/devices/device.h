@@ -13,7 +13,8 @@
 
 namespace mirrorlab::vgpu {
 
-class CudaApi;  // virtualgpu/cuda/cuda_api.h
+class CudaApi;        // virtualgpu/cuda/cuda_api.h
+class CudaEventPool;  // virtualgpu/cuda/cuda_event_pool.h
 
 enum class DeviceKind { kCpuVirtualGpu, kCudaPhysicalGpu, kCudaLogicalGpu };
 
@@ -29,6 +30,7 @@ class Device {
   Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
          std::unique_ptr<BlockAllocator> allocator, int cuda_ordinal, void* cuda_stream,
          CudaApi* cuda_api);
+  ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -45,6 +47,8 @@ class Device {
   void* cuda_stream() const { return cuda_stream_; }
   // What its CUDA work goes through, or nullptr for a CPU-backed virtual GPU.
   CudaApi* cuda_api() const { return cuda_api_; }
+  // Events of its GPU to use again (the collectives' marks), or nullptr for a CPU-backed one.
+  CudaEventPool* cuda_events() const { return cuda_events_.get(); }
 
  private:
   int index_;
@@ -53,6 +57,7 @@ class Device {
   int cuda_ordinal_ = -1;
   void* cuda_stream_ = nullptr;
   CudaApi* cuda_api_ = nullptr;
+  std::unique_ptr<CudaEventPool> cuda_events_;  // destroyed after the stream's thread stopped
   MemoryArena memory_;
   Stream stream_;  // last: its thread starts once the rest is built, stops first
 };

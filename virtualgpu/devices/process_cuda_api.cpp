@@ -7,6 +7,7 @@
 #if MIRRORLAB_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "virtualgpu/cuda/counting_cuda_api.h"
 #include "virtualgpu/cuda/cuda_api_runtime.h"
 #include "virtualgpu/devices/collective_kernels.h"
 #endif
@@ -39,7 +40,8 @@ class ProcessCudaApi final : public RuntimeCudaApi {
 
 CudaApi& process_cuda_api() {
   static ProcessCudaApi api;
-  return api;
+  static CountingCudaApi counted(api, process_gpu_work_counts());  // what a step asks of the GPU
+  return counted;
 }
 
 GpuInventory enumerate_gpus() { return enumerate_gpus(process_cuda_api()); }

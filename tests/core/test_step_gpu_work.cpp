@@ -1,0 +1,180 @@
+// What a training step asks of the GPU, counted at the seam (virtualgpu/cuda/gpu_work_counts.h)
+// while the whole mirrored step runs on logical GPUs of a fake card: the real CudaOps, transport
+// and strategy, over the fake CUDA runtime and the fake model kernels, each wrapped in the
+// counting layer the process's runtime is wrapped in. The numbers are pinned per phase: a host
+// wait, an event made or a launch added to the step fails here, on every machine.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/io/synthetic_dataset.h"
+#include "core/nn/counting_gpu_model_api.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "tests/support/fake_cuda_api.h"
+#include "tests/support/fake_gpu_model_api.h"
+#include "virtualgpu/cuda/counting_cuda_api.h"
+
+namespace mirrorlab::testing {
+namespace {
+
+using vgpu::difference;
+using vgpu::GpuWork;
+using vgpu::GpuWorkTable;
+using vgpu::WorkPhase;
+
+struct StepRig {
+  FakeCudaApi fake;
+  vgpu::GpuWorkCounts counts;
+  vgpu::CountingCudaApi api{fake, counts};
+  FakeGpuModelApi fake_model{fake};
+  core::CountingGpuModelApi model{fake_model, counts};
+  FakeCudaDevices devices;
+  core::Dataset data = core::synthetic_dataset(256);
+  std::vector<std::uint32_t> order = std::vector<std::uint32_t>(256);
+
+  StepRig(int gpus, std::string all_reduce) : devices(api, std::vector<int>(gpus, 0)) {
+    std::iota(order.begin(), order.end(), 0u);
+    options.gpu_model = &model;
+    options.all_reduce = std::move(all_reduce);
+  }
+  core::StrategyOptions options;
+};
+
+// The counts of one training step of `model` at 16 per replica, after two steps that made
+// what a run makes once (events, scratch); the two steps measured must agree.
+GpuWorkTable one_step(int gpus, core::ModelKind model, const std::string& all_reduce = "ring") {
+  StepRig rig(gpus, all_reduce);
+  rig.options.model = model;
+  core::MirroredStrategy strategy(rig.devices.devices(), rig.options);
+  const std::size_t per_replica = 16;
+  const core::GlobalBatch batch{
+      &rig.data, std::span(rig.order).first(per_replica * static_cast<std::size_t>(gpus)),
+      per_replica};
+  for (int i = 0; i < 2; ++i) strategy.train_step(batch);
+  const GpuWorkTable before = rig.counts.snapshot();
+  strategy.train_step(batch);
+  const GpuWorkTable middle = rig.counts.snapshot();
+  strategy.train_step(batch);
+  const GpuWorkTable after = rig.counts.snapshot();
+  EXPECT_EQ(difference(middle, before), difference(after, middle))
+      << "two steps asked different work of the GPU";
+  EXPECT_TRUE(rig.fake.violations().empty()) << ::testing::PrintToString(rig.fake.violations());
+  EXPECT_TRUE(rig.fake_model.violations().empty())
+      << ::testing::PrintToString(rig.fake_model.violations());
+  return difference(after, middle);
+}
+
+std::int64_t at(const GpuWorkTable& t, WorkPhase phase, GpuWork work) {
+  return t[static_cast<int>(phase)][static_cast<int>(work)];
+}
+
+std::string describe(const GpuWorkTable& t) {
+  std::string text;
+  for (int p = 0; p < vgpu::kNumWorkPhases; ++p) {
+    text += std::string("\n") + to_string(static_cast<WorkPhase>(p)) + ":";
+    for (int w = 0; w < vgpu::kNumGpuWork; ++w) {
+      if (t[p][w] != 0) {
+        text += " " + std::to_string(t[p][w]) + " " + to_string(static_cast<GpuWork>(w)) + ",";
+      }
+    }
+  }
+  return text;
+}
+
+// The host waits for each replica's GPU twice a step: once after backward, for the loss's sums
+// and the search for a NaN gradient (one read-back, which must come before the all-reduce so
+// that a NaN is named where it appears), and once at the step's end. Nothing else waits: not
+// the all-reduce, not the phase marks (anchored once a second, not once a step), and no step
+// makes or destroys an event or a block of memory.
+TEST(StepGpuWork, EachReplicaWaitsTwiceAStepAndMakesNothing) {
+  for (int gpus : {1, 2, 4}) {
+    for (core::ModelKind model : {core::ModelKind::kCnn, core::ModelKind::kMlp}) {
+      const GpuWorkTable t = one_step(gpus, model);
+      SCOPED_TRACE(std::to_string(gpus) + " GPUs, " + core::to_string(model) + describe(t));
+      EXPECT_EQ(at(t, WorkPhase::kBackward, GpuWork::kHostWait), gpus);
+      EXPECT_EQ(at(t, WorkPhase::kStepEnd, GpuWork::kHostWait), gpus);
+      EXPECT_EQ(total(t, GpuWork::kHostWait), 2 * gpus);
+      EXPECT_EQ(total(t, GpuWork::kEventMade), 0);
+      EXPECT_EQ(total(t, GpuWork::kEventDestroyed), 0);
+      // The loss's sums and the NaN search's answer; the weights' fingerprint where replicas
+      // are compared (more than one).
+      EXPECT_EQ(at(t, WorkPhase::kBackward, GpuWork::kCopyToHost), 2 * gpus);
+      EXPECT_EQ(at(t, WorkPhase::kStepEnd, GpuWork::kCopyToHost), gpus > 1 ? gpus : 0);
+    }
+  }
+}
+
+// Every count of a step, pinned, on the ring (what auto runs on logical GPUs). A launch, a copy
+// or a stream's wait added to the step shows here.
+TEST(StepGpuWork, TheWholeStepIsPinned) {
+  struct Expected {
+    int gpus;
+    core::ModelKind model;
+    int kernels, blas, to_gpu, to_host, on_gpu, recorded, stream_waits;
+  };
+  const Expected cases[] = {
+      {1, core::ModelKind::kCnn, 15, 11, 2, 2, 2, 9, 0},
+      {2, core::ModelKind::kCnn, 32, 22, 4, 6, 6, 22, 4},
+      {4, core::ModelKind::kCnn, 72, 44, 8, 12, 20, 60, 44},
+      {1, core::ModelKind::kMlp, 12, 12, 2, 2, 1, 9, 0},
+      {2, core::ModelKind::kMlp, 26, 24, 4, 6, 4, 22, 4},
+      {4, core::ModelKind::kMlp, 60, 48, 8, 12, 16, 60, 44},
+  };
+  for (const Expected& e : cases) {
+    const GpuWorkTable t = one_step(e.gpus, e.model);
+    SCOPED_TRACE(std::to_string(e.gpus) + " GPUs, " + core::to_string(e.model) + describe(t));
+    EXPECT_EQ(total(t, GpuWork::kKernel), e.kernels);
+    EXPECT_EQ(total(t, GpuWork::kBlas), e.blas);
+    EXPECT_EQ(total(t, GpuWork::kCopyToDevice), e.to_gpu);
+    EXPECT_EQ(total(t, GpuWork::kCopyToHost), e.to_host);
+    EXPECT_EQ(total(t, GpuWork::kCopyOnDevice), e.on_gpu);
+    EXPECT_EQ(total(t, GpuWork::kEventRecorded), e.recorded);
+    EXPECT_EQ(total(t, GpuWork::kStreamWait), e.stream_waits);
+  }
+}
+
+// No algorithm's all-reduce makes the host wait or makes an event: the streams wait for each
+// other on events the devices made once.
+TEST(StepGpuWork, NoAllReduceWaitsForTheHost) {
+  for (const char* algorithm : {"ring", "reduce-to-one", "one-shot"}) {
+    for (int gpus : {2, 4}) {
+      const GpuWorkTable t = one_step(gpus, core::ModelKind::kMlp, algorithm);
+      SCOPED_TRACE(std::string(algorithm) + " on " + std::to_string(gpus) + " GPUs" + describe(t));
+      EXPECT_EQ(at(t, WorkPhase::kAllReduce, GpuWork::kHostWait), 0);
+      EXPECT_EQ(at(t, WorkPhase::kAllReduce, GpuWork::kEventMade), 0);
+      EXPECT_GT(at(t, WorkPhase::kAllReduce, GpuWork::kStreamWait), 0);
+    }
+  }
+}
+
+// The counting itself: a call counts under the calling thread's phase, and a scope puts the
+// one before it back.
+TEST(GpuWorkCounts, CountsUnderTheThreadsPhase) {
+  vgpu::GpuWorkCounts counts;
+  counts.add(GpuWork::kKernel);
+  {
+    const vgpu::WorkPhaseScope outer(WorkPhase::kForward);
+    counts.add(GpuWork::kKernel);
+    {
+      const vgpu::WorkPhaseScope inner(WorkPhase::kAllReduce);
+      counts.add(GpuWork::kHostWait);
+    }
+    counts.add(GpuWork::kBlas);
+  }
+  const GpuWorkTable t = counts.snapshot();
+  EXPECT_EQ(at(t, WorkPhase::kOther, GpuWork::kKernel), 1);
+  EXPECT_EQ(at(t, WorkPhase::kForward, GpuWork::kKernel), 1);
+  EXPECT_EQ(at(t, WorkPhase::kForward, GpuWork::kBlas), 1);
+  EXPECT_EQ(at(t, WorkPhase::kAllReduce, GpuWork::kHostWait), 1);
+  EXPECT_EQ(total(t, GpuWork::kKernel), 2);
+  // The table as train prints it: per step, a row per phase of a step and their total.
+  const std::string text = vgpu::format_gpu_work(t, 2.0);
+  EXPECT_NE(text.find("forward"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.5"), std::string::npos) << text;  // 1 kernel over 2 steps
+  EXPECT_EQ(text.find("other"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace mirrorlab::testing
