@@ -108,6 +108,8 @@ void CollectiveGroup::end_step(int rank, int index, std::string_view phase,
   });
 }
 
+void CollectiveGroup::wait_for_devices() { transport_->wait_for_devices(); }
+
 void CollectiveGroup::finish(int rank, ReduceOp op) {
   if (op != ReduceOp::kMean || size() == 1) return;
   transport_->scale(rank, 1.0f / static_cast<float>(size()));
@@ -133,6 +135,9 @@ void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float
     });
   }
   synchronize_all(devices);  // the group lives on this stack frame: wait for every rank
+  // Complete on return, on CUDA devices too: the caller may read the buffers, time the call or
+  // all-reduce them again (a new group knows nothing of the streams still reading them).
+  group.wait_for_devices();
 }
 
 void synchronize_all(const std::vector<Device*>& devices) {

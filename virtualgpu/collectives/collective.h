@@ -67,6 +67,9 @@ class CollectiveGroup {
   const std::vector<Device*>& devices() const { return devices_; }  // empty: host buffers
   // An observer watches each step: it needs their times, so each step's work is waited for.
   bool observed() const { return observer_ != nullptr; }
+  // Waits on the host until every rank's queued work on its buffer is done: before host code
+  // reads or writes the buffers (a whole-group step across workers), or when the group ends.
+  void wait_for_devices();
 
   // Every rank calls begin() once before touching any buffer: no rank may read a neighbour's
   // buffer before that neighbour has finished writing it (its gradients, in training).

@@ -137,6 +137,7 @@ class CudaTransport final : public Transport {
 
   void scale(int rank, float factor) override {
     CurrentGpu gpu(api_, ordinals_[rank]);
+    wait_for_readers(rank);  // other ranks may still read the buffer the scale overwrites
     api_.launch_scale(buffers_[rank].data(), buffers_[rank].size(), factor, streams_[rank],
                       ordinals_[rank]);
     // The result must be complete when the all-reduce returns: the host may read it next.
@@ -158,6 +159,13 @@ class CudaTransport final : public Transport {
   // Before dst's stream writes its buffer, reading src's: src's writes so far are done (its
   // ready event), and so are the reads of dst's buffer by other ranks in the steps before.
   void order_before_writing(int dst, int src) {
+    // waited_ is dst's own row: only dst's thread touches it within a step.
+    wait_for(dst, src);
+    wait_for_readers(dst);
+  }
+
+  // Once a step: dst's stream waits for the ranks that read its buffer in the steps before.
+  void wait_for_readers(int dst) {
     std::vector<int> readers;
     {
       std::lock_guard lock(mutex_);
@@ -166,11 +174,18 @@ class CudaTransport final : public Transport {
         guarded_[static_cast<std::size_t>(dst)] = 1;
       }
     }
-    // waited_ is dst's own row: only dst's thread touches it within a step.
-    wait_for(dst, src);
     for (int r : readers) wait_for(dst, r);
   }
 
+ public:
+  void wait_for_devices() override {
+    for (std::size_t r = 0; r < streams_.size(); ++r) {
+      CurrentGpu gpu(api_, ordinals_[r]);
+      api_.synchronize_stream(streams_[r]);
+    }
+  }
+
+ private:
   // dst[0, n) += src[0, n), on `stream` of rank dst's GPU (current).
   void reduce_into(float* to, const float* from, std::size_t n, int dst, int src,
                    GpuStream stream) {

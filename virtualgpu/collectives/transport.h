@@ -53,6 +53,9 @@ class Transport {
   virtual std::vector<Transfer> settle() = 0;
   // Multiplies rank `rank`'s buffer by `factor` (kMean); the result is complete on return.
   virtual void scale(int rank, float factor) = 0;
+  // Waits on the host until every rank's queued work is done (CUDA: every stream), for code
+  // that reads or writes the buffers from the host, or reuses them after the group.
+  virtual void wait_for_devices() {}
 };
 
 // Plain loops over host memory, on the calling thread.

@@ -14,6 +14,8 @@ void HierarchicalAllReduce::run_rank(int rank, CollectiveGroup& group, ReduceOp 
   const int first = within_->num_steps(group.size());
   // 2. Run once for the worker by the last of its ranks to arrive, while the others wait.
   group.end_step(rank, first, kAcrossWorkersPhase, [&] {
+    // The host reads and writes the first buffer: nothing may still read or write it on a GPU.
+    group.wait_for_devices();
     std::span<float> buffer = group.buffer(0);
     if (group.devices().empty()) {
       workers_->all_reduce_sum(buffer);
