@@ -211,6 +211,7 @@ int run_train(const TrainOptions& options) {
   core::FitLoop loop(*run.strategy, data.train, &data.test, fit, &progress);
   if (const std::optional<int> refused = before_first_step(run, loop, data.train)) return *refused;
   const std::int64_t steps_before = loop.history().steps;  // made by the run resumed
+  run.steps_before = steps_before;
   run.gpu_work_before = vgpu::process_gpu_work_counts().snapshot();
   const RunEnd end = train_steps(run, loop, progress, stop_asked);
   if (end.left) return end.status;

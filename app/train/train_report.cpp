@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -82,6 +83,26 @@ void print_gpu_work(const TrainRun& run, std::int64_t steps) {
       "steps; counted where mirrorlab calls CUDA and cuBLAS)\n%s",
       run.devices.size(), static_cast<long long>(steps),
       vgpu::format_gpu_work(table, static_cast<double>(steps)).c_str());
+}
+
+// The same counts as a JSON object for the trace: {"forward": {"kernels": 14, ...}, ...}, per
+// step; empty without CUDA devices or steps.
+std::string gpu_work_json(const TrainRun& run, std::int64_t steps) {
+  if (steps <= 0 || run.devices.empty() || !run.devices[0]->is_cuda()) return "";
+  const vgpu::GpuWorkTable table =
+      vgpu::difference(vgpu::process_gpu_work_counts().snapshot(), run.gpu_work_before);
+  nlohmann::json out = nlohmann::json::object();
+  for (int p = 0; p < vgpu::kNumWorkPhases; ++p) {
+    if (static_cast<vgpu::WorkPhase>(p) == vgpu::WorkPhase::kOther) continue;
+    nlohmann::json row = nlohmann::json::object();
+    for (int w = 0; w < vgpu::kNumGpuWork; ++w) {
+      std::string key = vgpu::to_string(static_cast<vgpu::GpuWork>(w));  // "cuBLAS calls"
+      for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(c));
+      row[key] = static_cast<double>(table[p][w]) / static_cast<double>(steps);
+    }
+    out[vgpu::to_string(static_cast<vgpu::WorkPhase>(p))] = row;
+  }
+  return out.dump();
 }
 
 // The last epoch's validation, or none when the run stopped inside its epoch.
@@ -236,7 +257,8 @@ void write_run_files(TrainRun& run, const core::FitLoop& loop, const RunEnd& end
   std::vector<std::string> names;
   for (const vgpu::Device* d : run.devices) names.push_back(d->name());
   std::vector<core::TraceProcess> trace = {
-      core::TraceProcess{"", names, run.events.trace_events(run.trace_origin)}};
+      core::TraceProcess{"", names, run.events.trace_events(run.trace_origin),
+                         gpu_work_json(run, loop.history().steps - run.steps_before)}};
   nlohmann::json worker_parts = nlohmann::json::array();
   if (run.launch.workers() && (!o.history_file.empty() || !o.trace_file.empty())) {
     gather_workers(*run.launch.workers(), run.devices, totals, &worker_parts, &trace);

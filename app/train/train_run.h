@@ -38,8 +38,10 @@ struct TrainRun {
   core::FaultInjector faults;
   std::vector<std::string> warnings;      // said during the run, kept in the history
   std::vector<std::string> write_errors;  // a checkpoint, the history or the trace not written
-  // What the process had asked of its GPUs before the first step (gpu_work_counts.h).
+  // What the process had asked of its GPUs before the first step (gpu_work_counts.h), and the
+  // steps made before it (by the run resumed).
   vgpu::GpuWorkTable gpu_work_before{};
+  std::int64_t steps_before = 0;
 };
 
 // The end of a run, as it ended.

@@ -93,6 +93,11 @@ std::string chrome_trace(const std::vector<TraceProcess>& processes) {
       out << R"({"ph":"M","name":"process_name","pid":)" << pid << R"(,"args":{"name":")"
           << process.name << "\"}}";
     }
+    if (!process.gpu_work.empty()) {
+      next();
+      out << R"({"ph":"M","name":"gpu_work_per_step","pid":)" << pid << R"(,"args":)"
+          << process.gpu_work << "}";
+    }
     for (std::size_t d = 0; d < process.lanes.size(); ++d) {
       next();
       out << R"({"ph":"M","name":"thread_name","pid":)" << pid << R"(,"tid":)" << d

@@ -30,6 +30,9 @@ struct TraceProcess {
   std::string name;
   std::vector<std::string> lanes;  // indexed by TraceEvent::device
   std::vector<TraceEvent> events;
+  // A JSON object, or empty: what a training step asked of the process's GPUs (launches, waits,
+  // copies, events by phase), as a metadata event "gpu_work_per_step" with it as its args.
+  std::string gpu_work;
 };
 
 // Chrome trace JSON ("traceEvents", complete events): process i is pid i + 1 (named, when it has

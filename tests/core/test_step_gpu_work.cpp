@@ -12,6 +12,7 @@
 #include "core/io/synthetic_dataset.h"
 #include "core/nn/counting_gpu_model_api.h"
 #include "core/strategy/mirrored_strategy.h"
+#include "core/strategy/run_events.h"
 #include "tests/support/fake_cuda_api.h"
 #include "tests/support/fake_gpu_model_api.h"
 #include "virtualgpu/cuda/counting_cuda_api.h"
@@ -174,6 +175,19 @@ TEST(GpuWorkCounts, CountsUnderTheThreadsPhase) {
   EXPECT_NE(text.find("forward"), std::string::npos) << text;
   EXPECT_NE(text.find("0.5"), std::string::npos) << text;  // 1 kernel over 2 steps
   EXPECT_EQ(text.find("other"), std::string::npos) << text;
+  EXPECT_NE(vgpu::format_gpu_work(t, 400.0).find("<0.1"), std::string::npos)
+      << "a count made once in 400 steps reads as none";
+}
+
+// The trace carries the counts as a metadata event of its process, its args the JSON given.
+TEST(GpuWorkCounts, TheTraceCarriesThemAsAMetadataEvent) {
+  core::TraceProcess process{"worker 0", {"/gpu:0"}, {}, R"({"forward":{"kernels":14}})"};
+  const std::string trace = core::chrome_trace({process});
+  EXPECT_NE(trace.find(R"("name":"gpu_work_per_step","pid":1,"args":{"forward":{"kernels":14}})"),
+            std::string::npos)
+      << trace;
+  process.gpu_work.clear();
+  EXPECT_EQ(core::chrome_trace({process}).find("gpu_work_per_step"), std::string::npos);
 }
 
 }  // namespace

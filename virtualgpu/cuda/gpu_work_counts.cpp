@@ -79,6 +79,8 @@ std::string format_gpu_work(const GpuWorkTable& table, double per) {
     const double value = static_cast<double>(count) / (per > 0 ? per : 1.0);
     if (value == static_cast<double>(static_cast<std::int64_t>(value))) {
       std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
+    } else if (value < 0.05) {
+      std::snprintf(text, sizeof text, "<0.1");  // made once in a run: "0.0" would read as none
     } else {
       std::snprintf(text, sizeof text, "%.1f", value);
     }
