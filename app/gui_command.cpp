@@ -74,9 +74,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   cmd->add_flag("--check-display", o.check_display,
                 "Only check that a window can be opened here: exit 0 if so, else 2 saying why");
   add_text_flag(cmd, "--lesson", o.lesson,
-                "Play this lesson in the Lesson panel: an id ('mirrorlab lesson list') or a "
-                "lesson file. Each step sets its own run up, so the run's flags are ignored")
-      ->type_name("ID|FILE");
+                "Play this lesson in the Lesson panel: its number or id ('mirrorlab lesson "
+                "list') or a lesson file. Each step sets its own run up, so the run's flags are "
+                "ignored")
+      ->type_name("N|ID|FILE");
   add_whole_number_flag(cmd, "--lesson-step", o.app.lesson_step, 1, 1000,
                         "Start the lesson at this step (1 is the first)");
   add_text_flag(cmd, "--lessons", o.lessons_folder,

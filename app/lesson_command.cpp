@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -25,12 +26,24 @@ lessons::Lesson find_lesson(const LessonOptions& o) {
 
 int list(const LessonOptions& o) {
   const auto course = lessons::load_course(folder_of(o));
-  std::printf("%-22s %-58s %7s  %s\n", "id", "title", "minutes", "needs");
+  // Columns as wide as their widest entry, so that every row lines up.
+  int id_width = 2, title_width = 5;
   for (const lessons::Lesson& l : course) {
-    std::printf("%-22s %-58s %7d  %s\n", l.id.c_str(), l.title.c_str(), l.minutes,
+    id_width = std::max(id_width, static_cast<int>(l.id.size()));
+    title_width = std::max(title_width, static_cast<int>(l.title.size()));
+  }
+  std::printf("%2s  %-*s  %-*s  %7s  %s\n", "#", id_width, "id", title_width, "title", "minutes",
+              "needs");
+  int number = 0;
+  for (const lessons::Lesson& l : course) {
+    std::printf("%2d  %-*s  %-*s  %7d  %s\n", ++number, id_width, l.id.c_str(), title_width,
+                l.title.c_str(), l.minutes,
                 l.coming ? "coming: not playable yet" : l.needs.c_str());
   }
-  std::printf("\nPlay one: mirrorlab lesson run ID\n");
+  std::printf(
+      "\nMinutes are class time: the lesson played and talked through with a class.\n"
+      "Play one: mirrorlab lesson run N (its number or its id); in the window: mirrorlab gui "
+      "--lesson N\n");
   return 0;
 }
 
@@ -164,9 +177,10 @@ CLI::App* add_lesson_command(CLI::App& app, LessonOptions& o, LessonCommands& co
   folder_flag(commands.list);
   commands.run = cmd->add_subcommand(
       "run", "Play a lesson in the terminal: its text, the live run, questions, checks");
-  add_text_flag(commands.run, "lesson", o.lesson, "A lesson's id (see 'lesson list') or file")
+  add_text_flag(commands.run, "lesson", o.lesson,
+                "A lesson's number or id (see 'lesson list'), or a lesson file")
       ->required()
-      ->type_name("ID|FILE");
+      ->type_name("N|ID|FILE");
   commands.run->add_flag("--non-interactive", o.non_interactive,
                          "Ask nothing, run every check; exit 1 if one fails");
   add_text_flag(commands.run, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")

@@ -1,6 +1,7 @@
 #include "lessons/player/lesson.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -503,8 +504,19 @@ Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& f
   if (id_or_file.find('/') != std::string::npos || id_or_file.ends_with(".md")) {
     return load_lesson(id_or_file);
   }
+  std::vector<Lesson> course = load_course(folder.empty() ? default_lesson_folder() : folder);
+  // A number is the lesson's place in the course ('lesson list' numbers them): 1, or 01.
+  if (!id_or_file.empty() && id_or_file.size() <= 3 &&
+      std::all_of(id_or_file.begin(), id_or_file.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+    const std::size_t number = std::stoul(id_or_file);
+    if (number >= 1 && number <= course.size()) return std::move(course[number - 1]);
+    throw std::invalid_argument("no lesson " + id_or_file + ": the lessons are numbered 1 to " +
+                                std::to_string(course.size()) +
+                                " ('mirrorlab lesson list' shows them)");
+  }
   std::string ids;
-  for (Lesson& l : load_course(folder.empty() ? default_lesson_folder() : folder)) {
+  for (Lesson& l : course) {
     if (l.id == id_or_file) return std::move(l);
     if (!ids.empty()) ids.append(", ");
     ids.append(l.id);

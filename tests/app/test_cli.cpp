@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -379,6 +381,37 @@ TEST(Cli, NcclOnCpuVirtualGpusIsRefusedWithItsReasonBeforeReadingTheDataset) {
 
 // One convention for bad input everywhere: a malformed lesson is exit status 2 for `lesson check`
 // as for `lesson run` (check said 1, which `lesson run` gives a lesson whose checks fail).
+// `lesson list` lines its columns up whatever the lengths of ids and titles, numbers the lessons
+// (which `lesson run` takes) and says what its minutes are.
+TEST(CliLesson, ListLinesUpItsColumnsAndNumbersTheLessons) {
+#ifndef MIRRORLAB_HAVE_LESSONS
+  GTEST_SKIP() << "this build has no lessons (libtomlplusplus-dev or libmd4c-dev missing)";
+#endif
+  const Result r = run("lesson list");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::string header, line;
+  std::getline(lines, header);
+  const std::size_t title = header.find("title"), minutes = header.find("minutes");
+  ASSERT_NE(title, std::string::npos) << header;
+  int rows = 0;
+  while (std::getline(lines, line) && !line.empty()) {
+    ++rows;
+    EXPECT_EQ(line.substr(0, 2), (rows < 10 ? " " : "") + std::to_string(rows)) << line;
+    EXPECT_NE(line[title], ' ') << "the title does not start under its heading:\n" << line;
+    EXPECT_EQ(line[title - 1], ' ') << line;
+    // The minutes end where their heading ends.
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(line[minutes + 6]))) << line;
+    EXPECT_EQ(line[minutes + 7], ' ') << line;
+  }
+  EXPECT_EQ(rows, 10);
+  EXPECT_NE(r.output.find("Minutes are class time"), std::string::npos) << r.output;
+  // `lesson run` takes the numbers: past the last, it says how many there are.
+  const Result past = run("lesson run 11 --non-interactive");
+  EXPECT_EQ(past.status, 2) << past.output;
+  EXPECT_NE(past.output.find("numbered 1 to 10"), std::string::npos) << past.output;
+}
+
 TEST(CliLesson, CheckGivesAMalformedLessonStatus2AsRunDoes) {
 #ifndef MIRRORLAB_HAVE_LESSONS
   GTEST_SKIP() << "this build has no lessons (libtomlplusplus-dev or libmd4c-dev missing)";

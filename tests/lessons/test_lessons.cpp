@@ -328,6 +328,28 @@ TEST(LessonReader, EveryLessonOfTheCourseIsWellFormedWithUniqueIds) {
   }
 }
 
+// A lesson is found by its place in the course too, as 'lesson list' numbers them (1, or 01);
+// a number past the last says how many there are.
+TEST(LessonReader, ALessonIsFoundByItsNumberInTheCourse) {
+  const std::string folder = MIRRORLAB_SOURCE_DIR "/lessons";
+  const std::vector<Lesson> course = load_course(folder);
+  ASSERT_GE(course.size(), 2u);
+  EXPECT_EQ(find_lesson("1", folder).id, course[0].id);
+  EXPECT_EQ(find_lesson("01", folder).id, course[0].id);
+  EXPECT_EQ(find_lesson("2", folder).id, course[1].id);
+  EXPECT_EQ(find_lesson(course[1].id, folder).id, course[1].id);
+  for (const std::string& bad : {std::string("0"), std::to_string(course.size() + 1)}) {
+    try {
+      find_lesson(bad, folder);
+      ADD_FAILURE() << bad << " was found";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("numbered 1 to " + std::to_string(course.size())),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // ---- the player --------------------------------------------------------------------------
 
 PlayerOptions small_data() {
