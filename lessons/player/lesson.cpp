@@ -220,8 +220,25 @@ Question read_question(const TomlBlock& b) {
   read_value(b, "answer", q.value, q.replica, q.devices);
   q.choices = b.texts("choices");
   if (b.has("choices") && q.choices.size() < 2) b.fail(b.line(), "`choices` needs 2 or more");
-  q.tolerance = b.number("tolerance").value_or(0.0);
-  if (q.tolerance < 0) b.fail(b.line(), "`tolerance` must be 0 or more");
+  const toml::node* tolerance = b.table().get("tolerance");
+  if (tolerance != nullptr && tolerance->is_string()) {
+    // A percentage of the answer: a guess at a time measured here is right within a share of
+    // it, whatever the machine (a fixed 1000 ms would pass 900 for 65).
+    const std::string text = *tolerance->value<std::string>();
+    char* end = nullptr;
+    const double percent = std::strtod(text.c_str(), &end);
+    if (text.empty() || end == nullptr || std::string(end) != "%" || !(percent > 0) ||
+        percent > 1000) {
+      b.fail(b.line_of(*tolerance), "`tolerance = \"" + text +
+                                        "\"`: give a number in the answer's unit, or a "
+                                        "percentage of the answer from 0 to 1000, e.g. \"25%\"");
+    }
+    q.tolerance = percent / 100.0;
+    q.tolerance_relative = true;
+  } else {
+    q.tolerance = b.number("tolerance").value_or(0.0);
+    if (q.tolerance < 0) b.fail(b.line(), "`tolerance` must be 0 or more");
+  }
   q.explain = b.text("explain").value_or("");
   return q;
 }

@@ -57,8 +57,9 @@ struct Question {
   int replica = -1;                  // for values of one replica
   int devices = 0;                   // for model values: this many of the machine's GPUs (0: all)
   std::vector<std::string> choices;  // when set: the answer is choices[value]
-  double tolerance = 0;
-  std::string explain;  // shown with the answer
+  double tolerance = 0;              // how far off an answer may be, in the answer's unit...
+  bool tolerance_relative = false;   // ...or, when set, as a fraction of the answer ("20%": 0.2)
+  std::string explain;               // shown with the answer
   int line = 0;
 };
 

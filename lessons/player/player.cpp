@@ -409,7 +409,8 @@ Answer LessonPlayer::answer(const Question& q, const std::string& given) const {
     if (!given.empty()) {
       char* end = nullptr;
       const double g = std::strtod(given.c_str(), &end);
-      a.correct = end && *end == '\0' && std::isfinite(g) && std::abs(g - *a.value) <= q.tolerance;
+      const double allowed = q.tolerance_relative ? q.tolerance * std::abs(*a.value) : q.tolerance;
+      a.correct = end && *end == '\0' && std::isfinite(g) && std::abs(g - *a.value) <= allowed;
     }
     return a;
   }

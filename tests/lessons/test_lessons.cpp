@@ -196,6 +196,10 @@ INSTANTIATE_TEST_SUITE_P(
                   with_step("[setup]\n[[question]]\nask = \"?\"\n"
                             "answer = \"replicas\"\ntolerance = inf\n"),
                   17, "finite number"},
+        Malformed{"ToleranceNeitherANumberNorAPercentage",
+                  with_step("[setup]\n[[question]]\nask = \"?\"\n"
+                            "answer = \"replicas\"\ntolerance = \"ten\"\n"),
+                  17, "or a percentage of the answer from 0 to 1000, e.g. \"25%\""},
         Malformed{"CheckWithoutSays",
                   with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
                             "equals = 1\n"),
@@ -380,6 +384,28 @@ TEST(LessonPlayer, AnswersQuestionsFromTheLiveRunAndMarksTheGivenAnswer) {
   EXPECT_FALSE(player.answer(q, "nan").correct);
   EXPECT_FALSE(player.answer(q, "32 examples").correct);
   ASSERT_TRUE(player.snapshot().held_at);  // paused after the split, as the step says
+}
+
+// A tolerance may be a share of the answer: "25%" of 32 takes 24 to 40, not 41 or 23.
+TEST(LessonPlayer, APercentageToleranceIsAShareOfTheAnswer) {
+  Lesson lesson = lesson_one();
+  PlayerOptions options = small_data();
+  LessonPlayer player(lesson, options);
+  player.enter(0);
+  ASSERT_TRUE(player.run_actions(60));
+  Question q = player.step().questions.at(0);  // 32 examples
+  const std::string text = kHead +
+                           "## S\n\n```toml\n[setup]\n[[question]]\nask = \"?\"\nanswer = "
+                           "\"replicas\"\ntolerance = \"25%\"\n```\n";
+  const Question read = parse_lesson(text, "percent.md").steps.at(0).questions.at(0);
+  EXPECT_TRUE(read.tolerance_relative);
+  EXPECT_DOUBLE_EQ(read.tolerance, 0.25);
+  q.tolerance = read.tolerance;
+  q.tolerance_relative = true;
+  for (const char* right : {"32", "24", "40", "39.9"}) {
+    EXPECT_TRUE(player.answer(q, right).correct) << right;
+  }
+  for (const char* wrong : {"41", "23", "0", "-32"}) EXPECT_FALSE(player.answer(q, wrong).correct);
 }
 
 TEST(LessonPlayer, GoingBackReplaysTheRunUpToThatStep) {
