@@ -3,6 +3,8 @@
 // itself, every lesson played and broken, is in test_course.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -406,6 +408,33 @@ TEST(LessonPlayer, APercentageToleranceIsAShareOfTheAnswer) {
     EXPECT_TRUE(player.answer(q, right).correct) << right;
   }
   for (const char* wrong : {"41", "23", "0", "-32"}) EXPECT_FALSE(player.answer(q, wrong).correct);
+}
+
+// An answer reads as a class reads it: a time to 3 figures with its unit, bytes in full with
+// theirs, a count bare.
+TEST(LessonPlayer, AnswersAreRoundedAndCarryTheirUnit) {
+  const Lesson lesson =
+      parse_lesson(kHead +
+                       "## S\n\n```toml\ndo = [{ run_steps = 3 }]\n[setup]\ngpus = 2\n"
+                       "batch_per_replica = 16\ntrain_examples = 320\n"
+                       "[[question]]\nask = \"?\"\nanswer = \"step_ms\"\ntolerance = \"50%\"\n"
+                       "[[question]]\nask = \"?\"\nanswer = \"gradient_bytes\"\n"
+                       "[[question]]\nask = \"?\"\nanswer = \"replicas\"\n```\n",
+                   "units.md");
+  LessonPlayer player(lesson, small_data());
+  player.enter(0);
+  ASSERT_TRUE(player.run_actions(60));
+  const std::vector<Question>& q = player.step().questions;
+  const std::string ms = player.answer(q.at(0)).text;
+  EXPECT_TRUE(ms.ends_with(" ms")) << ms;
+  const std::string digits = ms.substr(0, ms.size() - 3);
+  EXPECT_LE(std::count_if(digits.begin(), digits.end(),
+                          [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }),
+            4)
+      << ms;  // 3 significant figures (and a leading 0 below 1 ms)
+  const std::string bytes = player.answer(q.at(1)).text;
+  EXPECT_TRUE(bytes.ends_with(" bytes")) << bytes;
+  EXPECT_EQ(player.answer(q.at(2)).text, "2");
 }
 
 TEST(LessonPlayer, GoingBackReplaysTheRunUpToThatStep) {
