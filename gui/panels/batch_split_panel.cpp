@@ -247,8 +247,14 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   for (const core::ReplicaRecord& r : record.replicas) counts.push_back(r.shard_count);
   const bool uneven =
       std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end();
-  ImGui::Text("Step %lld: a global batch of %zu examples, split %zu ways",
-              static_cast<long long>(record.step + 1), record.indices.size(), n);
+  const std::size_t examples = record.indices.size();
+  if (n == 1) {
+    ImGui::Text("Step %lld: a global batch of %zu example%s, on one replica",
+                static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s");
+  } else {
+    ImGui::Text("Step %lld: a global batch of %zu example%s, split %zu ways",
+                static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s", n);
+  }
   if (uneven) {
     // TensorFlow's rule, as split_global_batch applied it: the first replica's share is the
     // ceil(b / N) each takes.
