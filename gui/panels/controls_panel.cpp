@@ -144,8 +144,9 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
       ImGui::Text("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
                   frame.config.settings.batch_per_replica, run.devices.size(), run.workers.size());
     } else {
-      ImGui::Text("Global batch %zu = %zu x %zu replicas", run.global_batch,
-                  frame.config.settings.batch_per_replica, run.devices.size());
+      ImGui::Text("Global batch %zu = %zu x %zu replica%s", run.global_batch,
+                  frame.config.settings.batch_per_replica, run.devices.size(),
+                  run.devices.size() == 1 ? "" : "s");
     }
   }
   const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
