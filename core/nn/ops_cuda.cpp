@@ -247,13 +247,14 @@ class CudaOps final : public Ops {
   // The anchor ties the stream's clock to the host's: recorded on an idle stream and waited for,
   // its host time is known to within the wait's latency (microseconds). Every mark of the step is
   // then anchor's host time + the milliseconds from anchor to mark, read after the step.
-  // A wait, so made again only once a second (the two clocks drift apart by parts per million:
-  // well under a microsecond a second), not every step.
+  // A wait, so made again only every kAnchorSteps steps, not every step: the two clocks drift
+  // apart by parts per million, microseconds over the seconds that many steps take. Counted in
+  // steps, not seconds, so that a step asks the same of the GPU however slow the machine (a
+  // sanitizer's build) and the counts can be pinned.
   void begin_marks() override {
     next_mark_ = 0;
-    if (anchored_ && vgpu::seconds_between(anchor_host_, vgpu::Clock::now()) < kAnchorSeconds) {
-      return;
-    }
+    if (anchored_ && ++steps_since_anchor_ < kAnchorSteps) return;
+    steps_since_anchor_ = 0;
     use_device();
     api_.record_event(anchor_, stream_);
     api_.synchronize_event(anchor_);
@@ -299,7 +300,7 @@ class CudaOps final : public Ops {
     api_.record_event(read_back_ready_, stream_);
   }
 
-  static constexpr double kAnchorSeconds = 1.0;
+  static constexpr int kAnchorSteps = 100;
 
   void use_device() { api_.set_current_gpu(ordinal_); }
 
@@ -351,6 +352,7 @@ class CudaOps final : public Ops {
   vgpu::GpuEvent anchor_ = nullptr;
   vgpu::TimePoint anchor_host_{};
   bool anchored_ = false;
+  int steps_since_anchor_ = 0;
   std::vector<vgpu::GpuEvent> marks_;
   std::size_t next_mark_ = 0;
 };

@@ -107,6 +107,24 @@ TEST(StepGpuWork, EachReplicaWaitsTwiceAStepAndMakesNothing) {
   }
 }
 
+// The phase marks' clock is tied to the host's once every 100 steps (a wait at the split), by
+// the steps, not by the seconds: the counts of a step are the same on a slow machine (a
+// sanitizer's build) as on a fast one.
+TEST(StepGpuWork, TheMarksAnchorWaitsOnceEveryHundredSteps) {
+  StepRig rig(1, "ring");
+  rig.options.model = core::ModelKind::kMlp;
+  core::MirroredStrategy strategy(rig.devices.devices(), rig.options);
+  const core::GlobalBatch batch{&rig.data, std::span(rig.order).first(16), 16};
+  strategy.train_step(batch);  // anchored here
+  const GpuWorkTable before = rig.counts.snapshot();
+  for (int i = 0; i < 99; ++i) strategy.train_step(batch);
+  const GpuWorkTable middle = rig.counts.snapshot();
+  EXPECT_EQ(at(difference(middle, before), WorkPhase::kSplit, GpuWork::kHostWait), 0);
+  strategy.train_step(batch);  // the 101st: anchored again
+  EXPECT_EQ(at(difference(rig.counts.snapshot(), middle), WorkPhase::kSplit, GpuWork::kHostWait),
+            1);
+}
+
 // Every count of a step, pinned, on the ring (what auto runs on logical GPUs). A launch, a copy
 // or a stream's wait added to the step shows here.
 TEST(StepGpuWork, TheWholeStepIsPinned) {
