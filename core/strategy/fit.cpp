@@ -133,38 +133,11 @@ void FitLoop::stop(StopReason reason) {
   done_ = true;
 }
 
-namespace {
-
-// Examples [begin, begin + count) of `data`, into `part`.
-void copy_examples(const Dataset& data, std::size_t begin, std::size_t count, Dataset& part) {
-  part.rows = data.rows;
-  part.cols = data.cols;
-  const auto image = static_cast<std::ptrdiff_t>(data.image_bytes());
-  const auto first = static_cast<std::ptrdiff_t>(begin),
-             end = first + static_cast<std::ptrdiff_t>(count);
-  part.images.assign(data.images.begin() + first * image, data.images.begin() + end * image);
-  part.labels.assign(data.labels.begin() + first, data.labels.begin() + end);
-}
-
-}  // namespace
-
 std::optional<LossStats> FitLoop::validation_pass() {
-  if (!options_.stop_requested) {
-    return strategy_->evaluate(*validation_, options_.batch_per_replica);
-  }
-  // A stop may be asked between its global batches (the app's Ctrl-C): each evaluated alone, in
-  // the same order and global batches as one pass, so one worker's sums are the same bits. With
-  // several workers, stop_requested is their exchange: every worker asks it between the same
-  // batches, and all stop at the same one.
-  const std::size_t n = validation_->size();
-  LossStats total;
-  Dataset batch;
-  for (std::size_t begin = 0; begin < n; begin += global_) {
-    if (begin > 0 && options_.stop_requested()) return std::nullopt;
-    copy_examples(*validation_, begin, std::min(global_, n - begin), batch);
-    total += strategy_->evaluate(batch, options_.batch_per_replica);
-  }
-  return total;
+  // A stop may be asked between its global batches (the app's Ctrl-C). With several workers,
+  // stop_requested is their exchange: every worker asks it between the same batches, and all
+  // stop at the same one.
+  return strategy_->evaluate(*validation_, options_.batch_per_replica, options_.stop_requested);
 }
 
 void FitLoop::end_epoch(bool validate) {

@@ -22,7 +22,7 @@ struct FitOptions {
   std::uint64_t seed = 1;  // shuffling; epoch e uses shuffled_indices(n, seed, e)
   // Asked between steps (fit()), before a validation pass and between its global batches: true
   // stops the run there, as interrupted (the app's Ctrl-C), the epoch not yet closed (a run that
-  // goes on from its position validates it). Empty: never, and the pass is one evaluate().
+  // goes on from its position validates it). Empty: never.
   std::function<bool()> stop_requested;
 };
 

@@ -390,12 +390,19 @@ LossStats MirroredStrategy::train_step(const GlobalBatch& batch) {
 }
 
 LossStats MirroredStrategy::evaluate(const Dataset& data, std::size_t batch_per_replica) {
+  return *evaluate(data, batch_per_replica, {});
+}
+
+std::optional<LossStats> MirroredStrategy::evaluate(const Dataset& data,
+                                                    std::size_t batch_per_replica,
+                                                    const std::function<bool()>& stop) {
   const std::size_t global = batch_per_replica * static_cast<std::size_t>(num_replicas_in_sync());
   tell_workers("the evaluation");
   std::vector<std::uint32_t> indices(data.size());
   for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint32_t>(i);
   LossStats total;
   for (std::size_t begin = 0; begin < indices.size(); begin += global) {
+    if (begin > 0 && stop && stop()) return std::nullopt;
     const std::size_t count = std::min(global, indices.size() - begin);
     const GlobalBatch batch{&data, std::span(indices).subspan(begin, count), batch_per_replica};
     total += reduce_sum(run_on_replicas(

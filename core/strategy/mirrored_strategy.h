@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -299,6 +300,11 @@ class MirroredStrategy {
   LossStats train_step(const GlobalBatch& batch);
   // Distributed evaluation of the whole dataset in global batches of per-replica size * N.
   LossStats evaluate(const Dataset& data, std::size_t batch_per_replica);
+  // The same, `stop` asked between its global batches (with several workers every worker asks
+  // it between the same ones, so it must be their agreed answer): true ends the pass there,
+  // with nullopt and no sum across the workers.
+  std::optional<LossStats> evaluate(const Dataset& data, std::size_t batch_per_replica,
+                                    const std::function<bool()>& stop);
   // Throws ReplicasOutOfSync naming the replicas (or the worker) that differ from replica 0.
   void check_in_sync();
 
