@@ -144,6 +144,13 @@ class CudaTransport final : public Transport {
     api_.synchronize_stream(streams_[rank]);
   }
 
+  void wait_for_devices() override {
+    for (std::size_t r = 0; r < streams_.size(); ++r) {
+      CurrentGpu gpu(api_, ordinals_[r]);
+      api_.synchronize_stream(streams_[r]);
+    }
+  }
+
  private:
   GpuEvent ready(int rank) const { return ready_[static_cast<std::size_t>(rank)].get(); }
 
@@ -177,15 +184,6 @@ class CudaTransport final : public Transport {
     for (int r : readers) wait_for(dst, r);
   }
 
- public:
-  void wait_for_devices() override {
-    for (std::size_t r = 0; r < streams_.size(); ++r) {
-      CurrentGpu gpu(api_, ordinals_[r]);
-      api_.synchronize_stream(streams_[r]);
-    }
-  }
-
- private:
   // dst[0, n) += src[0, n), on `stream` of rank dst's GPU (current).
   void reduce_into(float* to, const float* from, std::size_t n, int dst, int src,
                    GpuStream stream) {
