@@ -24,16 +24,6 @@ namespace words = files::field_words;
 
 constexpr double kGB = 1e9;   // the files' bandwidths are in GB/s (10^9 bytes), as NCCL's
 constexpr double kUs = 1e-6;  // and latencies in microseconds
-// The ranges a machine's numbers can have, each past what any machine has at both ends, so that
-// a typo (1e-300 for 1e3) is refused, not priced in times of 31 digits:
-// - one GPU's FLOP/s: 1 GFLOP/s (less than one CPU core) to 100 PFLOP/s (a hundred H100s);
-constexpr double kMinTflops = 1e-3, kMaxTflops = 1e5;
-// - a bandwidth: 1 MB/s (a slow serial link) to 100 TB/s (over ten times the fastest HBM);
-constexpr double kMinGBs = 1e-3, kMaxGBs = 1e5;
-// - a latency: 0 (none) to 1 s (a link across the world is a tenth of that);
-constexpr double kMaxLatencyUs = 1e6;
-// - a curve's sizes: 1 byte to 1 PB (what a recording's samples may give).
-constexpr double kMaxCurveBytes = 1e15;
 
 std::string joined(std::initializer_list<std::string_view> parts) {
   std::string out;

@@ -13,6 +13,19 @@
 
 namespace mirrorlab::timing {
 
+// The ranges a machine's numbers can have in a topology file, each past what any machine has at
+// both ends, so that a typo (1e-300 for 1e3) is refused, not priced in times of 31 digits. A
+// recording of measurements (virtualgpu/measure/fit_recording.h) keeps to the same, so that the
+// topology fitted from it reads back.
+// - one GPU's FLOP/s: 1 GFLOP/s (less than one CPU core) to 100 PFLOP/s (a hundred H100s);
+inline constexpr double kMinTflops = 1e-3, kMaxTflops = 1e5;
+// - a bandwidth: 1 MB/s (a slow serial link) to 100 TB/s (over ten times the fastest HBM);
+inline constexpr double kMinGBs = 1e-3, kMaxGBs = 1e5;
+// - a latency: 0 (none) to 1 s (a link across the world is a tenth of that);
+inline constexpr double kMaxLatencyUs = 1e6;
+// - a size in a bandwidth curve: 1 byte to 1 PB.
+inline constexpr double kMaxCurveBytes = 1e15;
+
 // A topology file that cannot be used: the file, the line (0 when none) and what was expected.
 class TopologyError : public files::FileError {
  public:

@@ -8,6 +8,7 @@
 #include "files/bounded_file.h"
 #include "files/field_words.h"
 #include "files/json_fields.h"
+#include "timing/topology_file.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::vgpu {
@@ -22,11 +23,10 @@ constexpr const char* kFormat = "mirrorlab compare measurements";
 constexpr int kVersion = 1;
 // The largest file read: a recording at the limits below is a few megabytes.
 constexpr std::uintmax_t kMaxFileBytes = 64u << 20;
-// The largest size a sample may give, bytes (1 PB, as a topology's curves: timing/topology_file.h).
-constexpr double kMaxBytes = 1e15;
-// A memory bandwidth, bytes/s: 1 MB/s to 100 TB/s, what a topology file may give (0.001 to
-// 100000 GB/s), so that a fit's topology reads back.
-constexpr double kMinBandwidth = 1e6, kMaxBandwidth = 1e14;
+// A sample's size and a memory bandwidth (bytes/s) in the ranges a topology file takes
+// (timing/topology_file.h), so that a fit's topology reads back.
+constexpr double kMaxBytes = timing::kMaxCurveBytes;
+constexpr double kMinBandwidth = timing::kMinGBs * 1e9, kMaxBandwidth = timing::kMaxGBs * 1e9;
 // A fit's latencies (call, step and move) are fitted to its small all-reduces: at least one each.
 constexpr std::size_t kMinLatencySamples = 3;
 
