@@ -229,9 +229,10 @@ Question read_question(const TomlBlock& b) {
     const double percent = std::strtod(text.c_str(), &end);
     if (text.empty() || end == nullptr || std::string(end) != "%" || !(percent > 0) ||
         percent > 1000) {
-      b.fail(b.line_of(*tolerance), "`tolerance = \"" + text +
-                                        "\"`: give a number in the answer's unit, or a "
-                                        "percentage of the answer from 0 to 1000, e.g. \"25%\"");
+      b.fail(b.line_of(*tolerance),
+             "`tolerance = \"" + text +
+                 "\"`: give a number in the answer's unit, or a "
+                 "percentage of the answer over 0 and up to 1000, e.g. \"25%\"");
     }
     q.tolerance = percent / 100.0;
     q.tolerance_relative = true;

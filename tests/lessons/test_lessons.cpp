@@ -201,7 +201,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"ToleranceNeitherANumberNorAPercentage",
                   with_step("[setup]\n[[question]]\nask = \"?\"\n"
                             "answer = \"replicas\"\ntolerance = \"ten\"\n"),
-                  17, "or a percentage of the answer from 0 to 1000, e.g. \"25%\""},
+                  17, "or a percentage of the answer over 0 and up to 1000, e.g. \"25%\""},
         Malformed{"CheckWithoutSays",
                   with_step("[setup]\n[[check]]\nthat = \"replicas\"\n"
                             "equals = 1\n"),
