@@ -25,7 +25,8 @@ lessons::Lesson find_lesson(const LessonOptions& o) {
 }
 
 int list(const LessonOptions& o) {
-  const auto course = lessons::load_course(folder_of(o));
+  const std::filesystem::path folder = folder_of(o);
+  const auto course = lessons::load_course(folder);
   // Columns as wide as their widest entry, so that every row lines up.
   int id_width = 2, title_width = 5;
   for (const lessons::Lesson& l : course) {
@@ -42,8 +43,10 @@ int list(const LessonOptions& o) {
   }
   std::printf(
       "\nMinutes are class time: the lesson played and talked through with a class.\n"
-      "Play one: mirrorlab lesson run N (its number or its id); in the window: mirrorlab gui "
-      "--lesson N\n");
+      "Play one: mirrorlab lesson run N (its number or its id); on a projector: mirrorlab gui "
+      "--lesson N --present\n"
+      "The lesson files are in %s\n",
+      folder.c_str());
   return 0;
 }
 

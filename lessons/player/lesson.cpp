@@ -482,7 +482,13 @@ std::vector<Lesson> load_course(const std::filesystem::path& folder) {
     const auto& p = entry.path();
     if (p.extension() == ".md" && p.filename() != "README.md") files.push_back(p);
   }
-  if (ec) throw LessonError(folder.string(), 0, "no lesson folder there (" + ec.message() + ")");
+  if (ec) {
+    throw LessonError(folder.string(), 0,
+                      "no lesson folder there (" + ec.message() +
+                          "). Name one with --lessons DIR or $MIRRORLAB_LESSONS; an installed "
+                          "mirrorlab ('cmake --install build --prefix DIR') reads "
+                          "DIR/share/mirrorlab/lessons");
+  }
   std::sort(files.begin(), files.end());
   std::vector<Lesson> course;
   std::map<std::string, std::string> ids;
@@ -498,6 +504,14 @@ std::vector<Lesson> load_course(const std::filesystem::path& folder) {
 
 std::filesystem::path default_lesson_folder() {
   if (const char* env = std::getenv("MIRRORLAB_LESSONS"); env && *env) return env;
+  // Installed: PREFIX/bin/mirrorlab beside PREFIX/share/mirrorlab/lessons.
+  std::error_code ec;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed =
+        program.parent_path().parent_path() / MIRRORLAB_INSTALLED_LESSONS;
+    if (std::filesystem::is_directory(installed, ec)) return installed;
+  }
   return MIRRORLAB_LESSON_DIR;
 }
 

@@ -113,7 +113,9 @@ Lesson load_lesson(const std::filesystem::path& file);
 // Every lesson (*.md but README.md) in `folder`, in file-name order. Throws LessonError for the
 // first malformed one, or when two share an id.
 std::vector<Lesson> load_course(const std::filesystem::path& folder);
-// The lesson folder: $MIRRORLAB_LESSONS, else the source tree's lessons/ (compiled in).
+// The lesson folder: $MIRRORLAB_LESSONS, else the one installed beside the program
+// (PREFIX/share/mirrorlab/lessons for PREFIX/bin/mirrorlab), else the source tree's lessons/
+// (compiled in).
 std::filesystem::path default_lesson_folder();
 // A lesson by its id in `folder` (empty: default_lesson_folder()), or by a file's path (one
 // with a '/' or ending in .md). Throws LessonError for a malformed lesson, std::invalid_argument

@@ -397,7 +397,8 @@ TEST(CliLesson, ListLinesUpItsColumnsAndNumbersTheLessons) {
   int rows = 0;
   while (std::getline(lines, line) && !line.empty()) {
     ++rows;
-    EXPECT_EQ(line.substr(0, 2), (rows < 10 ? " " : "") + std::to_string(rows)) << line;
+    EXPECT_EQ(line.substr(0, 2), std::string(rows < 10 ? " " : "").append(std::to_string(rows)))
+        << line;
     EXPECT_NE(line[title], ' ') << "the title does not start under its heading:\n" << line;
     EXPECT_EQ(line[title - 1], ' ') << line;
     // The minutes end where their heading ends.
@@ -410,6 +411,36 @@ TEST(CliLesson, ListLinesUpItsColumnsAndNumbersTheLessons) {
   const Result past = run("lesson run 11 --non-interactive");
   EXPECT_EQ(past.status, 2) << past.output;
   EXPECT_NE(past.output.find("numbered 1 to 10"), std::string::npos) << past.output;
+}
+
+// `cmake --install` into a prefix gives a mirrorlab that finds the lessons installed beside it,
+// not the source tree's it was built from.
+TEST(CliLesson, AnInstalledMirrorlabReadsTheLessonsInstalledBesideIt) {
+#ifndef MIRRORLAB_HAVE_LESSONS
+  GTEST_SKIP() << "this build has no lessons (libtomlplusplus-dev or libmd4c-dev missing)";
+#endif
+  mirrorlab::testing::TempFolder prefix("cli-install");
+  const Result install =
+      mirrorlab::testing::run_command(std::string(MIRRORLAB_CMAKE) + " --install " +
+                                      MIRRORLAB_BINARY_DIR + " --prefix " + prefix.path().string());
+  ASSERT_EQ(install.status, 0) << install.output;
+  const std::filesystem::path lessons = prefix / "share/mirrorlab/lessons";
+  EXPECT_TRUE(std::filesystem::exists(lessons / "01-mirrored-strategy.md")) << install.output;
+  EXPECT_FALSE(std::filesystem::exists(lessons / "player")) << "the player's sources went too";
+  const Result r = mirrorlab::testing::run_command(
+      "env -u MIRRORLAB_LESSONS " + (prefix / "bin/mirrorlab").string() + " lesson list");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("The lesson files are in " + lessons.string()), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("10  several-machines"), std::string::npos) << r.output;
+  // Without them it says where it looked and how to name a folder.
+  std::filesystem::remove_all(prefix / "share");
+  const Result lost =
+      mirrorlab::testing::run_command("env MIRRORLAB_LESSONS=" + lessons.string() + " " +
+                                      (prefix / "bin/mirrorlab").string() + " lesson list");
+  EXPECT_EQ(lost.status, 2) << lost.output;
+  EXPECT_NE(lost.output.find("no lesson folder there"), std::string::npos) << lost.output;
+  EXPECT_NE(lost.output.find("--lessons DIR"), std::string::npos) << lost.output;
 }
 
 TEST(CliLesson, CheckGivesAMalformedLessonStatus2AsRunDoes) {
