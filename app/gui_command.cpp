@@ -39,6 +39,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   add_training_flags(cmd, o.train);
   add_real_flag(cmd, "--font-scale", o.app.font_scale, 0.5, 4.0,
                 "Text size: 1.5 or 2 for a projector");
+  cmd->add_flag("--present", o.app.present,
+                "Presenter layout, for a projector: no Controls column (Space runs, N steps), a "
+                "lesson as a caption strip across the bottom, the step's panel filling the rest "
+                "(F5 switches in the window)");
   add_whole_number_flag(cmd, "--width", o.app.width, 640, 8192, "Window width in pixels");
   add_whole_number_flag(cmd, "--height", o.app.height, 400, 8192, "Window height in pixels");
   add_real_flag(cmd, "--max-fps", o.app.max_fps, 0.0, 1000.0,

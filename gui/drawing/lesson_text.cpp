@@ -1,5 +1,6 @@
 #include "gui/drawing/lesson_text.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -55,7 +56,52 @@ void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts
   if (first) ImGui::NewLine();  // an empty paragraph still takes its line
 }
 
+// A code block, monospaced and never cut: lines wider than the room wrap (wrap_code_lines).
+void draw_code(const std::string& code, const TextFonts& fonts, float indent) {
+  if (fonts.mono != nullptr) ImGui::PushFont(fonts.mono);
+  ImGui::PushStyleColor(ImGuiCol_Text, rgb(kCodeRgb));
+  ImGui::Indent(indent);
+  const float column = ImGui::CalcTextSize("M").x;
+  const int room = static_cast<int>(ImGui::GetContentRegionAvail().x / column);
+  std::string wrapped;
+  for (const std::string& line : wrap_code_lines(code, room)) wrapped.append(line).append("\n");
+  if (!wrapped.empty()) wrapped.pop_back();
+  ImGui::TextUnformatted(wrapped.c_str());
+  ImGui::Unindent(indent);
+  ImGui::PopStyleColor();
+  if (fonts.mono != nullptr) ImGui::PopFont();
+}
+
 }  // namespace
+
+std::vector<std::string> wrap_code_lines(std::string_view code, int columns) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= code.size()) {
+    std::size_t end = code.find('\n', at);
+    if (end == std::string_view::npos) end = code.size();
+    std::string_view line = code.substr(at, end - at);
+    const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::size_t width = static_cast<std::size_t>(std::max(columns, 8));
+    std::string lead;  // what a continued line starts with
+    while (lead.size() + line.size() > width) {
+      const std::size_t room = width - lead.size();
+      // Break after the last space, comma, '(' or '.' that leaves something on both sides.
+      std::size_t cut = line.find_last_of(" ,(.", room - 1);
+      const std::size_t least = lead.empty() ? indent + 1 : 1;
+      if (cut == std::string_view::npos || cut < least) cut = room - 1;
+      std::string piece = lead + std::string(line.substr(0, cut + 1));
+      piece.erase(piece.find_last_not_of(' ') + 1);
+      out.push_back(std::move(piece));
+      line.remove_prefix(cut + 1);
+      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      if (lead.empty()) lead.assign(std::min(indent + 4, width / 2), ' ');
+    }
+    out.push_back(lead + std::string(line));
+    at = end + 1;
+  }
+  return out;
+}
 
 void draw_paragraphs(const std::vector<lessons::Paragraph>& paragraphs, const TextFonts& fonts) {
   int number = 0;
@@ -86,13 +132,7 @@ void draw_paragraphs(const std::vector<lessons::Paragraph>& paragraphs, const Te
         ImGui::Unindent(indent);
         break;
       case lessons::ParagraphKind::kCodeBlock:
-        if (fonts.mono != nullptr) ImGui::PushFont(fonts.mono);
-        ImGui::PushStyleColor(ImGuiCol_Text, rgb(kCodeRgb));
-        ImGui::Indent(indent);
-        ImGui::TextUnformatted(p.plain().c_str());
-        ImGui::Unindent(indent);
-        ImGui::PopStyleColor();
-        if (fonts.mono != nullptr) ImGui::PopFont();
+        draw_code(p.plain(), fonts, indent);
         break;
     }
     // Items of one list sit together; other paragraphs get a little air.

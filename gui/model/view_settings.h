@@ -7,7 +7,10 @@
 namespace mirrorlab::gui {
 
 struct ViewSettings {
-  float font_scale = 1.0f;    // 1.5 to 2 for a projector (--font-scale, View menu)
+  float font_scale = 1.0f;  // 1.5 to 2 for a projector (--font-scale, View menu)
+  // The presenter layout (--present, F5): no Controls column, a lesson as a caption strip across
+  // the bottom, the step's panel filling the rest.
+  bool present = false;
   std::string focused_panel;  // a panel's name: only it is shown, filling the window; empty: all
   std::string highlighted_panel;  // the panel a lesson's step talks about, framed in yellow
   int chosen_device = 0;          // the device panels highlight (and the Gradients panel's replica)

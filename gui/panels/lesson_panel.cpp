@@ -15,9 +15,10 @@
 namespace mirrorlab::gui {
 namespace {
 
-constexpr std::uint32_t kHighlightRgb = 0xF0E442;  // Okabe-Ito yellow: the panel to look at
-constexpr std::uint32_t kPassRgb = 0x009E73;       // bluish green
-constexpr std::uint32_t kFailRgb = 0xD55E00;       // vermillion
+constexpr std::uint32_t kLookHereRgb = 0xFFFFFF;  // the frame of the panel to look at
+constexpr std::uint32_t kNoteRgb = 0xF0E442;      // what the run said
+constexpr std::uint32_t kPassRgb = 0x009E73;      // bluish green
+constexpr std::uint32_t kFailRgb = 0xD55E00;      // vermillion
 constexpr std::uint32_t kExplainRgb = 0xC8C8C8;
 
 // Whether a step asks about the training step on its machine (a replica's compute, a step, the
@@ -66,6 +67,9 @@ class PlayingLesson final : public LessonPanel {
   }
 
   void Draw(FrameContext& frame) override;
+  std::string title() const override {
+    return strip_ ? "Lesson: " + player_.lesson().title : name();
+  }
   bool playing() const override { return !left_; }
   core::TrainingSession* session() override { return player_.session(); }
   const core::SessionConfig& config() const override { return player_.config(); }
@@ -92,6 +96,10 @@ class PlayingLesson final : public LessonPanel {
   void enter(int i, ViewSettings& view);
   void finish_step();
   void draw_header(FrameContext& frame);
+  void draw_strip(FrameContext& frame);
+  void draw_step_text(FrameContext& frame, const lessons::LessonStep& step);
+  void draw_asked(FrameContext& frame, const lessons::LessonStep& step);
+  bool draw_introduction_button();
   void draw_look_at(FrameContext& frame, const lessons::LessonStep& step);
   void draw_questions(FrameContext& frame, const lessons::LessonStep& step);
   void draw_checks(FrameContext& frame, const lessons::LessonStep& step);
@@ -101,7 +109,9 @@ class PlayingLesson final : public LessonPanel {
   bool scripted_;
   int pending_;  // the step to enter on the next advance(), or -1
   bool left_ = false;
-  bool enlarge_ = true;  // show the step's panel alone, filling the room beside the lesson
+  bool enlarge_ = true;        // show the step's panel alone, filling the room beside the lesson
+  bool strip_ = false;         // drawn as the presenter layout's caption strip (last frame)
+  bool introduction_ = false;  // shows the lesson's introduction instead of the step's text
   Stage stage_ = Stage::kAsking;
   // The predictions being typed or chosen, one per question of the step.
   std::vector<std::array<char, 32>> typed_;
@@ -125,10 +135,11 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   answers_.clear();
   checks_.clear();
   view.watched_moment = -1;
+  introduction_ = false;
   // On a projector one panel large reads better than all of them small: the step's panel fills
-  // the room beside the lesson unless the teacher asked for all panels.
-  const bool own_window = step.look_at != "Controls" && step.look_at != "Lesson";
-  view.focused_panel = enlarge_ && own_window ? step.look_at : "";
+  // the room beside the lesson unless the teacher asked for all panels. (The Controls keep their
+  // column in the usual layout; the presenter layout shows them in the room.)
+  view.focused_panel = enlarge_ && step.look_at != "Lesson" ? step.look_at : "";
   if (step.device >= 0) view.chosen_device = step.device;
   // A step on the timing model's machine: the Compare panel predicts on it (its second tab when
   // the step looks at it, at the training step when the step asks about one), and the All-reduce
@@ -168,28 +179,107 @@ void PlayingLesson::finish_step() {
 }
 
 void PlayingLesson::Draw(FrameContext& frame) {
-  draw_header(frame);
-  if (player_.step_index() < 0) {
+  strip_ = frame.view.present;
+  if (strip_) {
+    draw_strip(frame);
+  } else {
+    draw_header(frame);
+    if (player_.step_index() >= 0) {
+      const lessons::LessonStep& step = player_.step();
+      draw_step_text(frame, step);
+      if (!left_ && !introduction_) draw_asked(frame, step);
+    }
+  }
+  if (player_.step_index() < 0) return;
+  frame.report.drew(name(), "step", player_.step_index() + 1);
+  frame.report.drew(name(), "paragraphs", static_cast<double>(player_.step().text.size()));
+}
+
+// The presenter layout's caption strip: the step's title and buttons on one line, then the
+// step's text on the left and what it asks (questions, answers, checks) on the right, each
+// scrolling on its own.
+void PlayingLesson::draw_strip(FrameContext& frame) {
+  const TextFonts fonts = fonts_of(frame);
+  const int i = player_.step_index();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const auto button_width = [&](const char* label) {
+    return ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x;
+  };
+  const char* intro = introduction_ ? "The step" : "Introduction";
+  const float buttons = button_width(intro) + button_width("< Back") + button_width("Next >") +
+                        2 * style.ItemSpacing.x;
+  const float right = ImGui::GetWindowContentRegionMax().x;
+  if (fonts.bold != nullptr) ImGui::PushFont(fonts.bold);
+  ImGui::PushTextWrapPos(right - buttons - style.ItemSpacing.x);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextWrapped("Step %d of %d: %s", std::max(i + 1, 1), steps(),
+                     i >= 0 ? player_.step().title.c_str() : "setting up");
+  ImGui::PopTextWrapPos();
+  if (fonts.bold != nullptr) ImGui::PopFont();
+  const float below = ImGui::GetCursorPosY();
+  ImGui::SameLine(right - buttons);
+  ImGui::SetCursorPosY(ImGui::GetWindowContentRegionMin().y);
+  draw_introduction_button();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(i <= 0 || pending_ >= 0);
+  if (ImGui::Button("< Back")) back();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(i + 1 >= steps() || pending_ >= 0);
+  if (ImGui::Button("Next >")) next();
+  ImGui::EndDisabled();
+  ImGui::SetCursorPosY(std::max(below, ImGui::GetCursorPosY()));
+  if (i < 0) {
     ImGui::TextDisabled("Setting up the first step...");
     return;
   }
   const lessons::LessonStep& step = player_.step();
+  const bool asks = !left_ && !introduction_;
+  ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * 0.55f : 0, 0));
+  draw_step_text(frame, step);
+  ImGui::EndChild();
+  if (!asks) return;
+  ImGui::SameLine();
+  ImGui::BeginChild("##asked", ImVec2(0, 0));
+  draw_asked(frame, step);
+  ImGui::EndChild();
+}
+
+bool PlayingLesson::draw_introduction_button() {
+  if (player_.lesson().introduction.empty()) return false;
+  const bool pressed = ImGui::Button(introduction_ ? "The step" : "Introduction");
+  if (pressed) introduction_ = !introduction_;
+  return pressed;
+}
+
+void PlayingLesson::draw_step_text(FrameContext& frame, const lessons::LessonStep& step) {
+  const TextFonts fonts = fonts_of(frame);
+  if (introduction_) {
+    bold_text(fonts, player_.lesson().title);
+    draw_paragraphs(player_.lesson().introduction, fonts);
+    frame.report.drew(name(), "introduction_paragraphs",
+                      static_cast<double>(player_.lesson().introduction.size()));
+    return;
+  }
   if (left_) {
-    coloured_text(kHighlightRgb,
+    coloured_text(kNoteRgb,
                   "You applied settings of your own, so the panels show your run, not the "
                   "lesson's.");
     if (ImGui::Button("Back to the lesson")) go_to(player_.step_index());
     ImGui::Separator();
   }
-  const TextFonts fonts = fonts_of(frame);
   draw_paragraphs(step.text, fonts);
-  if (left_) return;  // the questions and checks are about the lesson's run
-  draw_look_at(frame, step);
+  if (!left_) draw_look_at(frame, step);
+}
+
+// The questions, what the run said, the checks and the score: all about the lesson's run.
+void PlayingLesson::draw_asked(FrameContext& frame, const lessons::LessonStep& step) {
+  const TextFonts fonts = fonts_of(frame);
   draw_questions(frame, step);
   if (stage_ == Stage::kDone) {
     for (const std::string& note : player_.notes()) {
       bold_text(fonts, "The run said:");
-      coloured_text(kHighlightRgb, note.c_str());
+      coloured_text(kNoteRgb, note.c_str());
     }
   }
   draw_checks(frame, step);
@@ -198,8 +288,6 @@ void PlayingLesson::Draw(FrameContext& frame) {
     coloured_text(kFailRgb, player_.run_error().c_str());
   }
   draw_score(frame);
-  frame.report.drew(name(), "step", player_.step_index() + 1);
-  frame.report.drew(name(), "paragraphs", static_cast<double>(step.text.size()));
 }
 
 void PlayingLesson::draw_header(FrameContext& frame) {
@@ -219,6 +307,7 @@ void PlayingLesson::draw_header(FrameContext& frame) {
   if (ImGui::Button("Next >", ImVec2(button, 0))) next();
   ImGui::EndDisabled();
   if (i >= 0) bold_text(fonts, player_.step().title);
+  draw_introduction_button();
   ImGui::Separator();
 }
 
@@ -226,12 +315,16 @@ void PlayingLesson::draw_look_at(FrameContext& frame, const lessons::LessonStep&
   if (step.look_at.empty()) return;
   std::string where = "Look at the " + step.look_at + " panel";
   if (step.device >= 0) where.append(", /gpu:").append(std::to_string(step.device));
-  swatch(rgb(kHighlightRgb), ImGui::GetStyle().FramePadding.y);
+  swatch(rgb(kLookHereRgb), ImGui::GetStyle().FramePadding.y);
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted(where.c_str());
-  ImGui::SameLine();
+  ImGui::TextWrapped("%s", where.c_str());
+  // The Controls have their own column in the usual layout: nothing to enlarge.
+  if (step.look_at == "Controls" && !frame.view.present) return;
   const bool alone = frame.view.focused_panel == step.look_at;
-  if (ImGui::SmallButton(alone ? "show all panels" : "enlarge it")) {
+  const char* label = alone ? "show all panels" : "enlarge it";
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label).x + 4) ImGui::NewLine();
+  if (ImGui::SmallButton(label)) {
     frame.view.focused_panel = alone ? "" : step.look_at;
     enlarge_ = !alone;  // for the next steps too
   }

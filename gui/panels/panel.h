@@ -55,6 +55,8 @@ class Panel {
  public:
   virtual ~Panel() = default;
   virtual const char* name() const = 0;
+  // What its title bar says: its name, unless the panel says more (the lesson's title).
+  virtual std::string title() const { return name(); }
   virtual void Draw(FrameContext& frame) = 0;
 };
 

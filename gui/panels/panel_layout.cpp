@@ -44,6 +44,28 @@ const std::vector<LayoutRow>& layout() {
   return rows;
 }
 
+WindowLayout arrange_window(PixelRect work, float window_height, float font_scale, bool lesson,
+                            bool present) {
+  WindowLayout out;
+  if (present) {
+    const float strip = lesson ? std::min(kCaptionStripShare * window_height, work.h * 0.5f) : 0;
+    out.panels = PixelRect{work.x, work.y, work.w, work.h - strip};
+    if (lesson) out.lesson = PixelRect{work.x, work.y + work.h - strip, work.w, strip};
+    out.lesson_is_strip = lesson;
+    return out;
+  }
+  const float controls = std::min(330.0f * font_scale, work.w * 0.3f);
+  out.controls = PixelRect{work.x, work.y, controls, work.h};
+  float lesson_width = 0;
+  if (lesson) {  // reads in a column on the right
+    lesson_width =
+        std::clamp(work.w * 0.3f, std::min(380.0f * font_scale, work.w * 0.42f), work.w * 0.42f);
+    out.lesson = PixelRect{work.x + work.w - lesson_width, work.y, lesson_width, work.h};
+  }
+  out.panels = PixelRect{work.x + controls, work.y, work.w - controls - lesson_width, work.h};
+  return out;
+}
+
 std::vector<std::pair<std::string, Rect>> place_panels(const std::vector<std::string>& present) {
   const auto here = [&](const char* name) {
     return std::find(present.begin(), present.end(), name) != present.end();

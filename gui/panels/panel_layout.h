@@ -36,6 +36,27 @@ struct LayoutRow {
 };
 const std::vector<LayoutRow>& layout();
 
+// The window's parts, in pixels. The work area is the window below its menu bar.
+struct PixelRect {
+  float x = 0, y = 0, w = 0, h = 0;
+  float area() const { return w * h; }
+};
+struct WindowLayout {
+  PixelRect controls;            // w == 0: not shown
+  PixelRect lesson;              // w == 0: no lesson
+  PixelRect panels;              // the room the panels share
+  bool lesson_is_strip = false;  // the lesson is a caption strip below the panels
+};
+// The share of the window's height a lesson's caption strip takes in the presenter layout: a
+// quarter at most, so the step's panel keeps the rest of a 16:9 projector.
+inline constexpr float kCaptionStripShare = 0.25f;
+// Arranges a window of `window_height` pixels whose work area is `work`. The usual layout: the
+// Controls in a column on the left, a lesson (if any) in a column on the right, the panels
+// between. The presenter layout (`present`): no Controls column, a lesson as a caption strip
+// across the bottom taking at most kCaptionStripShare of the window, the panels above it.
+WindowLayout arrange_window(PixelRect work, float window_height, float font_scale, bool lesson,
+                            bool present);
+
 // Where each present panel goes. A panel that is not there gives its room to the rest of its
 // row; an empty row gives its room to the other rows.
 std::vector<std::pair<std::string, Rect>> place_panels(const std::vector<std::string>& present);

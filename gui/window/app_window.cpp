@@ -34,7 +34,8 @@
 namespace mirrorlab::gui {
 namespace {
 
-constexpr std::uint32_t kLookHereRgb = 0xF0E442;  // the Lesson panel's yellow
+// The look-here frame: white, the one colour no replica, phase or algorithm has.
+constexpr std::uint32_t kLookHereRgb = 0xFFFFFF;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -60,6 +61,9 @@ class AppWindow : public AppActions {
   void draw_frame();
   void draw_menu_bar();
   void draw_panels(FrameContext& frame);
+  // Draws `panel` as a window at `place`, framed when a lesson's step looks at it.
+  void draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame, float window_area,
+                  int extra_flags = 0);
   void handle_keys();
   // The run shown: the lesson's while one plays, else the window's own.
   bool lesson_shown() const { return lesson_ && lesson_->playing(); }
@@ -120,6 +124,7 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
                      const core::SessionConfig& config, const AppOptions& options)
     : data_(std::move(data)), config_(config), options_(options) {
   view_.font_scale = options.font_scale;
+  view_.present = options.present;
   view_.focused_panel = options.panel;
   if (!options.topology.empty()) {
     view_.model_machine = options.topology;
@@ -221,70 +226,96 @@ void AppWindow::draw_menu_bar() {
       }
     }
     ImGui::Separator();
+    ImGui::MenuItem("Presenter layout", "F5", &view_.present);
     ImGui::MenuItem("ImGui metrics", nullptr, &view_.show_imgui_metrics);
     ImGui::EndMenu();
   }
   if (ImGui::MenuItem("Screenshot (F12)")) save_screenshot();
-  ImGui::TextDisabled("  Space: run/pause   N: one step   F12/P: screenshot   0-9: panels%s",
-                      lesson_ ? "   PgDn/PgUp: lesson steps" : "");
+  // Then, as far as they fit: the lesson's title where the caption strip has none, the keys.
+  std::vector<std::string> words;
+  if (lesson_ && view_.present) words.push_back(lesson_->title());
+  for (const char* key : {"Space: run/pause", "N: one step", "PgDn/PgUp: lesson steps",
+                          "F5: presenter", "0-9: panels", "F12/P: screenshot"}) {
+    if (lesson_ || key[0] != 'P') words.emplace_back(key);
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const float room = ImGui::GetWindowContentRegionMax().x - ImGui::GetCursorPosX();
+    if (ImGui::CalcTextSize(words[i].c_str()).x + ImGui::GetFontSize() > room) break;
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    if (i == 0 && lesson_ && view_.present) {
+      ImGui::TextUnformatted(words[i].c_str());
+    } else {
+      ImGui::TextDisabled("%s", words[i].c_str());
+    }
+  }
   ImGui::EndMainMenuBar();
 }
 
 void AppWindow::draw_panels(FrameContext& frame) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
-  const ImVec2 origin = viewport->WorkPos, size = viewport->WorkSize;
-  const float controls_width = std::min(330.0f * view_.font_scale, size.x * 0.3f);
-  const ImGuiWindowFlags fixed =
-      ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
-
-  ImGui::SetNextWindowPos(origin);
-  ImGui::SetNextWindowSize(ImVec2(controls_width, size.y));
-  if (ImGui::Begin(controls_.name(), nullptr, fixed)) controls_.Draw(frame);
-  ImGui::End();
-
-  // A lesson reads in a column on the right; the panels share what is between.
-  float lesson_width = 0;
-  if (lesson_) {
-    lesson_width = std::clamp(size.x * 0.3f, std::min(380.0f * view_.font_scale, size.x * 0.42f),
-                              size.x * 0.42f);
-    ImGui::SetNextWindowPos(ImVec2(origin.x + size.x - lesson_width, origin.y));
-    ImGui::SetNextWindowSize(ImVec2(lesson_width, size.y));
-    if (ImGui::Begin(lesson_->name(), nullptr, fixed)) lesson_->Draw(frame);
-    ImGui::End();
-  }
-  const ImVec2 area_pos(origin.x + controls_width, origin.y);
-  const ImVec2 area(size.x - controls_width - lesson_width, size.y);
+  const WindowLayout places =
+      arrange_window(PixelRect{viewport->WorkPos.x, viewport->WorkPos.y, viewport->WorkSize.x,
+                               viewport->WorkSize.y},
+                     viewport->Size.y, view_.font_scale, lesson_ != nullptr, view_.present);
+  // Only the focused panel, or all of them. The Controls are a panel of the room in the
+  // presenter layout when a lesson's step looks at them; in the usual one they keep their column.
+  const bool controls_focused = view_.focused_panel == controls_.name();
   std::vector<std::string> present;
   for (const auto& panel : panels_) {
-    if (view_.focused_panel.empty() || view_.focused_panel == panel->name()) {
+    if (view_.focused_panel.empty() || controls_focused || view_.focused_panel == panel->name()) {
       present.push_back(panel->name());
     }
   }
-  std::vector<std::pair<std::string, Rect>> places = place_panels(present);
-  if (!view_.focused_panel.empty()) places = {{view_.focused_panel, Rect{0, 0, 1, 1}}};
-  for (const auto& [name, r] : places) {
-    const auto it = std::find_if(panels_.begin(), panels_.end(),
-                                 [&](const auto& p) { return name == p->name(); });
-    if (it == panels_.end()) continue;
-    ImGui::SetNextWindowPos(ImVec2(area_pos.x + r.x * area.x, area_pos.y + r.y * area.y));
-    ImGui::SetNextWindowSize(ImVec2(r.w * area.x, r.h * area.y));
-    // The panel a lesson's step talks about: a thick yellow frame and title bar.
-    const bool highlighted = name == view_.highlighted_panel;
-    if (highlighted) {
-      ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 3.0f * view_.font_scale);
-      ImGui::PushStyleColor(ImGuiCol_Border, rgb(kLookHereRgb));
-      ImGui::PushStyleColor(ImGuiCol_TitleBg, rgb(kLookHereRgb));
-      ImGui::PushStyleColor(ImGuiCol_TitleBgActive, rgb(kLookHereRgb));
-      ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x000000));
+  std::vector<std::pair<std::string, Rect>> cells = place_panels(present);
+  if (!view_.focused_panel.empty() && !(controls_focused && !view_.present)) {
+    cells = {{view_.focused_panel, Rect{0, 0, 1, 1}}};
+  }
+  const PixelRect& room = places.panels;
+  const float window_area = viewport->Size.x * viewport->Size.y;
+  if (places.controls.w > 0) draw_panel(controls_, places.controls, frame, window_area);
+  if (places.lesson.w > 0) {
+    // The strip's title is in the menu bar: its two columns scroll on their own.
+    const ImGuiWindowFlags strip =
+        places.lesson_is_strip ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoTitleBar : 0;
+    draw_panel(*lesson_, places.lesson, frame, window_area, strip);
+  }
+  for (const auto& [name, r] : cells) {
+    Panel* panel = name == controls_.name() ? &controls_ : nullptr;
+    for (const auto& p : panels_) {
+      if (name == p->name()) panel = p.get();
     }
-    const bool open = ImGui::Begin((*it)->name(), nullptr, fixed);
-    if (highlighted) ImGui::PopStyleColor();  // the title only: the contents keep their colours
-    if (open) (*it)->Draw(frame);
-    ImGui::End();
-    if (highlighted) {
-      ImGui::PopStyleColor(3);
-      ImGui::PopStyleVar();
-    }
+    if (panel == nullptr) continue;
+    draw_panel(*panel,
+               PixelRect{room.x + r.x * room.w, room.y + r.y * room.h, r.w * room.w, r.h * room.h},
+               frame, window_area);
+  }
+}
+
+void AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame,
+                           float window_area, int extra_flags) {
+  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                 ImGuiWindowFlags_NoCollapse | extra_flags;
+  ImGui::SetNextWindowPos(ImVec2(place.x, place.y));
+  ImGui::SetNextWindowSize(ImVec2(place.w, place.h));
+  // The panel a lesson's step talks about: a thick frame and title bar in the look-here colour.
+  const bool highlighted = panel.name() == view_.highlighted_panel;
+  if (highlighted) {
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 3.0f * view_.font_scale);
+    ImGui::PushStyleColor(ImGuiCol_Border, rgb(kLookHereRgb));
+    ImGui::PushStyleColor(ImGuiCol_TitleBg, rgb(kLookHereRgb));
+    ImGui::PushStyleColor(ImGuiCol_TitleBgActive, rgb(kLookHereRgb));
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x000000));
+    report_.note("highlighted_panel_area_share", place.area() / window_area);
+  }
+  // "###" keeps the window's identity when its title changes (a lesson's title).
+  const std::string title = panel.title() + "###" + panel.name();
+  const bool open = ImGui::Begin(title.c_str(), nullptr, fixed);
+  if (highlighted) ImGui::PopStyleColor();  // the title only: the contents keep their colours
+  if (open) panel.Draw(frame);
+  ImGui::End();
+  if (highlighted) {
+    ImGui::PopStyleColor(3);
+    ImGui::PopStyleVar();
   }
 }
 
@@ -293,6 +324,7 @@ void AppWindow::handle_keys() {
   if (io.WantTextInput) return;  // typing a number in a field is not a command
   // ImGui 1.86 indexes keys by the platform's codes: GLFW_KEY_* here.
   if (ImGui::IsKeyPressed(GLFW_KEY_F12) || ImGui::IsKeyPressed(GLFW_KEY_P)) save_screenshot();
+  if (ImGui::IsKeyPressed(GLFW_KEY_F5)) view_.present = !view_.present;
   core::TrainingSession* run = session();
   if (run && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
     snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/lesson_text.h"
 #include "gui/model/gui_report.h"
 #include "gui/panels/panel_layout.h"
 #include "gui/panels/timeline_panel.h"
@@ -164,6 +165,53 @@ TEST(PanelLayout, AnUnknownPanelNameIsRefusedWithTheNamesThereAre) {
   for (const std::string& name : panel_names()) {
     EXPECT_NE(problem.find(name), std::string::npos) << name;
   }
+}
+
+// The presenter layout at 1280x720 (a 31-pixel menu bar): no Controls column, the lesson as a
+// strip of a quarter of the window's height at the bottom, the panels' room above it.
+TEST(WindowLayout, ThePresenterLayoutGivesThePanelsAllButAQuarterStrip) {
+  const PixelRect work{0, 31, 1280, 689};
+  const WindowLayout p = arrange_window(work, 720, 1.5f, true, true);
+  EXPECT_EQ(p.controls.w, 0);
+  EXPECT_TRUE(p.lesson_is_strip);
+  EXPECT_FLOAT_EQ(p.lesson.h, 180);
+  EXPECT_FLOAT_EQ(p.lesson.y + p.lesson.h, 720);
+  EXPECT_FLOAT_EQ(p.panels.w, 1280);
+  EXPECT_FLOAT_EQ(p.panels.y + p.panels.h, p.lesson.y);
+  EXPECT_GE(p.panels.area() / (1280.0f * 720), 0.65f);
+  // Without a lesson the panels take the whole work area.
+  const WindowLayout alone = arrange_window(work, 720, 1.5f, false, true);
+  EXPECT_EQ(alone.lesson.w, 0);
+  EXPECT_FLOAT_EQ(alone.panels.area(), work.area());
+}
+
+TEST(WindowLayout, TheUsualLayoutHasTheControlsLeftAndTheLessonRight) {
+  const PixelRect work{0, 20, 1600, 980};
+  const WindowLayout u = arrange_window(work, 1000, 1.0f, true, false);
+  EXPECT_FALSE(u.lesson_is_strip);
+  EXPECT_FLOAT_EQ(u.controls.x, 0);
+  EXPECT_FLOAT_EQ(u.controls.w, 330);
+  EXPECT_FLOAT_EQ(u.lesson.x + u.lesson.w, 1600);
+  EXPECT_FLOAT_EQ(u.panels.x, u.controls.w);
+  EXPECT_FLOAT_EQ(u.panels.x + u.panels.w, u.lesson.x);
+  EXPECT_FLOAT_EQ(u.panels.h, 980);
+}
+
+TEST(CodeWrap, ALineThatFitsIsKeptAndALongOneBreaksAfterPunctuationIndented) {
+  EXPECT_EQ(wrap_code_lines("x = 1\n\ny = 2", 20),
+            (std::vector<std::string>{"x = 1", "", "y = 2"}));
+  const auto lines = wrap_code_lines("    scaled_loss = loss / strategy.num_replicas_in_sync", 30);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines, (std::vector<std::string>{"    scaled_loss = loss /", "        strategy.",
+                                             "        num_replicas_in_sync"}));
+  // A word longer than the room is cut at the edge, and nothing is lost.
+  const auto cut = wrap_code_lines("abcdefghijklmnopqrstuvwxyz", 10);
+  std::string all;
+  for (const std::string& line : cut) {
+    EXPECT_LE(line.size(), 10u) << line;
+    all += line.substr(line.find_first_not_of(' '));
+  }
+  EXPECT_EQ(all, "abcdefghijklmnopqrstuvwxyz");
 }
 
 #ifdef MIRRORLAB_HAVE_LESSONS

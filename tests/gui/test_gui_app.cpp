@@ -16,56 +16,12 @@
 #include <thread>
 
 #include "nlohmann/json.hpp"
-#include "tests/support/command_output.h"
+#include "tests/gui/gui_app_support.h"
 
 namespace {
 
+using namespace mirrorlab::testing::gui_app;  // NOLINT: the tests' shared vocabulary
 namespace fs = std::filesystem;
-
-using Result = mirrorlab::testing::CommandOutput;
-Result shell(const std::string& command) { return mirrorlab::testing::run_command(command); }
-
-const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
-
-// scripts/headless: a fresh virtual X server (xvfb-run with an X authority file of its own, so
-// xvfb-run's cleanup cannot fail the run), then the command's own status.
-const std::string kHeadless = std::string(MIRRORLAB_SOURCE_DIR) + "/scripts/headless";
-
-// Runs `mirrorlab gui ARGS` on a fresh virtual X server of 1600x1000.
-Result gui(const std::string& args) {
-  return shell(kHeadless + " 1600x1000 " + kMirrorlab + " gui " + args);
-}
-
-// The same with this machine's fit read from `fit_file` (which need not exist).
-Result gui_with_fit(const std::string& fit_file, const std::string& args) {
-  return shell("MIRRORLAB_FIT_FILE='" + fit_file + "' " + kHeadless + " 1600x1000 " + kMirrorlab +
-               " gui " + args);
-}
-
-// A fit `mirrorlab compare --fit` saved on the 2-core development VM (4 CPU virtual GPUs).
-const std::string kSavedFit =
-    std::string(MIRRORLAB_SOURCE_DIR) + "/docs/bench/this-machine-2026-11-25-2core-vm.toml";
-
-class GuiApp : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (shell("command -v xvfb-run").status != 0) {
-      GTEST_SKIP() << "xvfb-run not found: apt-get install xvfb xauth (scripts/setup does)";
-    }
-    if (!fs::exists("/usr/share/datasets/fashion-mnist")) {
-      GTEST_SKIP() << "Fashion-MNIST not found: apt-get install dataset-fashion-mnist";
-    }
-    dir_ = fs::temp_directory_path() /
-           ("mirrorlab-gui-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  std::string path(const char* name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
 
 // Ctrl-C in the terminal closes the window as if the user had, and the status says why.
 TEST_F(GuiApp, CtrlCClosesTheWindowWithStatus130) {
@@ -91,11 +47,6 @@ TEST_F(GuiApp, AScreenshotOverAFullDiskLeavesNoFileAndExits1) {
   EXPECT_NE(r.output.find("write failed: File too large"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("Screenshot written"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(png));
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
 }
 
 struct Image {

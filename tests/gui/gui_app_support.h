@@ -1,0 +1,70 @@
+// What the tests of `mirrorlab gui` under Xvfb share: running the window as a user would, a
+// fixture with a folder of its own (skipping with the reason where xvfb-run or the data set is
+// missing), and reading the report the window writes.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "tests/support/command_output.h"
+
+namespace mirrorlab::testing::gui_app {
+
+namespace fs = std::filesystem;
+
+using Result = mirrorlab::testing::CommandOutput;
+inline Result shell(const std::string& command) { return mirrorlab::testing::run_command(command); }
+
+inline const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
+
+// scripts/headless: a fresh virtual X server (xvfb-run with an X authority file of its own, so
+// xvfb-run's cleanup cannot fail the run), then the command's own status.
+inline const std::string kHeadless = std::string(MIRRORLAB_SOURCE_DIR) + "/scripts/headless";
+
+// Runs `mirrorlab gui ARGS` on a fresh virtual X server of 1600x1000.
+inline Result gui(const std::string& args) {
+  return shell(kHeadless + " 1600x1000 " + kMirrorlab + " gui " + args);
+}
+
+// The same with this machine's fit read from `fit_file` (which need not exist).
+inline Result gui_with_fit(const std::string& fit_file, const std::string& args) {
+  return shell("MIRRORLAB_FIT_FILE='" + fit_file + "' " + kHeadless + " 1600x1000 " + kMirrorlab +
+               " gui " + args);
+}
+
+// A fit `mirrorlab compare --fit` saved on the 2-core development VM (4 CPU virtual GPUs).
+inline const std::string kSavedFit =
+    std::string(MIRRORLAB_SOURCE_DIR) + "/docs/bench/this-machine-2026-11-25-2core-vm.toml";
+
+class GuiApp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (shell("command -v xvfb-run").status != 0) {
+      GTEST_SKIP() << "xvfb-run not found: apt-get install xvfb xauth (scripts/setup does)";
+    }
+    if (!fs::exists("/usr/share/datasets/fashion-mnist")) {
+      GTEST_SKIP() << "Fashion-MNIST not found: apt-get install dataset-fashion-mnist";
+    }
+    dir_ = fs::temp_directory_path() /
+           ("mirrorlab-gui-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+inline nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace mirrorlab::testing::gui_app
