@@ -143,9 +143,10 @@ int play(const LessonOptions& o) {
       const lessons::Answer a = player.answer(q, given[k]);
       ++asked;
       right += a.correct;
-      const std::string verdict = given[k].empty() ? ""
-                                  : a.correct      ? "  (you were right)"
-                                                   : "  (you said " + given[k] + ")";
+      const std::string verdict =
+          given[k].empty() ? ""
+          : a.correct      ? "  (you were right)"
+                           : "  (you said " + lessons::prediction_text(q, given[k]) + ")";
       std::printf("%s %s: %s%s\n", term.bold("Answer:").c_str(), q.ask.c_str(), a.text.c_str(),
                   verdict.c_str());
       if (!q.explain.empty()) std::printf("  %s\n", q.explain.c_str());

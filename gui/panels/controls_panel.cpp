@@ -137,7 +137,9 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
   core::TrainingSession* session = frame.session;
   state_badge(run, frame.seconds_since_start);
   if (session != nullptr) {
-    ImGui::Text("Step %lld  (epoch %d/%d, %lld/%lld)", static_cast<long long>(run.steps_done),
+    // Steps done, not the step in progress: "held inside step 1" reads above "0 steps done".
+    ImGui::Text("%lld step%s done  (epoch %d/%d, %lld/%lld)",
+                static_cast<long long>(run.steps_done), run.steps_done == 1 ? "" : "s",
                 std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
                 static_cast<long long>(run.steps_per_epoch));
     if (run.workers.size() > 1) {

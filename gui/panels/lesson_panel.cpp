@@ -350,13 +350,16 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
       }
     } else if (stage_ == Stage::kRunning) {
       ImGui::TextDisabled(
-          "%s", given_[k].empty() ? "(no prediction)" : ("you said " + given_[k]).c_str());
+          "%s", given_[k].empty() ? "(no prediction)"
+                                  : ("you said " + lessons::prediction_text(q, given_[k])).c_str());
     } else if (k < answers_.size()) {
       const lessons::Answer& a = answers_[k];
       ImGui::Text("Answer: %s", a.text.c_str());
       if (!given_[k].empty()) {
         ImGui::SameLine();
-        const std::string verdict = a.correct ? "(you were right)" : "(you said " + given_[k] + ")";
+        const std::string verdict =
+            a.correct ? "(you were right)"
+                      : "(you said " + lessons::prediction_text(q, given_[k]) + ")";
         coloured_text(a.correct ? kPassRgb : kFailRgb, verdict.c_str());
       }
       if (!q.explain.empty()) coloured_text(kExplainRgb, q.explain.c_str());
@@ -409,16 +412,22 @@ void PlayingLesson::draw_checks(FrameContext& frame, const lessons::LessonStep& 
 void PlayingLesson::draw_score(FrameContext& frame) {
   StepScore total;
   int played = 0;
-  for (const StepScore& s : scores_) {
+  std::string which;  // the steps played here, by number: entered at step 3, "step 3"
+  for (std::size_t k = 0; k < scores_.size(); ++k) {
+    const StepScore& s = scores_[k];
     if (!s.played) continue;
     ++played;
+    which.append(which.empty() ? "" : ", ").append(std::to_string(k + 1));
     total.passed += s.passed, total.checks += s.checks;
     total.right += s.right, total.answered += s.answered;
   }
   ImGui::Separator();
-  std::string line = "Played " + std::to_string(played) + " of " + std::to_string(steps()) +
-                     " steps; checks passed: " + std::to_string(total.passed) + " of " +
-                     std::to_string(total.checks);
+  std::string line = played == 0
+                         ? "No step played yet"
+                         : (played == 1 ? "Played step " : "Played steps ") + which + " (" +
+                               std::to_string(played) + " of " + std::to_string(steps()) + ")";
+  line.append("; checks passed: ").append(std::to_string(total.passed));
+  line.append(" of ").append(std::to_string(total.checks));
   if (total.answered > 0) {
     line.append("; predictions right: ").append(std::to_string(total.right));
     line.append(" of ").append(std::to_string(total.answered));

@@ -27,6 +27,16 @@
 
 namespace mirrorlab::lessons {
 
+std::string prediction_text(const Question& q, const std::string& given) {
+  if (q.choices.empty()) return given;
+  char* end = nullptr;
+  const long choice = std::strtol(given.c_str(), &end, 10);
+  if (given.empty() || *end != '\0' || choice < 1 || choice > static_cast<long>(q.choices.size())) {
+    return given;
+  }
+  return "\"" + q.choices[static_cast<std::size_t>(choice - 1)] + "\"";
+}
+
 const char* to_string(Comparison c) {
   switch (c) {
     case Comparison::kEquals:

@@ -63,6 +63,10 @@ struct Question {
   int line = 0;
 };
 
+// A prediction as it was given, to echo it: a choice by its text in quotes (`given` is its
+// number, from 1), a number as typed.
+std::string prediction_text(const Question& q, const std::string& given);
+
 enum class Comparison { kEquals, kAtLeast, kAtMost, kGreaterThan, kLessThan };
 const char* to_string(Comparison c);  // "equals", "at_least", ...
 

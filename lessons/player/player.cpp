@@ -232,6 +232,7 @@ void LessonPlayer::enter(int i) {
     if (const auto& setup = lesson_.steps[static_cast<std::size_t>(from)].setup) build_run(*setup);
     for (int k = from; k < i; ++k) queue_actions_of(k);
   }
+  own_actions_from_ = actions_.size();  // what the steps replayed said is not this step's
   queue_actions_of(i);
   step_ = i;
   read_machine();
@@ -297,7 +298,9 @@ void LessonPlayer::start_action(const Action& a) {
         configs[i].memory_limit_mib = a.memory_mib[i];
       const std::string answer = session_->reconfigure_devices(configs);
       reconfigure_refused_ = !answer.empty();
-      notes_.push_back(answer.empty() ? "the devices took the new configuration" : answer);
+      if (next_action_ >= own_actions_from_) {
+        notes_.push_back(answer.empty() ? "the devices took the new configuration" : answer);
+      }
       break;
     }
     case ActionKind::kSwitchAllReduce:

@@ -109,6 +109,7 @@ class LessonPlayer {
   std::string last_point_;  // the held point when next_phase() was last asked
   std::string run_error_;
   std::vector<std::string> notes_;
+  std::size_t own_actions_from_ = 0;  // actions_ from here are the step's own (before: replayed)
   std::optional<bool> reconfigure_refused_;  // of the last reconfigure_devices in this run
   std::string machine_id_;  // the `topology` in force, and the machine read from it
   std::shared_ptr<const timing::Topology> machine_;

@@ -356,6 +356,16 @@ TEST(LessonReader, ALessonIsFoundByItsNumberInTheCourse) {
   }
 }
 
+// A prediction is echoed as the class gave it: a choice by its text, a number as typed.
+TEST(LessonReader, APredictionIsEchoedByItsChoicesTextOrAsTyped) {
+  Question q;
+  q.choices = {"it is refused", "it runs"};
+  EXPECT_EQ(prediction_text(q, "2"), "\"it runs\"");
+  EXPECT_EQ(prediction_text(q, "3"), "3");    // no such choice: as typed
+  EXPECT_EQ(prediction_text(q, "1x"), "1x");  // not a number
+  EXPECT_EQ(prediction_text(Question{}, "0.5"), "0.5");
+}
+
 // ---- the player --------------------------------------------------------------------------
 
 PlayerOptions small_data() {
@@ -566,6 +576,20 @@ TEST(LessonPlayer, ModelValuesPriceTheRunsModelOnTheStepsMachine) {
   ASSERT_FALSE(player.notes().empty());
   EXPECT_NE(player.notes().back().find("mirrorlab compare --fit"), std::string::npos)
       << player.notes().back();
+}
+
+// Lesson 2 entered at its third step replays the second (the refused reconfiguration) to get
+// there; what that step's actions said is the second step's, not the third's.
+TEST(LessonPlayer, AStepEnteredDirectlyShowsOnlyItsOwnActionsNotes) {
+  LessonPlayer direct(load_lesson(MIRRORLAB_SOURCE_DIR "/lessons/02-devices.md"), small_data());
+  direct.enter(1);
+  ASSERT_TRUE(direct.run_actions(60));
+  ASSERT_EQ(direct.notes().size(), 1u);  // the refusal, said in step 2
+  EXPECT_NE(direct.notes()[0].find("cannot be modified"), std::string::npos) << direct.notes()[0];
+  LessonPlayer later(load_lesson(MIRRORLAB_SOURCE_DIR "/lessons/02-devices.md"), small_data());
+  later.enter(2);
+  ASSERT_TRUE(later.run_actions(60));
+  EXPECT_EQ(later.notes(), std::vector<std::string>{});
 }
 
 TEST(LessonPlayer, AModelThatDoesNotFitIsARunErrorNotACrash) {
