@@ -129,7 +129,7 @@ void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o, flo
     const double y = f.y0 + (f.y1 - f.y0) * t / y_ticks;
     draw->AddLine(ImVec2(f.left, f.py(y)), ImVec2(f.right, f.py(y)), grid);
     std::snprintf(text, sizeof text, o.y_format, y);
-    draw->AddText(ImVec2(f.corner.x, f.py(y) - line / 2), axis, text);
+    draw_label(draw, ImVec2(f.corner.x, f.py(y) - line / 2), axis, text);
   }
   int x_ticks = std::clamp(static_cast<int>((f.right - f.left) / (6 * line)), 1, 4);
   // Whole numbers (steps) get no more ticks than there are numbers, so no label repeats.
@@ -142,14 +142,14 @@ void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o, flo
     const std::string label = o.x_format ? o.x_format(x) : plain_number(x);
     const float at = static_cast<float>(f.left + (v - f.x0) / (f.x1 - f.x0) * (f.right - f.left));
     const float w = ImGui::CalcTextSize(label.c_str()).x;
-    draw->AddText(ImVec2(std::clamp(at - w / 2, f.left, f.right - w), f.bottom + 2), axis,
-                  label.c_str());
+    draw_label(draw, ImVec2(std::clamp(at - w / 2, f.left, f.right - w), f.bottom + 2), axis,
+               label.c_str());
   }
   draw->AddLine(ImVec2(f.left, f.bottom), ImVec2(f.right, f.bottom), axis);
   draw->AddLine(ImVec2(f.left, f.top), ImVec2(f.left, f.bottom), axis);
-  draw->AddText(ImVec2(f.left, f.corner.y), axis, o.y_label.c_str());
+  draw_label(draw, ImVec2(f.left, f.corner.y), axis, o.y_label.c_str());
   const float xl = ImGui::CalcTextSize(o.x_label.c_str()).x;
-  draw->AddText(ImVec2(f.right - xl, f.corner.y + height - line), axis, o.x_label.c_str());
+  draw_label(draw, ImVec2(f.right - xl, f.corner.y + height - line), axis, o.x_label.c_str());
 }
 
 // One series' line (and markers), then its entry in the legend at `legend`. Returns the
@@ -187,7 +187,7 @@ int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s, ImV
     draw->AddRectFilled(ImVec2(legend.x, legend.y + line * 0.3f),
                         ImVec2(legend.x + line * 0.8f, legend.y + line * 0.9f), s.color);
   }
-  draw->AddText(ImVec2(legend.x + line, legend.y), rgb(0xE0E0E0), s.label.c_str());
+  draw_label(draw, ImVec2(legend.x + line, legend.y), rgb(0xE0E0E0), s.label.c_str());
   return drawn;
 }
 

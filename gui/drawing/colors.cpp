@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "imgui.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
@@ -93,7 +94,7 @@ void tag(const char* text, std::uint32_t rrggbb) {
   const float pad = ImGui::GetTextLineHeight() * 0.25f;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw->AddRectFilled(p, ImVec2(p.x + size.x + 2 * pad, p.y + size.y), rgb(rrggbb), pad);
-  draw->AddText(ImVec2(p.x + pad, p.y), text_color_on(rrggbb), text);
+  draw_label(draw, ImVec2(p.x + pad, p.y), text_color_on(rrggbb), text);
   ImGui::Dummy(ImVec2(size.x + 2 * pad, size.y));
   ImGui::SameLine();
 }
@@ -102,6 +103,17 @@ void say_problem(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x56B4E9));
   ImGui::TextWrapped("%s", text.c_str());
   ImGui::PopStyleColor();
+}
+
+}  // namespace mirrorlab::gui
+
+namespace mirrorlab::gui {
+
+void draw_label(ImDrawList* draw, const ImVec2& at, std::uint32_t color, const char* text,
+                const char* text_end) {
+  draw->AddText(at, color, text, text_end);
+  const int length = static_cast<int>(text_end != nullptr ? text_end - text : std::strlen(text));
+  ImGui::LogText("\n%.*s\n", length, text);  // does nothing unless a log is kept
 }
 
 }  // namespace mirrorlab::gui

@@ -13,6 +13,9 @@
 
 #include "core/strategy/run_events.h"
 
+struct ImDrawList;
+struct ImVec2;
+
 namespace mirrorlab::gui {
 
 // 0xAARRGGBB is not ImGui's order: ImU32 is 0xAABBGGRR. rgb() converts from the usual #RRGGBB.
@@ -48,6 +51,11 @@ std::uint32_t text_color_on(std::uint32_t rrggbb);
 // A label in a filled box of colour `rrggbb` at the cursor ("PREDICTED"); what is drawn next goes
 // on the same line beside it.
 void tag(const char* text, std::uint32_t rrggbb);
+// Text drawn on a picture at `at` (screen pixels): ImDrawList::AddText, and into ImGui's log
+// when one is kept, so that a report has a picture's labels among the panel's words.
+void draw_label(ImDrawList* draw, const ImVec2& at, std::uint32_t color, const char* text,
+                const char* text_end = nullptr);
+
 // A sentence saying what could not be shown and what to do, wrapped, in a colour that reads on
 // the dark background (sky blue).
 void say_problem(const std::string& text);

@@ -80,7 +80,7 @@ struct Painter {
   }
   void label(ImVec2 at, const std::string& text, bool busiest) {
     if (!labels) return;
-    draw->AddText(at, rgb(busiest ? kBusiestRgb : kLabelRgb), text.c_str());
+    draw_label(draw, at, rgb(busiest ? kBusiestRgb : kLabelRgb), text.c_str());
   }
   // A GPU's link to a bar (switch, host, network) at vertical distance: `out` leaves the GPU,
   // `in` arrives; their bytes to the right of the lines.
@@ -271,14 +271,14 @@ class Picture {
     const ImVec2 a(centre(0) - box_w / 2, y), b(centre(per_node - 1) + box_w / 2, y + l.bar_h);
     draw->AddRectFilled(a, b, rgb(kHubRgb), 4);
     if (busiest) draw->AddRect(a, b, rgb(kBusiestRgb), 4, 0, 3);
-    draw->AddText(ImVec2(a.x + line * 0.5f, y + (l.bar_h - line) / 2),
-                  rgb(busiest ? kBusiestRgb : kLabelRgb), text.c_str());
+    draw_label(draw, ImVec2(a.x + line * 0.5f, y + (l.bar_h - line) / 2),
+               rgb(busiest ? kBusiestRgb : kLabelRgb), text.c_str());
   }
   // A row of GPU boxes of `node` at y, counted.
   void gpus(int node, float y) {
     if (t.nodes > 1) {
-      draw->AddText(ImVec2(origin.x, y + (l.box_h - line) / 2), rgb(0xA0A0A8),
-                    ("node " + std::to_string(node)).c_str());
+      draw_label(draw, ImVec2(origin.x, y + (l.box_h - line) / 2), rgb(0xA0A0A8),
+                 ("node " + std::to_string(node)).c_str());
     }
     for (int g = 0; g < per_node; ++g) {
       const int rank = node * per_node + g;
@@ -290,8 +290,8 @@ class Picture {
                     busiest ? 3.0f : 2.0f);
       const std::string name = (long_names ? "/gpu:" : "") + std::to_string(g);
       const float w = ImGui::CalcTextSize(name.c_str()).x;
-      draw->AddText(ImVec2(centre(g) - w / 2, y + (l.box_h - line) / 2), rgb(kLabelRgb),
-                    name.c_str());
+      draw_label(draw, ImVec2(centre(g) - w / 2, y + (l.box_h - line) / 2), rgb(kLabelRgb),
+                 name.c_str());
       if (ImGui::IsMouseHoveringRect(a, b)) {
         ImGui::SetTooltip("%s", gpu_tooltip(t, rank, step).c_str());
       }

@@ -21,7 +21,9 @@ std::string GuiReport::to_json() const {
     j["frames"] = p.frames;
     panels[name] = j;
   }
-  return nlohmann::json{{"frames", frames_}, {"notes", notes_}, {"panels", panels}}.dump(2);
+  return nlohmann::json{
+      {"frames", frames_}, {"notes", notes_}, {"panels", panels}, {"words", words_}}
+      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void GuiReport::write(const std::filesystem::path& path) const {

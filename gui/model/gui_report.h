@@ -18,10 +18,14 @@ class GuiReport {
   // keeps the latest count and how many frames the panel drew in.
   void drew(std::string_view panel, std::string_view what, double count);
   void note(std::string_view key, double value) { notes_[std::string(key)] = value; }
+  // Words of the latest frame under `key`: a panel's text as drawn (its name), what a lesson's
+  // step answered ("answer 1"). A test reads what a class could read.
+  void words(std::string_view key, std::string text) { words_[std::string(key)] = std::move(text); }
   std::int64_t frames() const { return frames_; }
   bool panel_drew(std::string_view panel) const { return panels_.count(std::string(panel)) > 0; }
 
-  // {"frames": N, "notes": {...}, "panels": {"Devices": {"frames": n, "cards": 2, ...}, ...}}
+  // {"frames": N, "notes": {...}, "panels": {"Devices": {"frames": n, "cards": 2, ...}, ...},
+  //  "words": {"Devices": "...", ...}}
   std::string to_json() const;
   void write(const std::filesystem::path& path) const;  // throws std::runtime_error
 
@@ -32,6 +36,7 @@ class GuiReport {
   };
   std::int64_t frames_ = 0;
   std::map<std::string, double> notes_;
+  std::map<std::string, std::string> words_;
   std::map<std::string, PanelCounts> panels_;
 };
 

@@ -2,6 +2,7 @@
 // and the controls and menus change it.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace mirrorlab::gui {
@@ -20,6 +21,9 @@ struct ViewSettings {
   // core::moment_progress(record, moment) for it.
   int watched_moment = -1;
   bool show_imgui_metrics = false;
+  // A lesson's reference run (one worker of as many devices, on the same batches): the largest
+  // difference between its weights and the run's, once the step that asks has run.
+  std::optional<double> distance_to_one_worker;
 
   // The timing model's machine, shown by the Compare panel's "Predicted on a machine" tab and
   // played on by the All-reduce panel's model: a preset's id or "this-machine" (--topology).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/session/step_figures.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
 #include "gui/panels/step_moment.h"
@@ -84,17 +85,17 @@ void draw_arrow(ImDrawList* draw, ImVec2 from, ImVec2 to, float bulge, std::uint
   if (plus) {
     const ImVec2 c(to.x + 9, to.y - dir * 13);
     draw->AddCircleFilled(c, 7, color);
-    draw->AddText(ImVec2(c.x - 4, c.y - 8), rgb(0x000000), "+");
+    draw_label(draw, ImVec2(c.x - 4, c.y - 8), rgb(0x000000), "+");
   }
 }
 
 // The rows of the buffers, in the room the panel has left above the footer.
-Geometry plan_geometry(std::size_t count, int n, float font_scale) {
+// `below`: the height of what is drawn under the picture, which stays in view.
+Geometry plan_geometry(std::size_t count, int n, float font_scale, float below) {
   const float line = ImGui::GetTextLineHeight();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float label_width = ImGui::CalcTextSize("/gpu:0 ").x + line;
-  const float table_height = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
-  const float room = std::max(ImGui::GetContentRegionAvail().y - table_height, 60.0f * n * 0.5f);
+  const float room = std::max(ImGui::GetContentRegionAvail().y - below, 60.0f * n * 0.5f);
   Geometry g;
   g.count = std::max<std::size_t>(count, 1);
   g.x = origin.x + label_width;
@@ -117,8 +118,8 @@ int draw_buffers(ImDrawList* draw, const core::RecordedStep& record,
     const float y = g.bar_y(r);
     draw->AddRectFilled(ImVec2(left, y + g.row / 2 - line / 2),
                         ImVec2(left + line * 0.8f, y + g.row / 2 + line * 0.3f), replica_color(r));
-    draw->AddText(ImVec2(left + line, y + g.row / 2 - line / 2), rgb(0xDDDDDD),
-                  record.replicas[static_cast<std::size_t>(r)].device.c_str());
+    draw_label(draw, ImVec2(left + line, y + g.row / 2 - line / 2), rgb(0xDDDDDD),
+               record.replicas[static_cast<std::size_t>(r)].device.c_str());
     for (const vgpu::ChunkContributors& c : contributions[static_cast<std::size_t>(r)]) {
       const float x0 = g.at(c.begin), x1 = g.at(c.end);
       // One stripe per replica: its colour where the chunk holds its values, dark where not.
@@ -153,7 +154,7 @@ int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geo
     std::snprintf(text, sizeof text, "%s: %.3f ms",
                   step.phase == vgpu::kAcrossWorkersPhase ? "across workers" : "ncclAllReduce",
                   milliseconds(step.start, step.finish));
-    draw->AddText(ImVec2(a.x + 8, (a.y + b.y) / 2 - line / 2), rgb(0xFFFFFF), text);
+    draw_label(draw, ImVec2(a.x + 8, (a.y + b.y) / 2 - line / 2), rgb(0xFFFFFF), text);
   }
   int arrows = 0;
   for (const vgpu::Transfer& t : step.transfers) {
@@ -176,12 +177,38 @@ int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geo
   return arrows;
 }
 
+// What each device received and sent in the steps shown, in bytes: "/gpu:0 940584" each; "" before
+// the all-reduce's first step.
+std::string bytes_text(const core::RecordedStep& record, int done) {
+  if (done <= 0) return "";
+  std::string received, sent;
+  bool same = true;
+  for (std::size_t r = 0; r < record.replicas.size(); ++r) {
+    const int replica = static_cast<int>(r);
+    const double in = core::all_reduce_bytes(record, replica, true, done).value_or(0);
+    const double out = core::all_reduce_bytes(record, replica, false, done).value_or(0);
+    same = same && in == out;
+    char text[96];
+    std::snprintf(text, sizeof text, "%s%s %.0f", r == 0 ? "" : ", ",
+                  record.replicas[r].device.c_str(), in);
+    received += text;
+    std::snprintf(text, sizeof text, "%s%s %.0f", r == 0 ? "" : ", ",
+                  record.replicas[r].device.c_str(), out);
+    sent += text;
+  }
+  const std::string steps = done == 1 ? "In step 1" : "In steps 1 to " + std::to_string(done);
+  return steps + ", bytes received: " + received +
+         "; sent: " + (same ? "by each, as many as it received" : sent);
+}
+
+constexpr const char* kPictureKey =
+    "Stripes: whose gradients a chunk holds. Thick arrow with +: added into the chunk; thin "
+    "arrow: copied over it. Left/Right: step back/forward.";
+
 // The key to the picture and the recorded steps' time.
 void draw_footer(const core::RecordedStep& record) {
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled(
-      "Stripes: whose gradients a chunk holds. Thick arrow with +: added into "
-      "the chunk; thin arrow: copied over it. Left/Right: step back/forward.");
+  ImGui::TextDisabled("%s", kPictureKey);
   ImGui::PopTextWrapPos();
   if (record.collective_steps.empty()) return;
   // The steps' own times, summed: a step held between its steps (pausing at phases) waits
@@ -286,13 +313,20 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   replay(frame, count, done);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float left = ImGui::GetCursorScreenPos().x, top = ImGui::GetCursorScreenPos().y;
-  const Geometry g = plan_geometry(count, n, frame.view.font_scale);
+  // What goes under the picture, measured first so that the picture leaves it room.
+  const std::string bytes = bytes_text(record, done);
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float spaced = ImGui::GetTextLineHeightWithSpacing();
+  const float below = ImGui::CalcTextSize(bytes.c_str(), nullptr, false, width).y +
+                      ImGui::CalcTextSize(kPictureKey, nullptr, false, width).y + 1.6f * spaced;
+  const Geometry g = plan_geometry(count, n, frame.view.font_scale, below);
   const int chunks = draw_buffers(draw, record, contributions_, g, left);
   const int arrows =
       done > 0
           ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)], g, n)
           : 0;
   ImGui::Dummy(ImVec2(g.x + g.width - left, g.bar_y(n) - top));
+  if (!bytes.empty()) ImGui::TextWrapped("%s", bytes.c_str());
   draw_footer(record);
   frame.report.drew(name(), "buffers", n);
   frame.report.drew(name(), "chunks", chunks);

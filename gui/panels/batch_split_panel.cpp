@@ -7,6 +7,7 @@
 
 #include "core/io/dataset.h"
 #include "gui/drawing/colors.h"
+#include "gui/panels/step_lines.h"
 #include "gui/panels/step_moment.h"
 #include "imgui.h"
 
@@ -135,13 +136,13 @@ void draw_thumbnail(ImDrawList* draw, const Texture& atlas, const core::Recorded
   draw->AddRect(ImVec2(x, y), ImVec2(x + tile, y + tile), replica_color(replica), 0, 0, border);
   const int label = example < record.labels.size() ? record.labels[example] : 0;
   if (g.names_fit) {
-    draw->AddText(ImVec2(x, y + tile + 1), rgb(0xDDDDDD), short_class(label).c_str());
+    draw_label(draw, ImVec2(x, y + tile + 1), rgb(0xDDDDDD), short_class(label).c_str());
   } else if (g.digits) {
     const char digit[2] = {static_cast<char>('0' + label), 0};
     const ImVec2 size = ImGui::CalcTextSize(digit);
     draw->AddRectFilled(ImVec2(x + tile - size.x - 3, y + 1), ImVec2(x + tile - 1, y + size.y),
                         replica_color(replica, 220));
-    draw->AddText(ImVec2(x + tile - size.x - 2, y), text_color_on(replica_rgb(replica)), digit);
+    draw_label(draw, ImVec2(x + tile - size.x - 2, y), text_color_on(replica_rgb(replica)), digit);
   }
   if (ImGui::IsMouseHoveringRect(ImVec2(x, y), ImVec2(x + tile, y + tile))) {
     ImGui::SetTooltip("example %zu of the batch (training image %u): %s\ngoes to %s (replica %d)",
@@ -255,6 +256,14 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
     ImGui::Text("Step %lld: a global batch of %zu example%s, split %zu ways",
                 static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s", n);
   }
+  ImGui::PushTextWrapPos(0);
+  ImGui::Text("One epoch is %lld global step%s.", static_cast<long long>(frame.run.steps_per_epoch),
+              frame.run.steps_per_epoch == 1 ? "" : "s");
+  if (const std::string weight = gradient_weight_line(frame); !weight.empty()) {
+    ImGui::SameLine();
+    ImGui::TextUnformatted((weight + ".").c_str());
+  }
+  ImGui::PopTextWrapPos();
   if (uneven) {
     // TensorFlow's rule, as split_global_batch applied it: the first replica's share is the
     // ceil(b / N) each takes.

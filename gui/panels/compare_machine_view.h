@@ -40,6 +40,8 @@ class MachineView {
   std::vector<SizePrediction> rows_;
   std::string problem_;  // why the rows could not be computed
   std::string computed_for_;
+  double computed_own_ = 0;       // the run's gradient bytes the rows were computed with
+  bool scrolled_to_own_ = false;  // the table was scrolled to that row once
   std::uint64_t computed_version_ = 0;
   SpeedupView speedup_;
   int section_shown_ = -1;  // 0: by size, 1: training step

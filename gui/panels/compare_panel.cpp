@@ -143,7 +143,7 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
   int bars = 0, predicted = 0;
   for (const auto& t : r.timings) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    draw->AddText(p, rgb(0xE0E0E0), t.algorithm.c_str());
+    draw_label(draw, p, rgb(0xE0E0E0), t.algorithm.c_str());
     if (!t.available) {
       ImGui::SetCursorScreenPos(ImVec2(p.x + label_width, p.y));
       draw_nccl_predicted(t, r.gradient_bytes, frame);
@@ -164,7 +164,7 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
       ++predicted;
     }
     text += " / step " + format_seconds(t.step_seconds);
-    draw->AddText(ImVec2(x0 + std::max(step_w, 0.0f) + 6, p.y), rgb(0xE0E0E0), text.c_str());
+    draw_label(draw, ImVec2(x0 + std::max(step_w, 0.0f) + 6, p.y), rgb(0xE0E0E0), text.c_str());
     ImGui::Dummy(ImVec2(label_width + width, line * 1.25f));
     bars += 2;
   }

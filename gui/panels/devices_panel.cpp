@@ -1,6 +1,7 @@
 #include "gui/panels/devices_panel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -29,10 +30,21 @@ core::Phase next_phase(core::Phase p) {
   }
 }
 
+// MiB to one decimal, or whole when it is ("1024", "4.1").
 std::string mib(std::size_t bytes) {
+  const double value = static_cast<double>(bytes) / vgpu::kMiB;
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(bytes) / vgpu::kMiB);
+  std::snprintf(text, sizeof text, value == std::floor(value) ? "%.0f" : "%.1f", value);
   return text;
+}
+
+// "Global batch 48 = 16 x 3 replicas in sync", above the devices' cards (each card says its
+// replica's weights' fingerprint after the step).
+void draw_run_line(const FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  const std::size_t replicas = std::max<std::size_t>(1, run.replicas_in_sync);
+  ImGui::TextWrapped("Global batch %zu = %zu x %zu replica%s in sync", run.global_batch,
+                     frame.config.settings.batch_per_replica, replicas, replicas == 1 ? "" : "s");
 }
 
 std::string what_it_is(const core::DeviceStatus& d) {
@@ -107,7 +119,8 @@ void DevicesPanel::Draw(FrameContext& frame) {
   const float scale = frame.view.font_scale;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float card_height = ImGui::GetTextLineHeightWithSpacing() * 5.4f;
+  draw_run_line(frame);
+  const float card_height = ImGui::GetTextLineHeightWithSpacing() * 6.4f;
   // As many cards to a row as fit at full width; more (narrower) when the rows would not fit
   // in the panel's height, so every device stays in view.
   const int devices = std::max(1, static_cast<int>(run.devices.size()));
@@ -143,8 +156,13 @@ void DevicesPanel::Draw(FrameContext& frame) {
     if (narrow) {
       ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
     } else {
-      ImGui::Text("%s MiB in use, peak %s, limit %s", mib(d.in_use).c_str(), mib(d.peak).c_str(),
-                  mib(d.limit).c_str());
+      ImGui::Text("%s MiB in use, peak %s MiB, limit %s MiB", mib(d.in_use).c_str(),
+                  mib(d.peak).c_str(), mib(d.limit).c_str());
+    }
+    const auto& replicas = run.step_record.replicas;
+    if (i < replicas.size() && replicas[i].has_fingerprint) {
+      ImGui::TextDisabled("weights' fingerprint %016llx",
+                          static_cast<unsigned long long>(replicas[i].fingerprint));
     }
     ImGui::EndChild();
     ImGui::PopStyleVar();
@@ -195,7 +213,7 @@ void DevicesPanel::draw_rows(FrameContext& frame) {
     ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
     memory_bar(d, color, ImGui::GetContentRegionAvail().x, line * 0.7f);
     ImGui::TableNextColumn();
-    ImGui::Text("%s / %.0f MiB", mib(d.in_use).c_str(), static_cast<double>(d.limit) / vgpu::kMiB);
+    ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
   }
   ImGui::EndTable();
   frame.report.drew(name(), "rows", static_cast<double>(run.devices.size()));
@@ -209,6 +227,7 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       "%zu workers x %zu devices = %d replicas in sync; the workers here are %s "
       "(elsewhere a worker is a machine: TF_CONFIG says which)",
       run.workers.size(), per_worker, run.replicas_in_sync, run.workers_are.c_str());
+  draw_run_line(frame);
   // After each step worker 0's strategy compares every worker's weights (replica 0's
   // fingerprint); a difference fails the step, so these are equal whenever the run goes on.
   if (run.workers_found_in_sync > 0) {
@@ -255,8 +274,7 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
       memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
       ImGui::TableNextColumn();
-      ImGui::Text("%s / %.0f MiB", mib(d.in_use).c_str(),
-                  static_cast<double>(d.limit) / vgpu::kMiB);
+      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
       ++drawn;
     }
     ImGui::EndTable();

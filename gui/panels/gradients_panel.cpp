@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gui/drawing/colors.h"
+#include "gui/panels/step_lines.h"
 #include "gui/panels/step_moment.h"
 #include "imgui.h"
 
@@ -117,7 +118,7 @@ bool draw_fingerprints(const core::RecordedStep& record) {
 
 }  // namespace
 
-int GradientsPanel::draw_before_after(FrameContext& frame, bool after) {
+int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float below) {
   const core::RecordedStep& record = frame.run.step_record;
   const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
   const std::size_t kept = record.replicas[0].gradient_before.size();
@@ -129,19 +130,22 @@ int GradientsPanel::draw_before_after(FrameContext& frame, bool after) {
                        layer.name.c_str(), kept);
   }
 
-  // Before and after side by side when they fit (up to 4 replicas), else one above the other.
+  // Before and after side by side, or one above the other: whichever gives larger squares
+  // (side by side needs 4 replicas or fewer).
   const std::size_t replicas = record.replicas.size();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const bool side_by_side = replicas <= 4;
-  const float per_row = static_cast<float>(side_by_side ? 2 * replicas : replicas);
-  // Between squares, the wider gap between the two groups, and the squares' outlines.
-  const float gaps = (per_row - 1) * spacing + (side_by_side ? 4 * spacing : 0) + 2 * per_row;
-  const float height_left = avail.y - (side_by_side ? 5.5f : 8.0f) * line;
-  const float side =
-      std::clamp(std::min((avail.x - gaps) / per_row, side_by_side ? height_left : height_left / 2),
-                 16.0f, 220.0f * frame.view.font_scale);
+  const auto square = [&](bool beside) {
+    const float per_row = static_cast<float>(beside ? 2 * replicas : replicas);
+    // Between squares, the wider gap between the two groups, and the squares' outlines.
+    const float gaps = (per_row - 1) * spacing + (beside ? 4 * spacing : 0) + 2 * per_row;
+    const float height_left = avail.y - (beside ? below : below + 1.5f) * line;
+    return std::clamp(std::min((avail.x - gaps) / per_row, beside ? height_left : height_left / 2),
+                      16.0f, 220.0f * frame.view.font_scale);
+  };
+  const bool side_by_side = replicas <= 4 && square(true) >= square(false);
+  const float side = square(side_by_side);
   int heatmaps = draw_heatmaps("before", before_, side, before_scale_);
   if (side_by_side) ImGui::SameLine(0, 4 * spacing);
   if (after) {
@@ -181,15 +185,50 @@ void GradientsPanel::Draw(FrameContext& frame) {
     uploaded_state_ = state;
   }
   if (record.layers.empty()) return;
-  const int heatmaps = draw_before_after(frame, after);
-  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
-  draw_verdict(record.replicas.size(), diff_before, diff_after);
-  if (shown.progress.updated) {
-    frame.report.drew(name(), "replicas_in_sync", draw_fingerprints(record) ? 1 : 0);
+  // On a wide panel the words go beside the squares, so that the squares get the height.
+  const bool beside = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 40;
+  int heatmaps = 0;
+  if (beside && ImGui::BeginTable("squares and words", 2)) {
+    ImGui::TableSetupColumn("squares", ImGuiTableColumnFlags_WidthStretch, 0.55f);
+    ImGui::TableSetupColumn("words", ImGuiTableColumnFlags_WidthStretch, 0.45f);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    heatmaps = draw_before_after(frame, after, 4.0f);
+    ImGui::TableNextColumn();
+    draw_words(frame, after, shown.progress.updated);
+    ImGui::EndTable();
+  } else {
+    heatmaps = draw_before_after(frame, after, 10.0f);
+    draw_words(frame, after, shown.progress.updated);
   }
+  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
   frame.report.drew(name(), "heatmaps", heatmaps);
   frame.report.drew(name(), "identical_after", diff_after == 0 ? 1 : 0);
   frame.report.drew(name(), "differ_before", diff_before > 0 ? 1 : 0);
+}
+
+void GradientsPanel::draw_words(FrameContext& frame, bool after, bool updated) {
+  const core::RecordedStep& record = frame.run.step_record;
+  const double diff_after = after ? after_difference_ : -1;
+  draw_verdict(std::max<std::size_t>(record.replicas.size(), frame.run.replicas_in_sync),
+               before_difference_, diff_after);
+  // Where the gradients came from and how they are summed, in figures.
+  ImGui::PushTextWrapPos(0);
+  for (const std::string& line : {shards_line(record), gradient_weight_line(frame)}) {
+    if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+  }
+  if (record.replicas.size() > 1 && record.all_reduce_steps > 0) {
+    ImGui::Text("The all-reduce (%s) sums them in %d step%s.", record.all_reduce.c_str(),
+                record.all_reduce_steps, record.all_reduce_steps == 1 ? "" : "s");
+  }
+  if (frame.view.distance_to_one_worker && frame.run.workers.size() > 1) {
+    ImGui::Text(
+        "Against one worker of %d devices trained on the same batches, the largest weight "
+        "difference is %.3g.",
+        frame.run.replicas_in_sync, *frame.view.distance_to_one_worker);
+  }
+  ImGui::PopTextWrapPos();
+  if (updated) frame.report.drew(name(), "replicas_in_sync", draw_fingerprints(record) ? 1 : 0);
 }
 
 void GradientsPanel::draw_layer_choice(FrameContext& frame) {
@@ -264,7 +303,7 @@ void GradientsPanel::draw_norms(FrameContext& frame) {
         if (ImGui::CalcTextSize(value).x <= w) break;
         value[0] = '\0';
       }
-      ImGui::GetWindowDrawList()->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), value);
+      draw_label(ImGui::GetWindowDrawList(), p, ImGui::GetColorU32(ImGuiCol_Text), value);
       ImGui::Dummy(ImVec2(w, h));  // the whole cell answers the pointer
       if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("%s, %s: gradient norm %.6g", record.layers[l].name.c_str(),

@@ -22,7 +22,10 @@ class GradientsPanel : public Panel {
   void draw_norms(FrameContext& frame);
   // The chosen layer's gradient as heatmaps, before and (once all-reduced) after; returns how
   // many were drawn.
-  int draw_before_after(FrameContext& frame, bool after);
+  // `below`: text lines to leave room for under the squares.
+  int draw_before_after(FrameContext& frame, bool after, float below);
+  // In words: the verdict, where the gradients came from, how they are summed, the weights.
+  void draw_words(FrameContext& frame, bool after, bool updated);
   // Heatmaps of the chosen layer, one per replica, in a row; returns how many were drawn.
   int draw_heatmaps(const char* what, std::vector<Texture>& textures, float side, float scale);
   void upload_heatmaps(const core::RecordedStep& record, bool before, bool after);

@@ -136,6 +136,7 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   checks_.clear();
   view.watched_moment = -1;
   introduction_ = false;
+  view.distance_to_one_worker.reset();
   // On a projector one panel large reads better than all of them small: the step's panel fills
   // the room beside the lesson unless the teacher asked for all panels. (The Controls keep their
   // column in the usual layout; the presenter layout shows them in the room.)
@@ -159,7 +160,10 @@ void PlayingLesson::advance(ViewSettings& view) {
   }
   view.highlighted_panel = left_ || player_.step_index() < 0 ? "" : player_.step().look_at;
   if (left_ || stage_ != Stage::kRunning) return;
-  if (player_.advance()) finish_step();
+  if (player_.advance()) {
+    finish_step();
+    view.distance_to_one_worker = player_.read("distance_to_one_worker", -1);
+  }
 }
 
 void PlayingLesson::finish_step() {
@@ -355,6 +359,11 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
     } else if (k < answers_.size()) {
       const lessons::Answer& a = answers_[k];
       ImGui::Text("Answer: %s", a.text.c_str());
+      // For a test that looks for the answer in the step's panel: the question, its answer.
+      const std::string key = "answer " + std::to_string(k + 1);
+      frame.report.words(key, a.text);
+      frame.report.words("question " + std::to_string(k + 1), q.ask);
+      if (a.value && q.choices.empty()) frame.report.note(key, *a.value);
       if (!given_[k].empty()) {
         ImGui::SameLine();
         const std::string verdict =

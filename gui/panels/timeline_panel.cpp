@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gui/drawing/colors.h"
+#include "gui/panels/step_lines.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -135,7 +136,7 @@ void draw_time_axis(ImDrawList* draw, const LaneArea& area, double t0, double t1
       std::snprintf(text, sizeof text, "%.0f ms", t * 1e3);
     else
       std::snprintf(text, sizeof text, "%.0f us", t * 1e6);
-    draw->AddText(ImVec2(x + 2, area.corner.y), rgb(0x909098), text);
+    draw_label(draw, ImVec2(x + 2, area.corner.y), rgb(0x909098), text);
   }
 }
 
@@ -146,8 +147,8 @@ void draw_span(ImDrawList* draw, const LaneArea& area, const core::RunEvent& e, 
   if (z.x - a.x > 6) draw->AddRect(a, z, rgb(0x000000, 120));
   const char* label = core::to_string(e.phase);
   if (z.x - a.x > ImGui::CalcTextSize(label).x + 6) {
-    draw->AddText(ImVec2(a.x + 3, a.y + (area.lane_height - area.line) / 2), text_color_on(fill),
-                  label);
+    draw_label(draw, ImVec2(a.x + 3, a.y + (area.lane_height - area.line) / 2), text_color_on(fill),
+               label);
   }
 }
 
@@ -200,8 +201,8 @@ LanesDrawn TimelinePanel::draw_lanes(ImDrawList* draw, const core::SessionSnapsh
     const float y1 = y0 + area.lane_height;
     draw->AddRectFilled(ImVec2(corner.x, y0), ImVec2(corner.x + area.line * 0.5f, y1),
                         replica_color(static_cast<int>(d)));
-    draw->AddText(ImVec2(corner.x + area.line * 0.8f, y0 + (area.lane_height - area.line) / 2),
-                  rgb(0xE0E0E0), run.devices[d].name.c_str());
+    draw_label(draw, ImVec2(corner.x + area.line * 0.8f, y0 + (area.lane_height - area.line) / 2),
+               rgb(0xE0E0E0), run.devices[d].name.c_str());
     draw->PushClipRect(ImVec2(area.left, y0), ImVec2(area.left + area.width, y1), true);
     const std::vector<TimelineSpan>& lane = lanes_[d];
     for (const TimelineBlock& b : layout_lane(lane, t0_, t1_, area.width)) {
@@ -230,6 +231,9 @@ void TimelinePanel::Draw(FrameContext& frame) {
     return;
   }
   follow(run);
+  if (const std::string line = step_time_line(run); !line.empty()) {
+    ImGui::TextUnformatted(line.c_str());
+  }
   draw_toolbar();
   if (follow_latest_) {
     t1_ = std::max(latest_, follow_width_);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "gui/drawing/colors.h"
+#include "gui/panels/step_lines.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -60,6 +61,9 @@ void TrainingPanel::Draw(FrameContext& frame) {
     ImGui::NewLine();  // no room on a narrow panel: left out
   }
   ImGui::PushTextWrapPos(0);
+  for (const std::string& line : {step_time_line(run), gradient_weight_line(frame)}) {
+    if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+  }
   if (!run.steps.empty()) {
     const core::StepRecord& s = run.steps.back();
     ImGui::Text("step %lld: loss %.4g, accuracy %.3f on its %lld images",

@@ -30,6 +30,7 @@
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
 #include "imgui.h"
+#include "imgui_internal.h"
 
 namespace mirrorlab::gui {
 namespace {
@@ -311,7 +312,17 @@ void AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& f
   const std::string title = panel.title() + "###" + panel.name();
   const bool open = ImGui::Begin(title.c_str(), nullptr, fixed);
   if (highlighted) ImGui::PopStyleColor();  // the title only: the contents keep their colours
+  // A report keeps the panel's words as drawn: ImGui's log gets every text item, and the
+  // labels drawn on pictures (draw_label, gui/drawing/colors.h).
+  const bool keep_words = !options_.report.empty();
+  if (keep_words) ImGui::LogToBuffer();
   if (open) panel.Draw(frame);
+  // What a class cannot see without scrolling: the panel's content below its window.
+  if (open) report_.drew(panel.name(), "hidden_below_px", ImGui::GetScrollMaxY());
+  if (keep_words) {
+    report_.words(panel.name(), GImGui->LogBuffer.c_str());
+    ImGui::LogFinish();
+  }
   ImGui::End();
   if (highlighted) {
     ImGui::PopStyleColor(3);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/session/step_figures.h"
 #include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::lessons {
@@ -40,18 +41,9 @@ Value spread(const LiveRun& run, std::vector<float> core::ReplicaRecord::*values
   return widest;
 }
 
-// Bytes replica `replica` receives (to_me) or sends in the all-reduce's steps [first, last).
 Value transfer_bytes(const LiveRun& run, int replica, bool to_me, bool first_step_only) {
-  const core::RecordedStep* r = recorded(run);
-  if (!r || r->collective_steps.empty()) return std::nullopt;
-  const std::size_t steps = first_step_only ? 1 : r->collective_steps.size();
-  double bytes = 0;
-  for (std::size_t s = 0; s < steps; ++s) {
-    for (const vgpu::Transfer& t : r->collective_steps[s].transfers) {
-      if ((to_me ? t.dst : t.src) == replica) bytes += static_cast<double>(t.bytes);
-    }
-  }
-  return bytes;
+  return core::all_reduce_bytes(run.snapshot->step_record, replica, to_me,
+                                first_step_only ? 1 : SIZE_MAX);
 }
 
 const core::DeviceStatus* device(const LiveRun& run, int replica) {
@@ -60,14 +52,7 @@ const core::DeviceStatus* device(const LiveRun& run, int replica) {
   return &d[static_cast<std::size_t>(replica)];
 }
 
-Value step_ms(const LiveRun& run) {
-  const auto& steps = run.snapshot->steps;
-  if (steps.empty()) return std::nullopt;
-  const std::size_t n = std::min<std::size_t>(steps.size(), 20);
-  double sum = 0;
-  for (std::size_t i = steps.size() - n; i < steps.size(); ++i) sum += steps[i].seconds;
-  return 1000.0 * sum / static_cast<double>(n);
-}
+Value step_ms(const LiveRun& run) { return core::mean_step_ms(run.snapshot->steps); }
 
 const std::vector<LiveValue> kValues = {
     {"replicas", "replicas in sync (devices the strategy mirrors the model on, every worker's)",
@@ -129,18 +114,9 @@ const std::vector<LiveValue> kValues = {
      "loss is scaled right)",
      false,
      [](const LiveRun& run, int) -> Value {
-       const core::RecordedStep* r = recorded(run);
-       if (!r || r->replicas.empty() || r->indices.empty()) return std::nullopt;
        // The record holds worker 0's replicas only: with several workers it is not measured.
        if (run.snapshot->workers.size() > 1) return std::nullopt;
-       double weight = 0;
-       for (const core::ReplicaRecord& rep : r->replicas) {
-         weight += static_cast<double>(core::loss_scale(run.loss_scaling, rep.shard_count,
-                                                        static_cast<int>(r->replicas.size()),
-                                                        r->indices.size())) *
-                   static_cast<double>(rep.shard_count);
-       }
-       return weight;
+       return core::gradient_weight(run.snapshot->step_record, run.loss_scaling);
      }},
     {"gradient_norm", "L2 norm of one replica's gradients before the all-reduce", true,
      [](const LiveRun& run, int replica) -> Value {

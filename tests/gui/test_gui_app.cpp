@@ -232,8 +232,11 @@ TEST_F(GuiApp, TheComparePanelPredictsEachSizeOnAChosenMachine) {
   }
   const auto compare = read_json(path("pcie.json"))["panels"]["Compare"];
   EXPECT_EQ(compare["machines"], presets + 1.0) << compare.dump(1);
-  EXPECT_EQ(compare["machine_rows"], 10.0);
-  EXPECT_EQ(compare["machine_cells"], 50.0);
+  // The sizes 4 KiB to 1 GiB by 4s, and the MLP's own gradients (785 KiB) among them.
+  EXPECT_EQ(compare["machine_rows"], 11.0);
+  EXPECT_EQ(compare["machine_cells"], 55.0);
+  const std::string words = read_json(path("pcie.json"))["words"].value("Compare", "");
+  EXPECT_NE(words.find("KiB (this model)"), std::string::npos) << words;
 }
 
 // "Predicted on a machine", its training step: on a preset the run's model priced at the

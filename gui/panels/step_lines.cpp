@@ -1,0 +1,46 @@
+#include "gui/panels/step_lines.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/session/step_figures.h"
+
+namespace mirrorlab::gui {
+
+std::string shards_line(const core::RecordedStep& record) {
+  if (record.step < 0 || record.replicas.empty()) return "";
+  std::string line = "Examples per replica:";
+  for (std::size_t r = 0; r < record.replicas.size(); ++r) {
+    line.append(r == 0 ? " " : ", ").append(record.replicas[r].device);
+    line.append(" ").append(std::to_string(record.replicas[r].shard_count));
+  }
+  return line;
+}
+
+std::string gradient_weight_line(const FrameContext& frame) {
+  if (frame.run.workers.size() > 1) return "";
+  const auto weight =
+      core::gradient_weight(frame.run.step_record, frame.config.settings.loss_scaling);
+  if (!weight) return "";
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "The summed gradient weighs %.3g x one device's mean gradient on this batch "
+                "(loss scaling %s)",
+                *weight, core::to_string(frame.config.settings.loss_scaling));
+  return text;
+}
+
+std::string step_time_line(const core::SessionSnapshot& run) {
+  const auto ms = core::mean_step_ms(run.steps);
+  if (!ms) return "";
+  const std::size_t n = std::min<std::size_t>(run.steps.size(), 20);
+  char text[120];
+  if (n == 1) {
+    std::snprintf(text, sizeof text, "A step takes %.3g ms (the one step so far)", *ms);
+  } else {
+    std::snprintf(text, sizeof text, "A step takes %.3g ms (the mean of the last %zu)", *ms, n);
+  }
+  return text;
+}
+
+}  // namespace mirrorlab::gui
