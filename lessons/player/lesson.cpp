@@ -429,6 +429,25 @@ void read_metadata(const TomlBlock& b, Lesson& lesson) {
   lesson.coming = b.boolean("coming").value_or(false);
 }
 
+// A backtick left in the prose is a code span Markdown did not close: most often one that runs
+// over a line starting with "* ", "- ", "+ " or "1. ", which Markdown reads as a list item
+// (lesson 8 had `BATCH_SIZE_PER_REPLICA` and `* num_replicas_in_sync` so, drawn as a bullet).
+void require_closed_code_spans(const std::vector<Section>& sections, const std::string& path) {
+  for (const Section& s : sections) {
+    for (const Paragraph& p : s.text) {
+      if (p.kind == ParagraphKind::kCodeBlock) continue;
+      for (const TextRun& run : p.runs) {
+        if (run.style == RunStyle::kCode || run.text.find('`') == std::string::npos) continue;
+        throw LessonError(path, s.line,
+                          "a ` left open in the text under \"" + s.title +
+                              "\": a code span must close on its line when the next line starts "
+                              "with '* ', '- ', '+ ' or a number and '. ' (Markdown reads that "
+                              "line as a list item); reflow the paragraph");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Lesson parse_lesson(std::string_view markdown, const std::string& path) {
@@ -446,6 +465,7 @@ Lesson parse_lesson(std::string_view markdown, const std::string& path) {
       throw LessonError(path, s.toml[0].line, "a ```toml block before the `# Title` line");
     }
   }
+  require_closed_code_spans(sections, path);
   lesson.title = title->title;
   lesson.introduction = title->text;
   if (title->toml.size() != 1) {

@@ -89,6 +89,26 @@ TEST(LessonReader, KeepsStrongCodeAndListsAsStyledParagraphs) {
 // Found by fuzz_lesson (fuzz/crashes/lesson/heading-in-a-list-item, "-  #"): a heading inside a
 // list item left the item's paragraph open, so the text after the heading went into the step
 // before, and closing an empty item popped a paragraph off the new step's empty list.
+// A code span that runs over a line starting with "* " is two half spans and a bullet (lesson 8's
+// introduction was drawn so): the reader refuses it, saying where and why.
+TEST(LessonReader, ACodeSpanLeftOpenBeforeALineThatStartsAListIsRefused) {
+  const std::string text = kHead +
+                           "The global batch (`BATCH\n* replicas`) grows.\n\n## S\n\n```toml\n"
+                           "[setup]\n```\n";
+  try {
+    parse_lesson(text, "open.md");
+    FAIL() << "read";
+  } catch (const LessonError& e) {
+    EXPECT_NE(std::string(e.what()).find("open.md:1: a ` left open"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("list item"), std::string::npos) << e.what();
+  }
+  // Closed on its line, it reads.
+  EXPECT_NO_THROW(parse_lesson(kHead + "The global batch (`BATCH * replicas`) grows.\n\n## S\n\n"
+                                       "```toml\n[setup]\n```\n",
+                               "closed.md"));
+}
+
 TEST(LessonReader, AHeadingInAListItemStartsAStepThatHoldsTheTextAfterIt) {
   const Lesson l = parse_lesson(
       kHead + "## S\n\n```toml\n[setup]\n```\n\nBefore.\n\n- ## Listed\n  after\n- ## Empty\n",
