@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
@@ -101,7 +102,7 @@ void tag(const char* text, std::uint32_t rrggbb) {
 
 void say_problem(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, rgb(0x56B4E9));
-  ImGui::TextWrapped("%s", text.c_str());
+  text_wrapped("%s", text.c_str());
   ImGui::PopStyleColor();
 }
 

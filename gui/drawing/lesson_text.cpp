@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -37,16 +38,7 @@ void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts
       std::size_t end = text.find(' ', at);
       end = end == std::string_view::npos ? text.size() : text.find_first_not_of(' ', end);
       if (end == std::string_view::npos) end = text.size();
-      const std::string_view word = text.substr(at, end - at);
-      const float width = ImGui::CalcTextSize(word.data(), word.data() + word.size()).x;
-      if (!first) {
-        ImGui::SameLine(0, 0);
-        if (ImGui::GetCursorPosX() + width > right && ImGui::GetCursorPosX() > left) {
-          ImGui::NewLine();
-          ImGui::SetCursorPosX(left);
-        }
-      }
-      ImGui::TextUnformatted(word.data(), word.data() + word.size());
+      place_word(text.substr(at, end - at), left, right, first);
       first = false;
       at = end;
     }

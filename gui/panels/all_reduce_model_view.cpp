@@ -7,6 +7,7 @@
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/topology_picture.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/panels/compare_machine_view.h"
 #include "imgui.h"
 
@@ -97,7 +98,7 @@ void AllReduceModelView::update(const FrameContext& frame, const ModelMachine& m
 
 void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
   tag("THE MODEL, NOT A RUN", kPredictedRgb);
-  ImGui::TextWrapped("predicted by the timing model: nothing runs, nothing is measured.");
+  text_wrapped("predicted by the timing model: nothing runs, nothing is measured.");
   const ModelMachine* machine = choose_machine(frame, "machine");
   if (machine == nullptr) return;
   frame.report.drew(panel, "model", 1);
@@ -135,7 +136,7 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
     frame.view.modelled_bytes = std::ldexp(1.0, size_log2);
   }
   if (!problem_.empty() || !model_) {
-    ImGui::TextWrapped("%s", problem_.c_str());
+    text_wrapped("%s", problem_.c_str());
     return;
   }
   const ModelledAllReduce& m = *model_;
@@ -154,13 +155,13 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
       m.estimate.call_latency > 0
           ? "handing it to the GPUs (" + format_seconds(m.estimate.call_latency) + "), then "
           : "";
-  ImGui::TextWrapped("%s of %d x %s on %s in %d step%s: %s, %sthe steps one after the other.%s",
-                     m.algorithm.title.c_str(), t.ranks(), format_bytes(m.bytes).c_str(),
-                     t.id.c_str(), steps, steps == 1 ? "" : "s",
-                     format_seconds(m.estimate.seconds).c_str(), call.c_str(), nccl.c_str());
+  text_wrapped("%s of %d x %s on %s in %d step%s: %s, %sthe steps one after the other.%s",
+               m.algorithm.title.c_str(), t.ranks(), format_bytes(m.bytes).c_str(), t.id.c_str(),
+               steps, steps == 1 ? "" : "s", format_seconds(m.estimate.seconds).c_str(),
+               call.c_str(), nccl.c_str());
   draw_controls(frame, steps);
   if (shown == 0) {
-    ImGui::TextWrapped(
+    text_wrapped(
         "Before the all-reduce: each GPU holds only its own %s. Right (or Next) "
         "plays the first step.",
         format_bytes(m.bytes).c_str());
@@ -176,10 +177,10 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
         tied > 1
             ? std::to_string(tied) + " resources as busy as each other, such as " + s.bottleneck
             : "the busiest resource, " + s.bottleneck;
-    ImGui::TextWrapped("Step %d of %d, %s: %s. %s = latency %s + %s (%s)", shown, steps,
-                       s.phase.c_str(), moves_text(moves).c_str(),
-                       format_seconds(s.seconds).c_str(), format_seconds(s.latency).c_str(),
-                       which.c_str(), busiest ? load_text(*busiest).c_str() : "none");
+    text_wrapped("Step %d of %d, %s: %s. %s = latency %s + %s (%s)", shown, steps, s.phase.c_str(),
+                 moves_text(moves).c_str(), format_seconds(s.seconds).c_str(),
+                 format_seconds(s.latency).c_str(), which.c_str(),
+                 busiest ? load_text(*busiest).c_str() : "none");
   }
   draw_step_strip(frame, shown);
   const timing::StepEstimate* step =
@@ -188,7 +189,7 @@ void AllReduceModelView::Draw(FrameContext& frame, const char* panel) {
   const PictureCounts counts = draw_topology_picture(t, step, width, topology_picture_height(t));
   if (step != nullptr) draw_loads(*step, frame, panel);
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled(
+  text_wrapped_dim(
       "Each step's time: the latency of its slowest link plus its busiest resource's bytes over "
       "its bandwidth (alpha-beta). Left/Right: step back/forward. docs/timing-model.md says what "
       "the model leaves out.");

@@ -10,6 +10,7 @@
 #include "core/session/step_figures.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step_moment.h"
 #include "imgui.h"
 #include "virtualgpu/collectives/collective_replay.h"
@@ -208,7 +209,7 @@ constexpr const char* kPictureKey =
 // The key to the picture and the recorded steps' time.
 void draw_footer(const core::RecordedStep& record) {
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("%s", kPictureKey);
+  text_wrapped_dim("%s", kPictureKey);
   ImGui::PopTextWrapPos();
   if (record.collective_steps.empty()) return;
   // The steps' own times, summed: a step held between its steps (pausing at phases) waits
@@ -231,9 +232,9 @@ int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
   const ShownMoment shown = shown_moment(frame);
   const int done = std::min(shown.progress.collective_steps, recorded);
 
-  ImGui::TextWrapped("%s of %d x %s (%zu floats) in %d step%s", record.all_reduce.c_str(), n,
-                     format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count,
-                     total_steps, total_steps == 1 ? "" : "s");
+  text_wrapped("%s of %d x %s (%zu floats) in %d step%s", record.all_reduce.c_str(), n,
+               format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count, total_steps,
+               total_steps == 1 ? "" : "s");
   // The slider walks the all-reduce: 0 is before it, k after its k-th step.
   int wanted = done;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
@@ -248,16 +249,16 @@ int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
         "0: before the all-reduce; k: after its k-th step. Left/Right arrows step too.");
 
   if (!shown.progress.backward) {
-    ImGui::TextWrapped(
+    text_wrapped(
         "Step %lld is before its backward pass: there are no gradients to "
         "all-reduce yet.",
         static_cast<long long>(record.step + 1));
   } else if (done == 0) {
-    ImGui::TextWrapped("Before the all-reduce: each GPU holds only its own replica's gradient.");
+    text_wrapped("Before the all-reduce: each GPU holds only its own replica's gradient.");
   } else {
     const vgpu::CollectiveStep& step = record.collective_steps[static_cast<std::size_t>(done - 1)];
-    ImGui::TextWrapped("Step %d of %d, %s (%.3f ms)", done, total_steps,
-                       describe_step(step, n).c_str(), milliseconds(step.start, step.finish));
+    text_wrapped("Step %d of %d, %s (%.3f ms)", done, total_steps, describe_step(step, n).c_str(),
+                 milliseconds(step.start, step.finish));
   }
   return done;
 }
@@ -280,9 +281,18 @@ void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int do
 
 void AllReducePanel::Draw(FrameContext& frame) {
   bool model = !frame.view.modelled_allreduce.empty();
-  if (ImGui::RadioButton("this run's all-reduce", !model)) model = false;
-  ImGui::SameLine();
-  if (ImGui::RadioButton("the model's, on a machine", model)) model = true;
+  // Each choice's words as long as the panel's width allows.
+  const float room = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -
+                     ImGui::GetStyle().ItemInnerSpacing.x;
+  const auto label = [&](const char* full, const char* brief, const char* id) {
+    return std::string(ImGui::CalcTextSize(full).x <= room ? full : brief) + "###" + id;
+  };
+  const std::string run_choice = label("this run's all-reduce", "this run's", "run");
+  const std::string model_choice = label("the model's, on a machine", "the model's", "model");
+  if (ImGui::RadioButton(run_choice.c_str(), !model)) model = false;
+  next_beside_if_fits(ImGui::CalcTextSize(model_choice.c_str(), nullptr, true).x +
+                      ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);
+  if (ImGui::RadioButton(model_choice.c_str(), model)) model = true;
   if (!model) {
     frame.view.modelled_allreduce.clear();
     draw_the_run(frame);
@@ -300,7 +310,7 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   if (!has_recorded_step(frame, "The all-reduce")) return;
   const int n = static_cast<int>(record.replicas.size());
   if (n == 1) {
-    ImGui::TextWrapped(
+    text_wrapped(
         "One replica: its gradient is already the whole batch's, so there is "
         "nothing to all-reduce. Use 2 or more virtual GPUs.");
     frame.report.drew(name(), "buffers", 1);
@@ -326,7 +336,7 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
           ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)], g, n)
           : 0;
   ImGui::Dummy(ImVec2(g.x + g.width - left, g.bar_y(n) - top));
-  if (!bytes.empty()) ImGui::TextWrapped("%s", bytes.c_str());
+  if (!bytes.empty()) text_wrapped("%s", bytes.c_str());
   draw_footer(record);
   frame.report.drew(name(), "buffers", n);
   frame.report.drew(name(), "chunks", chunks);

@@ -7,6 +7,7 @@
 
 #include "core/io/dataset.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step_lines.h"
 #include "gui/panels/step_moment.h"
 #include "imgui.h"
@@ -176,10 +177,10 @@ void draw_footer(const core::RecordedStep& record, const GridLayout& g) {
     std::string key = "Labels:";
     for (int c = 0; c < 10; ++c) key += "  " + std::to_string(c) + " " + short_class(c);
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("%s", key.c_str());
+    text_wrapped_dim("%s", key.c_str());
     ImGui::PopTextWrapPos();
   } else if (!g.names_fit) {
-    ImGui::TextDisabled("Hover over an image for its label; more room (key 2) shows them all.");
+    text_wrapped_dim("Hover over an image for its label; more room (key 2) shows them all.");
   }
 }
 
@@ -250,28 +251,30 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
       std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end();
   const std::size_t examples = record.indices.size();
   if (n == 1) {
-    ImGui::Text("Step %lld: a global batch of %zu example%s, on one replica",
-                static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s");
+    text_wrapped("Step %lld: a global batch of %zu example%s, on one replica",
+                 static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s");
   } else {
-    ImGui::Text("Step %lld: a global batch of %zu example%s, split %zu ways",
-                static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s", n);
+    text_wrapped("Step %lld: a global batch of %zu example%s, split %zu ways",
+                 static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s", n);
   }
   ImGui::PushTextWrapPos(0);
-  ImGui::Text("One epoch is %lld global step%s.", static_cast<long long>(frame.run.steps_per_epoch),
-              frame.run.steps_per_epoch == 1 ? "" : "s");
+  std::string epoch = "One epoch is " + std::to_string(frame.run.steps_per_epoch) + " global step" +
+                      (frame.run.steps_per_epoch == 1 ? "." : "s.");
   if (const std::string weight = gradient_weight_line(frame); !weight.empty()) {
-    ImGui::SameLine();
-    ImGui::TextUnformatted((weight + ".").c_str());
+    epoch += " " + weight + ".";
   }
+  text_wrapped_unformatted(epoch);
   ImGui::PopTextWrapPos();
   if (uneven) {
     // TensorFlow's rule, as split_global_batch applied it: the first replica's share is the
     // ceil(b / N) each takes.
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImVec4(0.94f, 0.89f, 0.26f, 1.0f),
-                       "Uneven: the epoch's last batch. As in TensorFlow, each replica takes the "
-                       "next ceil(%zu / %zu) = %zu examples until none are left.",
-                       record.indices.size(), n, counts.front());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.94f, 0.89f, 0.26f, 1.0f));
+    text_wrapped(
+        "Uneven: the epoch's last batch. As in TensorFlow, each replica takes the next ceil(%zu / "
+        "%zu) = %zu examples until none are left.",
+        record.indices.size(), n, counts.front());
+    ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
   }
   if (!shown.progress.split) {

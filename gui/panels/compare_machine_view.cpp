@@ -6,6 +6,7 @@
 #include "core/nn/training_flops.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/model/speedup_table.h"
 #include "imgui.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
@@ -80,7 +81,7 @@ void MachineView::Draw(FrameContext& frame, const char* panel) {
       std::min(ImGui::CalcTextSize(title.c_str()).x, ImGui::GetFontSize() * 16)) {
     ImGui::NewLine();
   }
-  ImGui::TextWrapped("%s", title.c_str());
+  text_wrapped("%s", title.c_str());
   two_tabs("machine sections", {"All-reduce by size", "Training step: speed-up"},
            &frame.view.compare_shows_step, &section_shown_, [&](int section) {
              frame.report.drew(panel, "machine_section", section);
@@ -122,7 +123,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
     frame.report.drew(panel, "machine_rows", 0);
     return;
   }
-  ImGui::TextWrapped(
+  text_wrapped(
       "Predicted, not measured: one all-reduce on all %d GPUs. mirrorlab's algorithms step by "
       "step over the machine's %s%s. Shaded: the fastest.",
       t.ranks(), t.fabric == timing::Fabric::kSharedMemory ? "memory" : "links",
@@ -140,7 +141,9 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   if (ImGui::BeginTable("by size", columns, flags,
                         ImVec2(0, std::max(std::min(wanted, room), line * 3)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("size per GPU");
+    // As wide as its widest label ("2.6 MiB (this model)"); the times share the rest.
+    ImGui::TableSetupColumn("size per GPU", ImGuiTableColumnFlags_WidthFixed,
+                            ImGui::CalcTextSize("1023.9 KiB (this model)").x);
     for (const timing::Prediction& p : rows_.front().algorithms) {
       ImGui::TableSetupColumn(p.algorithm.c_str());
     }
@@ -193,10 +196,10 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   frame.report.drew(panel, "machine_rows", static_cast<double>(rows_.size()));
   frame.report.drew(panel, "machine_cells", cells);
   if (!t.has_nccl) {
-    ImGui::TextWrapped("NCCL cannot run on %s: it needs one GPU per rank.", t.id.c_str());
+    text_wrapped("NCCL cannot run on %s: it needs one GPU per rank.", t.id.c_str());
   }
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("Where its numbers come from: %s", t.source.c_str());
+  text_wrapped_dim("Where its numbers come from: %s", t.source.c_str());
   ImGui::PopTextWrapPos();
 }
 

@@ -6,6 +6,7 @@
 
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -70,7 +71,7 @@ void ComparePanel::update_predictions(const FrameContext& frame) {
 
 void ComparePanel::draw_measured(FrameContext& frame) {
   if (frame.session == nullptr) {
-    ImGui::TextWrapped("No run.");
+    text_wrapped("No run.");
     return;
   }
   bool running = false, stale = false;
@@ -89,7 +90,7 @@ void ComparePanel::draw_measured(FrameContext& frame) {
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled(
+  text_wrapped_dim(
       "training pauses while it measures, on these same devices (a model per algorithm: the "
       "Devices panel's memory peaks include them)");
   ImGui::PopTextWrapPos();
@@ -97,11 +98,11 @@ void ComparePanel::draw_measured(FrameContext& frame) {
   draw_fit_line(frame);
   if (!result_.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    ImGui::TextWrapped("%s", result_.error.c_str());
+    text_wrapped("%s", result_.error.c_str());
     ImGui::PopStyleColor();
   }
   if (result_.timings.empty()) {
-    if (!running) ImGui::TextWrapped("Press the button to time each algorithm in this run.");
+    if (!running) text_wrapped("Press the button to time each algorithm in this run.");
     frame.report.drew(name(), "bars", 0);
     return;
   }
@@ -119,8 +120,8 @@ void ComparePanel::draw_fit_line(FrameContext& frame) {
   }
   frame.report.drew(name(), "fit_missing", 0);
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("model beside each measurement: %s, %s", fit.id.c_str(),
-                      fit.topology->title.c_str());
+  text_wrapped_dim("model beside each measurement: %s, %s", fit.id.c_str(),
+                   fit.topology->title.c_str());
   ImGui::PopTextWrapPos();
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("%s\n%s", fit.topology->path.c_str(), fit.topology->source.c_str());
@@ -128,9 +129,9 @@ void ComparePanel::draw_fit_line(FrameContext& frame) {
 }
 
 void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& frame) {
-  ImGui::TextWrapped("Per training step (gradients: %s per replica, median of %d steps)",
-                     format_bytes(static_cast<double>(r.gradient_bytes)).c_str(),
-                     r.timings.empty() ? 0 : r.timings.front().steps);
+  text_wrapped("Per training step (gradients: %s per replica, median of %d steps)",
+               format_bytes(static_cast<double>(r.gradient_bytes)).c_str(),
+               r.timings.empty() ? 0 : r.timings.front().steps);
   double longest = 0;
   for (const auto& t : r.timings) longest = std::max(longest, t.step_seconds);
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -169,7 +170,7 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
     bars += 2;
   }
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled(
+  text_wrapped_dim(
       "full colour: all-reduce (from the first replica's arrival: it includes "
       "waiting for the others); pale: the rest of the step%s",
       predicted > 0 ? "; model: the all-reduce alone, from this machine's fit" : "");
@@ -209,14 +210,14 @@ void ComparePanel::draw_nccl_predicted(const core::AlgorithmTiming& t, std::size
       fallback = "; " + p.algorithms.front().algorithm + " there " +
                  format_seconds(p.algorithms.front().predicted);
     }
-    ImGui::TextWrapped(
+    text_wrapped(
         "not measured: %s on %s's %d GPUs for these gradients (NCCL's model picks "
         "%s%s). It cannot run here: %s.",
         format_seconds(p.nccl->time_us * 1e-6).c_str(), machine->id.c_str(),
         machine->topology->ranks(), nccl_pick_text(*p.nccl).c_str(), fallback.c_str(),
         gist.c_str());
   } else {
-    ImGui::TextDisabled(
+    text_wrapped_dim(
         "cannot run here: %s. Choose a machine with one GPU per rank under "
         "'Predicted on a machine' for NCCL's predicted time.",
         gist.c_str());

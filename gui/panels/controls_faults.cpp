@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/panels/controls_panel.h"
 #include "imgui.h"
 
@@ -31,7 +32,7 @@ void device_combo(const char* label, int* device, int devices) {
 void note(const std::string& text, bool trouble) {
   if (text.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, trouble ? rgb(0xD55E00) : rgb(0xA0A0A8));
-  ImGui::TextWrapped("%s", text.c_str());
+  text_wrapped("%s", text.c_str());
   ImGui::PopStyleColor();
 }
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/model/advice.h"
 #include "gui/panels/step_moment.h"
 #include "imgui.h"
@@ -77,6 +79,15 @@ void state_badge(const core::SessionSnapshot& run, double t) {
   ImGui::PopStyleColor();
 }
 
+// The first of `labels` whose text fits `width` with a button's padding (the last when none does).
+std::string fitting(std::initializer_list<std::string> labels, float width) {
+  const float padding = 2 * ImGui::GetStyle().FramePadding.x;
+  for (const std::string& label : labels) {
+    if (ImGui::CalcTextSize(label.c_str()).x + padding <= width) return label;
+  }
+  return *(labels.end() - 1);
+}
+
 }  // namespace
 
 void watch_forward(FrameContext& frame) {
@@ -138,17 +149,17 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
   state_badge(run, frame.seconds_since_start);
   if (session != nullptr) {
     // Steps done, not the step in progress: "held inside step 1" reads above "0 steps done".
-    ImGui::Text("%lld step%s done  (epoch %d/%d, %lld/%lld)",
-                static_cast<long long>(run.steps_done), run.steps_done == 1 ? "" : "s",
-                std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
-                static_cast<long long>(run.steps_per_epoch));
+    text_wrapped("%lld step%s done  (epoch %d/%d, %lld/%lld)",
+                 static_cast<long long>(run.steps_done), run.steps_done == 1 ? "" : "s",
+                 std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
+                 static_cast<long long>(run.steps_per_epoch));
     if (run.workers.size() > 1) {
-      ImGui::Text("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
-                  frame.config.settings.batch_per_replica, run.devices.size(), run.workers.size());
+      text_wrapped("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
+                   frame.config.settings.batch_per_replica, run.devices.size(), run.workers.size());
     } else {
-      ImGui::Text("Global batch %zu = %zu x %zu replica%s", run.global_batch,
-                  frame.config.settings.batch_per_replica, run.devices.size(),
-                  run.devices.size() == 1 ? "" : "s");
+      text_wrapped("Global batch %zu = %zu x %zu replica%s", run.global_batch,
+                   frame.config.settings.batch_per_replica, run.devices.size(),
+                   run.devices.size() == 1 ? "" : "s");
     }
   }
   const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
@@ -166,9 +177,9 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
   ImGui::EndDisabled();
   if (!run.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    ImGui::TextWrapped("%s", run.error.c_str());
+    text_wrapped("%s", run.error.c_str());
     ImGui::PopStyleColor();
-    ImGui::TextWrapped("%s", advice(run.failure, frame.config).c_str());
+    text_wrapped("%s", advice(run.failure, frame.config).c_str());
   }
 }
 
@@ -187,26 +198,35 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   if (ImGui::Button("< Back", button)) watch_back(frame);
   ImGui::EndDisabled();
   ImGui::SameLine();
-  if (ImGui::Button(frame.view.watched_moment >= 0 ? "Forward >" : "Next phase >", button)) {
-    watch_forward(frame);
-  }
+  const std::string forward = frame.view.watched_moment >= 0
+                                  ? fitting({"Forward >", ">"}, button.x)
+                                  : fitting({"Next phase >", "Phase >", ">"}, button.x);
+  if (ImGui::Button(forward.c_str(), button)) watch_forward(frame);
   ImGui::EndDisabled();
   // The moments of this step so far; the one shown is highlighted, a click shows another.
   const int moments = static_cast<int>(record.points.size());
   const int shown = frame.view.watched_moment >= 0 ? frame.view.watched_moment : moments - 1;
   if (moments == 0) {
-    ImGui::TextDisabled("Next phase (Right arrow) starts a step that stops after each phase.");
+    text_wrapped_dim("Next phase (Right arrow) starts a step that stops after each phase.");
+  } else {
+    ImGui::Text("Step %lld so far:", static_cast<long long>(record.step + 1));
   }
   for (int i = 0; i < moments; ++i) {
     const core::PausePoint& p = record.points[static_cast<std::size_t>(i)];
+    // "all-reduce step 1 of 2 (reduce-scatter) (now)", shorter where the column is narrow.
     std::string label = moment_label(p);
-    if (i == moments - 1 && run.held_at) label += " (now)";
+    label.erase(0, label.find(": ") + 2);
+    const std::string now = i == moments - 1 && run.held_at ? " (now)" : "";
+    const std::string plain = label.substr(0, label.find(" ("));
+    label = fitting({label + now, plain + now, plain}, ImGui::GetContentRegionAvail().x);
+    ImGui::PushID(i);
     if (ImGui::Selectable(label.c_str(), i == shown)) {
       frame.view.watched_moment = i == moments - 1 ? -1 : i;
     }
+    ImGui::PopID();
   }
   if (frame.view.watched_moment >= 0) {
-    ImGui::TextDisabled("re-watching: Right goes forward, Left back");
+    text_wrapped_dim("re-watching: Right goes forward, Left back");
   }
   frame.report.drew(name(), "moments", moments);
 }
@@ -253,7 +273,7 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
   }
   if (!frame.setup_error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    ImGui::TextWrapped("Cannot start this run: %s", frame.setup_error.c_str());
+    text_wrapped("Cannot start this run: %s", frame.setup_error.c_str());
     ImGui::PopStyleColor();
   }
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 #include "virtualgpu/memory/memory_arena.h"
 
@@ -43,8 +44,8 @@ std::string mib(std::size_t bytes) {
 void draw_run_line(const FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   const std::size_t replicas = std::max<std::size_t>(1, run.replicas_in_sync);
-  ImGui::TextWrapped("Global batch %zu = %zu x %zu replica%s in sync", run.global_batch,
-                     frame.config.settings.batch_per_replica, replicas, replicas == 1 ? "" : "s");
+  text_wrapped("Global batch %zu = %zu x %zu replica%s in sync", run.global_batch,
+               frame.config.settings.batch_per_replica, replicas, replicas == 1 ? "" : "s");
 }
 
 std::string what_it_is(const core::DeviceStatus& d) {
@@ -108,7 +109,7 @@ void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
 void DevicesPanel::Draw(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   if (frame.session == nullptr) {
-    ImGui::TextWrapped("No devices: %s", frame.setup_error.c_str());
+    text_wrapped("No devices: %s", frame.setup_error.c_str());
     return;
   }
   follow_events(run);
@@ -186,8 +187,8 @@ void DevicesPanel::draw_rows(FrameContext& frame) {
   std::vector<std::string> kinds;
   for (const core::DeviceStatus& d : run.devices) kinds.push_back(what_it_is(d));
   const bool one_kind = all_equal(kinds), one_phase = all_equal(phases);
-  if (one_kind) ImGui::TextWrapped("%zu x %s", run.devices.size(), kinds[0].c_str());
-  if (one_phase) ImGui::TextWrapped("All %s", phases[0].c_str());
+  if (one_kind) text_wrapped("%zu x %s", run.devices.size(), kinds[0].c_str());
+  if (one_phase) text_wrapped("All %s", phases[0].c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg;
   if (!ImGui::BeginTable("device rows", one_phase ? 3 : 4, flags)) return;
   const float line = ImGui::GetTextLineHeight();
@@ -223,7 +224,7 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   const float line = ImGui::GetTextLineHeight();
   const std::size_t per_worker = run.workers[0].devices.size();
-  ImGui::TextWrapped(
+  text_wrapped(
       "%zu workers x %zu devices = %d replicas in sync; the workers here are %s "
       "(elsewhere a worker is a machine: TF_CONFIG says which)",
       run.workers.size(), per_worker, run.replicas_in_sync, run.workers_are.c_str());
@@ -236,7 +237,7 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       if (w.fingerprint == run.workers[0].fingerprint) ++same;
     }
     frame.report.drew(name(), "workers_same_weights", static_cast<double>(same));
-    ImGui::TextWrapped(
+    text_wrapped(
         "Weights bit-identical on every worker after %lld step%s: fingerprint "
         "%016llx on %zu of %zu workers (compared after each step)",
         static_cast<long long>(run.workers_found_in_sync),

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step_lines.h"
 #include "gui/panels/step_moment.h"
 #include "imgui.h"
@@ -55,9 +56,10 @@ void upload_heatmap(Texture& texture, const std::vector<float>& values, float sc
 }
 
 // The colour key: negative .. 0 .. positive, each row scaled to its largest |value|.
+// `width`: the colour bar's; the words beside it go on the next line where they do not fit.
 void draw_key(float width) {
   ImGui::TextDisabled("negative");
-  ImGui::SameLine();
+  next_beside_if_fits(width);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float h = ImGui::GetTextLineHeight();
@@ -69,7 +71,7 @@ void draw_key(float width) {
                         diverging_color(t));
   }
   ImGui::Dummy(ImVec2(width, h));
-  ImGui::SameLine();
+  next_beside_if_fits(ImGui::CalcTextSize("positive (0: dark)").x);
   ImGui::TextDisabled("positive (0: dark)");
 }
 
@@ -81,15 +83,15 @@ namespace {
 // same sum (after). diff_after < 0: not shown yet.
 void draw_verdict(std::size_t replicas, double diff_before, double diff_after) {
   if (replicas > 1 && diff_before >= 0) {
-    ImGui::TextWrapped("Before: %s (largest difference %.3g).",
-                       diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
-                       diff_before);
+    text_wrapped("Before: %s (largest difference %.3g).",
+                 diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
+                 diff_before);
   }
   if (diff_after == 0) {
-    ImGui::TextWrapped("After: identical on every replica, the sum of all %zu.", replicas);
+    text_wrapped("After: identical on every replica, the sum of all %zu.", replicas);
   } else if (diff_after > 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    ImGui::TextWrapped("After: NOT identical (largest difference %.3g).", diff_after);
+    text_wrapped("After: NOT identical (largest difference %.3g).", diff_after);
     ImGui::PopStyleColor();
   }
 }
@@ -106,11 +108,11 @@ bool draw_fingerprints(const core::RecordedStep& record) {
     prints += text;
   }
   if (same) {
-    ImGui::TextWrapped("Weights after the update: fingerprint %s on every replica: in sync.",
-                       prints.substr(0, 8).c_str());
+    text_wrapped("Weights after the update: fingerprint %s on every replica: in sync.",
+                 prints.substr(0, 8).c_str());
   } else {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    ImGui::TextWrapped("Weights DIFFER between replicas: %s", prints.c_str());
+    text_wrapped("Weights DIFFER between replicas: %s", prints.c_str());
     ImGui::PopStyleColor();
   }
   return same;
@@ -123,11 +125,11 @@ int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float bel
   const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
   const std::size_t kept = record.replicas[0].gradient_before.size();
   if (kept < record.chosen_layer_values) {
-    ImGui::TextWrapped("%s: its first %zu of %zu gradient values, one square each, per replica",
-                       layer.name.c_str(), kept, record.chosen_layer_values);
+    text_wrapped("%s: its first %zu of %zu gradient values, one square each, per replica",
+                 layer.name.c_str(), kept, record.chosen_layer_values);
   } else {
-    ImGui::TextWrapped("%s: all %zu gradient values, one square each, per replica",
-                       layer.name.c_str(), kept);
+    text_wrapped("%s: all %zu gradient values, one square each, per replica", layer.name.c_str(),
+                 kept);
   }
 
   // Before and after side by side, or one above the other: whichever gives larger squares
@@ -155,7 +157,7 @@ int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float bel
     ImGui::TextDisabled("after: not yet");
     ImGui::EndGroup();
   }
-  draw_key(std::min(avail.x * 0.5f, 240.0f));
+  draw_key(std::min(avail.x * 0.4f, 240.0f * frame.view.font_scale));
   return heatmaps;
 }
 
@@ -167,7 +169,7 @@ void GradientsPanel::Draw(FrameContext& frame) {
   const bool after = shown.progress.all_reduced;
   draw_layer_choice(frame);
   if (!before) {
-    ImGui::TextWrapped(
+    text_wrapped(
         "Step %lld: no gradients yet; each replica computes its own in the "
         "backward pass.",
         static_cast<long long>(record.step + 1));
@@ -215,14 +217,14 @@ void GradientsPanel::draw_words(FrameContext& frame, bool after, bool updated) {
   // Where the gradients came from and how they are summed, in figures.
   ImGui::PushTextWrapPos(0);
   for (const std::string& line : {shards_line(record), gradient_weight_line(frame)}) {
-    if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+    if (!line.empty()) text_wrapped_unformatted(line);
   }
   if (record.replicas.size() > 1 && record.all_reduce_steps > 0) {
-    ImGui::Text("The all-reduce (%s) sums them in %d step%s.", record.all_reduce.c_str(),
-                record.all_reduce_steps, record.all_reduce_steps == 1 ? "" : "s");
+    text_wrapped("The all-reduce (%s) sums them in %d step%s.", record.all_reduce.c_str(),
+                 record.all_reduce_steps, record.all_reduce_steps == 1 ? "" : "s");
   }
   if (frame.view.distance_to_one_worker && frame.run.workers.size() > 1) {
-    ImGui::Text(
+    text_wrapped(
         "Against one worker of %d devices trained on the same batches, the largest weight "
         "difference is %.3g.",
         frame.run.replicas_in_sync, *frame.view.distance_to_one_worker);
@@ -237,8 +239,13 @@ void GradientsPanel::draw_layer_choice(FrameContext& frame) {
   int chosen = frame.view.chosen_layer >= 0 ? frame.view.chosen_layer : record.chosen_layer;
   chosen = std::clamp(chosen, 0, static_cast<int>(record.layers.size()) - 1);
   const std::string preview = record.layers[static_cast<std::size_t>(chosen)].name;
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
-  if (ImGui::BeginCombo("layer to map", preview.c_str())) {
+  // The combo and its label in the panel's width: the combo narrower, or the label left out.
+  const float label = ImGui::CalcTextSize("layer to map").x + ImGui::GetStyle().ItemInnerSpacing.x;
+  const float room = ImGui::GetContentRegionAvail().x;
+  const float combo = std::min(ImGui::GetFontSize() * 12, room - label);
+  const bool labelled = combo >= ImGui::GetFontSize() * 5;
+  ImGui::SetNextItemWidth(labelled ? combo : room);
+  if (ImGui::BeginCombo(labelled ? "layer to map" : "##layer to map", preview.c_str())) {
     for (std::size_t i = 0; i < record.layers.size(); ++i) {
       const core::RecordedLayer& l = record.layers[i];
       const std::string label = l.name + " (" + l.type + ", " + std::to_string(l.params) + ")";

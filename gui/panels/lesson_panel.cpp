@@ -8,6 +8,7 @@
 
 #include "gui/drawing/colors.h"
 #include "gui/drawing/lesson_text.h"
+#include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 #include "lessons/player/live_values.h"
 #include "lessons/player/player.h"
@@ -45,7 +46,7 @@ struct StepScore {
 
 void coloured_text(std::uint32_t rrggbb, const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, rgb(rrggbb));
-  ImGui::TextWrapped("%s", text);
+  text_wrapped("%s", text);
   ImGui::PopStyleColor();
 }
 
@@ -55,7 +56,7 @@ TextFonts fonts_of(const FrameContext& frame) {
 
 void bold_text(const TextFonts& fonts, const std::string& text) {
   if (fonts.bold != nullptr) ImGui::PushFont(fonts.bold);
-  ImGui::TextWrapped("%s", text.c_str());
+  text_wrapped("%s", text.c_str());
   if (fonts.bold != nullptr) ImGui::PopFont();
 }
 
@@ -239,12 +240,15 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   }
   const lessons::LessonStep& step = player_.step();
   const bool asks = !left_ && !introduction_;
-  ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * 0.55f : 0, 0));
+  // With the window's padding, so that no glyph's edge touches the column's clip.
+  const ImGuiWindowFlags padded = ImGuiWindowFlags_AlwaysUseWindowPadding;
+  ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * 0.55f : 0, 0), false,
+                    padded);
   draw_step_text(frame, step);
   ImGui::EndChild();
   if (!asks) return;
   ImGui::SameLine();
-  ImGui::BeginChild("##asked", ImVec2(0, 0));
+  ImGui::BeginChild("##asked", ImVec2(0, 0), false, padded);
   draw_asked(frame, step);
   ImGui::EndChild();
 }
@@ -321,7 +325,7 @@ void PlayingLesson::draw_look_at(FrameContext& frame, const lessons::LessonStep&
   if (step.device >= 0) where.append(", /gpu:").append(std::to_string(step.device));
   swatch(rgb(kLookHereRgb), ImGui::GetStyle().FramePadding.y);
   ImGui::AlignTextToFramePadding();
-  ImGui::TextWrapped("%s", where.c_str());
+  text_wrapped("%s", where.c_str());
   // The Controls have their own column in the usual layout: nothing to enlarge.
   if (step.look_at == "Controls" && !frame.view.present) return;
   const bool alone = frame.view.focused_panel == step.look_at;
@@ -407,10 +411,10 @@ void PlayingLesson::draw_checks(FrameContext& frame, const lessons::LessonStep& 
     ImGui::TextUnformatted(r.passed ? "pass" : "FAIL");
     ImGui::PopStyleColor();
     ImGui::SameLine();
-    ImGui::TextWrapped("%s", step.checks[k].says.c_str());
+    text_wrapped("%s", step.checks[k].says.c_str());
     ImGui::Indent(ImGui::GetFontSize() * 2.2f);
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(kExplainRgb));
-    ImGui::TextWrapped("%s", r.shown.c_str());
+    text_wrapped("%s", r.shown.c_str());
     ImGui::PopStyleColor();
     ImGui::Unindent(ImGui::GetFontSize() * 2.2f);
   }
@@ -443,7 +447,7 @@ void PlayingLesson::draw_score(FrameContext& frame) {
   }
   line.append(". Page Down / Page Up: next / previous step.");
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", line.c_str());
+  text_wrapped("%s", line.c_str());
   ImGui::PopStyleColor();
   frame.report.drew(name(), "steps_played", played);
 }

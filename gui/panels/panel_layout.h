@@ -50,6 +50,10 @@ struct WindowLayout {
 // The share of the window's height a lesson's caption strip takes in the presenter layout: a
 // quarter at most, so the step's panel keeps the rest of a 16:9 projector.
 inline constexpr float kCaptionStripShare = 0.25f;
+// The least width, in ems of the window's 16-pixel font (scaled), a step's panel needs to read
+// beside the Controls and a lesson's column; a window that leaves less opens a lesson in the
+// presenter layout.
+inline constexpr float kLeastPanelEms = 40.0f;
 // Arranges a window of `window_height` pixels whose work area is `work`. The usual layout: the
 // Controls in a column on the left, a lesson (if any) in a column on the right, the panels
 // between. The presenter layout (`present`): no Controls column, a lesson as a caption strip

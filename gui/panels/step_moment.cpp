@@ -1,5 +1,6 @@
 #include "gui/panels/step_moment.h"
 
+#include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -7,7 +8,7 @@ namespace mirrorlab::gui {
 bool has_recorded_step(const FrameContext& frame, const char* what) {
   const core::RecordedStep& record = frame.run.step_record;
   if (frame.session != nullptr && record.step >= 0 && !record.replicas.empty()) return true;
-  ImGui::TextWrapped(
+  text_wrapped(
       "%s of the first step appears here: press One step (N), or Next phase "
       "(Right arrow) to walk through the step phase by phase.",
       what);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step_lines.h"
 #include "imgui.h"
 
@@ -136,6 +137,8 @@ void draw_time_axis(ImDrawList* draw, const LaneArea& area, double t0, double t1
       std::snprintf(text, sizeof text, "%.0f ms", t * 1e3);
     else
       std::snprintf(text, sizeof text, "%.0f us", t * 1e6);
+    // A label that would run past the lanes' right edge is left out, not cut.
+    if (x + 2 + ImGui::CalcTextSize(text).x > area.left + area.width) continue;
     draw_label(draw, ImVec2(x + 2, area.corner.y), rgb(0x909098), text);
   }
 }
@@ -178,16 +181,20 @@ void TimelinePanel::draw_toolbar() {
     t1_ = std::max(latest_, 1e-3);
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("wheel: zoom, drag: pan, hover: details");
+  text_wrapped_dim("wheel: zoom, drag: pan, hover: details");
   // The key: every phase's colour next to its name.
   constexpr core::Phase kShown[] = {
       core::Phase::kSplit,  core::Phase::kForward,  core::Phase::kBackward, core::Phase::kAllReduce,
       core::Phase::kUpdate, core::Phase::kEvaluate, core::Phase::kWait};
+  const float swatch_width = ImGui::GetTextLineHeight() + ImGui::GetStyle().ItemSpacing.x;
   for (core::Phase phase : kShown) {
+    if (phase != kShown[0]) {
+      next_beside_if_fits(swatch_width + ImGui::CalcTextSize(core::to_string(phase)).x);
+    }
     swatch(phase_color(phase));
     ImGui::TextUnformatted(core::to_string(phase));
-    ImGui::SameLine();
   }
+  next_beside_if_fits(ImGui::CalcTextSize(" grey: folded spans").x);
   ImGui::TextDisabled(" grey: folded spans");
 }
 
@@ -227,12 +234,12 @@ LanesDrawn TimelinePanel::draw_lanes(ImDrawList* draw, const core::SessionSnapsh
 void TimelinePanel::Draw(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   if (frame.session == nullptr) {
-    ImGui::TextWrapped("No run.");
+    text_wrapped("No run.");
     return;
   }
   follow(run);
   if (const std::string line = step_time_line(run); !line.empty()) {
-    ImGui::TextUnformatted(line.c_str());
+    text_wrapped_unformatted(line);
   }
   draw_toolbar();
   if (follow_latest_) {

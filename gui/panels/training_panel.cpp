@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step_lines.h"
 #include "imgui.h"
 
@@ -44,12 +45,12 @@ void TrainingPanel::follow(const core::SessionSnapshot& run) {
 void TrainingPanel::Draw(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   if (frame.session == nullptr) {
-    ImGui::TextWrapped("No run.");
+    text_wrapped("No run.");
     return;
   }
   follow(run);
   const double ips = run.images_per_second();
-  ImGui::Text("%.0f images/s", ips);
+  text_wrapped("%.0f images/s", ips);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("over the last 20 steps, all replicas together, step time only");
   }
@@ -62,20 +63,20 @@ void TrainingPanel::Draw(FrameContext& frame) {
   }
   ImGui::PushTextWrapPos(0);
   for (const std::string& line : {step_time_line(run), gradient_weight_line(frame)}) {
-    if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+    if (!line.empty()) text_wrapped_unformatted(line);
   }
   if (!run.steps.empty()) {
     const core::StepRecord& s = run.steps.back();
-    ImGui::Text("step %lld: loss %.4g, accuracy %.3f on its %lld images",
-                static_cast<long long>(s.step), s.loss, s.accuracy,
-                static_cast<long long>(s.examples));
+    text_wrapped("step %lld: loss %.4g, accuracy %.3f on its %lld images",
+                 static_cast<long long>(s.step), s.loss, s.accuracy,
+                 static_cast<long long>(s.examples));
   } else {
-    ImGui::TextDisabled("no step yet: press Run or One step");
+    text_wrapped_dim("no step yet: press Run or One step");
   }
   if (!run.epoch_logs.empty()) {
     const core::EpochLog& e = run.epoch_logs.back();
-    ImGui::Text("epoch %d: loss %.4g, accuracy %.4f; test loss %.4g, accuracy %.4f", e.epoch,
-                e.train.loss, e.train.accuracy, e.validation.loss, e.validation.accuracy);
+    text_wrapped("epoch %d: loss %.4g, accuracy %.4f; test loss %.4g, accuracy %.4f", e.epoch,
+                 e.train.loss, e.train.accuracy, e.validation.loss, e.validation.accuracy);
   }
   if (run.diverged) {
     ImGui::TextColored(ImVec4(0.84f, 0.37f, 0.0f, 1.0f),

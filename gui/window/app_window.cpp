@@ -29,6 +29,7 @@
 #include "gui/window/platform_window.h"
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
+#include "gui/window/text_audit.h"
 #include "imgui.h"
 #include "imgui_internal.h"
 
@@ -90,6 +91,7 @@ class AppWindow : public AppActions {
   }
   void follow_lesson();  // drives the lesson's step; a new run shown starts a new snapshot
   bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
+  void note_text_out_of_place(const ImDrawData& draw_data);
 
   std::shared_ptr<const core::FashionMnist> data_;
   core::SessionConfig config_;
@@ -151,6 +153,15 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
   }
   window_ = std::make_unique<PlatformWindow>(options_.width, options_.height, view_.font_scale,
                                              lesson_ != nullptr, &fonts_);
+  // A lesson on a small screen with a large font leaves its panels too narrow to read beside
+  // the Controls and the lesson's column: it opens in the presenter layout (F5 goes back).
+  if (lesson_ && !view_.present) {
+    const float width = static_cast<float>(options_.width);
+    const WindowLayout usual =
+        arrange_window(PixelRect{0, 0, width, static_cast<float>(options_.height)},
+                       static_cast<float>(options_.height), view_.font_scale, true, false);
+    view_.present = usual.panels.w < kLeastPanelEms * 16.0f * view_.font_scale;
+  }
   if (lesson_) {
     follow_lesson();  // enters the first step: its run exists before the first frame
   } else {
@@ -391,6 +402,7 @@ void AppWindow::draw_frame() {
   draw_panels(frame);
   if (view_.show_imgui_metrics) ImGui::ShowMetricsWindow(&view_.show_imgui_metrics);
   ImGui::Render();
+  if (!options_.report.empty()) note_text_out_of_place(*ImGui::GetDrawData());
 
   int width = 0, height = 0;
   window_->framebuffer_size(&width, &height);
@@ -419,6 +431,21 @@ void AppWindow::draw_frame() {
   }
   window_->show();  // waits for the software rasterizer to finish the frame
   stats_.draw_seconds.push_back(now_seconds() - begin);
+}
+
+// For the report: the frame's text cut off or broken (gui/window/text_audit.h), the latest frame's.
+void AppWindow::note_text_out_of_place(const ImDrawData& draw_data) {
+  const TextAudit audit = audit_text(draw_data, *ImGui::GetIO().Fonts);
+  report_.note("glyphs", audit.glyphs);
+  report_.note("text_cut", static_cast<double>(audit.cut.size()));
+  report_.note("numbers_broken", static_cast<double>(audit.broken_numbers.size()));
+  const auto joined = [](const std::vector<std::string>& lines) {
+    std::string all;
+    for (const std::string& line : lines) all.append(all.empty() ? "" : "\n").append(line);
+    return all;
+  };
+  report_.words("text cut", joined(audit.cut));
+  report_.words("numbers broken", joined(audit.broken_numbers));
 }
 
 bool AppWindow::write_screenshot(const std::string& path) {

@@ -8,6 +8,7 @@
 
 #include "gui/drawing/colors.h"
 #include "gui/drawing/lesson_text.h"
+#include "gui/drawing/wrapped_text.h"
 #include "gui/model/gui_report.h"
 #include "gui/panels/panel_layout.h"
 #include "gui/panels/timeline_panel.h"
@@ -212,6 +213,15 @@ TEST(CodeWrap, ALineThatFitsIsKeptAndALongOneBreaksAfterPunctuationIndented) {
     all += line.substr(line.find_first_not_of(' '));
   }
   EXPECT_EQ(all, "abcdefghijklmnopqrstuvwxyz");
+}
+
+// ImGui's own wrapping breaks after '.': ours only at spaces, and a number keeps its unit.
+TEST(WrappedText, PiecesBreakAtSpacesOnlyAndANumberKeepsItsUnit) {
+  const auto pieces = wrap_pieces("took 0.126 ms, then 13 images/s; 3 of them");
+  EXPECT_EQ(pieces, (std::vector<std::string_view>{"took ", "0.126 ms, ", "then ", "13 images/s; ",
+                                                   "3 ", "of ", "them"}));
+  EXPECT_EQ(wrap_pieces(""), std::vector<std::string_view>{});
+  EXPECT_EQ(wrap_pieces("/gpu:0 940584"), (std::vector<std::string_view>{"/gpu:0 ", "940584"}));
 }
 
 #ifdef MIRRORLAB_HAVE_LESSONS

@@ -1,5 +1,6 @@
 // Every step of every lesson in the presenter layout (`gui --lesson N --lesson-step S --present`)
-// as a lecturer puts it on a projector: 1280x720 at font scale 1.5. Each step must play with its
+// as a lecturer puts it on a projector: 1280x720 at font scale 1.5; and every panel at two
+// screen sizes and three font scales (GuiText). Each step must play with its
 // checks passing, show the panel it looks at, give that panel at least 65% of the window (the
 // share is printed for each step), and show there the number each of its questions asks for:
 // the window's report has every panel's words as drawn (gui/model/gui_report.h). Under Xvfb; skips
@@ -109,6 +110,17 @@ TEST(GuiCourseWords, AnAnswerIsFoundByItsNumberInAnyUnitOfItsKind) {
   EXPECT_FALSE(shows("weighs 0.5 x", "0.667"));
 }
 
+// No text cut off and no number broken across lines in the frame the report is of (the window's
+// text audit, gui/window/text_audit.h).
+void expect_text_in_place(const nlohmann::json& report, const std::string& where) {
+  EXPECT_GT(report["notes"].value("glyphs", 0.0), 0.0) << where << ": no text audited";
+  EXPECT_EQ(report["notes"].value("text_cut", -1.0), 0.0) << where << ": text cut off:\n"
+                                                          << report["words"].value("text cut", "");
+  EXPECT_EQ(report["notes"].value("numbers_broken", -1.0), 0.0)
+      << where << ": numbers broken across lines:\n"
+      << report["words"].value("numbers broken", "");
+}
+
 class GuiCourse : public GuiApp, public ::testing::WithParamInterface<int> {
  protected:
   int answered_ = 0;  // numeric answers looked for
@@ -122,10 +134,11 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
   ASSERT_FALSE(panels.empty()) << files[static_cast<std::size_t>(number - 1)];
   for (std::size_t s = 0; s < panels.size(); ++s) {
     const std::string step = std::to_string(s + 1);
+    // 5 frames: a table (the Compare panel's speed-up) sizes its columns in its first frames.
     const std::string json = path(("step" + step + ".json").c_str());
     const Result r = shell(kHeadless + " 1280x720 " + kMirrorlab + " gui --lesson " +
                            std::to_string(number) + " --lesson-step " + step +
-                           " --present --width 1280 --height 720 --font-scale 1.5 --frames 3"
+                           " --present --width 1280 --height 720 --font-scale 1.5 --frames 5"
                            " --report " +
                            json);
     ASSERT_EQ(r.status, 0) << "lesson " << number << " step " << step << "\n" << r.output;
@@ -147,6 +160,7 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
             ? (", " + std::to_string(static_cast<int>(hidden)) + " px of it below the fold").c_str()
             : "");
     EXPECT_GE(share, kLeastShare) << "lesson " << number << " step " << step << ": " << panels[s];
+    expect_text_in_place(report, "lesson " + std::to_string(number) + " step " + step);
     // Every number a question asks for is on the screen, in the panel the step frames.
     const nlohmann::json& words = report["words"];
     const std::string shown = words.value(panels[s], "");
@@ -166,5 +180,50 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
 
 INSTANTIATE_TEST_SUITE_P(Lessons, GuiCourse, ::testing::Range(1, 11),
                          [](const auto& info) { return "lesson" + std::to_string(info.param); });
+
+// Every panel alone and all of them, in the usual layout and (all of them) the presenter one,
+// at a projector's 1280x720 and a screen's 1920x1080, font scales 1, 1.5 and 2: no text cut
+// off, no number broken across lines.
+struct Screen {
+  int width, height;
+  double font;
+};
+class GuiText : public GuiApp, public ::testing::WithParamInterface<Screen> {};
+
+TEST_P(GuiText, NoPanelCutsItsTextOrBreaksANumber) {
+  const Screen screen = GetParam();
+  const std::string size = std::to_string(screen.width) + "x" + std::to_string(screen.height);
+  char font[16];
+  std::snprintf(font, sizeof font, "%g", screen.font);
+  const std::vector<std::string> views = {"",
+                                          "--panel Devices",
+                                          "--panel 'Batch split'",
+                                          "--panel Gradients",
+                                          "--panel All-reduce",
+                                          "--panel Training",
+                                          "--panel Timeline",
+                                          "--panel Compare",
+                                          "--present"};
+  for (const std::string& view : views) {
+    const std::string json = path("text.json");
+    const Result r = shell(
+        kHeadless + " " + size + " " + kMirrorlab + " gui --width " + std::to_string(screen.width) +
+        " --height " + std::to_string(screen.height) + " --font-scale " + font +
+        " --steps 20 --train-examples 2048 --frames 3 " + view + " --report " + json);
+    const std::string where = size + ", font " + font + ", " + (view.empty() ? "all panels" : view);
+    ASSERT_EQ(r.status, 0) << where << "\n" << r.output;
+    expect_text_in_place(read_json(json), where);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Screens, GuiText,
+                         ::testing::Values(Screen{1280, 720, 1}, Screen{1280, 720, 1.5},
+                                           Screen{1280, 720, 2}, Screen{1920, 1080, 1},
+                                           Screen{1920, 1080, 1.5}, Screen{1920, 1080, 2}),
+                         [](const auto& info) {
+                           return std::to_string(info.param.width) + "x" +
+                                  std::to_string(info.param.height) + "_font" +
+                                  std::to_string(static_cast<int>(info.param.font * 10));
+                         });
 
 }  // namespace

@@ -1,0 +1,161 @@
+#include "gui/drawing/wrapped_text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdarg>
+#include <cstdio>
+
+namespace mirrorlab::gui {
+namespace {
+
+bool is_number(std::string_view word) {
+  while (!word.empty() && (word.back() == ' ' || word.back() == ',' || word.back() == ';')) {
+    word.remove_suffix(1);
+  }
+  if (!word.empty() && (word.front() == '(' || word.front() == '-' || word.front() == '+')) {
+    word.remove_prefix(1);
+  }
+  if (word.empty() || !std::isdigit(static_cast<unsigned char>(word.front()))) return false;
+  for (char c : word) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != ',' && c != 'e' &&
+        c != '-' && c != 'x') {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_unit(std::string_view word) {
+  for (const char* unit : {"ms", "\xC2\xB5s", "us", "ns", "s", "MiB", "KiB", "GiB", "B", "bytes",
+                           "%", "images/s", "GB/s", "TFLOP/s"}) {
+    const std::string_view u(unit);
+    if (word.substr(0, u.size()) == u &&
+        (word.size() == u.size() || !std::isalnum(static_cast<unsigned char>(word[u.size()])))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string format(const char* fmt, va_list args) {
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string text(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, fmt, args);
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string_view> wrap_pieces(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(' ', at);
+    end = end == std::string_view::npos ? text.size() : text.find_first_not_of(' ', end);
+    if (end == std::string_view::npos) end = text.size();
+    words.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  std::vector<std::string_view> pieces;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i + 1 < words.size() && is_number(words[i]) && words[i].back() == ' ' &&
+        is_unit(words[i + 1])) {
+      pieces.push_back(
+          text.substr(words[i].data() - text.data(), words[i].size() + words[i + 1].size()));
+      ++i;
+    } else {
+      pieces.push_back(words[i]);
+    }
+  }
+  return pieces;
+}
+
+void text_wrapped_unformatted(std::string_view text) {
+  const float left = ImGui::GetCursorPosX();
+  const float right = left + ImGui::GetContentRegionAvail().x;
+  bool first = true;
+  // A number glued to its unit that is wider than a whole line goes back to being two words.
+  std::vector<std::string_view> pieces;
+  for (std::string_view piece : wrap_pieces(text)) {
+    const std::size_t space = piece.find(' ');
+    if (space != std::string_view::npos && space + 1 < piece.size() &&
+        piece.find_first_not_of(' ', space) != std::string_view::npos &&
+        ImGui::CalcTextSize(piece.data(), piece.data() + piece.size()).x > right - left) {
+      const std::size_t second = piece.find_first_not_of(' ', space);
+      pieces.push_back(piece.substr(0, second));
+      pieces.push_back(piece.substr(second));
+    } else {
+      pieces.push_back(piece);
+    }
+  }
+  // A word wider than a whole line (TF_CONFIG's JSON) is broken at the line's edge, after a ','
+  // or ':' where one is near.
+  std::vector<std::string_view> fitted;
+  const float line = std::max(right - left, ImGui::GetFontSize());  // a region of no width: one em
+  for (std::string_view piece : pieces) {
+    while (piece.size() > 1 &&
+           ImGui::CalcTextSize(piece.data(), piece.data() + piece.size()).x > line) {
+      std::size_t fit = 1;
+      while (fit < piece.size() &&
+             ImGui::CalcTextSize(piece.data(), piece.data() + fit + 1).x <= line) {
+        ++fit;
+      }
+      while (fit < piece.size() && (static_cast<unsigned char>(piece[fit]) & 0xC0) == 0x80) {
+        --fit;  // not inside a UTF-8 character
+      }
+      const std::size_t punctuation = piece.substr(0, fit).find_last_of(",:");
+      if (punctuation != std::string_view::npos && punctuation > fit / 2) fit = punctuation + 1;
+      fit = std::clamp<std::size_t>(fit, 1, piece.size() - 1);
+      fitted.push_back(piece.substr(0, fit));
+      piece.remove_prefix(fit);
+    }
+    fitted.push_back(piece);
+  }
+  for (std::string_view piece : fitted) {
+    place_word(piece, left, right, first);
+    first = false;
+  }
+  if (first) ImGui::NewLine();
+}
+
+void place_word(std::string_view word, float left, float right, bool first) {
+  std::string_view shown = word;
+  while (!shown.empty() && shown.back() == ' ') shown.remove_suffix(1);  // measured without
+  const float width = ImGui::CalcTextSize(shown.data(), shown.data() + shown.size()).x;
+  if (!first) {
+    ImGui::SameLine(0, 0);
+    if (ImGui::GetCursorPosX() + width > right && ImGui::GetCursorPosX() > left) {
+      ImGui::NewLine();
+      ImGui::SetCursorPosX(left);
+    }
+  }
+  ImGui::TextUnformatted(word.data(), word.data() + word.size());
+}
+
+void next_beside_if_fits(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+void text_wrapped(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  const std::string text = format(fmt, args);
+  va_end(args);
+  text_wrapped_unformatted(text);
+}
+
+void text_wrapped_dim(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  const std::string text = format(fmt, args);
+  va_end(args);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  text_wrapped_unformatted(text);
+  ImGui::PopStyleColor();
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,32 @@
+// A sentence wrapped at the right edge of the region it is drawn in, at spaces only, with a
+// number kept beside its unit: ImGui's own wrapping (TextWrapped, or Text under PushTextWrapPos)
+// also breaks after a '.' or ',', which cut "0.126 ms" into "0." and "126 ms" on a projector.
+// Panels write their sentences with these; the window's text audit (gui/window/text_audit.h) checks
+// it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "imgui.h"
+
+namespace mirrorlab::gui {
+
+// The pieces a sentence may be broken between: its words, a number with the unit after it as
+// one ("13.3 ms"), each with the spaces that follow it.
+std::vector<std::string_view> wrap_pieces(std::string_view text);
+
+void text_wrapped_unformatted(std::string_view text);
+void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
+// Draws `word` (with the spaces after it) after the item before, unless `first`: beside it, or at
+// `left` on a new line when it would pass `right` (window coordinates).
+void place_word(std::string_view word, float left, float right, bool first);
+
+// After an item: the next, `width` wide, goes beside it where it fits, else on a new line.
+void next_beside_if_fits(float width);
+
+// The same in the disabled (dim) colour.
+void text_wrapped_dim(const char* fmt, ...) IM_FMTARGS(1);
+
+}  // namespace mirrorlab::gui
