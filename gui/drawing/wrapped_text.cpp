@@ -74,6 +74,8 @@ std::vector<std::string_view> wrap_pieces(std::string_view text) {
 }
 
 void text_wrapped_unformatted(std::string_view text) {
+  // After a SameLine that left little room: start on a line of its own.
+  if (ImGui::GetContentRegionAvail().x < 3 * ImGui::GetFontSize()) ImGui::NewLine();
   const float left = ImGui::GetCursorPosX();
   const float right = left + ImGui::GetContentRegionAvail().x;
   bool first = true;
@@ -103,12 +105,17 @@ void text_wrapped_unformatted(std::string_view text) {
              ImGui::CalcTextSize(piece.data(), piece.data() + fit + 1).x <= line) {
         ++fit;
       }
-      while (fit < piece.size() && (static_cast<unsigned char>(piece[fit]) & 0xC0) == 0x80) {
-        --fit;  // not inside a UTF-8 character
+      const auto continues = [&](std::size_t at) {  // a UTF-8 character's continuation byte
+        return at < piece.size() && (static_cast<unsigned char>(piece[at]) & 0xC0) == 0x80;
+      };
+      while (fit > 0 && continues(fit)) --fit;  // not inside a character
+      if (fit == 0) {  // one character wider than the line: that character whole
+        fit = 1;
+        while (continues(fit)) ++fit;
       }
       const std::size_t punctuation = piece.substr(0, fit).find_last_of(",:");
       if (punctuation != std::string_view::npos && punctuation > fit / 2) fit = punctuation + 1;
-      fit = std::clamp<std::size_t>(fit, 1, piece.size() - 1);
+      fit = std::min(fit, piece.size() - 1);
       fitted.push_back(piece.substr(0, fit));
       piece.remove_prefix(fit);
     }

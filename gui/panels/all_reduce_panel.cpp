@@ -218,8 +218,8 @@ void draw_footer(const core::RecordedStep& record) {
   for (const vgpu::CollectiveStep& st : record.collective_steps) {
     total += milliseconds(st.start, st.finish);
   }
-  ImGui::TextDisabled("%zu of %d steps recorded: %.3f ms of work in all",
-                      record.collective_steps.size(), record.all_reduce_steps, total);
+  text_wrapped_dim("%zu of %d steps recorded: %.3f ms of work in all",
+                   record.collective_steps.size(), record.all_reduce_steps, total);
 }
 
 }  // namespace

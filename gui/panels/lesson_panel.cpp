@@ -210,12 +210,15 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   const auto button_width = [&](const char* label) {
     return ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x;
   };
+  const bool has_introduction = !player_.lesson().introduction.empty();
   const char* intro = introduction_ ? "The step" : "Introduction";
-  const float buttons = button_width(intro) + button_width("< Back") + button_width("Next >") +
-                        2 * style.ItemSpacing.x;
+  const float buttons = (has_introduction ? button_width(intro) + style.ItemSpacing.x : 0) +
+                        button_width("< Back") + button_width("Next >") + style.ItemSpacing.x;
   const float right = ImGui::GetWindowContentRegionMax().x;
   if (fonts.bold != nullptr) ImGui::PushFont(fonts.bold);
-  ImGui::PushTextWrapPos(right - buttons - style.ItemSpacing.x);
+  // Wrapped before the buttons (at least 4 ems of title: a wrap position of 0 or less is none).
+  ImGui::PushTextWrapPos(std::max(right - buttons - style.ItemSpacing.x,
+                                  ImGui::GetCursorPosX() + 4 * ImGui::GetFontSize()));
   ImGui::AlignTextToFramePadding();
   ImGui::TextWrapped("Step %d of %d: %s", std::max(i + 1, 1), steps(),
                      i >= 0 ? player_.step().title.c_str() : "setting up");
@@ -224,8 +227,10 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   const float below = ImGui::GetCursorPosY();
   ImGui::SameLine(right - buttons);
   ImGui::SetCursorPosY(ImGui::GetWindowContentRegionMin().y);
-  draw_introduction_button();
-  ImGui::SameLine();
+  if (has_introduction) {
+    draw_introduction_button();
+    ImGui::SameLine();
+  }
   ImGui::BeginDisabled(i <= 0 || pending_ >= 0);
   if (ImGui::Button("< Back")) back();
   ImGui::EndDisabled();

@@ -402,7 +402,6 @@ void AppWindow::draw_frame() {
   draw_panels(frame);
   if (view_.show_imgui_metrics) ImGui::ShowMetricsWindow(&view_.show_imgui_metrics);
   ImGui::Render();
-  if (!options_.report.empty()) note_text_out_of_place(*ImGui::GetDrawData());
 
   int width = 0, height = 0;
   window_->framebuffer_size(&width, &height);
@@ -489,6 +488,10 @@ int AppWindow::run() {
       draw_frame();
     }
     break;
+  }
+  // The last frame's text, audited once (its draw data stands until the next frame).
+  if (!options_.report.empty() && ImGui::GetDrawData() != nullptr) {
+    note_text_out_of_place(*ImGui::GetDrawData());
   }
   int status = script_.finish(snapshot_, setup_error(), screenshot_failed_);
   if (!write_report(report_, stats_, snapshot_, !setup_error().empty(),
