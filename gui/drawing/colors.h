@@ -59,6 +59,9 @@ void draw_label(ImDrawList* draw, const ImVec2& at, std::uint32_t color, const c
 // A sentence saying what could not be shown and what to do, wrapped, in a colour that reads on
 // the dark background (sky blue).
 void say_problem(const std::string& text);
+// The frame of the panel a lesson's step looks at, and its swatch in the Lesson panel: white, the
+// one colour no replica, phase or algorithm has.
+inline constexpr std::uint32_t kLookHereRgb = 0xFFFFFF;
 // The colour of what the timing model predicted rather than measured (Okabe-Ito reddish purple).
 inline constexpr std::uint32_t kPredictedRgb = 0xCC79A7;
 

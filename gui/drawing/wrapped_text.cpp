@@ -142,6 +142,13 @@ void place_word(std::string_view word, float left, float right, bool first) {
   ImGui::TextUnformatted(word.data(), word.data() + word.size());
 }
 
+std::string first_that_fits(std::initializer_list<std::string> labels, float width) {
+  for (const std::string& label : labels) {
+    if (ImGui::CalcTextSize(label.c_str()).x <= width) return label;
+  }
+  return *(labels.end() - 1);
+}
+
 void next_beside_if_fits(float width) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();

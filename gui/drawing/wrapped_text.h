@@ -5,6 +5,7 @@
 // it.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,10 @@ void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
 // Draws `word` (with the spaces after it) after the item before, unless `first`: beside it, or at
 // `left` on a new line when it would pass `right` (window coordinates).
 void place_word(std::string_view word, float left, float right, bool first);
+
+// The first of `labels` whose text is at most `width` wide (the last when none is): a label's
+// longer or shorter form by the room there is.
+std::string first_that_fits(std::initializer_list<std::string> labels, float width);
 
 // After an item: the next, `width` wide, goes beside it where it fits, else on a new line.
 void next_beside_if_fits(float width);

@@ -284,11 +284,10 @@ void AllReducePanel::Draw(FrameContext& frame) {
   // Each choice's words as long as the panel's width allows.
   const float room = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -
                      ImGui::GetStyle().ItemInnerSpacing.x;
-  const auto label = [&](const char* full, const char* brief, const char* id) {
-    return std::string(ImGui::CalcTextSize(full).x <= room ? full : brief) + "###" + id;
-  };
-  const std::string run_choice = label("this run's all-reduce", "this run's", "run");
-  const std::string model_choice = label("the model's, on a machine", "the model's", "model");
+  const std::string run_choice =
+      first_that_fits({"this run's all-reduce", "this run's"}, room) + "###run";
+  const std::string model_choice =
+      first_that_fits({"the model's, on a machine", "the model's"}, room) + "###model";
   if (ImGui::RadioButton(run_choice.c_str(), !model)) model = false;
   next_beside_if_fits(ImGui::CalcTextSize(model_choice.c_str(), nullptr, true).x +
                       ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);

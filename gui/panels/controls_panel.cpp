@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -77,15 +76,6 @@ void state_badge(const core::SessionSnapshot& run, double t) {
                          : run.held_at      ? held.c_str()
                                             : core::to_string(run.state));
   ImGui::PopStyleColor();
-}
-
-// The first of `labels` whose text fits `width` with a button's padding (the last when none does).
-std::string fitting(std::initializer_list<std::string> labels, float width) {
-  const float padding = 2 * ImGui::GetStyle().FramePadding.x;
-  for (const std::string& label : labels) {
-    if (ImGui::CalcTextSize(label.c_str()).x + padding <= width) return label;
-  }
-  return *(labels.end() - 1);
 }
 
 }  // namespace
@@ -198,9 +188,11 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   if (ImGui::Button("< Back", button)) watch_back(frame);
   ImGui::EndDisabled();
   ImGui::SameLine();
-  const std::string forward = frame.view.watched_moment >= 0
-                                  ? fitting({"Forward >", ">"}, button.x)
-                                  : fitting({"Next phase >", "Phase >", ">"}, button.x);
+  const float padding = 2 * ImGui::GetStyle().FramePadding.x;
+  const std::string forward =
+      frame.view.watched_moment >= 0
+          ? first_that_fits({"Forward >", ">"}, button.x - padding)
+          : first_that_fits({"Next phase >", "Phase >", ">"}, button.x - padding);
   if (ImGui::Button(forward.c_str(), button)) watch_forward(frame);
   ImGui::EndDisabled();
   // The moments of this step so far; the one shown is highlighted, a click shows another.
@@ -218,7 +210,8 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
     label.erase(0, label.find(": ") + 2);
     const std::string now = i == moments - 1 && run.held_at ? " (now)" : "";
     const std::string plain = label.substr(0, label.find(" ("));
-    label = fitting({label + now, plain + now, plain}, ImGui::GetContentRegionAvail().x);
+    label = first_that_fits({label + now, plain + now, plain},
+                            ImGui::GetContentRegionAvail().x - padding);
     ImGui::PushID(i);
     if (ImGui::Selectable(label.c_str(), i == shown)) {
       frame.view.watched_moment = i == moments - 1 ? -1 : i;

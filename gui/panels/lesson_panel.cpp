@@ -16,10 +16,9 @@
 namespace mirrorlab::gui {
 namespace {
 
-constexpr std::uint32_t kLookHereRgb = 0xFFFFFF;  // the frame of the panel to look at
-constexpr std::uint32_t kNoteRgb = 0xF0E442;      // what the run said
-constexpr std::uint32_t kPassRgb = 0x009E73;      // bluish green
-constexpr std::uint32_t kFailRgb = 0xD55E00;      // vermillion
+constexpr std::uint32_t kNoteRgb = 0xF0E442;  // what the run said
+constexpr std::uint32_t kPassRgb = 0x009E73;  // bluish green
+constexpr std::uint32_t kFailRgb = 0xD55E00;  // vermillion
 constexpr std::uint32_t kExplainRgb = 0xC8C8C8;
 
 // Whether a step asks about the training step on its machine (a replica's compute, a step, the

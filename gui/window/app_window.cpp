@@ -36,9 +36,6 @@
 namespace mirrorlab::gui {
 namespace {
 
-// The look-here frame: white, the one colour no replica, phase or algorithm has.
-constexpr std::uint32_t kLookHereRgb = 0xFFFFFF;
-
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
