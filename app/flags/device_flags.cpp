@@ -30,6 +30,10 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags, int default_gpus) {
   command->add_flag("--sm-split", flags.sm_split,
                     "Give each logical GPU its own share of the card's SMs (CUDA green "
                     "contexts), not only its own memory");
+  command->add_flag("--cuda-graphs,!--no-cuda-graphs", flags.cuda_graphs,
+                    "On CUDA GPUs, capture each replica's forward and backward once as a CUDA "
+                    "graph and launch it as one call a step (the default; the weights are the "
+                    "same bit for bit without)");
 }
 
 // The flag's default is the devices' own (core::logical_devices gives it to a device without a

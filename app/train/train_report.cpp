@@ -83,6 +83,29 @@ void print_gpu_work(const TrainRun& run, std::int64_t steps) {
       "steps; counted where mirrorlab calls CUDA and cuBLAS)\n%s",
       run.devices.size(), static_cast<long long>(steps),
       vgpu::format_gpu_work(table, static_cast<double>(steps)).c_str());
+  std::printf(
+      "(events: made; freed: events destroyed; GPU waits: a stream waiting for another's event; "
+      "graphs: captured steps launched)\n");
+  if (run.strategy == nullptr) return;
+  if (!run.strategy->options().cuda_graphs) {
+    std::printf("CUDA graphs: off (--no-cuda-graphs): every kernel launched by the host\n");
+    return;
+  }
+  int captured = 0;
+  const int replicas = run.strategy->num_local_replicas();
+  for (int r = 0; r < replicas; ++r) {
+    const core::Replica& replica = run.strategy->replica(r);
+    if (replica.step_captured()) ++captured;
+    if (!replica.graphs_off().empty()) {
+      std::printf("CUDA graphs on %s: %s\n",
+                  run.devices[static_cast<std::size_t>(r)]->name().c_str(),
+                  replica.graphs_off().c_str());
+    }
+  }
+  std::printf(
+      "CUDA graphs: %d of %d replicas ran their forward and backward as one captured graph a "
+      "step at the end (--no-cuda-graphs: launched kernel by kernel)\n",
+      captured, replicas);
 }
 
 // The same counts as a JSON object for the trace: {"forward": {"kernels": 14, ...}, ...}, per

@@ -13,6 +13,16 @@ LossStats& LossStats::operator+=(const LossStats& o) {
   return *this;
 }
 
+void check_labels(std::span<const std::uint8_t> labels, int classes) {
+  for (std::uint8_t label : labels) {
+    if (label >= classes) {
+      throw std::invalid_argument("label " + std::to_string(label) + " is out of range for " +
+                                  std::to_string(classes) + " classes (labels must be 0 to " +
+                                  std::to_string(classes - 1) + ")");
+    }
+  }
+}
+
 void enqueue_softmax_cross_entropy(Ops& ops, const Tensor& logits,
                                    std::span<const std::uint8_t> labels,
                                    const std::uint8_t* device_labels, float grad_scale,
@@ -29,13 +39,7 @@ void enqueue_softmax_cross_entropy(Ops& ops, const Tensor& logits,
                                 " labels for " + std::to_string(batch) + " rows of logits");
   }
   // Check every label before writing anything, so a bad batch leaves no half-written gradient.
-  for (std::uint8_t label : labels) {
-    if (label >= classes) {
-      throw std::invalid_argument("label " + std::to_string(label) + " is out of range for " +
-                                  std::to_string(classes) + " classes (labels must be 0 to " +
-                                  std::to_string(classes - 1) + ")");
-    }
-  }
+  check_labels(labels, classes);
   if (grad_logits != nullptr) {
     if (arena != nullptr) {
       grad_logits->ensure(*arena, logits.shape(), "logits gradient");

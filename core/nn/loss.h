@@ -30,6 +30,9 @@ LossStats softmax_cross_entropy(const Tensor& logits, std::span<const std::uint8
                                 float grad_scale, Tensor* grad_logits,
                                 vgpu::MemoryArena* arena = nullptr);
 
+// Throws std::invalid_argument, naming it, for a label that is not below `classes`.
+void check_labels(std::span<const std::uint8_t> labels, int classes);
+
 // On any device: `labels` (host) are checked, `device_labels` (the same values in the device's
 // memory; labels.data() on a host device) are what the kernel reads. The work is enqueued on
 // `ops`; *stats holds the sums once ops.wait_loss_stats() has returned, so a caller can enqueue

@@ -100,6 +100,27 @@ class Ops {
     *at = first_nonfinite(x, n);
   }
 
+  // --- a stretch of work captured once as a graph and launched again (CUDA) ---------------------
+  // Whether this device can capture (CudaOps).
+  virtual bool can_capture() const { return false; }
+  // From here to end_capture(), the work queued is recorded, not run: meanwhile nothing may wait
+  // for the device (no read-back waited for, no copy to the host, no synchronize) or allocate.
+  virtual void begin_capture() {}
+  // Ends the recording and queues it once: the results are those of the same calls uncaptured.
+  // The graph is kept for replay(), the one before it dropped.
+  virtual void end_capture() {}
+  // Ends a capture that failed part way (nothing of it runs; nothing kept). Never throws.
+  virtual void abort_capture() noexcept {}
+  // Queues the kept graph again: the same kernels on the same memory, with the arguments they
+  // were captured with. The read-backs it makes land in *stats and *at at the next wait, as the
+  // captured calls' did in theirs. False, with nothing queued, when there is no graph, or when a
+  // block of the device's memory has been given back since the capture (the graph may use it),
+  // or the step's marks are not where they were at the capture.
+  virtual bool replay(LossStats* stats, std::size_t* at) {
+    (void)stats, (void)at;
+    return false;
+  }
+
   // --- per-phase timing ----------------------------------------------------------------------
   // Starts a new set of marks (CUDA: waits for the stream and anchors its events to the host
   // clock; call it where the device is idle anyway, at the start of a step).

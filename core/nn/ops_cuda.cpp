@@ -243,6 +243,56 @@ class CudaOps final : public Ops {
     take_read_backs();  // the wait covered their copies: no second one
   }
 
+  // --- graphs ------------------------------------------------------------------------------------
+  // What a graph needs besides its GPU work: the marks it records (their events' indices), the
+  // read-backs it leaves pending, and the memory it was captured on.
+  bool can_capture() const override { return true; }
+  void begin_capture() override {
+    use_device();
+    if (pending_stats_ != nullptr || pending_at_ != nullptr) wait_loss_stats();
+    drop_graph();
+    if (!anchored_) begin_marks();  // the anchor's wait cannot be inside the capture
+    capture_.first_mark = next_mark_;
+    api_.begin_capture(stream_);
+    capturing_ = true;
+  }
+  void end_capture() override {
+    capturing_ = false;
+    use_device();
+    graph_ = api_.end_capture(stream_);
+    capture_.last_mark = next_mark_;
+    capture_.stats = pending_stats_ != nullptr;
+    capture_.count = pending_count_;
+    capture_.at = pending_at_ != nullptr;
+    capture_.given_back = arena_->blocks_given_back();
+    api_.launch_graph(graph_, stream_);
+  }
+  void abort_capture() noexcept override {
+    if (!capturing_) return;
+    capturing_ = false;
+    pending_stats_ = nullptr;  // nothing of the capture ran: nothing comes back
+    pending_at_ = nullptr;
+    try {
+      use_device();
+      api_.destroy_graph(api_.end_capture(stream_));
+    } catch (...) {  // a capture CUDA invalidated ends with an error: the stream is free again
+    }
+  }
+  bool replay(LossStats* stats, std::size_t* at) override {
+    if (graph_ == nullptr || arena_->blocks_given_back() != capture_.given_back ||
+        next_mark_ != capture_.first_mark || capture_.last_mark > marks_.size()) {
+      return false;
+    }
+    use_device();
+    if (pending_stats_ != nullptr || pending_at_ != nullptr) wait_loss_stats();
+    api_.launch_graph(graph_, stream_);
+    next_mark_ = capture_.last_mark;
+    pending_stats_ = capture_.stats ? stats : nullptr;
+    pending_count_ = capture_.count;
+    pending_at_ = capture_.at ? at : nullptr;
+    return true;
+  }
+
   // --- timing ------------------------------------------------------------------------------------
   // The anchor ties the stream's clock to the host's: recorded on an idle stream and waited for,
   // its host time is known to within the wait's latency (microseconds). Every mark of the step is
@@ -302,6 +352,17 @@ class CudaOps final : public Ops {
 
   static constexpr int kAnchorSteps = 100;
 
+  struct Capture {
+    std::size_t first_mark = 0, last_mark = 0;  // the marks the graph records: [first, last)
+    bool stats = false, at = false;             // read-backs it leaves pending
+    int count = 0;                              // the loss's examples
+    std::uint64_t given_back = 0;               // the arena's count at the capture
+  };
+  void drop_graph() noexcept {
+    if (graph_ != nullptr) api_.destroy_graph(graph_);
+    graph_ = nullptr;
+  }
+
   void use_device() { api_.set_current_gpu(ordinal_); }
 
   void ensure_ones(int rows) {
@@ -315,11 +376,13 @@ class CudaOps final : public Ops {
   // Frees what the constructor made, in any state; errors are ignored (nothing to do about them
   // in a destructor, and a failed constructor reports its own).
   void release() noexcept {
+    abort_capture();  // a stream being captured cannot be waited for
     try {
       use_device();
       api_.synchronize_stream(stream_);  // nothing may still write into pinned_
     } catch (...) {
     }
+    drop_graph();
     for (vgpu::GpuEvent e : marks_) api_.destroy_event(e);
     marks_.clear();
     if (anchor_ != nullptr) api_.destroy_event(anchor_);
@@ -355,6 +418,9 @@ class CudaOps final : public Ops {
   int steps_since_anchor_ = 0;
   std::vector<vgpu::GpuEvent> marks_;
   std::size_t next_mark_ = 0;
+  vgpu::GpuGraph graph_ = nullptr;
+  Capture capture_;
+  bool capturing_ = false;
 };
 
 }  // namespace

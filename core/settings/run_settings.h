@@ -35,6 +35,7 @@ struct DeviceSettings {
   std::vector<std::int64_t> memory_limits_mib;  // one, or one per device; empty: 1024 each
   std::vector<int> physical_gpus;               // which cards (CUDA); empty: the first
   bool sm_split = false;                        // each logical GPU its own SMs (CUDA)
+  bool cuda_graphs = true;  // a step's forward and backward as one CUDA graph (StrategyOptions)
   bool operator==(const DeviceSettings&) const = default;
 };
 
@@ -104,6 +105,7 @@ void for_each_setting(Settings& s, Visit&& visit) {
         s.devices.memory_limits_mib);
   visit(SettingInfo{"physical_gpus", R::kMachine, 0, 63}, s.devices.physical_gpus);
   visit(SettingInfo{"sm_split", R::kMachine}, s.devices.sm_split);
+  visit(SettingInfo{"cuda_graphs", R::kMachine}, s.devices.cuda_graphs);
   visit(SettingInfo{"workers", R::kDevices, 0, 4096}, s.workers);
 }
 

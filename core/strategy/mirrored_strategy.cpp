@@ -197,34 +197,134 @@ const Tensor& ReplicaContext::forward() {
   return logits;
 }
 
+float ReplicaContext::loss_scale_of_step() const {
+  return loss_scale(strategy_->options().loss_scaling, labels().size(), num_replicas_in_sync(),
+                    global_batch_size_);
+}
+
 LossStats ReplicaContext::backward(const Tensor& logits) {
   const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kBackward);
-  const TimeMark begin = replica_->ops().mark();
-  const float scale = loss_scale(strategy_->options().loss_scaling, labels().size(),
-                                 num_replicas_in_sync(), global_batch_size_);
   LossStats stats;
-  enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(), scale,
-                                &replica_->grad_logits(), &model().arena(), &stats);
   try {
-    model().backward(replica_->grad_logits());
-    record(Phase::kBackward, begin);
-    strategy_->reached(replica_->id(), StepBoundary::kBackward);
-    // On a GPU the search for a NaN gradient is queued behind the backward pass, and its
-    // answer comes back with the loss's sums: one wait for both, the step's one read-back
-    // before the all-reduce. (Where the host reads the gradients itself, apply_gradients
-    // searches them: no wait to share.)
-    if (!replica_->ops().host_accessible()) {
-      gradient_check_ = model().num_params();
-      model().queue_gradient_check(&gradient_check_);
-      gradient_checked_ = true;
-    }
+    queue_backward(logits, &stats);
     replica_->ops().wait_loss_stats();
   } catch (...) {
     gradient_checked_ = false;
     replica_->ops().wait_loss_stats();  // it would write into `stats` after this frame is gone
     throw;
   }
+  finish_backward(stats);
+  return stats;
+}
+
+// The loss and backpropagation queued; the caller waits for the read-backs (*stats) before
+// `stats` goes, even when this throws.
+void ReplicaContext::queue_backward(const Tensor& logits, LossStats* stats) {
+  const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kBackward);
+  const TimeMark begin = replica_->ops().mark();
+  enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(),
+                                loss_scale_of_step(), &replica_->grad_logits(), &model().arena(),
+                                stats);
+  model().backward(replica_->grad_logits());
+  record(Phase::kBackward, begin);
+  strategy_->reached(replica_->id(), StepBoundary::kBackward);
+  // On a GPU the search for a NaN gradient is queued behind the backward pass, and its answer
+  // comes back with the loss's sums: one wait for both, the step's one read-back before the
+  // all-reduce. (Where the host reads the gradients itself, apply_gradients searches them: no
+  // wait to share.)
+  if (!replica_->ops().host_accessible()) {
+    gradient_check_ = model().num_params();
+    model().queue_gradient_check(&gradient_check_);
+    gradient_checked_ = true;
+  }
+}
+
+void ReplicaContext::finish_backward(const LossStats& stats) {
   if (!std::isfinite(stats.loss_sum)) diverged("", stats.loss_sum);
+}
+
+LossStats ReplicaContext::forward_and_backward() {
+  Replica& r = *replica_;
+  if (!strategy_->options().cuda_graphs || strategy_->step_listened_ || !r.ops().can_capture() ||
+      !r.graphs_off_.empty()) {
+    return backward(forward());
+  }
+  // The graph holds a shard's size and the loss scale among its arguments: another size (the
+  // last batch of an epoch) is a step of its own, seen once uncaptured before it is captured.
+  Replica::StepGraph& g = r.graph_;
+  const std::size_t count = labels().size();
+  const float scale = loss_scale_of_step();
+  if (!g.seen || g.count != count || g.scale != scale) {
+    g = Replica::StepGraph{};
+    g.count = count;
+    g.scale = scale;
+    g.seen = true;
+    return backward(forward());
+  }
+  if (g.captured) {
+    // The host's side of the two phases, without their launches: the labels checked, the
+    // phases marked where the graph marks them, the read-backs bound to this step.
+    check_labels(labels(), g.classes);
+    LossStats stats;
+    bool launched = false;
+    {
+      const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kForward);
+      launched = r.ops().replay(&stats, &gradient_check_);
+    }
+    if (launched) {
+      for (Replica::PendingEvent e : g.events) {
+        e.step = step_;
+        r.pending_events_.push_back(e);
+      }
+      gradient_check_ = model().num_params();  // overwritten by the wait, as in backward()
+      gradient_checked_ = true;
+      {
+        const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kBackward);
+        r.ops().wait_loss_stats();
+      }
+      finish_backward(stats);
+      return stats;
+    }
+    // Memory moved since (an evaluation's larger batch regrew the activations): this step runs
+    // uncaptured, sizing whatever it needs, and the next is captured again.
+    g.captured = false;
+    return backward(forward());
+  }
+  return captured_forward_and_backward();
+}
+
+// The step's forward and backward recorded as a graph and launched once; if CUDA refuses to
+// capture them, the replica's steps run uncaptured from then on, saying why.
+LossStats ReplicaContext::captured_forward_and_backward() {
+  Replica& r = *replica_;
+  Ops& ops = r.ops();
+  const std::size_t events_before = r.pending_events_.size();
+  LossStats stats;
+  try {
+    ops.begin_capture();
+    const Tensor& logits = forward();
+    r.graph_.classes = logits.dim(1);
+    queue_backward(logits, &stats);
+    ops.end_capture();
+  } catch (const vgpu::CudaError& e) {
+    ops.abort_capture();
+    gradient_checked_ = false;
+    r.pending_events_.resize(events_before);
+    r.graphs_off_ = std::string("CUDA could not capture the step as a graph: ") + e.what();
+    return backward(forward());
+  } catch (...) {
+    ops.abort_capture();
+    gradient_checked_ = false;
+    throw;
+  }
+  r.graph_.events.assign(r.pending_events_.begin() + static_cast<std::ptrdiff_t>(events_before),
+                         r.pending_events_.end());
+  r.graph_.captured = true;
+  {
+    const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kBackward);
+    ops.wait_loss_stats();
+  }
+  finish_backward(stats);
   return stats;
 }
 
@@ -382,8 +482,7 @@ std::vector<LossStats> MirroredStrategy::run(const GlobalBatch& batch, const Ste
 
 LossStats MirroredStrategy::train_step(const GlobalBatch& batch) {
   return sum_over_workers(reduce_sum(run(batch, [](ReplicaContext& ctx) {
-    const Tensor& logits = ctx.forward();
-    LossStats stats = ctx.backward(logits);
+    LossStats stats = ctx.forward_and_backward();
     ctx.apply_gradients();
     return stats;
   })));

@@ -92,6 +92,12 @@ struct StrategyOptions {
   std::uint64_t seed = 1;
   bool check_sync = true;  // compare weight fingerprints after every training step
   LossScaling loss_scaling = LossScaling::kReplicaMean;  // as model.fit
+  // On CUDA devices, a training step's forward and backward (the loss and the NaN search with
+  // them) captured once as a CUDA graph per replica and launched as one call in the steps after,
+  // while the batch's shape stays and no listener stops the step at its boundaries (the GUI's
+  // stepping, faults): the same work on the same memory, without a launch from the host for
+  // each kernel. The weights are the same bit for bit either way.
+  bool cuda_graphs = true;
   // Where CUDA devices' cuBLAS and kernels come from: null for the process's
   // (runtime_gpu_model_api()); a test's fake (tests/support/fake_gpu_model_api.h).
   GpuModelApi* gpu_model = nullptr;
@@ -130,6 +136,10 @@ class Replica {
   void set_slowdown(double factor);
   double slowdown() const { return slowdown_; }
   static constexpr double kMaxSlowdown = 1000;
+  // Whether its training step runs as a captured CUDA graph now; and, where CUDA refused to
+  // capture it, why (the step then runs uncaptured).
+  bool step_captured() const { return graph_.captured; }
+  const std::string& graphs_off() const { return graphs_off_; }
 
  private:
   friend class MirroredStrategy;
@@ -165,6 +175,18 @@ class Replica {
   vgpu::Allocation device_labels_;   // on devices the host cannot read
   std::vector<float> host_staging_;  // pixels on their way to such a device
   std::vector<PendingEvent> pending_events_;
+  // The forward and backward captured as a graph (StrategyOptions::cuda_graphs): for the shard
+  // size and loss scale it was captured at, seen uncaptured once first (the warm-up that sizes
+  // every buffer), and the phases it marks.
+  struct StepGraph {
+    std::size_t count = 0;
+    float scale = 0;
+    int classes = 0;  // the logits' columns, for the labels' check
+    bool seen = false, captured = false;
+    std::vector<PendingEvent> events;  // forward and backward, as the capture marked them
+  };
+  StepGraph graph_;
+  std::string graphs_off_;  // why CUDA would not capture this replica's step; empty: it did
   std::uint64_t fingerprint_ = 0;
   double slowdown_ = 1.0;
 };
@@ -189,6 +211,9 @@ class ReplicaContext {
   // The loss, scaled as StrategyOptions::loss_scaling says, and backpropagation into the
   // model's gradients. The stats are this shard's sums.
   LossStats backward(const Tensor& logits);
+  // forward() then backward(): on a CUDA device, as one graph launched (StrategyOptions::
+  // cuda_graphs) once the step has been seen and captured at this shard size.
+  LossStats forward_and_backward();
   // Forward and loss only (no gradients): for evaluation.
   LossStats evaluate();
   // Cross-replica sum of `values` (this replica's buffer; every replica must call it with the
@@ -208,6 +233,11 @@ class ReplicaContext {
         global_batch_size_(global_batch_size),
         step_(step) {}
   void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
+  // backward() in two: what it queues, and the wait for the loss and the NaN search after.
+  void queue_backward(const Tensor& logits, LossStats* stats);
+  void finish_backward(const LossStats& stats);
+  LossStats captured_forward_and_backward();
+  float loss_scale_of_step() const;
   [[noreturn]] void diverged(const std::string& layer, double value, const std::string& tensor = "",
                              std::size_t index = 0) const;
 

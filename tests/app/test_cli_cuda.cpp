@@ -66,6 +66,34 @@ TEST(CliCuda, TrainOnTwoLogicalGpusRunsInSyncWithAFiniteLoss) {
   std::filesystem::remove(history);
 }
 
+// The forward and backward captured as CUDA graphs (the default) and launched kernel by kernel
+// (--no-cuda-graphs) train to the same losses bit for bit on the card, with and without each
+// logical GPU's own SMs (green contexts); each run says how its steps ran.
+TEST(CliCuda, CapturedStepsTrainAsUncapturedOnesBitForBit) {
+  SKIP_WITHOUT_GPU_OR_DATASET();
+  for (const char* split : {"", " --sm-split"}) {
+    std::string losses[2];
+    for (int graphs = 0; graphs < 2; ++graphs) {
+      const std::filesystem::path history = temp_file("graphs_history");
+      const CommandOutput r = run_mirrorlab(
+          std::string("train --backend cuda --gpus 2 --memory-limit 512 --epochs 1 --max-steps 20 "
+                      "--batch-per-replica 32 --train-examples 2048 --history ") +
+          history.string() + split + (graphs == 1 ? "" : " --no-cuda-graphs"));
+      ASSERT_EQ(r.status, 0) << r.output;
+      EXPECT_NE(r.output.find(graphs == 1 ? "CUDA graphs: 2 of 2 replicas" : "CUDA graphs: off"),
+                std::string::npos)
+          << split << "\n"
+          << r.output;
+      std::ifstream in(history);
+      ASSERT_TRUE(in) << "no history file at " << history;
+      const nlohmann::json j = nlohmann::json::parse(in);
+      losses[graphs] = j["final_train_loss"].dump() + " " + j["test"]["loss"].dump();
+      std::filesystem::remove(history);
+    }
+    EXPECT_EQ(losses[1], losses[0]) << split;
+  }
+}
+
 TEST(CliCuda, AutoTrainsOnTheGpuWhenOneIsVisibleAndSaysSo) {
   SKIP_WITHOUT_GPU_OR_DATASET();
   const CommandOutput r = run_mirrorlab(

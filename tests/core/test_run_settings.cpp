@@ -46,7 +46,7 @@ TEST(RunSettings, EveryMemberIsInTheListOfSettings) {
                                   member_count<core::OptimizerConfig>() +
                                   member_count<core::DeviceSettings>();
   static_assert(member_count<core::OptimizerConfig>() == 6);
-  static_assert(member_count<core::DeviceSettings>() == 5);
+  static_assert(member_count<core::DeviceSettings>() == 6);
   EXPECT_EQ(core::setting_keys().size(), members)
       << "a member of RunSettings, OptimizerConfig or DeviceSettings is not visited by "
          "for_each_setting (core/settings/run_settings.h): add it there, with its key and range";

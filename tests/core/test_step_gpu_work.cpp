@@ -44,10 +44,14 @@ struct StepRig {
 };
 
 // The counts of one training step of `model` at 16 per replica, after two steps that made
-// what a run makes once (events, scratch); the two steps measured must agree.
-GpuWorkTable one_step(int gpus, core::ModelKind model, const std::string& all_reduce = "ring") {
+// what a run makes once (events, scratch, the captured graph); the two steps measured must agree.
+// `graphs`: the forward and backward as a captured CUDA graph (the default), or the uncaptured
+// path the GUI steps through phase by phase.
+GpuWorkTable one_step(int gpus, core::ModelKind model, const std::string& all_reduce = "ring",
+                      bool graphs = false) {
   StepRig rig(gpus, all_reduce);
   rig.options.model = model;
+  rig.options.cuda_graphs = graphs;
   core::MirroredStrategy strategy(rig.devices.devices(), rig.options);
   const std::size_t per_replica = 16;
   const core::GlobalBatch batch{
@@ -125,15 +129,31 @@ TEST(StepGpuWork, TheMarksAnchorWaitsOnceEveryHundredSteps) {
             1);
 }
 
-// Every count of a step, pinned, on the ring (what auto runs on logical GPUs). A launch, a copy
-// or a stream's wait added to the step shows here.
+// A step's counts as a test pins them, on the ring (what auto runs on logical GPUs).
+struct Pinned {
+  int gpus;
+  core::ModelKind model;
+  int kernels, blas, to_gpu, to_host, on_gpu, recorded, stream_waits;
+};
+
+GpuWorkTable expect_pinned(const Pinned& e, bool graphs) {
+  const GpuWorkTable t = one_step(e.gpus, e.model, "ring", graphs);
+  SCOPED_TRACE(std::to_string(e.gpus) + " GPUs, " + core::to_string(e.model) + describe(t));
+  EXPECT_EQ(total(t, GpuWork::kKernel), e.kernels);
+  EXPECT_EQ(total(t, GpuWork::kBlas), e.blas);
+  EXPECT_EQ(total(t, GpuWork::kCopyToDevice), e.to_gpu);
+  EXPECT_EQ(total(t, GpuWork::kCopyToHost), e.to_host);
+  EXPECT_EQ(total(t, GpuWork::kCopyOnDevice), e.on_gpu);
+  EXPECT_EQ(total(t, GpuWork::kEventRecorded), e.recorded);
+  EXPECT_EQ(total(t, GpuWork::kStreamWait), e.stream_waits);
+  EXPECT_EQ(total(t, GpuWork::kGraphLaunch), graphs ? e.gpus : 0);
+  return t;
+}
+
+// Every count of a step, pinned, uncaptured (the path the GUI steps through phase by phase). A
+// launch, a copy or a stream's wait added to the step shows here.
 TEST(StepGpuWork, TheWholeStepIsPinned) {
-  struct Expected {
-    int gpus;
-    core::ModelKind model;
-    int kernels, blas, to_gpu, to_host, on_gpu, recorded, stream_waits;
-  };
-  const Expected cases[] = {
+  const Pinned cases[] = {
       {1, core::ModelKind::kCnn, 15, 11, 2, 2, 2, 9, 0},
       {2, core::ModelKind::kCnn, 32, 22, 4, 6, 6, 22, 4},
       {4, core::ModelKind::kCnn, 72, 44, 8, 12, 20, 60, 44},
@@ -141,17 +161,38 @@ TEST(StepGpuWork, TheWholeStepIsPinned) {
       {2, core::ModelKind::kMlp, 26, 24, 4, 6, 4, 22, 4},
       {4, core::ModelKind::kMlp, 60, 48, 8, 12, 16, 60, 44},
   };
-  for (const Expected& e : cases) {
-    const GpuWorkTable t = one_step(e.gpus, e.model);
-    SCOPED_TRACE(std::to_string(e.gpus) + " GPUs, " + core::to_string(e.model) + describe(t));
-    EXPECT_EQ(total(t, GpuWork::kKernel), e.kernels);
-    EXPECT_EQ(total(t, GpuWork::kBlas), e.blas);
-    EXPECT_EQ(total(t, GpuWork::kCopyToDevice), e.to_gpu);
-    EXPECT_EQ(total(t, GpuWork::kCopyToHost), e.to_host);
-    EXPECT_EQ(total(t, GpuWork::kCopyOnDevice), e.on_gpu);
-    EXPECT_EQ(total(t, GpuWork::kEventRecorded), e.recorded);
-    EXPECT_EQ(total(t, GpuWork::kStreamWait), e.stream_waits);
+  for (const Pinned& e : cases) expect_pinned(e, /*graphs=*/false);
+}
+
+// With the forward and backward captured as a graph, each replica's step is one graph launch (in
+// the forward's count) and the few calls around it: its shard copied in, the all-reduce, the
+// update, the same two host waits, no cuBLAS call and no event made or destroyed.
+TEST(StepGpuWork, ACapturedStepIsOneGraphLaunchAReplica) {
+  const Pinned cases[] = {
+      {1, core::ModelKind::kCnn, 1, 0, 2, 0, 0, 5, 0},
+      {2, core::ModelKind::kCnn, 4, 0, 4, 2, 2, 14, 4},
+      {4, core::ModelKind::kCnn, 16, 0, 8, 4, 12, 44, 44},
+      {1, core::ModelKind::kMlp, 1, 0, 2, 0, 0, 5, 0},
+      {2, core::ModelKind::kMlp, 4, 0, 4, 2, 2, 14, 4},
+      {4, core::ModelKind::kMlp, 16, 0, 8, 4, 12, 44, 44},
+  };
+  for (const Pinned& e : cases) {
+    const GpuWorkTable t = expect_pinned(e, /*graphs=*/true);
+    EXPECT_EQ(at(t, WorkPhase::kForward, GpuWork::kGraphLaunch), e.gpus);
+    EXPECT_EQ(total(t, GpuWork::kHostWait), 2 * e.gpus);
+    EXPECT_EQ(total(t, GpuWork::kEventMade), 0);
+    EXPECT_EQ(total(t, GpuWork::kEventDestroyed), 0);
   }
+  // The measure: every call the host makes to the GPU in a CNN step on 2 logical GPUs.
+  const auto calls = [](const GpuWorkTable& t) {
+    std::int64_t sum = 0;
+    for (int w = 0; w < vgpu::kNumGpuWork; ++w) sum += total(t, static_cast<GpuWork>(w));
+    return sum;
+  };
+  const std::int64_t uncaptured = calls(one_step(2, core::ModelKind::kCnn, "ring", false));
+  const std::int64_t captured = calls(one_step(2, core::ModelKind::kCnn, "ring", true));
+  EXPECT_LE(2 * captured, uncaptured)
+      << captured << " calls captured, " << uncaptured << " uncaptured";
 }
 
 // No algorithm's all-reduce makes the host wait or makes an event: the streams wait for each

@@ -68,6 +68,12 @@ std::vector<std::string> FakeCudaApi::live_handles() const {
   for (const auto& [e, state] : events_) {
     if (state.live) left.push_back("event " + std::to_string(state.id));
   }
+  for (const auto& [g, state] : graphs_) {
+    if (state.live) left.push_back("graph " + std::to_string(state.id));
+  }
+  for (const auto& [stream, capture] : captures_) {
+    left.push_back("a capture of stream " + std::to_string(capture.id) + " never ended");
+  }
   return left;
 }
 
@@ -117,6 +123,9 @@ FakeCudaApi::StreamState* FakeCudaApi::enqueue_on(vgpu::GpuStream stream, const 
 }
 
 bool FakeCudaApi::inside_block(const void* p, std::size_t bytes, int gpu, const std::string& what) {
+  if (Recording* capture = capture_of_this_thread()) {
+    capture->ranges.push_back(Range{p, bytes, gpu, what});
+  }
   const auto* byte = static_cast<const unsigned char*>(p);
   auto it = blocks_.upper_bound(p);
   if (it != blocks_.begin()) {
@@ -248,6 +257,7 @@ void* FakeCudaApi::allocate(std::size_t bytes) {
   std::lock_guard lock(mutex_);
   const int gpu = current_locked();
   call("allocate gpu" + std::to_string(gpu) + " " + std::to_string(bytes));
+  refuse_while_capturing("allocate");
   if (failing_.erase("allocate") > 0) return nullptr;
   if (used_[static_cast<std::size_t>(gpu)] + bytes > options_.bytes_per_gpu) return nullptr;
   return new_block(bytes, gpu, false);
@@ -256,6 +266,7 @@ void* FakeCudaApi::allocate(std::size_t bytes) {
 void FakeCudaApi::release(void* block, int ordinal) noexcept {
   std::lock_guard lock(mutex_);
   call("release gpu" + std::to_string(ordinal));
+  refuse_while_capturing("release");
   free_block(block, ordinal, false, "release");
 }
 
@@ -277,6 +288,7 @@ void FakeCudaApi::release_async(void* block, vgpu::GpuStream stream) {
 void* FakeCudaApi::allocate_pinned(std::size_t bytes) {
   std::lock_guard lock(mutex_);
   call("allocate_pinned " + std::to_string(bytes));
+  refuse_while_capturing("allocate_pinned");
   throw_if_failing("allocate_pinned");
   auto block = std::make_unique<unsigned char[]>(std::max<std::size_t>(bytes, 1));
   std::memset(block.get(), 0xFF, bytes);
@@ -288,6 +300,7 @@ void* FakeCudaApi::allocate_pinned(std::size_t bytes) {
 void FakeCudaApi::release_pinned(void* block) noexcept {
   std::lock_guard lock(mutex_);
   call("release_pinned");
+  refuse_while_capturing("release_pinned");
   if (pinned_.erase(block) == 0) {
     violation("release_pinned of " + ptr_text(block) + ": not a live pinned block");
   }
@@ -300,7 +313,7 @@ void FakeCudaApi::fill_bytes_async(void* dst, int value, std::size_t bytes,
   throw_if_failing("fill_bytes_async");
   enqueue_on(stream, "fill_bytes_async");
   if (inside_block(dst, bytes, current_locked(), "fill_bytes_async"))
-    std::memset(dst, value, bytes);
+    run_locked(stream, [=] { std::memset(dst, value, bytes); });
 }
 
 void FakeCudaApi::copy_async(void* dst, const void* src, std::size_t bytes, vgpu::CopyKind kind,
@@ -315,7 +328,7 @@ void FakeCudaApi::copy_async(void* dst, const void* src, std::size_t bytes, vgpu
     ok = inside_block(src, bytes, gpu, "copy_async (source)") && ok;
   if (kind != vgpu::CopyKind::kDeviceToHost)
     ok = inside_block(dst, bytes, gpu, "copy_async (destination)") && ok;
-  if (ok) std::memmove(dst, src, bytes);
+  if (ok) run_locked(stream, [=] { std::memmove(dst, src, bytes); });
 }
 
 void FakeCudaApi::copy_peer_async(void* dst, int dst_gpu, const void* src, int src_gpu,
@@ -328,7 +341,7 @@ void FakeCudaApi::copy_peer_async(void* dst, int dst_gpu, const void* src, int s
   // on its own GPU.
   const bool ok = inside_block(src, bytes, src_gpu, "copy_peer_async (source)") &&
                   inside_block(dst, bytes, dst_gpu, "copy_peer_async (destination)");
-  if (ok) std::memmove(dst, src, bytes);
+  if (ok) run_locked(stream, [=] { std::memmove(dst, src, bytes); });
 }
 
 // ---- FakeCudaApi: streams and events ----------------------------------------------------------
@@ -356,6 +369,7 @@ void FakeCudaApi::destroy_stream(vgpu::GpuStream stream) noexcept {
 void FakeCudaApi::synchronize_stream(vgpu::GpuStream stream) {
   std::lock_guard lock(mutex_);
   throw_if_failing("synchronize_stream");
+  refuse_while_capturing("synchronize_stream");
   const auto found = streams_.find(stream);
   if (found == streams_.end() || !found->second.live) {
     violation("synchronize_stream of a stream that is not alive");
@@ -396,18 +410,24 @@ void FakeCudaApi::record_event(vgpu::GpuEvent event, vgpu::GpuStream stream) {
               std::to_string(found->second.gpu) + " on a stream of GPU " + std::to_string(s->gpu));
   }
   call("record_event " + std::to_string(found->second.id));
-  found->second.recorded = true;
+  if (Recording* capture = capture_of_this_thread()) capture->events.insert(event);
   // Work runs when it is queued, so an event is reached when it is recorded: its time is the
   // host's then (a GPU's time between two events is never more than the host saw pass).
-  found->second.at_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
+  EventState* state = &found->second;
+  run_locked(stream, [state] {
+    state->recorded = true;
+    state->at_ms = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                       .count();
+  });
 }
 
 void FakeCudaApi::wait_event(vgpu::GpuStream stream, vgpu::GpuEvent event) {
   std::lock_guard lock(mutex_);
   const auto found = events_.find(event);
-  if (found == events_.end() || !found->second.live || !found->second.recorded) {
+  const Recording* capture = capture_of_this_thread();
+  if (found == events_.end() || !found->second.live ||
+      !(found->second.recorded || (capture != nullptr && capture->events.count(event) > 0))) {
     violation("wait_event of an event never recorded (or not alive)");
     return;
   }
@@ -417,6 +437,7 @@ void FakeCudaApi::wait_event(vgpu::GpuStream stream, vgpu::GpuEvent event) {
 
 void FakeCudaApi::synchronize_event(vgpu::GpuEvent event) {
   std::lock_guard lock(mutex_);
+  refuse_while_capturing("synchronize_event");
   const auto found = events_.find(event);
   if (found == events_.end() || !found->second.live || !found->second.recorded) {
     violation("synchronize_event of an event never recorded (or not alive)");
@@ -452,7 +473,9 @@ void FakeCudaApi::launch_pair(const char* name, Op op, float* dst, const float* 
   const bool ok = inside_block(dst, n * sizeof(float), ordinal, what + " (dst)") &&
                   inside_block(src, n * sizeof(float), ordinal, what + " (src)");
   if (ok) {
-    for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(op, dst, src, i);
+    run_locked(stream, [=] {
+      for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(op, dst, src, i);
+    });
   }
 }
 
@@ -472,7 +495,9 @@ void FakeCudaApi::launch_scale(float* x, std::size_t n, float factor, vgpu::GpuS
   call("launch_scale gpu" + std::to_string(ordinal) + " n=" + std::to_string(n));
   enqueue_on(stream, "launch_scale");
   if (inside_block(x, n * sizeof(float), ordinal, "launch_scale")) {
-    for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(vgpu::ScaleOp{factor}, x, x, i);
+    run_locked(stream, [=] {
+      for (std::size_t i = 0; i < n; ++i) vgpu::elementwise_at(vgpu::ScaleOp{factor}, x, x, i);
+    });
   }
 }
 
@@ -495,7 +520,115 @@ void FakeCudaApi::launch_one_shot(const vgpu::OneShotBuffers& buffers, std::size
   if (!ok) return;
   vgpu::OneShotBuffers from_begin = buffers;
   for (int r = 0; r < buffers.n; ++r) from_begin.data[r] = buffers.data[r] + begin;
-  for (std::size_t i = 0; i < end - begin; ++i) vgpu::one_shot_at<0>(from_begin, i);
+  run_locked(stream, [=] {
+    for (std::size_t i = 0; i < end - begin; ++i) vgpu::one_shot_at<0>(from_begin, i);
+  });
+}
+
+// ---- FakeCudaApi: graphs ----------------------------------------------------------------------
+FakeCudaApi::Recording* FakeCudaApi::capture_of_this_thread() {
+  for (auto& [stream, capture] : captures_) {
+    if (capture.thread == std::this_thread::get_id()) return &capture;
+  }
+  return nullptr;
+}
+
+void FakeCudaApi::refuse_while_capturing(const std::string& what) {
+  if (const Recording* capture = capture_of_this_thread()) {
+    violation(what + " while this thread captures stream " + std::to_string(capture->id) +
+              " (CUDA refuses it in a capture)");
+  }
+}
+
+void FakeCudaApi::run_locked(vgpu::GpuStream stream, std::function<void()> work) {
+  const auto capture = captures_.find(stream);
+  if (capture == captures_.end()) {
+    work();
+    return;
+  }
+  if (capture->second.thread != std::this_thread::get_id()) {
+    violation("work queued on stream " + std::to_string(capture->second.id) +
+              " from another thread than the one that captures it");
+  }
+  capture->second.work.push_back(std::move(work));
+}
+
+void FakeCudaApi::run_on(vgpu::GpuStream stream, std::function<void()> work) {
+  std::lock_guard lock(mutex_);
+  run_locked(stream, std::move(work));
+}
+
+void FakeCudaApi::begin_capture(vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  throw_if_failing("begin_capture");
+  StreamState* s = enqueue_on(stream, "begin_capture");
+  if (s == nullptr) return;
+  call("begin_capture " + std::to_string(s->id));
+  if (captures_.count(stream) > 0 || capture_of_this_thread() != nullptr) {
+    violation("begin_capture of stream " + std::to_string(s->id) + " while a capture is open");
+    return;
+  }
+  Recording capture;
+  capture.thread = std::this_thread::get_id();
+  capture.gpu = s->gpu;
+  capture.id = s->id;
+  captures_.emplace(stream, std::move(capture));
+}
+
+vgpu::GpuGraph FakeCudaApi::end_capture(vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  const auto found = captures_.find(stream);
+  if (found == captures_.end()) {
+    violation("end_capture of a stream not being captured");
+    throw vgpu::CudaError(901, "cudaStreamEndCapture: the stream is not capturing");
+  }
+  Recording graph = std::move(found->second);
+  captures_.erase(found);
+  call("end_capture " + std::to_string(graph.id) + " (" + std::to_string(graph.work.size()) +
+       " calls)");
+  throw_if_failing("end_capture");
+  graph.id = next_id_++;
+  vgpu::GpuGraph handle_of_graph = handle(graph.id);
+  graphs_.emplace(handle_of_graph, std::move(graph));
+  return handle_of_graph;
+}
+
+void FakeCudaApi::launch_graph(vgpu::GpuGraph graph, vgpu::GpuStream stream) {
+  std::lock_guard lock(mutex_);
+  throw_if_failing("launch_graph");
+  const auto found = graphs_.find(graph);
+  if (found == graphs_.end() || !found->second.live) {
+    violation("launch_graph of a graph that is not alive");
+    return;
+  }
+  StreamState* s = enqueue_on(stream, "launch_graph");
+  call("launch_graph " + std::to_string(found->second.id));
+  if (s != nullptr && s->gpu != found->second.gpu) {
+    violation("launch_graph of a graph of GPU " + std::to_string(found->second.gpu) +
+              " on a stream of GPU " + std::to_string(s->gpu));
+  }
+  bool ok = true;
+  for (const Range& r : found->second.ranges) {
+    ok = inside_block(r.p, r.bytes, r.gpu, "launch_graph: " + r.what) && ok;
+  }
+  if (!ok) return;  // a real graph would write into freed memory
+  if (capture_of_this_thread() != nullptr) {
+    violation("launch_graph while this thread captures (a graph inside a graph)");
+    return;
+  }
+  for (const std::function<void()>& work : found->second.work) work();
+}
+
+void FakeCudaApi::destroy_graph(vgpu::GpuGraph graph) noexcept {
+  std::lock_guard lock(mutex_);
+  const auto found = graphs_.find(graph);
+  if (found == graphs_.end() || !found->second.live) {
+    violation("destroy_graph of a graph that is not alive");
+    return;
+  }
+  call("destroy_graph " + std::to_string(found->second.id));
+  found->second.live = false;
+  found->second.work.clear();
 }
 
 bool FakeCudaApi::check_device_range(const void* p, std::size_t bytes, int gpu,

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,13 @@ class FakeCudaApi final : public vgpu::CudaApi {
   void synchronize_event(vgpu::GpuEvent event) override;
   float elapsed_ms(vgpu::GpuEvent start, vgpu::GpuEvent end) override;
 
+  // A capture records each call's work and the memory it touches; a launch runs the work in
+  // order and checks that memory is still alive (what a graph on freed memory would corrupt).
+  void begin_capture(vgpu::GpuStream stream) override;
+  vgpu::GpuGraph end_capture(vgpu::GpuStream stream) override;
+  void launch_graph(vgpu::GpuGraph graph, vgpu::GpuStream stream) override;
+  void destroy_graph(vgpu::GpuGraph graph) noexcept override;
+
   void launch_add(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
                   int ordinal) override;
   void launch_copy(float* dst, const float* src, std::size_t n, vgpu::GpuStream stream,
@@ -103,6 +111,9 @@ class FakeCudaApi final : public vgpu::CudaApi {
   // where not.
   bool check_device_range(const void* p, std::size_t bytes, int gpu, const std::string& what);
   bool check_stream_on(vgpu::GpuStream stream, int gpu, const std::string& what);
+  // For the other fakes: a kernel's work, run now, or on a stream being captured kept for the
+  // graph's launches (run then with this fake's lock held: `work` must not call the fake).
+  void run_on(vgpu::GpuStream stream, std::function<void()> work);
 
  private:
   struct Block {
@@ -121,6 +132,21 @@ class FakeCudaApi final : public vgpu::CudaApi {
     double at_ms;
     int id;
   };
+  struct Range {
+    const void* p;
+    std::size_t bytes;
+    int gpu;
+    std::string what;
+  };
+  // The work a stream's capture has recorded, or a graph made of it.
+  struct Recording {
+    std::thread::id thread;  // the thread that captures (CUDA's thread-local mode)
+    int gpu = 0, id = 0;
+    bool live = true;
+    std::vector<std::function<void()>> work;
+    std::vector<Range> ranges;        // every block the work touches
+    std::set<vgpu::GpuEvent> events;  // recorded during the capture
+  };
   template <typename Op>
   void launch_pair(const char* name, Op op, float* dst, const float* src, std::size_t n,
                    vgpu::GpuStream stream, int ordinal);  // takes mutex_
@@ -132,6 +158,11 @@ class FakeCudaApi final : public vgpu::CudaApi {
   void throw_if_failing(const std::string& name);
   StreamState* enqueue_on(vgpu::GpuStream stream,
                           const std::string& what);  // checks, advances time
+  // `work` now, or into the stream's capture (mutex_ held).
+  void run_locked(vgpu::GpuStream stream, std::function<void()> work);
+  Recording* capture_of_this_thread();
+  // CUDA refuses a host wait, an allocation or a free on a thread that captures.
+  void refuse_while_capturing(const std::string& what);
   bool inside_block(const void* p, std::size_t bytes, int gpu, const std::string& what);
   void* new_block(std::size_t bytes, int gpu, bool stream_ordered);
   void free_block(void* block, int gpu, bool stream_ordered, const std::string& what);
@@ -144,7 +175,9 @@ class FakeCudaApi final : public vgpu::CudaApi {
   std::vector<std::size_t> used_;                                   // bytes per GPU
   std::map<vgpu::GpuStream, StreamState> streams_;
   std::map<vgpu::GpuEvent, EventState> events_;
-  std::set<std::pair<int, int>> peers_enabled_;  // (gpu, peer)
+  std::set<std::pair<int, int>> peers_enabled_;    // (gpu, peer)
+  std::map<vgpu::GpuStream, Recording> captures_;  // streams being captured
+  std::map<vgpu::GpuGraph, Recording> graphs_;
   std::vector<std::string> calls_, violations_;
   std::multiset<std::string> failing_;
   int next_id_ = 1;

@@ -84,6 +84,12 @@ bool FakeGpuModelApi::begin_blas(const std::string& name, core::BlasHandle blas)
   return begin(name, stream);
 }
 
+vgpu::GpuStream FakeGpuModelApi::stream_of(core::BlasHandle blas) const {
+  std::lock_guard lock(mutex_);
+  const auto found = handles_.find(blas);
+  return found == handles_.end() ? nullptr : found->second.stream;
+}
+
 bool FakeGpuModelApi::inside(const void* p, std::size_t bytes, const std::string& what) {
   return bytes == 0 || cuda_.check_device_range(p, bytes, cuda_.current_gpu(), what);
 }
@@ -124,20 +130,22 @@ void FakeGpuModelApi::sgemm(core::BlasHandle blas, bool trans_a, bool trans_b, i
                   floats(b, trans_b ? extent(n, k, ldb) : extent(k, n, ldb), "sgemm B") &&
                   floats(c, extent(m, n, ldc), "sgemm C");
   if (!ok) return;
-  for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < m; ++i) {
-      double sum = 0;
-      for (int p = 0; p < k; ++p) {
-        const float av = trans_a ? a[p + size(i) * size(lda)] : a[i + size(p) * size(lda)];
-        const float bv = trans_b ? b[j + size(p) * size(ldb)] : b[p + size(j) * size(ldb)];
-        sum += static_cast<double>(av) * bv;
+  cuda_.run_on(stream_of(blas), [=] {
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < m; ++i) {
+        double sum = 0;
+        for (int p = 0; p < k; ++p) {
+          const float av = trans_a ? a[p + size(i) * size(lda)] : a[i + size(p) * size(lda)];
+          const float bv = trans_b ? b[j + size(p) * size(ldb)] : b[p + size(j) * size(ldb)];
+          sum += static_cast<double>(av) * bv;
+        }
+        float& out = c[i + size(j) * size(ldc)];
+        // beta == 0: C is not read (a NaN there does not survive), as BLAS.
+        out = static_cast<float>(alpha * sum +
+                                 (beta == 0.0f ? 0.0 : static_cast<double>(beta) * out));
       }
-      float& out = c[i + size(j) * size(ldc)];
-      // beta == 0: C is not read (a NaN there does not survive), as BLAS.
-      out =
-          static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * out));
     }
-  }
+  });
 }
 
 void FakeGpuModelApi::sgemv(core::BlasHandle blas, int m, int n, float alpha, const float* a,
@@ -151,12 +159,14 @@ void FakeGpuModelApi::sgemv(core::BlasHandle blas, int m, int n, float alpha, co
       !floats(y, size(m), "sgemv y")) {
     return;
   }
-  for (int i = 0; i < m; ++i) {
-    double sum = 0;
-    for (int j = 0; j < n; ++j) sum += static_cast<double>(a[i + size(j) * size(lda)]) * x[j];
-    y[i] =
-        static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * y[i]));
-  }
+  cuda_.run_on(stream_of(blas), [=] {
+    for (int i = 0; i < m; ++i) {
+      double sum = 0;
+      for (int j = 0; j < n; ++j) sum += static_cast<double>(a[i + size(j) * size(lda)]) * x[j];
+      y[i] =
+          static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * y[i]));
+    }
+  });
 }
 
 // ---- the model's kernels: the CPU reference on the fake's host memory ------------------------
@@ -166,7 +176,7 @@ void FakeGpuModelApi::broadcast_rows(const float* bias, int rows, int cols, floa
       !floats(out, size(rows) * size(cols), "broadcast_rows out")) {
     return;
   }
-  reference().broadcast_rows(bias, rows, cols, out);
+  cuda_.run_on(stream, [=] { reference().broadcast_rows(bias, rows, cols, out); });
 }
 
 void FakeGpuModelApi::relu_forward(const float* x, std::size_t n, float* y,
@@ -175,7 +185,7 @@ void FakeGpuModelApi::relu_forward(const float* x, std::size_t n, float* y,
       !floats(y, n, "relu_forward y")) {
     return;
   }
-  reference().relu_forward(x, n, y);
+  cuda_.run_on(stream, [=] { reference().relu_forward(x, n, y); });
 }
 
 void FakeGpuModelApi::relu_backward(const float* x, const float* dy, std::size_t n, float* dx,
@@ -184,12 +194,12 @@ void FakeGpuModelApi::relu_backward(const float* x, const float* dy, std::size_t
       !floats(dy, n, "relu_backward dy") || !floats(dx, n, "relu_backward dx")) {
     return;
   }
-  reference().relu_backward(x, dy, n, dx);
+  cuda_.run_on(stream, [=] { reference().relu_backward(x, dy, n, dx); });
 }
 
 void FakeGpuModelApi::fill(float* dst, std::size_t n, float value, vgpu::GpuStream stream) {
   if (!begin("fill", stream) || !floats(dst, n, "fill")) return;
-  reference().fill(dst, n, value);
+  cuda_.run_on(stream, [=] { reference().fill(dst, n, value); });
 }
 
 void FakeGpuModelApi::find_nonfinite(const float* x, std::size_t n, unsigned long long* slot,
@@ -198,14 +208,16 @@ void FakeGpuModelApi::find_nonfinite(const float* x, std::size_t n, unsigned lon
       !inside(slot, sizeof *slot, "find_nonfinite slot")) {
     return;
   }
-  *slot = reference().first_nonfinite(x, n);
+  cuda_.run_on(stream, [=] { *slot = reference().first_nonfinite(x, n); });
 }
 
 void FakeGpuModelApi::scale_matrix(float* c, int m, int n, int ldc, float beta,
                                    vgpu::GpuStream stream) {
   // Row-major m x n with row stride ldc: the column-major n x m with leading dimension ldc.
   if (!begin("scale_matrix", stream) || !floats(c, extent(n, m, ldc), "scale_matrix")) return;
-  reference().gemm(false, false, m, n, 0, 1.0f, nullptr, 1, nullptr, 1, beta, c, ldc);
+  cuda_.run_on(stream, [=] {
+    reference().gemm(false, false, m, n, 0, 1.0f, nullptr, 1, nullptr, 1, beta, c, ldc);
+  });
 }
 
 void FakeGpuModelApi::im2col_3x3(const float* x, int batch, int h, int w, int c, float* cols,
@@ -216,7 +228,7 @@ void FakeGpuModelApi::im2col_3x3(const float* x, int batch, int h, int w, int c,
       !floats(cols, patches * 9 * size(c), "im2col_3x3 cols")) {
     return;
   }
-  reference().im2col_3x3(x, batch, h, w, c, cols);
+  cuda_.run_on(stream, [=] { reference().im2col_3x3(x, batch, h, w, c, cols); });
 }
 
 void FakeGpuModelApi::col2im_3x3(const float* dcols, int batch, int h, int w, int c, float* dx,
@@ -226,7 +238,7 @@ void FakeGpuModelApi::col2im_3x3(const float* dcols, int batch, int h, int w, in
       !floats(dx, size(batch) * size(h) * size(w) * size(c), "col2im_3x3 dx")) {
     return;
   }
-  reference().col2im_3x3(dcols, batch, h, w, c, dx);
+  cuda_.run_on(stream, [=] { reference().col2im_3x3(dcols, batch, h, w, c, dx); });
 }
 
 void FakeGpuModelApi::max_pool_2x2_forward(const float* x, int batch, int h, int w, int c, float* y,
@@ -238,7 +250,7 @@ void FakeGpuModelApi::max_pool_2x2_forward(const float* x, int batch, int h, int
       !floats(which, out, "max_pool_2x2_forward which")) {
     return;
   }
-  reference().max_pool_2x2_forward(x, batch, h, w, c, y, which);
+  cuda_.run_on(stream, [=] { reference().max_pool_2x2_forward(x, batch, h, w, c, y, which); });
 }
 
 void FakeGpuModelApi::max_pool_2x2_backward(const float* dy, const float* which, int batch, int h,
@@ -249,7 +261,7 @@ void FakeGpuModelApi::max_pool_2x2_backward(const float* dy, const float* which,
       !floats(dx, size(batch) * size(h) * size(w) * size(c), "max_pool_2x2_backward dx")) {
     return;
   }
-  reference().max_pool_2x2_backward(dy, which, batch, h, w, c, dx);
+  cuda_.run_on(stream, [=] { reference().max_pool_2x2_backward(dy, which, batch, h, w, c, dx); });
 }
 
 void FakeGpuModelApi::softmax_cross_entropy(const float* logits, const std::uint8_t* labels,
@@ -266,12 +278,14 @@ void FakeGpuModelApi::softmax_cross_entropy(const float* logits, const std::uint
       !inside(sums, sizeof *sums, "softmax_cross_entropy sums")) {
     return;
   }
-  core::LossStats stats;
-  reference().softmax_cross_entropy(logits, labels, batch, classes, grad_scale, grad, &stats);
-  reference().wait_loss_stats();
-  sums->loss_sum = stats.loss_sum;
-  sums->correct = stats.correct;
-  sums->correct_top5 = stats.correct_top5;
+  cuda_.run_on(stream, [=] {
+    core::LossStats stats;
+    reference().softmax_cross_entropy(logits, labels, batch, classes, grad_scale, grad, &stats);
+    reference().wait_loss_stats();
+    sums->loss_sum = stats.loss_sum;
+    sums->correct = stats.correct;
+    sums->correct_top5 = stats.correct_top5;
+  });
 }
 
 void FakeGpuModelApi::sgd_update(float* params, const float* grads, float* velocity, std::size_t n,
@@ -282,7 +296,7 @@ void FakeGpuModelApi::sgd_update(float* params, const float* grads, float* veloc
       (velocity != nullptr && !floats(velocity, n, "sgd_update velocity"))) {
     return;
   }
-  reference().sgd_update(params, grads, velocity, n, lr, momentum);
+  cuda_.run_on(stream, [=] { reference().sgd_update(params, grads, velocity, n, lr, momentum); });
 }
 
 void FakeGpuModelApi::adam_update(float* params, const float* grads, float* m, float* v,
@@ -293,7 +307,7 @@ void FakeGpuModelApi::adam_update(float* params, const float* grads, float* m, f
       !floats(v, n, "adam_update v")) {
     return;
   }
-  reference().adam_update(params, grads, m, v, n, step);
+  cuda_.run_on(stream, [=] { reference().adam_update(params, grads, m, v, n, step); });
 }
 
 void FakeGpuModelApi::nadam_update(float* params, const float* grads, float* m, float* v,
@@ -304,7 +318,7 @@ void FakeGpuModelApi::nadam_update(float* params, const float* grads, float* m, 
       !floats(v, n, "nadam_update v")) {
     return;
   }
-  reference().nadam_update(params, grads, m, v, n, step);
+  cuda_.run_on(stream, [=] { reference().nadam_update(params, grads, m, v, n, step); });
 }
 
 }  // namespace mirrorlab::testing

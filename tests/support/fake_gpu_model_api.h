@@ -74,6 +74,7 @@ class FakeGpuModelApi final : public core::GpuModelApi {
   // must not run (a broken rule).
   bool begin(const std::string& name, vgpu::GpuStream stream);
   bool begin_blas(const std::string& name, core::BlasHandle blas);
+  vgpu::GpuStream stream_of(core::BlasHandle blas) const;  // the stream it was made for
   // [p, p + count floats (or bytes)) inside the current GPU's live blocks; nothing for 0.
   bool inside(const void* p, std::size_t bytes, const std::string& what);
   bool floats(const float* p, std::size_t count, const std::string& what) {

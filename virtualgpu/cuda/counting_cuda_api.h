@@ -92,6 +92,14 @@ class CountingCudaApi final : public CudaApi {
   }
   float elapsed_ms(GpuEvent start, GpuEvent end) override { return inner_.elapsed_ms(start, end); }
 
+  void begin_capture(GpuStream stream) override { inner_.begin_capture(stream); }
+  GpuGraph end_capture(GpuStream stream) override { return inner_.end_capture(stream); }
+  void launch_graph(GpuGraph graph, GpuStream stream) override {
+    counts_.add(GpuWork::kGraphLaunch);
+    inner_.launch_graph(graph, stream);
+  }
+  void destroy_graph(GpuGraph graph) noexcept override { inner_.destroy_graph(graph); }
+
   void launch_add(float* dst, const float* src, std::size_t n, GpuStream stream,
                   int ordinal) override {
     counts_.add(GpuWork::kKernel);

@@ -26,6 +26,7 @@ namespace mirrorlab::vgpu {
 
 using GpuStream = void*;  // a cudaStream_t
 using GpuEvent = void*;   // a cudaEvent_t
+using GpuGraph = void*;   // a cudaGraphExec_t
 
 enum class CopyKind { kDeviceToDevice, kHostToDevice, kDeviceToHost };
 
@@ -97,6 +98,19 @@ class CudaApi {
   virtual void synchronize_event(GpuEvent event) = 0;
   // Milliseconds between two recorded events (both reached).
   virtual float elapsed_ms(GpuEvent start, GpuEvent end) = 0;
+
+  // ---- graphs: a stretch of one stream's work recorded once and launched again ----------------
+  // From here to end_capture, what is queued on `stream` is recorded, not run
+  // (cudaStreamBeginCapture, thread-local mode: meanwhile this thread may not wait for the GPU,
+  // allocate or free). Events recorded on it meanwhile are recorded again by each launch.
+  virtual void begin_capture(GpuStream stream) = 0;
+  // Ends the recording and makes it a graph ready to launch (cudaStreamEndCapture, then
+  // cudaGraphInstantiate). Nothing of it has run yet.
+  virtual GpuGraph end_capture(GpuStream stream) = 0;
+  // Queues the whole recorded work on `stream` as one launch (cudaGraphLaunch): the same
+  // kernels, copies and events on the same memory, with the arguments they were recorded with.
+  virtual void launch_graph(GpuGraph graph, GpuStream stream) = 0;
+  virtual void destroy_graph(GpuGraph graph) noexcept = 0;
 
   // ---- the collectives' kernels (collective_kernels.h), on `stream` of the current GPU --------
   virtual void launch_add(float* dst, const float* src, std::size_t n, GpuStream stream,

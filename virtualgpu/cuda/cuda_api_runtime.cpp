@@ -199,7 +199,18 @@ void RuntimeCudaApi::destroy_event(GpuEvent event) noexcept {
   (void)cudaEventDestroy(as_event(event));
 }
 
+// The stream this thread captures (thread-local capture: only its own thread queues on it).
+thread_local GpuStream capturing_stream = nullptr;
+
+// On a stream being captured, an event recorded as external becomes a node of the graph, recorded
+// again (and so timed) by each launch. Outside a capture CUDA refuses that flag
+// (cudaErrorIllegalState, seen on an H200): a plain record there.
 void RuntimeCudaApi::record_event(GpuEvent event, GpuStream stream) {
+  if (stream != nullptr && stream == capturing_stream) {
+    MIRRORLAB_CUDA_CHECK(
+        cudaEventRecordWithFlags(as_event(event), as_stream(stream), cudaEventRecordExternal));
+    return;
+  }
   MIRRORLAB_CUDA_CHECK(cudaEventRecord(as_event(event), as_stream(stream)));
 }
 
@@ -216,6 +227,31 @@ float RuntimeCudaApi::elapsed_ms(GpuEvent start, GpuEvent end) {
   float ms = 0;
   MIRRORLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, as_event(start), as_event(end)));
   return ms;
+}
+
+// Thread-local: another replica's thread may allocate or wait while this one captures.
+void RuntimeCudaApi::begin_capture(GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeThreadLocal));
+  capturing_stream = stream;
+}
+
+GpuGraph RuntimeCudaApi::end_capture(GpuStream stream) {
+  cudaGraph_t graph = nullptr;
+  if (capturing_stream == stream) capturing_stream = nullptr;
+  MIRRORLAB_CUDA_CHECK(cudaStreamEndCapture(as_stream(stream), &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);  // the instance keeps what it needs
+  MIRRORLAB_CUDA_CHECK(made);
+  return exec;
+}
+
+void RuntimeCudaApi::launch_graph(GpuGraph graph, GpuStream stream) {
+  MIRRORLAB_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), as_stream(stream)));
+}
+
+void RuntimeCudaApi::destroy_graph(GpuGraph graph) noexcept {
+  (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
 }
 
 }  // namespace mirrorlab::vgpu

@@ -43,6 +43,11 @@ class RuntimeCudaApi : public CudaApi {
   void wait_event(GpuStream stream, GpuEvent event) override;
   void synchronize_event(GpuEvent event) override;
   float elapsed_ms(GpuEvent start, GpuEvent end) override;
+
+  void begin_capture(GpuStream stream) override;
+  GpuGraph end_capture(GpuStream stream) override;
+  void launch_graph(GpuGraph graph, GpuStream stream) override;
+  void destroy_graph(GpuGraph graph) noexcept override;
 };
 
 }  // namespace mirrorlab::vgpu

@@ -31,6 +31,8 @@ const char* to_string(GpuWork work) {
       return "events recorded";
     case GpuWork::kStreamWait:
       return "stream waits";
+    case GpuWork::kGraphLaunch:
+      return "graphs launched";
   }
   return "?";
 }
@@ -72,8 +74,8 @@ std::int64_t total(const GpuWorkTable& table, GpuWork work) {
 std::string format_gpu_work(const GpuWorkTable& table, double per) {
   // Short column heads: the table must fit a terminal of 100 columns.
   static constexpr const char* kHeads[kNumGpuWork] = {
-      "kernels", "cuBLAS",      "host waits", "to GPU",   "to host",
-      "on GPU",  "events made", "destroyed",  "recorded", "stream waits"};
+      "kernels", "cuBLAS", "host waits", "to GPU",    "to host", "on GPU",
+      "events",  "freed",  "recorded",   "GPU waits", "graphs"};
   const auto cell = [per](std::int64_t count) {
     char text[32];
     const double value = static_cast<double>(count) / (per > 0 ? per : 1.0);

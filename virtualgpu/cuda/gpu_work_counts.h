@@ -25,9 +25,10 @@ enum class GpuWork : int {
   kEventMade,
   kEventDestroyed,
   kEventRecorded,
-  kStreamWait,  // a stream made to wait for another's event (no host wait)
+  kStreamWait,   // a stream made to wait for another's event (no host wait)
+  kGraphLaunch,  // a captured graph launched: all its kernels, copies and events in one call
 };
-inline constexpr int kNumGpuWork = 10;
+inline constexpr int kNumGpuWork = 11;
 const char* to_string(GpuWork work);  // "kernels", "cuBLAS calls", "host waits", ...
 
 enum class WorkPhase : int {

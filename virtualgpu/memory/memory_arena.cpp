@@ -168,6 +168,12 @@ void MemoryArena::release(void* ptr, std::size_t bytes) {
   allocator_->release(ptr, bytes);
   std::lock_guard lock(mutex_);
   in_use_ -= bytes;
+  ++given_back_;
+}
+
+std::uint64_t MemoryArena::blocks_given_back() const {
+  std::lock_guard lock(mutex_);
+  return given_back_;
 }
 
 std::size_t MemoryArena::in_use() const {

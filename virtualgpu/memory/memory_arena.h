@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -128,6 +129,9 @@ class MemoryArena {
   std::size_t in_use() const;
   std::size_t peak() const;
   void reset_peak();  // peak := in_use
+  // How many blocks have been given back so far: while it stays the same, every block handed out
+  // before is still where it was (what a captured graph's pointers rely on).
+  std::uint64_t blocks_given_back() const;
 
  private:
   friend class Allocation;
@@ -139,6 +143,7 @@ class MemoryArena {
   mutable std::mutex mutex_;
   std::size_t in_use_ = 0;
   std::size_t peak_ = 0;
+  std::uint64_t given_back_ = 0;
 };
 
 }  // namespace mirrorlab::vgpu
