@@ -260,9 +260,22 @@ void print_results(const TrainRun& run, const core::FitLoop& loop,
   } else {
     std::printf("Test accuracy: not evaluated (the run stopped before the end of its epoch)\n");
   }
-  std::printf("Training: %.0f images/s over %lld steps\n",
+  std::printf("Training: %.0f images/s over %lld steps",
               history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
               static_cast<long long>(history.steps));
+  // The first step pays what is made once; after it, the rate a longer run would see.
+  const double later_seconds = history.train_seconds - loop.first_step_seconds();
+  const double later_examples =
+      static_cast<double>(history.train_examples - loop.first_step_examples());
+  if (steps_made > 1 && history.steps == steps_made && later_seconds > 0 && later_examples > 0 &&
+      loop.first_step_examples() > 0) {
+    std::printf(
+        "; %.0f after the first, which took %.0f ms (made once: kernels loaded, "
+        "buffers sized%s)",
+        later_examples / later_seconds, 1e3 * loop.first_step_seconds(),
+        run.devices.empty() || !run.devices[0]->is_cuda() ? "" : ", cuBLAS started");
+  }
+  std::printf("\n");
   print_phase_table(*run.strategy, totals, steps_made);
   print_gpu_work(run, steps_made);
   std::printf("Peak memory:");

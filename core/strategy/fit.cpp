@@ -81,6 +81,10 @@ LossStats FitLoop::step() {
   const auto start = vgpu::Clock::now();
   const LossStats stats = strategy_->train_step(batch);
   last_step_seconds_ = vgpu::seconds_between(start, vgpu::Clock::now());
+  if (first_step_examples_ == 0) {
+    first_step_seconds_ = last_step_seconds_;
+    first_step_examples_ = stats.count;
+  }
   log_.seconds += last_step_seconds_;
   running_ += stats;
   history_.final_train_loss = Metrics::from(stats).loss;

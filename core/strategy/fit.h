@@ -146,6 +146,10 @@ class FitLoop {
   // limit, or the steps its epochs take.
   std::int64_t steps_in_all() const;
   double last_step_seconds() const { return last_step_seconds_; }  // train_step of the last step
+  // This loop's first step (not a resumed run's): what is made once (kernels loaded, buffers
+  // sized, a graph captured) is paid there, so a short run's rate is mostly its first step's.
+  double first_step_seconds() const { return first_step_seconds_; }
+  std::int64_t first_step_examples() const { return first_step_examples_; }
   // The examples of the next step's global batch (empty when done).
   std::span<const std::uint32_t> next_batch_indices() const;
 
@@ -176,6 +180,8 @@ class FitLoop {
   LossStats running_;
   EpochLog log_;
   double last_step_seconds_ = 0;
+  double first_step_seconds_ = 0;
+  std::int64_t first_step_examples_ = 0;
 };
 
 History fit(MirroredStrategy& strategy, const Dataset& train, const Dataset* validation,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -239,6 +240,11 @@ TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
   EXPECT_NE(r.output.find(" 6/32 ━━━─────────────────"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("val_accuracy"), std::string::npos);
   EXPECT_NE(r.output.find("Stopped after --max-steps 6"), std::string::npos);
+  // The rate over every step, then after the first (which pays what is made once), in numbers.
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex("Training: [0-9]+ images/s over 6 steps; [0-9]+ after the first, "
+                           "which took [0-9]+ ms")))
+      << r.output;
 
   std::ifstream in(history);
   ASSERT_TRUE(in) << "no history file at " << history;
