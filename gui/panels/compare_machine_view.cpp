@@ -45,14 +45,30 @@ const ModelMachine* choose_machine(FrameContext& frame, const char* label) {
   return chosen;
 }
 
-void two_tabs(const char* id, const char* const (&labels)[2], bool* second, int* shown,
+void two_tabs(const char* id, const std::vector<std::string> (&labels)[2], bool* second, int* shown,
               const std::function<void(int tab)>& draw) {
+  // Each tab's longest label that fits half the panel whole: ImGui would end a label that does
+  // not fit with "...". The tab keeps its identity whichever label it shows.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float room =
+      (ImGui::GetContentRegionAvail().x - style.ItemInnerSpacing.x) / 2 - 2 * style.FramePadding.x;
+  std::string shown_labels[2];
+  for (int tab = 0; tab < 2; ++tab) {
+    shown_labels[tab] = labels[tab].back();
+    for (const std::string& label : labels[tab]) {
+      if (ImGui::CalcTextSize(label.c_str()).x <= room) {
+        shown_labels[tab] = label;
+        break;
+      }
+    }
+    shown_labels[tab] += "###tab" + std::to_string(tab);
+  }
   if (!ImGui::BeginTabBar(id)) return;
   const int wanted = *second ? 1 : 0;
   for (int tab = 0; tab < 2; ++tab) {
     const ImGuiTabItemFlags flags =
         tab == wanted && *shown != wanted ? ImGuiTabItemFlags_SetSelected : 0;
-    if (!ImGui::BeginTabItem(labels[tab], nullptr, flags)) continue;
+    if (!ImGui::BeginTabItem(shown_labels[tab].c_str(), nullptr, flags)) continue;
     *shown = tab;
     *second = tab == 1;
     draw(tab);
@@ -82,7 +98,8 @@ void MachineView::Draw(FrameContext& frame, const char* panel) {
     ImGui::NewLine();
   }
   text_wrapped("%s", title.c_str());
-  two_tabs("machine sections", {"All-reduce by size", "Training step: speed-up"},
+  two_tabs("machine sections",
+           {{"All-reduce by size", "By size", "Sizes"}, {"Training step: speed-up", "Speed-up"}},
            &frame.view.compare_shows_step, &section_shown_, [&](int section) {
              frame.report.drew(panel, "machine_section", section);
              if (section == 0) {

@@ -26,7 +26,7 @@ const ModelMachine* choose_machine(FrameContext& frame, const char* label);
 // --topology, --speedup, a lesson's step, and by clicks): a tab the setting asks for is selected
 // once, when it differs from the one last shown (`*shown`: 0 or 1), and clicks decide after.
 // Calls draw(0) or draw(1) for the tab shown.
-void two_tabs(const char* id, const char* const (&labels)[2], bool* second, int* shown,
+void two_tabs(const char* id, const std::vector<std::string> (&labels)[2], bool* second, int* shown,
               const std::function<void(int tab)>& draw);
 
 class MachineView {

@@ -46,14 +46,16 @@ void ComparePanel::start(core::TrainingSession& session) {
 }
 
 void ComparePanel::Draw(FrameContext& frame) {
-  two_tabs("compare tabs", {"Measured here", "Predicted on a machine"},
-           &frame.view.compare_shows_machine, &tab_shown_, [&](int tab) {
-             if (tab == 0) {
-               draw_measured(frame);
-             } else {
-               machine_view_.Draw(frame, name());
-             }
-           });
+  two_tabs(
+      "compare tabs",
+      {{"Measured here", "Measured", "Here"}, {"Predicted on a machine", "Predicted", "Model"}},
+      &frame.view.compare_shows_machine, &tab_shown_, [&](int tab) {
+        if (tab == 0) {
+          draw_measured(frame);
+        } else {
+          machine_view_.Draw(frame, name());
+        }
+      });
 }
 
 void ComparePanel::update_predictions(const FrameContext& frame) {

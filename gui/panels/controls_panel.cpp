@@ -179,7 +179,13 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   ImGui::TextUnformatted("Inside a step");
   bool pausing = run.pausing_at_phases;
   ImGui::BeginDisabled(frame.session == nullptr);
-  if (ImGui::Checkbox("pause at every phase", &pausing)) {
+  // The box's label whole, shorter where the column is narrow.
+  const float label_room = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -
+                           ImGui::GetStyle().ItemInnerSpacing.x;
+  const std::string pause_label =
+      first_that_fits({"pause at every phase", "pause at phases", "pause"}, label_room) +
+      "###pause at every phase";
+  if (ImGui::Checkbox(pause_label.c_str(), &pausing)) {
     frame.session->set_pausing_at_phases(pausing);
   }
   const float w = ImGui::GetContentRegionAvail().x;
@@ -225,7 +231,7 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
 }
 
 void ControlsPanel::draw_settings(FrameContext& frame) {
-  ImGui::TextUnformatted("Settings (Apply restarts the run)");
+  text_wrapped("Settings (Apply restarts the run)");
   ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
   // Up to 16 by dragging (or more when the run was started with more, up to --gpus' 64).
   const int most = std::max(16, static_cast<int>(core::session_devices(frame.config).size()));

@@ -275,8 +275,18 @@ void GradientsPanel::draw_norms(FrameContext& frame) {
   }
   ImGui::TableSetupColumn(n > 4 ? "norm" : "gradient norm", ImGuiTableColumnFlags_WidthFixed,
                           std::max(names, n > 4 ? 0.0f : ImGui::CalcTextSize("gradient norm").x));
-  for (const core::ReplicaRecord& r : record.replicas) {
-    ImGui::TableSetupColumn(r.device.c_str(), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  // A replica's column headed by its device, or by its number alone where the columns are too
+  // narrow for "/gpu:3" (ImGui would end it with "...").
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float first = std::max(names, n > 4 ? 0.0f : ImGui::CalcTextSize("gradient norm").x);
+  const float column = (ImGui::GetContentRegionAvail().x - first) / static_cast<float>(n) -
+                       2 * style.CellPadding.x - style.ItemSpacing.x;
+  for (int i = 0; i < n; ++i) {
+    const std::string& device = record.replicas[static_cast<std::size_t>(i)].device;
+    const std::string short_name = device.substr(device.find_first_not_of('/'));  // gpu:0
+    const std::string label =
+        first_that_fits({device, short_name, std::to_string(i)}, column) + "##" + device;
+    ImGui::TableSetupColumn(label.c_str(), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   }
   ImGui::TableHeadersRow();
   int bars = 0;
@@ -328,7 +338,15 @@ int GradientsPanel::draw_heatmaps(const char* what, std::vector<Texture>& textur
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   int drawn = 0;
   ImGui::BeginGroup();
-  ImGui::TextDisabled("%s (\xC2\xB1%.2g)", what, static_cast<double>(scale));  // ±
+  // Its title within the heat maps' width: "after: the sum (±0.01)", else "after (±0.01)", else
+  // "after".
+  char scale_text[32];
+  std::snprintf(scale_text, sizeof scale_text, " (\xC2\xB1%.2g)", static_cast<double>(scale));
+  const std::string full(what), head = full.substr(0, full.find(':'));
+  const float width = static_cast<float>(textures.size()) * (side + spacing) - spacing;
+  ImGui::TextDisabled(
+      "%s",
+      first_that_fits({full + scale_text, head + scale_text, head}, std::max(width, 0.0f)).c_str());
   for (std::size_t r = 0; r < textures.size(); ++r) {
     if (r > 0) ImGui::SameLine(0, spacing);
     const ImVec2 p = ImGui::GetCursorScreenPos();

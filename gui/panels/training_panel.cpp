@@ -1,5 +1,6 @@
 #include "gui/panels/training_panel.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "gui/drawing/colors.h"
@@ -93,7 +94,10 @@ void TrainingPanel::Draw(FrameContext& frame) {
   }
   ImGui::PopTextWrapPos();
   const float width = ImGui::GetContentRegionAvail().x;
-  const float height = ImGui::GetContentRegionAvail().y / 2 - 4;
+  // Half of what is left each, but never so little that the axes' labels run into the text above
+  // (a small panel scrolls to its charts instead).
+  const float height =
+      std::max(ImGui::GetContentRegionAvail().y / 2 - 4, 7 * ImGui::GetTextLineHeightWithSpacing());
   ChartOptions loss_options;
   loss_options.x_label = "global step";
   loss_options.y_label = "loss";

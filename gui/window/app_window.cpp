@@ -104,6 +104,7 @@ class AppWindow : public AppActions {
   std::string load_error_;  // why the last Load checkpoint did not
   ViewSettings view_;
   GuiReport report_;
+  std::string frame_words_;  // every panel's logged words this frame, for the text audit
   ControlsPanel controls_;
   std::vector<std::unique_ptr<Panel>> panels_;
   ComparePanel* compare_ = nullptr;  // owned by panels_; --compare starts it
@@ -329,6 +330,7 @@ void AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& f
   if (open) report_.drew(panel.name(), "hidden_below_px", ImGui::GetScrollMaxY());
   if (keep_words) {
     report_.words(panel.name(), GImGui->LogBuffer.c_str());
+    frame_words_.append(GImGui->LogBuffer.c_str()).append("\n");
     ImGui::LogFinish();
   }
   ImGui::End();
@@ -393,6 +395,7 @@ void AppWindow::draw_frame() {
     pacer_.keep_lively(begin + 0.5);  // someone is using the window: answer at the frame cap
   }
   report_.begin_frame();
+  frame_words_.clear();
   handle_keys();
   draw_menu_bar();
   FrameContext frame = frame_context();
@@ -431,7 +434,7 @@ void AppWindow::draw_frame() {
 
 // For the report: the frame's text cut off or broken (gui/window/text_audit.h), the latest frame's.
 void AppWindow::note_text_out_of_place(const ImDrawData& draw_data) {
-  const TextAudit audit = audit_text(draw_data, *ImGui::GetIO().Fonts);
+  const TextAudit audit = audit_text(draw_data, *ImGui::GetIO().Fonts, frame_words_);
   report_.note("glyphs", audit.glyphs);
   report_.note("text_cut", static_cast<double>(audit.cut.size()));
   report_.note("numbers_broken", static_cast<double>(audit.broken_numbers.size()));

@@ -1,6 +1,7 @@
 #include "gui/window/text_audit.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -133,9 +134,60 @@ bool starts_a_numbers_rest(const std::string& next) {
   return false;
 }
 
+// `text` with every run of spaces and tabs as one space; line ends kept (an item's end).
+std::string squeezed(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\r') {
+      if (!out.empty() && out.back() != ' ' && out.back() != '\n') out += ' ';
+    } else {
+      if (c == '\n' && !out.empty() && out.back() == ' ') out.pop_back();
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The line's text without an ellipsis ImGui put at its end ("...", or the one character).
+std::string without_ellipsis(std::string text) {
+  for (const std::string end : {std::string("..."), std::string("\xE2\x80\xA6")}) {
+    if (text.size() > end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0) {
+      text.resize(text.size() - end.size());
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      return text;
+    }
+  }
+  return text;
+}
+
+// Whether `drawn` is, everywhere in `logged`, followed by more of its item: the rest of a word,
+// or after a space a word that `wrapped_to(word)` does not find starting the line below. False
+// where it is never logged (not an item's text) or ends an item somewhere ('\n'; '|': a table
+// cell; ']' or '}' after a space: a button's or a field's label).
+template <class WrappedTo>
+bool cut_where_logged(const std::string& drawn, const std::string& logged,
+                      const WrappedTo& wrapped_to) {
+  if (drawn.size() < 2) return false;
+  bool found = false;
+  for (std::size_t at = logged.find(drawn); at != std::string::npos;
+       at = logged.find(drawn, at + 1)) {
+    found = true;
+    std::size_t after = at + drawn.size();
+    if (after >= logged.size() || logged[after] == '\n' || logged[after] == '|') return false;
+    if (logged[after] != ' ') continue;  // the rest of a word
+    ++after;
+    const std::size_t end = logged.find_first_of(" \n|", after);
+    const std::string word = logged.substr(after, end == std::string::npos ? end : end - after);
+    // "]" and "}": the log's brackets round a button's or a field's label.
+    if (word.empty() || word[0] == ']' || word[0] == '}' || wrapped_to(word)) return false;
+  }
+  return found;
+}
+
 }  // namespace
 
-TextAudit audit_text(const ImDrawData& draw_data, const ImFontAtlas& atlas) {
+TextAudit audit_text(const ImDrawData& draw_data, const ImFontAtlas& atlas,
+                     const std::string& logged) {
   const GlyphIndex index(atlas);
   std::vector<DrawnGlyph> glyphs;
   for (int l = 0; l < draw_data.CmdListsCount; ++l) {
@@ -172,10 +224,33 @@ TextAudit audit_text(const ImDrawData& draw_data, const ImFontAtlas& atlas) {
     if (!line.glyphs.empty()) lines.push_back(std::move(line));
   }
   std::set<std::string> cut, broken;
+  const std::string words = squeezed(logged);
   for (const Line& line : lines) {
     if (std::any_of(line.glyphs.begin(), line.glyphs.end(),
                     [](const DrawnGlyph* g) { return g->clipped; })) {
       cut.insert(line.text());
+      continue;
+    }
+    // A line that stops at its clip edge (the next glyph would have started past it), or ends in
+    // an ellipsis, whose logged text goes on.
+    const DrawnGlyph& last = *line.glyphs.back();
+    if (words.empty() || last.x1 < last.clip.z - last.line_height) continue;
+    const std::string text = line.text();
+    const std::string shown = without_ellipsis(text);
+    // The line below in its region, from the same left edge, starting with `word`: a wrap.
+    const auto wrapped_to = [&](const std::string& word) {
+      const DrawnGlyph& first = *line.glyphs.front();
+      return std::any_of(lines.begin(), lines.end(), [&](const Line& below) {
+        const DrawnGlyph& f = *below.glyphs.front();
+        return f.list == first.list && f.line_top > first.line_top &&
+               f.line_top < first.line_top + 2.5f * first.line_height &&
+               std::fabs(f.x0 - first.x0) < first.line_height &&
+               below.text().compare(0, word.size(), word) == 0;
+      });
+    };
+    if (shown != text ? words.find(text) == std::string::npos && !shown.empty()
+                      : cut_where_logged(text, words, wrapped_to)) {
+      cut.insert(text);
     }
   }
   // A wrapped line's next starts one line height below at the same left edge, in one region.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "gui/drawing/colors.h"
@@ -14,6 +15,9 @@
 #include "gui/panels/timeline_panel.h"
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
+#include "gui/window/text_audit.h"
+#include "imgui.h"
+#include "imgui_internal.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"
 #endif
@@ -222,6 +226,67 @@ TEST(WrappedText, PiecesBreakAtSpacesOnlyAndANumberKeepsItsUnit) {
                                                    "3 ", "of ", "them"}));
   EXPECT_EQ(wrap_pieces(""), std::vector<std::string_view>{});
   EXPECT_EQ(wrap_pieces("/gpu:0 940584"), (std::vector<std::string_view>{"/gpu:0 ", "940584"}));
+}
+
+// One ImGui frame without a window system: a panel `width` pixels wide with a checkbox, a tab
+// bar and a sentence too long for it, audited with and without the words ImGui logged.
+struct AuditedFrame {
+  TextAudit with_words, without_words;
+};
+constexpr const char* kDejaVuSans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+AuditedFrame audit_a_panel(float width) {
+  ImGuiContext* context = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(800, 400);
+  io.DeltaTime = 1.0f / 60;
+  // The window's font (the audit tells a space by the gap it leaves in DejaVu Sans).
+  io.Fonts->AddFontFromFileTTF(kDejaVuSans, 24.0f);
+  unsigned char* pixels = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  AuditedFrame result;
+  for (int frame = 0; frame < 2; ++frame) {  // tab bars lay out in their second frame
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(width, 300));
+    ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
+    ImGui::LogToBuffer();
+    bool pausing = false;
+    ImGui::Checkbox("pause at every phase", &pausing);
+    if (ImGui::BeginTabBar("tabs")) {
+      if (ImGui::BeginTabItem("Measured here")) ImGui::EndTabItem();
+      if (ImGui::BeginTabItem("Predicted on a machine")) ImGui::EndTabItem();
+      ImGui::EndTabBar();
+    }
+    ImGui::TextUnformatted("Settings (Apply restarts the run)");
+    const std::string words = GImGui->LogBuffer.c_str();
+    ImGui::LogFinish();
+    ImGui::End();
+    ImGui::Render();
+    result.with_words = audit_text(*ImGui::GetDrawData(), *io.Fonts, words);
+    result.without_words = audit_text(*ImGui::GetDrawData(), *io.Fonts);
+  }
+  ImGui::DestroyContext(context);
+  return result;
+}
+
+// ImGui leaves out a glyph wholly past its clip edge and ends a tab's label that does not fit
+// with "...": no glyph is cut, so only the logged words tell that the line goes on. Where the
+// panel is wide enough nothing is said.
+TEST(TextAudit, ALineStoppedAtItsEdgeOrEndedWithDotsIsCutWhereTheWordsGoOn) {
+  if (!std::filesystem::exists(kDejaVuSans)) GTEST_SKIP() << kDejaVuSans << " not installed";
+  const AuditedFrame narrow = audit_a_panel(200);
+  std::string cut;
+  for (const std::string& line : narrow.with_words.cut) cut += line + "\n";
+  EXPECT_GE(narrow.with_words.cut.size(), 3u) << cut;
+  EXPECT_NE(cut.find("pause at"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("..."), std::string::npos) << cut;  // the tabs
+  EXPECT_NE(cut.find("Settings (Apply"), std::string::npos) << cut;
+  EXPECT_LT(narrow.without_words.cut.size(), narrow.with_words.cut.size());
+  const AuditedFrame wide = audit_a_panel(700);
+  EXPECT_GT(wide.with_words.glyphs, 0);
+  EXPECT_TRUE(wide.with_words.cut.empty()) << wide.with_words.cut.front();
 }
 
 #ifdef MIRRORLAB_HAVE_LESSONS
