@@ -142,6 +142,10 @@ StepNeeds StepRecorder::begin_step(const StepStart& start) {
       layers == 0 ? 0 : std::clamp(requested < 0 ? 0 : requested, 0, layers - 1);
   building_.chosen_layer_values =
       layers == 0 ? 0 : building_.layers[static_cast<std::size_t>(building_.chosen_layer)].params;
+  building_.chosen_layer_from =
+      (building_.chosen_layer_values -
+       std::min(building_.chosen_layer_values, kMaxRecordedGradientValues)) /
+      2;
   building_.replicas.resize(shards.size());
   for (std::size_t r = 0; r < shards.size(); ++r) {
     ReplicaRecord& rec = building_.replicas[r];
@@ -175,9 +179,9 @@ void StepRecorder::copy_chosen_layer(std::span<const float> grads, std::vector<f
   out.clear();
   if (grads.empty() || building_.layers.empty()) return;
   const RecordedLayer& layer = building_.layers[static_cast<std::size_t>(building_.chosen_layer)];
-  const auto first =
-      grads.subspan(layer.offset, std::min(layer.params, kMaxRecordedGradientValues));
-  out.assign(first.begin(), first.end());
+  const auto kept = grads.subspan(layer.offset + building_.chosen_layer_from,
+                                  std::min(layer.params, kMaxRecordedGradientValues));
+  out.assign(kept.begin(), kept.end());
 }
 
 void StepRecorder::on_replica_reached(Replica& replica, StepBoundary boundary) {

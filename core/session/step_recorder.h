@@ -28,7 +28,8 @@ namespace mirrorlab::core {
 class Ops;
 class Replica;
 
-// At most this many values of the chosen layer's gradient are kept per replica (its first ones).
+// At most this many values of the chosen layer's gradient are kept per replica (its middle ones:
+// a first dense layer's first values are the image's corner pixels', whose gradients are 0).
 inline constexpr std::size_t kMaxRecordedGradientValues = 4096;
 
 struct RecordedLayer {
@@ -59,7 +60,8 @@ struct RecordedStep {
   std::size_t batch_per_replica = 0;    // as the dataset was batched, not this batch's shards
   std::vector<RecordedLayer> layers;    // the layers with parameters
   int chosen_layer = 0;                 // index into layers
-  std::size_t chosen_layer_values = 0;  // all values of that layer (the records keep the first)
+  std::size_t chosen_layer_values = 0;  // all values of that layer
+  std::size_t chosen_layer_from = 0;    // where in the layer the kept values start (the middle)
   std::vector<ReplicaRecord> replicas;
   std::string all_reduce;                              // algorithm name
   int all_reduce_steps = 0;                            // num_steps for this many replicas

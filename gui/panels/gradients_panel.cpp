@@ -125,7 +125,7 @@ int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float bel
   const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
   const std::size_t kept = record.replicas[0].gradient_before.size();
   if (kept < record.chosen_layer_values) {
-    text_wrapped("%s: its first %zu of %zu gradient values, one square each, per replica",
+    text_wrapped("%s: the middle %zu of its %zu gradient values, one square each, per replica",
                  layer.name.c_str(), kept, record.chosen_layer_values);
   } else {
     text_wrapped("%s: all %zu gradient values, one square each, per replica", layer.name.c_str(),
@@ -330,6 +330,9 @@ void GradientsPanel::draw_norms(FrameContext& frame) {
     }
   }
   ImGui::EndTable();
+  // The bars' scale is each row's own: said, so that equal bars in two rows are not read as
+  // equal norms.
+  if (bars > 0) text_wrapped_dim("Each bar: a replica's norm against the largest in its row.");
   frame.report.drew(name(), "norm_bars", bars);
 }
 

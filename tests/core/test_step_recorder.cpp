@@ -161,15 +161,19 @@ TEST(StepRecorder, TheChosenLayerIsClampedAndKeepsAtMostTheLimit) {
   recorder.choose_layer(99);
   rig.strategy->train_step(rig.batch(0, 8));
   EXPECT_EQ(recorder.snapshot().chosen_layer, 2);
-  recorder.choose_layer(0);  // 784x256 + 256 values: only the first ones are kept
+  recorder.choose_layer(0);  // 784x256 + 256 values: only the middle ones are kept
   rig.strategy->train_step(rig.batch(8, 8));
   const core::RecordedStep r = recorder.snapshot();
   EXPECT_EQ(r.chosen_layer, 0);
   EXPECT_EQ(r.chosen_layer_values, 784u * 256u + 256u);
   EXPECT_EQ(r.replicas[0].gradient_before.size(), core::kMaxRecordedGradientValues);
+  EXPECT_EQ(r.chosen_layer_from, (784u * 256u + 256u - core::kMaxRecordedGradientValues) / 2);
   const auto grads = rig.strategy->replica(1).model().grads();  // after the step: the sum
   EXPECT_TRUE(std::equal(r.replicas[1].gradient_after.begin(), r.replicas[1].gradient_after.end(),
-                         grads.begin()));
+                         grads.begin() + static_cast<std::ptrdiff_t>(r.chosen_layer_from)));
+  // The middle of a first dense layer: pixels of the garment, whose gradients are not all 0.
+  EXPECT_TRUE(std::any_of(r.replicas[0].gradient_before.begin(),
+                          r.replicas[0].gradient_before.end(), [](float g) { return g != 0; }));
 }
 
 TEST(StepRecorder, OneReplicaHasNoAllReduceAndItsOwnGradientAfter) {
