@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ std::string describe_step(const vgpu::CollectiveStep& step, int ranks) {
   bool adds = false;
   for (const vgpu::Transfer& t : step.transfers)
     adds = adds || t.kind == vgpu::TransferKind::kReduce;
+  // The one-shot: every slice of every buffer added into the same slice of every other.
+  const std::size_t n = static_cast<std::size_t>(ranks);
+  if (adds && ranks > 2 && step.transfers.size() == n * n * (n - 1)) {
+    return step.phase + ": each device sums one slice of all " + std::to_string(ranks) +
+           " buffers and writes the sum into every buffer: each buffer read once and written once";
+  }
   const std::string moves =
       std::to_string(step.transfers.size()) + " transfer" + (step.transfers.size() == 1 ? "" : "s");
   return step.phase + ": " + moves +
@@ -74,20 +81,28 @@ struct Geometry {
   }
 };
 
+// A "+" badge: a disc as wide as the text is high, the sign centred on it.
+void draw_plus(ImDrawList* draw, ImVec2 centre, std::uint32_t color) {
+  const float line = ImGui::GetTextLineHeight();
+  draw->AddCircleFilled(centre, 0.5f * line, color);
+  const ImVec2 sign = ImGui::CalcTextSize("+");
+  draw_label(draw, ImVec2(centre.x - sign.x / 2, centre.y - sign.y / 2), rgb(0x000000), "+");
+}
+
+// Sized by the text (the font scale): a projector's arrows are as bold as its words.
 void draw_arrow(ImDrawList* draw, ImVec2 from, ImVec2 to, float bulge, std::uint32_t color,
-                float thickness, bool plus) {
+                bool reduce) {
+  const float line = ImGui::GetTextLineHeight();
+  const float head = 0.55f * line, half = 0.3f * line;
+  const float thickness = std::max(1.5f, (reduce ? 0.16f : 0.08f) * line);
   const float dir = to.y > from.y ? 1.0f : -1.0f;
   const float pull = std::max(12.0f, std::fabs(to.y - from.y) * 0.4f);
   const ImVec2 c1(from.x + bulge, from.y + dir * pull), c2(to.x + bulge, to.y - dir * pull);
-  draw->AddBezierCubic(from, c1, c2, ImVec2(to.x, to.y - dir * 7), color, thickness);
+  draw->AddBezierCubic(from, c1, c2, ImVec2(to.x, to.y - dir * head * 0.8f), color, thickness);
   // The head: a triangle pointing along the last part of the curve (vertical at the end).
-  draw->AddTriangleFilled(ImVec2(to.x, to.y), ImVec2(to.x - 5, to.y - dir * 9),
-                          ImVec2(to.x + 5, to.y - dir * 9), color);
-  if (plus) {
-    const ImVec2 c(to.x + 9, to.y - dir * 13);
-    draw->AddCircleFilled(c, 7, color);
-    draw_label(draw, ImVec2(c.x - 4, c.y - 8), rgb(0x000000), "+");
-  }
+  draw->AddTriangleFilled(ImVec2(to.x, to.y), ImVec2(to.x - half, to.y - dir * head),
+                          ImVec2(to.x + half, to.y - dir * head), color);
+  if (reduce) draw_plus(draw, ImVec2(to.x + half + 0.5f * line, to.y - dir * head), color);
 }
 
 // The rows of the buffers, in the room the panel has left above the footer.
@@ -158,8 +173,34 @@ int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geo
     draw_label(draw, ImVec2(a.x + 8, (a.y + b.y) / 2 - line / 2), rgb(0xFFFFFF), text);
   }
   int arrows = 0;
+  // A slice every buffer adds into every other (the one-shot): one sum per slice, each buffer
+  // read once into it and written once from it, not n x (n - 1) arrows.
+  std::map<std::pair<std::size_t, std::size_t>, int> reduced_pairs;
+  for (const vgpu::Transfer& t : step.transfers) {
+    if (t.kind == vgpu::TransferKind::kReduce && t.src != t.dst) ++reduced_pairs[{t.begin, t.end}];
+  }
+  const auto summed_by_all = [&](const vgpu::Transfer& t) {
+    const auto found = reduced_pairs.find({t.begin, t.end});
+    return n > 2 && found != reduced_pairs.end() && found->second == n * (n - 1);
+  };
+  for (const auto& [slice, pairs] : reduced_pairs) {
+    if (n <= 2 || pairs != n * (n - 1)) continue;
+    const float x = (g.at(slice.first) + g.at(slice.second)) / 2;
+    const ImVec2 sum(x, (g.bar_y(0) + g.bar_y(n - 1) + g.row) / 2);
+    for (int r = 0; r < n; ++r) {
+      // Fanned out a little, so that the lines of rows above and below do not cover each other.
+      const float y = g.bar_y(r) + g.row / 2;
+      const float fan = (static_cast<float>(r) - static_cast<float>(n - 1) / 2) * 0.35f * line;
+      draw->AddLine(ImVec2(x + fan, y), sum, replica_color(r), std::max(1.5f, 0.12f * line));
+      draw->AddRect(ImVec2(g.at(slice.first), g.bar_y(r)),
+                    ImVec2(g.at(slice.second), g.bar_y(r) + g.row), rgb(0xFFFFFF), 0, 0, 2.0f);
+      ++arrows;
+    }
+    draw_plus(draw, sum, rgb(0xFFFFFF));
+  }
   for (const vgpu::Transfer& t : step.transfers) {
     if (t.src < 0 || t.src >= n || t.dst < 0 || t.dst >= n || t.src == t.dst) continue;
+    if (summed_by_all(t)) continue;
     const bool down = t.dst > t.src;
     // Several arrows may share a chunk (everyone sends the whole buffer to one device): spread
     // them by sender.
@@ -170,7 +211,7 @@ int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geo
     const ImVec2 to(x, down ? g.bar_y(t.dst) : g.bar_y(t.dst) + g.row);
     const bool reduce = t.kind == vgpu::TransferKind::kReduce;
     const float bulge = (down ? 1.0f : -1.0f) * std::min(60.0f, 8.0f * std::abs(t.dst - t.src));
-    draw_arrow(draw, from, to, bulge, replica_color(t.src), reduce ? 3.0f : 1.5f, reduce);
+    draw_arrow(draw, from, to, bulge, replica_color(t.src), reduce);
     draw->AddRect(ImVec2(g.at(t.begin), g.bar_y(t.dst)),
                   ImVec2(g.at(t.end), g.bar_y(t.dst) + g.row), rgb(0xFFFFFF), 0, 0, 2.0f);
     ++arrows;
@@ -204,7 +245,8 @@ std::string bytes_text(const core::RecordedStep& record, int done) {
 
 constexpr const char* kPictureKey =
     "Stripes: whose gradients a chunk holds. Thick arrow with +: added into the chunk; thin "
-    "arrow: copied over it. Left/Right: step back/forward.";
+    "arrow: copied over it; lines meeting at a +: every buffer's slice read into one sum and "
+    "the sum written back to each. Left/Right: step back/forward.";
 
 // The key to the picture and the recorded steps' time.
 void draw_footer(const core::RecordedStep& record) {

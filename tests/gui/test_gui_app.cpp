@@ -6,6 +6,7 @@
 #include <stb_image.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -184,6 +185,27 @@ TEST_F(GuiApp, StepsThroughARingAllReduceOnFourGpus) {
   for (std::uint32_t c : {0xE69F00u, 0x56B4E9u, 0x009E73u, 0xF0E442u}) {
     EXPECT_TRUE(colors.count(c)) << std::hex << "replica colour " << c << " missing";
   }
+}
+
+// The one-shot on four GPUs in one step: each slice of every buffer read into one sum and the
+// sum written back, one line per buffer and slice (16), not one "+" arrow per pair of buffers
+// and slice (48); the words say each buffer is read once and written once.
+TEST_F(GuiApp, TheOneShotIsDrawnAsOneSumPerSlice) {
+  const Result r =
+      gui("--gpus 4 --allreduce one-shot --model mlp --train-examples 1024 "
+          "--steps 1 --frames 2 --panel All-reduce --report " +
+          path("one_shot.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(path("one_shot.json"));
+  const auto& panel = report["panels"]["All-reduce"];
+  EXPECT_EQ(panel["step_shown"], 1.0) << panel.dump(1);
+  EXPECT_EQ(panel["arrows"], 16.0) << panel.dump(1);
+  // The log keeps the spaces the wrapped words were placed with: one space each, compared.
+  std::string words = report["words"].value("All-reduce", "");
+  words.erase(
+      std::unique(words.begin(), words.end(), [](char a, char b) { return a == ' ' && b == ' '; }),
+      words.end());
+  EXPECT_NE(words.find("each buffer read once and written once"), std::string::npos) << words;
 }
 
 // The All-reduce panel plays the timing model's NCCL Tree on dgx-h100 (8 GPUs in a chain: 7 steps
