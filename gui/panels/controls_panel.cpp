@@ -39,7 +39,8 @@ int choice_index(E value) {
   return 0;
 }
 
-void state_badge(const core::SessionSnapshot& run, double t) {
+// `not_started`: no run could be made of the settings (the sentence why follows the badge).
+void state_badge(const core::SessionSnapshot& run, double t, bool not_started) {
   std::uint32_t color = rgb(0xBBBBBB);
   switch (run.state) {
     case core::SessionState::kRunning:
@@ -57,6 +58,7 @@ void state_badge(const core::SessionSnapshot& run, double t) {
     case core::SessionState::kStopped:
       break;
   }
+  if (not_started) color = rgb(0xBBBBBB);
   // A dot that blinks while training runs, so a frozen picture is never mistaken for a live one.
   const float r = ImGui::GetTextLineHeight() * 0.35f;
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -72,9 +74,10 @@ void state_badge(const core::SessionSnapshot& run, double t) {
   ImGui::PushStyleColor(ImGuiCol_Text, color);
   const std::string held =
       run.held_at ? "held inside step " + std::to_string(run.held_at->step + 1) : "";
-  ImGui::TextUnformatted(run.busy_with_task ? "measuring"
-                         : run.held_at      ? held.c_str()
-                                            : core::to_string(run.state));
+  ImGui::TextUnformatted(not_started          ? "not started"
+                         : run.busy_with_task ? "measuring"
+                         : run.held_at        ? held.c_str()
+                                              : core::to_string(run.state));
   ImGui::PopStyleColor();
 }
 
@@ -136,7 +139,14 @@ void ControlsPanel::Draw(FrameContext& frame) {
 void ControlsPanel::draw_run_state(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   core::TrainingSession* session = frame.session;
-  state_badge(run, frame.seconds_since_start);
+  state_badge(run, frame.seconds_since_start, session == nullptr && !frame.setup_error.empty());
+  // A run that cannot start says why first, where the panel's top is always in view (a lesson
+  // asks about that sentence).
+  if (!frame.setup_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    text_wrapped("Cannot start this run: %s", frame.setup_error.c_str());
+    ImGui::PopStyleColor();
+  }
   if (session != nullptr) {
     // Steps done, not the step in progress: "held inside step 1" reads above "0 steps done".
     text_wrapped("%lld step%s done  (epoch %d/%d, %lld/%lld)",
@@ -269,11 +279,6 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
     s.batch_per_replica = static_cast<std::size_t>(batch_);
     s.optimizer.learning_rate = learning_rate_;
     frame.actions.reconfigure(config);
-  }
-  if (!frame.setup_error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    text_wrapped("Cannot start this run: %s", frame.setup_error.c_str());
-    ImGui::PopStyleColor();
   }
 }
 

@@ -187,6 +187,31 @@ TEST_F(GuiApp, StepsThroughARingAllReduceOnFourGpus) {
   }
 }
 
+// A panel's logged words with one space between words (the log keeps the spaces the wrapped
+// words were placed with).
+std::string one_space(std::string words) {
+  words.erase(
+      std::unique(words.begin(), words.end(), [](char a, char b) { return a == ' ' && b == ' '; }),
+      words.end());
+  return words;
+}
+
+// Settings no run can be made of (NCCL on CPU-backed devices) are said at the top of the
+// Controls, under a "not started" badge, before anything that could push them below the fold
+// (lesson 7 asks about that sentence with the Controls framed).
+TEST_F(GuiApp, ARunThatCannotStartSaysWhyAtTheTopOfTheControls) {
+  const Result r =
+      gui("--gpus 2 --allreduce nccl --model mlp --train-examples 256 --frames 2 "
+          "--report " +
+          path("refused.json"));
+  const auto report = read_json(path("refused.json"));
+  const std::string words = one_space(report["words"].value("Controls", ""));
+  const std::size_t why = words.find("Cannot start this run");
+  ASSERT_NE(why, std::string::npos) << r.output << words;
+  EXPECT_LT(why, words.find("Inside a step")) << words;
+  EXPECT_LT(words.find("not started"), why) << words;
+}
+
 // The one-shot on four GPUs in one step: each slice of every buffer read into one sum and the
 // sum written back, one line per buffer and slice (16), not one "+" arrow per pair of buffers
 // and slice (48); the words say each buffer is read once and written once.
@@ -200,11 +225,7 @@ TEST_F(GuiApp, TheOneShotIsDrawnAsOneSumPerSlice) {
   const auto& panel = report["panels"]["All-reduce"];
   EXPECT_EQ(panel["step_shown"], 1.0) << panel.dump(1);
   EXPECT_EQ(panel["arrows"], 16.0) << panel.dump(1);
-  // The log keeps the spaces the wrapped words were placed with: one space each, compared.
-  std::string words = report["words"].value("All-reduce", "");
-  words.erase(
-      std::unique(words.begin(), words.end(), [](char a, char b) { return a == ' ' && b == ' '; }),
-      words.end());
+  const std::string words = one_space(report["words"].value("All-reduce", ""));
   EXPECT_NE(words.find("each buffer read once and written once"), std::string::npos) << words;
 }
 
