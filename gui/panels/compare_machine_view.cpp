@@ -1,6 +1,7 @@
 #include "gui/panels/compare_machine_view.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/nn/training_flops.h"
@@ -151,7 +152,16 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   const int columns = static_cast<int>(algorithms) + 1 + (t.has_nccl ? 2 : 0);
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float wanted = line * (static_cast<float>(rows_.size()) + 1.6f);
-  const float room = ImGui::GetContentRegionAvail().y - line * (t.has_nccl ? 1.2f : 3.2f);
+  // What goes under the table stays in view: the table scrolls within what is left (its own
+  // row, the model's size, scrolled to); the sources are one line until opened.
+  const std::string no_nccl = "NCCL cannot run on " + t.id + ": it needs one GPU per rank.";
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  const float footer = (std::ceil(ImGui::CalcTextSize(no_nccl.c_str(), nullptr, false, wrap).y /
+                                  ImGui::GetTextLineHeight()) *
+                            (t.has_nccl ? 0.0f : 1.0f) +
+                        2.5f) *
+                       line;
+  const float room = ImGui::GetContentRegionAvail().y - footer;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
   int cells = 0;
@@ -212,12 +222,12 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   }
   frame.report.drew(panel, "machine_rows", static_cast<double>(rows_.size()));
   frame.report.drew(panel, "machine_cells", cells);
-  if (!t.has_nccl) {
-    text_wrapped("NCCL cannot run on %s: it needs one GPU per rank.", t.id.c_str());
+  if (!t.has_nccl) text_wrapped("%s", no_nccl.c_str());
+  if (ImGui::CollapsingHeader("Where its numbers come from")) {
+    ImGui::PushTextWrapPos(0);
+    text_wrapped_dim("%s", t.source.c_str());
+    ImGui::PopTextWrapPos();
   }
-  ImGui::PushTextWrapPos(0);
-  text_wrapped_dim("Where its numbers come from: %s", t.source.c_str());
-  ImGui::PopTextWrapPos();
 }
 
 }  // namespace mirrorlab::gui

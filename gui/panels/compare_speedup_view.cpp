@@ -1,6 +1,7 @@
 #include "gui/panels/compare_speedup_view.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/nn/training_flops.h"
@@ -126,18 +127,30 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
   // The table near the top, where a projector's narrow panel still shows it; how each number is
   // worked out, in `mirrorlab compare`'s words, below it.
   wrapped_at_spaces(t.summary);
-  draw_table(frame, panel);
+  // The verdict under the table stays in view: the table scrolls within what is left.
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  const auto lines = [&](const std::string& text) {
+    return text.empty() ? 0.0f
+                        : std::ceil(ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap).y /
+                                    ImGui::GetTextLineHeight());
+  };
+  const float below =
+      (lines(verdict_) + lines(t.verdict.why) + 3.5f) * ImGui::GetTextLineHeightWithSpacing();
+  draw_table(frame, panel, below);
   wrapped_at_spaces(verdict_);
   if (!t.verdict.why.empty()) wrapped_at_spaces(t.verdict.why);
-  ImGui::Spacing();
-  for (const std::string& detail : details_) wrapped_at_spaces(detail, true);
+  // How each number is worked out: one line until opened, so that the table and its verdict
+  // fill a projector's panel without scrolling.
+  if (!details_.empty() && ImGui::CollapsingHeader("How each number is worked out")) {
+    for (const std::string& detail : details_) wrapped_at_spaces(detail, true);
+  }
   frame.report.drew(panel, "step_rows", static_cast<double>(t.rows.size()));
   frame.report.drew(panel, "step_problem", 0);
   frame.report.drew(panel, "step_paying_devices", t.stop.devices);
   frame.report.drew(panel, "step_nccl", t.nccl ? 1 : 0);
 }
 
-void SpeedupView::draw_table(FrameContext& frame, const char* panel) {
+void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below) {
   const SpeedupTable& t = table_;
   enum Column {
     kDevices,
@@ -181,13 +194,17 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel) {
   const bool narrow = needed() > room;
   const int columns = static_cast<int>(std::count(shown.begin(), shown.end(), true));
   const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float whole = line * (static_cast<float>(cells_.size()) + 1.5f) +
+                      (narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f);
+  const float room_y = ImGui::GetContentRegionAvail().y - below;
+  const bool scrolls = whole > room_y;  // rows scroll under a fixed header
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 (narrow ? ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit
-                                        : ImGuiTableFlags_SizingStretchProp);
-  const float height =
-      narrow ? line * (static_cast<float>(cells_.size()) + 1.5f) + ImGui::GetStyle().ScrollbarSize
-             : 0;
+                                        : ImGuiTableFlags_SizingStretchProp) |
+                                (scrolls ? ImGuiTableFlags_ScrollY : 0);
+  const float height = scrolls ? std::max(room_y, 4 * line) : narrow ? whole : 0;
   if (!ImGui::BeginTable("training step", columns, flags, ImVec2(0, height))) return;
+  if (scrolls) ImGui::TableSetupScrollFreeze(0, 1);
   for (int c = 0; c < kColumns; ++c) {
     if (shown[c]) ImGui::TableSetupColumn(labels[c]);
   }

@@ -38,7 +38,8 @@ class SpeedupView {
     bool operator==(const Inputs&) const = default;
   };
   void update(FrameContext& frame, const ModelMachine& machine);
-  void draw_table(FrameContext& frame, const char* panel);
+  // `below`: the height of what follows the table and must stay in view.
+  void draw_table(FrameContext& frame, const char* panel, float below);
 
   Inputs inputs_;
   bool computed_ = false;

@@ -93,16 +93,21 @@ void TrainingPanel::Draw(FrameContext& frame) {
     frame.report.drew("Training", "loss_growth_step", static_cast<double>(run.loss_growth->step));
   }
   ImGui::PopTextWrapPos();
-  const float width = ImGui::GetContentRegionAvail().x;
-  // Half of what is left each, but never so little that the axes' labels run into the text above
-  // (a small panel scrolls to its charts instead).
-  const float height =
-      std::max(ImGui::GetContentRegionAvail().y / 2 - 4, 7 * ImGui::GetTextLineHeightWithSpacing());
+  // The two charts side by side where the panel is wide (a projector's presenter layout), else
+  // one above the other; never so small that the axes' labels run into each other or into the
+  // text above (a small panel scrolls to its charts instead).
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 room = ImGui::GetContentRegionAvail();
+  const bool beside = room.x >= 2 * 18 * line;
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float width = beside ? (room.x - spacing) / 2 : room.x;
+  const float height = std::max(beside ? room.y - 4 : room.y / 2 - 4, 5 * line);
   ChartOptions loss_options;
   loss_options.x_label = "global step";
   loss_options.y_label = "loss";
   loss_options.y_from_zero = true;
   int drawn = draw_chart("loss", {loss_, val_loss_}, loss_options, width, height);
+  if (beside) ImGui::SameLine(0, spacing);
   ChartOptions accuracy_options = loss_options;
   accuracy_options.y_label = "accuracy";
   accuracy_options.y_format = "%.2f";
