@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "gui/panels/all_reduce_panel.h"
-#include "gui/panels/batch_split_panel.h"
-#include "gui/panels/compare_panel.h"
-#include "gui/panels/devices_panel.h"
-#include "gui/panels/gradients_panel.h"
-#include "gui/panels/timeline_panel.h"
-#include "gui/panels/training_panel.h"
+#include "gui/panels/all_reduce/all_reduce_panel.h"
+#include "gui/panels/compare/compare_panel.h"
+#include "gui/panels/step/batch_split_panel.h"
+#include "gui/panels/step/devices_panel.h"
+#include "gui/panels/step/gradients_panel.h"
+#include "gui/panels/step/timeline_panel.h"
+#include "gui/panels/step/training_panel.h"
 
 namespace mirrorlab::gui {
 

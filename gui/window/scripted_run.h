@@ -10,7 +10,7 @@
 
 #include "core/session/training_session.h"
 #include "gui/model/gui_report.h"
-#include "gui/panels/compare_panel.h"
+#include "gui/panels/compare/compare_panel.h"
 #include "gui/window/app_options.h"
 
 namespace mirrorlab::gui {

@@ -12,7 +12,7 @@
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/gui_report.h"
 #include "gui/panels/panel_layout.h"
-#include "gui/panels/timeline_panel.h"
+#include "gui/panels/step/timeline_panel.h"
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
 #include "gui/window/text_audit.h"

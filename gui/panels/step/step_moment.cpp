@@ -1,4 +1,4 @@
-#include "gui/panels/step_moment.h"
+#include "gui/panels/step/step_moment.h"
 
 #include "gui/drawing/wrapped_text.h"
 #include "imgui.h"

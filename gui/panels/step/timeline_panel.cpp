@@ -1,4 +1,4 @@
-#include "gui/panels/timeline_panel.h"
+#include "gui/panels/step/timeline_panel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
-#include "gui/panels/step_lines.h"
+#include "gui/panels/step/step_lines.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {

@@ -1,11 +1,11 @@
-#include "gui/panels/training_panel.h"
+#include "gui/panels/step/training_panel.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
-#include "gui/panels/step_lines.h"
+#include "gui/panels/step/step_lines.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {

@@ -1,4 +1,4 @@
-#include "gui/panels/devices_panel.h"
+#include "gui/panels/step/devices_panel.h"
 
 #include <algorithm>
 #include <cmath>

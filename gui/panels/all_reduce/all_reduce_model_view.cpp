@@ -1,4 +1,4 @@
-#include "gui/panels/all_reduce_model_view.h"
+#include "gui/panels/all_reduce/all_reduce_model_view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "gui/drawing/colors.h"
 #include "gui/drawing/topology_picture.h"
 #include "gui/drawing/wrapped_text.h"
-#include "gui/panels/compare_machine_view.h"
+#include "gui/panels/compare/compare_machine_view.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {

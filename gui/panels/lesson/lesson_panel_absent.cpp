@@ -1,7 +1,7 @@
-// Built instead of gui/panels/lesson_panel.cpp when the lessons are not (no toml++ or md4c).
+// Built instead of gui/panels/lesson/lesson_panel.cpp when the lessons are not (no toml++ or md4c).
 #include <stdexcept>
 
-#include "gui/panels/lesson_panel.h"
+#include "gui/panels/lesson/lesson_panel.h"
 
 namespace mirrorlab::gui {
 

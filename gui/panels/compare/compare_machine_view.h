@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gui/model/model_predictions.h"
-#include "gui/panels/compare_speedup_view.h"
+#include "gui/panels/compare/compare_speedup_view.h"
 #include "gui/panels/panel.h"
 
 namespace mirrorlab::gui {

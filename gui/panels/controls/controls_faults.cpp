@@ -7,7 +7,7 @@
 
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
-#include "gui/panels/controls_panel.h"
+#include "gui/panels/controls/controls_panel.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {

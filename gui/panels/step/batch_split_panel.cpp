@@ -1,4 +1,4 @@
-#include "gui/panels/batch_split_panel.h"
+#include "gui/panels/step/batch_split_panel.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,8 +8,8 @@
 #include "core/io/dataset.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
-#include "gui/panels/step_lines.h"
-#include "gui/panels/step_moment.h"
+#include "gui/panels/step/step_lines.h"
+#include "gui/panels/step/step_moment.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {

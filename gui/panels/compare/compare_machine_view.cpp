@@ -1,4 +1,4 @@
-#include "gui/panels/compare_machine_view.h"
+#include "gui/panels/compare/compare_machine_view.h"
 
 #include <algorithm>
 #include <cmath>

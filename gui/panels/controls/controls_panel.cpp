@@ -1,4 +1,4 @@
-#include "gui/panels/controls_panel.h"
+#include "gui/panels/controls/controls_panel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/advice.h"
-#include "gui/panels/step_moment.h"
+#include "gui/panels/step/step_moment.h"
 #include "imgui.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 

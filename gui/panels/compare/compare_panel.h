@@ -18,7 +18,7 @@
 
 #include "core/session/algorithm_comparison.h"
 #include "gui/model/model_predictions.h"
-#include "gui/panels/compare_machine_view.h"
+#include "gui/panels/compare/compare_machine_view.h"
 #include "gui/panels/panel.h"
 
 namespace mirrorlab::gui {

@@ -1,4 +1,4 @@
-#include "gui/panels/lesson_panel.h"
+#include "gui/panels/lesson/lesson_panel.h"
 
 #include <algorithm>
 #include <array>

@@ -7,13 +7,13 @@
 //
 // Or, chosen at the top, the timing model's all-reduce on a machine (NCCL's Ring, Tree, NVLS or
 // mirrorlab's algorithms, on a preset or this machine's fit), step by step: see
-// gui/panels/all_reduce_model_view.h.
+// gui/panels/all_reduce/all_reduce_model_view.h.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "gui/panels/all_reduce_model_view.h"
+#include "gui/panels/all_reduce/all_reduce_model_view.h"
 #include "gui/panels/panel.h"
 #include "virtualgpu/collectives/collective_replay.h"
 

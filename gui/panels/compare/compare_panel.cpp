@@ -1,4 +1,4 @@
-#include "gui/panels/compare_panel.h"
+#include "gui/panels/compare/compare_panel.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -27,7 +27,8 @@ class ControlsPanel : public Panel {
   void draw_run_state(FrameContext& frame);
   void draw_settings(FrameContext& frame);
   void draw_within_step(FrameContext& frame);
-  // gui/panels/controls_faults.cpp: the faults to inject, and saving and loading a checkpoint.
+  // gui/panels/controls/controls_faults.cpp: the faults to inject, and saving and loading a
+  // checkpoint.
   void draw_faults(FrameContext& frame);
   void draw_checkpoint(FrameContext& frame);
   void load_faults(const core::FaultPlan& plan);  // the first fault of each kind

@@ -1,4 +1,4 @@
-#include "gui/panels/compare_speedup_view.h"
+#include "gui/panels/compare/compare_speedup_view.h"
 
 #include <algorithm>
 #include <cmath>

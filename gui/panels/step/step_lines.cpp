@@ -1,4 +1,4 @@
-#include "gui/panels/step_lines.h"
+#include "gui/panels/step/step_lines.h"
 
 #include <algorithm>
 #include <cstdio>

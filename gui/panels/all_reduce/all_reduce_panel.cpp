@@ -1,4 +1,4 @@
-#include "gui/panels/all_reduce_panel.h"
+#include "gui/panels/all_reduce/all_reduce_panel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
-#include "gui/panels/step_moment.h"
+#include "gui/panels/step/step_moment.h"
 #include "imgui.h"
 #include "virtualgpu/collectives/collective_replay.h"
 #include "virtualgpu/workers/hierarchical_all_reduce.h"
