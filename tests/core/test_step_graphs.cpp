@@ -5,6 +5,7 @@
 // launch on memory given back since.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -123,7 +124,7 @@ TEST(StepGraphs, CapturedStepsGiveTheSameWeightsBitForBit) {
 // uncaptured: the graph would pass every boundary at once.
 TEST(StepGraphs, AStepFollowedAtItsBoundariesIsNotCaptured) {
   struct Boundaries : core::StepListener {
-    int reached = 0;
+    std::atomic<int> reached{0};  // told on each replica's own thread
     core::StepNeeds begin_step(const core::StepStart&) override {
       core::StepNeeds needs;
       needs.boundaries = true;
@@ -137,7 +138,7 @@ TEST(StepGraphs, AStepFollowedAtItsBoundariesIsNotCaptured) {
   for (int i = 0; i < 4; ++i) strategy.train_step(rig.batch(0, 32, 16));
   EXPECT_EQ(rig.fake.count("begin_capture"), 0);
   EXPECT_EQ(rig.fake.count("launch_graph"), 0);
-  EXPECT_EQ(listener.reached, 4 * 2 * 4);  // split, forward, backward, update, per replica
+  EXPECT_EQ(listener.reached.load(), 4 * 2 * 4);  // split, forward, backward, update, per replica
   rig.expect_clean();
 }
 
