@@ -149,7 +149,8 @@ void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o, flo
   draw->AddLine(ImVec2(f.left, f.top), ImVec2(f.left, f.bottom), axis);
   draw_label(draw, ImVec2(f.left, f.corner.y), axis, o.y_label.c_str());
   const float xl = ImGui::CalcTextSize(o.x_label.c_str()).x;
-  draw_label(draw, ImVec2(f.right - xl, f.corner.y + height - line), axis, o.x_label.c_str());
+  // Its own line under the ticks' labels: the last tick ("10") ends where it starts.
+  draw_label(draw, ImVec2(f.right - xl, f.bottom + 2 + line), axis, o.x_label.c_str());
 }
 
 // One series' line (and markers), then its entry in the legend at `legend`. Returns the
@@ -227,7 +228,7 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   f.left = f.corner.x + 4.2f * f.line;
   f.right = f.corner.x + width - f.line * 0.5f;
   const std::vector<ImVec2> legend_at = place_legend(series, o, &f);
-  f.bottom = f.corner.y + height - f.line * 1.5f;
+  f.bottom = f.corner.y + height - f.line * 2.1f;  // a line of ticks, a line for the x label
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw_axes(draw, f, o, height);
   int drawn = 0;
