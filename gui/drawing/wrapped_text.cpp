@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
@@ -143,10 +144,20 @@ void place_word(std::string_view word, float left, float right, bool first) {
 }
 
 std::string first_that_fits(std::initializer_list<std::string> labels, float width) {
+  return first_that_fits(std::span<const std::string>(labels.begin(), labels.size()), width);
+}
+
+std::string first_that_fits(std::span<const std::string> labels, float width) {
   for (const std::string& label : labels) {
     if (ImGui::CalcTextSize(label.c_str()).x <= width) return label;
   }
-  return *(labels.end() - 1);
+  return labels.back();
+}
+
+float wrapped_line_count(const std::string& text, float width) {
+  if (text.empty()) return 0;
+  return std::ceil(ImGui::CalcTextSize(text.c_str(), nullptr, false, width).y /
+                   ImGui::GetTextLineHeight());
 }
 
 void next_beside_if_fits(float width) {

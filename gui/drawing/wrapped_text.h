@@ -6,6 +6,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,11 @@ void place_word(std::string_view word, float left, float right, bool first);
 // The first of `labels` whose text is at most `width` wide (the last when none is): a label's
 // longer or shorter form by the room there is.
 std::string first_that_fits(std::initializer_list<std::string> labels, float width);
+std::string first_that_fits(std::span<const std::string> labels, float width);
+
+// How many lines `text` takes wrapped at `width` (0 for none): room to keep for it below a
+// picture or a table.
+float wrapped_line_count(const std::string& text, float width);
 
 // After an item: the next, `width` wide, goes beside it where it fits, else on a new line.
 void next_beside_if_fits(float width);

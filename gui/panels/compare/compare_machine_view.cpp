@@ -1,7 +1,6 @@
 #include "gui/panels/compare/compare_machine_view.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "core/nn/training_flops.h"
@@ -55,14 +54,7 @@ void two_tabs(const char* id, const std::vector<std::string> (&labels)[2], bool*
       (ImGui::GetContentRegionAvail().x - style.ItemInnerSpacing.x) / 2 - 2 * style.FramePadding.x;
   std::string shown_labels[2];
   for (int tab = 0; tab < 2; ++tab) {
-    shown_labels[tab] = labels[tab].back();
-    for (const std::string& label : labels[tab]) {
-      if (ImGui::CalcTextSize(label.c_str()).x <= room) {
-        shown_labels[tab] = label;
-        break;
-      }
-    }
-    shown_labels[tab] += "###tab" + std::to_string(tab);
+    shown_labels[tab] = first_that_fits(labels[tab], room) + "###tab" + std::to_string(tab);
   }
   if (!ImGui::BeginTabBar(id)) return;
   const int wanted = *second ? 1 : 0;
@@ -156,11 +148,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   // row, the model's size, scrolled to); the sources are one line until opened.
   const std::string no_nccl = "NCCL cannot run on " + t.id + ": it needs one GPU per rank.";
   const float wrap = ImGui::GetContentRegionAvail().x;
-  const float footer = (std::ceil(ImGui::CalcTextSize(no_nccl.c_str(), nullptr, false, wrap).y /
-                                  ImGui::GetTextLineHeight()) *
-                            (t.has_nccl ? 0.0f : 1.0f) +
-                        2.5f) *
-                       line;
+  const float footer = ((t.has_nccl ? 0.0f : wrapped_line_count(no_nccl, wrap)) + 2.5f) * line;
   const float room = ImGui::GetContentRegionAvail().y - footer;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;

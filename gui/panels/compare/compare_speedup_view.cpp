@@ -1,12 +1,12 @@
 #include "gui/panels/compare/compare_speedup_view.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include "core/nn/training_flops.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -129,13 +129,9 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
   wrapped_at_spaces(t.summary);
   // The verdict under the table stays in view: the table scrolls within what is left.
   const float wrap = ImGui::GetContentRegionAvail().x;
-  const auto lines = [&](const std::string& text) {
-    return text.empty() ? 0.0f
-                        : std::ceil(ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap).y /
-                                    ImGui::GetTextLineHeight());
-  };
   const float below =
-      (lines(verdict_) + lines(t.verdict.why) + 3.5f) * ImGui::GetTextLineHeightWithSpacing();
+      (wrapped_line_count(verdict_, wrap) + wrapped_line_count(t.verdict.why, wrap) + 3.5f) *
+      ImGui::GetTextLineHeightWithSpacing();
   draw_table(frame, panel, below);
   wrapped_at_spaces(verdict_);
   if (!t.verdict.why.empty()) wrapped_at_spaces(t.verdict.why);

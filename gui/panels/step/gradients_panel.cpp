@@ -273,12 +273,12 @@ void GradientsPanel::draw_norms(FrameContext& frame) {
   for (const auto& layer : record.layers) {
     names = std::max(names, ImGui::CalcTextSize(layer.name.c_str()).x);
   }
+  const float first = std::max(names, n > 4 ? 0.0f : ImGui::CalcTextSize("gradient norm").x);
   ImGui::TableSetupColumn(n > 4 ? "norm" : "gradient norm", ImGuiTableColumnFlags_WidthFixed,
-                          std::max(names, n > 4 ? 0.0f : ImGui::CalcTextSize("gradient norm").x));
+                          first);
   // A replica's column headed by its device, or by its number alone where the columns are too
   // narrow for "/gpu:3" (ImGui would end it with "...").
   const ImGuiStyle& style = ImGui::GetStyle();
-  const float first = std::max(names, n > 4 ? 0.0f : ImGui::CalcTextSize("gradient norm").x);
   const float column = (ImGui::GetContentRegionAvail().x - first) / static_cast<float>(n) -
                        2 * style.CellPadding.x - style.ItemSpacing.x;
   for (int i = 0; i < n; ++i) {
