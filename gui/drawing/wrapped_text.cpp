@@ -94,8 +94,8 @@ void text_wrapped_unformatted(std::string_view text) {
       pieces.push_back(piece);
     }
   }
-  // A word wider than a whole line (TF_CONFIG's JSON) is broken at the line's edge, after a ','
-  // or ':' where one is near.
+  // A word wider than a whole line (TF_CONFIG's JSON, "reduce-to-one" heading a narrow column)
+  // is broken at the line's edge, after a ',', ':' or '-' where one is near.
   std::vector<std::string_view> fitted;
   const float line = std::max(right - left, ImGui::GetFontSize());  // a region of no width: one em
   for (std::string_view piece : pieces) {
@@ -114,7 +114,7 @@ void text_wrapped_unformatted(std::string_view text) {
         fit = 1;
         while (continues(fit)) ++fit;
       }
-      const std::size_t punctuation = piece.substr(0, fit).find_last_of(",:");
+      const std::size_t punctuation = piece.substr(0, fit).find_last_of(",:-");
       if (punctuation != std::string_view::npos && punctuation > fit / 2) fit = punctuation + 1;
       fit = std::min(fit, piece.size() - 1);
       fitted.push_back(piece.substr(0, fit));

@@ -1,6 +1,7 @@
 // Every step of every lesson in the presenter layout (`gui --lesson N --lesson-step S --present`)
-// as a lecturer puts it on a projector: 1280x720 at font scale 1.5; and every panel at two
-// screen sizes and three font scales (GuiText). Each step must play with its
+// as a lecturer puts it on a projector: 1280x720 at font scale 1.5; every step again at two
+// screen sizes and three font scales for its text (GuiCourseText); and every panel at those
+// (GuiText). Each step must play with its
 // checks passing, show the panel it looks at, give that panel at least 65% of the window (the
 // share is printed for each step), and show there the number each of its questions asks for:
 // the window's report has every panel's words as drawn (gui/model/gui_report.h). Under Xvfb; skips
@@ -190,6 +191,73 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
 
 INSTANTIATE_TEST_SUITE_P(Lessons, GuiCourse, ::testing::Range(1, 11),
                          [](const auto& info) { return "lesson" + std::to_string(info.param); });
+
+// Every step of every lesson on the other screens a lecturer or a student has: 1280x720 and
+// 1920x1080 at font scales 1, 1.5 and 2 in the presenter layout (1280x720 at 1.5 is GuiCourse's),
+// and the usual layout where a lesson opens in it (at 1920x1080 with font scale 1; on a smaller
+// screen or with a larger font it opens in the presenter one): no text cut off, no number broken
+// across lines, the step's checks passing.
+struct LessonScreen {
+  int lesson;
+  int width, height;
+  double font;
+  bool present;
+};
+class GuiCourseText : public GuiApp, public ::testing::WithParamInterface<LessonScreen> {};
+
+TEST_P(GuiCourseText, NoStepCutsItsTextOrBreaksANumber) {
+  const LessonScreen screen = GetParam();
+  const std::vector<fs::path> files = lesson_files();
+  ASSERT_LE(screen.lesson, static_cast<int>(files.size()));
+  const std::size_t steps = looked_at(files[static_cast<std::size_t>(screen.lesson - 1)]).size();
+  ASSERT_GT(steps, 0u);
+  const std::string size = std::to_string(screen.width) + "x" + std::to_string(screen.height);
+  char font[16];
+  std::snprintf(font, sizeof font, "%g", screen.font);
+  for (std::size_t s = 1; s <= steps; ++s) {
+    const std::string json = path("text.json");
+    fs::remove(json);  // a report not written is not read from the step before
+    const Result r =
+        shell(kHeadless + " " + size + " " + kMirrorlab + " gui --lesson " +
+              std::to_string(screen.lesson) + " --lesson-step " + std::to_string(s) +
+              (screen.present ? " --present" : "") + " --width " + std::to_string(screen.width) +
+              " --height " + std::to_string(screen.height) + " --font-scale " + font +
+              " --frames 5 --report " + json);
+    const std::string where = "lesson " + std::to_string(screen.lesson) + " step " +
+                              std::to_string(s) + ", " + size + ", font " + font +
+                              (screen.present ? ", presenter layout" : ", usual layout");
+    ASSERT_EQ(r.status, 0) << where << "\n" << r.output;
+    const nlohmann::json report = read_json(json);
+    ASSERT_TRUE(report.contains("panels") && report["panels"].contains("Lesson")) << where;
+    EXPECT_EQ(report["panels"]["Lesson"].value("checks_failed", 0.0), 0.0) << where;
+    if (!screen.present) {
+      EXPECT_TRUE(report["panels"].contains("Controls")) << where << ": not the usual layout";
+    }
+    expect_text_in_place(report, where);
+  }
+}
+
+std::vector<LessonScreen> lesson_screens() {
+  std::vector<LessonScreen> out;
+  for (int lesson = 1; lesson <= 10; ++lesson) {
+    for (const LessonScreen& s :
+         {LessonScreen{lesson, 1280, 720, 1, true}, LessonScreen{lesson, 1280, 720, 2, true},
+          LessonScreen{lesson, 1920, 1080, 1, true}, LessonScreen{lesson, 1920, 1080, 1.5, true},
+          LessonScreen{lesson, 1920, 1080, 2, true}, LessonScreen{lesson, 1920, 1080, 1, false}}) {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(LessonScreens, GuiCourseText, ::testing::ValuesIn(lesson_screens()),
+                         [](const auto& info) {
+                           const LessonScreen& s = info.param;
+                           return "lesson" + std::to_string(s.lesson) + "_" +
+                                  std::to_string(s.width) + "x" + std::to_string(s.height) +
+                                  "_font" + std::to_string(static_cast<int>(s.font * 10)) +
+                                  (s.present ? "_presenter" : "_usual");
+                         });
 
 // Every panel alone and all of them, in the usual layout and (all of them) the presenter one,
 // at a projector's 1280x720 and a screen's 1920x1080, font scales 1, 1.5 and 2: no text cut

@@ -6,6 +6,7 @@
 
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/table_cells.h"
 #include "gui/drawing/topology_picture.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/compare/compare_machine_view.h"
@@ -265,7 +266,7 @@ void AllReduceModelView::draw_loads(const timing::StepEstimate& step, FrameConte
         "this step's resources, busiest first (vermilion: the step waits for it)", 0, 3.0f);
     ImGui::TableSetupColumn("bytes", 0, 1.2f);
     ImGui::TableSetupColumn("time at its bandwidth", 0, 1.5f);
-    ImGui::TableHeadersRow();
+    table_headers_wrapped();
     for (std::size_t i = 0; i < rows; ++i) {
       const timing::LinkLoad& l = *loads[i];
       ImGui::TableNextRow();

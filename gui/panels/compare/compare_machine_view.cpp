@@ -6,6 +6,7 @@
 #include "core/nn/training_flops.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/table_cells.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/speedup_table.h"
 #include "imgui.h"
@@ -143,7 +144,28 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   const std::size_t algorithms = rows_.front().algorithms.size();
   const int columns = static_cast<int>(algorithms) + 1 + (t.has_nccl ? 2 : 0);
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float wanted = line * (static_cast<float>(rows_.size()) + 1.6f);
+  // The size column as wide as its widest label ("2.6 MiB (this model)"), NCCL's pick as wide as
+  // its widest ("NVLS Simple"); the times share the rest, under headers wrapped to fit them.
+  const float size_width = ImGui::CalcTextSize("1023.9 KiB (this model)").x;
+  float pick_width = ImGui::CalcTextSize("NCCL picks").x;
+  for (const SizePrediction& row : rows_) {
+    if (row.nccl) {
+      pick_width = std::max(pick_width, ImGui::CalcTextSize(nccl_pick_text(*row.nccl).c_str()).x);
+    }
+  }
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float time_width =
+      (ImGui::GetContentRegionAvail().x - size_width - (t.has_nccl ? pick_width : 0)) /
+          static_cast<float>(columns - 1 - (t.has_nccl ? 1 : 0)) -
+      2 * style.CellPadding.x - style.ScrollbarSize / static_cast<float>(columns);
+  float header_lines = 1;
+  for (const timing::Prediction& p : rows_.front().algorithms) {
+    header_lines = std::max(header_lines, wrapped_line_count(p.algorithm, time_width));
+  }
+  if (t.has_nccl) {
+    header_lines = std::max(header_lines, wrapped_line_count("NCCL (its model)", time_width));
+  }
+  const float wanted = line * (static_cast<float>(rows_.size()) + header_lines + 0.6f);
   // What goes under the table stays in view: the table scrolls within what is left (its own
   // row, the model's size, scrolled to); the sources are one line until opened.
   const std::string no_nccl = "NCCL cannot run on " + t.id + ": it needs one GPU per rank.";
@@ -153,20 +175,19 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
   int cells = 0;
-  if (ImGui::BeginTable("by size", columns, flags,
-                        ImVec2(0, std::max(std::min(wanted, room), line * 3)))) {
+  if (ImGui::BeginTable(
+          "by size", columns, flags,
+          ImVec2(0, std::max(std::min(wanted, room), line * (header_lines + 3.6f))))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    // As wide as its widest label ("2.6 MiB (this model)"); the times share the rest.
-    ImGui::TableSetupColumn("size per GPU", ImGuiTableColumnFlags_WidthFixed,
-                            ImGui::CalcTextSize("1023.9 KiB (this model)").x);
+    ImGui::TableSetupColumn("size per GPU", ImGuiTableColumnFlags_WidthFixed, size_width);
     for (const timing::Prediction& p : rows_.front().algorithms) {
       ImGui::TableSetupColumn(p.algorithm.c_str());
     }
     if (t.has_nccl) {
       ImGui::TableSetupColumn("NCCL (its model)");
-      ImGui::TableSetupColumn("NCCL picks");
+      ImGui::TableSetupColumn("NCCL picks", ImGuiTableColumnFlags_WidthFixed, pick_width);
     }
-    ImGui::TableHeadersRow();
+    table_headers_wrapped(header_lines);
     for (const SizePrediction& row : rows_) {
       ImGui::TableNextRow();
       double fastest = std::numeric_limits<double>::max();
@@ -183,8 +204,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
       for (const timing::Prediction& p : row.algorithms) {
         ImGui::TableNextColumn();
         if (p.predicted == fastest) {
-          ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
-                                 algorithm_color(p.algorithm) & 0x70FFFFFF);
+          shade_cell(algorithm_color(p.algorithm) & 0x70FFFFFF);
         }
         ImGui::TextUnformatted(format_seconds(p.predicted).c_str());
         if (ImGui::IsItemHovered()) {
@@ -197,8 +217,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
       if (row.nccl) {
         ImGui::TableNextColumn();
         if (row.nccl->time_us * 1e-6 == fastest) {
-          ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
-                                 rgb(algorithm_rgb(vgpu::kNcclName), 0x70));
+          shade_cell(rgb(algorithm_rgb(vgpu::kNcclName), 0x70));
         }
         ImGui::TextUnformatted(format_seconds(row.nccl->time_us * 1e-6).c_str());
         ImGui::TableNextColumn();

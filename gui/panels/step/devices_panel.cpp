@@ -147,19 +147,26 @@ void DevicesPanel::Draw(FrameContext& frame) {
     ImGui::BeginChild("card", ImVec2(card_width, card_height), true, ImGuiWindowFlags_NoScrollbar);
     swatch(replica_color(replica));
     ImGui::Text("%s  replica %d", d.name.c_str(), replica);
-    ImGui::TextDisabled("%s", narrow ? d.what.c_str() : what_it_is(d).c_str());
-    if (narrow && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", what_it_is(d).c_str());
+    // Each line in its longer form where the card has room for it, else its shorter one (the
+    // longer on hover).
+    const float room = ImGui::GetContentRegionAvail().x;
+    const std::string kind = what_it_is(d);
+    const std::string shown_kind = narrow ? d.what : first_that_fits({kind, d.what}, room);
+    ImGui::TextDisabled("%s", shown_kind.c_str());
+    if (shown_kind != kind && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kind.c_str());
     std::string phase = describe_device_phase(run, has_event_[i], last_event_[i]);
-    if (narrow && phase.find(" (step") != std::string::npos) phase.erase(phase.find(" (step"));
-    ImGui::Text("%s", phase.c_str());
-    memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x,
-               ImGui::GetTextLineHeight() * 0.9f);
-    if (narrow) {
-      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
-    } else {
-      ImGui::Text("%s MiB in use, peak %s MiB, limit %s MiB", mib(d.in_use).c_str(),
-                  mib(d.peak).c_str(), mib(d.limit).c_str());
+    const std::size_t step_said = phase.find(" (step");
+    if (step_said != std::string::npos) {
+      phase = narrow ? phase.substr(0, step_said)
+                     : first_that_fits({phase, phase.substr(0, step_said)}, room);
     }
+    ImGui::Text("%s", phase.c_str());
+    memory_bar(d, replica_color(replica), room, ImGui::GetTextLineHeight() * 0.9f);
+    const std::string in_use = mib(d.in_use), limit = mib(d.limit);
+    const std::string full = in_use + " MiB in use, peak " + mib(d.peak) + " MiB, limit " + limit +
+                             " MiB",
+                      brief = in_use + " / " + limit + " MiB";
+    ImGui::TextUnformatted((narrow ? brief : first_that_fits({full, brief}, room)).c_str());
     const auto& replicas = run.step_record.replicas;
     if (i < replicas.size() && replicas[i].has_fingerprint) {
       ImGui::TextDisabled("weights' fingerprint %016llx",
