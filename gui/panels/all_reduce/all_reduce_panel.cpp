@@ -248,11 +248,16 @@ constexpr const char* kPictureKey =
     "arrow: copied over it; lines meeting at a +: every buffer's slice read into one sum and "
     "the sum written back to each. Left/Right: step back/forward.";
 
+constexpr const char* kKeyTitle = "What the stripes, arrows and + mean";
+
 // The key to the picture and the recorded steps' time.
 void draw_footer(const core::RecordedStep& record) {
-  ImGui::PushTextWrapPos(0);
-  text_wrapped_dim("%s", kPictureKey);
-  ImGui::PopTextWrapPos();
+  // One line until opened: the picture gets the panel's height (the lesson says what it shows).
+  if (ImGui::CollapsingHeader(kKeyTitle)) {
+    ImGui::PushTextWrapPos(0);
+    text_wrapped_dim("%s", kPictureKey);
+    ImGui::PopTextWrapPos();
+  }
   if (record.collective_steps.empty()) return;
   // The steps' own times, summed: a step held between its steps (pausing at phases) waits
   // for the viewer, and that wait is no part of the all-reduce.
@@ -368,8 +373,11 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   const std::string bytes = bytes_text(record, done);
   const float width = ImGui::GetContentRegionAvail().x;
   const float spaced = ImGui::GetTextLineHeightWithSpacing();
-  const float below = ImGui::CalcTextSize(bytes.c_str(), nullptr, false, width).y +
-                      ImGui::CalcTextSize(kPictureKey, nullptr, false, width).y + 1.6f * spaced;
+  const float key = ImGui::GetStateStorage()->GetInt(ImGui::GetID(kKeyTitle), 0) != 0
+                        ? ImGui::CalcTextSize(kPictureKey, nullptr, false, width).y
+                        : 0.0f;
+  const float below = ImGui::CalcTextSize(bytes.c_str(), nullptr, false, width).y + key +
+                      ImGui::GetFrameHeightWithSpacing() + 1.6f * spaced;
   const Geometry g = plan_geometry(count, n, frame.view.font_scale, below);
   const int chunks = draw_buffers(draw, record, contributions_, g, left);
   const int arrows =

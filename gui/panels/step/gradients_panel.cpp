@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <string>
 
@@ -11,9 +12,12 @@
 #include "gui/panels/step/step_lines.h"
 #include "gui/panels/step/step_moment.h"
 #include "imgui.h"
+#include "imgui_internal.h"  // TableSetColumnWidth
 
 namespace mirrorlab::gui {
 namespace {
+
+constexpr const char* kNormsScale = "Each bar: against the largest in its row.";
 
 // Side of the square grid the kept values are laid out in (row-major, in the layer's order).
 int grid_side(std::size_t values) {
@@ -75,81 +79,115 @@ void draw_key(float width) {
   ImGui::TextDisabled("positive (0: dark)");
 }
 
+// What the squares are: "dense: the middle 4096 of its 200960 gradient values, ...".
+std::string squares_title(const core::RecordedStep& record) {
+  const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
+  const std::size_t kept = record.replicas[0].gradient_before.size();
+  char text[256];
+  if (kept < record.chosen_layer_values) {
+    std::snprintf(text, sizeof text,
+                  "%s: the middle %zu of its %zu gradient values, one square each, per replica",
+                  layer.name.c_str(), kept, record.chosen_layer_values);
+  } else {
+    std::snprintf(text, sizeof text, "%s: all %zu gradient values, one square each, per replica",
+                  layer.name.c_str(), kept);
+  }
+  return text;
+}
+
 }  // namespace
+
+// Before and after side by side, or one above the other: whichever gives larger squares (side
+// by side needs 4 replicas or fewer), in `avail` less `below` lines of text under them. `narrow`:
+// the narrower of two about as large.
+GradientsPanel::SquareLayout GradientsPanel::square_layout(std::size_t replicas, ImVec2 avail,
+                                                           float below, float font_scale,
+                                                           bool narrow) {
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const auto gaps = [&](bool beside) {
+    const float per_row = static_cast<float>(beside ? 2 * replicas : replicas);
+    // Between squares, the wider gap between the two groups, and the squares' outlines.
+    return (per_row - 1) * spacing + (beside ? 4 * spacing : 0) + 2 * per_row;
+  };
+  const auto square = [&](bool beside) {
+    const float per_row = static_cast<float>(beside ? 2 * replicas : replicas);
+    const float height_left = avail.y - (beside ? below : below + 1.5f) * line;
+    return std::clamp(
+        std::min((avail.x - gaps(beside)) / per_row, beside ? height_left : height_left / 2), 16.0f,
+        220.0f * font_scale);
+  };
+  SquareLayout layout;
+  // Where words stand beside the squares, one above the other unless side by side is clearly
+  // larger: the words then get the width.
+  layout.side_by_side = replicas <= 4 && square(true) >= (narrow ? 1.25f : 1.0f) * square(false);
+  layout.side = square(layout.side_by_side);
+  layout.width = static_cast<float>(layout.side_by_side ? 2 * replicas : replicas) * layout.side +
+                 gaps(layout.side_by_side);
+  return layout;
+}
 
 namespace {
 
+std::string formatted(const char* fmt, ...) IM_FMTARGS(1);
+std::string formatted(const char* fmt, ...) {
+  char text[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(text, sizeof text, fmt, args);
+  va_end(args);
+  return text;
+}
+
 // "Before" and "after" in words: whether the replicas' gradients differ (before) and are the
 // same sum (after). diff_after < 0: not shown yet.
-void draw_verdict(std::size_t replicas, double diff_before, double diff_after) {
+void add_verdict(std::vector<GradientWordsLine>& lines, std::size_t replicas, double diff_before,
+                 double diff_after) {
   if (replicas > 1 && diff_before >= 0) {
-    text_wrapped("Before: %s (largest difference %.3g).",
-                 diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
-                 diff_before);
+    lines.push_back({formatted(
+        "Before: %s (largest difference %.3g).",
+        diff_before > 0 ? "the replicas differ, each saw other examples" : "equal", diff_before)});
   }
   if (diff_after == 0) {
-    text_wrapped("After: identical on every replica, the sum of all %zu.", replicas);
+    lines.push_back(
+        {formatted("After: identical on every replica, the sum of all %zu.", replicas)});
   } else if (diff_after > 0) {
-    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    text_wrapped("After: NOT identical (largest difference %.3g).", diff_after);
-    ImGui::PopStyleColor();
+    lines.push_back(
+        {formatted("After: NOT identical (largest difference %.3g).", diff_after), true});
   }
 }
 
 // Fingerprints of the weights after the update; returns whether every replica has the same.
-bool draw_fingerprints(const core::RecordedStep& record) {
+bool add_fingerprints(std::vector<GradientWordsLine>& lines, const core::RecordedStep& record) {
   bool same = true;
   std::string prints;
   for (const core::ReplicaRecord& r : record.replicas) {
     same = same && r.has_fingerprint && r.fingerprint == record.replicas[0].fingerprint;
-    char text[32];
-    std::snprintf(text, sizeof text, "%s%08" PRIx64, prints.empty() ? "" : " ",
-                  r.fingerprint >> 32);
-    prints += text;
+    prints += formatted("%s%08" PRIx64, prints.empty() ? "" : " ", r.fingerprint >> 32);
   }
   if (same) {
-    text_wrapped("Weights after the update: fingerprint %s on every replica: in sync.",
-                 prints.substr(0, 8).c_str());
+    lines.push_back({"Weights after the update: fingerprint " + prints.substr(0, 8) +
+                     " on every replica: in sync."});
   } else {
-    ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
-    text_wrapped("Weights DIFFER between replicas: %s", prints.c_str());
-    ImGui::PopStyleColor();
+    lines.push_back({"Weights DIFFER between replicas: " + prints, true});
   }
   return same;
 }
 
 }  // namespace
 
-int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float below) {
+int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float below,
+                                      const SquareLayout* chosen) {
   const core::RecordedStep& record = frame.run.step_record;
-  const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
-  const std::size_t kept = record.replicas[0].gradient_before.size();
-  if (kept < record.chosen_layer_values) {
-    text_wrapped("%s: the middle %zu of its %zu gradient values, one square each, per replica",
-                 layer.name.c_str(), kept, record.chosen_layer_values);
-  } else {
-    text_wrapped("%s: all %zu gradient values, one square each, per replica", layer.name.c_str(),
-                 kept);
-  }
-
-  // Before and after side by side, or one above the other: whichever gives larger squares
-  // (side by side needs 4 replicas or fewer).
-  const std::size_t replicas = record.replicas.size();
-  const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  const float line = ImGui::GetTextLineHeightWithSpacing();
+  text_wrapped_unformatted(squares_title(record));
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const auto square = [&](bool beside) {
-    const float per_row = static_cast<float>(beside ? 2 * replicas : replicas);
-    // Between squares, the wider gap between the two groups, and the squares' outlines.
-    const float gaps = (per_row - 1) * spacing + (beside ? 4 * spacing : 0) + 2 * per_row;
-    const float height_left = avail.y - (beside ? below : below + 1.5f) * line;
-    return std::clamp(std::min((avail.x - gaps) / per_row, beside ? height_left : height_left / 2),
-                      16.0f, 220.0f * frame.view.font_scale);
-  };
-  const bool side_by_side = replicas <= 4 && square(true) >= square(false);
-  const float side = square(side_by_side);
+  const SquareLayout squares =
+      chosen != nullptr
+          ? *chosen
+          : square_layout(record.replicas.size(), avail, below, frame.view.font_scale, false);
+  const float side = squares.side;
   int heatmaps = draw_heatmaps("before", before_, side, before_scale_);
-  if (side_by_side) ImGui::SameLine(0, 4 * spacing);
+  if (squares.side_by_side) ImGui::SameLine(0, 4 * ImGui::GetStyle().ItemSpacing.x);
   if (after) {
     heatmaps += draw_heatmaps("after: the sum", after_, side, after_scale_);
   } else {
@@ -157,7 +195,11 @@ int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float bel
     ImGui::TextDisabled("after: not yet");
     ImGui::EndGroup();
   }
-  draw_key(std::min(avail.x * 0.4f, 240.0f * frame.view.font_scale));
+  // The key's bar beside its two words where they fit in one line, 240 px (at font 1) at most.
+  const float words = ImGui::CalcTextSize("negative").x +
+                      ImGui::CalcTextSize("positive (0: dark)").x +
+                      4 * ImGui::GetStyle().ItemSpacing.x;
+  draw_key(std::clamp(avail.x - words, 3 * ImGui::GetFontSize(), 240.0f * frame.view.font_scale));
   return heatmaps;
 }
 
@@ -176,8 +218,6 @@ void GradientsPanel::Draw(FrameContext& frame) {
     frame.report.drew(name(), "heatmaps", 0);
     return;
   }
-  draw_norms(frame);
-
   const int state = (before ? 1 : 0) | (after ? 2 : 0);
   if (uploaded_session_ != frame.run.session ||
       uploaded_version_ != frame.run.step_record_version || uploaded_state_ != state) {
@@ -186,21 +226,63 @@ void GradientsPanel::Draw(FrameContext& frame) {
     uploaded_version_ = frame.run.step_record_version;
     uploaded_state_ = state;
   }
-  if (record.layers.empty()) return;
-  // On a wide panel the words go beside the squares, so that the squares get the height.
+  if (record.layers.empty()) {
+    draw_norms(frame);
+    return;
+  }
+  // On a wide panel the norms and the words go beside the squares, so that the squares get the
+  // panel's height (on a projector they are the picture the class looks at).
   const bool beside = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 40;
   int heatmaps = 0;
+  // The squares' column as wide as they need at the height they have (and its words need, the
+  // key's at least), from 55% of the panel at most; the words get the rest.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float most = avail.x * 0.55f;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const std::string title = squares_title(record);
+  const auto fitted = [&](float width) {  // the squares under their title in `width`
+    return square_layout(record.replicas.size(),
+                         ImVec2(width, avail.y - wrapped_line_count(title, width) * line), 2.0f,
+                         frame.view.font_scale, true);
+  };
+  // The widest squares' column (largest squares) whose words beside it still fit the panel's
+  // height; the narrowest (the colour key's width) when none does.
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float least = std::min(
+      most, ImGui::CalcTextSize("negative positive (0: dark)").x + 6 * ImGui::GetFontSize());
+  const bool updated = shown.progress.updated;
+  SquareLayout squares;
+  float column = least;
+  for (int k = 0; k <= 8; ++k) {
+    const float width = most - (most - least) * static_cast<float>(k) / 8;
+    squares = fitted(width);
+    // Narrower squares leave the words more: their title may take more lines, so fit again.
+    column = std::clamp(squares.width, least, width);
+    if (column < width) squares = fitted(column);
+    column = std::clamp(squares.width, least, width);
+    const float words_width = avail.x - column - 2 * spacing;
+    // (Half a line to spare: ImGui's line count, which this is, and ours can differ a little.)
+    if (norms_height(record, words_width) + words_height(frame, after, updated, words_width) <=
+        avail.y - 0.5f * line) {
+      break;
+    }
+  }
   if (beside && ImGui::BeginTable("squares and words", 2)) {
-    ImGui::TableSetupColumn("squares", ImGuiTableColumnFlags_WidthStretch, 0.55f);
-    ImGui::TableSetupColumn("words", ImGuiTableColumnFlags_WidthStretch, 0.45f);
+    ImGui::TableSetupColumn("squares", ImGuiTableColumnFlags_WidthFixed, column);
+    ImGui::TableSetupColumn("words", ImGuiTableColumnFlags_WidthStretch);
+    // Every frame: TableSetupColumn's width is taken only when the table is first made (and
+    // ImGui 1.86 takes a width set only once the table has been laid out).
+    if (ImGui::GetCurrentTable()->MinColumnWidth > 0) ImGui::TableSetColumnWidth(0, column);
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    heatmaps = draw_before_after(frame, after, 4.0f);
+    heatmaps = draw_before_after(frame, after, 2.0f, &squares);
     ImGui::TableNextColumn();
-    draw_words(frame, after, shown.progress.updated);
+    draw_norms(frame);
+    draw_words(frame, after, updated);
     ImGui::EndTable();
   } else {
-    heatmaps = draw_before_after(frame, after, 10.0f);
+    draw_norms(frame);
+    heatmaps = draw_before_after(frame, after, 10.0f, nullptr);
     draw_words(frame, after, shown.progress.updated);
   }
   const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
@@ -209,28 +291,51 @@ void GradientsPanel::Draw(FrameContext& frame) {
   frame.report.drew(name(), "differ_before", diff_before > 0 ? 1 : 0);
 }
 
-void GradientsPanel::draw_words(FrameContext& frame, bool after, bool updated) {
+std::vector<GradientWordsLine> GradientsPanel::words(FrameContext& frame, bool after, bool updated,
+                                                     bool* in_sync) const {
   const core::RecordedStep& record = frame.run.step_record;
-  const double diff_after = after ? after_difference_ : -1;
-  draw_verdict(std::max<std::size_t>(record.replicas.size(), frame.run.replicas_in_sync),
-               before_difference_, diff_after);
+  std::vector<GradientWordsLine> lines;
+  add_verdict(lines, std::max<std::size_t>(record.replicas.size(), frame.run.replicas_in_sync),
+              before_difference_, after ? after_difference_ : -1);
   // Where the gradients came from and how they are summed, in figures.
-  ImGui::PushTextWrapPos(0);
-  for (const std::string& line : {shards_line(record), gradient_weight_line(frame)}) {
-    if (!line.empty()) text_wrapped_unformatted(line);
+  for (std::string line : {shards_line(record), gradient_weight_line(frame)}) {
+    if (!line.empty()) lines.push_back({std::move(line)});
   }
   if (record.replicas.size() > 1 && record.all_reduce_steps > 0) {
-    text_wrapped("The all-reduce (%s) sums them in %d step%s.", record.all_reduce.c_str(),
-                 record.all_reduce_steps, record.all_reduce_steps == 1 ? "" : "s");
+    lines.push_back(
+        {formatted("The all-reduce (%s) sums them in %d step%s.", record.all_reduce.c_str(),
+                   record.all_reduce_steps, record.all_reduce_steps == 1 ? "" : "s")});
   }
   if (frame.view.distance_to_one_worker && frame.run.workers.size() > 1) {
-    text_wrapped(
-        "Against one worker of %d devices trained on the same batches, the largest weight "
-        "difference is %.3g.",
-        frame.run.replicas_in_sync, *frame.view.distance_to_one_worker);
+    lines.push_back(
+        {formatted("Against one worker of %d devices trained on the same batches, the "
+                   "largest weight difference is %.3g.",
+                   frame.run.replicas_in_sync, *frame.view.distance_to_one_worker)});
   }
-  ImGui::PopTextWrapPos();
-  if (updated) frame.report.drew(name(), "replicas_in_sync", draw_fingerprints(record) ? 1 : 0);
+  if (updated) {
+    const bool same = add_fingerprints(lines, record);
+    if (in_sync != nullptr) *in_sync = same;
+  }
+  return lines;
+}
+
+float GradientsPanel::words_height(FrameContext& frame, bool after, bool updated,
+                                   float width) const {
+  float lines = 0;
+  for (const GradientWordsLine& line : words(frame, after, updated, nullptr)) {
+    lines += wrapped_line_count(line.text, width);
+  }
+  return lines * ImGui::GetTextLineHeightWithSpacing();
+}
+
+void GradientsPanel::draw_words(FrameContext& frame, bool after, bool updated) {
+  bool in_sync = false;
+  for (const GradientWordsLine& line : words(frame, after, updated, &in_sync)) {
+    if (line.warning) ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+    text_wrapped_unformatted(line.text);
+    if (line.warning) ImGui::PopStyleColor();
+  }
+  if (updated) frame.report.drew(name(), "replicas_in_sync", in_sync ? 1 : 0);
 }
 
 void GradientsPanel::draw_layer_choice(FrameContext& frame) {
@@ -260,6 +365,12 @@ void GradientsPanel::draw_layer_choice(FrameContext& frame) {
     ImGui::SameLine();
     ImGui::TextDisabled("(mapped from the next step on)");
   }
+}
+
+float GradientsPanel::norms_height(const core::RecordedStep& record, float width) const {
+  const float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  return static_cast<float>(record.layers.size() + 1) * row + ImGui::GetStyle().ItemSpacing.y +
+         wrapped_line_count(kNormsScale, width) * ImGui::GetTextLineHeightWithSpacing();
 }
 
 void GradientsPanel::draw_norms(FrameContext& frame) {
@@ -332,7 +443,7 @@ void GradientsPanel::draw_norms(FrameContext& frame) {
   ImGui::EndTable();
   // The bars' scale is each row's own: said, so that equal bars in two rows are not read as
   // equal norms.
-  if (bars > 0) text_wrapped_dim("Each bar: a replica's norm against the largest in its row.");
+  if (bars > 0) text_wrapped_dim("%s", kNormsScale);
   frame.report.drew(name(), "norm_bars", bars);
 }
 

@@ -5,12 +5,19 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gui/drawing/texture.h"
 #include "gui/panels/panel.h"
 
 namespace mirrorlab::gui {
+
+// A line of the words beside or under the squares; `warning`: in the colour that says so.
+struct GradientWordsLine {
+  std::string text;
+  bool warning = false;
+};
 
 class GradientsPanel : public Panel {
  public:
@@ -20,12 +27,25 @@ class GradientsPanel : public Panel {
  private:
   void draw_layer_choice(FrameContext& frame);
   void draw_norms(FrameContext& frame);
+  struct SquareLayout {
+    float side = 0;             // of each square
+    bool side_by_side = false;  // before and after in one row
+    float width = 0;            // of what they take
+  };
   // The chosen layer's gradient as heatmaps, before and (once all-reduced) after; returns how
-  // many were drawn.
-  // `below`: text lines to leave room for under the squares.
-  int draw_before_after(FrameContext& frame, bool after, float below);
-  // In words: the verdict, where the gradients came from, how they are summed, the weights.
+  // many were drawn. `chosen`: their layout where it was chosen for the column they are in; else
+  // one that fits what is left of the panel less `below` lines.
+  int draw_before_after(FrameContext& frame, bool after, float below, const SquareLayout* chosen);
+  static SquareLayout square_layout(std::size_t replicas, ImVec2 avail, float below,
+                                    float font_scale, bool narrow);
+  // In words: the verdict, where the gradients came from, how they are summed, the weights
+  // (`in_sync`, where given: whether every replica's weights are the same after the update).
+  std::vector<GradientWordsLine> words(FrameContext& frame, bool after, bool updated,
+                                       bool* in_sync) const;
   void draw_words(FrameContext& frame, bool after, bool updated);
+  // How tall the norms' table and the words are in `width`.
+  float words_height(FrameContext& frame, bool after, bool updated, float width) const;
+  float norms_height(const core::RecordedStep& record, float width) const;
   // Heatmaps of the chosen layer, one per replica, in a row; returns how many were drawn.
   int draw_heatmaps(const char* what, std::vector<Texture>& textures, float side, float scale);
   void upload_heatmaps(const core::RecordedStep& record, bool before, bool after);
