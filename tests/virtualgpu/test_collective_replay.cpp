@@ -102,5 +102,28 @@ TEST(ReplayContributions, AnOpaqueStepReducesEverything) {
   EXPECT_THROW(replay_contributions(0, 10, {}), std::invalid_argument);
 }
 
+// Worker 0 of two, two devices each: after its ring within (both devices hold replicas 0 and 1),
+// the step across workers brings replicas 2 and 3 into its first device only; the copy back
+// then gives them to the second.
+TEST(ReplayContributions, TheStepAcrossWorkersBringsTheOtherWorkersReplicasToTheFirstDevice) {
+  std::vector<CollectiveStep> steps(3);
+  steps[0].transfers = {Transfer{0, 1, 0, 10, 40, TransferKind::kReduce},
+                        Transfer{1, 0, 0, 10, 40, TransferKind::kReduce}};
+  steps[1].phase = "across workers";
+  steps[2].transfers = {Transfer{0, 1, 0, 10, 40, TransferKind::kCopy}};
+  const auto within = replay_contributions(2, 10, std::span(steps.data(), 1), 4, "across workers");
+  EXPECT_EQ(within[0][0].contributors, 0x3u);
+  EXPECT_EQ(within[1][0].contributors, 0x3u);
+  const auto across = replay_contributions(2, 10, std::span(steps.data(), 2), 4, "across workers");
+  EXPECT_EQ(across[0][0].contributors, 0xFu);
+  EXPECT_EQ(across[1][0].contributors, 0x3u);
+  const auto back = replay_contributions(2, 10, std::span(steps.data(), 3), 4, "across workers");
+  EXPECT_EQ(back[1][0].contributors, 0xFu);
+  // Without the phase named, the same opaque step is an all-reduce of these ranks alone.
+  const auto opaque = replay_contributions(2, 10, std::span(steps.data(), 2));
+  EXPECT_EQ(opaque[0][0].contributors, 0x3u);
+  EXPECT_THROW(replay_contributions(2, 10, {}, 65, "across workers"), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace mirrorlab::vgpu

@@ -6,10 +6,12 @@
 namespace mirrorlab::vgpu {
 
 std::vector<std::vector<ChunkContributors>> replay_contributions(
-    int ranks, std::size_t count, std::span<const CollectiveStep> steps) {
-  if (ranks < 1 || ranks > 64) {
+    int ranks, std::size_t count, std::span<const CollectiveStep> steps, int all_ranks,
+    std::string_view across_phase) {
+  all_ranks = std::max(all_ranks, ranks);
+  if (ranks < 1 || all_ranks > 64) {
     throw std::invalid_argument("replay_contributions: 1 to 64 ranks, not " +
-                                std::to_string(ranks));
+                                std::to_string(all_ranks));
   }
   // Cut the buffer at every place a transfer starts or ends.
   std::vector<std::size_t> cuts{0, count};
@@ -32,7 +34,12 @@ std::vector<std::vector<ChunkContributors>> replay_contributions(
   for (int r = 0; r < ranks; ++r) masks[static_cast<std::size_t>(r)].assign(segments, 1ull << r);
   for (const CollectiveStep& step : steps) {
     if (step.transfers.empty()) {
-      for (auto& m : masks) std::fill(m.begin(), m.end(), everyone);
+      if (!across_phase.empty() && step.phase == across_phase) {
+        const std::uint64_t every_worker = all_ranks == 64 ? ~0ull : (1ull << all_ranks) - 1;
+        for (std::uint64_t& m : masks[0]) m |= every_worker & ~everyone;
+      } else {
+        for (auto& m : masks) std::fill(m.begin(), m.end(), everyone);
+      }
       continue;
     }
     const auto before = masks;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "virtualgpu/collectives/collective.h"
@@ -23,7 +24,11 @@ struct ChunkContributors {
 // `steps` have run in order. Within a step every transfer reads what its source held before the
 // step (as the algorithms guarantee: a step never reads what the same step writes). A step with
 // no transfers is an opaque all-reduce (NCCL): afterwards every rank holds every rank's share.
+// Where these ranks are the first worker's of several, `all_ranks` of them in all: a step with
+// no transfers whose phase is `across_phase` sums every worker's first rank with the others',
+// after which rank 0 holds all of them (bits `ranks` and up: the other workers' ranks).
 std::vector<std::vector<ChunkContributors>> replay_contributions(
-    int ranks, std::size_t count, std::span<const CollectiveStep> steps);
+    int ranks, std::size_t count, std::span<const CollectiveStep> steps, int all_ranks = 0,
+    std::string_view across_phase = {});
 
 }  // namespace mirrorlab::vgpu

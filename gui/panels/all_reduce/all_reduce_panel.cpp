@@ -47,7 +47,8 @@ std::string contributors_text(std::uint64_t mask, int ranks) {
 std::string describe_step(const vgpu::CollectiveStep& step, int ranks) {
   if (step.phase == vgpu::kAcrossWorkersPhase) {
     return "across workers: each worker's sum, in its first device, added to the other workers' "
-           "(the worker group's exchange); its moves are not visible here";
+           "(the worker group's exchange, its moves not drawn): the first device now holds "
+           "every worker's replicas";
   }
   if (step.transfers.empty()) {
     return "one NCCL call: the library sums on every GPU at once; its steps are not visible";
@@ -122,11 +123,12 @@ Geometry plan_geometry(std::size_t count, int n, float font_scale, float below) 
   return g;
 }
 
-// Each device's buffer as a row of chunks, striped with the replicas whose values each holds.
-// Returns the number of chunks drawn.
+// Each device's buffer as a row of chunks, striped with the replicas whose values each holds:
+// `stripes` of them, every worker's replicas (this worker's first). Returns the number of chunks
+// drawn.
 int draw_buffers(ImDrawList* draw, const core::RecordedStep& record,
                  const std::vector<std::vector<vgpu::ChunkContributors>>& contributions,
-                 const Geometry& g, float left) {
+                 const Geometry& g, float left, int stripes) {
   const int n = static_cast<int>(record.replicas.size());
   const float line = ImGui::GetTextLineHeight();
   int chunks = 0;
@@ -139,8 +141,8 @@ int draw_buffers(ImDrawList* draw, const core::RecordedStep& record,
     for (const vgpu::ChunkContributors& c : contributions[static_cast<std::size_t>(r)]) {
       const float x0 = g.at(c.begin), x1 = g.at(c.end);
       // One stripe per replica: its colour where the chunk holds its values, dark where not.
-      const float stripe = g.row / static_cast<float>(n);
-      for (int k = 0; k < n; ++k) {
+      const float stripe = g.row / static_cast<float>(stripes);
+      for (int k = 0; k < stripes; ++k) {
         const bool has = (c.contributors >> k) & 1u;
         draw->AddRectFilled(ImVec2(x0, y + stripe * static_cast<float>(k)),
                             ImVec2(x1, y + stripe * static_cast<float>(k + 1)),
@@ -150,7 +152,7 @@ int draw_buffers(ImDrawList* draw, const core::RecordedStep& record,
       if (ImGui::IsMouseHoveringRect(ImVec2(x0, y), ImVec2(x1, y + g.row))) {
         ImGui::SetTooltip("%s, floats %zu-%zu: the sum of %s",
                           record.replicas[static_cast<std::size_t>(r)].device.c_str(), c.begin,
-                          c.end, contributors_text(c.contributors, n).c_str());
+                          c.end, contributors_text(c.contributors, stripes).c_str());
       }
       ++chunks;
     }
@@ -279,9 +281,15 @@ int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
   const ShownMoment shown = shown_moment(frame);
   const int done = std::min(shown.progress.collective_steps, recorded);
 
-  text_wrapped("%s of %d x %s (%zu floats) in %d step%s", record.all_reduce.c_str(), n,
+  // Of several workers, worker 0's devices are the rows; the others' do the same on theirs.
+  const std::size_t workers = frame.run.workers.size();
+  const std::string whose = workers > 1
+                                ? ", worker 0's devices (each of the " + std::to_string(workers) +
+                                      " workers does the same on its own)"
+                                : "";
+  text_wrapped("%s of %d x %s (%zu floats) in %d step%s%s", record.all_reduce.c_str(), n,
                format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count, total_steps,
-               total_steps == 1 ? "" : "s");
+               total_steps == 1 ? "" : "s", whose.c_str());
   // The slider walks the all-reduce: 0 is before it, k after its k-th step.
   int wanted = done;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
@@ -319,8 +327,10 @@ void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int do
   const core::RecordedStep& record = frame.run.step_record;
   const std::span<const vgpu::CollectiveStep> steps(record.collective_steps.data(),
                                                     static_cast<std::size_t>(done));
-  contributions_ = vgpu::replay_contributions(static_cast<int>(record.replicas.size()),
-                                              std::max<std::size_t>(count, 1), steps);
+  // Of several workers, this is worker 0: the step across them brings the others' replicas in.
+  contributions_ = vgpu::replay_contributions(
+      static_cast<int>(record.replicas.size()), std::max<std::size_t>(count, 1), steps,
+      frame.run.workers.size() > 1 ? frame.run.replicas_in_sync : 0, vgpu::kAcrossWorkersPhase);
   replayed_session_ = frame.run.session;
   replayed_version_ = frame.run.step_record_version;
   replayed_steps_ = done;
@@ -379,7 +389,8 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   const float below = ImGui::CalcTextSize(bytes.c_str(), nullptr, false, width).y + key +
                       ImGui::GetFrameHeightWithSpacing() + 1.6f * spaced;
   const Geometry g = plan_geometry(count, n, frame.view.font_scale, below);
-  const int chunks = draw_buffers(draw, record, contributions_, g, left);
+  const int stripes = std::max(n, frame.run.workers.size() > 1 ? frame.run.replicas_in_sync : 0);
+  const int chunks = draw_buffers(draw, record, contributions_, g, left, stripes);
   const int arrows =
       done > 0
           ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)], g, n)
