@@ -167,8 +167,12 @@ void ComparePanel::draw_bars(const core::AlgorithmComparison& r, FrameContext& f
       ++predicted;
     }
     text += " / step " + format_seconds(t.step_seconds);
-    draw_label(draw, ImVec2(x0 + std::max(step_w, 0.0f) + 6, p.y), rgb(0xE0E0E0), text.c_str());
-    ImGui::Dummy(ImVec2(label_width + width, line * 1.25f));
+    // Beside the bar where it fits before the panel's edge, else under it.
+    const float right = p.x + ImGui::GetContentRegionAvail().x;
+    const bool beside = x0 + step_w + 6 + ImGui::CalcTextSize(text.c_str()).x <= right;
+    draw_label(draw, beside ? ImVec2(x0 + std::max(step_w, 0.0f) + 6, p.y) : ImVec2(x0, p.y + line),
+               rgb(0xE0E0E0), text.c_str());
+    ImGui::Dummy(ImVec2(label_width + width, line * (beside ? 1.25f : 2.25f)));
     bars += 2;
   }
   ImGui::PushTextWrapPos(0);

@@ -253,6 +253,14 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   if (n == 1) {
     text_wrapped("Step %lld: a global batch of %zu example%s, on one replica",
                  static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s");
+  } else if (const std::size_t workers = frame.run.workers.size(); workers > 1) {
+    // Worker 0's replicas are the rows; the others take the rest of the batch.
+    const std::size_t all = std::max<std::size_t>(n, frame.run.replicas_in_sync);
+    text_wrapped(
+        "Step %lld: a global batch of %zu example%s, split %zu ways (%zu workers x %zu); worker "
+        "0's %zu replicas below, the other workers' take the rest",
+        static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s", all, workers,
+        all / workers, n);
   } else {
     text_wrapped("Step %lld: a global batch of %zu example%s, split %zu ways",
                  static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s", n);

@@ -113,9 +113,12 @@ GradientsPanel::SquareLayout GradientsPanel::square_layout(std::size_t replicas,
   const auto square = [&](bool beside) {
     const float per_row = static_cast<float>(beside ? 2 * replicas : replicas);
     const float height_left = avail.y - (beside ? below : below + 1.5f) * line;
-    return std::clamp(
-        std::min((avail.x - gaps(beside)) / per_row, beside ? height_left : height_left / 2), 16.0f,
-        220.0f * font_scale);
+    // Not smaller than 3.5 lines of text where the width allows it: in a short panel the
+    // words under the squares scroll instead.
+    const float across = (avail.x - gaps(beside)) / per_row;
+    const float least = std::max(16.0f, std::min(across, 3.5f * line));
+    return std::clamp(std::min(across, beside ? height_left : height_left / 2), least,
+                      std::max(least, 220.0f * font_scale));
   };
   SquareLayout layout;
   // Where words stand beside the squares, one above the other unless side by side is clearly
