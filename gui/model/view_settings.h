@@ -24,6 +24,8 @@ struct ViewSettings {
   // A lesson's reference run (one worker of as many devices, on the same batches): the largest
   // difference between its weights and the run's, once the step that asks has run.
   std::optional<double> distance_to_one_worker;
+  // The same against one device (the lesson's single-device reference run).
+  std::optional<double> distance_to_one_device;
 
   // The timing model's machine, shown by the Compare panel's "Predicted on a machine" tab and
   // played on by the All-reduce panel's model: a preset's id or "this-machine" (--topology).

@@ -137,6 +137,7 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   view.watched_moment = -1;
   introduction_ = false;
   view.distance_to_one_worker.reset();
+  view.distance_to_one_device.reset();
   // On a projector one panel large reads better than all of them small: the step's panel fills
   // the room beside the lesson unless the teacher asked for all panels. (The Controls keep their
   // column in the usual layout; the presenter layout shows them in the room.)
@@ -163,6 +164,7 @@ void PlayingLesson::advance(ViewSettings& view) {
   if (player_.advance()) {
     finish_step();
     view.distance_to_one_worker = player_.read("distance_to_one_worker", -1);
+    view.distance_to_one_device = player_.read("distance_to_one_device", -1);
   }
 }
 
@@ -439,10 +441,10 @@ void PlayingLesson::draw_score(FrameContext& frame) {
     total.right += s.right, total.answered += s.answered;
   }
   ImGui::Separator();
-  std::string line = played == 0
-                         ? "No step played yet"
-                         : (played == 1 ? "Played step " : "Played steps ") + which + " (" +
-                               std::to_string(played) + " of " + std::to_string(steps()) + ")";
+  std::string line = played == 0 ? "No step played yet"
+                                 : (played == 1 ? "Played step " : "Played steps ") + which + " (" +
+                                       std::to_string(played) + " of the " +
+                                       std::to_string(steps()) + " steps played)";
   line.append("; checks passed: ").append(std::to_string(total.passed));
   line.append(" of ").append(std::to_string(total.checks));
   if (total.answered > 0) {

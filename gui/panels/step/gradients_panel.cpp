@@ -146,17 +146,23 @@ std::string formatted(const char* fmt, ...) {
 // same sum (after). diff_after < 0: not shown yet.
 void add_verdict(std::vector<GradientWordsLine>& lines, std::size_t replicas, double diff_before,
                  double diff_after) {
-  if (replicas > 1 && diff_before >= 0) {
-    lines.push_back({formatted(
-        "Before: %s (largest difference %.3g).",
-        diff_before > 0 ? "the replicas differ, each saw other examples" : "equal", diff_before)});
-  }
+  const std::string before =
+      replicas > 1 && diff_before >= 0
+          ? formatted("Before: %s (largest difference %.3g)",
+                      diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
+                      diff_before)
+          : "";
+  // One sentence where both are said, so that they take a line less.
+  const std::string joint = before.empty() ? "" : before + "; after: ";
   if (diff_after == 0) {
-    lines.push_back(
-        {formatted("After: identical on every replica, the sum of all %zu.", replicas)});
+    lines.push_back({formatted("%sidentical on every replica, the sum of all %zu.",
+                               joint.empty() ? "After: " : joint.c_str(), replicas)});
   } else if (diff_after > 0) {
-    lines.push_back(
-        {formatted("After: NOT identical (largest difference %.3g).", diff_after), true});
+    lines.push_back({formatted("%sNOT identical (largest difference %.3g).",
+                               joint.empty() ? "After: " : joint.c_str(), diff_after),
+                     true});
+  } else if (!before.empty()) {
+    lines.push_back({before + "."});
   }
 }
 
@@ -256,7 +262,8 @@ void GradientsPanel::Draw(FrameContext& frame) {
   const bool updated = shown.progress.updated;
   SquareLayout squares;
   float column = least;
-  for (int k = 0; k <= 8; ++k) {
+  bool words_fit = false;
+  for (int k = 0; k <= 8 && !words_fit; ++k) {
     const float width = most - (most - least) * static_cast<float>(k) / 8;
     squares = fitted(width);
     // Narrower squares leave the words more: their title may take more lines, so fit again.
@@ -265,10 +272,9 @@ void GradientsPanel::Draw(FrameContext& frame) {
     column = std::clamp(squares.width, least, width);
     const float words_width = avail.x - column - 2 * spacing;
     // (Half a line to spare: ImGui's line count, which this is, and ours can differ a little.)
-    if (norms_height(record, words_width) + words_height(frame, after, updated, words_width) <=
-        avail.y - 0.5f * line) {
-      break;
-    }
+    words_fit =
+        norms_height(record, words_width) + words_height(frame, after, updated, words_width) <=
+        avail.y - 0.5f * line;
   }
   if (beside && ImGui::BeginTable("squares and words", 2)) {
     ImGui::TableSetupColumn("squares", ImGuiTableColumnFlags_WidthFixed, column);
@@ -280,8 +286,10 @@ void GradientsPanel::Draw(FrameContext& frame) {
     ImGui::TableNextColumn();
     heatmaps = draw_before_after(frame, after, 2.0f, &squares);
     ImGui::TableNextColumn();
-    draw_norms(frame);
+    // Where they do not all fit, the words first: they say what the step shows.
+    if (words_fit) draw_norms(frame);
     draw_words(frame, after, updated);
+    if (!words_fit) draw_norms(frame);
     ImGui::EndTable();
   } else {
     draw_norms(frame);
@@ -309,11 +317,8 @@ std::vector<GradientWordsLine> GradientsPanel::words(FrameContext& frame, bool a
         {formatted("The all-reduce (%s) sums them in %d step%s.", record.all_reduce.c_str(),
                    record.all_reduce_steps, record.all_reduce_steps == 1 ? "" : "s")});
   }
-  if (frame.view.distance_to_one_worker && frame.run.workers.size() > 1) {
-    lines.push_back(
-        {formatted("Against one worker of %d devices trained on the same batches, the "
-                   "largest weight difference is %.3g.",
-                   frame.run.replicas_in_sync, *frame.view.distance_to_one_worker)});
+  if (std::string line = reference_distance_line(frame); !line.empty()) {
+    lines.push_back({std::move(line)});
   }
   if (updated) {
     const bool same = add_fingerprints(lines, record);

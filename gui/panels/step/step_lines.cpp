@@ -17,6 +17,25 @@ std::string shards_line(const core::RecordedStep& record) {
   return line;
 }
 
+std::string reference_distance_line(const FrameContext& frame) {
+  char text[200];
+  if (frame.view.distance_to_one_worker && frame.run.workers.size() > 1) {
+    std::snprintf(text, sizeof text,
+                  "Against one worker of %d devices trained on the same batches, the largest "
+                  "weight difference is %.3g.",
+                  frame.run.replicas_in_sync, *frame.view.distance_to_one_worker);
+    return text;
+  }
+  if (frame.view.distance_to_one_device && frame.run.workers.size() <= 1) {
+    std::snprintf(text, sizeof text,
+                  "Against one device trained on the same batches, the largest weight difference "
+                  "is %.3g.",
+                  *frame.view.distance_to_one_device);
+    return text;
+  }
+  return "";
+}
+
 std::string gradient_weight_line(const FrameContext& frame) {
   if (frame.run.workers.size() > 1) return "";
   const auto weight =

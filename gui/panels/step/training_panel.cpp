@@ -63,7 +63,8 @@ void TrainingPanel::Draw(FrameContext& frame) {
     ImGui::NewLine();  // no room on a narrow panel: left out
   }
   ImGui::PushTextWrapPos(0);
-  for (const std::string& line : {step_time_line(run), gradient_weight_line(frame)}) {
+  for (const std::string& line :
+       {step_time_line(run), gradient_weight_line(frame), reference_distance_line(frame)}) {
     if (!line.empty()) text_wrapped_unformatted(line);
   }
   if (!run.steps.empty()) {
