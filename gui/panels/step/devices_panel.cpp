@@ -130,6 +130,12 @@ void DevicesPanel::Draw(FrameContext& frame) {
       1, static_cast<int>((ImGui::GetContentRegionAvail().y + spacing) / (card_height + spacing)));
   per_row = std::min(devices, std::max(per_row, (devices + rows_fit - 1) / rows_fit));
   const float card_width = (avail - spacing * static_cast<float>(per_row - 1)) / per_row;
+  // Room to spare below the cards (few devices on a projector): a taller memory bar, which
+  // reads from the back of a hall, up to a line and a half more.
+  const int rows = (devices + per_row - 1) / per_row;
+  const float spare = (ImGui::GetContentRegionAvail().y + spacing) / static_cast<float>(rows) -
+                      spacing - card_height;
+  const float taller = std::clamp(spare, 0.0f, 1.5f * ImGui::GetTextLineHeight());
   if (card_width < 220.0f * scale) {
     // Cards this narrow would cut every line short (many devices, a large font): one row per
     // device instead, which stays readable for any count.
@@ -144,7 +150,8 @@ void DevicesPanel::Draw(FrameContext& frame) {
     ImGui::PushID(replica);
     ImGui::PushStyleColor(ImGuiCol_Border, replica_color(replica));
     ImGui::PushStyleVar(ImGuiStyleVar_ChildBorderSize, 2.0f);
-    ImGui::BeginChild("card", ImVec2(card_width, card_height), true, ImGuiWindowFlags_NoScrollbar);
+    ImGui::BeginChild("card", ImVec2(card_width, card_height + taller), true,
+                      ImGuiWindowFlags_NoScrollbar);
     swatch(replica_color(replica));
     ImGui::Text("%s  replica %d", d.name.c_str(), replica);
     // Each line in its longer form where the card has room for it, else its shorter one (the
@@ -161,7 +168,7 @@ void DevicesPanel::Draw(FrameContext& frame) {
                      : first_that_fits({phase, phase.substr(0, step_said)}, room);
     }
     ImGui::Text("%s", phase.c_str());
-    memory_bar(d, replica_color(replica), room, ImGui::GetTextLineHeight() * 0.9f);
+    memory_bar(d, replica_color(replica), room, ImGui::GetTextLineHeight() * 0.9f + taller);
     const std::string in_use = mib(d.in_use), limit = mib(d.limit);
     const std::string full = in_use + " MiB in use, peak " + mib(d.peak) + " MiB, limit " + limit +
                              " MiB",
