@@ -165,6 +165,14 @@ void next_beside_if_fits(float width) {
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
+std::string formatted(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::string text = format(fmt, args);
+  va_end(args);
+  return text;
+}
+
 void text_wrapped(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);

@@ -19,6 +19,10 @@ namespace mirrorlab::gui {
 // one ("13.3 ms"), each with the spaces that follow it.
 std::vector<std::string_view> wrap_pieces(std::string_view text);
 
+// printf into a string, as long as it needs: for a sentence built before it is drawn (or
+// measured).
+std::string formatted(const char* fmt, ...) IM_FMTARGS(1);
+
 void text_wrapped_unformatted(std::string_view text);
 void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
 // Draws `word` (with the spaces after it) after the item before, unless `first`: beside it, or at

@@ -43,6 +43,12 @@ std::string contributors_text(std::uint64_t mask, int ranks) {
   return "replicas " + text + " (" + std::to_string(count) + " of " + std::to_string(ranks) + ")";
 }
 
+// Every worker's replicas where the run has several (this is worker 0, whose devices are the
+// rows); 0 where it trains alone.
+int every_workers_replicas(const core::SessionSnapshot& run) {
+  return run.workers.size() > 1 ? run.replicas_in_sync : 0;
+}
+
 // What the step does, in words, for the line above the picture.
 std::string describe_step(const vgpu::CollectiveStep& step, int ranks) {
   if (step.phase == vgpu::kAcrossWorkersPhase) {
@@ -330,7 +336,7 @@ void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int do
   // Of several workers, this is worker 0: the step across them brings the others' replicas in.
   contributions_ = vgpu::replay_contributions(
       static_cast<int>(record.replicas.size()), std::max<std::size_t>(count, 1), steps,
-      frame.run.workers.size() > 1 ? frame.run.replicas_in_sync : 0, vgpu::kAcrossWorkersPhase);
+      every_workers_replicas(frame.run), vgpu::kAcrossWorkersPhase);
   replayed_session_ = frame.run.session;
   replayed_version_ = frame.run.step_record_version;
   replayed_steps_ = done;
@@ -389,7 +395,7 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   const float below = ImGui::CalcTextSize(bytes.c_str(), nullptr, false, width).y + key +
                       ImGui::GetFrameHeightWithSpacing() + 1.6f * spaced;
   const Geometry g = plan_geometry(count, n, frame.view.font_scale, below);
-  const int stripes = std::max(n, frame.run.workers.size() > 1 ? frame.run.replicas_in_sync : 0);
+  const int stripes = std::max(n, every_workers_replicas(frame.run));
   const int chunks = draw_buffers(draw, record, contributions_, g, left, stripes);
   const int arrows =
       done > 0

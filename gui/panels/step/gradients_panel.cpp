@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <string>
 
@@ -83,16 +82,12 @@ void draw_key(float width) {
 std::string squares_title(const core::RecordedStep& record) {
   const core::RecordedLayer& layer = record.layers[static_cast<std::size_t>(record.chosen_layer)];
   const std::size_t kept = record.replicas[0].gradient_before.size();
-  char text[256];
   if (kept < record.chosen_layer_values) {
-    std::snprintf(text, sizeof text,
-                  "%s: the middle %zu of its %zu gradient values, one square each, per replica",
-                  layer.name.c_str(), kept, record.chosen_layer_values);
-  } else {
-    std::snprintf(text, sizeof text, "%s: all %zu gradient values, one square each, per replica",
-                  layer.name.c_str(), kept);
+    return formatted("%s: the middle %zu of its %zu gradient values, one square each, per replica",
+                     layer.name.c_str(), kept, record.chosen_layer_values);
   }
-  return text;
+  return formatted("%s: all %zu gradient values, one square each, per replica", layer.name.c_str(),
+                   kept);
 }
 
 }  // namespace
@@ -131,16 +126,6 @@ GradientsPanel::SquareLayout GradientsPanel::square_layout(std::size_t replicas,
 }
 
 namespace {
-
-std::string formatted(const char* fmt, ...) IM_FMTARGS(1);
-std::string formatted(const char* fmt, ...) {
-  char text[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(text, sizeof text, fmt, args);
-  va_end(args);
-  return text;
-}
 
 // "Before" and "after" in words: whether the replicas' gradients differ (before) and are the
 // same sum (after). diff_after < 0: not shown yet.
@@ -243,8 +228,42 @@ void GradientsPanel::Draw(FrameContext& frame) {
   // panel's height (on a projector they are the picture the class looks at).
   const bool beside = ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 40;
   int heatmaps = 0;
-  // The squares' column as wide as they need at the height they have (and its words need, the
-  // key's at least), from 55% of the panel at most; the words get the rest.
+  const bool updated = shown.progress.updated;
+  bool in_sync = false;
+  const std::vector<GradientWordsLine> lines = words(frame, after, updated, &in_sync);
+  const ColumnFit fit = beside ? fit_squares_column(frame, lines) : ColumnFit{};
+  if (beside && ImGui::BeginTable("squares and words", 2)) {
+    ImGui::TableSetupColumn("squares", ImGuiTableColumnFlags_WidthFixed, fit.column);
+    ImGui::TableSetupColumn("words", ImGuiTableColumnFlags_WidthStretch);
+    // Every frame: TableSetupColumn's width is taken only when the table is first made (and
+    // ImGui 1.86 takes a width set only once the table has been laid out).
+    if (ImGui::GetCurrentTable()->MinColumnWidth > 0) ImGui::TableSetColumnWidth(0, fit.column);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    heatmaps = draw_before_after(frame, after, 2.0f, &fit.squares);
+    ImGui::TableNextColumn();
+    // Where they do not all fit, the words first: they say what the step shows.
+    if (fit.words_fit) draw_norms(frame);
+    draw_words(frame, lines, updated, in_sync);
+    if (!fit.words_fit) draw_norms(frame);
+    ImGui::EndTable();
+  } else {
+    draw_norms(frame);
+    heatmaps = draw_before_after(frame, after, 10.0f, nullptr);
+    draw_words(frame, lines, updated, in_sync);
+  }
+  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
+  frame.report.drew(name(), "heatmaps", heatmaps);
+  frame.report.drew(name(), "identical_after", diff_after == 0 ? 1 : 0);
+  frame.report.drew(name(), "differ_before", diff_before > 0 ? 1 : 0);
+}
+
+// The squares' column as wide as they need at the height they have, from 55% of the panel at
+// most: the widest (largest squares) whose words beside it still fit the panel's height; the
+// narrowest (the colour key's width) when none does. The words get the rest.
+GradientsPanel::ColumnFit GradientsPanel::fit_squares_column(
+    FrameContext& frame, const std::vector<GradientWordsLine>& lines) const {
+  const core::RecordedStep& record = frame.run.step_record;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float most = avail.x * 0.55f;
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -254,52 +273,24 @@ void GradientsPanel::Draw(FrameContext& frame) {
                          ImVec2(width, avail.y - wrapped_line_count(title, width) * line), 2.0f,
                          frame.view.font_scale, true);
   };
-  // The widest squares' column (largest squares) whose words beside it still fit the panel's
-  // height; the narrowest (the colour key's width) when none does.
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float least = std::min(
       most, ImGui::CalcTextSize("negative positive (0: dark)").x + 6 * ImGui::GetFontSize());
-  const bool updated = shown.progress.updated;
-  SquareLayout squares;
-  float column = least;
-  bool words_fit = false;
-  for (int k = 0; k <= 8 && !words_fit; ++k) {
+  ColumnFit fit;
+  fit.column = least;
+  for (int k = 0; k <= 8 && !fit.words_fit; ++k) {
     const float width = most - (most - least) * static_cast<float>(k) / 8;
-    squares = fitted(width);
+    fit.squares = fitted(width);
     // Narrower squares leave the words more: their title may take more lines, so fit again.
-    column = std::clamp(squares.width, least, width);
-    if (column < width) squares = fitted(column);
-    column = std::clamp(squares.width, least, width);
-    const float words_width = avail.x - column - 2 * spacing;
+    fit.column = std::clamp(fit.squares.width, least, width);
+    if (fit.column < width) fit.squares = fitted(fit.column);
+    fit.column = std::clamp(fit.squares.width, least, width);
+    const float words_width = avail.x - fit.column - 2 * spacing;
     // (Half a line to spare: ImGui's line count, which this is, and ours can differ a little.)
-    words_fit =
-        norms_height(record, words_width) + words_height(frame, after, updated, words_width) <=
-        avail.y - 0.5f * line;
+    fit.words_fit = norms_height(record, words_width) + words_height(lines, words_width) <=
+                    avail.y - 0.5f * line;
   }
-  if (beside && ImGui::BeginTable("squares and words", 2)) {
-    ImGui::TableSetupColumn("squares", ImGuiTableColumnFlags_WidthFixed, column);
-    ImGui::TableSetupColumn("words", ImGuiTableColumnFlags_WidthStretch);
-    // Every frame: TableSetupColumn's width is taken only when the table is first made (and
-    // ImGui 1.86 takes a width set only once the table has been laid out).
-    if (ImGui::GetCurrentTable()->MinColumnWidth > 0) ImGui::TableSetColumnWidth(0, column);
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    heatmaps = draw_before_after(frame, after, 2.0f, &squares);
-    ImGui::TableNextColumn();
-    // Where they do not all fit, the words first: they say what the step shows.
-    if (words_fit) draw_norms(frame);
-    draw_words(frame, after, updated);
-    if (!words_fit) draw_norms(frame);
-    ImGui::EndTable();
-  } else {
-    draw_norms(frame);
-    heatmaps = draw_before_after(frame, after, 10.0f, nullptr);
-    draw_words(frame, after, shown.progress.updated);
-  }
-  const double diff_before = before_difference_, diff_after = after ? after_difference_ : -1;
-  frame.report.drew(name(), "heatmaps", heatmaps);
-  frame.report.drew(name(), "identical_after", diff_after == 0 ? 1 : 0);
-  frame.report.drew(name(), "differ_before", diff_before > 0 ? 1 : 0);
+  return fit;
 }
 
 std::vector<GradientWordsLine> GradientsPanel::words(FrameContext& frame, bool after, bool updated,
@@ -327,18 +318,15 @@ std::vector<GradientWordsLine> GradientsPanel::words(FrameContext& frame, bool a
   return lines;
 }
 
-float GradientsPanel::words_height(FrameContext& frame, bool after, bool updated,
-                                   float width) const {
-  float lines = 0;
-  for (const GradientWordsLine& line : words(frame, after, updated, nullptr)) {
-    lines += wrapped_line_count(line.text, width);
-  }
-  return lines * ImGui::GetTextLineHeightWithSpacing();
+float GradientsPanel::words_height(const std::vector<GradientWordsLine>& lines, float width) {
+  float count = 0;
+  for (const GradientWordsLine& line : lines) count += wrapped_line_count(line.text, width);
+  return count * ImGui::GetTextLineHeightWithSpacing();
 }
 
-void GradientsPanel::draw_words(FrameContext& frame, bool after, bool updated) {
-  bool in_sync = false;
-  for (const GradientWordsLine& line : words(frame, after, updated, &in_sync)) {
+void GradientsPanel::draw_words(FrameContext& frame, const std::vector<GradientWordsLine>& lines,
+                                bool updated, bool in_sync) {
+  for (const GradientWordsLine& line : lines) {
     if (line.warning) ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
     text_wrapped_unformatted(line.text);
     if (line.warning) ImGui::PopStyleColor();

@@ -42,10 +42,19 @@ class GradientsPanel : public Panel {
   // (`in_sync`, where given: whether every replica's weights are the same after the update).
   std::vector<GradientWordsLine> words(FrameContext& frame, bool after, bool updated,
                                        bool* in_sync) const;
-  void draw_words(FrameContext& frame, bool after, bool updated);
-  // How tall the norms' table and the words are in `width`.
-  float words_height(FrameContext& frame, bool after, bool updated, float width) const;
+  void draw_words(FrameContext& frame, const std::vector<GradientWordsLine>& lines, bool updated,
+                  bool in_sync);
+  // How tall the words and the norms' table are in `width`.
+  static float words_height(const std::vector<GradientWordsLine>& lines, float width);
   float norms_height(const core::RecordedStep& record, float width) const;
+  // The squares' column beside the words on a wide panel, and whether the words fit beside it.
+  struct ColumnFit {
+    SquareLayout squares;
+    float column = 0;
+    bool words_fit = false;
+  };
+  ColumnFit fit_squares_column(FrameContext& frame,
+                               const std::vector<GradientWordsLine>& lines) const;
   // Heatmaps of the chosen layer, one per replica, in a row; returns how many were drawn.
   int draw_heatmaps(const char* what, std::vector<Texture>& textures, float side, float scale);
   void upload_heatmaps(const core::RecordedStep& record, bool before, bool after);

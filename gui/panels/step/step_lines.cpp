@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/session/step_figures.h"
+#include "gui/drawing/wrapped_text.h"
 
 namespace mirrorlab::gui {
 
@@ -18,20 +19,16 @@ std::string shards_line(const core::RecordedStep& record) {
 }
 
 std::string reference_distance_line(const FrameContext& frame) {
-  char text[200];
   if (frame.view.distance_to_one_worker && frame.run.workers.size() > 1) {
-    std::snprintf(text, sizeof text,
-                  "Against one worker of %d devices trained on the same batches, the largest "
-                  "weight difference is %.3g.",
-                  frame.run.replicas_in_sync, *frame.view.distance_to_one_worker);
-    return text;
+    return formatted(
+        "Against one worker of %d devices trained on the same batches, the largest weight "
+        "difference is %.3g.",
+        frame.run.replicas_in_sync, *frame.view.distance_to_one_worker);
   }
   if (frame.view.distance_to_one_device && frame.run.workers.size() <= 1) {
-    std::snprintf(text, sizeof text,
-                  "Against one device trained on the same batches, the largest weight difference "
-                  "is %.3g.",
-                  *frame.view.distance_to_one_device);
-    return text;
+    return formatted(
+        "Against one device trained on the same batches, the largest weight difference is %.3g.",
+        *frame.view.distance_to_one_device);
   }
   return "";
 }
