@@ -65,6 +65,10 @@ std::vector<StepTime> step_times(const StepInputs& in, const std::vector<DeviceC
     throw std::invalid_argument("the batch per replica must be positive and finite");
   }
   if (in.engines < 0) throw std::invalid_argument("the engines cannot be negative");
+  if (!(in.overlapped >= 0) || !(in.overlapped <= in.replica_compute)) {
+    throw std::invalid_argument(
+        "the compute replicas overlap must be 0 or more and no more than a replica's compute");
+  }
   std::vector<StepTime> rows;
   for (const DeviceCount& c : counts) {
     if (rows.empty() ? c.devices != 1 : c.devices <= rows.back().devices) {
@@ -76,7 +80,7 @@ std::vector<StepTime> step_times(const StepInputs& in, const std::vector<DeviceC
     StepTime r;
     r.devices = c.devices;
     r.replicas_per_engine = in.engines > 0 ? (r.devices + in.engines - 1) / in.engines : 1;
-    r.compute = r.replicas_per_engine * in.replica_compute;
+    r.compute = in.overlapped + r.replicas_per_engine * (in.replica_compute - in.overlapped);
     r.all_reduce = c.all_reduce.seconds;
     r.all_reduce_how = c.all_reduce.how;
     r.seconds = r.compute + r.all_reduce;

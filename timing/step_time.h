@@ -4,8 +4,9 @@
 // all-reduce of the gradients, predicted by this model (estimate() over a schedule, or NCCL's
 // own tuning model where NCCL would run). Pure functions, as the rest of timing/.
 //
-//   step(n)    = ceil(n / engines) x compute + all-reduce(n)   (engines: devices that compute at
-//                once; CPU virtual GPUs share the cores, logical GPUs of one card share it)
+//   step(n)    = overlapped + ceil(n / engines) x (compute - overlapped) + all-reduce(n)
+//                (engines: devices that compute at once; CPU virtual GPUs share the cores, logical
+//                GPUs of one card share it, overlapping only their launches and host costs)
 //   images/s   = n x batch per replica / step(n)   (MirroredStrategy grows the global batch)
 //   speed-up   = images/s(n) / images/s(1)
 //   added(n)   = (images/s(n) - images/s(m)) / ((n - m) x images/s(1)), m the count before n in
@@ -54,6 +55,11 @@ struct StepInputs {
   double replica_compute = 0;    // seconds: one replica's forward, backward and update alone
   int engines = 0;               // compute_engines(); 0: one per device
   double batch_per_replica = 0;  // examples
+  // Seconds of replica_compute that replicas sharing an engine spend at once rather than in
+  // turn: on logical GPUs of one card, their kernels' launches and the host's cost (each replica
+  // has its own host thread and stream, and kernels too small to fill the card run side by side);
+  // 0 where nothing overlaps (CPU cores, a measured compute).
+  double overlapped = 0;
 };
 
 // The device counts of the table on `topology`, up to `max_devices`: 1, 2, ... up to a node's
@@ -69,7 +75,7 @@ struct DeviceCount {
 struct StepTime {
   int devices = 0;
   int replicas_per_engine = 1;  // replicas one engine computes one after another
-  double compute = 0;           // seconds: replicas_per_engine x the replica's compute
+  double compute = 0;           // seconds: overlapped + replicas_per_engine x the rest
   double all_reduce = 0;        // seconds
   std::string all_reduce_how;
   double seconds = 0;  // compute + all-reduce

@@ -39,17 +39,26 @@ std::string time_text(double seconds) {
   return text;
 }
 
-std::string flop_text(double flops) {
-  const char* units[] = {"", "k", "M", "G", "T", "P"};
-  int unit = 0;
-  while (flops >= 1000 && unit < 5) {
-    flops /= 1000;
-    ++unit;
+namespace {
+
+// `value` in thousands, millions, ... of `unit` ("331 MFLOP", "2.65 MB"): 3 figures below 10,
+// whole numbers above.
+std::string decimal_text(double value, const char* unit) {
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int prefix = 0;
+  while (value >= 1000 && prefix < 5) {
+    value /= 1000;
+    ++prefix;
   }
   char text[32];
-  std::snprintf(text, sizeof text, flops < 10 ? "%.2f %sFLOP" : "%.0f %sFLOP", flops, units[unit]);
+  std::snprintf(text, sizeof text, value < 10 ? "%.2f %s%s" : "%.0f %s%s", value, prefixes[prefix],
+                unit);
   return text;
 }
+
+}  // namespace
+
+std::string flop_text(double flops) { return decimal_text(flops, "FLOP"); }
 
 std::string engines_sentence(const Topology& t, int engines) {
   if (engines == 0) return "Every GPU computes its own replica, all at the same time.";
@@ -83,6 +92,45 @@ std::string flops_compute_sentence(const Topology& t, double forward, double bac
                 flop_text(backward).c_str(), batch, flop_text(update).c_str(),
                 flop_text(flops).c_str(), t.flops / 1e12, seconds_text(seconds).c_str());
   return text;
+}
+
+namespace {
+
+std::string words_number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", x);
+  return text;
+}
+
+// "379 MB", "2.65 MB", "840 kB"
+std::string byte_text(double bytes) { return decimal_text(bytes, "B"); }
+
+}  // namespace
+
+std::string kernels_compute_sentence(const Topology& t, const ComputeTime& parts,
+                                     SecondsText seconds_text) {
+  const ComputeSpec& c = t.compute;
+  char text[640];
+  std::snprintf(
+      text, sizeof text,
+      "its kernels as mirrorlab's CUDA backend launches them, priced on a GPU of %s: %d launches "
+      "x %s = %s; %s at %.3g TFLOP/s achievable (FP32%s) where arithmetic bounds a kernel: %s; "
+      "%s at %.3g TB/s achievable where memory does: %s; the host's %s a step; in all %s",
+      t.id.c_str(), parts.kernels, seconds_text(c.launch).c_str(),
+      seconds_text(parts.launches).c_str(), flop_text(parts.flop_count).c_str(), c.rate / 1e12,
+      c.peak_fp32 > 0 ? (", of " + words_number(c.peak_fp32 / 1e12) + " peak").c_str() : "",
+      seconds_text(parts.flops).c_str(), byte_text(parts.byte_count).c_str(), c.bandwidth / 1e12,
+      seconds_text(parts.bytes).c_str(), seconds_text(parts.host).c_str(),
+      seconds_text(parts.seconds).c_str());
+  std::string out = text;
+  if (c.peak_tf32 > 0) {
+    out +=
+        ". TensorFlow 2.21 enables TF32 by default, which would run the matrix products on "
+        "tensor cores (" +
+        words_number(c.peak_tf32 / 1e12) +
+        " TFLOP/s peak): mirrorlab's kernels compute in FP32, and so does this price";
+  }
+  return out;
 }
 
 std::string step_formula_sentence(std::size_t batch) {

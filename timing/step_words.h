@@ -34,6 +34,12 @@ std::string flops_compute_sentence(const Topology& machine, double forward, doub
                                    double update, std::size_t batch,
                                    SecondsText seconds_text = time_text);
 
+// One replica's compute from its kernels on `machine` (timing/compute_model.h): its launches,
+// the FLOPs and bytes of the kernels bound by each, the host's cost, each with the number it is
+// priced at, and what is left out.
+std::string kernels_compute_sentence(const Topology& machine, const ComputeTime& parts,
+                                     SecondsText seconds_text = time_text);
+
 // How the table's columns are made, at `batch` examples per replica.
 std::string step_formula_sentence(std::size_t batch);
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "timing/bandwidth_curve.h"
+#include "timing/compute_model.h"
 #include "timing/nccl_model.h"
 #include "timing/schedule.h"
 
@@ -70,6 +71,7 @@ struct Topology {
   double call_latency = 0;
   MemorySpec memory;      // each GPU's memory; shared memory: the one memory
   double flops = 0;       // one GPU's FLOP/s for training (0: unknown)
+  ComputeSpec compute;    // how a GPU runs a step's kernels ([compute]; not given: none)
   bool has_nccl = false;  // NCCL can run here (one GPU per rank)
   NcclMachine nccl;
 

@@ -173,7 +173,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   const Reader r(root, file_name, "");
   r.only({"id", "title", "source", "nodes", "gpus_per_node", "fabric", "flops_tflops",
           "step_latency_us", "move_latency_us", "call_latency_us", "gpu_link", "host_link",
-          "network", "memory", "nccl_model"});
+          "network", "memory", "nccl_model", "compute"});
   Topology t;
   t.path = file_name;
   t.id = r.text("id");
@@ -217,6 +217,21 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
     m.fail(nullptr, "[memory] needs both `copy_peer` and `reduce_peer`, or neither");
   }
   t.memory.engines = m.whole("engines", 0, 4096, 0);
+
+  if (r.has("compute")) {
+    const Reader c = r.table("compute", false);
+    c.only({"launch_us", "host_us", "rate_tflops", "bandwidth_gbs", "peak_fp32_tflops",
+            "peak_tf32_tflops", "source"});
+    t.compute.launch = c.number("launch_us", 0, kMaxLatencyUs, 0, true, "us") * kUs;
+    t.compute.host = c.number("host_us", 0, kMaxLatencyUs, 0, true, "us") * kUs;
+    t.compute.rate = c.number("rate_tflops", kMinTflops, kMaxTflops, 0, true, "TFLOP/s") * 1e12;
+    t.compute.bandwidth = c.number("bandwidth_gbs", kMinGBs, kMaxGBs, 0, true, "GB/s") * kGB;
+    t.compute.peak_fp32 =
+        c.number("peak_fp32_tflops", kMinTflops, kMaxTflops, 0, false, "TFLOP/s") * 1e12;
+    t.compute.peak_tf32 =
+        c.number("peak_tf32_tflops", kMinTflops, kMaxTflops, 0, false, "TFLOP/s") * 1e12;
+    t.compute.source = c.text("source");
+  }
 
   t.has_nccl = r.has("nccl_model");
   if (t.has_nccl) {
@@ -315,6 +330,14 @@ std::string write_topology(const Topology& t) {
   write_curve(out, "reduce_peer", t.memory.reduce_peer_all);
   write_curve(out, "copy_peer_one_engine", t.memory.copy_peer_one);
   write_curve(out, "reduce_peer_one_engine", t.memory.reduce_peer_one);
+  if (t.compute.given()) {
+    const ComputeSpec& c = t.compute;
+    out << "\n[compute]\nlaunch_us = " << c.launch / kUs << "\nhost_us = " << c.host / kUs
+        << "\nrate_tflops = " << c.rate / 1e12 << "\nbandwidth_gbs = " << c.bandwidth / kGB << "\n";
+    if (c.peak_fp32 > 0) out << "peak_fp32_tflops = " << c.peak_fp32 / 1e12 << "\n";
+    if (c.peak_tf32 > 0) out << "peak_tf32_tflops = " << c.peak_tf32 / 1e12 << "\n";
+    out << "source = " << toml_string(c.source) << "\n";
+  }
   if (t.has_nccl) {
     out << "\n[nccl_model]\ncompute_capability = " << t.nccl.compute_capability
         << "\nnvlink = " << (t.nccl.nvlink ? "true" : "false") << "\nchannels = " << t.nccl.channels

@@ -155,7 +155,7 @@ int predict_on_topology(const CompareOptions& o) {
       return status;
     }
   } else {
-    compute = flops_compute(step, t);
+    compute = modelled_compute(step, t);
   }
   print_step_table(step, t, compute);
   return 0;

@@ -6,6 +6,7 @@
 #include "app/flags/flags.h"
 #include "app/output/model_summary.h"
 #include "core/nn/kernels_cpu.h"
+#include "core/strategy/step_kernels.h"
 #include "timing/step_words.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
@@ -115,10 +116,10 @@ bool measure_compute(const StepPlan& plan, vgpu::Device& device, const std::func
   return true;
 }
 
-ReplicaComputeTime flops_compute(const StepPlan& plan, const timing::Topology& t) {
-  const double seconds = timing::compute_seconds(plan.flops.per_step(plan.batch_per_replica), t);
-  return {seconds, timing::flops_compute_sentence(t, plan.flops.forward, plan.flops.backward,
-                                                  plan.flops.update, plan.batch_per_replica)};
+ReplicaComputeTime modelled_compute(const StepPlan& plan, const timing::Topology& t) {
+  const core::ModelledCompute c = core::modelled_compute(
+      plan.strategy.model, plan.strategy.optimizer, plan.batch_per_replica, t);
+  return {c.seconds, c.source, c.overlapped};
 }
 
 void print_step_table(const StepPlan& plan, const timing::Topology& t,
@@ -127,7 +128,8 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
   const int engines = timing::compute_engines(t);
   const std::vector<timing::StepTime> rows = timing::predict_steps(
       t, plan.schedule, gradient_bytes,
-      {compute.seconds, engines, static_cast<double>(plan.batch_per_replica)}, plan.max_devices);
+      {compute.seconds, engines, static_cast<double>(plan.batch_per_replica), compute.overlapped},
+      plan.max_devices);
 
   const bool nccl = plan.schedule == nullptr;
   std::printf("#\n");

@@ -57,6 +57,7 @@ std::string plan_step(const StepFlags& flags, const timing::Topology* topology, 
 struct ReplicaComputeTime {
   double seconds = 0;
   std::string source;
+  double overlapped = 0;  // what replicas sharing a card do at once (timing::StepInputs)
 };
 
 // Times one replica on `device` (a few dozen steps, saying how far it is), when plan.measure.
@@ -64,8 +65,9 @@ struct ReplicaComputeTime {
 // batch do not fit the device.
 bool measure_compute(const StepPlan& plan, vgpu::Device& device, const std::function<bool()>& stop,
                      ReplicaComputeTime* out);
-// The compute from the model's FLOPs and the topology's FLOP/s, when !plan.measure.
-ReplicaComputeTime flops_compute(const StepPlan& plan, const timing::Topology& topology);
+// The compute the timing model gives on `topology` (its kernels priced by its [compute], or its
+// FLOPs at its FLOP/s where it gives none), when !plan.measure.
+ReplicaComputeTime modelled_compute(const StepPlan& plan, const timing::Topology& topology);
 
 // The table: 1 to plan.max_devices devices of `topology`, the stop point and what it assumes.
 void print_step_table(const StepPlan& plan, const timing::Topology& topology,

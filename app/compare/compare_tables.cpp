@@ -121,6 +121,10 @@ void print_preset_prediction(const timing::Topology& t, const std::vector<std::s
               t.path.empty() ? "" : (", from " + t.path).c_str());
   std::printf("# Where its numbers come from:\n");
   print_wrapped(t.source);
+  if (t.compute.given()) {
+    std::printf("# Its compute, kernel by kernel ([compute]):\n");
+    print_wrapped(t.compute.source);
+  }
   std::printf(
       "#\n# Time of one all-reduce of each size per GPU (us). mirrorlab's algorithms: "
       "alpha-beta over the\n# topology's links, step by step. NCCL: its own tuning "

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/nn/training_flops.h"
+#include "core/strategy/step_kernels.h"
 #include "gui/drawing/chart.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 
@@ -106,22 +107,36 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
                     ", measured in this run (the median of its last " +
                     steps_text(live->phases.steps) + ").";
     } else {
-      if (!(t.flops > 0)) {
-        out.problem = t.id + " gives no FLOP/s (flops_tflops in its file" +
-                      (t.path.empty() ? std::string() : " " + t.path) +
-                      "), so one replica's compute cannot be scaled to it: add flops_tflops "
-                      "there, or choose a machine that gives it.";
+      if (!t.compute.given() && !(t.flops > 0)) {
+        out.problem = t.id + " gives neither a [compute] table nor a FLOP/s (flops_tflops) in " +
+                      "its file" + (t.path.empty() ? std::string() : " " + t.path) +
+                      ", so one replica's compute cannot be priced on it: add one there, or "
+                      "choose a machine that gives it.";
         return out;
       }
-      out.compute = timing::compute_seconds(flops.per_step(run.batch_per_replica), t);
-      out.compute_source = timing::flops_compute_sentence(
-          t, flops.forward, flops.backward, flops.update, run.batch_per_replica, seconds_text);
-      out.summary = "Compute of one replica: " + seconds_text(out.compute) + ", its FLOPs at " +
-                    t.id + "'s peak FLOP/s (a lower bound).";
+      const core::ModelledCompute c =
+          core::modelled_compute(run.model, run.optimizer, run.batch_per_replica, t, seconds_text);
+      out.compute = c.seconds;
+      out.compute_parts = c.from_kernels ? std::optional(c.parts) : std::nullopt;
+      out.overlapped = c.overlapped;
+      out.compute_source = c.source;
+      if (c.from_kernels) {
+        out.summary = "Compute of one replica: " + seconds_text(out.compute) + " = " +
+                      std::to_string(c.parts.kernels) + " launches " +
+                      seconds_text(c.parts.launches) + " + FLOPs " + seconds_text(c.parts.flops) +
+                      " + bytes " + seconds_text(c.parts.bytes) + " + host " +
+                      seconds_text(c.parts.host) + ", its kernels priced on a GPU of " + t.id +
+                      " (how: below).";
+        out.compute_numbers = t.compute.source;
+      } else {
+        out.summary = "Compute of one replica: " + seconds_text(out.compute) + ", its FLOPs at " +
+                      t.id + "'s peak FLOP/s (a lower bound).";
+      }
     }
     out.rows = timing::predict_steps(
         t, choice.schedule, gradient_bytes,
-        {out.compute, out.engines, static_cast<double>(run.batch_per_replica)}, t.ranks());
+        {out.compute, out.engines, static_cast<double>(run.batch_per_replica), out.overlapped},
+        t.ranks());
   } catch (const std::invalid_argument& e) {
     out.rows.clear();
     out.problem = t.id + " cannot price this step: " + e.what() + ".";

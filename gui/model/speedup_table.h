@@ -61,6 +61,10 @@ struct SpeedupTable {
   std::string engines_text;
   double compute = 0;          // one replica's, seconds
   std::string compute_source;  // how it was worked out, as `mirrorlab compare` says it
+  // Where it is priced from its kernels (timing/compute_model.h): its parts; else none.
+  std::optional<timing::ComputeTime> compute_parts;
+  double overlapped = 0;        // of it, what replicas sharing a card do at once (StepInputs)
+  std::string compute_numbers;  // where the kernels' prices come from (the machine's [compute])
   // In a few words each, above the table: the compute and where it is from, the all-reduce.
   std::string summary;
   std::vector<timing::StepTime> rows;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/nn/training_flops.h"
+#include "core/strategy/step_kernels.h"
 #include "timing/nccl_model.h"
 #include "timing/schedule.h"
 #include "timing/step_time.h"
@@ -27,12 +28,18 @@ std::optional<double> all_reduce_us(const ModelContext& c, timing::ScheduleMaker
   return timing::all_reduce_time(*c.topology, schedule, devices, bytes).seconds * 1e6;
 }
 
+// One replica's compute on the context's machine (core/strategy/step_kernels.h).
+core::ModelledCompute replica_compute(const ModelContext& c) {
+  return core::modelled_compute(c.model, c.optimizer, static_cast<std::size_t>(c.batch_per_replica),
+                                *c.topology);
+}
+
 std::vector<timing::StepTime> steps(const ModelContext& c) {
   const timing::Topology& t = *c.topology;
   const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
-  const double flops = f.per_step(static_cast<std::size_t>(c.batch_per_replica));
-  const timing::StepInputs inputs{timing::compute_seconds(flops, t), timing::compute_engines(t),
-                                  c.batch_per_replica};
+  const core::ModelledCompute compute = replica_compute(c);
+  const timing::StepInputs inputs{compute.seconds, timing::compute_engines(t), c.batch_per_replica,
+                                  compute.overlapped};
   return timing::predict_steps(t, tensorflow_choice(t),
                                static_cast<double>(f.params * sizeof(float)), inputs, t.ranks());
 }
@@ -71,12 +78,8 @@ std::optional<double> model_value(const ModelContext& c, ModelQuantity q, int de
             t.nccl, devices, nodes, static_cast<double>(f.params * sizeof(float)));
         return static_cast<double>(choice.algorithm);
       }
-      case ModelQuantity::kComputeUs: {
-        const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
-        return timing::compute_seconds(f.per_step(static_cast<std::size_t>(c.batch_per_replica)),
-                                       t) *
-               1e6;
-      }
+      case ModelQuantity::kComputeUs:
+        return replica_compute(c).seconds * 1e6;
       case ModelQuantity::kStepUs:
       case ModelQuantity::kSpeedup: {
         const std::vector<timing::StepTime> rows = steps(c);

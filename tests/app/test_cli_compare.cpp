@@ -156,7 +156,7 @@ TEST(CliCompare, PredictsNcclAndTheFallbackOnAPreset) {
 }
 
 // The training step's table (app/compare/compare_step.h).
-TEST(CliCompareStep, ScalesTheCnnToAPresetsFlopsAndPredictsEachDeviceCount) {
+TEST(CliCompareStep, PricesTheCnnsKernelsOnAPresetAndPredictsEachDeviceCount) {
   mirrorlab::testing::TempFolder folder("compare-step");
   const Result r = compare(folder.path(), "--topology dgx-h100 -b 1M -e 1M");
   ASSERT_EQ(r.status, 0) << r.output;
@@ -164,12 +164,16 @@ TEST(CliCompareStep, ScalesTheCnnToAPresetsFlopsAndPredictsEachDeviceCount) {
   EXPECT_EQ(r.output.find("# measuring"), std::string::npos) << r.output;
   EXPECT_NE(text.find("One training step of the cnn (693,962 parameters"), std::string::npos)
       << r.output;
-  // Train's defaults: 64 examples per replica, Adam. (1,814,368 + 3,206,922) FLOP x 64 + 12 x
-  // 693,962 of update = 329,690,104 FLOP at 67 TFLOP/s: 4.9 us.
+  // Train's defaults: 64 examples per replica, Adam: 28 launches (timing/compute_model.h; the
+  // fake card counts the same, test_step_gpu_work), (1,814,368 + 3,206,922) FLOP x 64 + 12 x
+  // 693,962 of update + the kernels' elementwise work, priced on the preset's [compute], its
+  // sources printed.
   EXPECT_NE(text.find("at 64 examples per replica with adam"), std::string::npos) << r.output;
-  EXPECT_NE(text.find("scaled to dgx-h100's FLOP/s"), std::string::npos) << r.output;
-  EXPECT_NE(text.find("= 330 MFLOP per replica step / 67 TFLOP/s = 4.9 us"), std::string::npos)
+  EXPECT_NE(text.find("priced on a GPU of dgx-h100: 28 launches x 2.5 us = 70.0 us"),
+            std::string::npos)
       << r.output;
+  EXPECT_NE(text.find("the host's 43.2 us a step; in all"), std::string::npos) << r.output;
+  EXPECT_NE(text.find("Its compute, kernel by kernel ([compute]):"), std::string::npos) << r.output;
   // auto is NCCL there, its pick in the last column; a row for each of the 8 GPUs.
   EXPECT_NE(text.find("(auto: TensorFlow 2.21's choice with a GPU per replica)"), std::string::npos)
       << r.output;

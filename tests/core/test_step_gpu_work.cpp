@@ -13,6 +13,7 @@
 #include "core/nn/counting_gpu_model_api.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_events.h"
+#include "core/strategy/step_kernels.h"
 #include "tests/support/fake_cuda_api.h"
 #include "tests/support/fake_gpu_model_api.h"
 #include "virtualgpu/cuda/counting_cuda_api.h"
@@ -247,6 +248,37 @@ TEST(GpuWorkCounts, TheTraceCarriesThemAsAMetadataEvent) {
       << trace;
   process.gpu_work.clear();
   EXPECT_EQ(core::chrome_trace({process}).find("gpu_work_per_step"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mirrorlab::testing
+
+namespace mirrorlab::testing {
+namespace {
+
+// The list of a step's kernels the timing model prices (core/strategy/step_kernels.h) is what the
+// backend launches: per phase, as many own kernels, cuBLAS calls and copies on the device as the
+// fake card counted in a step of one replica (the shard's copy and the all-reduce are priced
+// apart; the update's phase holds the optimizer).
+TEST(StepGpuWork, TheTimingModelsKernelListIsWhatTheBackendLaunches) {
+  for (core::ModelKind model : {core::ModelKind::kCnn, core::ModelKind::kMlp}) {
+    const GpuWorkTable t = one_step(1, model);
+    const std::vector<timing::KernelWork> list = core::step_kernels(model, {}, 16);
+    SCOPED_TRACE(std::string(core::to_string(model)) + describe(t));
+    const auto listed = [&](const char* part, timing::LaunchKind kind) {
+      std::int64_t n = 0;
+      for (const timing::KernelWork& k : list) n += k.part == part && k.kind == kind;
+      return n;
+    };
+    for (const auto& [part, phase] :
+         {std::pair{"forward", WorkPhase::kForward}, std::pair{"backward", WorkPhase::kBackward},
+          std::pair{"update", WorkPhase::kUpdate}}) {
+      SCOPED_TRACE(part);
+      EXPECT_EQ(listed(part, timing::LaunchKind::kKernel), at(t, phase, GpuWork::kKernel));
+      EXPECT_EQ(listed(part, timing::LaunchKind::kLibrary), at(t, phase, GpuWork::kBlas));
+      EXPECT_EQ(listed(part, timing::LaunchKind::kCopy), at(t, phase, GpuWork::kCopyOnDevice));
+    }
+  }
 }
 
 }  // namespace

@@ -282,8 +282,9 @@ TEST_F(GuiApp, TheComparePanelPredictsEachSizeOnAChosenMachine) {
   EXPECT_NE(words.find("KiB (this model)"), std::string::npos) << words;
 }
 
-// "Predicted on a machine", its training step: on a preset the run's model priced at the
-// preset's FLOP/s (8 H100s: a CNN step of 64 stops paying after 1 GPU, NCCL all-reduces); on
+// "Predicted on a machine", its training step: on a preset the run's model's kernels priced on
+// the preset's GPU (8 H100s: a CNN step of 64 pays on all 8, NCCL all-reduces; 2 H100s through
+// PCIe: the second does not pay); on
 // this machine a sentence until the run has taken steps, then the table from the run's own
 // phase times on the fit's 4 GPUs. Lesson 8's steps open it; lesson 7's the all-reduce by size.
 TEST_F(GuiApp, TheComparePanelShowsTheTrainingStepsSpeedupOnAMachine) {
@@ -299,8 +300,11 @@ TEST_F(GuiApp, TheComparePanelShowsTheTrainingStepsSpeedupOnAMachine) {
   EXPECT_EQ(dgx["machine_section"], 1.0) << dgx.dump(1);
   EXPECT_EQ(dgx["step_problem"], 0.0) << dgx.dump(1);
   EXPECT_EQ(dgx["step_rows"], 8.0);
-  EXPECT_EQ(dgx["step_paying_devices"], 1.0);
+  EXPECT_EQ(dgx["step_paying_devices"], 8.0);
   EXPECT_EQ(dgx["step_nccl"], 1.0);
+  const auto pcie = compare(path("no-fit.toml"), "--topology pcie-2");
+  EXPECT_EQ(pcie["step_rows"], 2.0) << pcie.dump(1);
+  EXPECT_EQ(pcie["step_paying_devices"], 1.0);
   const auto waiting = compare(kSavedFit, "--topology this-machine");
   EXPECT_EQ(waiting["step_problem"], 1.0) << waiting.dump(1);
   EXPECT_EQ(waiting["step_rows"], 0.0);
@@ -317,7 +321,7 @@ TEST_F(GuiApp, TheComparePanelShowsTheTrainingStepsSpeedupOnAMachine) {
     const auto panel = read_json(path("lesson.json"))["panels"]["Compare"];
     EXPECT_EQ(panel["machine_section"], section) << lesson << "\n" << panel.dump(1);
     if (section == 1) {
-      EXPECT_EQ(panel["step_paying_devices"], 1.0) << panel.dump(1);
+      EXPECT_EQ(panel["step_paying_devices"], 8.0) << panel.dump(1);
     }
   }
 #endif

@@ -63,14 +63,20 @@ struct Quantity {
 };
 std::vector<Quantity> quantities(const std::string& text) {
   static const std::map<std::string, std::pair<std::string, double>> kUnits = {
-      {"ns", {"s", 1e-9}},       {"\xC2\xB5s", {"s", 1e-6}},
-      {"us", {"s", 1e-6}},       {"ms", {"s", 1e-3}},
-      {"s", {"s", 1}},           {"B", {"B", 1}},
-      {"bytes", {"B", 1}},       {"KiB", {"B", 1024.0}},
-      {"MiB", {"B", 1048576.0}}, {"GiB", {"B", 1073741824.0}}};
+      {"ns", {"s", 1e-9}},
+      {"\xC2\xB5s", {"s", 1e-6}},
+      {"us", {"s", 1e-6}},
+      {"ms", {"s", 1e-3}},
+      {"s", {"s", 1}},
+      {"B", {"B", 1}},
+      {"bytes", {"B", 1}},
+      {"KiB", {"B", 1024.0}},
+      {"MiB", {"B", 1048576.0}},
+      {"GiB", {"B", 1073741824.0}},
+      {"x", {"x", 1}}};  // a speed-up: "1.97x"
   static const std::regex kNumber(
       "(-?[0-9][0-9,]*(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\\s*"
-      "(ns|\xC2\xB5s|us|ms|s|bytes|B|KiB|MiB|GiB)?(?![A-Za-z])");
+      "(ns|\xC2\xB5s|us|ms|s|bytes|B|KiB|MiB|GiB|x)?(?![A-Za-z])");
   std::vector<Quantity> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), kNumber);
        it != std::sregex_iterator(); ++it) {
@@ -109,6 +115,8 @@ TEST(GuiCourseWords, AnAnswerIsFoundByItsNumberInAnyUnitOfItsKind) {
   EXPECT_TRUE(shows("took 0.0988 ms", "98.8 \xC2\xB5s"));
   EXPECT_TRUE(shows("bytes received: /gpu:0 2821752, /gpu:1 940584", "2821752 bytes"));
   EXPECT_TRUE(shows("4.1 MiB in use, limit 1,024 MiB", "1024 MiB"));
+  EXPECT_TRUE(shows("they give 1.97x the images/s of one", "1.97"));
+  EXPECT_FALSE(shows("they give 1.97x the images/s of one", "1.9"));
   EXPECT_FALSE(shows("4.1 MiB in use, limit 1024.0", "2048 MiB"));
   EXPECT_FALSE(shows("images/s 15720", "14.1 ms"));
   EXPECT_FALSE(shows("weighs 0.5 x", "0.667"));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/nn/training_flops.h"
+#include "core/strategy/step_kernels.h"
 #include "gui/model/model_predictions.h"
 #include "gui/model/modelled_all_reduce.h"
 #include "gui/model/speedup_table.h"
@@ -275,12 +276,13 @@ RunModel cnn_at(std::size_t batch) {
 // The rows timing::predict_steps() gives on `t` for `run` with one replica's compute `compute`,
 // all-reducing with TensorFlow's choice there.
 std::vector<timing::StepTime> expected_steps(const timing::Topology& t, const RunModel& run,
-                                             double compute) {
+                                             double compute, double overlapped = 0) {
   const core::TrainingFlops f = core::training_flops(run.model, run.optimizer);
   return timing::predict_steps(
       t, t.has_nccl ? nullptr : vgpu::find_all_reduce(vgpu::kRingName)->schedule,
       static_cast<double>(f.params * sizeof(float)),
-      {compute, timing::compute_engines(t), static_cast<double>(run.batch_per_replica)}, t.ranks());
+      {compute, timing::compute_engines(t), static_cast<double>(run.batch_per_replica), overlapped},
+      t.ranks());
 }
 
 void expect_same_rows(const std::vector<timing::StepTime>& got,
@@ -308,32 +310,43 @@ TEST(SpeedupTable, OnEachPresetItsRowsAreWhatPredictStepsGivesForTheRunsModel) {
     for (const RunModel& run : {cnn_at(64), cnn_at(4096)}) {
       const SpeedupTable table = predict_speedup(t, false, run, std::nullopt);
       ASSERT_EQ(table.problem, "") << t.id;
-      const core::TrainingFlops f = core::training_flops(run.model, run.optimizer);
-      const double compute = f.per_step(run.batch_per_replica) / t.flops;
-      EXPECT_EQ(table.compute, compute) << t.id;
-      expect_same_rows(table.rows, expected_steps(t, run, compute), t.id);
+      const core::ModelledCompute compute =
+          core::modelled_compute(run.model, run.optimizer, run.batch_per_replica, t);
+      EXPECT_TRUE(compute.from_kernels) << t.id;
+      EXPECT_EQ(table.compute, compute.seconds) << t.id;
+      ASSERT_TRUE(table.compute_parts.has_value()) << t.id;
+      EXPECT_EQ(table.compute_parts->launches, compute.parts.launches) << t.id;
+      expect_same_rows(table.rows, expected_steps(t, run, compute.seconds, compute.overlapped),
+                       t.id);
       const timing::StopPoint stop = timing::where_adding_stops(table.rows);
       EXPECT_EQ(table.stop.devices, stop.devices) << t.id;
       EXPECT_EQ(table.stop.next, stop.next) << t.id;
       // TensorFlow's choice, said as the command line says it.
       EXPECT_EQ(table.algorithm, t.has_nccl ? "nccl" : "ring") << t.id;
       EXPECT_EQ(table.all_reduce, timing::all_reduce_sentence(table.algorithm, true, table.nccl));
-      EXPECT_NE(table.compute_source.find("so this is a lower bound"), std::string::npos);
+      EXPECT_EQ(table.compute_source, compute.source);
+      // Its parts on screen, and where the prices come from below.
+      EXPECT_NE(table.summary.find(" launches "), std::string::npos) << table.summary;
+      EXPECT_EQ(table.compute_numbers, t.compute.source);
       EXPECT_EQ(table.verdict.verdict, timing::step_verdict(table.rows, "x").verdict) << t.id;
     }
     ++presets;
   }
   EXPECT_GE(presets, 5);
-  // Lesson 8's cases: on 8 H100s a batch of 64 stops paying after one GPU (the all-reduce is
-  // why), one of 4096 pays on all 8; 4 logical GPUs of one card take turns on it.
+  // Lesson 8's cases: on 8 H100s a batch of 64 pays on all 8 (a step of launches is long beside
+  // NCCL on NVSwitch); on 2 H100s through PCIe it stops paying after one card (the all-reduce is
+  // why), and one of 4096 pays on both; 4 logical GPUs of one card take turns on it.
+  EXPECT_EQ(predict_speedup(*catalog.find("dgx-h100")->topology, false, cnn_at(64), std::nullopt)
+                .stop.devices,
+            8);
   const SpeedupTable small =
-      predict_speedup(*catalog.find("dgx-h100")->topology, false, cnn_at(64), std::nullopt);
+      predict_speedup(*catalog.find("pcie-2")->topology, false, cnn_at(64), std::nullopt);
   EXPECT_EQ(small.stop.devices, 1);
   EXPECT_NE(small.verdict.why.find("a larger batch/replica (Controls)"), std::string::npos)
       << small.verdict.why;
-  EXPECT_EQ(predict_speedup(*catalog.find("dgx-h100")->topology, false, cnn_at(4096), std::nullopt)
+  EXPECT_EQ(predict_speedup(*catalog.find("pcie-2")->topology, false, cnn_at(4096), std::nullopt)
                 .stop.devices,
-            8);
+            2);
   const SpeedupTable laptop =
       predict_speedup(*catalog.find("laptop-4-logical")->topology, false, cnn_at(64), std::nullopt);
   EXPECT_EQ(laptop.rows.back().replicas_per_engine, 4);
@@ -343,10 +356,19 @@ TEST(SpeedupTable, OnEachPresetItsRowsAreWhatPredictStepsGivesForTheRunsModel) {
 TEST(SpeedupTable, NoFlopsOrNoStepsYetIsASentenceNotATable) {
   timing::Topology no_flops = timing::find_topology("dgx-h100");
   no_flops.flops = 0;
+  no_flops.compute = {};
   const SpeedupTable none = predict_speedup(no_flops, false, cnn_at(64), std::nullopt);
   EXPECT_TRUE(none.rows.empty());
-  EXPECT_NE(none.problem.find("dgx-h100 gives no FLOP/s (flops_tflops"), std::string::npos)
+  EXPECT_NE(none.problem.find("dgx-h100 gives neither a [compute] table nor a FLOP/s"),
+            std::string::npos)
       << none.problem;
+  // A machine with a FLOP/s and no [compute] (a user's file from before): its FLOPs at the peak,
+  // said to be a lower bound.
+  timing::Topology peak_only = timing::find_topology("dgx-h100");
+  peak_only.compute = {};
+  const SpeedupTable peak = predict_speedup(peak_only, false, cnn_at(64), std::nullopt);
+  EXPECT_FALSE(peak.compute_parts.has_value());
+  EXPECT_NE(peak.compute_source.find("so this is a lower bound"), std::string::npos);
   // This machine before the run has taken steps: say to take some.
   timing::Topology here = timing::find_topology("laptop-4-logical");
   here.id = "this-machine";

@@ -178,26 +178,26 @@ TEST(Course, NcclAgainstTheFallbackFailsWhenNcclRunsOrTheMachinesAreOthers) {
                 "5: the ring, TensorFlow's choice, takes over 220 us ..."}));
 }
 
-// The batches per replica swapped (the small model's step busy, the busy one's not), and the
-// laptop's one card replaced by GPUs of their own kept busy: the compute against the all-reduce
-// is what its checks are about.
+// The machines and batches swapped: the eight H100s' step on 4 A100s bridged in pairs, the
+// PCIe cards' small batch busy and their busy one small, the laptop's one card replaced by GPUs of
+// their own kept busy. The compute against the all-reduce is what its checks are about.
 TEST(Course, ComputationAgainstCommunicationFailsWhenComputeAndAllReduceWeighOtherwise) {
   Lesson l = course_lesson("computation-against-communication");
-  l.steps[2].setup->batch_per_replica = 4096;  // the small model's step computes 64 times longer
-  l.steps[3].setup->batch_per_replica = 64;    // and the busy one's does not
-  l.steps[5].topology = "dgx-h100";            // GPUs of their own instead of one card's ...
-  l.steps[5].setup->batch_per_replica = 4096;  // ... kept busy
+  l.steps[2].topology = "nvlink-pairs-4";      // 4 GPUs, a slower all-reduce
+  l.steps[3].setup = l.steps[4].setup;         // PCIe at 4096 a replica ...
+  l.steps[4].setup->batch_per_replica = 64;    // ... and at 64
+  l.steps[6].topology = "dgx-h100";            // GPUs of their own instead of one card's ...
+  l.steps[6].setup->batch_per_replica = 4096;  // ... kept busy
   LessonPlayer player(std::move(l), course_data());
-  EXPECT_EQ(
-      failed_checks(player),
-      (std::vector<std::string>{"3: at the GPU's peak, a step of 64 computes in about 5 us",
-                                "3: 8 GPUs are barely faster than one ...",
-                                "3: ... and the second GPU already does not pay for itself",
-                                "4: 8 GPUs give more than 6.5 times the images/s",
-                                "4: every one of the 8 GPUs pays for itself",
-                                "5: 16 GPUs on 2 nodes give more than 10 times one GPU's images/s",
-                                "6: 4 logical GPUs of one card are slower than one",
-                                "6: only the first device pays for itself"}));
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{"3: 8 GPUs give more than 6 times one GPU's images/s ...",
+                                      "3: ... and every one of them pays for itself",
+                                      "4: the second card does not pay for itself",
+                                      "4: 2 cards give less than 1.5 times one card's images/s",
+                                      "5: 2 cards give more than 1.9 times one card's images/s",
+                                      "5: the second card pays for itself",
+                                      "7: 4 logical GPUs of one card are barely faster than one",
+                                      "7: only the first device pays for itself"}));
 }
 
 // The step across workers skipped on worker 0: it keeps its own worker's sum, as if the workers

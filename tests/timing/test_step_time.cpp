@@ -47,6 +47,20 @@ TEST(StepTime, OnTwoEnginesFourDevicesTakeTwiceOneDevicesCompute) {
   EXPECT_EQ(stop.next, 3);
 }
 
+// Logical GPUs of one card (1 engine): what replicas do at once (their launches and host work)
+// is paid once, the rest in turn.
+TEST(StepTime, ReplicasSharingACardOverlapOnlyWhatTheyDoAtOnce) {
+  const std::vector<StepTime> rows = step_times({0.010, 1, 64, 0.004}, free_all_reduce(4));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[3].replicas_per_engine, 4);
+  EXPECT_DOUBLE_EQ(rows[0].compute, 0.010);
+  EXPECT_DOUBLE_EQ(rows[1].compute, 0.016);  // 4 ms once, 6 ms twice
+  EXPECT_DOUBLE_EQ(rows[3].compute, 0.028);
+  EXPECT_DOUBLE_EQ(rows[3].speedup, 4 * 0.010 / 0.028);
+  // Nothing overlapped: plain turns.
+  EXPECT_DOUBLE_EQ(step_times({0.010, 1, 64}, free_all_reduce(4))[3].compute, 0.040);
+}
+
 TEST(StepTime, AFreeAllReduceGivesALinearSpeedUp) {
   const std::vector<StepTime> rows = step_times({0.004, 0, 32}, free_all_reduce(8));
   for (const StepTime& r : rows) {
@@ -171,6 +185,10 @@ TEST(StepTime, RefusesWhatIsNotATime) {
   }
   EXPECT_THROW(step_times({0.01, 0, 0}, free_all_reduce(2)), std::invalid_argument);
   EXPECT_THROW(step_times({0.01, -1, 64}, free_all_reduce(2)), std::invalid_argument);
+  // What overlaps is a part of the compute: not negative, not more than all of it.
+  EXPECT_THROW(step_times({0.01, 1, 64, -1e-3}, free_all_reduce(2)), std::invalid_argument);
+  EXPECT_THROW(step_times({0.01, 1, 64, 0.02}, free_all_reduce(2)), std::invalid_argument);
+  EXPECT_THROW(step_times({0.01, 1, 64, nan}, free_all_reduce(2)), std::invalid_argument);
   std::vector<DeviceCount> bad = free_all_reduce(2);
   bad[1].all_reduce.seconds = nan;
   EXPECT_THROW(step_times({0.01, 0, 64}, bad), std::invalid_argument);

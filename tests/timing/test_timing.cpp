@@ -269,6 +269,15 @@ TEST(TopologyFile, EveryPresetReadsAndSaysWhereItsNumbersComeFrom) {
     const int n = t.ranks();
     const double a = estimate(ring_schedule(n, 32 * kMiB), t).seconds;
     EXPECT_NEAR(estimate(ring_schedule(n, 32 * kMiB), again).seconds, a, a * 1e-6) << t.id;
+    // Its compute too: every preset prices a step's kernels, and says where from.
+    ASSERT_TRUE(t.compute.given()) << t.id;
+    EXPECT_GT(t.compute.source.size(), 80u) << t.id;
+    EXPECT_DOUBLE_EQ(again.compute.launch, t.compute.launch) << t.id;
+    EXPECT_DOUBLE_EQ(again.compute.host, t.compute.host) << t.id;
+    EXPECT_DOUBLE_EQ(again.compute.rate, t.compute.rate) << t.id;
+    EXPECT_DOUBLE_EQ(again.compute.bandwidth, t.compute.bandwidth) << t.id;
+    EXPECT_DOUBLE_EQ(again.compute.peak_tf32, t.compute.peak_tf32) << t.id;
+    EXPECT_EQ(again.compute.source, t.compute.source) << t.id;
   }
   EXPECT_EQ(find_topology("dgx-h100").ranks(), 8);
   EXPECT_THROW(find_topology("dgx-h900"), std::invalid_argument);
@@ -334,6 +343,21 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
                  "GB/s from 0.001 to 1e+05");
   expect_refused(head + "fabric = \"shared-memory\"\n[memory]\nbandwidth_gbs = 1e300\n", 7,
                  "is 1e+300, outside [0.001, 1e+05] GB/s");
+  // [compute]: every price given, each in range, nothing unknown.
+  const std::string compute = ok + "[compute]\nsource = \"s\"\n";
+  expect_refused(compute + "launch_us = 2\nhost_us = 40\nrate_tflops = 10\n", 0,
+                 "`bandwidth_gbs` in [compute] is missing");
+  expect_refused(compute + "launch_us = -2\nhost_us = 40\nrate_tflops = 10\nbandwidth_gbs = 1\n",
+                 10, "`launch_us` in [compute] is -2");
+  expect_refused(compute + "launch_us = 2\nhost_us = 40\nrate_tflops = nan\nbandwidth_gbs = 1\n",
+                 12, "not a finite number");
+  expect_refused(
+      compute + "launch_us = 2\nhost_us = 4\nrate_tflops = 1\nbandwidth_gbs = 1\nx = 1\n", 14,
+      "unknown key `x`");
+  EXPECT_TRUE(parse_topology(compute + "launch_us = 2\nhost_us = 40\nrate_tflops = 10\n"
+                                       "bandwidth_gbs = 900\n",
+                             "ok.toml")
+                  .compute.given());
   expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 1.5\n", 4,
                  "`gpus_per_node` is 1.5, not a whole number");
   expect_refused("id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 0\n", 4,

@@ -97,6 +97,9 @@ void SpeedupView::update(FrameContext& frame, const ModelMachine& machine) {
   const SpeedupTable& t = table_;
   verdict_ = timing::pays_rule_sentence() + " " + t.verdict.verdict;
   details_ = {"Compute of one replica: " + t.compute_source + ".",
+              t.compute_numbers.empty()
+                  ? std::string()
+                  : "Where the compute's numbers come from: " + t.compute_numbers,
               t.all_reduce + " " + t.engines_text,
               timing::step_formula_sentence(run.batch_per_replica) + " " +
                   timing::step_left_out_sentence()};
@@ -138,7 +141,9 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
   // How each number is worked out: one line until opened, so that the table and its verdict
   // fill a projector's panel without scrolling.
   if (!details_.empty() && ImGui::CollapsingHeader("How each number is worked out")) {
-    for (const std::string& detail : details_) wrapped_at_spaces(detail, true);
+    for (const std::string& detail : details_) {
+      if (!detail.empty()) wrapped_at_spaces(detail, true);
+    }
   }
   frame.report.drew(panel, "step_rows", static_cast<double>(t.rows.size()));
   frame.report.drew(panel, "step_problem", 0);

@@ -47,7 +47,7 @@ class SpeedupView {
   SpeedupTable table_;
   std::vector<std::array<std::string, kColumns>> cells_;  // each row's text, made with the table
   std::string verdict_;                                   // the rule and where adding stops
-  std::array<std::string, 3> details_;                    // how the numbers are worked out
+  std::array<std::string, 4> details_;                    // how the numbers are worked out
 };
 
 }  // namespace mirrorlab::gui
