@@ -75,7 +75,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       "predicts. --topology ID predicts every algorithm (NCCL's too) on a preset machine. Both "
       "end with one training step of --model at --batch-per-replica on 1 to N devices (N: "
       "--gpus here, the topology's GPUs with --topology): one replica's compute (measured here, "
-      "or the model's FLOPs over the preset's FLOP/s) plus the predicted all-reduce, the "
+      "or its kernels priced on the preset's GPU) plus the predicted all-reduce, the "
       "speed-up, and the device after which another one stops paying for itself");
   add_device_flags(cmd, o.devices, kDefaultDevices);
   cmd->add_flag("--fit", o.fit,
@@ -88,7 +88,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   add_text_flag(cmd, "--topology", o.topology,
                 "Predict on this preset or topology file, measuring no all-reduce (e.g. "
                 "dgx-h100, pcie-2, this-machine); the training step's compute is measured only "
-                "where the topology gives no FLOP/s, or with --compute measured")
+                "where the topology gives no [compute] or FLOP/s, or with --compute measured")
       ->type_name("ID|FILE");
   add_text_flag(cmd, "--record", o.record,
                 "Also save everything measured to this file (JSON): the memory and the "

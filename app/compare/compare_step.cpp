@@ -29,9 +29,10 @@ void add_step_flags(CLI::App* cmd, StepFlags& f) {
   add_allreduce_flag(cmd, f.settings);
   add_choice_flag(cmd, "--compute", f.compute, {kComputeAuto, kComputeMeasured, kComputeFlops},
                   "Where one replica's compute (forward, backward, update) in the training "
-                  "step's table comes from: measured (timed here on one device), flops (the "
-                  "model's FLOPs / the topology's FLOP/s) or auto (flops on a --topology that "
-                  "gives its FLOP/s, else measured)");
+                  "step's table comes from: measured (timed here on one device), flops (priced "
+                  "by the timing model on the topology's GPU: each kernel's launch, FLOPs and "
+                  "bytes and the host's cost from its [compute], else the FLOPs over its FLOP/s) "
+                  "or auto (flops on a --topology that gives either, else measured)");
   add_whole_number_flag(cmd, "--compute-steps", f.compute_steps, 3, 1000,
                         "Training steps to time one replica's compute over, when it is measured "
                         "(the median counts; stops early after 15 s)");
@@ -65,15 +66,16 @@ std::string plan_step(const StepFlags& f, const timing::Topology* t, int max_dev
            (t == nullptr ? ", or a --topology where NCCL runs (dgx-h100, pcie-2, ...)" : "");
   }
 
-  const bool has_flops = t != nullptr && t->flops > 0;
+  const bool has_flops = t != nullptr && (t->compute.given() || t->flops > 0);
   if (f.compute == kComputeFlops && !has_flops) {
     return t == nullptr
                ? std::string(
                      "--compute flops: on the devices at hand the compute is measured; "
-                     "give --topology ID to scale it to a preset's FLOP/s")
-               : "--compute flops: " + t->id + " gives no FLOP/s (flops_tflops in its file" +
+                     "give --topology ID to price it on a preset's GPU")
+               : "--compute flops: " + t->id +
+                     " gives neither a [compute] table nor a FLOP/s (flops_tflops) in its file" +
                      (t->path.empty() ? std::string() : " " + t->path) +
-                     "): give --compute measured, or a topology with a FLOP/s";
+                     ": give --compute measured, or a topology that gives one";
   }
   p.measure = f.compute == kComputeMeasured || (f.compute == kComputeAuto && !has_flops);
   *plan = p;
