@@ -125,8 +125,7 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
                       std::to_string(c.parts.kernels) + " launches " +
                       seconds_text(c.parts.launches) + " + FLOPs " + seconds_text(c.parts.flops) +
                       " + bytes " + seconds_text(c.parts.bytes) + " + host " +
-                      seconds_text(c.parts.host) + ", its kernels priced on a GPU of " + t.id +
-                      " (how: below).";
+                      seconds_text(c.parts.host) + " (how: below).";
         out.compute_numbers = t.compute.source;
       } else {
         out.summary = "Compute of one replica: " + seconds_text(out.compute) + ", its FLOPs at " +

@@ -203,7 +203,8 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
                                 (narrow ? ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit
                                         : ImGuiTableFlags_SizingStretchProp) |
                                 (scrolls ? ImGuiTableFlags_ScrollY : 0);
-  const float height = scrolls ? std::max(room_y, 4 * line) : narrow ? whole : 0;
+  // Scrolling, at least the header and a row or two: never more than the whole table.
+  const float height = scrolls ? std::max(room_y, std::min(whole, 4 * line)) : narrow ? whole : 0;
   if (!ImGui::BeginTable("training step", columns, flags, ImVec2(0, height))) return;
   if (scrolls) ImGui::TableSetupScrollFreeze(0, 1);
   for (int c = 0; c < kColumns; ++c) {
