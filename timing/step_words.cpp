@@ -160,6 +160,12 @@ StepVerdict step_verdict(const std::vector<StepTime>& rows, const std::string& l
                   "one (the topology has no more).",
                   device_words(stop.devices).c_str(), rows.back().speedup);
     out.verdict = verdict;
+    const StepTime& last = rows.back();
+    if (rows.size() > 1 && last.replicas_per_engine == 1) {
+      out.why = "Why: the all-reduce (" + seconds_text(last.all_reduce) + " on " +
+                device_words(last.devices) + ") stays small beside each device's compute (" +
+                seconds_text(last.compute) + ").";
+    }
     return out;
   }
   const StepTime& before = row_of(rows, stop.devices);

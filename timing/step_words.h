@@ -52,7 +52,7 @@ std::string pays_rule_sentence();
 // the all-reduce is why (the command line names its flag, the GUI its control).
 struct StepVerdict {
   std::string verdict;
-  std::string why;  // "" when every device paid
+  std::string why;  // "" when every device paid while sharing engines, or for one device
 };
 StepVerdict step_verdict(const std::vector<StepTime>& rows, const std::string& larger_batch,
                          SecondsText seconds_text = time_text);

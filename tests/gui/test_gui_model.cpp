@@ -336,9 +336,11 @@ TEST(SpeedupTable, OnEachPresetItsRowsAreWhatPredictStepsGivesForTheRunsModel) {
   // Lesson 8's cases: on 8 H100s a batch of 64 pays on all 8 (a step of launches is long beside
   // NCCL on NVSwitch); on 2 H100s through PCIe it stops paying after one card (the all-reduce is
   // why), and one of 4096 pays on both; 4 logical GPUs of one card take turns on it.
-  EXPECT_EQ(predict_speedup(*catalog.find("dgx-h100")->topology, false, cnn_at(64), std::nullopt)
-                .stop.devices,
-            8);
+  const SpeedupTable dgx =
+      predict_speedup(*catalog.find("dgx-h100")->topology, false, cnn_at(64), std::nullopt);
+  EXPECT_EQ(dgx.stop.devices, 8);
+  EXPECT_NE(dgx.verdict.why.find("stays small beside each device's compute"), std::string::npos)
+      << dgx.verdict.why;
   const SpeedupTable small =
       predict_speedup(*catalog.find("pcie-2")->topology, false, cnn_at(64), std::nullopt);
   EXPECT_EQ(small.stop.devices, 1);
