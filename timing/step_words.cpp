@@ -110,18 +110,21 @@ std::string byte_text(double bytes) { return decimal_text(bytes, "B"); }
 std::string kernels_compute_sentence(const Topology& t, const ComputeTime& parts,
                                      SecondsText seconds_text) {
   const ComputeSpec& c = t.compute;
-  char text[640];
-  std::snprintf(
-      text, sizeof text,
+  const std::string peak =
+      c.peak_fp32 > 0 ? ", of " + words_number(c.peak_fp32 / 1e12) + " peak" : std::string();
+  // Sized for the machine's id, whatever its length.
+  std::string text(512 + t.id.size(), '\0');
+  const int written = std::snprintf(
+      text.data(), text.size(),
       "its kernels as mirrorlab's CUDA backend launches them, priced on a GPU of %s: %d launches "
       "x %s = %s; %s at %.3g TFLOP/s achievable (FP32%s) where arithmetic bounds a kernel: %s; "
       "%s at %.3g TB/s achievable where memory does: %s; the host's %s a step; in all %s",
       t.id.c_str(), parts.kernels, seconds_text(c.launch).c_str(),
       seconds_text(parts.launches).c_str(), flop_text(parts.flop_count).c_str(), c.rate / 1e12,
-      c.peak_fp32 > 0 ? (", of " + words_number(c.peak_fp32 / 1e12) + " peak").c_str() : "",
-      seconds_text(parts.flops).c_str(), byte_text(parts.byte_count).c_str(), c.bandwidth / 1e12,
-      seconds_text(parts.bytes).c_str(), seconds_text(parts.host).c_str(),
+      peak.c_str(), seconds_text(parts.flops).c_str(), byte_text(parts.byte_count).c_str(),
+      c.bandwidth / 1e12, seconds_text(parts.bytes).c_str(), seconds_text(parts.host).c_str(),
       seconds_text(parts.seconds).c_str());
+  text.resize(written > 0 ? std::min(static_cast<std::size_t>(written), text.size() - 1) : 0);
   std::string out = text;
   if (c.peak_tf32 > 0) {
     out +=
@@ -162,8 +165,10 @@ StepVerdict step_verdict(const std::vector<StepTime>& rows, const std::string& l
     out.verdict = verdict;
     const StepTime& last = rows.back();
     if (rows.size() > 1 && last.replicas_per_engine == 1) {
+      char share[32];
+      std::snprintf(share, sizeof share, "%.0f%%", 100 * last.all_reduce / last.compute);
       out.why = "Why: the all-reduce (" + seconds_text(last.all_reduce) + " on " +
-                device_words(last.devices) + ") stays small beside each device's compute (" +
+                device_words(last.devices) + ") is " + share + " of each device's compute (" +
                 seconds_text(last.compute) + ").";
     }
     return out;

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/nn/kernel_elements_train.h"
 #include "core/nn/loss.h"
 #include "core/nn/ops.h"
 #include "core/nn/tensor.h"
@@ -40,10 +41,11 @@ class RecordingOps final : public Ops {
     add("broadcast_rows", timing::LaunchKind::kKernel, 0,
         kFloat * (cols + static_cast<double>(rows) * cols));
   }
+  // cuBLAS's matrix-vector product with a vector of ones: a multiply-add an element.
   void column_sums(const float*, int rows, int cols, float*) override {
     if (cols <= 0) return;
     const double n = static_cast<double>(rows) * cols;
-    add("column_sums", timing::LaunchKind::kLibrary, n, kFloat * (n + cols));
+    add("column_sums", timing::LaunchKind::kLibrary, 2 * n, kFloat * (n + rows + cols));
   }
   void im2col_3x3(const float*, int batch, int h, int w, int c, float*) override {
     const double in = static_cast<double>(batch) * h * w * c;
@@ -76,9 +78,10 @@ class RecordingOps final : public Ops {
                              float*, LossStats*) override {
     // Two kernels: each row's loss and gradient, then the rows' sums.
     const double n = static_cast<double>(batch) * classes;
+    const double row = sizeof(elements::LossRow);  // each row's loss and counts
     add("softmax_cross_entropy_rows", timing::LaunchKind::kKernel, 5 * n,
-        kFloat * (2 * n + 3.0 * batch) + batch);
-    add("sum_loss_rows", timing::LaunchKind::kKernel, 3.0 * batch, kFloat * 3.0 * batch);
+        kFloat * 2 * n + batch + row * batch);
+    add("sum_loss_rows", timing::LaunchKind::kKernel, 3.0 * batch, row * batch);
   }
   void wait_loss_stats() override {}
   void sgd_update(float*, const float*, float* velocity, std::size_t n, float, float) override {

@@ -4,8 +4,9 @@
 // (timing/compute_model.h). Listed by running the model's forward, loss, backward, gradient
 // check and optimizer update against kernels that record their calls and compute nothing, so
 // the list is the model's own calls, not a second description of them. Left out: the shard's copy
-// to the device and the all-reduce (priced apart), and the kernels cuBLAS adds inside a call
-// (split-K reductions).
+// to the device (not priced anywhere: on the H200 it took 19 to 217 us a step), the all-reduce
+// (priced apart), and the kernels cuBLAS adds inside a call (split-K reductions: ncu counted 30
+// kernels in a CNN step of 16 where the list has 26 kernels and cuBLAS calls).
 #pragma once
 
 #include <cstddef>

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/nn/training_flops.h"
 #include "core/strategy/step_kernels.h"
 #include "timing/compute_model.h"
 #include "timing/topology_file.h"
@@ -77,16 +79,19 @@ timing::ComputeSpec h200_from(const timing::Topology& h100) {
 }
 
 TEST(ComputeReplay, ThePresetsComputeIsTheFitOfTheRecordedSteps) {
+  // The rows the file marks as outside the model do not inform it.
   std::vector<timing::ComputeSample> samples;
-  for (const RecordedStep& s : read_steps()) samples.push_back(s.sample);
+  for (const RecordedStep& s : read_steps()) {
+    if (s.outside.empty()) samples.push_back(s.sample);
+  }
   const timing::ComputeSpec fit = timing::fit_compute(samples, kLaunch, kH200Bandwidth, kH200Fp32);
   const timing::ComputeSpec preset =
       h200_from(timing::read_topology(timing::default_topology_folder() / "dgx-h100.toml"));
   EXPECT_DOUBLE_EQ(preset.launch, kLaunch);
   // The presets keep three figures of the fit's grid (steps of 4% in rate and bandwidth).
-  EXPECT_NEAR(preset.host / fit.host, 1.0, 0.01) << fit.host;
-  EXPECT_NEAR(preset.rate / fit.rate, 1.0, 0.01) << fit.rate;
-  EXPECT_NEAR(preset.bandwidth / fit.bandwidth, 1.0, 0.01) << fit.bandwidth;
+  EXPECT_NEAR(preset.host / fit.host, 1.0, 0.01) << fit.host * 1e6 << " us";
+  EXPECT_NEAR(preset.rate / fit.rate, 1.0, 0.01) << fit.rate / 1e12 << " TFLOP/s";
+  EXPECT_NEAR(preset.bandwidth / fit.bandwidth, 1.0, 0.01) << fit.bandwidth / 1e9 << " GB/s";
 }
 
 TEST(ComputeReplay, EachRecordedStepWithinAQuarter) {
@@ -95,6 +100,9 @@ TEST(ComputeReplay, EachRecordedStepWithinAQuarter) {
   for (const RecordedStep& s : read_steps()) {
     const double predicted = timing::compute_time(s.sample.kernels, spec).seconds;
     const double error = predicted / s.sample.seconds - 1.0;
+    std::printf("%s: predicted %.1f us, measured %.1f us (%+.0f%%)%s\n", s.sample.label.c_str(),
+                predicted * 1e6, s.sample.seconds * 1e6, 100 * error,
+                s.outside.empty() ? "" : ", marked outside the model");
     SCOPED_TRACE(s.sample.label + ": predicted " + std::to_string(predicted * 1e6) +
                  " us, measured " + std::to_string(s.sample.seconds * 1e6) + " us");
     if (s.outside.empty()) {
@@ -120,6 +128,36 @@ TEST(ComputeReplay, EveryPresetPricesAStepInWhatRecordedRunsSupport) {
     EXPECT_GT(images_per_second, 1e3);
     EXPECT_LT(images_per_second, 1e6);
   }
+}
+
+}  // namespace
+}  // namespace mirrorlab::testing
+
+namespace mirrorlab::testing {
+namespace {
+
+// The list's matrix products are the layers' arithmetic (core/nn/training_flops.h counts the same
+// products from the layers' shapes), and a batch's list is the affine carry of 1 and 2: its
+// FLOPs and bytes at 3 are 1's plus twice the step from 1 to 2.
+TEST(StepKernels, ItsProductsAreTheLayersArithmeticAndABatchIsAffine) {
+  for (core::ModelKind model : {core::ModelKind::kCnn, core::ModelKind::kMlp}) {
+    SCOPED_TRACE(core::to_string(model));
+    const core::TrainingFlops f = core::training_flops(model, {});
+    double products = 0;
+    for (const timing::KernelWork& k : core::step_kernels(model, {}, 64)) {
+      if (k.name == "gemm") products += k.flops;
+    }
+    EXPECT_NEAR(products / ((f.forward + f.backward) * 64), 1.0, 0.02);
+    const auto one = core::step_kernels(model, {}, 1);
+    const auto two = core::step_kernels(model, {}, 2);
+    const auto three = core::step_kernels(model, {}, 3);
+    ASSERT_EQ(one.size(), three.size());
+    for (std::size_t i = 0; i < one.size(); ++i) {
+      EXPECT_DOUBLE_EQ(three[i].flops, one[i].flops + 2 * (two[i].flops - one[i].flops));
+      EXPECT_DOUBLE_EQ(three[i].bytes, one[i].bytes + 2 * (two[i].bytes - one[i].bytes));
+    }
+  }
+  EXPECT_THROW(core::step_kernels(core::ModelKind::kCnn, {}, 0), std::invalid_argument);
 }
 
 }  // namespace

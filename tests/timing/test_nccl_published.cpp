@@ -60,6 +60,7 @@ TEST(NcclPublished, EachPublishedResultIsWithinAQuarterOrSaysWhyNot) {
     const int ranks = std::stoi(c[1]);
     const double published = std::stod(c[3]);
     const double predicted = model_busbw(t, ranks, c[2]);
+    ASSERT_GT(predicted, 0) << "the model does not run " << c[2] << " there: " << line;
     const double error = predicted / published - 1;
     SCOPED_TRACE(c[0] + ", " + c[1] + " GPUs, " + c[2] + ": predicted " +
                  std::to_string(predicted) + " GB/s, published " + c[3] + " (" + c[6] + ")");

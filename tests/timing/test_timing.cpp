@@ -276,6 +276,7 @@ TEST(TopologyFile, EveryPresetReadsAndSaysWhereItsNumbersComeFrom) {
     EXPECT_DOUBLE_EQ(again.compute.host, t.compute.host) << t.id;
     EXPECT_DOUBLE_EQ(again.compute.rate, t.compute.rate) << t.id;
     EXPECT_DOUBLE_EQ(again.compute.bandwidth, t.compute.bandwidth) << t.id;
+    EXPECT_DOUBLE_EQ(again.compute.peak_fp32, t.compute.peak_fp32) << t.id;
     EXPECT_DOUBLE_EQ(again.compute.peak_tf32, t.compute.peak_tf32) << t.id;
     EXPECT_EQ(again.compute.source, t.compute.source) << t.id;
   }
