@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/nn/training_flops.h"
 #include "core/strategy/step_kernels.h"
+#include "tests/support/csv_cells.h"
 #include "timing/compute_model.h"
 #include "timing/topology_file.h"
 
@@ -31,14 +31,6 @@ struct RecordedStep {
   std::string outside;  // why a roofline cannot see it ("": it must be within 25%)
 };
 
-std::vector<std::string> cells_of(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream row(line);
-  std::string cell;
-  while (std::getline(row, cell, ',')) cells.push_back(cell);
-  return cells;
-}
-
 std::vector<RecordedStep> read_steps() {
   const std::string path = std::string(MIRRORLAB_SOURCE_DIR) + "/docs/gpu/" + kSteps;
   std::ifstream in(path);
@@ -48,7 +40,7 @@ std::vector<RecordedStep> read_steps() {
   bool header = true;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> c = cells_of(line);
+    const std::vector<std::string> c = csv_cells(line);
     if (std::exchange(header, false)) {
       EXPECT_EQ(c, (std::vector<std::string>{"model", "batch_per_replica", "logical_gpus",
                                              "split_us", "forward_us", "backward_us", "update_us",

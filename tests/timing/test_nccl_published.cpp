@@ -5,24 +5,15 @@
 
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/support/csv_cells.h"
 #include "timing/nccl_model.h"
 #include "timing/topology_file.h"
 
 namespace mirrorlab::timing {
 namespace {
-
-std::vector<std::string> cells_of(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream row(line);
-  std::string cell;
-  while (std::getline(row, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.push_back("");
-  return cells;
-}
 
 // NCCL's bus bandwidth for `algorithm` (Simple protocol) at 4 GiB per rank, GB/s: algbw x 2(n-1)/n,
 // as nccl-tests computes it for an all-reduce.
@@ -46,7 +37,7 @@ TEST(NcclPublished, EachPublishedResultIsWithinAQuarterOrSaysWhyNot) {
   int rows = 0;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> c = cells_of(line);
+    const std::vector<std::string> c = testing::csv_cells(line);
     ASSERT_EQ(c.size(), 8u) << line;
     if (header) {
       header = false;
