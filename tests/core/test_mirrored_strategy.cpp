@@ -63,9 +63,14 @@ TEST_P(MirroredEquivalence, MatchesPlainSingleDeviceTrainingAfter30Steps) {
   const core::History history = core::fit(strategy, data, nullptr, fit);
   ASSERT_EQ(history.steps, steps);
 
+  // Adam divides each step by the root of its second moment, so rounding that SGD leaves at a few
+  // 1e-6 grows: the CNN on 3 replicas came to 1.05e-5 on an AMD EPYC with AVX-512 (OpenBLAS
+  // sums the products there in another order than on the machines 1e-5 was set on). A broken
+  // all-reduce or split is off by far more than either.
+  const double tolerance = c.optimizer == OptimizerKind::kAdam ? 3e-5 : 1e-5;
   for (int r = 0; r < c.replicas; ++r) {
-    testing_reference::expect_close_weights(strategy.replica(r).model().params(), reference, 1e-5,
-                                            "replica " + std::to_string(r));
+    testing_reference::expect_close_weights(strategy.replica(r).model().params(), reference,
+                                            tolerance, "replica " + std::to_string(r));
   }
 }
 
