@@ -53,6 +53,23 @@ void add_allreduce_flag(CLI::App* cmd, core::RunSettings& s) {
   add_choice_flag(cmd, "--allreduce", s.allreduce, core::allreduce_choices(), help);
 }
 
+void add_pack_flags(CLI::App* cmd, core::RunSettings& s) {
+  add_unsigned_flag(
+      cmd, "--bytes-per-pack", s.packs.bytes_per_pack, 0, std::uint64_t{1} << 40,
+      "All-reduce the gradients in packs, last layer first, each closed once it holds more than "
+      "this many bytes (TensorFlow's CommunicationOptions(bytes_per_pack=...); PyTorch DDP calls "
+      "them buckets, bucket_cap_mb). 0: one pack, TensorFlow's default");
+  add_whole_number_flag(
+      cmd, "--num-packs", s.packs.num_packs, 0, 1 << 20,
+      "All-reduce the gradients in this many equal packs, last first (TensorFlow's "
+      "NcclAllReduce(num_packs=...)); not with --bytes-per-pack. 0: one pack");
+  cmd->add_flag("--overlap,!--no-overlap", s.packs.overlap,
+                "With several packs, start each pack's all-reduce as soon as backward has written "
+                "it, while backward goes on (the default, as TensorFlow 2.21 runs its packs; on "
+                "CPU-backed devices, a thread per device; the weights are the same bit for bit "
+                "without)");
+}
+
 void add_training_flags(CLI::App* cmd, TrainOptions& o) {
   core::RunSettings& s = o.settings;
   add_model_flag(cmd, s);
@@ -64,6 +81,7 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
       "Stop after this many global steps (then still evaluate and report); 0: no limit");
   add_optimizer_flags(cmd, s);
   add_allreduce_flag(cmd, s);
+  add_pack_flags(cmd, s);
   add_choice_flag(cmd, "--loss-scaling", s.loss_scaling,
                   "How a replica scales its loss; the first two agree on full batches");
   add_unsigned_flag(cmd, "--seed", s.seed, 0, std::numeric_limits<std::uint64_t>::max(),
@@ -90,6 +108,11 @@ std::string check_train_options(const TrainOptions& o, int* gpus, OutputFiles* o
   std::string problem;
   *gpus = device_count(o.settings.devices, &problem);
   if (problem.empty()) problem = check_fault_devices(o.faults, *gpus);
+  if (problem.empty() && o.settings.packs.bytes_per_pack > 0 && o.settings.packs.num_packs > 0) {
+    problem =
+        "--bytes-per-pack and --num-packs both given: give one (packs by bytes, as TensorFlow's "
+        "CollectiveAllReduce, or a count of equal packs, as its NcclAllReduce)";
+  }
   if (problem.empty() && outputs != nullptr) problem = outputs->add("--history", o.history_file);
   if (problem.empty() && outputs != nullptr) problem = outputs->add("--trace", o.trace_file);
   return problem;

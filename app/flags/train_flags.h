@@ -51,6 +51,9 @@ void add_model_flag(CLI::App* command, core::RunSettings& settings);
 void add_batch_per_replica_flag(CLI::App* command, core::RunSettings& settings);
 void add_optimizer_flags(CLI::App* command, core::RunSettings& settings);  // and --lr, --momentum
 void add_allreduce_flag(CLI::App* command, core::RunSettings& settings);
+// --bytes-per-pack and --num-packs: the gradients all-reduced in packs
+// (core/strategy/gradient_packs.h).
+void add_pack_flags(CLI::App* command, core::RunSettings& settings);
 
 // "" when the flags fit together (and *gpus is the device count), else what to change. With
 // `outputs`, also creates --history and --trace (refusing what cannot be written).

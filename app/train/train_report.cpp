@@ -47,7 +47,8 @@ void print_last_batch(std::size_t examples, int gpus, const core::StrategyOption
 }
 
 void print_phase_table(const core::MirroredStrategy& strategy,
-                       const std::vector<core::PhaseTotals>& totals, std::int64_t steps) {
+                       const std::vector<core::PhaseTotals>& totals, std::int64_t steps,
+                       const core::EventStore::HiddenAllReduce& hidden) {
   const core::Phase shown[] = {core::Phase::kSplit, core::Phase::kForward,   core::Phase::kBackward,
                                core::Phase::kWait,  core::Phase::kAllReduce, core::Phase::kUpdate};
   std::printf("\nTime per phase (seconds, %s)\n%-8s",
@@ -64,10 +65,19 @@ void print_phase_table(const core::MirroredStrategy& strategy,
     if (d < totals.size()) all_reduce += totals[d][static_cast<int>(core::Phase::kAllReduce)];
   }
   if (steps > 0) {
+    const double per_step =
+        1e3 / static_cast<double>(strategy.devices().size()) / static_cast<double>(steps);
     std::printf("All-reduce (%s): %.3f ms per step on average over the devices\n",
-                strategy.all_reduce().name().c_str(),
-                1e3 * all_reduce / static_cast<double>(strategy.devices().size()) /
-                    static_cast<double>(steps));
+                strategy.all_reduce().name().c_str(), all_reduce * per_step);
+    const std::size_t packs = strategy.packs().size();
+    if (packs > 1 && strategy.num_local_replicas() > 1) {
+      std::printf("  in %zu packs a step, %s: %.3f ms of it (%.0f%%) while backward still ran\n",
+                  packs,
+                  strategy.options().packs.overlap ? "each started as backward wrote it"
+                                                   : "after backward (--no-overlap)",
+                  hidden.hidden * per_step,
+                  hidden.all_reduce > 0 ? 100 * hidden.hidden / hidden.all_reduce : 0.0);
+    }
   }
 }
 
@@ -174,6 +184,17 @@ void print_strategy(const TrainRun& run) {
     std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
   }
   for (const std::string& note : strategy.all_reduce_notes()) std::printf("%s\n", note.c_str());
+  const core::PackOptions& packs = strategy.options().packs;
+  if (strategy.packs().size() > 1 || packs.bytes_per_pack > 0 || packs.num_packs > 0) {
+    std::printf("Gradient packs: %s\n", core::describe_packs(strategy.packs(), packs).c_str());
+    if (packs.num_packs > 0) {
+      std::printf(
+          "  (num_packs is TensorFlow's NcclAllReduce and HierarchicalCopyAllReduce option: "
+          "there TensorFlow 2.21 logs \"batch_all_reduce: %d all-reduces with algorithm = ..., "
+          "num_packs = %d\"; with num_packs 2 to 4 it failed on CPU devices, run here)\n",
+          strategy.replica(0).model().num_weight_tensors(), packs.num_packs);
+    }
+  }
 }
 
 void print_batches(const TrainRun& run, std::size_t train_examples) {
@@ -276,7 +297,7 @@ void print_results(const TrainRun& run, const core::FitLoop& loop,
         run.devices.empty() || !run.devices[0]->is_cuda() ? "" : ", cuBLAS started");
   }
   std::printf("\n");
-  print_phase_table(*run.strategy, totals, steps_made);
+  print_phase_table(*run.strategy, totals, steps_made, run.events.hidden_all_reduce());
   print_gpu_work(run, steps_made);
   std::printf("Peak memory:");
   for (const vgpu::Device* d : run.devices) {

@@ -137,6 +137,12 @@ std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient() {
   return nonfinite_gradient_at(ops_->first_nonfinite(grads_.data(), num_params()));
 }
 
+std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient(std::size_t begin,
+                                                                        std::size_t end) {
+  const std::size_t at = ops_->first_nonfinite(grads_.data() + begin, end - begin);
+  return nonfinite_gradient_at(at == end - begin ? num_params() : begin + at);
+}
+
 void Model::queue_gradient_check(std::size_t* at) {
   ops_->find_nonfinite(grads_.data(), num_params(), at);
 }
@@ -164,7 +170,8 @@ const Tensor& Model::forward(const Tensor& x) {
   return *activation;
 }
 
-void Model::backward(const Tensor& grad_logits) {
+void Model::backward(const Tensor& grad_logits,
+                     const std::function<void(std::size_t from)>& written) {
   assert(input_ != nullptr && "Model::backward before forward");
   if (grad_logits.shape() != layers_.back()->output().shape()) {
     throw std::invalid_argument("Model::backward got a logits gradient of shape " +
@@ -177,6 +184,7 @@ void Model::backward(const Tensor& grad_logits) {
     Tensor* grad_input = i == 0 ? nullptr : &grad_buffers_[i - 1];
     layers_[i]->backward(input, *grad, grad_input);
     grad = grad_input;
+    if (written) written(summary_[i].offset);
   }
 }
 

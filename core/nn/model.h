@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -93,6 +94,8 @@ class Model {
     float value = 0;
   };
   std::optional<NonFiniteGradient> first_nonfinite_gradient();
+  // The same over the gradients [begin, end) of the flat buffer only.
+  std::optional<NonFiniteGradient> first_nonfinite_gradient(std::size_t begin, std::size_t end);
   // The same scan queued on the device: *at holds the first bad element's index (or
   // num_params()) after the device's next wait for its read-backs (Ops::wait_loss_stats), which
   // the loss's read-back shares. nonfinite_gradient_at(at) then names it.
@@ -102,8 +105,11 @@ class Model {
   // x: [b, input_shape...] -> logits [b, 10]
   const Tensor& forward(const Tensor& x);
   // Overwrites grads() from d(loss)/d(logits) of the last forward(). The first layer's input
-  // gradient is never computed (nothing needs it).
-  void backward(const Tensor& grad_logits);
+  // gradient is never computed (nothing needs it). `written` (optional) is called after each
+  // layer with the offset from which every gradient to the end of the flat buffer is final, as
+  // the layers go backwards (what gradient packs wait for).
+  void backward(const Tensor& grad_logits,
+                const std::function<void(std::size_t from)>& written = {});
 
  private:
   std::vector<std::unique_ptr<Layer>> layers_;

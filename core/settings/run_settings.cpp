@@ -254,6 +254,7 @@ StrategyOptions strategy_options(const RunSettings& s) {
   o.all_reduce = s.allreduce;
   o.seed = s.seed;
   o.loss_scaling = s.loss_scaling;
+  o.packs = s.packs;
   o.cuda_graphs = s.devices.cuda_graphs;
   return o;
 }

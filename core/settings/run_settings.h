@@ -44,6 +44,7 @@ struct RunSettings {
   OptimizerConfig optimizer;  // kind, learning rate, momentum (SGD), beta1, beta2, epsilon
   LossScaling loss_scaling = LossScaling::kReplicaMean;
   std::string allreduce{vgpu::kAutoAllReduce};  // "auto" or a name of the algorithms' table
+  PackOptions packs;  // the gradients all-reduced in packs (0 and 0: one pack)
   std::size_t batch_per_replica = 64;
   int epochs = 5;
   std::int64_t max_steps = 0;      // 0: no limit
@@ -93,6 +94,9 @@ void for_each_setting(Settings& s, Visit&& visit) {
   visit(SettingInfo{"epsilon", R::kFixed, 1e-12, 1}, s.optimizer.epsilon);
   visit(SettingInfo{"loss_scaling", R::kFixed}, s.loss_scaling);
   visit(SettingInfo{"allreduce", R::kChangeable, 0, 0, &allreduce_choices()}, s.allreduce);
+  visit(SettingInfo{"bytes_per_pack", R::kChangeable, 0, kCount}, s.packs.bytes_per_pack);
+  visit(SettingInfo{"num_packs", R::kChangeable, 0, 1 << 20}, s.packs.num_packs);
+  visit(SettingInfo{"overlap", R::kChangeable}, s.packs.overlap);
   visit(SettingInfo{"batch_per_replica", R::kChangeable, 1, 1 << 16}, s.batch_per_replica);
   visit(SettingInfo{"epochs", R::kChangeable, 1, 1000}, s.epochs);
   visit(SettingInfo{"max_steps", R::kChangeable, 0, kCount}, s.max_steps);

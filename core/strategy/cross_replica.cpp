@@ -6,10 +6,14 @@
 namespace mirrorlab::core {
 namespace {
 
-std::string describe(int rank, bool departing, std::size_t count) {
+std::string describe(int rank, bool departing, std::size_t count, const vgpu::PackFrame& frame) {
+  std::string where;
+  if (frame.packs > 1) {
+    where = " (pack " + std::to_string(frame.index) + " at " + std::to_string(frame.offset) + ")";
+  }
   return "replica " + std::to_string(rank) +
          (departing ? " finished its step function"
-                    : " called all_reduce with " + std::to_string(count) + " values");
+                    : " called all_reduce with " + std::to_string(count) + " values" + where);
 }
 
 }  // namespace
@@ -62,10 +66,11 @@ void CrossReplicaRendezvous::meet(int rank, Arrival arrival) {
     const Arrival& first = arrivals_[0];
     for (int r = 1; r < num_replicas_; ++r) {
       const Arrival& a = arrivals_[static_cast<std::size_t>(r)];
-      if (a.departing != first.departing || a.values.size() != first.values.size()) {
+      if (a.departing != first.departing || a.values.size() != first.values.size() ||
+          a.frame.offset != first.frame.offset || a.frame.index != first.frame.index) {
         mismatch_ = "replicas made different collective calls: " +
-                    describe(0, first.departing, first.values.size()) + " but " +
-                    describe(r, a.departing, a.values.size()) +
+                    describe(0, first.departing, first.values.size(), first.frame) + " but " +
+                    describe(r, a.departing, a.values.size(), a.frame) +
                     ". Every replica must call all_reduce the same way in each step.";
         return;
       }
@@ -76,15 +81,15 @@ void CrossReplicaRendezvous::meet(int rank, Arrival arrival) {
     std::lock_guard lock(mutex_);
     if (!aborted_) {
       group_ = std::make_shared<vgpu::CollectiveGroup>(std::move(buffers), algorithm_->name(),
-                                                       observer_, devices_);
+                                                       observer_, devices_, first.frame);
     }
   });
   if (!mismatch_.empty()) throw std::logic_error(mismatch_);
 }
 
 void CrossReplicaRendezvous::all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op,
-                                        const std::function<void()>& met) {
-  meet(rank, Arrival{false, values});
+                                        const std::function<void()>& met, vgpu::PackFrame frame) {
+  meet(rank, Arrival{false, values, frame});
   if (met) met();
   std::shared_ptr<vgpu::CollectiveGroup> group;
   {

@@ -31,9 +31,10 @@ class CrossReplicaRendezvous {
              std::vector<vgpu::Device*> devices = {});
   // Replica `rank` on its device thread: all-reduces `values` with the other replicas' buffers.
   // `met` (optional) is called once every replica has arrived, before the data moves: what
-  // came before was waiting for the others.
+  // came before was waiting for the others. `frame`: where `values` lie in a buffer all-reduced
+  // pack by pack (every replica gives the same).
   void all_reduce(int rank, std::span<float> values, vgpu::ReduceOp op,
-                  const std::function<void()>& met = {});
+                  const std::function<void()>& met = {}, vgpu::PackFrame frame = {});
   // Replica `rank` has returned from its step function.
   void depart(int rank);
   // A replica failed: release everyone waiting with vgpu::CollectiveAborted.
@@ -43,6 +44,7 @@ class CrossReplicaRendezvous {
   struct Arrival {
     bool departing = false;
     std::span<float> values;
+    vgpu::PackFrame frame;
   };
   void meet(int rank, Arrival arrival);
 

@@ -72,7 +72,7 @@ void FaultInjector::attach(MirroredStrategy& strategy, FaultPlan plan) {
   for (const SlowDevice& s : plan.slow) check(s.device, "a slow device");
   for (const DeviceFailure& f : plan.failures) check(f.device, "a failing device");
   for (const NanInGradient& x : plan.nans) check(x.device, "a NaN");
-  const int steps = strategy.all_reduce().num_steps(n);
+  const int steps = strategy.all_reduce_steps();
   for (const DeviceFailure& f : plan.failures) {
     if (f.step < 1) throw std::invalid_argument("a device can fail in step 1 or later");
     if (f.phase == FailurePhase::kAllReduce && steps == 0) {

@@ -225,7 +225,15 @@ void ReplicaContext::queue_backward(const Tensor& logits, LossStats* stats) {
   enqueue_softmax_cross_entropy(replica_->ops(), logits, labels(), replica_->device_labels(),
                                 loss_scale_of_step(), &replica_->grad_logits(), &model().arena(),
                                 stats);
-  model().backward(replica_->grad_logits());
+  if (overlapping_) {
+    // The loss first (a CPU-backed device has computed it by now): a NaN loss is named as the
+    // loss, not as the first gradient it spoils.
+    finish_backward(*stats);
+    model().backward(replica_->grad_logits(),
+                     [this](std::size_t from) { send_written_packs(from); });
+  } else {
+    model().backward(replica_->grad_logits());
+  }
   record(Phase::kBackward, begin);
   strategy_->reached(replica_->id(), StepBoundary::kBackward);
   // On a GPU the search for a NaN gradient is queued behind the backward pass, and its answer
@@ -340,19 +348,78 @@ LossStats ReplicaContext::evaluate() {
 }
 
 void ReplicaContext::all_reduce_sum(std::span<float> values) {
+  all_reduce_range(*strategy_, *replica_, step_, values, {});
+}
+
+vgpu::PackFrame ReplicaContext::pack_frame(std::size_t pack) const {
+  const std::vector<GradientPack>& packs = strategy_->packs();
+  vgpu::PackFrame frame;
+  frame.offset = packs[pack].begin;
+  frame.whole = replica_->model().num_params();
+  frame.index = static_cast<int>(pack);
+  frame.packs = static_cast<int>(packs.size());
+  frame.steps_before =
+      frame.index * strategy_->all_reduce().num_steps(strategy_->num_local_replicas());
+  return frame;
+}
+
+void ReplicaContext::all_reduce_gradients() {
+  const std::span<float> grads = model().grads();
+  const std::vector<GradientPack>& packs = strategy_->packs();
+  if (packs.size() <= 1) {
+    all_reduce_sum(grads);
+    return;
+  }
+  for (std::size_t i = 0; i < packs.size(); ++i) {
+    all_reduce_range(*strategy_, *replica_, step_,
+                     grads.subspan(packs[i].begin, packs[i].end - packs[i].begin), pack_frame(i));
+  }
+}
+
+void ReplicaContext::overlap_packs_with_backward() {
+  overlapping_ = replica_->communication_lane() != nullptr && !strategy_->step_listened_;
+  packs_sent_ = 0;
+}
+
+void ReplicaContext::send_written_packs(std::size_t from) {
+  const std::vector<GradientPack>& packs = strategy_->packs();
+  while (packs_sent_ < packs.size() && packs[packs_sent_].begin >= from) {
+    const GradientPack& pack = packs[packs_sent_];
+    // Before its all-reduce, as for one pack: a NaN is named where it appears, and the throw
+    // aborts the other replicas' all-reduces, so no replica updates its weights in this step.
+    if (const auto bad = model().first_nonfinite_gradient(pack.begin, pack.end)) {
+      diverged(bad->layer, bad->value, bad->tensor, bad->index);
+    }
+    // The task holds no reference to this context: a failing step may end it first.
+    replica_->communication_lane()->enqueue(
+        [strategy = strategy_, replica = replica_, step = step_,
+         values = model().grads().subspan(pack.begin, pack.end - pack.begin),
+         frame = pack_frame(packs_sent_)] {
+          all_reduce_range(*strategy, *replica, step, values, frame);
+        });
+    ++packs_sent_;
+  }
+}
+
+void ReplicaContext::all_reduce_range(MirroredStrategy& strategy, Replica& replica,
+                                      std::int64_t step, std::span<float> values,
+                                      const vgpu::PackFrame& frame) {
   const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kAllReduce);
-  const TimeMark arrived = replica_->ops().mark();
+  const TimeMark arrived = replica.ops().mark();
   TimeMark begin = arrived;
   // The group moves the data as the devices' memory requires: host loops on CPU-backed devices,
   // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU. Until
   // the last replica arrives, this one waits: its own phase, so a straggler shows.
-  strategy_->rendezvous_.all_reduce(replica_->id(), values, vgpu::ReduceOp::kSum, [&] {
-    // The wait's end is marked first, then the all-reduce's begin: on a CUDA stream the marks
-    // are events in that order, so the wait never ends after the all-reduce began.
-    record(Phase::kWait, arrived);
-    begin = replica_->ops().mark();
-  });
-  record(Phase::kAllReduce, begin, values.size_bytes());
+  strategy.rendezvous_.all_reduce(
+      replica.id(), values, vgpu::ReduceOp::kSum,
+      [&] {
+        // The wait's end is marked first, then the all-reduce's begin: on a CUDA stream the marks
+        // are events in that order, so the wait never ends after the all-reduce began.
+        replica.record(strategy.listeners_, Phase::kWait, step, arrived);
+        begin = replica.ops().mark();
+      },
+      frame);
+  replica.record(strategy.listeners_, Phase::kAllReduce, step, begin, values.size_bytes());
 }
 
 void ReplicaContext::diverged(const std::string& layer, double value, const std::string& tensor,
@@ -375,11 +442,18 @@ void ReplicaContext::apply_gradients() {
   // On a GPU the search backward() queued covers the gradients as backward and the step's
   // listeners left them (the host cannot write device memory in between); where the host can
   // (a CPU-backed device: a custom step may set a gradient by hand), it searches here.
-  const auto bad = gradient_checked_ ? model().nonfinite_gradient_at(gradient_check_)
-                                     : model().first_nonfinite_gradient();
-  gradient_checked_ = false;
-  if (bad) diverged(bad->layer, bad->value, bad->tensor, bad->index);
-  all_reduce_sum(model().grads());
+  if (overlapping_) {
+    // Every pack went to its all-reduce as backward wrote it (checked then): wait for them all.
+    send_written_packs(0);
+    overlapping_ = false;
+    replica_->communication_lane()->synchronize();
+  } else {
+    const auto bad = gradient_checked_ ? model().nonfinite_gradient_at(gradient_check_)
+                                       : model().first_nonfinite_gradient();
+    gradient_checked_ = false;
+    if (bad) diverged(bad->layer, bad->value, bad->tensor, bad->index);
+    all_reduce_gradients();
+  }
   const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kUpdate);
   const TimeMark begin = replica_->ops().mark();
   replica_->optimizer().apply(model().params(), model().grads());
@@ -405,6 +479,14 @@ MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyO
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     replicas_.push_back(std::make_unique<Replica>(static_cast<int>(i), *devices_[i], options_));
   }
+  packs_ = make_gradient_packs(replicas_[0]->model().weight_tensors(), options_.packs);
+  if (packs_.size() > 1 && options_.packs.overlap) {
+    for (auto& r : replicas_) {
+      if (r->ops().host_accessible()) {
+        r->comm_ = std::make_unique<vgpu::Stream>(r->device().name() + "/communication");
+      }
+    }
+  }
   broadcast_initial_variables();
 }
 
@@ -418,13 +500,20 @@ MirroredStrategy::~MirroredStrategy() {
   }
 }
 
+int MirroredStrategy::all_reduce_steps() const {
+  return static_cast<int>(packs_.size()) * all_reduce_->num_steps(num_local_replicas());
+}
+
 std::string MirroredStrategy::device_tuple() const {
   return vgpu::tensorflow_device_tuple(vgpu::placements_of(devices_));
 }
 
 std::string MirroredStrategy::tensorflow_all_reduce_log() const {
+  // num_packs is NcclAllReduce's option, whose log line is another (train_report.cpp says it).
+  if (options_.packs.num_packs > 0) return "";
   return all_reduce_row_->tensorflow_log(vgpu::placements_of(devices_),
-                                         replicas_[0]->model().num_weight_tensors());
+                                         replicas_[0]->model().num_weight_tensors(),
+                                         static_cast<int>(packs_.size()));
 }
 
 void MirroredStrategy::choose_all_reduce() {
@@ -482,6 +571,7 @@ std::vector<LossStats> MirroredStrategy::run(const GlobalBatch& batch, const Ste
 
 LossStats MirroredStrategy::train_step(const GlobalBatch& batch) {
   return sum_over_workers(reduce_sum(run(batch, [](ReplicaContext& ctx) {
+    ctx.overlap_packs_with_backward();
     LossStats stats = ctx.forward_and_backward();
     ctx.apply_gradients();
     return stats;
@@ -568,7 +658,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   // stopped controller throws StepStopped here, before anything runs.
   StepNeeds needs;
   if (training) {
-    StepStart start{step_, &batch, &shards, {}, all_reduce_->name(), all_reduce_->num_steps(n)};
+    StepStart start{step_, &batch, &shards, {}, all_reduce_->name(), all_reduce_steps()};
     for (const auto& r : replicas_) start.replicas.push_back(r.get());
     for (StepListener* l : listeners_) needs |= l->begin_step(start);
   }
@@ -619,6 +709,13 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
           } catch (...) {
             rendezvous_.abort();
             if (meeting_) meeting_->abort();
+            // Its packs' all-reduces, released by the abort, end before the next step starts.
+            if (vgpu::Stream* lane = replica->communication_lane()) {
+              try {
+                lane->synchronize();
+              } catch (...) {
+              }
+            }
             for (StepListener* l : listeners_) l->abort_step();
             throw;
           }
@@ -685,7 +782,7 @@ void MirroredStrategy::HookObserver::on_step(const vgpu::CollectiveStep& step) {
   for (StepListener* l : s.listeners_) l->on_collective_step(step);
   PausePoint point = s.pause_point(StepBoundary::kAllReduceStep);
   point.all_reduce_step = step.index;
-  point.all_reduce_steps = s.all_reduce_->num_steps(s.num_local_replicas());
+  point.all_reduce_steps = s.all_reduce_steps();
   point.all_reduce_phase = step.phase;
   s.all_replicas_reached(std::move(point));  // every rank waits in the collective's barrier
 }

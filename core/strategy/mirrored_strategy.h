@@ -31,6 +31,7 @@
 #include "core/nn/optimizer.h"
 #include "core/strategy/cross_replica.h"
 #include "core/strategy/divergence.h"
+#include "core/strategy/gradient_packs.h"
 #include "core/strategy/run_events.h"
 #include "core/strategy/step_boundary.h"
 #include "core/strategy/step_listener.h"
@@ -38,6 +39,7 @@
 #include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/devices/barrier.h"
 #include "virtualgpu/devices/device.h"
+#include "virtualgpu/devices/stream.h"
 #include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::core {
@@ -92,6 +94,9 @@ struct StrategyOptions {
   std::uint64_t seed = 1;
   bool check_sync = true;  // compare weight fingerprints after every training step
   LossScaling loss_scaling = LossScaling::kReplicaMean;  // as model.fit
+  // The gradients all-reduced in packs, last layer first (core/strategy/gradient_packs.h); the
+  // default is one pack, TensorFlow's default. The weights are the same bit for bit either way.
+  PackOptions packs;
   // On CUDA devices, a training step's forward and backward (the loss and the NaN search with
   // them) captured once as a CUDA graph per replica and launched as one call in the steps after,
   // while the batch's shape stays and no listener stops the step at its boundaries (the GUI's
@@ -140,6 +145,10 @@ class Replica {
   // capture it, why (the step then runs uncaptured).
   bool step_captured() const { return graph_.captured; }
   const std::string& graphs_off() const { return graphs_off_; }
+  // Where its packs' all-reduces run while backward goes on (PackOptions::overlap): a thread of
+  // its own beside the device's stream, as NCCL runs on a stream of its own. Null where packs do
+  // not overlap (one pack, overlap off, CUDA devices: there the packs follow backward).
+  vgpu::Stream* communication_lane() { return comm_.get(); }
 
  private:
   friend class MirroredStrategy;
@@ -189,6 +198,7 @@ class Replica {
   std::string graphs_off_;  // why CUDA would not capture this replica's step; empty: it did
   std::uint64_t fingerprint_ = 0;
   double slowdown_ = 1.0;
+  std::unique_ptr<vgpu::Stream> comm_;
 };
 
 class MirroredStrategy;
@@ -219,6 +229,13 @@ class ReplicaContext {
   // Cross-replica sum of `values` (this replica's buffer; every replica must call it with the
   // same length) with the strategy's all-reduce.
   void all_reduce_sum(std::span<float> values);
+  // The model's gradients summed across replicas, pack by pack (StrategyOptions::packs).
+  void all_reduce_gradients();
+  // In the training step about to run here: send each pack to its all-reduce as soon as backward
+  // has written it, on the replica's communication lane, and let apply_gradients wait for them
+  // (PackOptions::overlap). Does nothing where packs do not overlap, nor in a step that stops at
+  // its boundaries for a listener (a fault, the window's stepping: they read the gradients whole).
+  void overlap_packs_with_backward();
   // optimizer.apply_gradients in a replica context: all-reduce the gradients, then update.
   // Throws DivergedError, before the all-reduce, when a gradient is NaN or infinite (backward()
   // does the same for the loss).
@@ -233,6 +250,13 @@ class ReplicaContext {
         global_batch_size_(global_batch_size),
         step_(step) {}
   void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
+  // One all-reduce of `values` on `replica`'s thread or its communication lane: the wait for the
+  // others and the all-reduce, recorded as phases of `step`.
+  static void all_reduce_range(MirroredStrategy& strategy, Replica& replica, std::int64_t step,
+                               std::span<float> values, const vgpu::PackFrame& frame);
+  vgpu::PackFrame pack_frame(std::size_t pack) const;
+  // Overlap: checks and sends every pack whose gradients are all at or after `from`.
+  void send_written_packs(std::size_t from);
   // backward() in two: what it queues, and the wait for the loss and the NaN search after.
   void queue_backward(const Tensor& logits, LossStats* stats);
   void finish_backward(const LossStats& stats);
@@ -248,6 +272,8 @@ class ReplicaContext {
   // The NaN search backward() queued and waited for, for apply_gradients to use.
   std::size_t gradient_check_ = 0;
   bool gradient_checked_ = false;
+  bool overlapping_ = false;    // overlap_packs_with_backward() took effect
+  std::size_t packs_sent_ = 0;  // to the communication lane, in this step
 };
 
 using StepFunction = std::function<LossStats(ReplicaContext&)>;
@@ -302,11 +328,16 @@ class MirroredStrategy {
   Replica& replica(int i) { return *replicas_[static_cast<std::size_t>(i)]; }
   const StrategyOptions& options() const { return options_; }
   const vgpu::AllReduce& all_reduce() const { return *all_reduce_; }
+  // The gradients' packs, in the order they are all-reduced (one: the whole buffer).
+  const std::vector<GradientPack>& packs() const { return packs_; }
+  // The all-reduce's steps in a training step: every pack's.
+  int all_reduce_steps() const;
   // mirrorlab's lines about the all-reduce: how it runs, and for auto why it is TensorFlow's
   // choice (vgpu::AllReduceChoice::notes).
   const std::vector<std::string>& all_reduce_notes() const { return all_reduce_notes_; }
   // What TensorFlow 2.21 logs (at INFO) when it all-reduces this model's gradients the same way
-  // over these devices; "" where TensorFlow has no such algorithm (one-shot).
+  // over these devices and packs; "" where TensorFlow has no such algorithm (one-shot), or packs
+  // are by count (num_packs: NcclAllReduce's option, whose line differs).
   std::string tensorflow_all_reduce_log() const;
   // TensorFlow's device tuple, full names:
   // "('/job:localhost/replica:0/task:0/device:GPU:0',
@@ -389,6 +420,7 @@ class MirroredStrategy {
   const vgpu::AllReduceAlgorithm* all_reduce_row_ = nullptr;  // its row of the table
   std::vector<std::string> all_reduce_notes_;
   std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<GradientPack> packs_;
   CrossReplicaRendezvous rendezvous_;
   HookObserver hook_observer_{*this};
   // Latched by the host before a step's replicas start: whether this step tells the listeners of

@@ -1,8 +1,11 @@
 #include "core/strategy/run_events.h"
 
+#include <algorithm>
 #include <iomanip>
+#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace mirrorlab::core {
 
@@ -57,6 +60,25 @@ std::vector<PhaseTotals> EventStore::phase_totals() const {
     totals[e.device][static_cast<int>(e.phase)] += vgpu::seconds_between(e.begin, e.end);
   }
   return totals;
+}
+
+EventStore::HiddenAllReduce EventStore::hidden_all_reduce() const {
+  std::map<std::pair<std::int64_t, int>, const RunEvent*> backward;
+  const std::vector<RunEvent> events = snapshot();
+  for (const RunEvent& e : events) {
+    if (e.phase == Phase::kBackward) backward[{e.step, e.device}] = &e;
+  }
+  HiddenAllReduce h;
+  for (const RunEvent& e : events) {
+    if (e.phase != Phase::kAllReduce) continue;
+    h.all_reduce += vgpu::seconds_between(e.begin, e.end);
+    const auto b = backward.find({e.step, e.device});
+    if (b == backward.end()) continue;
+    const vgpu::TimePoint from = std::max(e.begin, b->second->begin);
+    const vgpu::TimePoint to = std::min(e.end, b->second->end);
+    if (from < to) h.hidden += vgpu::seconds_between(from, to);
+  }
+  return h;
 }
 
 std::vector<TraceEvent> EventStore::trace_events(vgpu::TimePoint origin) const {

@@ -53,6 +53,13 @@ class EventStore : public StepListener {
   std::size_t copy_since(std::size_t from, std::vector<RunEvent>& out) const;
   // Per device (index = device), seconds per phase.
   std::vector<PhaseTotals> phase_totals() const;
+  // Of the all-reduces' seconds, those spent while the same device's backward of the same step
+  // still ran (gradient packs overlapping backward), over every device: what overlap hid.
+  struct HiddenAllReduce {
+    double all_reduce = 0;  // seconds of kAllReduce, every device and step
+    double hidden = 0;      // of them, within the device's backward of that step
+  };
+  HiddenAllReduce hidden_all_reduce() const;
   vgpu::TimePoint origin() const { return origin_; }
 
   // The events with their times in microseconds since `origin`.

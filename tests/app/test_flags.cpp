@@ -94,13 +94,14 @@ TEST(Flags, EveryNumberFlagRefusesNanInfinitiesNegativesHugeAndNonNumbers) {
 }
 
 // Zero means "none" or "no limit" for some flags (--max-steps 0, --refresh-hz 0, -w 0; --workers
-// 0: as many as mpirun started; --momentum 0: plain SGD); for the others it is refused like any
-// value out of range.
+// 0: as many as mpirun started; --momentum 0: plain SGD; --bytes-per-pack 0 and --num-packs 0:
+// one pack, TensorFlow's default); for the others it is refused like any value out of range.
 TEST(Flags, ZeroIsRefusedWhereItMeansNothing) {
   const std::vector<std::string> zero_allowed = {
-      "--max-steps", "--train-examples",  "--max-fps",    "--refresh-hz",   "--steps",
-      "--phases",    "--measure-seconds", "--quit-after", "--warmup_iters", "--seed",
-      "--devices",   "--model-step",      "--keep",       "--workers",      "--momentum"};
+      "--max-steps",      "--train-examples",  "--max-fps",    "--refresh-hz",   "--steps",
+      "--phases",         "--measure-seconds", "--quit-after", "--warmup_iters", "--seed",
+      "--devices",        "--model-step",      "--keep",       "--workers",      "--momentum",
+      "--bytes-per-pack", "--num-packs"};
   int refused = 0;
   for (const ValueFlag& flag : every_value_flag()) {
     if (!is_numeric(flag)) continue;

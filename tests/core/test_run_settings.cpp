@@ -40,15 +40,17 @@ constexpr std::size_t member_count() {
 }
 
 TEST(RunSettings, EveryMemberIsInTheListOfSettings) {
-  // RunSettings' own members, but that two of them (the optimizer, the devices) are visited
-  // member by member.
-  constexpr std::size_t members = member_count<core::RunSettings>() - 2 +
-                                  member_count<core::OptimizerConfig>() +
-                                  member_count<core::DeviceSettings>();
+  // RunSettings' own members, but that three of them (the optimizer, the packs, the devices) are
+  // visited member by member.
+  constexpr std::size_t members =
+      member_count<core::RunSettings>() - 3 + member_count<core::OptimizerConfig>() +
+      member_count<core::PackOptions>() + member_count<core::DeviceSettings>();
   static_assert(member_count<core::OptimizerConfig>() == 6);
+  static_assert(member_count<core::PackOptions>() == 3);
   static_assert(member_count<core::DeviceSettings>() == 6);
   EXPECT_EQ(core::setting_keys().size(), members)
-      << "a member of RunSettings, OptimizerConfig or DeviceSettings is not visited by "
+      << "a member of RunSettings, OptimizerConfig, PackOptions or DeviceSettings is not visited "
+         "by "
          "for_each_setting (core/settings/run_settings.h): add it there, with its key and range";
   // Each visit is a different member.
   core::RunSettings s;

@@ -63,7 +63,7 @@ TEST(AllReduceChoice, AutoOnCpuBackedVirtualGpusIsTensorFlowsRing) {
     EXPECT_NE(c.notes[1].find(kOlderTensorFlow), std::string::npos) << c.notes[1];
     EXPECT_NE(c.notes[1].find("ask for reduce-to-one"), std::string::npos) << c.notes[1];
     EXPECT_FALSE(c.nccl_multi_rank);
-    EXPECT_EQ(c.row->tensorflow_log(cpu(2), 6),
+    EXPECT_EQ(c.row->tensorflow_log(cpu(2), 6, 1),
               "Collective all_reduce tensors: 6 all_reduces, num_devices = 2, group_size = 2, "
               "implementation = CommunicationImplementation.RING, num_packs = 1");
   }
@@ -105,7 +105,7 @@ TEST(AllReduceChoice, AutoOnOnePhysicalGpuPerReplicaPicksNcclAndSaysNoMore) {
     EXPECT_NE(c.notes[0].find("NCCL 2.28.9"), std::string::npos) << c.notes[0];
     EXPECT_EQ(c.notes[0].find("EXPERIMENTAL"), std::string::npos) << c.notes[0];
     const std::string n = std::to_string(ordinals.size());
-    EXPECT_EQ(c.row->tensorflow_log(replicas, 6),
+    EXPECT_EQ(c.row->tensorflow_log(replicas, 6, 1),
               "Collective all_reduce tensors: 6 all_reduces, num_devices = " + n +
                   ", group_size = " + n +
                   ", implementation = CommunicationImplementation.NCCL, num_packs = 1");
@@ -132,13 +132,13 @@ TEST(AllReduceChoice, ReduceToOneLogsWhatTensorFlowsReductionToOneDeviceLogs) {
   EXPECT_EQ(c.notes[0],
             "All-reduce: reduce-to-one (every replica's gradients added into /gpu:0, then the sum "
             "copied back to every replica: 2 steps)");
-  EXPECT_EQ(c.row->tensorflow_log(cpu(3), 6),
+  EXPECT_EQ(c.row->tensorflow_log(cpu(3), 6, 1),
             "Reduce to /job:localhost/replica:0/task:0/device:GPU:0 then broadcast to "
             "('/job:localhost/replica:0/task:0/device:GPU:0', "
             "'/job:localhost/replica:0/task:0/device:GPU:1', "
             "'/job:localhost/replica:0/task:0/device:GPU:2').");
   // TensorFlow has no one-shot, so it logs nothing for it.
-  EXPECT_EQ(choose_all_reduce("one-shot", cpu(3), kNccl228).row->tensorflow_log(cpu(3), 6), "");
+  EXPECT_EQ(choose_all_reduce("one-shot", cpu(3), kNccl228).row->tensorflow_log(cpu(3), 6, 1), "");
 }
 
 TEST(AllReduceChoice, NcclOnSeparateGpusIsGranted) {

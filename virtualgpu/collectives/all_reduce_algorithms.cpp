@@ -32,20 +32,21 @@ std::string describe_reduce_to_one(const std::vector<ReplicaPlacement>& replicas
   return "All-reduce: " + name(kReduceToOneName) + " (every replica's gradients added into " +
          replicas[0].name + ", then the sum copied back to every replica: 2 steps)";
 }
-std::string tensorflow_log_reduce_to_one(const std::vector<ReplicaPlacement>& replicas, int) {
+std::string tensorflow_log_reduce_to_one(const std::vector<ReplicaPlacement>& replicas, int, int) {
   return "Reduce to " + tensorflow_device_name(replicas[0].name) + " then broadcast to " +
          tensorflow_device_tuple(replicas) + ".";
 }
 
-// TensorFlow's CollectiveAllReduce: inside model.fit's tf.function every gradient tensor goes
-// into one pack (num_packs = 1), concatenated and all-reduced at once, as mirrorlab's one flat
-// gradient buffer is.
-std::string collective_log(const std::vector<ReplicaPlacement>& replicas, int tensors,
+// TensorFlow's CollectiveAllReduce: inside model.fit's tf.function the gradient tensors go into
+// packs (by default one, num_packs = 1), each concatenated and all-reduced at once, as mirrorlab's
+// flat gradient buffer is, whole or in packs (core/strategy/gradient_packs.h).
+std::string collective_log(const std::vector<ReplicaPlacement>& replicas, int tensors, int packs,
                            const char* implementation) {
   const std::string n = std::to_string(replicas.size());
   return "Collective all_reduce tensors: " + std::to_string(tensors) +
          " all_reduces, num_devices = " + n + ", group_size = " + n +
-         ", implementation = CommunicationImplementation." + implementation + ", num_packs = 1";
+         ", implementation = CommunicationImplementation." + implementation +
+         ", num_packs = " + std::to_string(packs);
 }
 
 // ---- ring ---------------------------------------------------------------------------------
@@ -56,8 +57,9 @@ std::string describe_ring(const std::vector<ReplicaPlacement>& replicas, const N
   return "All-reduce: " + name(kRingName) + " (reduce-scatter then all-gather, " +
          std::to_string(2 * (replicas.size() - 1)) + " steps per all-reduce)";
 }
-std::string tensorflow_log_ring(const std::vector<ReplicaPlacement>& replicas, int tensors) {
-  return collective_log(replicas, tensors, "RING");
+std::string tensorflow_log_ring(const std::vector<ReplicaPlacement>& replicas, int tensors,
+                                int packs) {
+  return collective_log(replicas, tensors, packs, "RING");
 }
 
 // ---- one-shot -----------------------------------------------------------------------------
@@ -72,7 +74,7 @@ std::string describe_one_shot(const std::vector<ReplicaPlacement>& replicas, con
          "once)";
 }
 
-std::string no_tensorflow_log(const std::vector<ReplicaPlacement>&, int) { return ""; }
+std::string no_tensorflow_log(const std::vector<ReplicaPlacement>&, int, int) { return ""; }
 
 // ---- nccl ---------------------------------------------------------------------------------
 std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
@@ -122,8 +124,9 @@ std::string describe_nccl(const std::vector<ReplicaPlacement>& replicas, const N
   }
   return line;
 }
-std::string tensorflow_log_nccl(const std::vector<ReplicaPlacement>& replicas, int tensors) {
-  return collective_log(replicas, tensors, "NCCL");
+std::string tensorflow_log_nccl(const std::vector<ReplicaPlacement>& replicas, int tensors,
+                                int packs) {
+  return collective_log(replicas, tensors, packs, "NCCL");
 }
 
 }  // namespace

@@ -38,9 +38,10 @@ struct AllReduceAlgorithm {
   std::string (*describe)(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
                           bool experimental);
   // What TensorFlow 2.21 logs when it all-reduces a model's `tensors` gradient tensors this way
-  // over `replicas` (checked by scripts/check-tensorflow); "" where TensorFlow has no such
-  // algorithm.
-  std::string (*tensorflow_log)(const std::vector<ReplicaPlacement>& replicas, int tensors);
+  // over `replicas`, in `packs` packs (checked by scripts/check-tensorflow); "" where TensorFlow
+  // has no such algorithm.
+  std::string (*tensorflow_log)(const std::vector<ReplicaPlacement>& replicas, int tensors,
+                                int packs);
   // How a TensorFlow program gets it, or that it cannot.
   std::string_view in_tensorflow;
   // What it moves, step by step, for the timing model (timing/schedule.h); nullptr where the

@@ -47,11 +47,13 @@ std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
 }  // namespace
 
 CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
-                                 StepObserver* observer, std::vector<Device*> devices)
+                                 StepObserver* observer, std::vector<Device*> devices,
+                                 PackFrame frame)
     : buffers_(std::move(buffers)),
       algorithm_(std::move(algorithm)),
       observer_(observer),
       devices_(std::move(devices)),
+      frame_(frame),
       barrier_(static_cast<int>(std::max<std::size_t>(buffers_.size(), 1))) {
   if (buffers_.empty()) throw std::invalid_argument("an all-reduce needs at least one buffer");
   for (const auto& b : buffers_) {
@@ -61,7 +63,25 @@ CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::str
                                   std::to_string(buffers_[0].size()) + " elements)");
     }
   }
+  if (frame_.whole == 0) frame_.whole = buffers_[0].size();
+  if (frame_.offset + buffers_[0].size() > frame_.whole || frame_.packs < 1 || frame_.index < 0 ||
+      frame_.index >= frame_.packs) {
+    throw std::invalid_argument("an all-reduce pack of " + std::to_string(buffers_[0].size()) +
+                                " elements at " + std::to_string(frame_.offset) +
+                                " does not lie in a buffer of " + std::to_string(frame_.whole) +
+                                " (pack " + std::to_string(frame_.index) + " of " +
+                                std::to_string(frame_.packs) + ")");
+  }
   transport_ = make_transport(devices_, buffers_, observer_ != nullptr);
+}
+
+std::pair<std::size_t, std::size_t> CollectiveGroup::part_of_whole(std::size_t part,
+                                                                   int parts) const {
+  const auto n = static_cast<std::size_t>(parts);
+  const std::size_t first = frame_.offset, last = frame_.offset + count();
+  const std::size_t begin = std::clamp(part * frame_.whole / n, first, last);
+  const std::size_t end = std::clamp((part + 1) * frame_.whole / n, first, last);
+  return {begin - first, end - first};
 }
 
 CollectiveGroup::~CollectiveGroup() = default;
@@ -88,6 +108,7 @@ void CollectiveGroup::end_step(int rank, int index, std::string_view phase) {
 
 void CollectiveGroup::end_step(int rank, int index, std::string_view phase,
                                const std::function<void()>& whole_group) {
+  index += frame_.steps_before;
   if (observer_) observer_->on_rank_step(rank, index, phase);
   barrier_.arrive_and_wait([&] {
     // Every rank is parked in the barrier: the transport holds the whole step.
@@ -96,7 +117,13 @@ void CollectiveGroup::end_step(int rank, int index, std::string_view phase,
     step.algorithm = algorithm_;
     step.index = index;
     step.phase = std::string(phase);
+    step.pack = frame_.index;
+    step.packs = frame_.packs;
     step.transfers = transport_->settle();  // on a GPU: waits until the step's work is done
+    for (Transfer& t : step.transfers) {
+      t.begin += frame_.offset;
+      t.end += frame_.offset;
+    }
     std::sort(step.transfers.begin(), step.transfers.end(),
               [](const Transfer& a, const Transfer& b) {
                 return std::tie(a.dst, a.src, a.begin) < std::tie(b.dst, b.src, b.begin);

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "virtualgpu/collectives/transfer.h"
@@ -27,12 +28,27 @@ class Transport;
 
 enum class ReduceOp { kSum, kMean };
 
+// Where a group's buffers lie when a larger buffer is all-reduced in packs (gradient packs,
+// TensorFlow's bytes_per_pack): elements [offset, offset + count) of a buffer of `whole`
+// elements, pack `index` of `packs`. An algorithm whose order of addition depends on where an
+// element lies (the ring's chunks) takes that place from the whole buffer, so every element is
+// summed in the same rank order whatever the packs: the weights come out the same bit for bit.
+struct PackFrame {
+  std::size_t offset = 0;
+  std::size_t whole = 0;  // 0: the group's buffers are the whole
+  int index = 0;
+  int packs = 1;
+  int steps_before = 0;  // the earlier packs' steps: this pack's steps are numbered after them
+};
+
 // One step of an algorithm: everything that happens between two barriers.
 struct CollectiveStep {
-  std::string algorithm;            // "ring", "reduce-to-one"
-  int index = 0;                    // 0-based, within this all-reduce
-  std::string phase;                // "reduce-scatter", "all-gather", "reduce", "broadcast"
-  std::vector<Transfer> transfers;  // sorted by (dst, src, begin)
+  std::string algorithm;  // "ring", "reduce-to-one"
+  int index = 0;      // 0-based, within this all-reduce (all its packs: PackFrame::steps_before)
+  std::string phase;  // "reduce-scatter", "all-gather", "reduce", "broadcast"
+  std::vector<Transfer> transfers;  // sorted by (dst, src, begin); elements of the whole buffer
+  int pack = 0;                     // the pack being all-reduced (PackFrame), and how many
+  int packs = 1;
   TimePoint start{};
   TimePoint finish{};
 };
@@ -56,13 +72,20 @@ class StepObserver {
 class CollectiveGroup {
  public:
   // devices[i] holds buffers[i] (host or CUDA memory); no devices: the buffers are host memory.
+  // `frame`: where the buffers lie in a buffer all-reduced in packs (default: they are all of it).
   CollectiveGroup(std::vector<std::span<float>> buffers, std::string algorithm,
-                  StepObserver* observer = nullptr, std::vector<Device*> devices = {});
+                  StepObserver* observer = nullptr, std::vector<Device*> devices = {},
+                  PackFrame frame = {});
   ~CollectiveGroup();
 
   int size() const { return static_cast<int>(buffers_.size()); }
   std::size_t count() const;  // elements per buffer
   std::span<float> buffer(int rank) const { return buffers_[rank]; }
+  const PackFrame& frame() const { return frame_; }
+  // Part `part` of `parts` equal parts of the whole buffer (part p: [p*W/parts, (p+1)*W/parts)
+  // of its W elements), as far as it lies in this group's buffers, in their elements: an empty
+  // range (begin == end) where none of it does.
+  std::pair<std::size_t, std::size_t> part_of_whole(std::size_t part, int parts) const;
 
   const std::vector<Device*>& devices() const { return devices_; }  // empty: host buffers
   // An observer watches each step: it needs their times, so each step's work is waited for.
@@ -102,6 +125,7 @@ class CollectiveGroup {
   std::string algorithm_;
   StepObserver* observer_;
   std::vector<Device*> devices_;
+  PackFrame frame_;
   std::unique_ptr<Transport> transport_;
   CancellableBarrier barrier_;
   TimePoint step_start_{};

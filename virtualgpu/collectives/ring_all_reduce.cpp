@@ -3,18 +3,12 @@
 namespace mirrorlab::vgpu {
 namespace {
 
-// Chunk c of n over `count` elements: [c*count/n, (c+1)*count/n).
-std::size_t chunk_begin(std::size_t c, std::size_t count, int n) {
-  return c * count / static_cast<std::size_t>(n);
-}
-
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace
 
 void RingAllReduce::run_rank(int rank, CollectiveGroup& group, ReduceOp op) const {
   const int n = group.size();
-  const std::size_t count = group.count();
   const int left = mod(rank - 1, n);
   group.begin(rank);
   // Receiver-driven: in every step rank r pulls one chunk from its left neighbour. Every rank
@@ -22,15 +16,14 @@ void RingAllReduce::run_rank(int rank, CollectiveGroup& group, ReduceOp op) cons
   // in this step, so the steps need no locks, only the barrier between them.
   int step = 0;
   for (int s = 0; s < n - 1; ++s, ++step) {
-    const auto c = static_cast<std::size_t>(mod(rank - 1 - s, n));
-    group.transfer(left, rank, chunk_begin(c, count, n), chunk_begin(c + 1, count, n),
-                   TransferKind::kReduce);
+    const auto [begin, end] =
+        group.part_of_whole(static_cast<std::size_t>(mod(rank - 1 - s, n)), n);
+    group.transfer(left, rank, begin, end, TransferKind::kReduce);
     group.end_step(rank, step, "reduce-scatter");
   }
   for (int s = 0; s < n - 1; ++s, ++step) {
-    const auto c = static_cast<std::size_t>(mod(rank - s, n));
-    group.transfer(left, rank, chunk_begin(c, count, n), chunk_begin(c + 1, count, n),
-                   TransferKind::kCopy);
+    const auto [begin, end] = group.part_of_whole(static_cast<std::size_t>(mod(rank - s, n)), n);
+    group.transfer(left, rank, begin, end, TransferKind::kCopy);
     group.end_step(rank, step, "all-gather");
   }
   group.finish(rank, op);

@@ -3,7 +3,10 @@
 // all-gather steps (rank r copies chunk (r-s) mod n from rank r-1) hand every chunk round the
 // ring: 2(n-1) steps, each moving one chunk per rank, all ranks at once.
 // Chunk c covers elements [c*count/n, (c+1)*count/n): sizes differ by at most one, and some are
-// empty when count < n.
+// empty when count < n. A pack of a larger buffer (PackFrame) keeps the whole buffer's chunks:
+// in each step a rank moves the part of its chunk that lies in the pack, so an element is summed
+// starting from the same rank whatever the packs (a small pack may lie in one chunk: then one
+// rank moves it in each step while the others wait, the price of the same bits).
 #pragma once
 
 #include "virtualgpu/collectives/all_reduce_names.h"
