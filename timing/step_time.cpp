@@ -49,6 +49,13 @@ AllReduceTime all_reduce_time(const Topology& topology, ScheduleMaker schedule, 
   return t;
 }
 
+double communication_concurrency(const Topology& topology, int ranks) {
+  if (topology.fabric != Fabric::kSharedMemory || topology.memory.engines <= 0 || ranks <= 0) {
+    return 1;
+  }
+  return std::clamp(static_cast<double>(topology.memory.engines - ranks) / ranks, 0.0, 1.0);
+}
+
 std::vector<int> device_counts(const Topology& topology, int max_devices) {
   std::vector<int> counts;
   const int per_node = std::max(1, topology.gpus_per_node);
@@ -81,8 +88,17 @@ std::vector<StepTime> step_times(const StepInputs& in, const std::vector<DeviceC
     r.devices = c.devices;
     r.replicas_per_engine = in.engines > 0 ? (r.devices + in.engines - 1) / in.engines : 1;
     r.compute = in.overlapped + r.replicas_per_engine * (in.replica_compute - in.overlapped);
-    r.all_reduce = c.all_reduce.seconds;
+    r.all_reduce = r.all_reduce_total = c.all_reduce.seconds;
     r.all_reduce_how = c.all_reduce.how;
+    if (!in.packs.empty() && r.devices > 1) {
+      // Replicas sharing an engine run backward in turn: the window is as long as theirs.
+      const double backward =
+          in.backward * (in.engines > 0 ? static_cast<double>(r.replicas_per_engine) : 1.0);
+      const PackedAllReduce p =
+          pack_all_reduce(in.packs, backward, c.pack_seconds, in.overlap, c.concurrency);
+      r.all_reduce = p.exposed;
+      r.all_reduce_total = p.all_reduce;
+    }
     r.seconds = r.compute + r.all_reduce;
     r.images_per_second = r.devices * in.batch_per_replica / r.seconds;
     if (rows.empty()) {
@@ -104,7 +120,12 @@ std::vector<StepTime> predict_steps(const Topology& topology, ScheduleMaker sche
                                     int max_devices) {
   std::vector<DeviceCount> counts;
   for (const int n : device_counts(topology, max_devices)) {
-    counts.push_back({n, all_reduce_time(topology, schedule, n, gradient_bytes)});
+    DeviceCount c{n, all_reduce_time(topology, schedule, n, gradient_bytes), {}, 1};
+    for (const PackWork& p : inputs.packs) {
+      c.pack_seconds.push_back(all_reduce_time(topology, schedule, n, p.bytes).seconds);
+    }
+    c.concurrency = communication_concurrency(topology, n);
+    counts.push_back(std::move(c));
   }
   return step_times(inputs, counts);
 }

@@ -13,15 +13,17 @@
 //                the table: what each device added since brought, in one device's worth
 // A device pays for itself while added(n) >= kPaysForItself (half a device's worth). The counts
 // are 1, 2, ... up to a node's GPUs, then whole nodes (NCCL's model takes whole nodes).
+// With the gradients in packs (timing/pack_schedule.h) the all-reduce term is what the step waits
+// for after backward: every pack's all-reduce, less what overlap hid behind backward.
 // Left out (docs/timing-model.md, section 7): replicas computing at once slowing each other
-// (shared memory bandwidth and caches), overlap of the all-reduce with the backward pass
-// (mirrorlab's MirroredStrategy runs it after), the split of the batch, input pipelines, and
-// kernel launch costs that no FLOP/s figure includes.
+// (shared memory bandwidth and caches), the split of the batch, input pipelines, and kernel
+// launch costs that no FLOP/s figure includes.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "timing/pack_schedule.h"
 #include "timing/schedule.h"
 #include "timing/topology.h"
 
@@ -60,7 +62,18 @@ struct StepInputs {
   // has its own host thread and stream, and kernels too small to fill the card run side by side);
   // 0 where nothing overlaps (CPU cores, a measured compute).
   double overlapped = 0;
+  // The gradients in packs, in the order they are all-reduced; empty: one buffer after backward.
+  // `backward`: seconds of replica_compute that are backward (the window packs can hide in).
+  // DeviceCount::pack_seconds then gives each pack's time.
+  std::vector<PackWork> packs;
+  double backward = 0;
+  bool overlap = true;
 };
+
+// The share of an all-reduce's speed it keeps while backward computes on `ranks` devices of
+// `topology` (pack_all_reduce's concurrency): GPUs move data on links and copy engines of their
+// own, 1; CPU-backed devices share the cores, so only the cores the replicas leave idle.
+double communication_concurrency(const Topology& topology, int ranks);
 
 // The device counts of the table on `topology`, up to `max_devices`: 1, 2, ... up to a node's
 // GPUs, then 2, 3, ... whole nodes.
@@ -69,14 +82,17 @@ std::vector<int> device_counts(const Topology& topology, int max_devices);
 // One count of the table: the all-reduce on that many devices.
 struct DeviceCount {
   int devices = 0;
-  AllReduceTime all_reduce;
+  AllReduceTime all_reduce;          // the whole buffer at once
+  std::vector<double> pack_seconds;  // with packs (StepInputs::packs): each pack's all-reduce
+  double concurrency = 1;            // with packs: pack_all_reduce's at this count
 };
 
 struct StepTime {
   int devices = 0;
   int replicas_per_engine = 1;  // replicas one engine computes one after another
   double compute = 0;           // seconds: overlapped + replicas_per_engine x the rest
-  double all_reduce = 0;        // seconds
+  double all_reduce = 0;        // seconds the step spends on it (with packs: after backward)
+  double all_reduce_total = 0;  // with packs: every pack's all-reduce, hidden or not
   std::string all_reduce_how;
   double seconds = 0;  // compute + all-reduce
   double images_per_second = 0;
@@ -92,7 +108,8 @@ struct StepTime {
 std::vector<StepTime> step_times(const StepInputs& inputs, const std::vector<DeviceCount>& counts);
 
 // step_times() at device_counts(topology, max_devices), all-reducing `gradient_bytes` per replica
-// with `schedule` (none: NCCL).
+// with `schedule` (none: NCCL), and each of inputs.packs where there are packs (their
+// concurrency: communication_concurrency at each count).
 std::vector<StepTime> predict_steps(const Topology& topology, ScheduleMaker schedule,
                                     double gradient_bytes, const StepInputs& inputs,
                                     int max_devices);

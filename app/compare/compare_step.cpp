@@ -6,6 +6,7 @@
 #include "app/flags/flags.h"
 #include "app/output/model_summary.h"
 #include "core/nn/kernels_cpu.h"
+#include "core/strategy/gradient_packs.h"
 #include "core/strategy/step_kernels.h"
 #include "timing/step_words.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
@@ -27,6 +28,7 @@ void add_step_flags(CLI::App* cmd, StepFlags& f) {
   add_batch_per_replica_flag(cmd, f.settings);
   add_optimizer_flags(cmd, f.settings);
   add_allreduce_flag(cmd, f.settings);
+  add_pack_flags(cmd, f.settings);
   add_choice_flag(cmd, "--compute", f.compute, {kComputeAuto, kComputeMeasured, kComputeFlops},
                   "Where one replica's compute (forward, backward, update) in the training "
                   "step's table comes from: measured (timed here on one device), flops (priced "
@@ -128,10 +130,24 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
                       const ReplicaComputeTime& compute) {
   const double gradient_bytes = static_cast<double>(plan.flops.params) * sizeof(float);
   const int engines = timing::compute_engines(t);
-  const std::vector<timing::StepTime> rows = timing::predict_steps(
-      t, plan.schedule, gradient_bytes,
-      {compute.seconds, engines, static_cast<double>(plan.batch_per_replica), compute.overlapped},
-      plan.max_devices);
+  timing::StepInputs inputs{compute.seconds, engines, static_cast<double>(plan.batch_per_replica),
+                            compute.overlapped};
+  const std::vector<core::GradientPack> packs =
+      core::gradient_packs_of(plan.strategy.model, plan.strategy.packs);
+  const std::vector<timing::StepTime> one_buffer =
+      timing::predict_steps(t, plan.schedule, gradient_bytes, inputs, plan.max_devices);
+  if (packs.size() > 1) {
+    inputs.packs = core::pack_work(plan.strategy.model, packs);
+    // Backward's share of the compute, by its arithmetic (core/nn/training_flops.h).
+    const double batch = static_cast<double>(plan.batch_per_replica);
+    inputs.backward =
+        compute.seconds * plan.flops.backward * batch / plan.flops.per_step(plan.batch_per_replica);
+    inputs.overlap = plan.strategy.packs.overlap;
+  }
+  const std::vector<timing::StepTime> rows =
+      packs.size() > 1
+          ? timing::predict_steps(t, plan.schedule, gradient_bytes, inputs, plan.max_devices)
+          : one_buffer;
 
   const bool nccl = plan.schedule == nullptr;
   std::printf("#\n");
@@ -145,17 +161,37 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
   say(timing::all_reduce_sentence(plan.algorithm, plan.algorithm_was_auto, nccl));
   say(timing::engines_sentence(t, engines));
   say(timing::step_formula_sentence(plan.batch_per_replica));
+  if (packs.size() > 1) {
+    say("The gradients in " + core::describe_packs(packs, plan.strategy.packs) + ". " +
+        (plan.strategy.packs.overlap
+             ? "Each pack's all-reduce starts when backward has written it (backward is " +
+                   time_text(inputs.backward) + " of the compute, by its arithmetic), at " +
+                   (timing::communication_concurrency(t, 2) >= 1
+                        ? std::string("full speed beside it (GPUs move data on hardware of "
+                                      "their own)")
+                        : std::string("the speed the cores the replicas leave idle give it")) +
+                   "; the all-reduce column is what the step waits for after backward, "
+                   "\"one buffer\" the step with the gradients all-reduced at once."
+             : "Every pack after backward (--no-overlap): each its own all-reduce, latency "
+               "and all; \"one buffer\" is the step with the gradients all-reduced at once."));
+  }
+  const bool packed = packs.size() > 1;
   std::printf("%8s %8s %12s %12s %12s %14s %9s %7s  %s\n", "devices", "in turn", "compute",
               "all-reduce", "step", "images/s", "speed-up", "added",
-              nccl ? "NCCL picks" : "all-reduce's slowest step: busiest resource");
+              packed ? "all-reduce in all | one buffer's step"
+              : nccl ? "NCCL picks"
+                     : "all-reduce's slowest step: busiest resource");
   const timing::StopPoint stop = timing::where_adding_stops(rows);
-  for (const timing::StepTime& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const timing::StepTime& r = rows[i];
     const bool past = stop.stopped && r.devices == stop.next;
+    const std::string last =
+        packed ? time_text(r.all_reduce_total) + " | " + time_text(one_buffer[i].seconds)
+               : (r.all_reduce_how.empty() ? "-" : r.all_reduce_how);
     std::printf("%8d %8d %12s %12s %12s %14.0f %8.2fx %+7.2f%s %s\n", r.devices,
                 r.replicas_per_engine, time_text(r.compute).c_str(),
                 time_text(r.all_reduce).c_str(), time_text(r.seconds).c_str(), r.images_per_second,
-                r.speedup, r.added, past ? "!" : " ",
-                r.all_reduce_how.empty() ? "-" : r.all_reduce_how.c_str());
+                r.speedup, r.added, past ? "!" : " ", last.c_str());
   }
   const timing::StepVerdict verdict = timing::step_verdict(rows, "--batch-per-replica");
   say(timing::pays_rule_sentence() + " " + verdict.verdict);
