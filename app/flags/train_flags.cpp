@@ -65,9 +65,9 @@ void add_pack_flags(CLI::App* cmd, core::RunSettings& s) {
       "NcclAllReduce(num_packs=...)); not with --bytes-per-pack. 0: one pack");
   cmd->add_flag("--overlap,!--no-overlap", s.packs.overlap,
                 "With several packs, start each pack's all-reduce as soon as backward has written "
-                "it, while backward goes on (the default, as TensorFlow 2.21 runs its packs; on "
-                "CPU-backed devices, a thread per device; the weights are the same bit for bit "
-                "without)");
+                "it, while backward goes on (the default, as TensorFlow 2.21 ran its packs): on "
+                "CPU-backed devices, a thread per device; on CUDA GPUs the packs still follow "
+                "backward. The weights are the same bit for bit either way");
 }
 
 void add_training_flags(CLI::App* cmd, TrainOptions& o) {
