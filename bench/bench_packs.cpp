@@ -59,7 +59,7 @@ void run(core::ModelKind model, const core::PackOptions& packs, int gpus, int st
   registry.set_logical_device_configuration(gpus, 1024);
   core::StrategyOptions o;
   o.model = model;
-  o.all_reduce = "ring";
+  o.all_reduce = vgpu::kRingName;
   o.packs = packs;
   core::EventStore events;
   core::MirroredStrategy strategy(registry.logical_devices(), o, &events);
@@ -129,12 +129,13 @@ int main(int argc, char** argv) {
                  e.what());
     return 1;
   }
-  const timing::ScheduleMaker ring = vgpu::find_all_reduce("ring")->schedule;
+  const timing::ScheduleMaker ring = vgpu::find_all_reduce(vgpu::kRingName)->schedule;
   const double concurrency = timing::communication_concurrency(topology, gpus);
   std::printf(
-      "# %d CPU-backed devices, 64 examples a replica, ring all-reduce; %d rounds of %d steps "
+      "# %d CPU-backed devices, 64 examples a replica, the %s all-reduce; %d rounds of %d steps "
       "each, the settings interleaved; the model on %s (concurrency with backward %.2f)\n",
-      gpus, rounds, steps, topology_file.c_str(), concurrency);
+      gpus, std::string(vgpu::kRingName).c_str(), rounds, steps, topology_file.c_str(),
+      concurrency);
   core::PackOptions packs, after;
   packs.bytes_per_pack = after.bytes_per_pack = 4096;
   after.overlap = false;

@@ -293,9 +293,15 @@ int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
                                 ? ", worker 0's devices (each of the " + std::to_string(workers) +
                                       " workers does the same on its own)"
                                 : "";
-  text_wrapped("%s of %d x %s (%zu floats) in %d step%s%s", record.all_reduce.c_str(), n,
+  // Gradient packs: every pack's steps, numbered on (core/strategy/gradient_packs.h).
+  const int packs = recorded > 0 ? record.collective_steps.front().packs : 1;
+  const std::string in_packs = packs > 1 ? ", " + std::to_string(packs) + " packs of " +
+                                               std::to_string(total_steps / packs) +
+                                               " steps, the last layer's first"
+                                         : "";
+  text_wrapped("%s of %d x %s (%zu floats) in %d step%s%s%s", record.all_reduce.c_str(), n,
                format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count, total_steps,
-               total_steps == 1 ? "" : "s", whose.c_str());
+               total_steps == 1 ? "" : "s", in_packs.c_str(), whose.c_str());
   // The slider walks the all-reduce: 0 is before it, k after its k-th step.
   int wanted = done;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
@@ -318,8 +324,11 @@ int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
     text_wrapped("Before the all-reduce: each GPU holds only its own replica's gradient.");
   } else {
     const vgpu::CollectiveStep& step = record.collective_steps[static_cast<std::size_t>(done - 1)];
-    text_wrapped("Step %d of %d, %s (%.3f ms)", done, total_steps, describe_step(step, n).c_str(),
-                 milliseconds(step.start, step.finish));
+    const std::string pack = step.packs > 1 ? " (pack " + std::to_string(step.pack + 1) + " of " +
+                                                  std::to_string(step.packs) + ")"
+                                            : "";
+    text_wrapped("Step %d of %d%s, %s (%.3f ms)", done, total_steps, pack.c_str(),
+                 describe_step(step, n).c_str(), milliseconds(step.start, step.finish));
   }
   return done;
 }
