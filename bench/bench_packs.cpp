@@ -13,7 +13,8 @@
 // measured all-reduce that ran while the replica's backward still did (on shared cores both then
 // go slower: overlap in time, not time saved); "hidden": the share the model takes off the step.
 // A benchmark, not a test (its numbers are this machine's): docs/results.md records a run.
-//   build/bench/bench_packs [--rounds R] [--steps S] [--gpus N] [--topology FILE]
+//   OPENBLAS_NUM_THREADS=1 build/bench/bench_packs [--rounds R] [--steps S] [--gpus N]
+//                                                  [--topology FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -115,6 +116,15 @@ int main(int argc, char** argv) {
                    argv[0]);
       return 2;
     }
+  }
+  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr) {
+    // mirrorlab's own program starts again with it (app/main.cpp); this one only says so. Without
+    // it OpenBLAS's own threads take the cores from the devices' and the steps jump between two
+    // speeds (docs/results.md, 2026-11-28 17:57).
+    std::fprintf(stderr,
+                 "warning: OPENBLAS_NUM_THREADS is not set: run it as OPENBLAS_NUM_THREADS=1 %s, "
+                 "as mirrorlab runs, or OpenBLAS's threads compete with the devices'\n",
+                 argv[0]);
   }
   if (rounds < 1 || steps < 3 || gpus < 2 || gpus > 8) {
     std::fprintf(stderr, "give --rounds 1 or more, --steps 3 or more, --gpus 2 to 8\n");
