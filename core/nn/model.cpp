@@ -134,7 +134,7 @@ std::uint64_t Model::fingerprint_of(const float* read_back) const {
 }
 
 std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient() {
-  return nonfinite_gradient_at(ops_->first_nonfinite(grads_.data(), num_params()));
+  return first_nonfinite_gradient(0, num_params());
 }
 
 std::optional<Model::NonFiniteGradient> Model::first_nonfinite_gradient(std::size_t begin,
