@@ -48,7 +48,7 @@ void print_last_batch(std::size_t examples, int gpus, const core::StrategyOption
 
 void print_phase_table(const core::MirroredStrategy& strategy,
                        const std::vector<core::PhaseTotals>& totals, std::int64_t steps,
-                       const core::EventStore::HiddenAllReduce& hidden) {
+                       const core::HiddenAllReduce& hidden) {
   const core::Phase shown[] = {core::Phase::kSplit, core::Phase::kForward,   core::Phase::kBackward,
                                core::Phase::kWait,  core::Phase::kAllReduce, core::Phase::kUpdate};
   std::printf("\nTime per phase (seconds, %s)\n%-8s",

@@ -288,7 +288,8 @@ std::string worker_part(const vgpu::WorkerGroup& workers, const nlohmann::json& 
                         const std::vector<core::TraceEvent>& events) {
   nlohmann::json trace = nlohmann::json::array();
   for (const core::TraceEvent& e : events) {
-    trace.push_back({e.device, static_cast<int>(e.phase), e.step, e.begin_us, e.end_us, e.bytes});
+    trace.push_back({e.device, static_cast<int>(e.phase), e.step, e.begin_us, e.end_us, e.bytes,
+                     e.pack, static_cast<int>(e.lane)});
   }
   const vgpu::WorkerPlace& place = workers.places()[static_cast<std::size_t>(workers.rank())];
   return nlohmann::json{
@@ -310,7 +311,8 @@ MergedRun merge_worker_parts(const std::vector<std::string>& parts) {
     for (const auto& e : part["trace"]) {
       process.events.push_back(core::TraceEvent{
           e[0].get<int>(), static_cast<core::Phase>(e[1].get<int>()), e[2].get<std::int64_t>(),
-          e[3].get<double>(), e[4].get<double>(), e[5].get<std::size_t>()});
+          e[3].get<double>(), e[4].get<double>(), e[5].get<std::size_t>(), e[6].get<int>(),
+          e[7].get<int>() == 1 ? core::Lane::kCommunication : core::Lane::kCompute});
     }
     merged.trace.push_back(std::move(process));
     part.erase("trace");

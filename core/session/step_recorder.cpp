@@ -161,11 +161,16 @@ StepNeeds StepRecorder::begin_step(const StepStart& start) {
   }
   building_.all_reduce = start.all_reduce;
   building_.all_reduce_steps = start.all_reduce_steps;
+  building_.packs = start.packs;
   building_.collective_steps.clear();
   building_.points.clear();
+  building_.packs_overlapped = false;
   StepNeeds needs;
-  needs.boundaries = true;
+  // A step whose packs go beside backward has no moment when every replica's gradients are
+  // complete and not yet reduced: it is recorded without its boundaries (end_step()).
+  needs.boundaries_unless_overlap = true;
   needs.fingerprints = true;
+  packs_may_overlap_ = start.packs_may_overlap;
   return needs;
 }
 
@@ -221,6 +226,19 @@ void StepRecorder::on_all_reached(const PausePoint& point) {
 
 void StepRecorder::end_step(bool completed) {
   if (!completed) return;  // a failed step keeps what was published last
+  const bool passed_none =
+      std::all_of(building_.replicas.begin(), building_.replicas.end(),
+                  [](const ReplicaRecord& rec) { return rec.boundaries_passed == 0; });
+  if (packs_may_overlap_ && passed_none && !replicas_.empty()) {
+    // Every replica is done: the gradients left in place are the all-reduced ones.
+    building_.packs_overlapped = true;
+    for (std::size_t r = 0; r < building_.replicas.size(); ++r) {
+      ReplicaRecord& rec = building_.replicas[r];
+      copy_chosen_layer(gradients(static_cast<int>(r)), rec.gradient_after);
+      rec.fingerprint = replicas_[r]->last_fingerprint();
+      rec.has_fingerprint = true;
+    }
+  }
   building_.complete = true;
   publish();
 }

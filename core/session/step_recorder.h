@@ -64,12 +64,16 @@ struct RecordedStep {
   std::size_t chosen_layer_from = 0;    // where in the layer the kept values start (the middle)
   std::vector<ReplicaRecord> replicas;
   std::string all_reduce;                              // algorithm name
-  int all_reduce_steps = 0;                            // num_steps for this many replicas
+  int all_reduce_steps = 0;                            // num_steps x packs, for these replicas
+  int packs = 1;                                       // the gradient packs
   std::vector<vgpu::CollectiveStep> collective_steps;  // those done so far, in order
   // The moments every replica has reached so far, in order. To redraw moment i, show what was
   // recorded up to it: moment_progress(i).
   std::vector<PausePoint> points;
   vgpu::TimePoint start{};
+  // Its packs were all-reduced beside backward: no boundary was recorded, so the gradients before
+  // the all-reduce, their norms, the all-reduce's steps and the moments are not known.
+  bool packs_overlapped = false;
 };
 
 // What of a RecordedStep existed at one moment of the step, for redrawing it afterwards.
@@ -97,7 +101,8 @@ class StepRecorder : public StepListener {
   void choose_layer(int layer);
 
   // ---- the strategy's side (StepListener) ----
-  // Needs every boundary and the fingerprints; never meetings.
+  // Needs every boundary (unless the step's packs overlap backward) and the fingerprints; never
+  // meetings.
   StepNeeds begin_step(const StepStart& start) override;
   // Replica `replica`'s thread: its gradient norms and chosen values after backward, its
   // fingerprint after the update.
@@ -122,6 +127,7 @@ class StepRecorder : public StepListener {
   RecordedStep building_;
   std::vector<Replica*> replicas_;           // of the step being recorded, in rank order
   std::vector<std::vector<float>> scratch_;  // per replica, for reads of device memory
+  bool packs_may_overlap_ = false;           // the step's StepStart said so
 };
 
 // Host-readable view of `values`, which live in the memory of the device whose kernels are

@@ -152,15 +152,16 @@ void Replica::stretch(Phase phase, const TimeMark& begin) const {
 }
 
 void Replica::record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
-                     const TimeMark& begin, std::size_t bytes) {
+                     const TimeMark& begin, std::size_t bytes, int pack, Lane lane) {
   stretch(phase, begin);
   if (listeners.empty()) return;
   const TimeMark end = ops_->mark();
   if (ops_->marks_deferred()) {
-    pending_events_.push_back(PendingEvent{phase, step, begin, end, bytes});
+    pending_events_.push_back(PendingEvent{phase, step, begin, end, bytes, pack, lane});
     return;
   }
-  const RunEvent event{id_, phase, step, ops_->time_of(begin), ops_->time_of(end), bytes};
+  const RunEvent event{id_,   phase, step, ops_->time_of(begin), ops_->time_of(end),
+                       bytes, pack,  lane};
   for (StepListener* l : listeners) l->on_phase(event);
 }
 
@@ -168,8 +169,8 @@ void Replica::flush_events(const std::vector<StepListener*>& listeners) {
   if (pending_events_.empty()) return;
   // The caller has waited for the device (ops().synchronize()): every mark's time is known.
   for (const PendingEvent& e : pending_events_) {
-    const RunEvent event{id_,    e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end),
-                         e.bytes};
+    const RunEvent event{id_,     e.phase, e.step, ops_->time_of(e.begin), ops_->time_of(e.end),
+                         e.bytes, e.pack,  e.lane};
     for (StepListener* l : listeners) l->on_phase(event);
   }
   pending_events_.clear();
@@ -395,7 +396,7 @@ void ReplicaContext::send_written_packs(std::size_t from) {
         [strategy = strategy_, replica = replica_, step = step_,
          values = model().grads().subspan(pack.begin, pack.end - pack.begin),
          frame = pack_frame(packs_sent_)] {
-          all_reduce_range(*strategy, *replica, step, values, frame);
+          all_reduce_range(*strategy, *replica, step, values, frame, Lane::kCommunication);
         });
     ++packs_sent_;
   }
@@ -403,7 +404,8 @@ void ReplicaContext::send_written_packs(std::size_t from) {
 
 void ReplicaContext::all_reduce_range(MirroredStrategy& strategy, Replica& replica,
                                       std::int64_t step, std::span<float> values,
-                                      const vgpu::PackFrame& frame) {
+                                      const vgpu::PackFrame& frame, Lane lane) {
+  const int pack = frame.packs > 1 ? frame.index : -1;
   const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kAllReduce);
   const TimeMark arrived = replica.ops().mark();
   TimeMark begin = arrived;
@@ -415,11 +417,12 @@ void ReplicaContext::all_reduce_range(MirroredStrategy& strategy, Replica& repli
       [&] {
         // The wait's end is marked first, then the all-reduce's begin: on a CUDA stream the marks
         // are events in that order, so the wait never ends after the all-reduce began.
-        replica.record(strategy.listeners_, Phase::kWait, step, arrived);
+        replica.record(strategy.listeners_, Phase::kWait, step, arrived, 0, pack, lane);
         begin = replica.ops().mark();
       },
       frame);
-  replica.record(strategy.listeners_, Phase::kAllReduce, step, begin, values.size_bytes());
+  replica.record(strategy.listeners_, Phase::kAllReduce, step, begin, values.size_bytes(), pack,
+                 lane);
 }
 
 void ReplicaContext::diverged(const std::string& layer, double value, const std::string& tensor,
@@ -480,7 +483,8 @@ MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyO
     replicas_.push_back(std::make_unique<Replica>(static_cast<int>(i), *devices_[i], options_));
   }
   packs_ = make_gradient_packs(replicas_[0]->model().weight_tensors(), options_.packs);
-  if (packs_.size() > 1 && options_.packs.overlap) {
+  // One replica in sync has nothing to all-reduce, and nothing to overlap.
+  if (packs_.size() > 1 && options_.packs.overlap && num_replicas_in_sync() > 1) {
     for (auto& r : replicas_) {
       if (r->ops().host_accessible()) {
         r->comm_ = std::make_unique<vgpu::Stream>(r->device().name() + "/communication");
@@ -563,19 +567,26 @@ void MirroredStrategy::broadcast_initial_variables() {
 }
 
 std::vector<LossStats> MirroredStrategy::run(const GlobalBatch& batch, const StepFunction& fn) {
-  std::vector<LossStats> results = run_on_replicas(batch, fn, /*training=*/true);
+  return run_training(batch, fn, false);
+}
+
+std::vector<LossStats> MirroredStrategy::run_training(const GlobalBatch& batch,
+                                                      const StepFunction& fn,
+                                                      bool packs_may_overlap) {
+  std::vector<LossStats> results = run_on_replicas(batch, fn, /*training=*/true, packs_may_overlap);
   ++step_;
   if (options_.check_sync && num_replicas_in_sync() > 1) check_in_sync();
   return results;
 }
 
 LossStats MirroredStrategy::train_step(const GlobalBatch& batch) {
-  return sum_over_workers(reduce_sum(run(batch, [](ReplicaContext& ctx) {
+  const auto step = [](ReplicaContext& ctx) {
     ctx.overlap_packs_with_backward();
     LossStats stats = ctx.forward_and_backward();
     ctx.apply_gradients();
     return stats;
-  })));
+  };
+  return sum_over_workers(reduce_sum(run_training(batch, step, /*packs_may_overlap=*/true)));
 }
 
 LossStats MirroredStrategy::evaluate(const Dataset& data, std::size_t batch_per_replica) {
@@ -645,7 +656,8 @@ void MirroredStrategy::remove_listener(StepListener* listener) {
 }
 
 std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batch,
-                                                         const StepFunction& fn, bool training) {
+                                                         const StepFunction& fn, bool training,
+                                                         bool packs_may_overlap) {
   const int n = num_local_replicas();
   const int in_sync = num_replicas_in_sync();
   const std::size_t per_replica = batch.batch_per_replica > 0
@@ -659,8 +671,13 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   StepNeeds needs;
   if (training) {
     StepStart start{step_, &batch, &shards, {}, all_reduce_->name(), all_reduce_steps()};
-    for (const auto& r : replicas_) start.replicas.push_back(r.get());
+    start.packs = static_cast<int>(packs_.size());
+    for (const auto& r : replicas_) {
+      start.replicas.push_back(r.get());
+      start.packs_may_overlap |= packs_may_overlap && r->communication_lane() != nullptr;
+    }
     for (StepListener* l : listeners_) needs |= l->begin_step(start);
+    if (!start.packs_may_overlap) needs.boundaries |= needs.boundaries_unless_overlap;
   }
   step_listened_ = needs.boundaries;
   step_meets_ = needs.meetings;

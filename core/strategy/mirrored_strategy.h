@@ -147,7 +147,8 @@ class Replica {
   const std::string& graphs_off() const { return graphs_off_; }
   // Where its packs' all-reduces run while backward goes on (PackOptions::overlap): a thread of
   // its own beside the device's stream, as NCCL runs on a stream of its own. Null where packs do
-  // not overlap (one pack, overlap off, CUDA devices: there the packs follow backward).
+  // not overlap (one pack, overlap off, one replica in sync, CUDA devices: there the packs
+  // follow backward).
   vgpu::Stream* communication_lane() { return comm_.get(); }
 
  private:
@@ -159,7 +160,8 @@ class Replica {
   // A phase from `begin` to now, to every listener's on_phase. Told at once where the device's
   // clock is the host's; on CUDA kept until flush_events(), when the step's work has completed.
   void record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
-              const TimeMark& begin, std::size_t bytes = 0);
+              const TimeMark& begin, std::size_t bytes = 0, int pack = -1,
+              Lane lane = Lane::kCompute);
   // Tells the kept phases; call it once ops().synchronize() has waited for the step's work.
   void flush_events(const std::vector<StepListener*>& listeners);
 
@@ -168,6 +170,8 @@ class Replica {
     std::int64_t step;
     TimeMark begin, end;
     std::size_t bytes;
+    int pack = -1;
+    Lane lane = Lane::kCompute;
   };
 
   int id_;
@@ -253,7 +257,8 @@ class ReplicaContext {
   // One all-reduce of `values` on `replica`'s thread or its communication lane: the wait for the
   // others and the all-reduce, recorded as phases of `step`.
   static void all_reduce_range(MirroredStrategy& strategy, Replica& replica, std::int64_t step,
-                               std::span<float> values, const vgpu::PackFrame& frame);
+                               std::span<float> values, const vgpu::PackFrame& frame,
+                               Lane lane = Lane::kCompute);
   vgpu::PackFrame pack_frame(std::size_t pack) const;
   // Overlap: checks and sends every pack whose gradients are all at or after `from`.
   void send_written_packs(std::size_t from);
@@ -380,8 +385,11 @@ class MirroredStrategy {
 
  private:
   friend class ReplicaContext;
+  // run() for train_step, whose packs may overlap backward (StepStart::packs_may_overlap).
+  std::vector<LossStats> run_training(const GlobalBatch& batch, const StepFunction& fn,
+                                      bool packs_may_overlap);
   std::vector<LossStats> run_on_replicas(const GlobalBatch& batch, const StepFunction& fn,
-                                         bool training);
+                                         bool training, bool packs_may_overlap = false);
   void broadcast_initial_variables();
   void choose_all_reduce();
   // The replicas' shards of the global batch: this worker's part of the split over every

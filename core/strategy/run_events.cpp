@@ -62,15 +62,18 @@ std::vector<PhaseTotals> EventStore::phase_totals() const {
   return totals;
 }
 
-EventStore::HiddenAllReduce EventStore::hidden_all_reduce() const {
+HiddenAllReduce EventStore::hidden_all_reduce() const {
+  return core::hidden_all_reduce(snapshot());
+}
+
+HiddenAllReduce hidden_all_reduce(const std::vector<RunEvent>& events, std::int64_t from_step) {
   std::map<std::pair<std::int64_t, int>, const RunEvent*> backward;
-  const std::vector<RunEvent> events = snapshot();
   for (const RunEvent& e : events) {
-    if (e.phase == Phase::kBackward) backward[{e.step, e.device}] = &e;
+    if (e.phase == Phase::kBackward && e.step >= from_step) backward[{e.step, e.device}] = &e;
   }
   HiddenAllReduce h;
   for (const RunEvent& e : events) {
-    if (e.phase != Phase::kAllReduce) continue;
+    if (e.phase != Phase::kAllReduce || e.step < from_step) continue;
     h.all_reduce += vgpu::seconds_between(e.begin, e.end);
     const auto b = backward.find({e.step, e.device});
     if (b == backward.end()) continue;
@@ -87,7 +90,8 @@ std::vector<TraceEvent> EventStore::trace_events(vgpu::TimePoint origin) const {
   };
   std::vector<TraceEvent> out;
   for (const RunEvent& e : snapshot()) {
-    out.push_back(TraceEvent{e.device, e.phase, e.step, micros(e.begin), micros(e.end), e.bytes});
+    out.push_back(TraceEvent{e.device, e.phase, e.step, micros(e.begin), micros(e.end), e.bytes,
+                             e.pack, e.lane});
   }
   return out;
 }
@@ -120,17 +124,35 @@ std::string chrome_trace(const std::vector<TraceProcess>& processes) {
       out << R"({"ph":"M","name":"gpu_work_per_step","pid":)" << pid << R"(,"args":)"
           << process.gpu_work << "}";
     }
-    for (std::size_t d = 0; d < process.lanes.size(); ++d) {
+    const std::size_t devices = process.lanes.size();
+    std::vector<bool> communicates(devices, false);
+    for (const TraceEvent& e : process.events) {
+      const auto d = static_cast<std::size_t>(e.device);
+      if (e.lane == Lane::kCommunication && d < devices) communicates[d] = true;
+    }
+    const auto thread = [&](std::size_t tid, const std::string& name, std::size_t order) {
       next();
-      out << R"({"ph":"M","name":"thread_name","pid":)" << pid << R"(,"tid":)" << d
-          << R"(,"args":{"name":")" << process.lanes[d] << "\"}}";
+      out << R"({"ph":"M","name":"thread_name","pid":)" << pid << R"(,"tid":)" << tid
+          << R"(,"args":{"name":")" << name << "\"}},\n";
+      out << R"({"ph":"M","name":"thread_sort_index","pid":)" << pid << R"(,"tid":)" << tid
+          << R"(,"args":{"sort_index":)" << order << "}}";
+    };
+    for (std::size_t d = 0; d < devices; ++d) {
+      thread(d, process.lanes[d], 2 * d);
+      if (communicates[d]) thread(devices + d, process.lanes[d] + " communication", 2 * d + 1);
     }
     for (const TraceEvent& e : process.events) {
       next();
-      out << R"({"ph":"X","pid":)" << pid << R"(,"tid":)" << e.device << R"(,"name":")"
-          << to_string(e.phase) << R"(","ts":)" << e.begin_us << R"(,"dur":)"
-          << e.end_us - e.begin_us << R"(,"args":{"step":)" << e.step << R"(,"bytes":)" << e.bytes
-          << "}}";
+      const std::size_t tid = e.lane == Lane::kCommunication
+                                  ? devices + static_cast<std::size_t>(e.device)
+                                  : static_cast<std::size_t>(e.device);
+      out << R"({"ph":"X","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")"
+          << to_string(e.phase);
+      if (e.pack >= 0) out << " (pack " << e.pack + 1 << ")";
+      out << R"(","ts":)" << e.begin_us << R"(,"dur":)" << e.end_us - e.begin_us
+          << R"(,"args":{"step":)" << e.step << R"(,"bytes":)" << e.bytes;
+      if (e.pack >= 0) out << R"(,"pack":)" << e.pack;
+      out << "}}";
     }
   }
   out << "\n]}\n";

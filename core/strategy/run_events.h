@@ -23,6 +23,8 @@ struct TraceEvent {
   std::int64_t step = 0;
   double begin_us = 0, end_us = 0;
   std::size_t bytes = 0;
+  int pack = -1;  // as RunEvent's
+  Lane lane = Lane::kCompute;
 };
 
 // One process of a Chrome trace (a worker): its name, one lane per device, its events.
@@ -36,8 +38,18 @@ struct TraceProcess {
 };
 
 // Chrome trace JSON ("traceEvents", complete events): process i is pid i + 1 (named, when it has
-// a name), each lane a thread of it.
+// a name), each lane a thread of it (tid = device); a device's communication lane, where it has
+// events, is the thread tid = lanes + device, named "<device> communication" and sorted under it.
 std::string chrome_trace(const std::vector<TraceProcess>& processes);
+
+// Of the all-reduces' seconds, those spent while the same device's backward of the same step
+// still ran (gradient packs overlapping backward), over every device: what overlap hid.
+struct HiddenAllReduce {
+  double all_reduce = 0;  // seconds of kAllReduce, every device and step
+  double hidden = 0;      // of them, within the device's backward of that step
+};
+// Over the training steps of `events` from step `from_step` on.
+HiddenAllReduce hidden_all_reduce(const std::vector<RunEvent>& events, std::int64_t from_step = 0);
 
 // A listener of the strategy's steps that keeps every timed phase (on_phase).
 class EventStore : public StepListener {
@@ -53,12 +65,7 @@ class EventStore : public StepListener {
   std::size_t copy_since(std::size_t from, std::vector<RunEvent>& out) const;
   // Per device (index = device), seconds per phase.
   std::vector<PhaseTotals> phase_totals() const;
-  // Of the all-reduces' seconds, those spent while the same device's backward of the same step
-  // still ran (gradient packs overlapping backward), over every device: what overlap hid.
-  struct HiddenAllReduce {
-    double all_reduce = 0;  // seconds of kAllReduce, every device and step
-    double hidden = 0;      // of them, within the device's backward of that step
-  };
+  // hidden_all_reduce() (below) of every event so far.
   HiddenAllReduce hidden_all_reduce() const;
   vgpu::TimePoint origin() const { return origin_; }
 

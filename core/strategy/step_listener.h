@@ -31,7 +31,11 @@ struct StepStart {
   const std::vector<Shard>* shards = nullptr;  // one per replica
   std::vector<Replica*> replicas;              // in rank order
   std::string all_reduce;                      // the algorithm's name
-  int all_reduce_steps = 0;                    // its steps for this many replicas
+  int all_reduce_steps = 0;                    // its steps for this many replicas, every pack's
+  int packs = 1;                               // the gradient packs, each all-reduced on its own
+  // Its gradient packs may be all-reduced beside backward (several packs, overlap on, a device
+  // with a communication lane): they are, unless a listener needs the step's boundaries.
+  bool packs_may_overlap = false;
 };
 
 // What a listener needs of a training step, asked as it starts. A step no listener needs
@@ -41,7 +45,11 @@ struct StepNeeds {
   bool meetings = false;      // the replicas meet (all wait for the last) at every boundary, so
                               // that hold() can keep them there; implies boundaries
   bool fingerprints = false;  // each replica's weight fingerprint after the update
+  // Boundaries where they change nothing: a step whose packs may overlap backward goes without
+  // them (no listener is told of them), as without overlap it has them.
+  bool boundaries_unless_overlap = false;
   StepNeeds& operator|=(const StepNeeds& other) {
+    boundaries_unless_overlap |= other.boundaries_unless_overlap;
     boundaries |= other.boundaries || other.meetings;
     meetings |= other.meetings;
     fingerprints |= other.fingerprints;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/io/synthetic_dataset.h"
+#include "core/session/step_recorder.h"
 #include "core/strategy/faults.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
@@ -36,6 +37,9 @@ core::StrategyOptions mlp_in_packs(bool overlap) {
 struct PackTimes {
   int overlapped = 0;  // (step, replica) pairs whose first pack was under way before backward ended
   int pairs = 0;
+  int on_lane = 0;                    // all-reduces on the replicas' communication lanes
+  std::map<int, int> all_reduces_of;  // per pack
+  std::string trace;                  // the run's Chrome trace
 };
 
 PackTimes pack_times(bool overlap, int steps) {
@@ -58,8 +62,14 @@ PackTimes pack_times(bool overlap, int steps) {
     if (e.phase == core::Phase::kWait && !first_wait.count(key)) first_wait[key] = e.begin;
     if (e.phase == core::Phase::kAllReduce) ++all_reduces;
   }
-  EXPECT_EQ(all_reduces, steps * 2 * 3) << "every pack of every step on every replica";
   PackTimes t;
+  for (const core::RunEvent& e : events.snapshot()) {
+    if (e.phase != core::Phase::kAllReduce) continue;
+    ++t.all_reduces_of[e.pack];
+    t.on_lane += e.lane == core::Lane::kCommunication;
+  }
+  t.trace = events.chrome_trace({"GPU:0", "GPU:1"});
+  EXPECT_EQ(all_reduces, steps * 2 * 3) << "every pack of every step on every replica";
   for (const auto& [key, end] : backward_end) {
     ++t.pairs;
     if (first_wait.count(key) && first_wait[key] < end) ++t.overlapped;
@@ -77,6 +87,16 @@ TEST(PackOverlap, AnAllReduceStartsWhileBackwardStillRunsOnlyWithOverlap) {
     EXPECT_GT(on.overlapped, 0) << "no pack's all-reduce began before its replica's backward ended";
     EXPECT_EQ(off.pairs, 6);
     EXPECT_EQ(off.overlapped, 0) << "without overlap a pack began before backward ended";
+    // Each event names its pack; with overlap every all-reduce ran on the communication lane,
+    // which the trace shows as a thread of its own under each device.
+    EXPECT_EQ(on.all_reduces_of, (std::map<int, int>{{0, 12}, {1, 12}, {2, 12}}));
+    EXPECT_EQ(off.all_reduces_of, (std::map<int, int>{{0, 6}, {1, 6}, {2, 6}}));
+    EXPECT_EQ(on.on_lane, 36);
+    EXPECT_EQ(off.on_lane, 0);
+    EXPECT_NE(on.trace.find(R"("tid":2,"args":{"name":"GPU:0 communication"})"), std::string::npos);
+    EXPECT_NE(on.trace.find(R"x("tid":3,"name":"all-reduce (pack 3)")x"), std::string::npos);
+    EXPECT_EQ(off.trace.find("communication"), std::string::npos);
+    EXPECT_NE(off.trace.find(R"x("tid":1,"name":"all-reduce (pack 2)")x"), std::string::npos);
   });
 }
 
@@ -149,6 +169,47 @@ TEST(PackOverlap, AFaultsStepRunsItsPacksAfterBackwardAndCatchesTheNan) {
     const std::uint64_t before = strategy.replica(0).model().params_fingerprint();
     EXPECT_THROW(strategy.train_step(batch), core::DivergedError);
     EXPECT_EQ(strategy.replica(0).model().params_fingerprint(), before);
+  });
+}
+
+// The GUI's recorder wants every boundary, but not at the price of the overlap: a step whose packs
+// go beside backward is recorded without them (the sums, the fingerprints, no 'before', no
+// all-reduce steps), one without overlap with all of them.
+TEST(PackOverlap, TheStepRecorderKeepsAnOverlappedStepWithoutItsBoundaries) {
+  testing::within_seconds(120, "the recorder on packs", [] {
+    for (const bool overlap : {true, false}) {
+      const core::Dataset data = core::synthetic_dataset(64 * 2 * 3);
+      vgpu::DeviceRegistry registry;
+      registry.set_logical_device_configuration(2, 256);
+      core::EventStore events;
+      core::MirroredStrategy strategy(registry.logical_devices(), mlp_in_packs(overlap), &events);
+      core::StepRecorder recorder;
+      strategy.add_listener(&recorder);
+      recorder.choose_layer(2);
+      const auto order = core::shuffled_indices(data.size(), 1, 1);
+      for (int s = 0; s < 3; ++s) {
+        strategy.train_step(core::GlobalBatch{
+            &data, std::span(order).subspan(static_cast<std::size_t>(s) * 128, 128), 64});
+      }
+      const core::RecordedStep r = recorder.snapshot();
+      EXPECT_EQ(r.step, 2);
+      EXPECT_TRUE(r.complete);
+      EXPECT_EQ(r.packs, 3);
+      EXPECT_EQ(r.packs_overlapped, overlap);
+      ASSERT_EQ(r.replicas.size(), 2u);
+      EXPECT_EQ(r.replicas[0].gradient_after, r.replicas[1].gradient_after);
+      EXPECT_EQ(r.replicas[0].gradient_after.size(), 128u * 10u + 10u);
+      EXPECT_TRUE(r.replicas[0].has_fingerprint && r.replicas[1].has_fingerprint);
+      EXPECT_EQ(r.replicas[0].fingerprint, r.replicas[1].fingerprint);
+      EXPECT_EQ(r.replicas[0].fingerprint, strategy.replica(0).last_fingerprint());
+      EXPECT_EQ(r.replicas[0].gradient_before.empty(), overlap);
+      EXPECT_EQ(r.collective_steps.size(), overlap ? 0u : 6u) << "3 packs of the ring's 2 steps";
+      int on_lane = 0;
+      for (const core::RunEvent& e : events.snapshot()) {
+        on_lane += e.phase == core::Phase::kAllReduce && e.lane == core::Lane::kCommunication;
+      }
+      EXPECT_EQ(on_lane, overlap ? 3 * 2 * 3 : 0) << "every pack of every step beside backward";
+    }
   });
 }
 
