@@ -130,20 +130,17 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
                       const ReplicaComputeTime& compute) {
   const double gradient_bytes = static_cast<double>(plan.flops.params) * sizeof(float);
   const int engines = timing::compute_engines(t);
-  timing::StepInputs inputs{compute.seconds, engines, static_cast<double>(plan.batch_per_replica),
-                            compute.overlapped};
-  const std::vector<core::GradientPack> packs =
-      core::gradient_packs_of(plan.strategy.model, plan.strategy.packs);
+  timing::StepInputs inputs;
+  inputs.replica_compute = compute.seconds;
+  inputs.engines = engines;
+  inputs.batch_per_replica = static_cast<double>(plan.batch_per_replica);
+  inputs.overlapped = compute.overlapped;
   const std::vector<timing::StepTime> one_buffer =
       timing::predict_steps(t, plan.schedule, gradient_bytes, inputs, plan.max_devices);
-  if (packs.size() > 1) {
-    inputs.packs = core::pack_work(plan.strategy.model, packs);
-    // Backward's share of the compute, by its arithmetic (core/nn/training_flops.h).
-    const double batch = static_cast<double>(plan.batch_per_replica);
-    inputs.backward =
-        compute.seconds * plan.flops.backward * batch / plan.flops.per_step(plan.batch_per_replica);
-    inputs.overlap = plan.strategy.packs.overlap;
-  }
+  // Backward's share of the compute, by its arithmetic (core/nn/training_flops.h).
+  const std::vector<core::GradientPack> packs =
+      core::set_step_packs(inputs, plan.strategy.model, plan.strategy.optimizer,
+                           plan.batch_per_replica, plan.strategy.packs);
   const std::vector<timing::StepTime> rows =
       packs.size() > 1
           ? timing::predict_steps(t, plan.schedule, gradient_bytes, inputs, plan.max_devices)
@@ -162,18 +159,8 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
   say(timing::engines_sentence(t, engines));
   say(timing::step_formula_sentence(plan.batch_per_replica));
   if (packs.size() > 1) {
-    say("The gradients in " + core::describe_packs(packs, plan.strategy.packs) + ". " +
-        (plan.strategy.packs.overlap
-             ? "Each pack's all-reduce starts when backward has written it (backward is " +
-                   time_text(inputs.backward) + " of the compute, by its arithmetic), at " +
-                   (timing::communication_concurrency(t, 2) >= 1
-                        ? std::string("full speed beside it (GPUs move data on hardware of "
-                                      "their own)")
-                        : std::string("the speed the cores the replicas leave idle give it")) +
-                   "; the all-reduce column is what the step waits for after backward, "
-                   "\"one buffer\" the step with the gradients all-reduced at once."
-             : "Every pack after backward (--no-overlap): each its own all-reduce, latency "
-               "and all; \"one buffer\" is the step with the gradients all-reduced at once."));
+    say(core::packs_step_sentence(packs, plan.strategy.packs, time_text(inputs.backward),
+                                  timing::communication_concurrency(t, 2) >= 1, "--no-overlap"));
   }
   const bool packed = packs.size() > 1;
   std::printf("%8s %8s %12s %12s %12s %14s %9s %7s  %s\n", "devices", "in turn", "compute",

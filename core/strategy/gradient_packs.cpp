@@ -84,6 +84,22 @@ std::vector<GradientPack> gradient_packs_of(ModelKind model, const PackOptions& 
   return make_gradient_packs(Model::create(model, arena)->weight_tensors(), options);
 }
 
+std::vector<GradientPack> set_step_packs(timing::StepInputs& inputs, ModelKind model,
+                                         const OptimizerConfig& optimizer,
+                                         std::size_t batch_per_replica,
+                                         const PackOptions& options) {
+  std::vector<GradientPack> packs = gradient_packs_of(model, options);
+  inputs.packs.clear();
+  inputs.backward = 0;
+  inputs.overlap = options.overlap;
+  if (packs.size() <= 1) return packs;
+  inputs.packs = pack_work(model, packs);
+  const TrainingFlops flops = training_flops(model, optimizer);
+  inputs.backward = inputs.replica_compute * flops.backward *
+                    static_cast<double>(batch_per_replica) / flops.per_step(batch_per_replica);
+  return packs;
+}
+
 std::vector<timing::PackWork> pack_work(ModelKind model, const std::vector<GradientPack>& packs) {
   struct LayerSpan {
     std::size_t offset = 0, params = 0;
@@ -131,6 +147,23 @@ std::string describe_packs(const std::vector<GradientPack>& packs, const PackOpt
     text += " " + bytes_text(packs[i].bytes());
   }
   return text;
+}
+
+std::string packs_step_sentence(const std::vector<GradientPack>& packs, const PackOptions& options,
+                                const std::string& backward, bool own_hardware,
+                                const std::string& no_overlap) {
+  const std::string one_buffer =
+      "\"one buffer\" is the step with the gradients all-reduced at once.";
+  std::string text = "The gradients in " + describe_packs(packs, options) + ". ";
+  if (!options.overlap) {
+    return text + "Every pack after backward (" + no_overlap +
+           "): each its own all-reduce, latency and all; " + one_buffer;
+  }
+  return text + "Each pack's all-reduce starts when backward has written it (backward is " +
+         backward + " of the compute, by its arithmetic), at " +
+         (own_hardware ? "full speed beside it (GPUs move data on hardware of their own)"
+                       : "the speed the cores the replicas leave idle give it") +
+         "; the all-reduce column is what the step waits for after backward, " + one_buffer;
 }
 
 }  // namespace mirrorlab::core

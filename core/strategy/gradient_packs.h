@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "core/nn/model.h"
+#include "core/nn/optimizer.h"
 #include "timing/pack_schedule.h"
+#include "timing/step_time.h"
 
 namespace mirrorlab::core {
 
@@ -55,6 +57,21 @@ std::vector<timing::PackWork> pack_work(ModelKind model, const std::vector<Gradi
 
 // make_gradient_packs over the weight tensors of `model` as Model::create lays them out.
 std::vector<GradientPack> gradient_packs_of(ModelKind model, const PackOptions& options);
+
+// For a predicted step (timing/step_time.h): sets `inputs`' packs, their backward (the share of
+// inputs.replica_compute that is backward, by its arithmetic) and overlap, for `model`'s gradients
+// at `batch_per_replica` examples; leaves them empty (one buffer) where `options` make one pack.
+// Returns the packs.
+std::vector<GradientPack> set_step_packs(timing::StepInputs& inputs, ModelKind model,
+                                         const OptimizerConfig& optimizer,
+                                         std::size_t batch_per_replica, const PackOptions& options);
+
+// How a predicted step with `packs` (more than one) is priced, in a sentence: `backward` the
+// backward it hides behind, as text; `own_hardware`: communication runs at full speed beside it
+// (timing::communication_concurrency 1); `no_overlap`: how the user turned overlap off.
+std::string packs_step_sentence(const std::vector<GradientPack>& packs, const PackOptions& options,
+                                const std::string& backward, bool own_hardware,
+                                const std::string& no_overlap);
 
 // "3 packs (bytes_per_pack 4096): dense_2/bias, dense_2/kernel 5160 B; ..." for the log.
 std::string describe_packs(const std::vector<GradientPack>& packs, const PackOptions& options);

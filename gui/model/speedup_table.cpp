@@ -34,7 +34,8 @@ std::string measured_source(const RunCompute& c, const timing::Topology& machine
 }  // namespace
 
 RunModel run_model_of(const core::SessionConfig& config) {
-  return {config.settings.model, config.settings.optimizer, config.settings.batch_per_replica};
+  return {config.settings.model, config.settings.optimizer, config.settings.batch_per_replica,
+          config.settings.packs};
 }
 
 std::vector<std::int64_t> compute_steps_of(const core::SessionSnapshot& run) {
@@ -85,6 +86,7 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
     out.problem = "The run has no batch per replica to price.";
     return out;
   }
+  std::string packs_summary;
   try {
     if (measured_here) {
       if (!live) {
@@ -132,10 +134,25 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
                       t.id + "'s peak FLOP/s (a lower bound).";
       }
     }
-    out.rows = timing::predict_steps(
-        t, choice.schedule, gradient_bytes,
-        {out.compute, out.engines, static_cast<double>(run.batch_per_replica), out.overlapped},
-        t.ranks());
+    timing::StepInputs inputs;
+    inputs.replica_compute = out.compute;
+    inputs.engines = out.engines;
+    inputs.batch_per_replica = static_cast<double>(run.batch_per_replica);
+    inputs.overlapped = out.overlapped;
+    out.rows = timing::predict_steps(t, choice.schedule, gradient_bytes, inputs, t.ranks());
+    const std::vector<core::GradientPack> packs =
+        core::set_step_packs(inputs, run.model, run.optimizer, run.batch_per_replica, run.packs);
+    if (packs.size() > 1) {
+      out.one_buffer = std::move(out.rows);
+      out.rows = timing::predict_steps(t, choice.schedule, gradient_bytes, inputs, t.ranks());
+      out.packs_text = core::packs_step_sentence(
+          packs, run.packs, seconds_text(inputs.backward),
+          timing::communication_concurrency(t, std::min(2, t.ranks())) >= 1,
+          "overlap off in Controls");
+      packs_summary = " Gradients in " + std::to_string(packs.size()) + " packs" +
+                      (run.packs.overlap ? ", each all-reduced as backward writes it" : "") +
+                      ": 'step' with them, 'one buffer' without.";
+    }
   } catch (const std::invalid_argument& e) {
     out.rows.clear();
     out.problem = t.id + " cannot price this step: " + e.what() + ".";
@@ -144,6 +161,7 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
   out.summary += " All-reduce: " + out.algorithm + ", TensorFlow 2.21's choice " +
                  (out.nccl ? "with a GPU per replica, timed by NCCL's own model."
                            : "where NCCL cannot run, timed step by step.");
+  out.summary += packs_summary;
   out.stop = timing::where_adding_stops(out.rows);
   out.verdict = timing::step_verdict(out.rows, "batch/replica (Controls)", seconds_text);
   return out;

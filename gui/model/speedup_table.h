@@ -15,6 +15,7 @@
 #include "core/nn/model.h"
 #include "core/nn/optimizer.h"
 #include "core/session/training_session.h"
+#include "core/strategy/gradient_packs.h"
 #include "core/strategy/replica_compute.h"
 #include "timing/step_time.h"
 #include "timing/step_words.h"
@@ -27,6 +28,7 @@ struct RunModel {
   core::ModelKind model = core::ModelKind::kMlp;
   core::OptimizerConfig optimizer;
   std::size_t batch_per_replica = 0;
+  core::PackOptions packs;  // the run's gradient packs
 };
 RunModel run_model_of(const core::SessionConfig& config);
 
@@ -68,6 +70,10 @@ struct SpeedupTable {
   // In a few words each, above the table: the compute and where it is from, the all-reduce.
   std::string summary;
   std::vector<timing::StepTime> rows;
+  // Where the run's gradients go in several packs: `rows` price them, and these the same steps
+  // with one buffer (empty: one buffer).
+  std::vector<timing::StepTime> one_buffer;
+  std::string packs_text;  // the packs and how the table prices them, as a sentence
   timing::StopPoint stop;
   timing::StepVerdict verdict;
 };

@@ -327,6 +327,38 @@ TEST_F(GuiApp, TheComparePanelShowsTheTrainingStepsSpeedupOnAMachine) {
 #endif
 }
 
+// Gradient packs overlapping backward: the Timeline gives each device a communication lane under
+// it; the Gradients and All-reduce panels say why the step has no 'before' and no steps to replay.
+// Without overlap (or held at its phases) the packs go after backward, step by step.
+TEST_F(GuiApp, PacksThatOverlapBackwardGetACommunicationLaneEach) {
+  const auto panels = [&](const std::string& args) {
+    const Result r =
+        gui("--model mlp --train-examples 1024 --steps 4 --bytes-per-pack 4096 "
+            "--frames 2 --report " +
+            path("packs.json") + " " + args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
+    return read_json(path("packs.json"))["panels"];
+  };
+  const auto on = panels("");
+  EXPECT_EQ(on["Timeline"]["lanes"], 4.0) << on.dump(1);
+  EXPECT_EQ(on["Timeline"]["communication lanes"], 2.0);
+  EXPECT_EQ(on["Gradients"]["packs_overlapped"], 1.0);
+  EXPECT_EQ(on["Gradients"]["identical_after"], 1.0);
+  EXPECT_EQ(on["Gradients"]["heatmaps"], 2.0);
+  EXPECT_EQ(on["All-reduce"]["packs_overlapped"], 1.0);
+  const auto off = panels("--no-overlap");
+  EXPECT_EQ(off["Timeline"]["lanes"], 2.0) << off.dump(1);
+  EXPECT_EQ(off["Timeline"]["communication lanes"], 0.0);
+  EXPECT_EQ(off["Gradients"]["differ_before"], 1.0);
+  EXPECT_EQ(off["Gradients"]["identical_after"], 1.0);
+  EXPECT_EQ(off["All-reduce"]["buffers"], 2.0);
+  EXPECT_EQ(off["All-reduce"]["step_shown"], 6.0) << "3 packs of the ring's 2 steps";
+  // The Compare panel's training step prices the packs beside one buffer.
+  const auto compare = panels("--panel Compare --speedup --topology dgx-h100");
+  EXPECT_EQ(compare["Compare"]["step_rows"], 8.0) << compare.dump(1);
+  EXPECT_EQ(compare["Compare"]["step_one_buffer"], 1.0);
+}
+
 // No fit, or one that cannot be read: the Compare panel says what to run, and nothing crashes.
 TEST_F(GuiApp, WithoutAUsableFitTheComparePanelSaysHowToMakeOne) {
   { std::ofstream(path("bad.toml")) << "id = 'this-machine'\nnodes = -3\n[[["; }

@@ -387,6 +387,17 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
     frame.report.drew(name(), "buffers", 1);
     return;
   }
+  if (record.packs_overlapped) {
+    text_wrapped(
+        "Step %lld: its packs were all-reduced while backward still ran, each on its device's "
+        "communication lane (the Timeline's 'comm.' rows), so no moment of the step had every "
+        "replica at one all-reduce step. Tick 'pause at every phase' in Controls to watch one "
+        "pack after another here: a step held at its phases all-reduces them after backward.",
+        static_cast<long long>(record.step + 1));
+    frame.report.drew(name(), "buffers", 0);
+    frame.report.drew(name(), "packs_overlapped", 1);
+    return;
+  }
   const std::size_t count = buffer_elements(record);
   const int done = draw_heading(frame, count);
 

@@ -75,6 +75,7 @@ void SpeedupView::update(FrameContext& frame, const ModelMachine& machine) {
   now.optimizer = run.optimizer.kind;
   now.update_flops = core::update_flops_per_param(run.optimizer);
   now.batch = run.batch_per_replica;
+  now.packs = run.packs;
   if (here) {
     now.run = frame.run_id;
     now.last_step = frame.session ? frame.run.steps_done : -1;
@@ -100,16 +101,24 @@ void SpeedupView::update(FrameContext& frame, const ModelMachine& machine) {
               t.compute_numbers.empty()
                   ? std::string()
                   : "Where the compute's numbers come from: " + t.compute_numbers,
-              t.all_reduce + " " + t.engines_text,
+              t.all_reduce + " " + t.engines_text, t.packs_text,
               timing::step_formula_sentence(run.batch_per_replica) + " " +
                   timing::step_left_out_sentence()};
   cells_.clear();
-  for (const timing::StepTime& r : table_.rows) {
+  for (std::size_t i = 0; i < table_.rows.size(); ++i) {
+    const timing::StepTime& r = table_.rows[i];
     const bool past = table_.stop.stopped && r.devices == table_.stop.next;
+    const std::string one_buffer =
+        i < table_.one_buffer.size() ? format_seconds(table_.one_buffer[i].seconds) : "-";
+    // Of every pack's all-reduce, the share behind backward (the rest is the all-reduce column).
+    const std::string hidden =
+        i < table_.one_buffer.size() && r.all_reduce_total > 0
+            ? printed("%.0f%%", 100 * (r.all_reduce_total - r.all_reduce) / r.all_reduce_total)
+            : "-";
     cells_.push_back({std::to_string(r.devices), std::to_string(r.replicas_per_engine),
                       format_seconds(r.compute),
                       r.devices == 1 ? std::string("-") : format_seconds(r.all_reduce),
-                      format_seconds(r.seconds), grouped(r.images_per_second),
+                      format_seconds(r.seconds), one_buffer, hidden, grouped(r.images_per_second),
                       printed("%.2fx", r.speedup), printed("%+.2f", r.added) + (past ? " !" : ""),
                       r.all_reduce_how.empty() ? std::string("-") : r.all_reduce_how});
   }
@@ -149,6 +158,7 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
   frame.report.drew(panel, "step_problem", 0);
   frame.report.drew(panel, "step_paying_devices", t.stop.devices);
   frame.report.drew(panel, "step_nccl", t.nccl ? 1 : 0);
+  frame.report.drew(panel, "step_one_buffer", t.one_buffer.empty() ? 0 : 1);
 }
 
 void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below) {
@@ -159,20 +169,31 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
     kCompute,
     kAllReduce,
     kStep,
+    kOneBuffer,
+    kHidden,
     kImages,
     kSpeedup,
     kAdded,
     kDetail
   };
-  const char* labels[kColumns] = {"devices",    "in turn", "compute",
-                                  "all-reduce", "step",    "images/s",
-                                  "speed-up",   "added",   t.nccl ? "NCCL picks" : "slowest step"};
+  const char* labels[kColumns] = {"devices",
+                                  "in turn",
+                                  "compute",
+                                  "all-reduce",
+                                  "step",
+                                  "one buffer",
+                                  "hidden",
+                                  "images/s",
+                                  "speed-up",
+                                  "added",
+                                  t.nccl ? "NCCL picks" : "slowest step"};
   // 'in turn' only where engines are shared. A panel too narrow for every column (a projector's
   // large font beside a lesson) leaves some out, in this order, and shows a whole row on hovering
   // it; devices, step, speed-up and added always stay, scrolling sideways if even they do not fit.
   std::array<bool, kColumns> shown;
   shown.fill(true);
   shown[kInTurn] = t.engines != 0;
+  shown[kOneBuffer] = shown[kHidden] = !t.one_buffer.empty();  // with packs
   const float pad = ImGui::GetStyle().CellPadding.x * 2 + ImGui::GetStyle().ItemSpacing.x;
   std::array<float, kColumns> widest{};
   for (int c = 0; c < kColumns; ++c) {
@@ -187,11 +208,12 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
     return sum;
   };
   const float room = ImGui::GetContentRegionAvail().x;
-  for (const Column c : {kDetail, kImages, kInTurn, kCompute, kAllReduce}) {
+  for (const Column c : {kDetail, kImages, kInTurn, kCompute, kAllReduce, kHidden, kOneBuffer}) {
     if (needed() <= room) break;
     shown[c] = false;
   }
-  const bool left_out = std::count(shown.begin(), shown.end(), false) > (t.engines == 0 ? 1 : 0);
+  const int never_shown = (t.engines == 0 ? 1 : 0) + (t.one_buffer.empty() ? 2 : 0);
+  const bool left_out = std::count(shown.begin(), shown.end(), false) > never_shown;
   const bool narrow = needed() > room;
   const int columns = static_cast<int>(std::count(shown.begin(), shown.end(), true));
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -227,6 +249,7 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
       if (left_out) {
         for (int k = 0; k < kColumns; ++k) {
           if (k == kInTurn && t.engines == 0) continue;
+          if ((k == kOneBuffer || k == kHidden) && t.one_buffer.empty()) continue;
           tip += std::string(labels[k]) + ": " + cells_[i][k] + "\n";
         }
       }

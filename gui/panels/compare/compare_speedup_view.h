@@ -23,7 +23,7 @@ class SpeedupView {
   void Draw(FrameContext& frame, const char* panel, const ModelMachine& machine);
 
  private:
-  static constexpr int kColumns = 9;
+  static constexpr int kColumns = 11;
   // What the table was computed for.
   struct Inputs {
     std::string machine;
@@ -32,6 +32,7 @@ class SpeedupView {
     core::OptimizerKind optimizer = core::OptimizerKind::kAdam;
     double update_flops = 0;  // per parameter: the optimizer's settings that count
     std::size_t batch = 0;
+    core::PackOptions packs;
     // this-machine only: the run and its last step the compute was measured to
     std::uint64_t run = 0;
     std::int64_t last_step = -1;
@@ -47,7 +48,7 @@ class SpeedupView {
   SpeedupTable table_;
   std::vector<std::array<std::string, kColumns>> cells_;  // each row's text, made with the table
   std::string verdict_;                                   // the rule and where adding stops
-  std::array<std::string, 4> details_;                    // how the numbers are worked out
+  std::array<std::string, 5> details_;                    // how the numbers are worked out
 };
 
 }  // namespace mirrorlab::gui

@@ -113,6 +113,9 @@ void ControlsPanel::load(const core::SessionConfig& config) {
   algorithm_ = chosen == choices.end() ? 0 : static_cast<int>(chosen - choices.begin());
   batch_ = static_cast<int>(config.settings.batch_per_replica);
   learning_rate_ = config.settings.optimizer.learning_rate;
+  pack_kib_ = static_cast<int>((config.settings.packs.bytes_per_pack + 1023) / 1024);
+  loaded_pack_kib_ = pack_kib_;
+  overlap_ = config.settings.packs.overlap;
   load_faults(config.faults);
   loaded_ = true;
 }
@@ -268,7 +271,17 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
   batch_ = std::clamp(batch_, 1, 1 << 16);
   ImGui::SliderFloat("learning rate", &learning_rate_, 1e-5f, 1.0f, "%.5f",
                      ImGuiSliderFlags_Logarithmic);
+  // Gradient packs (TensorFlow's bytes_per_pack, DDP's bucket): 0 is one buffer.
+  ImGui::InputInt("KiB a pack", &pack_kib_, 4, 64);
+  pack_kib_ = std::clamp(pack_kib_, 0, 1 << 20);
   ImGui::PopItemWidth();
+  if (frame.config.settings.packs.num_packs > 0 && pack_kib_ == loaded_pack_kib_) {
+    text_wrapped_dim("%d packs (num_packs); a size here replaces them",
+                     frame.config.settings.packs.num_packs);
+  } else if (pack_kib_ == 0) {
+    text_wrapped_dim("0: the gradients in one buffer, all-reduced after backward");
+  }
+  ImGui::Checkbox("overlap packs with backward", &overlap_);
   if (ImGui::Button("Apply", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
     core::SessionConfig config = frame.config;
     core::RunSettings& s = config.settings;
@@ -278,6 +291,11 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
     s.allreduce = algorithm_choices()[static_cast<std::size_t>(algorithm_)];
     s.batch_per_replica = static_cast<std::size_t>(batch_);
     s.optimizer.learning_rate = learning_rate_;
+    if (pack_kib_ != loaded_pack_kib_) {  // else as loaded, to the byte
+      s.packs.num_packs = 0;
+      s.packs.bytes_per_pack = static_cast<std::size_t>(pack_kib_) * 1024;
+    }
+    s.packs.overlap = overlap_;
     frame.actions.reconfigure(config);
   }
 }

@@ -43,6 +43,9 @@ class ControlsPanel : public Panel {
   int algorithm_ = 0;  // index into the all-reduce choices (auto, then the table's algorithms)
   int batch_ = 64;
   float learning_rate_ = 1e-3f;
+  int pack_kib_ = 0;         // bytes_per_pack in KiB; 0: one buffer (or num_packs' count)
+  int loaded_pack_kib_ = 0;  // as loaded: a change replaces a count of packs by the size
+  bool overlap_ = true;
   // The faults being edited (-1: no device), applied with their button.
   int slow_device_ = -1;
   float slow_factor_ = 3.0f;

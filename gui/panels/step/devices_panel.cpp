@@ -101,6 +101,8 @@ void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
   for (; events_seen_ < run.events.size(); ++events_seen_) {
     const core::RunEvent& e = run.events[events_seen_];
     if (e.device < 0 || e.device >= static_cast<int>(last_event_.size())) continue;
+    // What a device does is its compute's: a pack's all-reduce beside backward does not end it.
+    if (e.lane == core::Lane::kCommunication) continue;
     last_event_[static_cast<std::size_t>(e.device)] = e;
     has_event_[static_cast<std::size_t>(e.device)] = true;
   }

@@ -204,6 +204,10 @@ void GradientsPanel::Draw(FrameContext& frame) {
   const bool before = shown.progress.backward;
   const bool after = shown.progress.all_reduced;
   draw_layer_choice(frame);
+  if (record.packs_overlapped) {
+    draw_overlapped(frame);
+    return;
+  }
   if (!before) {
     text_wrapped(
         "Step %lld: no gradients yet; each replica computes its own in the "
@@ -472,6 +476,29 @@ int GradientsPanel::draw_heatmaps(const char* what, std::vector<Texture>& textur
   }
   ImGui::EndGroup();
   return drawn;
+}
+
+void GradientsPanel::draw_overlapped(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (uploaded_session_ != frame.run.session ||
+      uploaded_version_ != frame.run.step_record_version || uploaded_state_ != 4) {
+    upload_heatmaps(record, false, true);
+    uploaded_session_ = frame.run.session;
+    uploaded_version_ = frame.run.step_record_version;
+    uploaded_state_ = 4;
+  }
+  text_wrapped(
+      "Step %lld: each pack was all-reduced in place while backward still computed the layers "
+      "before it, so no moment holds a replica's own gradients. Tick 'pause at every phase' to "
+      "see them: a step held at its phases all-reduces its packs after backward.",
+      static_cast<long long>(record.step + 1));
+  const SquareLayout squares = square_layout(record.replicas.size(), ImGui::GetContentRegionAvail(),
+                                             4.0f, frame.view.font_scale, false);
+  const int heatmaps = draw_heatmaps("after: the sum", after_, squares.side, after_scale_);
+  frame.report.drew(name(), "heatmaps", heatmaps);
+  frame.report.drew(name(), "identical_after", after_difference_ == 0 ? 1 : 0);
+  frame.report.drew(name(), "differ_before", 0);
+  frame.report.drew(name(), "packs_overlapped", 1);
 }
 
 void GradientsPanel::upload_heatmaps(const core::RecordedStep& record, bool before, bool after) {

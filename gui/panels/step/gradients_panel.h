@@ -57,6 +57,8 @@ class GradientsPanel : public Panel {
                                const std::vector<GradientWordsLine>& lines) const;
   // Heatmaps of the chosen layer, one per replica, in a row; returns how many were drawn.
   int draw_heatmaps(const char* what, std::vector<Texture>& textures, float side, float scale);
+  // A step whose packs were all-reduced beside backward: the sums, and why no 'before'.
+  void draw_overlapped(FrameContext& frame);
   void upload_heatmaps(const core::RecordedStep& record, bool before, bool after);
 
   std::vector<Texture> before_, after_;       // per replica

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/session/step_figures.h"
+#include "core/strategy/run_events.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step/step_lines.h"
@@ -46,8 +48,10 @@ std::vector<TimelineBlock> layout_lane(const std::vector<TimelineSpan>& spans, d
 void TimelinePanel::follow(const core::SessionSnapshot& run) {
   if (session_ != run.session || events_seen_ > run.events.size()) {
     session_ = run.session;
+    zoomed_ = false;
+    hidden_counted_ = static_cast<std::size_t>(-1);
     events_seen_ = 0;
-    lanes_.assign(run.devices.size(), {});
+    lanes_.assign(2 * run.devices.size(), {});
     latest_ = 0;
     follow_latest_ = true;
   }
@@ -56,12 +60,17 @@ void TimelinePanel::follow(const core::SessionSnapshot& run) {
     if (e.device < 0 || e.device >= static_cast<int>(lanes_.size())) continue;
     TimelineSpan span{vgpu::seconds_between(run.origin, e.begin),
                       vgpu::seconds_between(run.origin, e.end), events_seen_};
-    std::vector<TimelineSpan>& lane = lanes_[static_cast<std::size_t>(e.device)];
+    std::vector<TimelineSpan>& lane =
+        lanes_[2 * static_cast<std::size_t>(e.device) + (e.lane == core::Lane::kCommunication)];
     // A device records phases in order, but keep the lane sorted whatever comes.
     auto at = std::upper_bound(lane.begin(), lane.end(), span.begin,
                                [](double t, const TimelineSpan& s) { return t < s.begin; });
     lane.insert(at, span);
     latest_ = std::max(latest_, span.end);
+  }
+  shown_.clear();
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    if (l % 2 == 0 || !lanes_[l].empty()) shown_.push_back(l);
   }
 }
 
@@ -76,6 +85,7 @@ void TimelinePanel::handle_mouse(float left, float width) {
     t0_ = at - (at - t0_) * new_span / span;
     t1_ = t0_ + new_span;
     follow_width_ = new_span;
+    zoomed_ = true;
   }
   if (ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
     const double dt = -io.MouseDelta.x / width * span;
@@ -148,10 +158,14 @@ void draw_span(ImDrawList* draw, const LaneArea& area, const core::RunEvent& e, 
   const std::uint32_t fill = phase_rgb(e.phase);
   draw->AddRectFilled(a, z, rgb(fill));
   if (z.x - a.x > 6) draw->AddRect(a, z, rgb(0x000000, 120));
-  const char* label = core::to_string(e.phase);
-  if (z.x - a.x > ImGui::CalcTextSize(label).x + 6) {
-    draw_label(draw, ImVec2(a.x + 3, a.y + (area.lane_height - area.line) / 2), text_color_on(fill),
-               label);
+  char pack_label[48];
+  std::snprintf(pack_label, sizeof pack_label, "%s %d", core::to_string(e.phase), e.pack + 1);
+  const char* label = e.pack >= 0 ? pack_label : core::to_string(e.phase);
+  // In the part of the span in view: a span running past either edge keeps its whole label.
+  const float from = std::max(a.x, area.left), to = std::min(z.x, area.left + area.width);
+  if (to - from > ImGui::CalcTextSize(label).x + 6) {
+    draw_label(draw, ImVec2(from + 3, a.y + (area.lane_height - area.line) / 2),
+               text_color_on(fill), label);
   }
 }
 
@@ -163,6 +177,13 @@ void draw_tooltip(const core::SessionSnapshot& run, const TimelineSpan& hovered,
   } else {
     ImGui::Text("%s: %s of step %lld", run.devices[static_cast<std::size_t>(e.device)].name.c_str(),
                 core::to_string(e.phase), static_cast<long long>(e.step + 1));
+    if (e.pack >= 0) {
+      ImGui::Text("pack %d of the step's gradients (1: the last layers', all-reduced first)",
+                  e.pack + 1);
+    }
+    if (e.lane == core::Lane::kCommunication) {
+      ImGui::TextUnformatted("on the device's communication lane, beside its backward");
+    }
     ImGui::Text("starts at %.3f ms, takes %.3f ms", hovered.begin * 1e3,
                 (hovered.end - hovered.begin) * 1e3);
     if (e.bytes > 0) ImGui::Text("%.2f MiB moved", static_cast<double>(e.bytes) / (1 << 20));
@@ -171,6 +192,35 @@ void draw_tooltip(const core::SessionSnapshot& run, const TimelineSpan& hovered,
 }
 
 }  // namespace
+
+void TimelinePanel::draw_packs_line(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  if (run.step_record.step < 0 || run.devices.size() + run.workers.size() < 2) return;
+  // Over every event: recounted when there are new ones, at most twice a second while running.
+  if (run.events.size() != hidden_counted_ &&
+      (!run.stepping || frame.seconds_since_start - hidden_at_ >= 0.5)) {
+    hidden_ = core::hidden_all_reduce(run.events, 1);
+    hidden_counted_ = run.events.size();
+    hidden_at_ = frame.seconds_since_start;
+  }
+  const int packs = run.step_record.packs;
+  bool lanes = false;
+  for (std::size_t l = 1; l < lanes_.size(); l += 2) lanes |= !lanes_[l].empty();
+  char text[192];
+  if (packs <= 1) {
+    std::snprintf(text, sizeof text, "All-reduce: the gradients in 1 pack a step, after backward.");
+  } else if (hidden_.all_reduce <= 0) {
+    std::snprintf(text, sizeof text, "All-reduce: the gradients in %d packs a step.", packs);
+  } else {
+    std::snprintf(text, sizeof text,
+                  "All-reduce: the gradients in %d packs a step; %.1f%% of their time ran while "
+                  "backward still did%s.",
+                  packs, 100 * hidden_.hidden / hidden_.all_reduce,
+                  lanes ? " (the comm. lanes)" : "");
+  }
+  text_wrapped_unformatted(text);
+  frame.report.drew(name(), "packs", packs);
+}
 
 void TimelinePanel::draw_toolbar() {
   ImGui::Checkbox("Follow", &follow_latest_);
@@ -203,15 +253,21 @@ LanesDrawn TimelinePanel::draw_lanes(ImDrawList* draw, const core::SessionSnapsh
   LanesDrawn drawn;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const ImVec2 corner = area.corner;
-  for (std::size_t d = 0; d < lanes_.size(); ++d) {
-    const float y0 = area.lane_top(d);
+  for (std::size_t row = 0; row < shown_.size(); ++row) {
+    const std::size_t l = shown_[row];
+    const std::size_t d = l / 2;
+    const bool communication = l % 2 == 1;
+    const float y0 = area.lane_top(row);
     const float y1 = y0 + area.lane_height;
-    draw->AddRectFilled(ImVec2(corner.x, y0), ImVec2(corner.x + area.line * 0.5f, y1),
+    draw->AddRectFilled(ImVec2(corner.x, y0),
+                        ImVec2(corner.x + area.line * (communication ? 0.25f : 0.5f), y1),
                         replica_color(static_cast<int>(d)));
+    // A communication lane is named by what it carries, under its device's.
     draw_label(draw, ImVec2(corner.x + area.line * 0.8f, y0 + (area.lane_height - area.line) / 2),
-               rgb(0xE0E0E0), run.devices[d].name.c_str());
+               rgb(communication ? 0xA0A0A8 : 0xE0E0E0),
+               communication ? "comm." : run.devices[d].name.c_str());
     draw->PushClipRect(ImVec2(area.left, y0), ImVec2(area.left + area.width, y1), true);
-    const std::vector<TimelineSpan>& lane = lanes_[d];
+    const std::vector<TimelineSpan>& lane = lanes_[l];
     for (const TimelineBlock& b : layout_lane(lane, t0_, t1_, area.width)) {
       const ImVec2 a(area.left + b.x0, y0), z(area.left + b.x1, y1);
       const bool inside = mouse.x >= a.x && mouse.x < z.x && mouse.y >= y0 && mouse.y < y1;
@@ -241,13 +297,21 @@ void TimelinePanel::Draw(FrameContext& frame) {
   if (const std::string line = step_time_line(run); !line.empty()) {
     text_wrapped_unformatted(line);
   }
+  draw_packs_line(frame);
   draw_toolbar();
+  if (!zoomed_) {
+    // Until the wheel chooses, the last few steps: wide enough to read each phase (and each
+    // pack's all-reduce), not hundreds of steps folded grey.
+    if (const auto ms = core::mean_step_ms(run.steps)) {
+      follow_width_ = std::clamp(kStepsInView * *ms * 1e-3, 1e-3, 0.5);
+    }
+  }
   if (follow_latest_) {
     t1_ = std::max(latest_, follow_width_);
     t0_ = t1_ - follow_width_;
   }
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const LaneArea area = plan_area(lanes_.size());
+  const LaneArea area = plan_area(shown_.size());
   draw_time_axis(draw, area, t0_, t1_);
   const LanesDrawn drawn = draw_lanes(draw, run, area);
   const ImVec2 avail = area.avail;
@@ -256,7 +320,9 @@ void TimelinePanel::Draw(FrameContext& frame) {
   if (drawn.hovered != nullptr && ImGui::IsItemHovered()) {
     draw_tooltip(run, *drawn.hovered, drawn.hovered_fold);
   }
-  frame.report.drew(name(), "lanes", static_cast<double>(lanes_.size()));
+  frame.report.drew(name(), "lanes", static_cast<double>(shown_.size()));
+  frame.report.drew(name(), "communication lanes",
+                    static_cast<double>(shown_.size() - lanes_.size() / 2));
   frame.report.drew(name(), "spans", static_cast<double>(drawn.spans));
   frame.report.drew(name(), "folds", static_cast<double>(drawn.folds));
 }

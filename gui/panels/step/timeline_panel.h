@@ -1,4 +1,5 @@
-// Timeline: one lane per device, a span for every phase of every step, as Tracy draws zones.
+// Timeline: one lane per device, a span for every phase of every step, as Tracy draws zones; under
+// a device whose packs were all-reduced while backward ran, a second lane for its communication.
 // Mouse wheel zooms around the pointer, dragging pans, hovering shows the span's details.
 // Spans narrower than ~3 pixels are folded into one grey block with a count, so a run of
 // thousands of steps draws as fast as one of ten.
@@ -6,6 +7,7 @@
 
 #include <vector>
 
+#include "core/strategy/run_events.h"
 #include "gui/panels/panel.h"
 #include "imgui.h"
 
@@ -41,16 +43,25 @@ class TimelinePanel : public Panel {
   void follow(const core::SessionSnapshot& run);
   void handle_mouse(float left, float width);
   void draw_toolbar();  // Follow, Whole run, the phases' colours
+  // The packs of a step, and the share of their all-reduces that ran beside backward.
+  void draw_packs_line(FrameContext& frame);
   LanesDrawn draw_lanes(ImDrawList* draw, const core::SessionSnapshot& run,
                         const LaneArea& area) const;
 
   const void* session_ = nullptr;
   std::size_t events_seen_ = 0;
-  std::vector<std::vector<TimelineSpan>> lanes_;  // per device
-  double latest_ = 0;                             // end of the last span
-  double t0_ = 0, t1_ = 1;                        // the visible window, seconds
-  bool follow_latest_ = true;                     // keep the newest spans in view
-  double follow_width_ = 0.5;                     // seconds shown while following
+  // Per device two lanes: 2d its compute, 2d + 1 its communication (drawn once it has a span).
+  std::vector<std::vector<TimelineSpan>> lanes_;
+  std::vector<std::size_t> shown_;  // the lanes drawn, top to bottom
+  double latest_ = 0;               // end of the last span
+  double t0_ = 0, t1_ = 1;          // the visible window, seconds
+  bool follow_latest_ = true;       // keep the newest spans in view
+  double follow_width_ = 0.5;       // seconds shown while following
+  core::HiddenAllReduce hidden_;    // of the events so far (draw_packs_line)
+  std::size_t hidden_counted_ = 0;
+  double hidden_at_ = -1;
+  bool zoomed_ = false;  // the wheel chose follow_width_; until then kStepsInView steps
+  static constexpr double kStepsInView = 4;
 };
 
 }  // namespace mirrorlab::gui
