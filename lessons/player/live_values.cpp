@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/session/step_figures.h"
+#include "core/strategy/run_events.h"
 #include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::lessons {
@@ -186,6 +187,20 @@ const std::vector<LiveValue> kValues = {
        const core::RecordedLayer& last = r->layers.back();
        return static_cast<double>((last.offset + last.params) * sizeof(float));
      }},
+    {"packs", "gradient packs of a step, each all-reduced on its own (1: one buffer)", false,
+     [](const LiveRun& run, int) -> Value {
+       const core::RecordedStep* r = recorded(run);
+       return r ? Value(static_cast<double>(r->packs)) : std::nullopt;
+     }},
+    {"allreduce_hidden_percent",
+     "of the all-reduces' time in the steps after the first, the share spent while the same "
+     "device's backward still ran (packs overlapping backward), percent",
+     false,
+     [](const LiveRun& run, int) -> Value {
+       const core::HiddenAllReduce h = core::hidden_all_reduce(run.snapshot->events, 1);
+       if (h.all_reduce <= 0) return std::nullopt;
+       return 100 * h.hidden / h.all_reduce;
+     }},
     {"loss", "mean loss of the last step's global batch", false,
      [](const LiveRun& run, int) -> Value {
        const auto& s = run.snapshot->steps;
@@ -263,6 +278,16 @@ const std::vector<LiveValue> kModelValues = {
      "the most devices before another one stops paying for itself (adds less than half a "
      "device's images/s)",
      false, from_model<ModelQuantity::kPayingDevices>, true, true},
+    {"model_packed_step_us",
+     "model_step_us with the run's gradient packs: each pack all-reduced on its own, while "
+     "backward still runs where the run overlaps them",
+     false, from_model<ModelQuantity::kPackedStepUs>, true, true},
+    {"model_packs_allreduce_us",
+     "those packs' all-reduces added up, hidden or not (each pays its own latency)", false,
+     from_model<ModelQuantity::kPacksAllReduceUs>, true, true},
+    {"model_packs_hidden_percent",
+     "the share of those all-reduces the model hides behind backward, percent", false,
+     from_model<ModelQuantity::kPacksHiddenPercent>, true, true},
 };
 
 std::vector<LiveValue> all_values() {

@@ -34,12 +34,21 @@ core::ModelledCompute replica_compute(const ModelContext& c) {
                                 *c.topology);
 }
 
-std::vector<timing::StepTime> steps(const ModelContext& c) {
+// The step on 1 to all of the machine's GPUs: with the gradients in one buffer, or `packed`, in
+// the run's packs.
+std::vector<timing::StepTime> steps(const ModelContext& c, bool packed = false) {
   const timing::Topology& t = *c.topology;
   const core::TrainingFlops f = core::training_flops(c.model, c.optimizer);
   const core::ModelledCompute compute = replica_compute(c);
-  const timing::StepInputs inputs{compute.seconds, timing::compute_engines(t), c.batch_per_replica,
-                                  compute.overlapped};
+  timing::StepInputs inputs;
+  inputs.replica_compute = compute.seconds;
+  inputs.engines = timing::compute_engines(t);
+  inputs.batch_per_replica = c.batch_per_replica;
+  inputs.overlapped = compute.overlapped;
+  if (packed) {
+    core::set_step_packs(inputs, c.model, c.optimizer,
+                         static_cast<std::size_t>(c.batch_per_replica), c.packs);
+  }
   return timing::predict_steps(t, tensorflow_choice(t),
                                static_cast<double>(f.params * sizeof(float)), inputs, t.ranks());
 }
@@ -89,6 +98,17 @@ std::optional<double> model_value(const ModelContext& c, ModelQuantity q, int de
       }
       case ModelQuantity::kPayingDevices:
         return static_cast<double>(timing::where_adding_stops(steps(c)).devices);
+      case ModelQuantity::kPackedStepUs:
+      case ModelQuantity::kPacksAllReduceUs:
+      case ModelQuantity::kPacksHiddenPercent: {
+        const std::vector<timing::StepTime> rows = steps(c, /*packed=*/true);
+        const timing::StepTime* r = row(rows, devices);
+        if (!r) return std::nullopt;
+        const double total = r->all_reduce_total;
+        if (q == ModelQuantity::kPackedStepUs) return r->seconds * 1e6;
+        if (q == ModelQuantity::kPacksAllReduceUs) return total * 1e6;
+        return total > 0 ? 100 * (total - r->all_reduce) / total : 0.0;
+      }
     }
   } catch (const std::invalid_argument&) {
     // The machine cannot say: no FLOP/s, NCCL on a machine where it cannot run, a count that is

@@ -396,6 +396,7 @@ std::optional<double> LessonPlayer::read(const std::string& value, int replica, 
   model.model = config_.settings.model;
   model.optimizer = config_.settings.optimizer;
   model.batch_per_replica = static_cast<double>(config_.settings.batch_per_replica);
+  model.packs = config_.settings.packs;
   LiveRun run;
   run.model = &model;
   run.devices = devices;

@@ -411,12 +411,12 @@ TEST(CliLesson, ListLinesUpItsColumnsAndNumbersTheLessons) {
     EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(line[minutes + 6]))) << line;
     EXPECT_EQ(line[minutes + 7], ' ') << line;
   }
-  EXPECT_EQ(rows, 10);
+  EXPECT_EQ(rows, 11);
   EXPECT_NE(r.output.find("Minutes are class time"), std::string::npos) << r.output;
   // `lesson run` takes the numbers: past the last, it says how many there are.
-  const Result past = run("lesson run 11 --non-interactive");
+  const Result past = run("lesson run 12 --non-interactive");
   EXPECT_EQ(past.status, 2) << past.output;
-  EXPECT_NE(past.output.find("numbered 1 to 10"), std::string::npos) << past.output;
+  EXPECT_NE(past.output.find("numbered 1 to 11"), std::string::npos) << past.output;
 }
 
 // `cmake --install` into a prefix gives a mirrorlab that finds the lessons installed beside it,

@@ -248,5 +248,40 @@ TEST(Course, SeveralMachinesFailsOnOneWorker) {
   EXPECT_EQ(player.run_error(), "pause_at \"allreduce-step-3\": this all-reduce has only 2 steps");
 }
 
+// Lesson 11 with overlap switched off: the packs go after backward, here and in the model.
+TEST(Course, PacksAndOverlapFailsWithoutOverlap) {
+  Lesson l = course_lesson("packs-and-overlap");
+  for (LessonStep& step : l.steps) {
+    if (step.setup) step.setup->packs.overlap = false;
+  }
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{
+                "2: the first pack's all-reduce runs while backward still computes",
+                "3: the model hides part of the all-reduce behind backward on 2 H100s ...",
+                "3: ... and the step is shorter than one buffer's 194 us",
+                "4: most of the all-reduce hides behind a long backward ...",
+                "4: ... and the step is shorter than one buffer's 700 us"}));
+}
+
+// Lesson 11 with the packs merged into one buffer: nothing to overlap, nothing to pay.
+TEST(Course, PacksAndOverlapFailsWithOneBuffer) {
+  Lesson l = course_lesson("packs-and-overlap");
+  for (LessonStep& step : l.steps) {
+    if (step.setup) step.setup->packs.bytes_per_pack = 0;
+  }
+  LessonPlayer player(std::move(l), course_data());
+  EXPECT_EQ(failed_checks(player),
+            (std::vector<std::string>{
+                "2: 64 KiB packs: the dense layers, then the convolution",
+                "2: the first pack's all-reduce runs while backward still computes",
+                "3: the model hides part of the all-reduce behind backward on 2 H100s ...",
+                "3: ... and the step is shorter than one buffer's 194 us",
+                "4: most of the all-reduce hides behind a long backward ...",
+                "4: ... and the step is shorter than one buffer's 700 us",
+                "5: six packs' all-reduces cost twice what two cost ...",
+                "5: ... and the step is slower than one buffer's 194 us"}));
+}
+
 }  // namespace
 }  // namespace mirrorlab::lessons
