@@ -159,8 +159,8 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
   say(timing::engines_sentence(t, engines));
   say(timing::step_formula_sentence(plan.batch_per_replica));
   if (packs.size() > 1) {
-    say(core::packs_step_sentence(packs, plan.strategy.packs, time_text(inputs.backward),
-                                  timing::communication_concurrency(t, 2) >= 1, "--no-overlap"));
+    say(core::packs_step_sentence(packs, plan.strategy.packs, t, time_text(inputs.backward),
+                                  "--no-overlap"));
   }
   const bool packed = packs.size() > 1;
   std::printf("%8s %8s %12s %12s %12s %14s %9s %7s  %s\n", "devices", "in turn", "compute",

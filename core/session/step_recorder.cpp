@@ -170,7 +170,6 @@ StepNeeds StepRecorder::begin_step(const StepStart& start) {
   // complete and not yet reduced: it is recorded without its boundaries (end_step()).
   needs.boundaries_unless_overlap = true;
   needs.fingerprints = true;
-  packs_may_overlap_ = start.packs_may_overlap;
   return needs;
 }
 
@@ -226,10 +225,12 @@ void StepRecorder::on_all_reached(const PausePoint& point) {
 
 void StepRecorder::end_step(bool completed) {
   if (!completed) return;  // a failed step keeps what was published last
+  // No boundary told, though this recorder asks for them: the strategy went without them, as it
+  // does only for a step whose packs overlapped backward.
   const bool passed_none =
       std::all_of(building_.replicas.begin(), building_.replicas.end(),
                   [](const ReplicaRecord& rec) { return rec.boundaries_passed == 0; });
-  if (packs_may_overlap_ && passed_none && !replicas_.empty()) {
+  if (passed_none && !replicas_.empty()) {
     // Every replica is done: the gradients left in place are the all-reduced ones.
     building_.packs_overlapped = true;
     for (std::size_t r = 0; r < building_.replicas.size(); ++r) {

@@ -127,7 +127,6 @@ class StepRecorder : public StepListener {
   RecordedStep building_;
   std::vector<Replica*> replicas_;           // of the step being recorded, in rank order
   std::vector<std::vector<float>> scratch_;  // per replica, for reads of device memory
-  bool packs_may_overlap_ = false;           // the step's StepStart said so
 };
 
 // Host-readable view of `values`, which live in the memory of the device whose kernels are

@@ -150,8 +150,11 @@ std::string describe_packs(const std::vector<GradientPack>& packs, const PackOpt
 }
 
 std::string packs_step_sentence(const std::vector<GradientPack>& packs, const PackOptions& options,
-                                const std::string& backward, bool own_hardware,
+                                const timing::Topology& topology, const std::string& backward,
                                 const std::string& no_overlap) {
+  // Two devices' lanes beside their backward: at full speed where communication has hardware of
+  // its own.
+  const bool own_hardware = timing::communication_concurrency(topology, 2) >= 1;
   const std::string one_buffer =
       "\"one buffer\" is the step with the gradients all-reduced at once.";
   std::string text = "The gradients in " + describe_packs(packs, options) + ". ";

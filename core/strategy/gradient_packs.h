@@ -66,11 +66,10 @@ std::vector<GradientPack> set_step_packs(timing::StepInputs& inputs, ModelKind m
                                          const OptimizerConfig& optimizer,
                                          std::size_t batch_per_replica, const PackOptions& options);
 
-// How a predicted step with `packs` (more than one) is priced, in a sentence: `backward` the
-// backward it hides behind, as text; `own_hardware`: communication runs at full speed beside it
-// (timing::communication_concurrency 1); `no_overlap`: how the user turned overlap off.
+// How a predicted step with `packs` (more than one) is priced on `topology`, in a sentence:
+// `backward` the backward it hides behind, as text; `no_overlap`: how the user turned overlap off.
 std::string packs_step_sentence(const std::vector<GradientPack>& packs, const PackOptions& options,
-                                const std::string& backward, bool own_hardware,
+                                const timing::Topology& topology, const std::string& backward,
                                 const std::string& no_overlap);
 
 // "3 packs (bytes_per_pack 4096): dense_2/bias, dense_2/kernel 5160 B; ..." for the log.

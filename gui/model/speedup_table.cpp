@@ -145,10 +145,8 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
     if (packs.size() > 1) {
       out.one_buffer = std::move(out.rows);
       out.rows = timing::predict_steps(t, choice.schedule, gradient_bytes, inputs, t.ranks());
-      out.packs_text = core::packs_step_sentence(
-          packs, run.packs, seconds_text(inputs.backward),
-          timing::communication_concurrency(t, std::min(2, t.ranks())) >= 1,
-          "overlap off in Controls");
+      out.packs_text = core::packs_step_sentence(packs, run.packs, t, seconds_text(inputs.backward),
+                                                 "overlap off in Controls");
       packs_summary = " Gradients in " + std::to_string(packs.size()) + " packs" +
                       (run.packs.overlap ? ", each all-reduced as backward writes it" : "") +
                       ": 'step' with them, 'one buffer' without.";

@@ -195,7 +195,7 @@ void draw_tooltip(const core::SessionSnapshot& run, const TimelineSpan& hovered,
 
 void TimelinePanel::draw_packs_line(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
-  if (run.step_record.step < 0 || run.devices.size() + run.workers.size() < 2) return;
+  if (run.step_record.step < 0 || run.replicas_in_sync < 2) return;
   // Over every event: recounted when there are new ones, at most twice a second while running.
   if (run.events.size() != hidden_counted_ &&
       (!run.stepping || frame.seconds_since_start - hidden_at_ >= 0.5)) {
