@@ -106,27 +106,6 @@ std::string number_text(double v) {
   return buf;
 }
 
-// An answer as a class reads it: whole numbers in full, others to 3 significant digits (a time
-// measured here is not known to 6), with the unit its value's name says ("98.8 µs", "65.3 ms",
-// "2821752 bytes").
-std::string answer_text(std::string_view value, double v) {
-  char buf[64];
-  const bool whole = std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15;
-  std::snprintf(buf, sizeof buf, whole ? "%.0f" : "%.3g", v);
-  std::string text = buf;
-  const auto ends = [&](std::string_view suffix) { return value.ends_with(suffix); };
-  if (ends("_us")) {
-    text += " \u00b5s";
-  } else if (ends("_ms")) {
-    text += " ms";
-  } else if (ends("_mib")) {
-    text += " MiB";
-  } else if (value.find("bytes") != std::string_view::npos) {
-    text += " bytes";
-  }
-  return text;
-}
-
 // Whether any question or check of the lesson reads `value`.
 bool reads(const Lesson& lesson, std::string_view value) {
   for (const LessonStep& s : lesson.steps) {
@@ -157,6 +136,30 @@ bool compare(double value, Comparison c, double target) {
 }
 
 }  // namespace
+
+std::string answer_text(std::string_view value, double v) {
+  char buf[64];
+  const bool whole = std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15;
+  if (!whole && std::isfinite(v) && std::abs(v) >= 999.5 && std::abs(v) < 1e15) {
+    // Three significant digits without an exponent: 1163.4 ms is "1160 ms", not "1.16e+03 ms".
+    const double unit = std::pow(10.0, std::floor(std::log10(std::abs(v))) - 2);
+    std::snprintf(buf, sizeof buf, "%.0f", std::round(v / unit) * unit);
+  } else {
+    std::snprintf(buf, sizeof buf, whole ? "%.0f" : "%.3g", v);
+  }
+  std::string text = buf;
+  const auto ends = [&](std::string_view suffix) { return value.ends_with(suffix); };
+  if (ends("_us")) {
+    text += " \u00b5s";
+  } else if (ends("_ms")) {
+    text += " ms";
+  } else if (ends("_mib")) {
+    text += " MiB";
+  } else if (value.find("bytes") != std::string_view::npos) {
+    text += " bytes";
+  }
+  return text;
+}
 
 LessonPlayer::LessonPlayer(Lesson lesson, PlayerOptions options)
     : lesson_(std::move(lesson)), options_(std::move(options)) {}

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/session/training_session.h"
@@ -32,6 +33,11 @@ struct Answer {
   std::string text;             // as shown: the number, or the choice it picks
   bool correct = false;         // of the given answer
 };
+
+// An answer as a class reads it: whole numbers in full, others to 3 significant digits (a time
+// measured here is not known to 6) and never in exponent form, with the unit its value's name
+// says ("98.8 µs", "65.3 ms", "1160 ms", "2821752 bytes").
+std::string answer_text(std::string_view value, double v);
 
 // How a session is built for a step's setup: the devices (CPU-backed virtual GPUs unless the
 // app chooses CUDA ones) and anything a test wants to change.

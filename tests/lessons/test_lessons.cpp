@@ -467,6 +467,17 @@ TEST(LessonPlayer, AnswersAreRoundedAndCarryTheirUnit) {
   EXPECT_EQ(player.answer(q.at(2)).text, "2");
 }
 
+// A slow machine's step (a sanitizer build, a busy laptop) takes over a second: still three
+// significant digits, never "1.16e+03 ms".
+TEST(LessonPlayer, AnswersOfAThousandOrMoreHaveNoExponent) {
+  EXPECT_EQ(answer_text("step_ms", 1163.4), "1160 ms");
+  EXPECT_EQ(answer_text("step_ms", 11634.2), "11600 ms");
+  EXPECT_EQ(answer_text("model_step_us", 999.7), "1000 \u00b5s");  // %.3g: "1e+03"
+  EXPECT_EQ(answer_text("step_ms", 65.27), "65.3 ms");
+  EXPECT_EQ(answer_text("step_ms", -1234.5), "-1230 ms");
+  EXPECT_EQ(answer_text("gradient_bytes", 2821752), "2821752 bytes");
+}
+
 TEST(LessonPlayer, GoingBackReplaysTheRunUpToThatStep) {
   LessonPlayer player(lesson_one(), small_data());
   for (int i = 0; i < 4; ++i) {
