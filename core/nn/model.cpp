@@ -60,30 +60,28 @@ std::unique_ptr<Model> Model::create(ModelKind kind, vgpu::MemoryArena& arena, O
 
 Shape Model::input_shape_of(ModelKind) { return {28, 28, 1}; }
 
-std::vector<std::unique_ptr<Layer>> Model::layers_of(ModelKind kind) {
+std::vector<LayerSpec> layer_specs_of(ModelKind kind) {
   // Names as Keras gives them; the activations are separate ReLU layers (what the code runs),
   // so summary() lists them too, with 0 parameters.
-  std::vector<std::unique_ptr<Layer>> layers;
+  using K = LayerSpec::Kind;
   switch (kind) {
     case ModelKind::kCnn:
-      layers.push_back(make_conv2d_3x3("conv2d", 32));
-      layers.push_back(make_relu("re_lu"));
-      layers.push_back(make_max_pool_2x2("max_pooling2d"));
-      layers.push_back(make_flatten("flatten"));
-      layers.push_back(make_dense("dense", 128));
-      layers.push_back(make_relu("re_lu_1"));
-      layers.push_back(make_dense("dense_1", 10));
-      break;
+      return {{K::kConv2D, 32, "conv2d"},
+              {K::kReLU, 0, "re_lu"},
+              {K::kMaxPooling2D, 0, "max_pooling2d"},
+              {K::kFlatten, 0, "flatten"},
+              {K::kDense, 128, "dense"},
+              {K::kReLU, 0, "re_lu_1"},
+              {K::kDense, 10, "dense_1"}};
     case ModelKind::kMlp:
-      layers.push_back(make_flatten("flatten"));
-      layers.push_back(make_dense("dense", 256));
-      layers.push_back(make_relu("re_lu"));
-      layers.push_back(make_dense("dense_1", 128));
-      layers.push_back(make_relu("re_lu_1"));
-      layers.push_back(make_dense("dense_2", 10));
-      break;
+      return {{K::kFlatten, 0, "flatten"}, {K::kDense, 256, "dense"}, {K::kReLU, 0, "re_lu"},
+              {K::kDense, 128, "dense_1"}, {K::kReLU, 0, "re_lu_1"},  {K::kDense, 10, "dense_2"}};
   }
-  return layers;
+  return {};
+}
+
+std::vector<std::unique_ptr<Layer>> Model::layers_of(ModelKind kind) {
+  return make_layers(layer_specs_of(kind));
 }
 
 int Model::num_weight_tensors() const {

@@ -13,6 +13,7 @@
 
 #include "core/io/choice_names.h"
 #include "core/nn/layers.h"
+#include "core/nn/model_spec.h"
 #include "core/nn/ops.h"
 #include "core/nn/tensor.h"
 
@@ -22,6 +23,8 @@ enum class ModelKind { kCnn, kMlp };
 std::span<const ChoiceName<ModelKind>> choice_names(ModelKind);  // core/io/choice_names.h
 ModelKind parse_model_kind(std::string_view name);  // "cnn" | "mlp"; std::invalid_argument else
 const char* to_string(ModelKind kind);
+// The layers of `kind`, as a list (what Model::layers_of(kind) builds).
+std::vector<LayerSpec> layer_specs_of(ModelKind kind);
 
 // One line of model.summary().
 struct LayerSummary {

@@ -85,6 +85,17 @@ DivergedError::DivergedError(NonFiniteValue where)
       }()),
       where_(std::move(where)) {}
 
+std::unique_ptr<Model> make_model(const StrategyOptions& options, vgpu::MemoryArena& arena,
+                                  Ops& ops) {
+  if (options.layers.empty()) return Model::create(options.model, arena, ops);
+  return std::make_unique<Model>(make_layers(options.layers), Model::input_shape_of(options.model),
+                                 arena, ops);
+}
+
+std::string model_name(const StrategyOptions& options) {
+  return options.layers.empty() ? std::string(to_string(options.model)) : describe(options.layers);
+}
+
 LossStats reduce_sum(const std::vector<LossStats>& per_replica) {
   LossStats total;
   for (const LossStats& s : per_replica) total += s;
@@ -103,7 +114,7 @@ Replica::Replica(int id, vgpu::Device& device, const StrategyOptions& options)
                                    device.cuda_ordinal(), device.cuda_stream(), device.memory())
                    : nullptr),
       ops_(own_ops_ ? own_ops_.get() : &cpu_ops()),
-      model_(Model::create(options.model, device.memory(), *ops_)),
+      model_(make_model(options, device.memory(), *ops_)),
       optimizer_(make_optimizer(options.optimizer, model_->num_params(), device.memory(), *ops_)) {}
 
 const std::uint8_t* Replica::device_labels() const {

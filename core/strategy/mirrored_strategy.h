@@ -89,6 +89,9 @@ float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size
 
 struct StrategyOptions {
   ModelKind model = ModelKind::kCnn;
+  // A model of the user's (keras.Sequential in the Python module): these layers on 28x28x1
+  // images instead of `model`'s. Empty: `model`'s.
+  std::vector<LayerSpec> layers;
   OptimizerConfig optimizer;
   std::string all_reduce{vgpu::kAutoAllReduce};  // auto, or a name of the table of algorithms
   std::uint64_t seed = 1;
@@ -107,6 +110,12 @@ struct StrategyOptions {
   // (runtime_gpu_model_api()); a test's fake (tests/support/fake_gpu_model_api.h).
   GpuModelApi* gpu_model = nullptr;
 };
+
+// The model `options` asks for, made in `arena` with `ops` and not yet initialised.
+std::unique_ptr<Model> make_model(const StrategyOptions& options, vgpu::MemoryArena& arena,
+                                  Ops& ops = cpu_ops());
+// What the model is, for a message or a comparison between workers: "cnn", or the layers.
+std::string model_name(const StrategyOptions& options);
 
 // The examples `indices` of `data` form one global batch. `batch_per_replica` is the size the
 // dataset was batched with per replica (0: size() / N rounded up), the most a replica can take;

@@ -17,7 +17,7 @@ void MirroredStrategy::tell_workers(const std::string& activity) {
 void MirroredStrategy::check_workers_agree() {
   // What must be equal for the replicas of every worker to be mirrors: how many there are per
   // worker (the global batch and its split assume it), and the model they train.
-  const std::string mine = std::to_string(devices_.size()) + " " + to_string(options_.model);
+  const std::string mine = std::to_string(devices_.size()) + " " + model_name(options_);
   const std::vector<std::string> all = workers_->all_gather(mine);
   for (int w = 0; w < static_cast<int>(all.size()); ++w) {
     if (all[static_cast<std::size_t>(w)] != all[0]) {

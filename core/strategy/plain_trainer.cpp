@@ -6,7 +6,7 @@ namespace mirrorlab::core {
 
 PlainTrainer::PlainTrainer(vgpu::MemoryArena& arena, const StrategyOptions& options)
     : arena_(&arena),
-      model_(Model::create(options.model, arena)),
+      model_(make_model(options, arena)),
       optimizer_(make_optimizer(options.optimizer, model_->num_params(), arena)) {
   model_->init(options.seed);
 }

@@ -136,6 +136,56 @@ TEST(Model, ForwardShapes) {
   }
 }
 
+// A user's list of layers (keras.Sequential from Python): the two named models are such lists,
+// and a list of their layers makes the same model, bit for bit.
+TEST(ModelSpec, TheNamedModelsAreListsOfLayers) {
+  vgpu::MemoryArena a("test:0", kArenaBytes), b("test:1", kArenaBytes);
+  EXPECT_EQ(describe(layer_specs_of(ModelKind::kCnn)),
+            "Conv2D(32) ReLU MaxPooling2D Flatten Dense(128) ReLU Dense(10)");
+  EXPECT_EQ(describe(layer_specs_of(ModelKind::kMlp)),
+            "Flatten Dense(256) ReLU Dense(128) ReLU Dense(10)");
+  for (ModelKind kind : {ModelKind::kCnn, ModelKind::kMlp}) {
+    auto named = Model::create(kind, a);
+    Model listed(make_layers(layer_specs_of(kind)), Model::input_shape_of(kind), b);
+    named->init(7);
+    listed.init(7);
+    ASSERT_EQ(named->num_params(), listed.num_params());
+    EXPECT_EQ(fingerprint(named->params()), fingerprint(listed.params()));
+    ASSERT_EQ(named->summary().size(), listed.summary().size());
+    for (std::size_t i = 0; i < named->summary().size(); ++i) {
+      EXPECT_EQ(named->summary()[i].name, listed.summary()[i].name);
+      EXPECT_EQ(named->summary()[i].output_shape, listed.summary()[i].output_shape);
+    }
+  }
+}
+
+TEST(ModelSpec, ALayerThatCannotBeMadeIsNamedWithWhatToGive) {
+  using K = LayerSpec::Kind;
+  const auto error = [](std::vector<LayerSpec> spec) {
+    try {
+      make_layers(spec);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(made)");
+  };
+  EXPECT_EQ(error({}), "a model needs at least one layer");
+  EXPECT_EQ(error({{K::kFlatten, 0, "flatten"}, {K::kDense, 0, "dense"}}),
+            "layer 1 (Dense 'dense'): 0 units: give a number from 1 to 65536");
+  EXPECT_EQ(error({{K::kConv2D, 70000, "conv2d"}}),
+            "layer 0 (Conv2D 'conv2d'): 70000 filters: give a number from 1 to 65536");
+  EXPECT_EQ(error({{K::kReLU, 3, "re_lu"}}), "layer 0 (ReLU 're_lu') takes no size (given 3)");
+  EXPECT_EQ(error({{K::kFlatten, 0, ""}}), "layer 0 (Flatten '') has no name: give it one");
+  EXPECT_EQ(error({{K::kFlatten, 0, "a"}, {K::kDense, 10, "a"}}),
+            "layer 1 (Dense 'a'): another layer has that name: names must differ");
+  // A shape that does not fit is the model's to say, as for the named models.
+  vgpu::MemoryArena arena("test:0", kArenaBytes);
+  EXPECT_THROW(Model(make_layers(std::vector<LayerSpec>{{K::kDense, 10, "dense"},
+                                                        {K::kConv2D, 4, "conv2d"}}),
+                     {28, 28, 1}, arena),
+               std::invalid_argument);
+}
+
 TEST(Model, WrongInputShapeThrows) {
   vgpu::MemoryArena arena("test:0", kArenaBytes);
   auto model = Model::create(ModelKind::kCnn, arena);

@@ -281,7 +281,11 @@ std::vector<timing::StepTime> expected_steps(const timing::Topology& t, const Ru
   return timing::predict_steps(
       t, t.has_nccl ? nullptr : vgpu::find_all_reduce(vgpu::kRingName)->schedule,
       static_cast<double>(f.params * sizeof(float)),
-      {compute, timing::compute_engines(t), static_cast<double>(run.batch_per_replica), overlapped},
+      {compute,
+       timing::compute_engines(t),
+       static_cast<double>(run.batch_per_replica),
+       overlapped,
+       {}},
       t.ranks());
 }
 
