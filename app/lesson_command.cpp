@@ -9,8 +9,8 @@
 
 #include "app/flags/flags.h"
 #include "app/output/lesson_text.h"
-#include "app/output/text.h"
 #include "core/io/dataset.h"
+#include "core/session/console_text.h"
 #include "lessons/player/player.h"
 
 namespace mirrorlab::app {
@@ -69,7 +69,7 @@ class Terminal {
   Terminal(const LessonOptions& o) : o_(o), styled_(isatty(fileno(stdout)) != 0) {}
 
   bool interactive() const { return !o_.non_interactive && !eof_; }
-  std::string bold(const std::string& s) const { return app::bold(s, styled_); }
+  std::string bold(const std::string& s) const { return core::bold(s, styled_); }
   void text(const std::vector<lessons::Paragraph>& p) {
     std::fputs(wrap_paragraphs(p, o_.width, styled_).c_str(), stdout);
   }
@@ -95,7 +95,7 @@ class Terminal {
 int play(const LessonOptions& o) {
   lessons::Lesson lesson = find_lesson(o);
   Terminal term(o);
-  std::printf("%s\n%s\n", term.bold(lesson.title).c_str(), repeat("═", o.width).c_str());
+  std::printf("%s\n%s\n", term.bold(lesson.title).c_str(), core::repeat("═", o.width).c_str());
   std::printf("%d minutes. Needs: %s\n\n", lesson.minutes, lesson.needs.c_str());
   term.text(lesson.introduction);
   if (lesson.coming) {
@@ -115,7 +115,7 @@ int play(const LessonOptions& o) {
                 term.bold("Step " + std::to_string(i + 1) + " of " + std::to_string(steps) + ": " +
                           step.title)
                     .c_str(),
-                repeat("─", o.width).c_str());
+                core::repeat("─", o.width).c_str());
     term.text(step.text);
     // Predict first: the questions are asked before the run shows the answer.
     std::vector<std::string> given;

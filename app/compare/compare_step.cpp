@@ -4,8 +4,8 @@
 
 #include "app/compare/compare_tables.h"
 #include "app/flags/flags.h"
-#include "app/output/model_summary.h"
 #include "core/nn/kernels_cpu.h"
+#include "core/session/keras_summary.h"
 #include "core/strategy/gradient_packs.h"
 #include "core/strategy/step_kernels.h"
 #include "timing/step_words.h"
@@ -149,8 +149,8 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
   const bool nccl = plan.schedule == nullptr;
   std::printf("#\n");
   say("One training step of the " + std::string(core::to_string(plan.strategy.model)) + " (" +
-      with_commas(plan.flops.params) +
-      " parameters: " + with_commas(static_cast<std::size_t>(gradient_bytes)) +
+      core::with_commas(plan.flops.params) +
+      " parameters: " + core::with_commas(static_cast<std::size_t>(gradient_bytes)) +
       " bytes of gradients to all-reduce each step) at " + std::to_string(plan.batch_per_replica) +
       " examples per replica with " + core::to_string(plan.strategy.optimizer.kind) + ", on 1 to " +
       std::to_string(plan.max_devices) + " GPUs of " + t.id + ": " + t.title + ".");

@@ -1,6 +1,6 @@
 #include "app/output/lesson_text.h"
 
-#include "app/output/text.h"
+#include "core/session/console_text.h"
 
 namespace mirrorlab::app {
 namespace {
@@ -79,7 +79,7 @@ std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int wid
         line += ' ';
         ++used;
       }
-      line += bold(w.text, styled && w.bold);
+      line += core::bold(w.text, styled && w.bold);
       used += cells(w.text);
       line_empty = false;
     }

@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "app/output/history_json.h"
-#include "app/output/model_summary.h"
 #include "app/train/workers.h"
+#include "core/session/keras_summary.h"
 
 namespace mirrorlab::app {
 namespace {
@@ -178,8 +178,8 @@ void print_strategy(const TrainRun& run) {
                 strategy.device_tuple().c_str());
   }
   std::printf(
-      "%s",
-      model_summary(strategy.replica(0).model(), core::to_string(run.o.settings.model)).c_str());
+      "%s", core::model_summary(strategy.replica(0).model(), core::to_string(run.o.settings.model))
+                .c_str());
   if (!workers && !strategy.tensorflow_all_reduce_log().empty()) {
     std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
   }

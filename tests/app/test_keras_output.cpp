@@ -5,12 +5,20 @@
 #include <string>
 
 #include "app/output/keras_progress.h"
-#include "app/output/model_summary.h"
 #include "core/nn/model.h"
+#include "core/session/keras_summary.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {
 namespace {
+
+using core::format_duration_per_step;
+using core::format_eta;
+using core::format_metric;
+using core::model_summary;
+using core::progress_bar;
+using core::readable_memory_size;
+using core::with_commas;
 
 TEST(ModelSummary, IsKeras3sTableForTheCnn) {
   vgpu::MemoryArena arena("/gpu:0", std::size_t{64} << 20);

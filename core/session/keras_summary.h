@@ -8,10 +8,10 @@
 
 #include "core/nn/model.h"
 
-namespace mirrorlab::app {
+namespace mirrorlab::core {
 
 std::string with_commas(std::size_t n);          // 693962 -> "693,962"
 std::string readable_memory_size(double bytes);  // Keras': 2775848 -> "2.65 MB"
-std::string model_summary(const core::Model& model, const std::string& name);
+std::string model_summary(const Model& model, const std::string& name);
 
-}  // namespace mirrorlab::app
+}  // namespace mirrorlab::core

@@ -1,10 +1,10 @@
-#include "app/output/model_summary.h"
+#include "core/session/keras_summary.h"
 
 #include <cstdio>
 
-#include "app/output/text.h"
+#include "core/session/console_text.h"
 
-namespace mirrorlab::app {
+namespace mirrorlab::core {
 namespace {
 
 // Keras 3 sizes a Sequential model's columns at 45%, 80% and 100% of 76 characters (88 less the
@@ -48,7 +48,7 @@ std::string readable_memory_size(double bytes) {
   return text;
 }
 
-std::string model_summary(const core::Model& model, const std::string& name) {
+std::string model_summary(const Model& model, const std::string& name) {
   std::string out = "Model: \"" + name + "\"\n";
   out += rule("\u250f", "\u2501", "\u2533", "\u2513");              // ┏━┳━┓
   out += row("\u2503", "Layer (type)", "Output Shape", "Param #");  // ┃
@@ -71,4 +71,4 @@ std::string model_summary(const core::Model& model, const std::string& name) {
   return out;
 }
 
-}  // namespace mirrorlab::app
+}  // namespace mirrorlab::core

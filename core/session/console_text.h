@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace mirrorlab::app {
+namespace mirrorlab::core {
 
 // `cell` written `n` times ("━" x 20 for Keras' bar); nothing for n <= 0.
 inline std::string repeat(const char* cell, std::int64_t n) {
@@ -18,4 +18,4 @@ inline std::string bold(const std::string& s, bool on) {
   return on ? "\x1b[1m" + s + "\x1b[0m" : s;
 }
 
-}  // namespace mirrorlab::app
+}  // namespace mirrorlab::core
