@@ -131,6 +131,8 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"app/train", {"app/flags", "virtualgpu/mpi"}},
       {"app/compare", {"app/flags"}},
       {"app", {"app/train", "app/compare", "gui"}},
+      // the Python module's C++ half: a face beside app/, over the same core
+      {"python/bindings", {"core/session"}},
   };
   return below;
 }
@@ -178,8 +180,8 @@ TEST(Seams, EachFolderIncludesOnlyTheLayersBelowIt) {
   std::vector<std::string> folders;
   for (const auto& [layer, _] : layers()) folders.push_back(layer);
   int includes = 0;
-  for (const fs::path& file :
-       sources_under({"app", "core", "files", "gui", "lessons", "timing", "virtualgpu"})) {
+  for (const fs::path& file : sources_under(
+           {"app", "core", "files", "gui", "lessons", "python", "timing", "virtualgpu"})) {
     const std::string path = fs::relative(file, kSource).string();
     const std::string layer = layer_of(path);
     ASSERT_FALSE(layer.empty()) << path << " is in no layer of the table";
@@ -226,7 +228,9 @@ TEST(Seams, EachTestFolderIncludesOnlyItsLayerAndBelow) {
   for (const auto& entry : fs::directory_iterator(kSource / "tests")) {
     const std::string name = entry.path().filename().string();
     if (entry.is_directory()) {
-      EXPECT_TRUE(tested.count("tests/" + name) || name == "support" || name == "tensorflow")
+      // python/: the module's tests are Python (tests/python/CMakeLists.txt).
+      EXPECT_TRUE(tested.count("tests/" + name) || name == "support" || name == "tensorflow" ||
+                  name == "python")
           << "tests/" << name << " is in no layer: add it to this table";
     } else if (name.rfind("test_", 0) == 0) {
       EXPECT_EQ(name, "test_seams.cpp") << "tests/" << name << ": move it into its layer's folder";

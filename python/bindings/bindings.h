@@ -1,0 +1,21 @@
+// The C++ half of the Python module `mirrorlab` (python/mirrorlab/ is the other half): what the
+// package's Python classes call, each name with a leading underscore. Users call the Python
+// classes, which speak TensorFlow's names and raise its exceptions; this half only turns the
+// core's types into Python's and back.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "virtualgpu/devices/device_registry.h"
+
+namespace mirrorlab::python {
+
+// The process's devices, configured once as TensorFlow's are (tf.config): every strategy of
+// the process uses these.
+vgpu::DeviceRegistry& registry();
+
+void bind_devices(pybind11::module_& m);   // devices.cpp
+void bind_data(pybind11::module_& m);      // data.cpp
+void bind_training(pybind11::module_& m);  // training.cpp
+
+}  // namespace mirrorlab::python

@@ -1,0 +1,310 @@
+// One model on the process's devices, mirrored: what keras.Sequential compiled under a
+// MirroredStrategy's scope holds. Built from the run's settings (core/settings/run_settings.h,
+// the same value the command line's flags make) and the model's layers; fit() is the core's
+// fit loop with Keras' progress printed through Python, the GIL released while it computes.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/nn/kernels_cpu.h"
+#include "core/nn/model_spec.h"
+#include "core/session/keras_progress_text.h"
+#include "core/session/keras_summary.h"
+#include "core/settings/run_settings.h"
+#include "core/strategy/fit.h"
+#include "core/strategy/mirrored_strategy.h"
+#include "nlohmann/json.hpp"
+#include "python/bindings/bindings.h"
+
+namespace py = pybind11;
+
+namespace mirrorlab::python {
+namespace {
+
+using Bytes = py::array_t<std::uint8_t, py::array::c_style>;
+
+core::LayerSpec::Kind layer_kind(const std::string& name) {
+  using K = core::LayerSpec::Kind;
+  for (K kind : {K::kConv2D, K::kMaxPooling2D, K::kFlatten, K::kDense, K::kReLU}) {
+    if (name == core::to_string(kind)) return kind;
+  }
+  throw py::value_error("no layer '" + name + "' in mirrorlab's core");
+}
+
+// The package checked the arrays' types and shapes; the core keeps its own copy.
+core::Dataset dataset_of(const Bytes& images, const Bytes& labels) {
+  core::Dataset d;
+  d.rows = d.cols = core::kFashionMnistSide;
+  d.images.assign(images.data(), images.data() + images.size());
+  d.labels.assign(labels.data(), labels.data() + labels.size());
+  return d;
+}
+
+// Where a fit stands, for another Python thread to read while it runs.
+struct Progress {
+  int epoch = 0, epochs = 0;
+  std::int64_t step_in_epoch = 0, steps_per_epoch = 0, steps = 0;
+  double loss = 0, accuracy = 0;
+};
+
+// Keras' progress printed through `write` (Python's sys.stdout.write), and Ctrl-C: asked after
+// every step, it stops the fit there, and the KeyboardInterrupt is raised once the fit returns.
+class PythonCallback : public core::FitCallback {
+ public:
+  PythonCallback(py::object write, bool live, std::mutex& progress_mutex, Progress& progress)
+      : write_(std::move(write)), text_(live), mutex_(&progress_mutex), progress_(&progress) {}
+  ~PythonCallback() override {
+    py::gil_scoped_acquire python;
+    write_ = py::object();
+  }
+
+  void on_epoch_begin(int epoch, int epochs, std::int64_t steps_per_epoch) override {
+    {
+      const std::lock_guard lock(*mutex_);
+      progress_->epoch = epoch;
+      progress_->epochs = epochs;
+      progress_->step_in_epoch = 0;
+      progress_->steps_per_epoch = steps_per_epoch;
+    }
+    print(text_.epoch_begin(epoch, epochs));
+  }
+  void on_batch_end(int, std::int64_t step, std::int64_t steps, const core::Metrics& running,
+                    double seconds) override {
+    {
+      const std::lock_guard lock(*mutex_);
+      progress_->step_in_epoch = step;
+      ++progress_->steps;
+      progress_->loss = running.loss;
+      progress_->accuracy = running.accuracy;
+    }
+    py::gil_scoped_acquire python;
+    if (PyErr_CheckSignals() != 0) {
+      interrupt_ = std::make_unique<py::error_already_set>();
+      stop_ = true;
+    }
+    print_holding_gil(text_.batch_end(step, steps, running, seconds));
+  }
+  void on_epoch_end(const core::EpochLog& log) override { print(text_.epoch_end(log)); }
+
+  bool stop_requested() const { return stop_; }
+  // After the fit, with the GIL: the KeyboardInterrupt it was stopped by, raised again.
+  void raise_interrupt() {
+    if (!interrupt_) return;
+    print_holding_gil(text_.interrupt_line());
+    std::unique_ptr<py::error_already_set> e = std::move(interrupt_);
+    e->restore();
+    throw py::error_already_set();
+  }
+
+ private:
+  void print(const std::string& text) {
+    if (text.empty()) return;
+    py::gil_scoped_acquire python;
+    print_holding_gil(text);
+  }
+  void print_holding_gil(const std::string& text) {
+    if (text.empty() || write_.is_none()) return;
+    write_(text);
+  }
+
+  py::object write_;
+  core::KerasProgressText text_;
+  std::mutex* mutex_;
+  Progress* progress_;
+  std::atomic<bool> stop_ = false;
+  std::unique_ptr<py::error_already_set> interrupt_;
+};
+
+class Run {
+ public:
+  // `device_indices`: which of the process's logical devices, in order (empty: all of them).
+  Run(const std::string& settings_json,
+      const std::vector<std::tuple<std::string, int, std::string>>& layers,
+      const std::vector<int>& device_indices) {
+    try {
+      settings_ =
+          core::read_settings_json(nlohmann::json::parse(settings_json), core::RunSettings{});
+    } catch (const core::SettingError& e) {
+      throw py::value_error(e.what());
+    }
+    core::StrategyOptions options = core::strategy_options(settings_);
+    for (const auto& [kind, size, name] : layers) {
+      options.layers.push_back({layer_kind(kind), size, name});
+    }
+    std::vector<vgpu::Device*> all;
+    try {
+      all = registry().logical_devices();
+    } catch (const vgpu::ConfigurationError& e) {
+      throw py::value_error(e.what());
+    }
+    std::vector<vgpu::Device*> devices;
+    for (int i : device_indices) {
+      if (i < 0 || i >= static_cast<int>(all.size())) {
+        throw py::value_error("no logical GPU " + std::to_string(i) + ": there are " +
+                              std::to_string(all.size()));
+      }
+      devices.push_back(all[static_cast<std::size_t>(i)]);
+    }
+    if (devices.empty()) devices = all;
+    // One BLAS thread per device thread, as `mirrorlab train` has it: the same sums, bit for bit
+    // (OpenBLAS's own threads would cut the products another way), and no fight for the cores.
+    core::set_blas_single_threaded();
+    py::gil_scoped_release building;
+    strategy_ = std::make_unique<core::MirroredStrategy>(devices, options);
+  }
+
+  int num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
+  std::string summary(const std::string& name) {
+    return core::model_summary(strategy_->replica(0).model(), name);
+  }
+  std::string device_tuple() const { return strategy_->device_tuple(); }
+  std::string all_reduce_log() const { return strategy_->tensorflow_all_reduce_log(); }
+  std::string all_reduce_name() const { return strategy_->all_reduce().name(); }
+  std::vector<std::string> all_reduce_notes() const { return strategy_->all_reduce_notes(); }
+  std::uint64_t fingerprint() {
+    py::gil_scoped_release computing;
+    return strategy_->replica(0).model().params_fingerprint();
+  }
+  std::int64_t steps_done() const { return strategy_->steps_done(); }
+
+  // Keras' get_weights(): each kernel and bias of replica 0, in the model's order, as arrays of
+  // their shapes (every replica holds the same).
+  py::list get_weights() {
+    std::vector<float> params;
+    {
+      py::gil_scoped_release copying;
+      params = strategy_->replica(0).model().params_to_host();
+    }
+    py::list out;
+    for (const core::WeightTensor& t : strategy_->replica(0).model().weight_tensors()) {
+      std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+      py::array_t<float> a(shape);
+      std::copy(params.begin() + static_cast<std::ptrdiff_t>(t.offset),
+                params.begin() + static_cast<std::ptrdiff_t>(t.offset + t.size), a.mutable_data());
+      out.append(a);
+    }
+    return out;
+  }
+  std::vector<std::string> weight_names() {
+    std::vector<std::string> names;
+    for (const core::WeightTensor& t : strategy_->replica(0).model().weight_tensors()) {
+      names.push_back(t.name);
+    }
+    return names;
+  }
+
+  py::dict fit(const Bytes& x, const Bytes& y, std::size_t batch_per_replica, int epochs,
+               std::int64_t max_steps, std::optional<Bytes> x_val, std::optional<Bytes> y_val,
+               py::object write, bool live) {
+    const core::Dataset train = dataset_of(x, y);
+    std::optional<core::Dataset> validation;
+    if (x_val && y_val) validation = dataset_of(*x_val, *y_val);
+    core::FitOptions options = core::fit_options(settings_);
+    options.batch_per_replica = batch_per_replica;
+    options.epochs = epochs;
+    options.max_steps = max_steps;
+    PythonCallback callback(std::move(write), live, progress_mutex_, progress_);
+    options.stop_requested = [&callback] { return callback.stop_requested(); };
+    core::History history;
+    {
+      py::gil_scoped_release computing;
+      history =
+          core::fit(*strategy_, train, validation ? &*validation : nullptr, options, &callback);
+    }
+    callback.raise_interrupt();
+    py::dict out;
+    py::list loss, accuracy, val_loss, val_accuracy;
+    for (const core::EpochLog& e : history.epochs) {
+      loss.append(e.train.loss);
+      accuracy.append(e.train.accuracy);
+      if (e.has_validation) {
+        val_loss.append(e.validation.loss);
+        val_accuracy.append(e.validation.accuracy);
+      }
+    }
+    out["accuracy"] = accuracy;
+    out["loss"] = loss;
+    if (validation) {
+      out["val_accuracy"] = val_accuracy;
+      out["val_loss"] = val_loss;
+    }
+    out["stop_reason"] = core::to_string(history.stop_reason);
+    out["steps"] = history.steps;
+    out["seconds"] = history.train_seconds;
+    return out;
+  }
+
+  std::tuple<double, double> evaluate(const Bytes& x, const Bytes& y,
+                                      std::size_t batch_per_replica) {
+    const core::Dataset data = dataset_of(x, y);
+    core::LossStats stats;
+    {
+      py::gil_scoped_release computing;
+      stats = strategy_->evaluate(data, batch_per_replica);
+    }
+    const core::Metrics m = core::Metrics::from(stats);
+    return {m.loss, m.accuracy};
+  }
+
+  py::dict progress() {
+    Progress p;
+    {
+      const std::lock_guard lock(progress_mutex_);
+      p = progress_;
+    }
+    py::dict out;
+    out["epoch"] = p.epoch;
+    out["epochs"] = p.epochs;
+    out["step_in_epoch"] = p.step_in_epoch;
+    out["steps_per_epoch"] = p.steps_per_epoch;
+    out["steps"] = p.steps;
+    out["loss"] = p.loss;
+    out["accuracy"] = p.accuracy;
+    return out;
+  }
+
+ private:
+  core::RunSettings settings_;
+  std::unique_ptr<core::MirroredStrategy> strategy_;
+  std::mutex progress_mutex_;
+  Progress progress_;
+};
+
+}  // namespace
+
+void bind_training(py::module_& m) {
+  py::class_<Run>(m, "_Run")
+      .def(py::init<const std::string&,
+                    const std::vector<std::tuple<std::string, int, std::string>>&,
+                    const std::vector<int>&>(),
+           py::arg("settings_json"), py::arg("layers"), py::arg("device_indices"))
+      .def_property_readonly("num_replicas_in_sync", &Run::num_replicas_in_sync)
+      .def("summary", &Run::summary, py::arg("name"))
+      .def("device_tuple", &Run::device_tuple)
+      .def("all_reduce_log", &Run::all_reduce_log)
+      .def("all_reduce_name", &Run::all_reduce_name)
+      .def("all_reduce_notes", &Run::all_reduce_notes)
+      .def("fingerprint", &Run::fingerprint)
+      .def("steps_done", &Run::steps_done)
+      .def("get_weights", &Run::get_weights)
+      .def("weight_names", &Run::weight_names)
+      .def("fit", &Run::fit, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
+           py::arg("epochs"), py::arg("max_steps"), py::arg("x_val"), py::arg("y_val"),
+           py::arg("write"), py::arg("live"))
+      .def("evaluate", &Run::evaluate, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"))
+      .def("progress", &Run::progress);
+  m.def("_settings_keys", &core::setting_keys);
+}
+
+}  // namespace mirrorlab::python

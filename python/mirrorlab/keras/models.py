@@ -1,0 +1,290 @@
+"""keras.Sequential for mirrorlab: a stack of the core's layers, mirrored by the strategy it was
+made under, trained by the core's fit loop (the same as `mirrorlab train`'s, bit for bit)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .. import _mirrorlab, distribute
+from . import callbacks, layers as layers_module, losses, optimizers, utils
+
+__all__ = ["Sequential"]
+
+_ACCURACY = ("accuracy", "acc", "sparse_categorical_accuracy")
+
+
+def _whole(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number, not {value!r}")
+    if not low <= int(value) <= high:
+        raise ValueError(f"{name}={value!r}: give a whole number from {low} to {high}")
+    return int(value)
+
+
+class Sequential:
+    """keras.Sequential: layers in order, on 28x28 Fashion-MNIST images.
+
+    Made inside ``strategy.scope()``, it is mirrored on that strategy's devices; outside any
+    scope, on one device (TensorFlow's default strategy).
+    """
+
+    def __init__(self, layers: Optional[Sequence[layers_module.Layer]] = None,
+                 name: Optional[str] = None) -> None:
+        self.name = name or layers_module._unique_name("sequential")
+        self._layers: List[layers_module.Layer] = []
+        self._input_shape: Optional[Tuple[int, ...]] = None
+        self._strategy = distribute.get_strategy()
+        self._seed = utils._current_seed()
+        self._run = None
+        self._optimizer: Optional[optimizers.Optimizer] = None
+        self._loss: Optional[losses.SparseCategoricalCrossentropy] = None
+        self._accuracy = False
+        self._trained = False
+        for layer in layers or []:
+            self.add(layer)
+
+    # --- the layers ---------------------------------------------------------------------------
+
+    @property
+    def layers(self) -> List[layers_module.Layer]:
+        return list(self._layers)
+
+    def add(self, layer: Union[layers_module.Layer, layers_module.InputLayer]) -> None:
+        if self._run is not None:
+            raise ValueError(f"{self.name} is built (compiled, summarised or asked for its "
+                             "weights): add its layers before")
+        if isinstance(layer, layers_module.InputLayer):
+            if self._layers or self._input_shape is not None:
+                raise ValueError("keras.Input(...) comes first, once")
+            self._input_shape = layer.input_shape
+            return
+        if not isinstance(layer, layers_module.Layer):
+            raise TypeError(f"a Sequential model takes mirrorlab.keras.layers, not {layer!r}")
+        if any(layer is other for other in self._layers):
+            raise ValueError(f"layer {layer.name} is already in {self.name}")
+        if layer.input_shape is not None:
+            if self._layers or self._input_shape is not None:
+                raise ValueError(f"{layer.name}: only the first layer takes an input_shape")
+            self._input_shape = layer.input_shape
+        self._layers.append(layer)
+
+    def _core_layers(self) -> List[Tuple[str, int, str]]:
+        if not self._layers:
+            raise ValueError(f"{self.name} has no layers: give Sequential([...]) some")
+        if self._input_shape is None:
+            raise ValueError(f"{self.name} does not know its input: give the first layer "
+                             "input_shape=(28, 28) (or (28, 28, 1) before a Conv2D), or start "
+                             "with keras.Input(shape=(28, 28))")
+        first_conv = next((i for i, l in enumerate(self._layers)
+                           if isinstance(l, layers_module.Conv2D)), None)
+        if first_conv is not None and self._input_shape == (28, 28):
+            raise ValueError("a Conv2D takes images with a channel: input_shape=(28, 28, 1)")
+        out: List[Tuple[str, int, str]] = []
+        for i, layer in enumerate(self._layers):
+            out += layer._core_layers(last=i + 1 == len(self._layers))
+        return out
+
+    def _settings(self) -> Dict[str, object]:
+        ops = self._strategy._cross_device_ops
+        optimizer = self._optimizer or optimizers.Adam()
+        return {**optimizer._settings(), "seed": self._seed, "allreduce": ops._algorithm,
+                "num_packs": ops.num_packs if ops.num_packs > 1 else 0}
+
+    def _build(self) -> None:
+        if self._run is None:
+            self._run = _mirrorlab._Run(json.dumps(self._settings()), self._core_layers(),
+                                        self._strategy._indices)
+
+    # --- Keras' calls ---------------------------------------------------------------------------
+
+    def compile(self, optimizer: Union[str, optimizers.Optimizer] = "rmsprop",
+                loss: Union[str, losses.SparseCategoricalCrossentropy, None] = None,
+                metrics: Optional[Sequence[str]] = None) -> None:
+        """The optimizer, the loss and the metrics (mirrorlab has 'accuracy')."""
+        if distribute.has_strategy() and distribute.get_strategy() is not self._strategy:
+            raise RuntimeError(
+                f'Need to be inside "with strategy.scope()" for {self._strategy!r}: {self.name} '
+                f"was made there and is compiled under {distribute.get_strategy()!r}; make the "
+                "model inside the scope of the strategy that trains it (with strategy.scope(): "
+                "model = ...; model.compile(...))")
+        if self._trained:
+            raise ValueError(f"{self.name} has trained: mirrorlab compiles a model once; make a "
+                             "new one to train with other settings")
+        if optimizer == "rmsprop":
+            raise ValueError("optimizer 'rmsprop' (Keras' default): mirrorlab has 'sgd', 'adam' "
+                             "and 'nadam': give compile(optimizer='adam', ...)")
+        self._optimizer = optimizers._get(optimizer)
+        if loss is None:
+            raise ValueError("give compile() a loss: 'sparse_categorical_crossentropy', or "
+                             "keras.losses.SparseCategoricalCrossentropy(from_logits=True)")
+        self._loss = losses._get(loss)
+        last = self._layers[-1] if self._layers else None
+        softmax = last is not None and last.activation == "softmax"
+        if self._loss.from_logits and softmax:
+            raise ValueError(f"{last.name} ends in a softmax, but the loss takes logits "
+                             "(from_logits=True): drop one of them")
+        if not self._loss.from_logits and last is not None and not softmax:
+            raise ValueError(
+                f"the loss takes probabilities (from_logits=False) but {last.name} gives logits "
+                "(no activation): Keras would take them as probabilities and train badly; give "
+                "SparseCategoricalCrossentropy(from_logits=True), or activation='softmax'")
+        metrics = list(metrics or [])
+        for m in metrics:
+            if m not in _ACCURACY:
+                raise ValueError(f"metric {m!r}: mirrorlab measures 'accuracy'")
+        self._accuracy = bool(metrics)
+        self._run = None  # built again with this optimizer: the same initial weights (the seed)
+        self._build()
+
+    def summary(self) -> None:
+        """Keras 3's table of the layers (the activations as ReLU layers of their own)."""
+        self._build()
+        print(self._run.summary(self.name), end="")
+
+    def count_params(self) -> int:
+        return sum(int(w.size) for w in self.get_weights())
+
+    def get_weights(self) -> List[np.ndarray]:
+        """Every kernel and bias, in order (replica 0's: every replica holds the same)."""
+        self._build()
+        return self._run.get_weights()
+
+    @property
+    def num_replicas_in_sync(self) -> int:
+        return self._strategy.num_replicas_in_sync
+
+    def _images(self, x: object, what: str) -> np.ndarray:
+        if x is None:
+            raise ValueError(f"give {what}: the images")
+        a = np.asarray(x)
+        if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+            raise ValueError(f"Invalid dtype: {a.dtype}: {what} must hold numbers (the uint8 "
+                             "images, or them divided by 255)")
+        shape = self._input_shape
+        if a.ndim != len(shape) + 1 or tuple(a.shape[1:]) != shape:
+            raise ValueError(f"{what} has shape {a.shape}, but {self.name} takes "
+                             f"(None, {', '.join(map(str, shape))})")
+        if np.issubdtype(a.dtype, np.floating):
+            bad = ~np.isfinite(a)
+            if bad.any():
+                i = int(np.argmax(bad.reshape(len(a), -1).any(axis=1)))
+                raise ValueError(f"{what} holds NaN or infinity (first in image {i}): give "
+                                 "finite numbers")
+            scaled = a.astype(np.float64) * 255.0
+            steps = np.rint(scaled)
+            if (np.abs(scaled - steps) > 1e-3).any() or steps.min() < 0 or steps.max() > 255:
+                raise ValueError(
+                    f"{what}: mirrorlab trains on Fashion-MNIST's bytes (0 to 255 in steps of "
+                    "1), and these values lie between them or outside: give load_data()'s "
+                    "images, or them divided by 255")
+            a = steps
+        elif a.size and (a.min() < 0 or a.max() > 255):
+            raise ValueError(f"{what}: image values must lie from 0 to 255")
+        return np.ascontiguousarray(a.reshape(len(a), 28, 28), dtype=np.uint8)
+
+    def _labels(self, y: object, count: int, what: str) -> np.ndarray:
+        if y is None:
+            raise ValueError(f"give {what}: the labels")
+        a = np.asarray(y)
+        if a.ndim == 2 and a.shape[1] == 1:
+            a = a[:, 0]
+        if a.ndim != 1:
+            raise ValueError(f"{what} has shape {a.shape}: give one class number a image")
+        if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+            raise ValueError(f"Invalid dtype: {a.dtype}: {what} must hold class numbers")
+        if len(a) != count:
+            raise ValueError("Data cardinality is ambiguous. Make sure all arrays contain the "
+                             f"same number of samples. 'x' sizes: {count}, 'y' sizes: {len(a)}")
+        if np.issubdtype(a.dtype, np.floating) and (~np.isfinite(a) | (a != np.rint(a))).any():
+            raise ValueError(f"{what} holds values that are not class numbers (NaN, or a "
+                             "fraction)")
+        classes = self._layers[-1].units if isinstance(self._layers[-1], layers_module.Dense) \
+            else 256
+        if a.size and (a.min() < 0 or a.max() >= classes):
+            raise ValueError(f"{what} holds a class {int(a.max()) if a.max() >= classes else int(a.min())}: "
+                             f"the model's last layer gives {classes} classes, 0 to {classes - 1}")
+        return np.ascontiguousarray(a, dtype=np.uint8)
+
+    def _per_replica(self, batch_size: Optional[int]) -> int:
+        n = self._strategy.num_replicas_in_sync
+        batch = 32 if batch_size is None else _whole("batch_size", batch_size, 1, 65536 * n)
+        if batch % n:
+            raise ValueError(f"batch_size={batch} does not split over {n} replicas: mirrorlab's "
+                             f"global batch is a multiple of num_replicas_in_sync (give "
+                             f"{batch - batch % n or n} or {batch - batch % n + n}); Keras 3.15 "
+                             "fails there too, with an AddN shape error in its first step")
+        return batch // n
+
+    def _check_compiled(self) -> None:
+        if self._optimizer is None:
+            raise ValueError("You must call `compile()` before using the model.")
+
+    def fit(self, x=None, y=None, batch_size: Optional[int] = None, epochs: int = 1,
+            verbose: Union[str, int] = "auto", validation_split: float = 0.0,
+            validation_data=None, shuffle: bool = True) -> callbacks.History:
+        """Trains on (x, y): every epoch shuffled, each global batch of ``batch_size`` split
+        among the replicas. Ctrl-C (KeyboardInterrupt) stops after the step under way."""
+        self._check_compiled()
+        if shuffle is not True:
+            raise ValueError("mirrorlab shuffles the examples every epoch (Keras' default): "
+                             "shuffle=False is not offered")
+        epochs = _whole("epochs", epochs, 0, 1000)
+        per_replica = self._per_replica(batch_size)
+        images = self._images(x, "x")
+        labels = self._labels(y, len(images), "y")
+        val = None
+        if validation_data is not None:
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
+                raise ValueError("validation_data is a pair (x_val, y_val)")
+            vx = self._images(validation_data[0], "validation_data's x")
+            val = (vx, self._labels(validation_data[1], len(vx), "validation_data's y"))
+        elif validation_split:
+            if not isinstance(validation_split, (int, float)) or not 0 < validation_split < 1:
+                raise ValueError(f"validation_split={validation_split!r}: give a fraction "
+                                 "between 0 and 1")
+            keep = int(len(images) * (1 - validation_split))
+            val = (images[keep:], labels[keep:])
+            images, labels = images[:keep], labels[:keep]
+        if len(images) == 0:
+            raise ValueError("no images to train on")
+        verbose = 1 if verbose == "auto" else _whole("verbose", verbose, 0, 2)
+        if epochs == 0:  # as Keras: nothing trained, an empty history
+            return callbacks.History({}, {"verbose": verbose, "epochs": 0, "steps": 0})
+        live = verbose == 1 and (sys.stdout.isatty() or "ipykernel" in sys.modules)
+        write = sys.stdout.write if verbose else None
+        self._build()
+        self._trained = True
+        try:
+            result = self._run.fit(images, labels, per_replica, epochs, 0,
+                                   val[0] if val else None, val[1] if val else None, write, live)
+        finally:
+            sys.stdout.flush()
+        keys = ["loss"] + (["accuracy"] if self._accuracy else [])
+        keys += [f"val_{k}" for k in keys] if val else []
+        history = {k: result[k] for k in sorted(keys)}
+        return callbacks.History(history, {"verbose": verbose, "epochs": epochs,
+                                           "steps": result["steps"]})
+
+    def evaluate(self, x=None, y=None, batch_size: Optional[int] = None,
+                 verbose: Union[str, int] = "auto", return_dict: bool = False):
+        """The loss (and accuracy, if compiled with it) over (x, y), every replica taking its
+        share of each global batch."""
+        self._check_compiled()
+        per_replica = self._per_replica(batch_size)
+        images = self._images(x, "x")
+        labels = self._labels(y, len(images), "y")
+        loss, accuracy = self._run.evaluate(images, labels, per_replica)
+        if return_dict:
+            return {"accuracy": accuracy, "loss": loss} if self._accuracy else {"loss": loss}
+        return [loss, accuracy] if self._accuracy else loss
+
+    def progress(self) -> Dict[str, float]:
+        """Where a fit stands now (its epoch and step, the running loss and accuracy): to read
+        from another thread while fit() runs there."""
+        if self._run is None:
+            return {}
+        return self._run.progress()

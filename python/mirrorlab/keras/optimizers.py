@@ -1,0 +1,72 @@
+"""keras.optimizers: SGD, Adam and Nadam, with Keras 3's formulas and defaults."""
+
+from __future__ import annotations
+
+from typing import Dict
+
+__all__ = ["Optimizer", "SGD", "Adam", "Nadam"]
+
+
+def _number(name: str, value: object, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {value!r}")
+    value = float(value)
+    if not low <= value <= high:  # also refuses NaN
+        raise ValueError(f"{name} {value!r}: give a number from {low:g} to {high:g}")
+    return value
+
+
+class Optimizer:
+    _kind = ""
+
+    def __init__(self, learning_rate: float) -> None:
+        self.learning_rate = _number("learning_rate", learning_rate, 1e-9, 10)
+
+    def _settings(self) -> Dict[str, object]:
+        return {"optimizer": self._kind, "learning_rate": self.learning_rate}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._settings().items() if k != "optimizer")
+        return f"{type(self).__name__}({args})"
+
+
+class SGD(Optimizer):
+    """v = momentum * v - learning_rate * g; w += v (no momentum: plain SGD)."""
+
+    _kind = "sgd"
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.0) -> None:
+        super().__init__(learning_rate)
+        self.momentum = _number("momentum", momentum, 0, 1)
+
+    def _settings(self) -> Dict[str, object]:
+        return {**super()._settings(), "momentum": self.momentum}
+
+
+class Adam(Optimizer):
+    _kind = "adam"
+
+    def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7) -> None:
+        super().__init__(learning_rate)
+        self.beta_1 = _number("beta_1", beta_1, 0, 1)
+        self.beta_2 = _number("beta_2", beta_2, 0, 1)
+        self.epsilon = _number("epsilon", epsilon, 1e-12, 1)
+
+    def _settings(self) -> Dict[str, object]:
+        return {**super()._settings(), "beta1": self.beta_1, "beta2": self.beta_2,
+                "epsilon": self.epsilon}
+
+
+class Nadam(Adam):
+    _kind = "nadam"
+
+
+def _get(optimizer: object) -> Optimizer:
+    if isinstance(optimizer, Optimizer):
+        return optimizer
+    names = {"sgd": SGD, "adam": Adam, "nadam": Nadam}
+    if isinstance(optimizer, str) and optimizer.lower() in names:
+        return names[optimizer.lower()]()
+    raise ValueError(f"optimizer {optimizer!r}: mirrorlab has 'sgd', 'adam' and 'nadam' "
+                     "(or mirrorlab.keras.optimizers.SGD(...), Adam(...), Nadam(...))")

@@ -1,0 +1,174 @@
+"""mirrorlab.keras.Sequential: built from the core's layers, compiled, fitted and evaluated under
+a strategy; bad input raises what a Keras user expects, and Ctrl-C leaves the model usable."""
+
+import io
+import os
+import signal
+import threading
+import time
+import unittest
+from contextlib import redirect_stdout
+
+import numpy as np
+
+import mirrorlab as ml
+
+CPU = ml.config.list_physical_devices("CPU")[0]
+ml.config.set_logical_device_configuration(
+    CPU, [ml.config.LogicalDeviceConfiguration(memory_limit=512)] * 2)
+(X, Y), (X_TEST, Y_TEST) = ml.datasets.fashion_mnist.load_data()
+layers = ml.keras.layers
+
+
+def mlp():
+    return ml.keras.Sequential([
+        layers.Flatten(input_shape=(28, 28)),
+        layers.Dense(64, activation="relu"),
+        layers.Dense(10)])
+
+
+def compiled(strategy, model_fn=mlp):
+    with strategy.scope():
+        model = model_fn()
+        model.compile(optimizer="adam",
+                      loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"])
+    return model
+
+
+class Sequential(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.strategy = ml.distribute.MirroredStrategy()
+
+    def test_fit_trains_every_replica_and_prints_keras_lines(self):
+        model = compiled(self.strategy)
+        self.assertEqual(model.num_replicas_in_sync, 2)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            history = model.fit(X[:4096] / 255.0, Y[:4096], batch_size=64, epochs=2,
+                                validation_data=(X_TEST[:1000], Y_TEST[:1000]))
+        text = out.getvalue()
+        self.assertIn("Epoch 1/2\n", text)
+        # Keras writes the time per step in ms, or in us below a millisecond.
+        self.assertRegex(text, r"64/64 ━+ \d+s \d+(?:ms|us)/step - accuracy: 0\.\d{4} "
+                               r"- loss: \d\.\d{4} - val_accuracy: 0\.\d{4} "
+                               r"- val_loss: \d\.\d{4}\n")
+        self.assertEqual(sorted(history.history),
+                         ["accuracy", "loss", "val_accuracy", "val_loss"])
+        self.assertEqual(history.epoch, [0, 1])
+        self.assertLess(history.history["loss"][1], history.history["loss"][0])
+        loss, accuracy = model.evaluate(X_TEST[:2000], Y_TEST[:2000], batch_size=100)
+        self.assertGreater(accuracy, 0.7)  # 10 classes: chance is 0.1
+        self.assertAlmostEqual(model.evaluate(X_TEST[:2000], Y_TEST[:2000], batch_size=100,
+                                              return_dict=True)["loss"], loss)
+
+    def test_summary_and_weights_are_keras_shaped(self):
+        with self.strategy.scope():
+            model = ml.keras.Sequential([
+                ml.keras.Input(shape=(28, 28, 1)),
+                layers.Conv2D(8, 3, activation="relu"),
+                layers.MaxPooling2D(),
+                layers.Flatten(),
+                layers.Dense(10)], name="small_cnn")
+        out = io.StringIO()
+        with redirect_stdout(out):
+            model.summary()
+        text = out.getvalue()
+        self.assertIn('Model: "small_cnn"', text)
+        self.assertRegex(text, r"conv2d(_\d+)? \(Conv2D\) +│ \(None, 26, 26, 8\) +│ +80 │")
+        self.assertIn(" Total params: 13,610 (53.16 KB)", text)
+        shapes = [w.shape for w in model.get_weights()]
+        self.assertEqual(shapes, [(3, 3, 1, 8), (8,), (1352, 10), (10,)])
+        self.assertEqual(model.count_params(), 13610)
+        self.assertTrue(all(w.dtype == np.float32 for w in model.get_weights()))
+
+    def test_bad_input_raises_what_a_keras_user_expects(self):
+        model = compiled(self.strategy)
+        x, y = X[:256], Y[:256]
+        cases = [
+            (ValueError, "Invalid dtype", lambda: model.fit(np.full((4, 28, 28), "a"), y[:4])),
+            (ValueError, r"shape \(256, 784\)", lambda: model.fit(x.reshape(256, 784), y)),
+            (ValueError, "NaN", lambda: model.fit(np.where(np.arange(256)[:, None, None] == 7,
+                                                            np.nan, x / 255.0), y)),
+            (ValueError, "between them", lambda: model.fit(x / 7.0, y)),
+            (ValueError, "cardinality", lambda: model.fit(x, y[:255])),
+            (ValueError, "gives 10 classes", lambda: model.fit(x, y + 10)),
+            (ValueError, "not class numbers", lambda: model.fit(x, y + 0.5)),
+            (ValueError, "does not split over 2 replicas", lambda: model.fit(x, y, batch_size=33)),
+            (ValueError, "epochs", lambda: model.fit(x, y, epochs=-1)),
+            (TypeError, "whole number", lambda: model.fit(x, y, epochs=1.5)),
+        ]
+        for error, words, call in cases:
+            with self.subTest(words=words):
+                with self.assertRaisesRegex(error, words):
+                    call()
+        self.assertEqual(model.fit(x, y, epochs=0).history, {})  # as Keras: nothing to do
+        # Not contiguous (every other image): taken as it is, as Keras takes it.
+        with redirect_stdout(io.StringIO()):
+            model.fit(X[:512:2], Y[:512:2], batch_size=64, verbose=0)
+
+    def test_compile_says_what_mirrorlab_lacks_and_what_does_not_fit(self):
+        with self.strategy.scope():
+            model = mlp()
+        with self.assertRaisesRegex(ValueError, "compile"):
+            model.fit(X[:64], Y[:64])
+        with self.assertRaisesRegex(ValueError, "rmsprop"):
+            model.compile(loss="sparse_categorical_crossentropy")
+        with self.assertRaisesRegex(ValueError, "probabilities"):
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        with self.assertRaisesRegex(ValueError, "metric 'mse'"):
+            model.compile(optimizer="adam", metrics=["mse"],
+                          loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        other = ml.distribute.MirroredStrategy(devices=["/gpu:0"])
+        with other.scope():
+            with self.assertRaisesRegex(RuntimeError, r'Need to be inside "with strategy.scope\(\)"'):
+                model.compile(optimizer="adam",
+                              loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        with self.assertRaisesRegex(ValueError, "3x3"):
+            layers.Conv2D(8, 5)
+        with self.assertRaisesRegex(ValueError, "input_shape"):
+            layers.Flatten(input_shape=(32, 32))
+        with self.assertRaisesRegex(ValueError, "activation 'tanh'"):
+            layers.Dense(10, activation="tanh")
+
+    def test_ctrl_c_stops_after_the_step_and_leaves_the_model_usable(self):
+        model = compiled(self.strategy)
+        timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        started = time.monotonic()
+        with redirect_stdout(io.StringIO()):
+            with self.assertRaises(KeyboardInterrupt):
+                model.fit(X, Y, batch_size=64, epochs=5)
+        self.assertLess(time.monotonic() - started, 60)
+        steps = model.progress()["steps"]
+        self.assertGreater(steps, 0)
+        self.assertLess(steps, 5 * 469)
+        loss, accuracy = model.evaluate(X_TEST[:1000], Y_TEST[:1000], batch_size=100)
+        self.assertTrue(np.isfinite(loss))
+
+    def test_another_thread_reads_the_progress_while_fit_runs(self):
+        model = compiled(self.strategy)
+        seen = []
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                seen.append(model.progress().get("steps", 0))
+                time.sleep(0.01)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            with redirect_stdout(io.StringIO()):
+                model.fit(X[:8192], Y[:8192], batch_size=64, epochs=1, verbose=0)
+        finally:
+            done.set()
+            watcher.join()
+        self.assertEqual(model.progress()["steps"], 128)
+        # The watcher ran while fit computed (the GIL was free), seeing steps between.
+        self.assertTrue(any(0 < s < 128 for s in seen), seen[-5:])
+
+
+if __name__ == "__main__":
+    unittest.main()
