@@ -49,6 +49,21 @@ def tf_fit_steps(examples, replicas, per_replica):
     return len(seen)
 
 
+def tf_fit_uneven_first_batch(examples, replicas, per_replica):
+    """model.fit on arrays whose first global batch is split unevenly: "trains", or how it
+    fails (the exception's type, and whether it is the AddN of adding unequal shapes)."""
+    strategy = strategy_of(replicas)
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+    x = np.zeros((examples, 1), np.float32)
+    try:
+        model.fit(x, x, batch_size=per_replica * replicas, epochs=1, verbose=0, shuffle=False)
+    except Exception as error:  # noqa: BLE001: what it raises is the answer
+        return f"fails: {type(error).__name__}" + (" in AddN" if "AddN" in str(error) else "")
+    return "trains"
+
+
 def tf_average_loss_scales(shards, global_batch_size):
     """Per replica, what compute_average_loss multiplies the summed per-example loss by."""
     strategy = strategy_of(len(shards))

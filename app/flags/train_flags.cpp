@@ -83,7 +83,7 @@ void add_training_flags(CLI::App* cmd, TrainOptions& o) {
   add_allreduce_flag(cmd, s);
   add_pack_flags(cmd, s);
   add_choice_flag(cmd, "--loss-scaling", s.loss_scaling,
-                  "How a replica scales its loss; the first two agree on full batches");
+                  "How a replica scales its loss; all but shard-mean agree on full batches");
   add_unsigned_flag(cmd, "--seed", s.seed, 0, std::numeric_limits<std::uint64_t>::max(),
                     "Seed for initial weights and shuffling");
   add_text_flag(cmd, "--data", o.data_dir, "Folder with Fashion-MNIST's gzipped IDX files")

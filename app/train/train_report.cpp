@@ -24,8 +24,10 @@ std::string divergence_advice(const TrainOptions& o) {
               : ", or --optimizer adam, which adapts its step size");
 }
 
-// How TensorFlow splits each epoch's short last batch, and how the loss weighs it.
-void print_last_batch(std::size_t examples, int gpus, const core::StrategyOptions& options) {
+// How TensorFlow splits each epoch's short last batch, and how the loss weighs it. `only_batch`:
+// it is the epoch's first batch too, which Keras' model.fit cannot take when it splits unevenly.
+void print_last_batch(std::size_t examples, std::size_t global, int gpus, bool only_batch,
+                      const core::StrategyOptions& options) {
   const std::vector<core::Shard> shards =
       core::split_global_batch(examples, gpus, (examples + gpus - 1) / gpus);
   std::string split;
@@ -35,12 +37,29 @@ void print_last_batch(std::size_t examples, int gpus, const core::StrategyOption
   if (gpus > 8) split = std::to_string(shards[0].count) + " per replica until none are left";
   std::printf("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it\n",
               examples, split.c_str());
-  if (shards.front().count == shards.back().count) return;            // even: both scalings agree
+  const bool uneven = shards.front().count != shards.back().count;
+  if (only_batch && uneven) {
+    std::printf(
+        "Keras 3.15's model.fit fails on this: its first global batch is uneven, and building "
+        "the model on it stops with an AddN of unequal shapes (measured); mirrorlab trains it\n");
+  }
+  if (options.loss_scaling == core::LossScaling::kGlobalBatch) {
+    std::printf(
+        "Loss scaling global-batch, as compute_average_loss(global_batch_size=%zu): on that "
+        "batch each example weighs 1/%zu, so its step is %zu/%zu of a full batch's\n",
+        global, global, examples, global);
+    return;
+  }
+  if (!uneven) return;                                                // even: both scalings agree
   if (options.loss_scaling == core::LossScaling::kShardMean) return;  // said at the start
   std::printf("%s\n", options.loss_scaling == core::LossScaling::kReplicaMean
-                          ? "Loss scaling replica-mean, as Keras' model.fit: on that batch each "
-                            "replica's mean loss weighs the same (--loss-scaling batch-mean: each "
-                            "example)"
+                          ? (only_batch ? "Loss scaling replica-mean, as Keras' model.fit weighs "
+                                          "a short batch after the first: on that batch each "
+                                          "replica's mean loss weighs the same (--loss-scaling "
+                                          "batch-mean: each example)"
+                                        : "Loss scaling replica-mean, as Keras' model.fit: on "
+                                          "that batch each replica's mean loss weighs the same "
+                                          "(--loss-scaling batch-mean: each example)")
                           : "Loss scaling batch-mean: on that batch each example weighs the same, "
                             "as on one device (Keras' model.fit weighs each replica's mean the "
                             "same)");
@@ -217,8 +236,11 @@ void print_batches(const TrainRun& run, std::size_t train_examples) {
                     .c_str()
               : "",
       core::to_string(optimizer.kind), momentum, static_cast<double>(optimizer.learning_rate));
-  if (replicas > 1 && train_examples % global != 0) {
-    print_last_batch(train_examples % global, replicas, strategy.options());
+  const bool short_batch_differs =
+      replicas > 1 || strategy.options().loss_scaling == core::LossScaling::kGlobalBatch;
+  if (short_batch_differs && train_examples % global != 0) {
+    print_last_batch(train_examples % global, global, replicas, train_examples < global,
+                     strategy.options());
   }
   if (strategy.options().loss_scaling == core::LossScaling::kShardMean && replicas > 1) {
     std::printf(

@@ -20,9 +20,9 @@ std::optional<double> gradient_weight(const RecordedStep& record, LossScaling sc
   if (record.step < 0 || record.replicas.empty() || record.indices.empty()) return std::nullopt;
   double weight = 0;
   for (const ReplicaRecord& rep : record.replicas) {
-    weight += static_cast<double>(loss_scale(scaling, rep.shard_count,
-                                             static_cast<int>(record.replicas.size()),
-                                             record.indices.size())) *
+    weight += static_cast<double>(loss_scale(
+                  scaling, rep.shard_count, static_cast<int>(record.replicas.size()),
+                  record.indices.size(), record.batch_per_replica * record.replicas.size())) *
               static_cast<double>(rep.shard_count);
   }
   return weight;

@@ -47,6 +47,9 @@ std::span<const ChoiceName<LossScaling>> choice_names(LossScaling) {
       {LossScaling::kBatchMean, "batch-mean",
        "divided by the global batch's examples, so each example weighs the same, as on one "
        "device"},
+      {LossScaling::kGlobalBatch, "global-batch",
+       "TensorFlow's custom-loop tutorial, compute_average_loss(loss, global_batch_size=GB): "
+       "divided by the batch size the data was batched with, so a short batch moves less"},
       {LossScaling::kShardMean, "shard-mean",
        "the custom-loop mistake: a replica's own mean only, so the summed gradients are N times "
        "too large"},
@@ -60,12 +63,15 @@ LossScaling parse_loss_scaling(std::string_view name) {
 
 const char* to_string(LossScaling scaling) { return choice_name(scaling); }
 
-float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global) {
-  // A full batch gives the same scale both ways: shard x replicas = global batch.
-  const std::size_t divisor = scaling == LossScaling::kReplicaMean
-                                  ? shard * static_cast<std::size_t>(std::max(replicas, 1))
-                              : scaling == LossScaling::kShardMean ? shard
-                                                                   : global;
+float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global,
+                 std::size_t nominal) {
+  // A full batch gives the same scale every way but shard-mean's: shard x replicas = global
+  // batch = nominal.
+  const std::size_t divisor =
+      scaling == LossScaling::kReplicaMean ? shard * static_cast<std::size_t>(std::max(replicas, 1))
+      : scaling == LossScaling::kShardMean ? shard
+      : scaling == LossScaling::kGlobalBatch ? (nominal > 0 ? nominal : global)
+                                             : global;
   return 1.0f / static_cast<float>(std::max<std::size_t>(1, divisor));
 }
 
@@ -211,7 +217,7 @@ const Tensor& ReplicaContext::forward() {
 
 float ReplicaContext::loss_scale_of_step() const {
   return loss_scale(strategy_->options().loss_scaling, labels().size(), num_replicas_in_sync(),
-                    global_batch_size_);
+                    global_batch_size_, nominal_batch_size_);
 }
 
 LossStats ReplicaContext::backward(const Tensor& logits) {
@@ -674,6 +680,8 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
   const std::size_t per_replica = batch.batch_per_replica > 0
                                       ? batch.batch_per_replica
                                       : (batch.size() + in_sync - 1) / in_sync;
+  // The global batch size the data was batched with: global-batch loss scaling divides by it.
+  const std::size_t nominal = per_replica * static_cast<std::size_t>(in_sync);
   std::vector<LossStats> results(static_cast<std::size_t>(n));
   const std::vector<Shard> shards = local_shards(batch.size(), per_replica);
   if (training) tell_workers("training step " + std::to_string(step_ + 1));
@@ -705,7 +713,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
     Replica* replica = replicas_[static_cast<std::size_t>(r)].get();
     const Shard shard = shards[static_cast<std::size_t>(r)];
     replica->device().stream().enqueue(
-        [this, replica, shard, &batch, &fn, &results, fingerprint, training] {
+        [this, replica, shard, &batch, &fn, &results, fingerprint, training, nominal] {
           try {
             Ops& ops = replica->ops();
             // What the GPU is asked is counted by phase in a training step; an evaluation's all as
@@ -722,7 +730,7 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
                               replica->images().size() * sizeof(float));
             }
             reached(replica->id(), StepBoundary::kSplit);
-            ReplicaContext ctx(*this, *replica, batch.size(), step_);
+            ReplicaContext ctx(*this, *replica, batch.size(), nominal, step_);
             results[static_cast<std::size_t>(replica->id())] = fn(ctx);
             rendezvous_.depart(replica->id());
             const vgpu::WorkPhaseScope counted(phase(vgpu::WorkPhase::kStepEnd));

@@ -78,14 +78,18 @@ enum class LossScaling {
   // the replicas' gradients, so they come out N times too large (TensorFlow 2.21, measured: one
   // SGD step on 2 replicas moves a weight twice as far as one device does).
   kShardMean,
+  kGlobalBatch,
 };
 std::span<const ChoiceName<LossScaling>> choice_names(LossScaling);  // core/io/choice_names.h
-// "replica-mean" | "batch-mean" | "shard-mean"
+// "replica-mean" | "batch-mean" | "global-batch" | "shard-mean"
 LossScaling parse_loss_scaling(std::string_view name);
 const char* to_string(LossScaling scaling);
 // What a replica with `shard` of the global batch's `global` examples multiplies its summed loss
-// by, on `replicas` replicas. A replica with no examples: 1 (it has nothing to scale).
-float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global);
+// by, on `replicas` replicas; `nominal` is the global batch size the data was batched with
+// (per replica x replicas), global-batch's divisor (0: `global`). A replica with no examples: 1
+// (it has nothing to scale).
+float loss_scale(LossScaling scaling, std::size_t shard, int replicas, std::size_t global,
+                 std::size_t nominal = 0);
 
 struct StrategyOptions {
   ModelKind model = ModelKind::kCnn;
@@ -257,10 +261,11 @@ class ReplicaContext {
  private:
   friend class MirroredStrategy;
   ReplicaContext(MirroredStrategy& strategy, Replica& replica, std::size_t global_batch_size,
-                 std::int64_t step)
+                 std::size_t nominal_batch_size, std::int64_t step)
       : strategy_(&strategy),
         replica_(&replica),
         global_batch_size_(global_batch_size),
+        nominal_batch_size_(nominal_batch_size),
         step_(step) {}
   void record(Phase phase, const TimeMark& begin, std::size_t bytes = 0);
   // One all-reduce of `values` on `replica`'s thread or its communication lane: the wait for the
@@ -282,6 +287,7 @@ class ReplicaContext {
   MirroredStrategy* strategy_;
   Replica* replica_;
   std::size_t global_batch_size_;
+  std::size_t nominal_batch_size_;  // per replica x replicas, as the data was batched
   std::int64_t step_;
   // The NaN search backward() queued and waited for, for apply_gradients to use.
   std::size_t gradient_check_ = 0;

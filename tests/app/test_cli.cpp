@@ -200,6 +200,26 @@ TEST(Cli, SaysHowTheUnevenLastBatchIsSplitAndWeighed) {
       exact.output.find("Loss scaling batch-mean: on that batch each example weighs the same"),
       std::string::npos)
       << exact.output;
+  EXPECT_EQ(keras.output.find("Keras 3.15's model.fit fails"), std::string::npos)
+      << "its first batch is a full one";
+  // 40 examples alone: the first batch is the uneven one, on which Keras' model.fit fails.
+  const Result only =
+      run("train --model mlp --gpus 3 --batch-per-replica 16 --epochs 1 "
+          "--train-examples 40");
+  ASSERT_EQ(only.status, 0) << only.output;
+  EXPECT_NE(only.output.find("Keras 3.15's model.fit fails on this: its first global batch is "
+                             "uneven"),
+            std::string::npos)
+      << only.output;
+  EXPECT_EQ(only.output.find("Loss scaling replica-mean, as Keras' model.fit:"), std::string::npos)
+      << only.output;
+  const Result tutorial = run(flags + " --loss-scaling global-batch");
+  ASSERT_EQ(tutorial.status, 0) << tutorial.output;
+  EXPECT_NE(tutorial.output.find(
+                "Loss scaling global-batch, as compute_average_loss(global_batch_size=48): on "
+                "that batch each example weighs 1/48, so its step is 40/48 of a full batch's"),
+            std::string::npos)
+      << tutorial.output;
   const Result even =
       run("train --model mlp --gpus 2 --batch-per-replica 50 --epochs 1 "
           "--max-steps 1 --train-examples 1000");

@@ -103,31 +103,48 @@ TEST(LossScaling, ReplicaMeanWeighsTheReplicasMeansAlikeAndBatchMeanTheExamples)
     for (float v : s) largest = std::max(largest, std::abs(v));
   ASSERT_GT(largest, 0.0f);
 
-  for (const core::LossScaling scaling :
-       {core::LossScaling::kReplicaMean, core::LossScaling::kBatchMean}) {
-    o.loss_scaling = scaling;
+  // The step each scaling should take, weight by weight; global-batch divides by the batch size
+  // the data was batched with: 2 per replica x 2 replicas.
+  const core::LossScaling scalings[] = {core::LossScaling::kReplicaMean,
+                                        core::LossScaling::kBatchMean,
+                                        core::LossScaling::kGlobalBatch};
+  const auto expected = [&](int which, std::size_t j) {
+    const float sum = step[0][j] + step[1][j] + step[2][j];
+    return which == 0   ? (step[0][j] + step[1][j]) / 4 + step[2][j] / 2
+           : which == 1 ? sum / 3
+                        : sum / 4;
+  };
+  for (int which = 0; which < 3; ++which) {
+    o.loss_scaling = scalings[which];
     const std::vector<float> w = weights_after_one_step(data, o, {0, 1, 2}, 2);
     ASSERT_EQ(w.size(), start.size());
-    const bool keras = scaling == core::LossScaling::kReplicaMean;
-    float worst = 0, from_other = 0;
+    float worst = 0;
+    float from_other[3] = {0, 0, 0};
     for (std::size_t j = 0; j < w.size(); ++j) {
-      const float replica_mean = (step[0][j] + step[1][j]) / 4 + step[2][j] / 2;
-      const float batch_mean = (step[0][j] + step[1][j] + step[2][j]) / 3;
       const float moved = w[j] - start[j];
-      worst = std::max(worst, std::abs(moved - (keras ? replica_mean : batch_mean)));
-      from_other = std::max(from_other, std::abs(moved - (keras ? batch_mean : replica_mean)));
+      worst = std::max(worst, std::abs(moved - expected(which, j)));
+      for (int other = 0; other < 3; ++other) {
+        from_other[other] = std::max(from_other[other], std::abs(moved - expected(other, j)));
+      }
     }
-    EXPECT_LE(worst, 1e-4f * largest) << core::to_string(scaling);
-    EXPECT_GT(from_other, 1e-2f * largest) << core::to_string(scaling) << ": the two agree here";
+    EXPECT_LE(worst, 1e-4f * largest) << core::to_string(scalings[which]);
+    for (int other = 0; other < 3; ++other) {
+      if (other == which) continue;
+      EXPECT_GT(from_other[other], 1e-2f * largest)
+          << core::to_string(scalings[which]) << " and " << core::to_string(scalings[other])
+          << " agree here";
+    }
   }
 }
 
-TEST(LossScaling, BothAgreeBitForBitOnAFullBatch) {
+TEST(LossScaling, TheMeansAgreeBitForBitOnAFullBatch) {
   const core::Dataset data = core::synthetic_dataset(8);
   core::StrategyOptions o = options_for(ModelKind::kMlp, OptimizerKind::kAdam, 1e-3f);
   o.loss_scaling = core::LossScaling::kReplicaMean;
   const std::vector<float> keras = weights_after_one_step(data, o, {0, 1, 2, 3}, 2);
   o.loss_scaling = core::LossScaling::kBatchMean;
+  EXPECT_EQ(keras, weights_after_one_step(data, o, {0, 1, 2, 3}, 2));
+  o.loss_scaling = core::LossScaling::kGlobalBatch;
   EXPECT_EQ(keras, weights_after_one_step(data, o, {0, 1, 2, 3}, 2));
 }
 
@@ -154,7 +171,7 @@ TEST(LossScaling, ShardMeanMovesTheWeightsReplicasTimesAsFar) {
 
 TEST(LossScaling, NamesRoundTripAndAnUnknownOneIsRefused) {
   for (const auto s : {core::LossScaling::kReplicaMean, core::LossScaling::kBatchMean,
-                       core::LossScaling::kShardMean}) {
+                       core::LossScaling::kShardMean, core::LossScaling::kGlobalBatch}) {
     EXPECT_EQ(core::parse_loss_scaling(core::to_string(s)), s);
   }
   EXPECT_THROW(core::parse_loss_scaling("mean"), std::invalid_argument);

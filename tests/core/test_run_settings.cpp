@@ -113,7 +113,7 @@ TEST(RunSettings, BadValuesAreRefusedNamingTheSetting) {
        "`memory_mib`: is not a list ([...]): give a whole number from 1 to"},
       {{{"sm_split", 1}}, "`sm_split`: is not true or false"},
       {{{"loss_scaling", "sum"}},
-       "`loss_scaling`: is 'sum', not one of replica-mean, batch-mean or "
+       "`loss_scaling`: is 'sum', not one of replica-mean, batch-mean, global-batch or "
        "shard-mean"},
   };
   for (const auto& [object, expected] : cases) {

@@ -90,9 +90,12 @@ nlohmann::json loss_scale(const nlohmann::json& c) {
   const std::vector<std::size_t> shards = c.at("shards");
   const core::LossScaling scaling = core::parse_loss_scaling(c.at("scaling").get<std::string>());
   const std::size_t global = std::accumulate(shards.begin(), shards.end(), std::size_t{0});
+  // The batch size the data was batched with (global-batch divides by it); absent: `global`.
+  const std::size_t nominal = c.value("global_batch_size", std::size_t{0});
   nlohmann::json scales = nlohmann::json::array();
   for (std::size_t s : shards) {
-    scales.push_back(core::loss_scale(scaling, s, static_cast<int>(shards.size()), global));
+    scales.push_back(
+        core::loss_scale(scaling, s, static_cast<int>(shards.size()), global, nominal));
   }
   return scales;
 }
