@@ -321,6 +321,9 @@ def check_summary_and_progress(args, row, logs):
     tf_bar = masked(logs["auto"][0]["last_progress_line"])
     ml_bar = masked(epoch_end_line(ml_auto))
     row("model.fit progress, an epoch's last line", "verbose=1, with validation", tf_bar, ml_bar)
+    ml_epochs = [l for l in ml_auto.splitlines() if l.startswith("Epoch ")]
+    row("model.fit progress, its \"Epoch\" lines", "epochs=1, verbose=1",
+        logs["auto"][0]["epoch_lines"] or "none", ml_epochs or "none")
 
 
 def check_optimizers(args, row, rng):

@@ -232,8 +232,10 @@ def tf_fit_log(cross_device_ops, devices, model_kind="mlp"):
         y = rng.integers(0, 10, 512)
         with redirect_stdout(printed):
             model.fit(x, y, batch_size=128, epochs=1, verbose=1, validation_data=(x[:128], y[:128]))
-    last = [l for l in printed.getvalue().replace("\r", "\n").split("\n") if "val_loss" in l]
-    return {"log": list(dict.fromkeys(lines)), "last_progress_line": last[-1] if last else ""}
+    shown = printed.getvalue().replace("\r", "\n").split("\n")
+    last = [l for l in shown if "val_loss" in l]
+    return {"log": list(dict.fromkeys(lines)), "last_progress_line": last[-1] if last else "",
+            "epoch_lines": [l for l in shown if l.startswith("Epoch ")]}
 
 
 def tf_summary(kind):

@@ -3,9 +3,8 @@
 namespace mirrorlab::app {
 
 void KerasProgress::print(const std::string& text) {
-  if (text.empty()) return;
-  std::fputs(text.c_str(), out_);
-  std::fflush(out_);
+  if (!text.empty()) std::fputs(text.c_str(), out_);
+  std::fflush(out_);  // with nothing to add too: what came before shows when the epoch begins
 }
 
 void KerasProgress::on_epoch_begin(int epoch, int epochs, std::int64_t) {

@@ -14,9 +14,9 @@ constexpr const char* kBarCell = "\u2501";   // ━
 constexpr const char* kToGoCell = "\u2500";  // ─, where there is no colour to tell them apart
 
 // Keras 3 orders a step's logs as model.fit fills them: the metrics, then the loss.
-std::string metrics_text(const char* prefix, const Metrics& m) {
-  return std::string(" - ") + prefix + "accuracy: " + format_metric(m.accuracy) + " - " + prefix +
-         "loss: " + format_metric(m.loss);
+std::string metrics_text(const char* prefix, const Metrics& m, bool accuracy) {
+  return (accuracy ? std::string(" - ") + prefix + "accuracy: " + format_metric(m.accuracy) : "") +
+         " - " + prefix + "loss: " + format_metric(m.loss);
 }
 
 // The visible width of a line: its UTF-8 characters, not counting colour codes.
@@ -80,18 +80,20 @@ std::string progress_bar(std::int64_t done, std::int64_t total, bool colour) {
 std::string KerasProgressText::epoch_begin(int epoch, int epochs) {
   last_draw_ = -1;
   last_width_ = 0;
+  if (epochs <= 1) return "";
   return "Epoch " + std::to_string(epoch) + "/" + std::to_string(epochs) + "\n";
 }
 
 std::string KerasProgressText::batch_end(std::int64_t step, std::int64_t steps,
                                          const Metrics& running, double seconds) {
-  if (!live_ || step == steps) return "";     // the final line comes from epoch_end
+  if (!live() || step == steps) return "";    // the final line comes from epoch_end
   if (seconds - last_draw_ < 0.1) return "";  // redraw at most 10 times a second
   last_draw_ = seconds;
   const double per_step = seconds / static_cast<double>(step);
   std::string line = progress_bar(step, steps, true) + " " +
                      bold(format_eta(per_step * static_cast<double>(steps - step)), true) + " " +
-                     format_duration_per_step(per_step) + metrics_text("", running);
+                     format_duration_per_step(per_step) +
+                     metrics_text("", running, style_.accuracy);
   const std::size_t width = visible_width(line);
   if (width < last_width_) line.append(last_width_ - width, ' ');
   last_width_ = width;
@@ -99,21 +101,36 @@ std::string KerasProgressText::batch_end(std::int64_t step, std::int64_t steps,
 }
 
 std::string KerasProgressText::interrupt_line() {
-  if (!live_ || last_width_ == 0) return "";
+  if (!live() || last_width_ == 0) return "";
   last_width_ = 0;
   return "\n";
 }
 
+std::string KerasProgressText::final_line(std::int64_t steps, std::int64_t total, double seconds,
+                                          const Metrics& metrics) {
+  const double per_step = steps > 0 ? seconds / static_cast<double>(steps) : 0.0;
+  const std::string took = std::to_string(std::lround(seconds)) + "s";
+  if (style_.one_line) {  // "469/469 - 12s - 26ms/step - accuracy: ..."
+    return std::to_string(steps) + "/" + std::to_string(total) + " - " + took + " - " +
+           format_duration_per_step(per_step) + metrics_text("", metrics, style_.accuracy);
+  }
+  return progress_bar(steps, total, live()) + " " + bold(took, live()) + " " +
+         format_duration_per_step(per_step) + metrics_text("", metrics, style_.accuracy);
+}
+
 std::string KerasProgressText::epoch_end(const EpochLog& log) {
-  const double per_step = log.steps > 0 ? log.seconds / static_cast<double>(log.steps) : 0.0;
-  std::string line = progress_bar(log.steps, log.steps_per_epoch, live_) + " " +
-                     bold(std::to_string(std::lround(log.seconds)) + "s", live_) + " " +
-                     format_duration_per_step(per_step) + metrics_text("", log.train);
-  if (log.has_validation) line += metrics_text("val_", log.validation);
+  std::string line = final_line(log.steps, log.steps_per_epoch, log.seconds, log.train);
+  if (log.has_validation) line += metrics_text("val_", log.validation, style_.accuracy);
   const std::size_t width = visible_width(line);
-  if (live_ && width < last_width_) line.append(last_width_ - width, ' ');
+  if (live() && width < last_width_) line.append(last_width_ - width, ' ');
   last_width_ = 0;
-  return (live_ ? "\r" : "") + line + "\n";
+  return (live() ? "\r" : "") + line + "\n";
+}
+
+std::string KerasProgressText::evaluate_end(std::int64_t steps, double seconds,
+                                            const Metrics& metrics) {
+  last_width_ = 0;
+  return final_line(steps, steps, seconds, metrics) + "\n";
 }
 
 }  // namespace mirrorlab::core

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -62,8 +63,9 @@ struct Progress {
 // every step, it stops the fit there, and the KeyboardInterrupt is raised once the fit returns.
 class PythonCallback : public core::FitCallback {
  public:
-  PythonCallback(py::object write, bool live, std::mutex& progress_mutex, Progress& progress)
-      : write_(std::move(write)), text_(live), mutex_(&progress_mutex), progress_(&progress) {}
+  PythonCallback(py::object write, core::KerasTextStyle style, std::mutex& progress_mutex,
+                 Progress& progress)
+      : write_(std::move(write)), text_(style), mutex_(&progress_mutex), progress_(&progress) {}
   ~PythonCallback() override {
     py::gil_scoped_acquire python;
     write_ = py::object();
@@ -206,7 +208,7 @@ class Run {
 
   py::dict fit(const Bytes& x, const Bytes& y, std::size_t batch_per_replica, int epochs,
                std::int64_t max_steps, std::optional<Bytes> x_val, std::optional<Bytes> y_val,
-               py::object write, bool live) {
+               py::object write, bool live, bool one_line, bool with_accuracy) {
     const core::Dataset train = dataset_of(x, y);
     std::optional<core::Dataset> validation;
     if (x_val && y_val) validation = dataset_of(*x_val, *y_val);
@@ -214,7 +216,8 @@ class Run {
     options.batch_per_replica = batch_per_replica;
     options.epochs = epochs;
     options.max_steps = max_steps;
-    PythonCallback callback(std::move(write), live, progress_mutex_, progress_);
+    PythonCallback callback(std::move(write), core::KerasTextStyle{live, one_line, with_accuracy},
+                            progress_mutex_, progress_);
     options.stop_requested = [&callback] { return callback.stop_requested(); };
     core::History history;
     {
@@ -245,15 +248,27 @@ class Run {
     return out;
   }
 
-  std::tuple<double, double> evaluate(const Bytes& x, const Bytes& y,
-                                      std::size_t batch_per_replica) {
+  // The loss and accuracy over (x, y); Keras' line written through `write` unless it is None.
+  std::tuple<double, double> evaluate(const Bytes& x, const Bytes& y, std::size_t batch_per_replica,
+                                      py::object write, bool live, bool one_line,
+                                      bool with_accuracy) {
     const core::Dataset data = dataset_of(x, y);
     core::LossStats stats;
+    double seconds = 0;
     {
       py::gil_scoped_release computing;
+      const auto start = std::chrono::steady_clock::now();
       stats = strategy_->evaluate(data, batch_per_replica);
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     const core::Metrics m = core::Metrics::from(stats);
+    if (!write.is_none()) {
+      const std::size_t global =
+          batch_per_replica * static_cast<std::size_t>(strategy_->num_replicas_in_sync());
+      const auto steps = static_cast<std::int64_t>((data.labels.size() + global - 1) / global);
+      core::KerasProgressText text(core::KerasTextStyle{live, one_line, with_accuracy});
+      write(text.evaluate_end(steps, seconds, m));
+    }
     return {m.loss, m.accuracy};
   }
 
@@ -301,8 +316,9 @@ void bind_training(py::module_& m) {
       .def("weight_names", &Run::weight_names)
       .def("fit", &Run::fit, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
            py::arg("epochs"), py::arg("max_steps"), py::arg("x_val"), py::arg("y_val"),
-           py::arg("write"), py::arg("live"))
-      .def("evaluate", &Run::evaluate, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"))
+           py::arg("write"), py::arg("live"), py::arg("one_line"), py::arg("accuracy"))
+      .def("evaluate", &Run::evaluate, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
+           py::arg("write"), py::arg("live"), py::arg("one_line"), py::arg("accuracy"))
       .def("progress", &Run::progress);
   m.def("_settings_keys", &core::setting_keys);
 }

@@ -77,21 +77,33 @@ TEST(KerasProgress, BarCounterAndTimesAreKeras3s) {
   EXPECT_EQ(format_metric(0.0002), "2.0000e-04");
 }
 
+// The first epoch's log: its steps, seconds, and (loss, accuracy) on training and validation.
+core::EpochLog first_epoch(std::int64_t steps, double seconds, core::Metrics train,
+                           core::Metrics validation) {
+  core::EpochLog log;
+  log.epoch = 1;
+  log.steps = log.steps_per_epoch = steps;
+  log.seconds = seconds;
+  log.train = train;
+  log.has_validation = true;
+  log.validation = validation;
+  return log;
+}
+
+core::Metrics loss_and_accuracy(double loss, double accuracy) {
+  core::Metrics m;
+  m.loss = loss;
+  m.accuracy = accuracy;
+  return m;
+}
+
 TEST(KerasProgress, TheEpochLineOrdersTheMetricsAsKeras3Does) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   KerasProgress progress(out, false);
   progress.on_epoch_begin(1, 2, 24);
-  core::EpochLog log;
-  log.epoch = 1;
-  log.steps = log.steps_per_epoch = 24;
-  log.seconds = 0.84;
-  log.train.loss = 2.3246;
-  log.train.accuracy = 0.1047;
-  log.has_validation = true;
-  log.validation.loss = 2.3128;
-  log.validation.accuracy = 0.094;
-  progress.on_epoch_end(log);
+  progress.on_epoch_end(
+      first_epoch(24, 0.84, loss_and_accuracy(2.3246, 0.1047), loss_and_accuracy(2.3128, 0.094)));
   std::rewind(out);
   char text[512] = {};
   const std::size_t n = std::fread(text, 1, sizeof text - 1, out);
@@ -101,6 +113,33 @@ TEST(KerasProgress, TheEpochLineOrdersTheMetricsAsKeras3Does) {
       std::string(text, n),
       "Epoch 1/2\n24/24 ━━━━━━━━━━━━━━━━━━━━ 1s 35ms/step - accuracy: 0.1047 - loss: 2.3246 - "
       "val_accuracy: 0.0940 - val_loss: 2.3128\n");
+}
+
+// Keras 3.15's other lines, as it printed them when run here (2026-12-01):
+// no "Epoch 1/1" for a fit of one epoch; verbose=2's "16/16 - 1s - 75ms/step - ..."; the loss
+// alone without metrics=["accuracy"]; evaluate's line, the epoch's without validation.
+TEST(KerasProgress, OneEpochVerboseTwoNoAccuracyAndEvaluateAsKeras3) {
+  const core::EpochLog log =
+      first_epoch(16, 1.2, loss_and_accuracy(2.4212, 0.107), loss_and_accuracy(2.3802, 0.12));
+
+  core::KerasProgressText bar(false);
+  EXPECT_EQ(bar.epoch_begin(1, 1), "");
+  EXPECT_EQ(bar.epoch_begin(1, 2), "Epoch 1/2\n");
+
+  core::KerasProgressText two(core::KerasTextStyle{false, true, true});
+  EXPECT_EQ(two.epoch_begin(1, 2), "Epoch 1/2\n");
+  EXPECT_EQ(two.batch_end(3, 16, log.train, 0.5), "");  // no bar, even where it could be live
+  EXPECT_EQ(two.epoch_end(log),
+            "16/16 - 1s - 75ms/step - accuracy: 0.1070 - loss: 2.4212 - val_accuracy: 0.1200 - "
+            "val_loss: 2.3802\n");
+  EXPECT_EQ(two.evaluate_end(16, 0.128, log.train),
+            "16/16 - 0s - 8ms/step - accuracy: 0.1070 - loss: 2.4212\n");
+
+  core::KerasProgressText loss_only(core::KerasTextStyle{false, false, false});
+  EXPECT_EQ(loss_only.epoch_end(log),
+            "16/16 ━━━━━━━━━━━━━━━━━━━━ 1s 75ms/step - loss: 2.4212 - val_loss: 2.3802\n");
+  EXPECT_EQ(loss_only.evaluate_end(16, 0.064, log.train),
+            "16/16 ━━━━━━━━━━━━━━━━━━━━ 0s 4ms/step - loss: 2.4212\n");
 }
 
 }  // namespace

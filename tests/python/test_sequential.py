@@ -61,7 +61,39 @@ class Sequential(unittest.TestCase):
         loss, accuracy = model.evaluate(X_TEST[:2000], Y_TEST[:2000], batch_size=100)
         self.assertGreater(accuracy, 0.7)  # 10 classes: chance is 0.1
         self.assertAlmostEqual(model.evaluate(X_TEST[:2000], Y_TEST[:2000], batch_size=100,
-                                              return_dict=True)["loss"], loss)
+                                              verbose=0, return_dict=True)["loss"], loss)
+
+    def test_the_lines_keras_prints_by_verbose_and_metrics(self):
+        """As Keras 3.15 printed them (run): no "Epoch 1/1" for one epoch, verbose=2's one line
+        an epoch, the loss alone without metrics=["accuracy"], and evaluate's line."""
+        def printed(call):
+            out = io.StringIO()
+            with redirect_stdout(out):
+                call()
+            return out.getvalue()
+
+        took = r"\d+s \d+(?:ms|us)/step"
+        metrics = r" - accuracy: 0\.\d{4} - loss: \d\.\d{4}\n"
+        model = compiled(self.strategy)
+        text = printed(lambda: model.fit(X[:2048], Y[:2048], batch_size=64, epochs=1))
+        self.assertRegex(text, r"^32/32 ━{20} " + took + metrics + "$")
+        text = printed(lambda: model.fit(X[:2048], Y[:2048], batch_size=64, epochs=2, verbose=2))
+        self.assertRegex(text, r"^Epoch 1/2\n32/32 - \d+s - \d+(?:ms|us)/step" + metrics +
+                         r"Epoch 2/2\n32/32 - \d+s - \d+(?:ms|us)/step" + metrics + "$")
+        text = printed(lambda: model.evaluate(X_TEST[:1000], Y_TEST[:1000], batch_size=100))
+        self.assertRegex(text, r"^10/10 ━{20} " + took + metrics + "$")
+        text = printed(lambda: model.evaluate(X_TEST[:1000], Y_TEST[:1000], verbose=0))
+        self.assertEqual(text, "")
+
+        with self.strategy.scope():
+            plain = mlp()
+            plain.compile(optimizer="adam",
+                          loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        text = printed(lambda: plain.fit(X[:2048], Y[:2048], batch_size=64, epochs=1))
+        self.assertRegex(text, r"^32/32 ━{20} " + took + r" - loss: \d\.\d{4}\n$")
+        text = printed(lambda: plain.evaluate(X_TEST[:1000], Y_TEST[:1000], batch_size=100,
+                                              verbose=2))
+        self.assertRegex(text, r"^10/10 - \d+s - \d+(?:ms|us)/step - loss: \d\.\d{4}\n$")
 
     def test_summary_and_weights_are_keras_shaped(self):
         with self.strategy.scope():

@@ -45,6 +45,12 @@ inline CommandOutput run_command(const std::string& command) {
   return result;
 }
 
+// Whether `train`'s output shows an epoch begun or ended: "Epoch 2/5", or the line that ends an
+// epoch ("24/24 ━━━━ 1s 35ms/step - ..."; a fit of one epoch prints no "Epoch 1/1", as Keras).
+inline bool started_training(const std::string& output) {
+  return output.find("Epoch ") != std::string::npos || output.find("/step - ") != std::string::npos;
+}
+
 #ifdef MIRRORLAB_BINARY_DIR
 // This build's mirrorlab command with `args` ("train --gpus 2").
 inline CommandOutput run_mirrorlab(const std::string& args) {

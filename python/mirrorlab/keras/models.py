@@ -254,13 +254,12 @@ class Sequential:
         verbose = 1 if verbose == "auto" else _whole("verbose", verbose, 0, 2)
         if epochs == 0:  # as Keras: nothing trained, an empty history
             return callbacks.History({}, {"verbose": verbose, "epochs": 0, "steps": 0})
-        live = verbose == 1 and (sys.stdout.isatty() or "ipykernel" in sys.modules)
-        write = sys.stdout.write if verbose else None
         self._build()
         self._trained = True
         try:
             result = self._run.fit(images, labels, per_replica, epochs, 0,
-                                   val[0] if val else None, val[1] if val else None, write, live)
+                                   val[0] if val else None, val[1] if val else None,
+                                   *self._printing(verbose))
         finally:
             sys.stdout.flush()
         keys = ["loss"] + (["accuracy"] if self._accuracy else [])
@@ -277,10 +276,22 @@ class Sequential:
         per_replica = self._per_replica(batch_size)
         images = self._images(x, "x")
         labels = self._labels(y, len(images), "y")
-        loss, accuracy = self._run.evaluate(images, labels, per_replica)
+        verbose = 1 if verbose == "auto" else _whole("verbose", verbose, 0, 2)
+        try:
+            loss, accuracy = self._run.evaluate(images, labels, per_replica,
+                                                *self._printing(verbose))
+        finally:
+            sys.stdout.flush()
         if return_dict:
             return {"accuracy": accuracy, "loss": loss} if self._accuracy else {"loss": loss}
         return [loss, accuracy] if self._accuracy else loss
+
+    def _printing(self, verbose: int):
+        """How fit and evaluate print, as Keras by `verbose`: (write, live, one_line, accuracy).
+        0: nothing; 1: the bar, redrawn live on a terminal or in a notebook, else its last line;
+        2: one line per epoch."""
+        live = verbose == 1 and (sys.stdout.isatty() or "ipykernel" in sys.modules)
+        return (sys.stdout.write if verbose else None), live, verbose == 2, self._accuracy
 
     def progress(self) -> Dict[str, float]:
         """Where a fit stands now (its epoch and step, the running loss and accuracy): to read
