@@ -52,17 +52,17 @@ void print_last_batch(std::size_t examples, std::size_t global, int gpus, bool o
   }
   if (!uneven) return;                                                // even: both scalings agree
   if (options.loss_scaling == core::LossScaling::kShardMean) return;  // said at the start
-  std::printf("%s\n", options.loss_scaling == core::LossScaling::kReplicaMean
-                          ? (only_batch ? "Loss scaling replica-mean, as Keras' model.fit weighs "
-                                          "a short batch after the first: on that batch each "
-                                          "replica's mean loss weighs the same (--loss-scaling "
-                                          "batch-mean: each example)"
-                                        : "Loss scaling replica-mean, as Keras' model.fit: on "
-                                          "that batch each replica's mean loss weighs the same "
-                                          "(--loss-scaling batch-mean: each example)")
-                          : "Loss scaling batch-mean: on that batch each example weighs the same, "
-                            "as on one device (Keras' model.fit weighs each replica's mean the "
-                            "same)");
+  if (options.loss_scaling == core::LossScaling::kReplicaMean) {
+    // Keras fails on an uneven first batch (said above): only a later one is weighed its way.
+    std::printf(
+        "Loss scaling replica-mean, as Keras' model.fit%s: on that batch each replica's mean "
+        "loss weighs the same (--loss-scaling batch-mean: each example)\n",
+        only_batch ? " weighs a short batch after the first" : "");
+    return;
+  }
+  std::printf(
+      "Loss scaling batch-mean: on that batch each example weighs the same, as on one device "
+      "(Keras' model.fit weighs each replica's mean the same)\n");
 }
 
 void print_phase_table(const core::MirroredStrategy& strategy,

@@ -15,6 +15,7 @@ __all__ = ["Layer", "Conv2D", "MaxPooling2D", "Flatten", "Dense", "ReLU", "Activ
            "InputLayer"]
 
 _INPUT_SHAPES = ((28, 28), (28, 28, 1))
+_MAX_SIZE = 65536  # the most units or filters the core makes a layer with
 _uids: "collections.Counter[str]" = collections.Counter()
 
 
@@ -30,6 +31,18 @@ def _pair(name: str, value: Union[int, Sequence[int]], only: int, what: str) -> 
     if pair != (only, only):
         raise ValueError(f"{name}={value!r}: mirrorlab's core has {what} only "
                          f"({name}={only} or ({only}, {only}))")
+
+
+def _whole_size(what: str, value: int) -> int:
+    """A Dense's units or a Conv2D's filters: a whole number the core can make."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_SIZE:
+        raise ValueError(f"{what} {value!r}: give a whole number from 1 to {_MAX_SIZE}")
+    return value
+
+
+def _valid_padding(padding: str) -> None:
+    if padding != "valid":
+        raise ValueError(f"padding={padding!r}: mirrorlab's core has padding='valid' only")
 
 
 def _input_shape(shape: Optional[Sequence[int]]) -> Optional[Tuple[int, ...]]:
@@ -87,12 +100,10 @@ class Conv2D(Layer):
     def __init__(self, filters: int, kernel_size=(3, 3), strides=(1, 1), padding: str = "valid",
                  activation: Optional[str] = None, input_shape=None,
                  name: Optional[str] = None) -> None:
-        if isinstance(filters, bool) or not isinstance(filters, int) or not 1 <= filters <= 65536:
-            raise ValueError(f"Conv2D filters {filters!r}: give a whole number from 1 to 65536")
+        filters = _whole_size("Conv2D filters", filters)
         _pair("kernel_size", kernel_size, 3, "3x3 kernels")
         _pair("strides", strides, 1, "stride 1")
-        if padding != "valid":
-            raise ValueError(f"padding={padding!r}: mirrorlab's core has padding='valid' only")
+        _valid_padding(padding)
         super().__init__(name, input_shape)
         if self.input_shape == (28, 28):
             raise ValueError("Conv2D takes images with a channel: input_shape=(28, 28, 1)")
@@ -111,8 +122,7 @@ class MaxPooling2D(Layer):
         _pair("pool_size", pool_size, 2, "2x2 pooling")
         if strides is not None:
             _pair("strides", strides, 2, "pooling with stride 2")
-        if padding != "valid":
-            raise ValueError(f"padding={padding!r}: mirrorlab's core has padding='valid' only")
+        _valid_padding(padding)
         super().__init__(name, input_shape)
 
 
@@ -128,8 +138,7 @@ class Dense(Layer):
 
     def __init__(self, units: int, activation: Optional[str] = None, input_shape=None,
                  name: Optional[str] = None) -> None:
-        if isinstance(units, bool) or not isinstance(units, int) or not 1 <= units <= 65536:
-            raise ValueError(f"Dense units {units!r}: give a whole number from 1 to 65536")
+        units = _whole_size("Dense units", units)
         super().__init__(name, input_shape)
         self.units = units
         self.activation = _activation(activation, self.name)
