@@ -84,7 +84,8 @@ class Reader {
              joined({words::outside(*v, low, high), unit.empty() ? "" : " ", unit,
                      zero_too ? " (or 0: none)" : ""}));
     }
-    return *v;
+    // -0.0 as 0: written back, "-0" reads as the integer 0 and would write "0".
+    return *v == 0 ? 0.0 : *v;
   }
   int whole(std::string_view key, int low, int high, int fallback, bool required = false) const {
     const double v = number(key, low, high, fallback, required);
