@@ -168,6 +168,8 @@ const Tensor& Model::forward(const Tensor& x) {
   return *activation;
 }
 
+const Tensor& Model::logits() const { return layers_.back()->output(); }
+
 void Model::backward(const Tensor& grad_logits,
                      const std::function<void(std::size_t from)>& written) {
   assert(input_ != nullptr && "Model::backward before forward");

@@ -107,6 +107,8 @@ class Model {
 
   // x: [b, input_shape...] -> logits [b, 10]
   const Tensor& forward(const Tensor& x);
+  // The logits of the last forward() (what it returned).
+  const Tensor& logits() const;
   // Overwrites grads() from d(loss)/d(logits) of the last forward(). The first layer's input
   // gradient is never computed (nothing needs it). `written` (optional) is called after each
   // layer with the offset from which every gradient to the end of the flat buffer is final, as

@@ -6,6 +6,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::python {
@@ -14,8 +15,12 @@ namespace mirrorlab::python {
 // the process uses these.
 vgpu::DeviceRegistry& registry();
 
-void bind_devices(pybind11::module_& m);   // devices.cpp
-void bind_data(pybind11::module_& m);      // data.cpp
-void bind_training(pybind11::module_& m);  // training.cpp
+// The strategy of a model's run (a _Run, training.cpp), for the custom loop's steps.
+core::MirroredStrategy& strategy_of(pybind11::handle run);
+
+void bind_devices(pybind11::module_& m);      // devices.cpp
+void bind_data(pybind11::module_& m);         // data.cpp
+void bind_training(pybind11::module_& m);     // training.cpp
+void bind_custom_loop(pybind11::module_& m);  // custom_loop.cpp
 
 }  // namespace mirrorlab::python

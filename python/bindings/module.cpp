@@ -7,4 +7,5 @@ PYBIND11_MODULE(_mirrorlab, m) {
   mirrorlab::python::bind_devices(m);
   mirrorlab::python::bind_data(m);
   mirrorlab::python::bind_training(m);
+  mirrorlab::python::bind_custom_loop(m);
 }

@@ -179,6 +179,7 @@ class Run {
     return strategy_->replica(0).model().params_fingerprint();
   }
   std::int64_t steps_done() const { return strategy_->steps_done(); }
+  core::MirroredStrategy& strategy() { return *strategy_; }
 
   // Keras' get_weights(): each kernel and bias of replica 0, in the model's order, as arrays of
   // their shapes (every replica holds the same).
@@ -297,6 +298,8 @@ class Run {
 };
 
 }  // namespace
+
+core::MirroredStrategy& strategy_of(py::handle run) { return run.cast<Run&>().strategy(); }
 
 void bind_training(py::module_& m) {
   py::class_<Run>(m, "_Run")

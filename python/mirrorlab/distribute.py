@@ -13,9 +13,22 @@ import threading
 from typing import Iterator, List, Optional, Sequence, Union
 
 from . import config
+from ._custom_loop import (DistributedBatch, DistributedDataset, DivergedError, PerReplica,
+                           ReduceOp, ReplicaContext, ReplicasOutOfSyncError, StepByStep,
+                           get_replica_context)
+from . import _custom_loop
 
 __all__ = [
     "MirroredStrategy",
+    "PerReplica",
+    "ReduceOp",
+    "ReplicaContext",
+    "DistributedBatch",
+    "DistributedDataset",
+    "StepByStep",
+    "ReplicasOutOfSyncError",
+    "DivergedError",
+    "get_replica_context",
     "CrossDeviceOps",
     "ReductionToOneDevice",
     "NcclAllReduce",
@@ -160,6 +173,27 @@ class MirroredStrategy:
             yield self
         finally:
             stack.pop()
+
+    # --- the custom loop ---
+    def experimental_distribute_dataset(self, dataset) -> DistributedDataset:
+        """``dataset`` (mirrorlab.data.Dataset, batched by the global batch) with each global
+        batch split among the replicas as the core splits it: iterate for DistributedBatch."""
+        return DistributedDataset(self, dataset)
+
+    def run(self, fn, args=(), kwargs=None):
+        """``fn`` on every replica, each given its own value of any PerReplica argument (its
+        shard of a DistributedBatch); PerReplica of the results. ``model.train_step`` runs the
+        whole training step in the core, on every replica at once."""
+        return _custom_loop.run(self, fn, args, kwargs)
+
+    def reduce(self, reduce_op, value, axis=None):
+        """The replicas' values of ``value`` combined (ReduceOp.SUM or MEAN), as NumPy; with
+        ``axis``, each replica's values reduced along it too (MEAN over every example)."""
+        return _custom_loop.reduce(reduce_op, value, axis)
+
+    def experimental_local_results(self, value) -> tuple:
+        """Each replica's value of ``value``, in replica order (a tuple)."""
+        return _custom_loop.local_results(value)
 
     def __repr__(self) -> str:
         return (f"MirroredStrategy(devices={self._device_names!r}, "

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import _mirrorlab, distribute
+from .. import _arrays, _mirrorlab, distribute
 from . import callbacks, layers as layers_module, losses, optimizers, utils
 
 __all__ = ["Sequential"]
@@ -44,6 +44,7 @@ class Sequential:
         self._loss: Optional[losses.SparseCategoricalCrossentropy] = None
         self._accuracy = False
         self._trained = False
+        self._step = None  # weakref to a StepByStep under way
         for layer in layers or []:
             self.add(layer)
 
@@ -158,56 +159,14 @@ class Sequential:
         return self._strategy.num_replicas_in_sync
 
     def _images(self, x: object, what: str) -> np.ndarray:
-        if x is None:
-            raise ValueError(f"give {what}: the images")
-        a = np.asarray(x)
-        if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
-            raise ValueError(f"Invalid dtype: {a.dtype}: {what} must hold numbers (the uint8 "
-                             "images, or them divided by 255)")
-        shape = self._input_shape
-        if a.ndim != len(shape) + 1 or tuple(a.shape[1:]) != shape:
-            raise ValueError(f"{what} has shape {a.shape}, but {self.name} takes "
-                             f"(None, {', '.join(map(str, shape))})")
-        if np.issubdtype(a.dtype, np.floating):
-            bad = ~np.isfinite(a)
-            if bad.any():
-                i = int(np.argmax(bad.reshape(len(a), -1).any(axis=1)))
-                raise ValueError(f"{what} holds NaN or infinity (first in image {i}): give "
-                                 "finite numbers")
-            scaled = a.astype(np.float64) * 255.0
-            steps = np.rint(scaled)
-            if (np.abs(scaled - steps) > 1e-3).any() or steps.min() < 0 or steps.max() > 255:
-                raise ValueError(
-                    f"{what}: mirrorlab trains on Fashion-MNIST's bytes (0 to 255 in steps of "
-                    "1), and these values lie between them or outside: give load_data()'s "
-                    "images, or them divided by 255")
-            a = steps
-        elif a.size and (a.min() < 0 or a.max() > 255):
-            raise ValueError(f"{what}: image values must lie from 0 to 255")
-        return np.ascontiguousarray(a.reshape(len(a), 28, 28), dtype=np.uint8)
+        return _arrays.image_bytes(x, what, self._input_shape, self.name)
+
+    def _classes(self) -> int:
+        last = self._layers[-1]
+        return last.units if isinstance(last, layers_module.Dense) else 256
 
     def _labels(self, y: object, count: int, what: str) -> np.ndarray:
-        if y is None:
-            raise ValueError(f"give {what}: the labels")
-        a = np.asarray(y)
-        if a.ndim == 2 and a.shape[1] == 1:
-            a = a[:, 0]
-        if a.ndim != 1:
-            raise ValueError(f"{what} has shape {a.shape}: give one class number a image")
-        if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
-            raise ValueError(f"Invalid dtype: {a.dtype}: {what} must hold class numbers")
-        if len(a) != count:
-            raise ValueError("Data cardinality is ambiguous. Make sure all arrays contain the "
-                             f"same number of samples. 'x' sizes: {count}, 'y' sizes: {len(a)}")
-        if np.issubdtype(a.dtype, np.floating) and (~np.isfinite(a) | (a != np.rint(a))).any():
-            raise ValueError(f"{what} holds values that are not class numbers (NaN, or a "
-                             "fraction)")
-        classes = self._layers[-1].units if isinstance(self._layers[-1], layers_module.Dense) \
-            else 256
-        if a.size and (a.min() < 0 or a.max() >= classes):
-            raise ValueError(f"{what} holds a class {int(a.max()) if a.max() >= classes else int(a.min())}: "
-                             f"the model's last layer gives {classes} classes, 0 to {classes - 1}")
-        return np.ascontiguousarray(a, dtype=np.uint8)
+        return _arrays.class_numbers(y, count, what, self._classes())
 
     def _per_replica(self, batch_size: Optional[int]) -> int:
         n = self._strategy.num_replicas_in_sync
@@ -223,12 +182,32 @@ class Sequential:
         if self._optimizer is None:
             raise ValueError("You must call `compile()` before using the model.")
 
+    def _check_idle(self) -> None:
+        step = self._step() if self._step is not None else None
+        if step is not None and not step.ended:
+            raise RuntimeError(f"{self.name} is in a step taken phase by phase ({step.where}): "
+                               "end it first (step.update() or step.finish())")
+
+    def train_step(self, batch) -> "distribute.PerReplica":
+        """One training step on a distributed batch, as model.fit takes it:
+        ``strategy.run(model.train_step, args=(batch,))``. Each replica's loss as
+        compute_average_loss gives it (its mean over its shard, over num_replicas_in_sync), so
+        ``strategy.reduce("SUM", losses)`` is the step's loss."""
+        step = distribute.StepByStep(self, batch)
+        n = step.num_replicas_in_sync
+        losses = [loss_sum / count / n if count else 0.0
+                  for loss_sum, count, _ in step._core.finish()]
+        return distribute.PerReplica(losses) if n > 1 else losses[0]
+
+    train_step._runs_every_replica = True  # strategy.run hands it the whole batch
+
     def fit(self, x=None, y=None, batch_size: Optional[int] = None, epochs: int = 1,
             verbose: Union[str, int] = "auto", validation_split: float = 0.0,
             validation_data=None, shuffle: bool = True) -> callbacks.History:
         """Trains on (x, y): every epoch shuffled, each global batch of ``batch_size`` split
         among the replicas. Ctrl-C (KeyboardInterrupt) stops after the step under way."""
         self._check_compiled()
+        self._check_idle()
         if shuffle is not True:
             raise ValueError("mirrorlab shuffles the examples every epoch (Keras' default): "
                              "shuffle=False is not offered")
@@ -265,14 +244,17 @@ class Sequential:
         keys = ["loss"] + (["accuracy"] if self._accuracy else [])
         keys += [f"val_{k}" for k in keys] if val else []
         history = {k: result[k] for k in sorted(keys)}
+        # train_seconds: the steps' time, as `mirrorlab train` reports it (its images/s).
         return callbacks.History(history, {"verbose": verbose, "epochs": epochs,
-                                           "steps": result["steps"]})
+                                           "steps": result["steps"],
+                                           "train_seconds": result["seconds"]})
 
     def evaluate(self, x=None, y=None, batch_size: Optional[int] = None,
                  verbose: Union[str, int] = "auto", return_dict: bool = False):
         """The loss (and accuracy, if compiled with it) over (x, y), every replica taking its
         share of each global batch."""
         self._check_compiled()
+        self._check_idle()
         per_replica = self._per_replica(batch_size)
         images = self._images(x, "x")
         labels = self._labels(y, len(images), "y")

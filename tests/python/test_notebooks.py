@@ -1,0 +1,64 @@
+"""The notebooks in notebooks/ run headless in a real Jupyter kernel (nbclient, ipykernel), each
+cell in order, and say what they teach: the devices made, the replicas in sync, the accuracy
+reached, the error text TensorFlow gives, the plots drawn."""
+
+import os
+import unittest
+
+try:
+    import nbformat
+    from nbclient import NotebookClient
+    MISSING = ""
+except ImportError as e:  # scripts/setup installs them
+    MISSING = f"{e.name} is missing: apt-get install python3-nbclient python3-ipykernel " \
+              "python3-matplotlib"
+
+os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # the kernel's debugger notes
+NOTEBOOKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "notebooks")
+
+
+def run(name):
+    """The notebook's cells after a run: (all text printed, the number of images drawn)."""
+    path = os.path.join(NOTEBOOKS, name)
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(notebook, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": NOTEBOOKS}}).execute()
+    text, images = [], 0
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                text.append(output["text"])
+            elif output.get("output_type") in ("display_data", "execute_result"):
+                images += "image/png" in output.get("data", {})
+                text.append(output.get("data", {}).get("text/plain", ""))
+    return "".join(text), images
+
+
+@unittest.skipIf(MISSING, MISSING)
+class Notebooks(unittest.TestCase):
+    def test_two_logical_gpus_and_model_fit(self):
+        text, _ = run("two_logical_gpus.ipynb")
+        self.assertRegex(text, r"1 Physical (CPU|GPU), 2 Logical GPUs")
+        self.assertIn("num_replicas_in_sync: 2", text)
+        self.assertIn("Using MirroredStrategy with devices ('/job:localhost/replica:0/task:0/"
+                      "device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1')", text)
+        self.assertIn("Epoch 2/2", text)
+        accuracy = float(text.split("test accuracy: ")[1].split()[0])
+        self.assertGreater(accuracy, 0.75)
+        self.assertIn("Virtual devices cannot be modified after being initialized", text)
+
+    def test_step_by_step(self):
+        text, images = run("step_by_step.ipynb")
+        self.assertIn("num_replicas_in_sync: 4", text)
+        self.assertIn("step 0: after split", text)
+        self.assertIn("all-reduce step 6 of 6 (all-gather)", text)
+        self.assertIn("in sync: True", text)
+        self.assertIn("ReplicasOutOfSyncError:", text)
+        first = float(text.split("first step's loss ")[1].split(",")[0])
+        last = float(text.split(", last ")[1].split()[0])
+        self.assertLess(last, first)
+        self.assertGreaterEqual(images, 5)
+
+
+if __name__ == "__main__":
+    unittest.main()
