@@ -92,6 +92,9 @@ def mirrorlab(answers_binary, cases):
     return json.loads(out.stdout)
 
 
+AS_TENSORFLOW_LOGS = "(as TensorFlow logs it) "  # app/train/train_report.h
+
+
 def train_output(binary, algorithm, model="mlp"):
     """What `mirrorlab train` prints for a short run on 2 CPU-backed virtual GPUs."""
     out = subprocess.run([binary, "train", "--model", model, "--gpus", "2", "--epochs", "1",
@@ -99,7 +102,11 @@ def train_output(binary, algorithm, model="mlp"):
                           "--allreduce", algorithm], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"mirrorlab train failed:\n{out.stdout}\n{out.stderr}")
-    return out.stdout
+    # The lines TensorFlow would log come on stderr, as TensorFlow writes them, each marked as
+    # mirrorlab's; compared here without the mark.
+    logged = [l[len(AS_TENSORFLOW_LOGS):] for l in out.stderr.splitlines()
+              if l.startswith(AS_TENSORFLOW_LOGS)]
+    return "\n".join(logged) + "\n" + out.stdout
 
 
 def first_line(text, start):

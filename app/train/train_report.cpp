@@ -182,6 +182,13 @@ nlohmann::json run_config(const TrainRun& run, std::size_t train_examples) {
 
 }  // namespace
 
+// A line TensorFlow logs, as it logs it, on stderr as TensorFlow writes it, and marked: the
+// student reading the run must not take it for TensorFlow's own (no TensorFlow runs here).
+void print_tensorflow_log(const std::string& line) {
+  std::fflush(stdout);  // in order with what came before, on a terminal
+  std::fprintf(stderr, "%sINFO:tensorflow:%s\n", kAsTensorflowLogs, line.c_str());
+}
+
 void print_strategy(const TrainRun& run) {
   core::MirroredStrategy& strategy = *run.strategy;  // its replicas' models are not const
   const vgpu::WorkerGroup* workers = run.launch.workers();
@@ -193,14 +200,13 @@ void print_strategy(const TrainRun& run) {
                 strategy.num_replicas_in_sync());
   } else {
     // TensorFlow's own log lines, as it writes them, then mirrorlab's.
-    std::printf("INFO:tensorflow:Using MirroredStrategy with devices %s\n",
-                strategy.device_tuple().c_str());
+    print_tensorflow_log("Using MirroredStrategy with devices " + strategy.device_tuple());
   }
   std::printf(
       "%s", core::model_summary(strategy.replica(0).model(), core::to_string(run.o.settings.model))
                 .c_str());
   if (!workers && !strategy.tensorflow_all_reduce_log().empty()) {
-    std::printf("INFO:tensorflow:%s\n", strategy.tensorflow_all_reduce_log().c_str());
+    print_tensorflow_log(strategy.tensorflow_all_reduce_log());
   }
   for (const std::string& note : strategy.all_reduce_notes()) std::printf("%s\n", note.c_str());
   const core::PackOptions& packs = strategy.options().packs;

@@ -15,6 +15,10 @@
 
 namespace mirrorlab::app {
 
+// What starts each line TensorFlow would log that mirrorlab writes (on stderr, as TensorFlow
+// writes them): the line itself follows, as TensorFlow 2.21 logs it ("INFO:tensorflow:...").
+inline constexpr const char* kAsTensorflowLogs = "(as TensorFlow logs it) ";
+
 // Before the data is loaded: how the strategy trains (TensorFlow's log lines alone, mirrorlab's
 // own words with several workers), the model's summary and the all-reduce's notes.
 void print_strategy(const TrainRun& run);
