@@ -17,10 +17,13 @@ vgpu::DeviceRegistry& registry();
 
 // The strategy of a model's run (a _Run, training.cpp), for the custom loop's steps.
 core::MirroredStrategy& strategy_of(pybind11::handle run);
+// The worker group of a _Workers (workers.cpp); nullptr for None.
+vgpu::WorkerGroup* worker_group_of(pybind11::handle workers);
 
 void bind_devices(pybind11::module_& m);      // devices.cpp
 void bind_data(pybind11::module_& m);         // data.cpp
 void bind_training(pybind11::module_& m);     // training.cpp
 void bind_custom_loop(pybind11::module_& m);  // custom_loop.cpp
+void bind_workers(pybind11::module_& m);      // workers.cpp
 
 }  // namespace mirrorlab::python

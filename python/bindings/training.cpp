@@ -131,9 +131,12 @@ class PythonCallback : public core::FitCallback {
 class Run {
  public:
   // `device_indices`: which of the process's logical devices, in order (empty: all of them).
+  // `workers` (a _Workers, or None): this process is one worker of those, each making the same
+  // model at the same point (the strategy's making is collective).
   Run(const std::string& settings_json,
       const std::vector<std::tuple<std::string, int, std::string>>& layers,
-      const std::vector<int>& device_indices) {
+      const std::vector<int>& device_indices, py::object workers)
+      : workers_(std::move(workers)) {
     try {
       settings_ =
           core::read_settings_json(nlohmann::json::parse(settings_json), core::RunSettings{});
@@ -162,8 +165,9 @@ class Run {
     // One BLAS thread per device thread, as `mirrorlab train` has it: the same sums, bit for bit
     // (OpenBLAS's own threads would cut the products another way), and no fight for the cores.
     core::set_blas_single_threaded();
+    vgpu::WorkerGroup* group = worker_group_of(workers_);
     py::gil_scoped_release building;
-    strategy_ = std::make_unique<core::MirroredStrategy>(devices, options);
+    strategy_ = std::make_unique<core::MirroredStrategy>(devices, options, nullptr, group);
   }
 
   int num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
@@ -291,6 +295,7 @@ class Run {
   }
 
  private:
+  py::object workers_;  // kept while the strategy uses its group
   core::RunSettings settings_;
   std::unique_ptr<core::MirroredStrategy> strategy_;
   std::mutex progress_mutex_;
@@ -305,8 +310,9 @@ void bind_training(py::module_& m) {
   py::class_<Run>(m, "_Run")
       .def(py::init<const std::string&,
                     const std::vector<std::tuple<std::string, int, std::string>>&,
-                    const std::vector<int>&>(),
-           py::arg("settings_json"), py::arg("layers"), py::arg("device_indices"))
+                    const std::vector<int>&, py::object>(),
+           py::arg("settings_json"), py::arg("layers"), py::arg("device_indices"),
+           py::arg("workers") = py::none())
       .def_property_readonly("num_replicas_in_sync", &Run::num_replicas_in_sync)
       .def("summary", &Run::summary, py::arg("name"))
       .def("device_tuple", &Run::device_tuple)

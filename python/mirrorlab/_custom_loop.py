@@ -110,9 +110,12 @@ class DistributedDataset:
 
     def __iter__(self) -> Iterator[DistributedBatch]:
         n = self._strategy.num_replicas_in_sync
+        local = self._strategy._local_replicas
+        first = self._strategy._worker_index * local  # this worker's replicas among all
         x, y = self._dataset._x, self._dataset._y
         for begin, end in self._dataset._ranges():
             shards = _mirrorlab._split_global_batch(end - begin, n, self._per_replica)
+            shards = shards[first:first + local]
             values = [(x[begin + b:begin + b + c], y[begin + b:begin + b + c]) for b, c in shards]
             yield DistributedBatch(values, self._strategy, self._core,
                                    np.arange(begin, end, dtype=np.uint32), self._per_replica)
@@ -139,9 +142,10 @@ def run(strategy: Any, fn: Callable[..., Any], args: Sequence[Any] = (),
     if getattr(fn, "_runs_every_replica", False):  # model.train_step: the core runs the replicas
         return fn(*args, **kwargs)
     results = []
-    for r in range(strategy.num_replicas_in_sync):
+    first = strategy._worker_index * strategy._local_replicas
+    for r in range(strategy._local_replicas):  # this worker's replicas
         previous = get_replica_context()
-        _replica.context = ReplicaContext(strategy, r)
+        _replica.context = ReplicaContext(strategy, first + r)
         try:
             results.append(fn(*[_local(a, r) for a in args],
                               **{k: _local(v, r) for k, v in kwargs.items()}))
@@ -154,20 +158,20 @@ def local_results(value: Any) -> Tuple[Any, ...]:
     return value.values if isinstance(value, PerReplica) else (value,)
 
 
-def reduce(reduce_op: Any, value: Any, axis: Optional[int]) -> Any:
+def reduce(strategy: Any, reduce_op: Any, value: Any, axis: Optional[int]) -> Any:
     op = getattr(reduce_op, "value", reduce_op)
     op = op.upper() if isinstance(op, str) else op
     if op not in (ReduceOp.SUM, ReduceOp.MEAN):
         raise ValueError(f"reduce_op {reduce_op!r}: give ReduceOp.SUM or ReduceOp.MEAN")
     values = [np.asarray(v, dtype=np.float64) for v in local_results(value)]
-    if axis is None:
-        total = sum(values[1:], values[0])
-        return total if op == ReduceOp.SUM else total / len(values)
-    sums = [v.sum(axis=axis) for v in values]
-    total = sum(sums[1:], sums[0])
+    parts = values if axis is None else [v.sum(axis=axis) for v in values]
+    total = sum(parts[1:], parts[0])
+    count = float(len(values) if axis is None else sum(v.shape[axis] for v in values))
+    if strategy._workers is not None:  # every worker's replicas: a sum across the workers
+        both = strategy._workers.all_reduce_sum(np.append(np.ravel(total), count))
+        total, count = both[:-1].reshape(np.shape(total)), float(both[-1])
     if op == ReduceOp.SUM:
         return total
-    count = sum(v.shape[axis] for v in values)
     return total / count if count else total * np.nan
 
 
@@ -215,6 +219,11 @@ class StepByStep:
     # --- where it is ---
     @property
     def num_replicas_in_sync(self) -> int:
+        """Every worker's replicas (the values here are this worker's: local_replicas)."""
+        return self._model._strategy.num_replicas_in_sync
+
+    @property
+    def local_replicas(self) -> int:
         return self._core.replicas
 
     @property
@@ -245,7 +254,7 @@ class StepByStep:
         if self.ended:
             raise RuntimeError("the step has ended: its replicas' values are the model's now "
                                "(model.get_weights())")
-        return PerReplica([read(r) for r in range(self.num_replicas_in_sync)])
+        return PerReplica([read(r) for r in range(self.local_replicas)])
 
     def _tensors(self, flat: np.ndarray) -> List[np.ndarray]:
         out, at = [], 0
@@ -342,7 +351,7 @@ class StepByStep:
     def set_gradients(self, replica: int, gradients: Any) -> None:
         """Replica ``replica``'s gradients from now on: a list of arrays as ``gradients`` gives,
         or one flat array. After backward or between the all-reduce's steps."""
-        n = self.num_replicas_in_sync
+        n = self.local_replicas
         if isinstance(replica, bool) or not isinstance(replica, (int, np.integer)) or \
                 not 0 <= replica < n:
             raise ValueError(f"replica {replica!r}: there are {n}, 0 to {n - 1}")

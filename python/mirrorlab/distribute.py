@@ -7,12 +7,15 @@ all-reduced, the same update on every copy (mirrorlab's core does each step as T
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import json
 import logging
+import os
 import threading
 from typing import Iterator, List, Optional, Sequence, Union
 
-from . import config
+from . import _mirrorlab, config
 from ._custom_loop import (DistributedBatch, DistributedDataset, DivergedError, PerReplica,
                            ReduceOp, ReplicaContext, ReplicasOutOfSyncError, StepByStep,
                            get_replica_context)
@@ -20,6 +23,7 @@ from . import _custom_loop
 
 __all__ = [
     "MirroredStrategy",
+    "MultiWorkerMirroredStrategy",
     "PerReplica",
     "ReduceOp",
     "ReplicaContext",
@@ -148,9 +152,18 @@ class MirroredStrategy:
             logging.getLogger("mirrorlab").info("Using MirroredStrategy with devices (%s)",
                                                 tuple_text)
 
+    # One process alone (MultiWorkerMirroredStrategy sets them otherwise).
+    _workers = None
+    _worker_index = 0
+    _num_workers = 1
+
     @property
     def num_replicas_in_sync(self) -> int:
-        """How many replicas train in step: one per device."""
+        """How many replicas train in step: one per device (of every worker)."""
+        return len(self._indices) * self._num_workers
+
+    @property
+    def _local_replicas(self) -> int:
         return len(self._indices)
 
     @property
@@ -188,8 +201,9 @@ class MirroredStrategy:
 
     def reduce(self, reduce_op, value, axis=None):
         """The replicas' values of ``value`` combined (ReduceOp.SUM or MEAN), as NumPy; with
-        ``axis``, each replica's values reduced along it too (MEAN over every example)."""
-        return _custom_loop.reduce(reduce_op, value, axis)
+        ``axis``, each replica's values reduced along it too (MEAN over every example). With
+        several workers, over every worker's replicas (every worker must call it)."""
+        return _custom_loop.reduce(self, reduce_op, value, axis)
 
     def experimental_local_results(self, value) -> tuple:
         """Each replica's value of ``value``, in replica order (a tuple)."""
@@ -198,6 +212,91 @@ class MirroredStrategy:
     def __repr__(self) -> str:
         return (f"MirroredStrategy(devices={self._device_names!r}, "
                 f"cross_device_ops={self._cross_device_ops!r})")
+
+
+def _tf_config() -> Optional[dict]:
+    """TF_CONFIG as TensorFlow reads it: None when unset or empty."""
+    text = os.environ.get("TF_CONFIG", "").strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"TF_CONFIG is not JSON ({e}): give it as "
+                         '\'{"cluster": {"worker": ["host:port", ...]}, "task": {"type": '
+                         '"worker", "index": 0}}\'') from None
+    if not isinstance(value, dict):
+        raise ValueError("TF_CONFIG must be a JSON object with \"cluster\" and \"task\"")
+    return value
+
+
+class MultiWorkerMirroredStrategy(MirroredStrategy):
+    """tf.distribute.MultiWorkerMirroredStrategy: this process is one worker of several, each
+    mirroring on its logical GPUs, the gradients all-reduced within each worker, across the workers
+    and back. mirrorlab's workers are MPI ranks: start them with ``mpirun -np W python3 yours.py``
+    (Debian's openmpi-bin). TF_CONFIG, where given, must name as many workers as mpirun started,
+    and this one's index as its rank (TensorFlow's workers find each other by its addresses;
+    mirrorlab's through MPI). Without it, the workers are mpirun's, and each logs the TF_CONFIG
+    TensorFlow would need. Every worker runs the same program: making a model, fit, evaluate and
+    strategy.reduce are done by all of them together.
+
+    Keras 3.15's model.fit on NumPy arrays fails under TensorFlow's MultiWorkerMirroredStrategy
+    (ValueError on a PerReplica value, measured: docs/tensorflow-conformance.md); mirrorlab's
+    trains, each worker taking its part of every global batch as TensorFlow's DATA sharding does.
+    """
+
+    def __init__(self, communication_options: object = None, *,
+                 worker_timeout: float = 60.0) -> None:
+        size, rank, launcher = _mirrorlab._launched_by()
+        tf_config = _tf_config()
+        workers = None
+        if tf_config is not None:
+            cluster = tf_config.get("cluster", {})
+            task = tf_config.get("task", {})
+            names = cluster.get("worker") if isinstance(cluster, dict) else None
+            if not isinstance(names, list) or not names:
+                raise ValueError('TF_CONFIG has no "cluster": {"worker": [...]}: mirrorlab\'s '
+                                 "workers are all of type worker")
+            if not isinstance(task, dict) or task.get("type") != "worker" or \
+                    not isinstance(task.get("index"), int):
+                raise ValueError('TF_CONFIG\'s "task" must be {"type": "worker", "index": i}')
+            workers = len(names)
+            if workers > 1 and size <= 1:
+                raise ValueError(
+                    f"TF_CONFIG names {workers} workers, but this process was not started by "
+                    f"mpirun: mirrorlab's workers are MPI ranks, started with mpirun -np "
+                    f"{workers} python3 ... (each given its TF_CONFIG, or none: mpirun's ranks)")
+            if size > 1 and (workers != size or task["index"] != rank):
+                raise ValueError(
+                    f"TF_CONFIG names {workers} workers and this one index {task['index']}, but "
+                    f"{launcher} started {size} processes and this is rank {rank}: give each "
+                    f"rank the TF_CONFIG of its own index, or none")
+        if size > 1 and not _mirrorlab._has_mpi:
+            raise RuntimeError("this mirrorlab was built without MPI, which its workers need: "
+                               "apt-get install libopenmpi-dev openmpi-bin, then build again")
+        super().__init__(_default=True)
+        if size > 1:
+            self._workers = _mirrorlab._Workers(float(worker_timeout))
+            atexit.register(self._workers.finish)
+            self._worker_index = self._workers.rank
+            self._num_workers = self._workers.size
+        logging.getLogger("mirrorlab").info(
+            "MultiWorkerMirroredStrategy: worker %d of %d (%s), %d device%s each, %d replicas in "
+            "sync; TF_CONFIG='%s'", self._worker_index, self._num_workers,
+            "MPI ranks" if self._workers is not None else "one process",
+            self._local_replicas, "" if self._local_replicas == 1 else "s",
+            self.num_replicas_in_sync,
+            self._workers.tf_config(self._worker_index) if self._workers is not None else
+            json.dumps(tf_config) if tf_config else "")
+
+    @property
+    def worker_devices(self) -> List[str]:
+        return [f"/job:worker/replica:0/task:{self._worker_index}/device:GPU:{i}"
+                for i in self._indices]
+
+    def __repr__(self) -> str:
+        return (f"MultiWorkerMirroredStrategy(worker {self._worker_index} of "
+                f"{self._num_workers}, devices={self._device_names!r})")
 
 
 _default: Optional[MirroredStrategy] = None

@@ -11,6 +11,7 @@ import unittest
 import numpy as np
 
 import mirrorlab as ml
+from cli_models import mlp_with_adam
 
 MIRRORLAB = os.path.join(os.environ["MIRRORLAB_BINARY_DIR"], "app", "mirrorlab")
 
@@ -47,14 +48,7 @@ class SameAsTheCommandLine(unittest.TestCase):
         (x, y), (x_test, y_test) = ml.datasets.fashion_mnist.load_data()
         strategy = ml.distribute.MirroredStrategy()
         with strategy.scope():
-            model = ml.keras.Sequential([
-                ml.keras.layers.Flatten(input_shape=(28, 28)),
-                ml.keras.layers.Dense(256, activation="relu"),
-                ml.keras.layers.Dense(128, activation="relu"),
-                ml.keras.layers.Dense(10)])
-            model.compile(optimizer=ml.keras.optimizers.Adam(),
-                          loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                          metrics=["accuracy"])
+            model = mlp_with_adam()
         model.fit(x[:2048] / 255.0, y[:2048], batch_size=64, epochs=2, verbose=0,
                   validation_data=(x_test, y_test))
         weights = model.get_weights()

@@ -98,7 +98,7 @@ class Sequential:
     def _build(self) -> None:
         if self._run is None:
             self._run = _mirrorlab._Run(json.dumps(self._settings()), self._core_layers(),
-                                        self._strategy._indices)
+                                        self._strategy._indices, self._strategy._workers)
 
     # --- Keras' calls ---------------------------------------------------------------------------
 
@@ -197,7 +197,7 @@ class Sequential:
         n = step.num_replicas_in_sync
         losses = [loss_sum / count / n if count else 0.0
                   for loss_sum, count, _ in step._core.finish()]
-        return distribute.PerReplica(losses) if n > 1 else losses[0]
+        return distribute.PerReplica(losses) if len(losses) > 1 else losses[0]
 
     train_step._runs_every_replica = True  # strategy.run hands it the whole batch
 

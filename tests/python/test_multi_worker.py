@@ -1,0 +1,77 @@
+"""MultiWorkerMirroredStrategy: two workers started by mpirun (with TF_CONFIG or without) train
+the MLP as one, ending with the same weights, and with the losses `mpirun -np 2 mirrorlab train`
+reports for the same run; the custom loop's shards and reduce span both workers. Without mpirun,
+TF_CONFIG naming two workers says how to start them."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+MPIEXEC = os.environ.get("MIRRORLAB_MPIEXEC", "")
+MIRRORLAB = os.path.join(os.environ.get("MIRRORLAB_BINARY_DIR", ""), "app", "mirrorlab")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def workers(*flags):
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "worker")
+        run = subprocess.run([MPIEXEC, "--oversubscribe", "-np", "2", sys.executable,
+                              os.path.join(HERE, "multi_worker_fit.py"), out, *flags],
+                             capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            raise AssertionError(f"mpirun failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
+        results = []
+        for r in range(2):
+            with open(f"{out}.{r}") as f:
+                results.append(json.load(f))
+        return results, run.stderr
+
+
+@unittest.skipUnless(MPIEXEC, "no mpirun in this build (Debian: openmpi-bin, libopenmpi-dev)")
+class MultiWorker(unittest.TestCase):
+    def test_two_workers_train_as_one_and_as_the_command_line(self):
+        (w0, w1), log = workers()
+        self.assertEqual((w0["workers"], w0["replicas"]), (2, 2))
+        self.assertEqual(w0["weights"], w1["weights"])
+        self.assertEqual(w0["after_step"], w1["after_step"])
+        self.assertIn("TF_CONFIG='{\"cluster\":{\"worker\":", log)
+        with tempfile.TemporaryDirectory() as folder:
+            history = os.path.join(folder, "history.json")
+            subprocess.run([MPIEXEC, "--oversubscribe", "-np", "2", MIRRORLAB, "train",
+                            "--model", "mlp", "--gpus", "1", "--batch-per-replica", "32",
+                            "--train-examples", "1024", "--epochs", "1", "--seed", "7",
+                            "--optimizer", "adam", "--history", history],
+                           check=True, capture_output=True, timeout=300)
+            with open(history) as f:
+                cli = json.load(f)
+        epochs = cli["epochs"] if "epochs" in cli else cli
+        self.assertEqual(w0["loss"][0], epochs[0]["loss"], cli)
+        self.assertEqual(w0["val_loss"][0], epochs[0]["val_loss"], cli)
+
+    def test_the_custom_loop_spans_the_workers(self):
+        (w0, w1), _ = workers("--tf-config")
+        self.assertEqual([len(s) for s in w0["shard_labels"] + w1["shard_labels"]], [4, 4])
+        self.assertNotEqual(w0["shard_labels"], w1["shard_labels"])
+        self.assertEqual(w0["label_sum"], w0["expected_label_sum"])
+        self.assertEqual(w1["label_sum"], w0["label_sum"])
+        self.assertAlmostEqual(w0["step_loss"], w1["step_loss"], places=12)
+
+    def test_tf_config_naming_two_workers_without_mpirun_says_how_to_start_them(self):
+        env = dict(os.environ, TF_CONFIG=json.dumps(
+            {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}))
+        for name in ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE", "PMI_RANK"):
+            env.pop(name, None)
+        run = subprocess.run(
+            [sys.executable, "-c", "import mirrorlab as ml; ml.distribute.MultiWorkerMirroredStrategy()"],
+            capture_output=True, text=True, env=env)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("ValueError: TF_CONFIG names 2 workers, but this process was not started "
+                      "by mpirun", run.stderr)
+        self.assertIn("mpirun -np 2 python3", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
