@@ -111,7 +111,9 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"virtualgpu/workers", {"virtualgpu/collectives"}},
       {"virtualgpu/measure", {"virtualgpu/collectives"}},
       {"virtualgpu", {"virtualgpu/workers", "virtualgpu/measure"}},  // the library as a whole
-      {"virtualgpu/mpi", {"virtualgpu"}},  // the workers as MPI ranks: only app/ makes them
+      // the workers as MPI ranks: only the faces make them (app/, and python/ for
+      // MultiWorkerMirroredStrategy)
+      {"virtualgpu/mpi", {"virtualgpu"}},
       {"core/io", {"files"}},
       {"core/nn", {"core/io", "virtualgpu/memory", "virtualgpu/cuda"}},
       {"core/strategy", {"core/nn", "virtualgpu"}},
@@ -132,7 +134,7 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"app/compare", {"app/flags"}},
       {"app", {"app/train", "app/compare", "gui"}},
       // the Python module's C++ half: a face beside app/, over the same core
-      {"python/bindings", {"core/session"}},
+      {"python/bindings", {"core/session", "virtualgpu/mpi"}},
   };
   return below;
 }

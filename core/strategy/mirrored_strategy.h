@@ -351,6 +351,10 @@ class MirroredStrategy {
   const std::vector<vgpu::Device*>& devices() const { return devices_; }
   Replica& replica(int i) { return *replicas_[static_cast<std::size_t>(i)]; }
   const StrategyOptions& options() const { return options_; }
+  // Host thread, between steps: how the next training steps scale each replica's loss (a custom
+  // loop's choice, as its compute_average_loss call is in TensorFlow). Every worker must set the
+  // same.
+  void set_loss_scaling(LossScaling scaling) { options_.loss_scaling = scaling; }
   const vgpu::AllReduce& all_reduce() const { return *all_reduce_; }
   // The gradients' packs, in the order they are all-reduced (one: the whole buffer).
   const std::vector<GradientPack>& packs() const { return packs_; }

@@ -6,6 +6,9 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
+#include <string>
+
 #include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/devices/device_registry.h"
 
@@ -17,6 +20,12 @@ vgpu::DeviceRegistry& registry();
 
 // The strategy of a model's run (a _Run, training.cpp), for the custom loop's steps.
 core::MirroredStrategy& strategy_of(pybind11::handle run);
+// custom_loop.cpp: a StepByStep held between its phases holds every device (their streams).
+// check_devices_free throws std::logic_error (RuntimeError) saying so, `what` ("model.fit") being
+// what cannot run meanwhile; end_strategy ends a model's strategy, once such a step has ended
+// (its end waits for the devices' streams).
+void check_devices_free(const std::string& what);
+void end_strategy(std::unique_ptr<core::MirroredStrategy> strategy);
 // The worker group of a _Workers (workers.cpp); nullptr for None.
 vgpu::WorkerGroup* worker_group_of(pybind11::handle workers);
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,22 +38,59 @@ py::array_t<T> to_array(const std::vector<T>& values, std::vector<py::ssize_t> s
   return a;
 }
 
+class PyStepByStep;
+// The step held between its phases in this process, if any (the GIL guards it). It holds every
+// device's stream, which every model of the process shares: until it ends, nothing else may run
+// on the devices (another step, a fit, an evaluation, a strategy's end would wait for ever).
+PyStepByStep* held_step = nullptr;
+// Strategies whose model ended while a step held the devices: their end waits for the devices'
+// streams, so it waits for that step's (ended_holding()).
+std::vector<std::unique_ptr<core::MirroredStrategy>> retired;
+
+// The held step `step` has ended: the devices are free, and the strategies retired meanwhile end.
+void ended_holding(const PyStepByStep* step) {
+  if (held_step != step) return;
+  held_step = nullptr;
+  std::vector<std::unique_ptr<core::MirroredStrategy>> ending = std::move(retired);
+  retired.clear();
+  py::gil_scoped_release waiting;
+  ending.clear();
+}
+
 class PyStepByStep {
  public:
+  // `loss_scaling`: how each replica scales its loss in this step ("replica-mean",
+  // "global-batch", "batch-mean": core/strategy/mirrored_strategy.h).
   PyStepByStep(py::object run, std::shared_ptr<Data> data, std::vector<std::uint32_t> indices,
-               std::size_t batch_per_replica)
+               std::size_t batch_per_replica, const std::string& loss_scaling)
       : run_(std::move(run)), data_(std::move(data)), indices_(std::move(indices)) {
     core::MirroredStrategy& strategy = strategy_of(run_);
+    strategy.set_loss_scaling(core::parse_loss_scaling(loss_scaling));
     for (std::uint32_t i : indices_) {
       if (i >= data_->dataset.size()) throw py::index_error("an example beyond the data set");
     }
+    check_devices_free("another step");
     const core::GlobalBatch batch{&data_->dataset, indices_, batch_per_replica};
-    py::gil_scoped_release computing;
-    step_ = std::make_unique<core::StepByStep>(strategy, batch);
+    {
+      py::gil_scoped_release computing;
+      step_ = std::make_unique<core::StepByStep>(strategy, batch);
+    }
+    if (!step_->ended()) held_step = this;
   }
   ~PyStepByStep() {
-    py::gil_scoped_release finishing;
-    step_.reset();
+    {
+      py::gil_scoped_release finishing;
+      step_.reset();
+    }
+    ended_holding(this);
+  }
+  // Where it is held, or "" once ended (then it no longer holds the devices).
+  std::string where() {
+    if (step_->ended()) {
+      ended_holding(this);
+      return "";
+    }
+    return step_->held_at()->label();
   }
 
   // "split", "forward", "backward", "all-reduce step", "update"; "" once ended.
@@ -72,16 +110,26 @@ class PyStepByStep {
     return out;
   }
   void advance() {
-    py::gil_scoped_release computing;
-    step_->advance();
+    try {
+      py::gil_scoped_release computing;
+      step_->advance();
+    } catch (...) {
+      ended_holding(this);  // a step that throws has ended
+      throw;
+    }
+    if (step_->ended()) ended_holding(this);
   }
   // Each replica's loss sums as the core scaled them: (loss sum x scale, count, correct).
   std::vector<std::tuple<double, std::int64_t, std::int64_t>> finish() {
     std::vector<core::LossStats> results;
-    {
+    try {
       py::gil_scoped_release computing;
       results = step_->finish();
+    } catch (...) {
+      ended_holding(this);
+      throw;
     }
+    ended_holding(this);
     std::vector<std::tuple<double, std::int64_t, std::int64_t>> out;
     for (const core::LossStats& r : results) out.emplace_back(r.loss_sum, r.count, r.correct);
     return out;
@@ -148,6 +196,25 @@ class PyStepByStep {
 
 }  // namespace
 
+void check_devices_free(const std::string& what) {
+  if (held_step == nullptr) return;
+  const std::string where = held_step->where();
+  if (where.empty()) return;  // it ended meanwhile
+  throw std::logic_error(what +
+                         " cannot run while a StepByStep holds the devices between its "
+                         "phases (" +
+                         where + "): end it first (step.update() or step.finish())");
+}
+
+void end_strategy(std::unique_ptr<core::MirroredStrategy> strategy) {
+  if (held_step != nullptr && !held_step->where().empty()) {
+    retired.push_back(std::move(strategy));
+    return;
+  }
+  py::gil_scoped_release ending;
+  strategy.reset();
+}
+
 void bind_custom_loop(py::module_& m) {
   // The core's exceptions a training step may end with, as the package raises them (a fit's
   // too): the replicas out of sync (a RuntimeError), a loss or gradient NaN or infinite.
@@ -177,8 +244,10 @@ void bind_custom_loop(py::module_& m) {
       py::arg("count"), py::arg("replicas"), py::arg("per_replica"));
 
   py::class_<PyStepByStep>(m, "_StepByStep")
-      .def(py::init<py::object, std::shared_ptr<Data>, std::vector<std::uint32_t>, std::size_t>(),
-           py::arg("run"), py::arg("data"), py::arg("indices"), py::arg("batch_per_replica"))
+      .def(py::init<py::object, std::shared_ptr<Data>, std::vector<std::uint32_t>, std::size_t,
+                    const std::string&>(),
+           py::arg("run"), py::arg("data"), py::arg("indices"), py::arg("batch_per_replica"),
+           py::arg("loss_scaling"))
       .def_property_readonly("boundary", &PyStepByStep::boundary)
       .def_property_readonly("point", &PyStepByStep::point)
       .def_property_readonly("replicas", &PyStepByStep::replicas)

@@ -137,6 +137,7 @@ class Run {
       const std::vector<std::tuple<std::string, int, std::string>>& layers,
       const std::vector<int>& device_indices, py::object workers)
       : workers_(std::move(workers)) {
+    check_devices_free("a new model (compile, summary)");
     try {
       settings_ =
           core::read_settings_json(nlohmann::json::parse(settings_json), core::RunSettings{});
@@ -169,6 +170,12 @@ class Run {
     py::gil_scoped_release building;
     strategy_ = std::make_unique<core::MirroredStrategy>(devices, options, nullptr, group);
   }
+
+  // The devices' streams are every model's: while another model's step holds them, this
+  // strategy's end waits for that step's.
+  ~Run() { end_strategy(std::move(strategy_)); }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
 
   int num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
   std::string summary(const std::string& name) {
@@ -214,6 +221,7 @@ class Run {
   py::dict fit(const Bytes& x, const Bytes& y, std::size_t batch_per_replica, int epochs,
                std::int64_t max_steps, std::optional<Bytes> x_val, std::optional<Bytes> y_val,
                py::object write, bool live, bool one_line, bool with_accuracy) {
+    check_devices_free("model.fit");
     const core::Dataset train = dataset_of(x, y);
     std::optional<core::Dataset> validation;
     if (x_val && y_val) validation = dataset_of(*x_val, *y_val);
@@ -225,6 +233,8 @@ class Run {
                             progress_mutex_, progress_);
     options.stop_requested = [&callback] { return callback.stop_requested(); };
     core::History history;
+    strategy_->set_loss_scaling(
+        settings_.loss_scaling);  // model.fit's (a custom loop sets its own)
     {
       py::gil_scoped_release computing;
       history =
@@ -257,6 +267,7 @@ class Run {
   std::tuple<double, double> evaluate(const Bytes& x, const Bytes& y, std::size_t batch_per_replica,
                                       py::object write, bool live, bool one_line,
                                       bool with_accuracy) {
+    check_devices_free("model.evaluate");
     const core::Dataset data = dataset_of(x, y);
     core::LossStats stats;
     double seconds = 0;

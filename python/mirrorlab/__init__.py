@@ -26,10 +26,10 @@ logger "mirrorlab" (shown at INFO level: ``mirrorlab.get_logger().setLevel("INFO
 
 import logging as _logging
 
-from . import config, data, datasets, distribute, keras
+from . import config, data, datasets, distribute, keras, nn
 
 __version__ = "0.1.0"
-__all__ = ["config", "data", "datasets", "distribute", "keras", "get_logger"]
+__all__ = ["config", "data", "datasets", "distribute", "keras", "nn", "get_logger"]
 
 
 def get_logger() -> _logging.Logger:

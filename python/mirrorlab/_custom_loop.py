@@ -177,6 +177,25 @@ def reduce(strategy: Any, reduce_op: Any, value: Any, axis: Optional[int]) -> An
 
 # --- one training step, a phase at a time ------------------------------------------------------
 
+def loss_scaling(batch: DistributedBatch, global_batch_size: Optional[int]) -> Tuple[str, int]:
+    """How each replica of a step on ``batch`` scales its loss sum, as the custom loop's
+    ``compute_average_loss(per_example_loss, global_batch_size)`` would: the core's scaling, and
+    the divisor of every replica's sum (0: each its own count x the replicas)."""
+    if global_batch_size is None:
+        return "replica-mean", 0  # compute_average_loss without global_batch_size (and model.fit)
+    if isinstance(global_batch_size, bool) or not isinstance(global_batch_size, (int, np.integer)):
+        raise TypeError(f"global_batch_size must be a whole number, not {global_batch_size!r}")
+    nominal = batch._per_replica * batch._strategy.num_replicas_in_sync
+    if global_batch_size == nominal:
+        return "global-batch", nominal
+    if global_batch_size == batch.global_batch_size:
+        return "batch-mean", batch.global_batch_size
+    raise ValueError(f"global_batch_size={global_batch_size}: mirrorlab divides each replica's loss "
+                     f"sum by the data set's global batch ({nominal}) or by this batch's examples "
+                     f"({batch.global_batch_size}): give one of them, or None (each replica's "
+                     "mean over num_replicas_in_sync)")
+
+
 _ORDER = ["split", "forward", "backward", "all-reduce step", "update"]
 
 
@@ -194,11 +213,14 @@ class StepByStep:
     Every value comes back as NumPy, per replica (PerReplica). ``set_gradients`` changes a
     replica's gradients before the update: summed by the all-reduce if changed before it, or
     applied to that replica alone after it, when the replicas leave sync (update() then raises
-    ReplicasOutOfSyncError). The step is the one model.fit takes, bit for bit. Used as a context
+    ReplicasOutOfSyncError). ``global_batch_size``: what compute_average_loss divides by (None:
+    each replica's mean over num_replicas_in_sync, as model.fit; the data set's global batch; or
+    this batch's examples). The step is the one model.fit takes, bit for bit. Used as a context
     manager, it ends on leaving the block; a step dropped half-way runs to its end.
     """
 
-    def __init__(self, model: Any, batch: DistributedBatch) -> None:
+    def __init__(self, model: Any, batch: DistributedBatch,
+                 global_batch_size: Optional[int] = None) -> None:
         if not isinstance(batch, DistributedBatch):
             raise TypeError("StepByStep takes a batch of strategy.experimental_distribute_dataset"
                             f"(...), not {type(batch).__name__}")
@@ -210,8 +232,9 @@ class StepByStep:
         model._build()
         self._model = model
         self._shapes = [w.shape for w in model.get_weights()]
+        self.loss_scaling, self._divisor = loss_scaling(batch, global_batch_size)
         self._core = _mirrorlab._StepByStep(model._run, batch._data, batch._indices,
-                                            batch._per_replica)
+                                            batch._per_replica, self.loss_scaling)
         model._step = weakref.ref(self)
         model._trained = True
         self._losses: Optional[PerReplica] = None
@@ -285,8 +308,8 @@ class StepByStep:
         return self._losses
 
     def backward(self) -> PerReplica:
-        """Each replica backpropagates its loss (scaled as compute_average_loss does, by its
-        share of the replicas): its own gradients, one array per weight."""
+        """Each replica backpropagates its loss, scaled as compute_average_loss(per_example_loss,
+        global_batch_size) scales it (``loss_scaling``): its own gradients, one per weight."""
         self._go_to("backward", "backward()")
         return self.gradients
 

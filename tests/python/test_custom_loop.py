@@ -13,7 +13,7 @@ cpu = ml.config.list_physical_devices("CPU")[0]
 ml.config.set_logical_device_configuration(
     cpu, [ml.config.LogicalDeviceConfiguration(memory_limit=256)] * REPLICAS)
 (X, Y), _ = ml.datasets.fashion_mnist.load_data()
-X, Y = X[:40], Y[:40]  # global batches of 24, then 16 (shards of 8, 8, 0: the core's split)
+X, Y = X[:40], Y[:40]  # global batches of 24, then 16 (shards of 6, 6, 4: the core's split)
 
 
 def make_model(strategy, seed=5):
@@ -165,8 +165,26 @@ class CustomLoop(unittest.TestCase):
         with self.assertRaises(TypeError):
             ml.distribute.StepByStep(model, (X, Y))
 
+    def test_a_held_step_holds_every_models_devices_and_says_so(self):
+        other = make_model(self.strategy)
+        model = make_model(self.strategy)
+        step = ml.distribute.StepByStep(model, batches(self.strategy)[0])
+        step.backward()
+        for attempt in (lambda: make_model(self.strategy),
+                        lambda: other.fit(X, Y, batch_size=24, verbose=0),
+                        lambda: other.evaluate(X, Y, batch_size=24, verbose=0),
+                        lambda: ml.distribute.StepByStep(other, batches(self.strategy)[0])):
+            with self.assertRaisesRegex(RuntimeError, r"while a StepByStep holds the devices "
+                                                      r"between its phases \(step 0: after "
+                                                      r"backward\): end it first"):
+                attempt()
+        del other  # its strategy ends once the step has (its end waits for the devices)
+        self.assertEqual(step.where, "step 0: after backward")
+        step.update()
+        make_model(self.strategy).fit(X, Y, batch_size=24, verbose=0)
+
     def test_run_gives_each_replica_its_shard_and_reduce_combines_them(self):
-        batch = batches(self.strategy)[1]  # 16 examples: 8, 8, 0
+        batch = batches(self.strategy)[1]  # 16 examples: 6, 6, 4
 
         def count(shard):
             context = ml.distribute.get_replica_context()
@@ -194,6 +212,35 @@ class CustomLoop(unittest.TestCase):
         again = make_model(self.strategy)
         losses = self.strategy.run(again.train_step, args=(batch,))
         self.assertAlmostEqual(float(self.strategy.reduce("SUM", losses)), mean_of_means, places=9)
+
+    def test_global_batch_size_scales_the_loss_as_compute_average_loss(self):
+        batch = batches(self.strategy)[1]  # 16 examples of a data set batched by 24: 6, 6, 4
+        self.assertEqual([len(y) for _, y in batch.values], [6, 6, 4])
+        grads = {}
+        for gb in (None, 24, 16):
+            model = make_model(self.strategy)
+            step = ml.distribute.StepByStep(model, batch, global_batch_size=gb)
+            step.forward()
+            shares = self.strategy.run(
+                lambda losses: ml.nn.compute_average_loss(losses, global_batch_size=gb),
+                args=(step.losses,))
+            grads[gb] = step.backward().values[0]
+            step.finish()
+            losses = self.strategy.run(make_model(self.strategy).train_step, args=(batch, gb))
+            self.assertAlmostEqual(float(self.strategy.reduce("SUM", losses)),
+                                   float(self.strategy.reduce("SUM", shares)), places=9)
+        self.assertEqual(step.loss_scaling, "batch-mean")
+        # Replica 0's 6 examples: its mean over 3 replicas scales by 1/18; the data set's global
+        # batch by 1/24 (0.75 of it), this batch's 16 examples by 1/16 (1.125 of it).
+        for a, b, c in zip(grads[None], grads[24], grads[16]):
+            np.testing.assert_allclose(b, 0.75 * a, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(c, 1.125 * a, rtol=1e-5, atol=1e-7)
+        with self.assertRaisesRegex(ValueError, r"data set's global batch \(24\) or by this "
+                                                r"batch's examples \(16\)"):
+            ml.distribute.StepByStep(make_model(self.strategy), batch, global_batch_size=32)
+        self.assertAlmostEqual(ml.nn.compute_average_loss([1.0, 2.0, 3.0], 6), 1.0)
+        with self.strategy.scope():  # without global_batch_size: the mean over the 3 replicas
+            self.assertAlmostEqual(ml.nn.compute_average_loss([1.0, 2.0, 3.0]), 2.0 / 3)
 
 
 if __name__ == "__main__":

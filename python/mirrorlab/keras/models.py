@@ -188,14 +188,15 @@ class Sequential:
             raise RuntimeError(f"{self.name} is in a step taken phase by phase ({step.where}): "
                                "end it first (step.update() or step.finish())")
 
-    def train_step(self, batch) -> "distribute.PerReplica":
+    def train_step(self, batch, global_batch_size: Optional[int] = None) -> "distribute.PerReplica":
         """One training step on a distributed batch, as model.fit takes it:
         ``strategy.run(model.train_step, args=(batch,))``. Each replica's loss as
-        compute_average_loss gives it (its mean over its shard, over num_replicas_in_sync), so
-        ``strategy.reduce("SUM", losses)`` is the step's loss."""
-        step = distribute.StepByStep(self, batch)
-        n = step.num_replicas_in_sync
-        losses = [loss_sum / count / n if count else 0.0
+        compute_average_loss(per_example_loss, global_batch_size) gives it (None: its mean over
+        num_replicas_in_sync, as model.fit), so ``strategy.reduce("SUM", losses)`` is the
+        step's loss."""
+        step = distribute.StepByStep(self, batch, global_batch_size)
+        n, divisor = step.num_replicas_in_sync, step._divisor
+        losses = [(loss_sum / divisor if divisor else loss_sum / count / n) if count else 0.0
                   for loss_sum, count, _ in step._core.finish()]
         return distribute.PerReplica(losses) if len(losses) > 1 else losses[0]
 
