@@ -59,6 +59,16 @@ class Notebooks(unittest.TestCase):
         self.assertLess(last, first)
         self.assertGreaterEqual(images, 5)
 
+    def test_loss_scaling(self):
+        text, images = run("loss_scaling.ipynb")
+        self.assertIn("shards: [6, 6, 4]", text)
+        off = {gb: float(text.split(f"global_batch_size={gb}:")[1].split("% off")[0].split()[-1])
+               for gb in ("None", "24", "16")}
+        self.assertLess(off["16"], 0.01)  # this batch's examples: one device's gradient
+        self.assertAlmostEqual(off["24"], 100 / 3, places=1)  # 16/24 of it
+        self.assertGreater(off["None"], 1)  # model.fit's: the short replica weighs too much
+        self.assertEqual(images, 1)
+
 
 if __name__ == "__main__":
     unittest.main()
