@@ -64,12 +64,12 @@ class PyStepByStep {
   PyStepByStep(py::object run, std::shared_ptr<Data> data, std::vector<std::uint32_t> indices,
                std::size_t batch_per_replica, const std::string& loss_scaling)
       : run_(std::move(run)), data_(std::move(data)), indices_(std::move(indices)) {
+    check_devices_free("another step");
     core::MirroredStrategy& strategy = strategy_of(run_);
-    strategy.set_loss_scaling(core::parse_loss_scaling(loss_scaling));
     for (std::uint32_t i : indices_) {
       if (i >= data_->dataset.size()) throw py::index_error("an example beyond the data set");
     }
-    check_devices_free("another step");
+    strategy.set_loss_scaling(core::parse_loss_scaling(loss_scaling));
     const core::GlobalBatch batch{&data_->dataset, indices_, batch_per_replica};
     {
       py::gil_scoped_release computing;
@@ -119,7 +119,7 @@ class PyStepByStep {
     }
     if (step_->ended()) ended_holding(this);
   }
-  // Each replica's loss sums as the core scaled them: (loss sum x scale, count, correct).
+  // Each replica's loss sums, unscaled: (sum of its examples' losses, count, correct).
   std::vector<std::tuple<double, std::int64_t, std::int64_t>> finish() {
     std::vector<core::LossStats> results;
     try {
