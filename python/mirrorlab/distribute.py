@@ -261,6 +261,9 @@ class MultiWorkerMirroredStrategy(MirroredStrategy):
                     not isinstance(task.get("index"), int):
                 raise ValueError('TF_CONFIG\'s "task" must be {"type": "worker", "index": i}')
             workers = len(names)
+            if not 0 <= task["index"] < workers:
+                raise ValueError(f"TF_CONFIG's task index {task['index']} is not one of its "
+                                 f"{workers} workers (0 to {workers - 1})")
             if workers > 1 and size <= 1:
                 raise ValueError(
                     f"TF_CONFIG names {workers} workers, but this process was not started by "

@@ -71,6 +71,13 @@ class MultiWorker(unittest.TestCase):
         self.assertIn("ValueError: TF_CONFIG names 2 workers, but this process was not started "
                       "by mpirun", run.stderr)
         self.assertIn("mpirun -np 2 python3", run.stderr)
+        env["TF_CONFIG"] = json.dumps({"cluster": {"worker": ["a:1"]},
+                                       "task": {"type": "worker", "index": 3}})
+        run = subprocess.run(
+            [sys.executable, "-c", "import mirrorlab as ml; ml.distribute.MultiWorkerMirroredStrategy()"],
+            capture_output=True, text=True, env=env)
+        self.assertIn("ValueError: TF_CONFIG's task index 3 is not one of its 1 workers (0 to 0)",
+                      run.stderr)
 
 
 if __name__ == "__main__":
