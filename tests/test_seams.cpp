@@ -134,7 +134,7 @@ const std::map<std::string, std::vector<std::string>>& layers() {
       {"app/compare", {"app/flags"}},
       {"app", {"app/train", "app/compare", "gui"}},
       // the Python module's C++ half: a face beside app/, over the same core
-      {"python/bindings", {"core/session", "virtualgpu/mpi"}},
+      {"python/bindings", {"core/session", "virtualgpu/mpi", "gui"}},
   };
   return below;
 }

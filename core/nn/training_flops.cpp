@@ -15,10 +15,15 @@ double update_flops_per_param(const OptimizerConfig& optimizer) {
 }
 
 TrainingFlops training_flops(ModelKind model, const OptimizerConfig& optimizer) {
+  const std::vector<LayerSpec> layers = layer_specs_of(model);
+  return training_flops(layers, optimizer);
+}
+
+TrainingFlops training_flops(std::span<const LayerSpec> layers, const OptimizerConfig& optimizer) {
   TrainingFlops total;
-  Shape shape = Model::input_shape_of(model);
+  Shape shape = Model::input_shape_of(ModelKind::kCnn);  // 28x28x1, whatever the model
   bool first = true;
-  for (const auto& layer : Model::layers_of(model)) {
+  for (const auto& layer : make_layers(layers)) {
     const LayerFlops f = layer->flops(shape);
     total.forward += f.forward;
     total.backward += f.param_gradients + (first ? 0 : f.input_gradient);

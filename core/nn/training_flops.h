@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "core/nn/model.h"
+#include "core/nn/model_spec.h"
 #include "core/nn/optimizer.h"
 
 namespace mirrorlab::core {
@@ -31,5 +33,7 @@ struct TrainingFlops {
 double update_flops_per_param(const OptimizerConfig& optimizer);
 
 TrainingFlops training_flops(ModelKind model, const OptimizerConfig& optimizer);
+// A model of the user's (keras.Sequential in Python), on 28x28x1 images as every model here.
+TrainingFlops training_flops(std::span<const LayerSpec> layers, const OptimizerConfig& optimizer);
 
 }  // namespace mirrorlab::core

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/checkpoint/checkpoint.h"
+#include "core/nn/model_spec.h"
 #include "core/session/other_workers.h"
 #include "core/settings/run_settings.h"
 #include "core/strategy/faults.h"
@@ -39,6 +40,8 @@ struct SessionConfig {
   // rebuilt session keeps it.
   std::function<void(vgpu::DeviceRegistry&, const std::vector<vgpu::LogicalDeviceConfiguration>&)>
       make_devices;
+  // A model of the user's, layer by layer (keras.Sequential in Python); empty: settings.model.
+  std::vector<LayerSpec> layers;
   FaultPlan faults;  // a straggler, a failing device, a NaN (core/strategy/faults.h)
   // Go on from this checkpoint instead of starting afresh (the settings must be its own:
   // config_for_checkpoint makes them so).

@@ -129,6 +129,16 @@ StepNeeds StepRecorder::begin_step(const StepStart& start) {
   for (std::size_t i = 0; i < batch.indices.size(); ++i) {
     building_.labels[i] = batch.data->labels[batch.indices[i]];
   }
+  const std::size_t pictures = std::min(batch.indices.size(), kRecordedImages);
+  const std::size_t pixels = batch.data->rows * batch.data->cols;
+  building_.image_rows = batch.data->rows;
+  building_.image_cols = batch.data->cols;
+  building_.images.resize(pictures * pixels);
+  for (std::size_t i = 0; i < pictures; ++i) {
+    const std::uint8_t* image = batch.data->image(batch.indices[i]);
+    std::copy(image, image + pixels,
+              building_.images.begin() + static_cast<std::ptrdiff_t>(i * pixels));
+  }
   // As the dataset was batched; with none given, the largest shard (a full batch's).
   building_.batch_per_replica = batch.batch_per_replica;
   if (building_.batch_per_replica == 0) {

@@ -50,6 +50,9 @@ struct ReplicaRecord {
   int boundaries_passed = 0;  // how far this replica is (its own count)
 };
 
+// How many examples of a global batch the record keeps the pictures of (the GUI draws no more).
+inline constexpr std::size_t kRecordedImages = 1024;
+
 struct RecordedStep {
   std::int64_t step = -1;  // -1: nothing recorded yet
   bool complete = false;   // every replica finished the step
@@ -57,6 +60,10 @@ struct RecordedStep {
   // [replicas[r].shard_begin, + shard_count).
   std::vector<std::uint32_t> indices;
   std::vector<std::uint8_t> labels;
+  // The pictures of its first kRecordedImages examples, each image_rows x image_cols bytes, in
+  // order: the record stands on its own, whoever owns the data set (a Python array freed since).
+  std::vector<std::uint8_t> images;
+  std::size_t image_rows = 0, image_cols = 0;
   std::size_t batch_per_replica = 0;    // as the dataset was batched, not this batch's shards
   std::vector<RecordedLayer> layers;    // the layers with parameters
   int chosen_layer = 0;                 // index into layers

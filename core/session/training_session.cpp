@@ -44,7 +44,8 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
     registry_.set_logical_device_configuration(session_devices(config_));
   }
   devices_ = registry_.logical_devices();
-  const StrategyOptions strategy_settings = strategy_options(config_.settings);
+  StrategyOptions strategy_settings = strategy_options(config_.settings);
+  strategy_settings.layers = config_.layers;
   if (config_.settings.workers > 1) {
     // What a run of several workers does not do yet, as `mirrorlab train` under mpirun refuses.
     if (!config_.faults.empty() || config_.resume) {
@@ -56,14 +57,16 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
                   : std::make_unique<OtherWorkerThreads>(config_.settings.workers, data_, config_);
     std::exception_ptr failed;
     try {
-      strategy_ = std::make_unique<MirroredStrategy>(devices_, strategy_settings, &events_,
-                                                     &others_->worker_0());
+      own_strategy_ = std::make_unique<MirroredStrategy>(devices_, strategy_settings, &events_,
+                                                         &others_->worker_0());
+      strategy_ = own_strategy_.get();
     } catch (...) {
       failed = std::current_exception();
     }
     others_->wait_built(failed);  // throws the first error of any worker
   } else {
-    strategy_ = std::make_unique<MirroredStrategy>(devices_, strategy_settings, &events_);
+    own_strategy_ = std::make_unique<MirroredStrategy>(devices_, strategy_settings, &events_);
+    strategy_ = own_strategy_.get();
   }
   strategy_->add_listener(&recorder_);
   strategy_->add_listener(&controller_);
@@ -94,6 +97,12 @@ TrainingSession::TrainingSession(std::shared_ptr<const FashionMnist> data, Sessi
 }
 
 void TrainingSession::set_faults(FaultPlan plan) {
+  if (watching()) {
+    std::lock_guard lock(mutex_);
+    faults_note_ = "These faults cannot happen: the run is trained from " + driven_by_ +
+                   ", and faults are set where a run is made (mirrorlab gui, mirrorlab train)";
+    return;
+  }
   post([this, plan = std::move(plan)] {
     std::string note;
     try {
@@ -114,6 +123,11 @@ void TrainingSession::set_faults(FaultPlan plan) {
 }
 
 void TrainingSession::save_checkpoint(std::filesystem::path folder) {
+  if (watching()) {
+    std::lock_guard lock(mutex_);
+    checkpoint_note_ = "Not saved: the run is trained from " + driven_by_ + ", which keeps it";
+    return;
+  }
   post([this, folder = std::move(folder)] {
     std::string note;
     try {
@@ -133,10 +147,13 @@ void TrainingSession::save_checkpoint(std::filesystem::path folder) {
 
 TrainingSession::~TrainingSession() {
   stop();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+  // The driving thread, between its steps: the strategy goes on without us.
+  if (watching()) strategy_->remove_listener(recording_.get());
 }
 
 void TrainingSession::run() {
+  if (watching()) return;
   controller_.run_freely();
   std::lock_guard lock(mutex_);
   if (state_ != SessionState::kPaused) return;
@@ -145,12 +162,14 @@ void TrainingSession::run() {
 }
 
 void TrainingSession::pause() {
+  if (watching()) return;
   std::lock_guard lock(mutex_);
   if (state_ == SessionState::kRunning) state_ = SessionState::kPaused;
   steps_requested_ = 0;
 }
 
 void TrainingSession::step() {
+  if (watching()) return;
   controller_.run_freely();  // a step held within its phases runs to its end
   std::lock_guard lock(mutex_);
   if (state_ == SessionState::kRunning) {
@@ -164,6 +183,7 @@ void TrainingSession::step() {
 }
 
 void TrainingSession::next_phase() {
+  if (watching()) return;
   controller_.pause_at_phases(true);
   if (controller_.advance()) return;  // the replicas were held: on to the next boundary
   std::lock_guard lock(mutex_);
@@ -178,6 +198,7 @@ void TrainingSession::next_phase() {
 }
 
 void TrainingSession::set_pausing_at_phases(bool on) {
+  if (watching()) return;
   if (on) {
     controller_.pause_at_phases(true);
   } else {
@@ -211,14 +232,15 @@ bool TrainingSession::stopping() const {
 bool TrainingSession::wait_until_idle(double timeout_seconds) {
   std::unique_lock lock(mutex_);
   return idle_.wait_for(lock, std::chrono::duration<double>(timeout_seconds), [this] {
-    return stop_ || (!in_step_ && !in_task_ && tasks_.empty() && steps_requested_ == 0 &&
-                     state_ != SessionState::kRunning);
+    return stop_ || watching() ||
+           (!in_step_ && !in_task_ && tasks_.empty() && steps_requested_ == 0 &&
+            state_ != SessionState::kRunning);
   });
 }
 
 void TrainingSession::post(std::function<void()> task) {
   std::lock_guard lock(mutex_);
-  if (stop_) return;
+  if (stop_ || watching()) return;
   tasks_.push_back(std::move(task));
   wake_.notify_all();
 }
@@ -342,9 +364,12 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s = SessionSnapshot{};
     s.session = this;
     s.origin = events_.origin();
-    s.epochs = config_.settings.epochs;
-    s.steps_per_epoch = loop_->steps_per_epoch();
-    s.global_batch = loop_->global_batch();
+    s.driven_by = driven_by_;
+    if (loop_) {
+      s.epochs = config_.settings.epochs;
+      s.steps_per_epoch = loop_->steps_per_epoch();
+      s.global_batch = loop_->global_batch();
+    }
     s.replicas_in_sync = strategy_->num_replicas_in_sync();  // fixed once built
     s.devices = device_statuses(devices_);
     if (others_) {
@@ -369,6 +394,11 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s.epoch = epoch_;
     s.step_in_epoch = step_in_epoch_;
     s.steps_done = steps_done_;
+    if (watching()) {  // each fit brings its own
+      s.epochs = epochs_;
+      s.steps_per_epoch = steps_per_epoch_;
+      s.global_batch = global_batch_;
+    }
     s.checkpoint_note = checkpoint_note_;
     s.resume_changes = resume_changes_;
     s.faults_note = faults_note_;
@@ -396,6 +426,10 @@ std::string TrainingSession::reconfigure_devices(
     const std::vector<vgpu::LogicalDeviceConfiguration>& configs) {
   // The registry refuses before it changes anything once devices exist, which they do from the
   // constructor on; it reads only what the constructor wrote, so no lock is needed.
+  if (watching()) {
+    return "the devices belong to the run trained from " + driven_by_ +
+           ": configure them there, before its first strategy";
+  }
   try {
     registry_.set_logical_device_configuration(configs);
     return "";

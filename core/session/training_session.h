@@ -9,6 +9,13 @@
 //
 // Threads: every public method may be called from any one viewer thread. strategy() and post()
 // tasks belong to the training thread (see post()).
+//
+// Watching (the second constructor): the session shows a run that another thread drives, as
+// Python's model.fit and custom loop drive theirs (mirrorlab.gui.watch). It owns no devices, no
+// strategy and no training thread: it listens to the strategy it is given (events, the step
+// record) and is told the fit's steps and epochs through watched_fit(). Its commands that would
+// train, pause, step phase by phase, reconfigure, inject faults or save do nothing there; the
+// snapshot's driven_by says who trains.
 #pragma once
 
 #include <condition_variable>
@@ -94,9 +101,15 @@ struct SessionSnapshot {
   std::optional<PausePoint> held_at;
   RecordedStep step_record;
   std::uint64_t step_record_version = 0;
+  // "" while the session's own thread trains; else who drives the run it watches ("Python").
+  std::string driven_by;
   vgpu::TimePoint origin{};       // time 0 of the events
   const void* session = nullptr;  // the session it was filled from (a new one starts afresh)
 
+  // The examples of a full global batch each replica takes (0 before any is known).
+  std::size_t batch_per_replica() const {
+    return replicas_in_sync > 0 ? global_batch / static_cast<std::size_t>(replicas_in_sync) : 0;
+  }
   // Images per second over the last `window` steps (step time only), 0 if none.
   double images_per_second(std::size_t window = 20) const;
 };
@@ -107,6 +120,10 @@ class TrainingSession {
   // limit too small for the model, an unknown algorithm) throws here, with the core's message;
   // then starts the training thread, paused. `data` must hold a non-empty training set.
   TrainingSession(std::shared_ptr<const FashionMnist> data, SessionConfig config);
+  // Watches `strategy`, which `driven_by` ("Python") trains on another thread; made on that
+  // thread between its steps, and ended there too (the destructor takes the session's listeners
+  // off the strategy, which must outlive it). `config`: the run's settings, as shown.
+  TrainingSession(MirroredStrategy& strategy, SessionConfig config, std::string driven_by);
   ~TrainingSession();  // stop(), then joins: returns after at most the step in progress
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
@@ -138,6 +155,18 @@ class TrainingSession {
   void update(SessionSnapshot& snapshot) const;
 
   const SessionConfig& config() const { return config_; }
+  // Whether another thread trains the run this session watches (the second constructor).
+  bool watching() const { return !driven_by_.empty(); }
+  // For the thread that drives a watched run: around each fit, and the fit's callback (its steps
+  // and epochs become the snapshot's). A step run outside a fit (a custom loop) is seen only
+  // through the strategy: its events and the step record.
+  void watched_fit_began(int epochs, std::size_t global_batch);
+  void watched_fit_ended(const std::string& error);  // "": it ended well (or was stopped)
+  FitCallback& watched_fit();
+  // Any thread: whether the watched run's steps are recorded (the events, the step record), from
+  // the next step on; on from the start. Off while no window shows them, so that the run pays
+  // nothing for them then (the fit's steps and epochs are kept either way).
+  void set_recording(bool on);
   // Asks for another device configuration while the devices are in use, as
   // tf.config.set_logical_device_configuration after the first use does: what the registry
   // answered ("Virtual devices cannot be modified after being initialized: ..."), or "" had it
@@ -158,6 +187,8 @@ class TrainingSession {
  private:
   void thread_main();
   void run_one_step();
+  class WatchedFit;  // watched_session.cpp
+  class Recording;   // watched_session.cpp
 
   std::shared_ptr<const FashionMnist> data_;
   SessionConfig config_;
@@ -167,7 +198,14 @@ class TrainingSession {
   EventStore events_;
   StepController controller_;  // before the strategy, which points to them
   StepRecorder recorder_;
-  std::unique_ptr<MirroredStrategy> strategy_;
+  std::unique_ptr<MirroredStrategy> own_strategy_;  // null when watching
+  MirroredStrategy* strategy_ = nullptr;
+  std::string driven_by_;                     // watching: who trains
+  std::unique_ptr<FitCallback> watched_fit_;  // watching: a WatchedFit
+  std::unique_ptr<StepListener> recording_;   // watching: a Recording, the strategy's listener
+  std::size_t global_batch_ = 0;              // watching: the fit's (else the loop's)
+  std::int64_t steps_per_epoch_ = 0;
+  int epochs_ = 0;
   std::unique_ptr<FitLoop> loop_;  // used by the training thread only
   FaultInjector faults_;           // the training thread's, like the strategy
   CheckpointConfig checkpoint_config_;

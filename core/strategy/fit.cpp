@@ -101,6 +101,7 @@ LossStats FitLoop::step() {
   examples_in_epoch_ += batch.size();
   history_.train_examples += stats.count;
   if (callback_) {
+    callback_->on_train_step(stats, last_step_seconds_);
     callback_->on_batch_end(epoch_, step_in_epoch_, log_.steps_per_epoch, Metrics::from(running_),
                             log_.seconds);
   }

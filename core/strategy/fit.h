@@ -86,6 +86,8 @@ class FitCallback {
     (void)epoch, (void)step_in_epoch, (void)steps_per_epoch, (void)running, (void)epoch_seconds;
   }
   virtual void on_epoch_end(const EpochLog& log) { (void)log; }
+  // After each global step, before on_batch_end: that step's own sums and its time.
+  virtual void on_train_step(const LossStats& step, double seconds) { (void)step, (void)seconds; }
   // Once a run, when a step's mean loss first exceeds kLossGrowthFactor x that of step 1.
   virtual void on_loss_growth(const LossGrowth& growth) { (void)growth; }
 };

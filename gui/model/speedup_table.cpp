@@ -35,7 +35,13 @@ std::string measured_source(const RunCompute& c, const timing::Topology& machine
 
 RunModel run_model_of(const core::SessionConfig& config) {
   return {config.settings.model, config.settings.optimizer, config.settings.batch_per_replica,
-          config.settings.packs};
+          config.settings.packs, config.layers};
+}
+
+std::size_t RunModel::params() const {
+  return (layers.empty() ? core::training_flops(model, optimizer)
+                         : core::training_flops(layers, optimizer))
+      .params;
 }
 
 std::vector<std::int64_t> compute_steps_of(const core::SessionSnapshot& run) {
@@ -69,6 +75,16 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
                              const std::optional<RunCompute>& live,
                              timing::SecondsText seconds_text) {
   SpeedupTable out;
+  if (!run.layers.empty()) {
+    out.problem =
+        "The timing model predicts a training step of mirrorlab's CNN and MLP, whose "
+        "kernels it knows; this run's model (" +
+        core::describe(run.layers) + ") is neither. The all-reduce of its " +
+        format_bytes(static_cast<double>(run.params() * sizeof(float))) +
+        " of gradients is predicted on the other tab; mirrorlab compare --model cnn "
+        "or mlp predicts a whole step.";
+    return out;
+  }
   const core::TrainingFlops flops = core::training_flops(run.model, run.optimizer);
   const double gradient_bytes = static_cast<double>(flops.params) * sizeof(float);
   const vgpu::AllReduceAlgorithm& choice = vgpu::modelled_tensorflow_choice(t);

@@ -29,6 +29,9 @@ struct RunModel {
   core::OptimizerConfig optimizer;
   std::size_t batch_per_replica = 0;
   core::PackOptions packs;  // the run's gradient packs
+  // A model of the user's (from Python), which the timing model does not predict; empty: `model`.
+  std::vector<core::LayerSpec> layers;
+  std::size_t params() const;  // the model's parameters (its gradients' floats)
 };
 RunModel run_model_of(const core::SessionConfig& config);
 

@@ -44,6 +44,13 @@ struct AppOptions {
   double script_timeout_seconds = 600;
   // Asked every frame: true closes the window as if the user had (Ctrl-C in the terminal).
   std::function<bool()> close_requested;
+  // Told once, when the window is on the screen, before its first frame.
+  std::function<void()> window_opened;
+  // Asked every frame: a path to write the next frame to as a PNG ("": none), as F12 writes a
+  // numbered one; then told the path and whether it was written. A window watched from Python
+  // takes its pictures so.
+  std::function<std::string()> screenshot_wanted;
+  std::function<void(const std::string& path, bool written)> screenshot_done;
 };
 
 }  // namespace mirrorlab::gui

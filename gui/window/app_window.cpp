@@ -46,8 +46,9 @@ double now_seconds() {
 
 class AppWindow : public AppActions {
  public:
+  // `watched`: the window shows that session (a run another thread trains) and makes none.
   AppWindow(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
-            const AppOptions& options);
+            const AppOptions& options, core::TrainingSession* watched = nullptr);
   ~AppWindow() override;
   int run();
 
@@ -66,7 +67,10 @@ class AppWindow : public AppActions {
   void handle_keys();
   // The run shown: the lesson's while one plays, else the window's own.
   bool lesson_shown() const { return lesson_ && lesson_->playing(); }
-  core::TrainingSession* session() { return lesson_shown() ? lesson_->session() : session_.get(); }
+  core::TrainingSession* session() {
+    if (watched_ != nullptr) return watched_;
+    return lesson_shown() ? lesson_->session() : session_.get();
+  }
   const std::string& setup_error() const {
     return lesson_shown() ? lesson_->setup_error() : setup_error_;
   }
@@ -94,6 +98,7 @@ class AppWindow : public AppActions {
   core::SessionConfig config_;
   AppOptions options_;
   std::unique_ptr<core::TrainingSession> session_;  // the window's own run
+  core::TrainingSession* watched_ = nullptr;        // or the run it watches (not its own)
   std::uint64_t own_runs_ = 0;                      // counts the own runs built
   std::unique_ptr<LessonPanel> lesson_;             // --lesson: the Lesson panel and its runs
   std::uint64_t shown_run_ = 0;                     // run_id() of the snapshot's run
@@ -122,8 +127,18 @@ class AppWindow : public AppActions {
 };
 
 AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
-                     const core::SessionConfig& config, const AppOptions& options)
-    : data_(std::move(data)), config_(config), options_(options) {
+                     const core::SessionConfig& config, const AppOptions& options,
+                     core::TrainingSession* watched)
+    : data_(std::move(data)), config_(config), options_(options), watched_(watched) {
+  if (watched_ != nullptr) {
+    // Its report is written when it closes; nothing is scripted: its driver trains the run, and
+    // the window stays until closed.
+    AppOptions unscripted = options;
+    unscripted.report.clear();
+    unscripted.screenshot.clear();
+    unscripted.frames = 0;
+    script_ = ScriptedRun(unscripted);
+  }
   view_.font_scale = options.font_scale;
   view_.present = options.present;
   view_.focused_panel = options.panel;
@@ -162,7 +177,7 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
   }
   if (lesson_) {
     follow_lesson();  // enters the first step: its run exists before the first frame
-  } else {
+  } else if (watched_ == nullptr) {
     reconfigure(config);
   }
 }
@@ -178,7 +193,8 @@ AppWindow::~AppWindow() {
 // ============================================================================================
 
 void AppWindow::reconfigure(const core::SessionConfig& config) {
-  if (lesson_) lesson_->leave();  // the user's own settings: the lesson's run is left alone
+  if (watched_ != nullptr) return;  // the run is its driver's to change (the Controls say so)
+  if (lesson_) lesson_->leave();    // the user's own settings: the lesson's run is left alone
   ++own_runs_;
   config_ = config;
   session_.reset();  // frees the old devices' memory before the new ones are made
@@ -193,6 +209,10 @@ void AppWindow::reconfigure(const core::SessionConfig& config) {
 
 void AppWindow::load_checkpoint(const std::string& folder) {
   load_error_.clear();
+  if (watched_ != nullptr) {
+    load_error_ = "this window watches a run trained elsewhere: load checkpoints in mirrorlab gui";
+    return;
+  }
   auto resume = std::make_shared<core::SessionResume>();
   try {
     const core::CheckpointFolder checkpoints(folder);
@@ -246,7 +266,9 @@ void AppWindow::draw_menu_bar() {
   if (lesson_ && view_.present) words.push_back(lesson_->title());
   for (const char* key : {"Space: run/pause", "N: one step", "PgDn/PgUp: lesson steps",
                           "F5: presenter", "0-9: panels", "F12/P: screenshot"}) {
-    if (lesson_ || key[0] != 'P') words.emplace_back(key);
+    if ((lesson_ || key[0] != 'P') && (watched_ == nullptr || (key[0] != 'S' && key[0] != 'N'))) {
+      words.emplace_back(key);
+    }
   }
   for (std::size_t i = 0; i < words.size(); ++i) {
     const float room = ImGui::GetWindowContentRegionMax().x - ImGui::GetCursorPosX();
@@ -396,6 +418,12 @@ void AppWindow::draw_frame() {
   }
   report_.begin_frame();
   frame_words_.clear();
+  if (options_.screenshot_wanted && !screenshot_requested_) {
+    if (std::string path = options_.screenshot_wanted(); !path.empty()) {
+      screenshot_path_ = std::move(path);
+      screenshot_requested_ = true;
+    }
+  }
   handle_keys();
   draw_menu_bar();
   FrameContext frame = frame_context();
@@ -425,7 +453,9 @@ void AppWindow::draw_frame() {
       std::snprintf(name, sizeof name, "mirrorlab-%03d.png", ++screenshots_taken_);
       screenshot_path_ = name;
     }
-    if (!write_screenshot(screenshot_path_)) screenshot_failed_ = true;
+    const bool written = write_screenshot(screenshot_path_);
+    if (!written) screenshot_failed_ = true;
+    if (options_.screenshot_done) options_.screenshot_done(screenshot_path_, written);
     screenshot_path_.clear();
   }
   window_->show();  // waits for the software rasterizer to finish the frame
@@ -465,6 +495,7 @@ bool AppWindow::write_screenshot(const std::string& path) {
 // ============================================================================================
 
 int AppWindow::run() {
+  if (options_.window_opened) options_.window_opened();
   script_.start(session(), compare_);
   while (!window_->should_close()) {
     const double frame_start = now_seconds();
@@ -488,6 +519,12 @@ int AppWindow::run() {
       draw_frame();
     }
     break;
+  }
+  // A watched run may have gone on since the last frame (closed right after a fit): its report
+  // tells the run as it was at the close.
+  if (watched_ != nullptr && !options_.report.empty()) {
+    snapshot_.stepping = false;  // copied whatever the refresh rate
+    draw_frame();
   }
   // The last frame's text, audited once (its draw data stands until the next frame).
   if (!options_.report.empty() && ImGui::GetDrawData() != nullptr) {
@@ -523,6 +560,19 @@ std::string check_app_options(const AppOptions& options) {
 int run_app(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
             const AppOptions& options) {
   AppWindow window(std::move(data), config, options);
+  return window.run();
+}
+
+int watch_run(core::TrainingSession& session, const AppOptions& options) {
+  if (!session.watching()) {
+    throw std::invalid_argument("watch_run() shows a watching session: give run_app() this one");
+  }
+  if (!options.lesson_file.empty() || options.steps > 0 || options.phases > 0 || options.compare ||
+      options.measure_seconds > 0) {
+    throw std::invalid_argument(
+        "a watched run is trained by its driver: no lesson, steps, phases or measurement here");
+  }
+  AppWindow window(nullptr, session.config(), options, &session);
   return window.run();
 }
 

@@ -21,4 +21,12 @@ std::string check_app_options(const AppOptions& options);
 int run_app(std::shared_ptr<const core::FashionMnist> data, const core::SessionConfig& config,
             const AppOptions& options);
 
+// The window on `session`, a run that another thread trains (TrainingSession's watching
+// constructor; mirrorlab.gui.watch in Python), until it is closed (options.close_requested, or
+// the user). The panels show the run as it goes; nothing in the window trains, pauses or changes
+// it. On any thread, one window at a time in a process (Dear ImGui's context is the process's).
+// Returns as run_app; throws NoDisplayError, and std::invalid_argument for options that would
+// drive the run (a lesson, scripted steps).
+int watch_run(core::TrainingSession& session, const AppOptions& options);
+
 }  // namespace mirrorlab::gui

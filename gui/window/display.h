@@ -3,13 +3,20 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mirrorlab::gui {
 
-// No display to open a window on (no $DISPLAY, or the X server refused); what() says what to do.
+// No display to open a window on (no $DISPLAY, or the X server refused); what() says what to do
+// at the command line, reason() only what GLFW said (for a caller that says what to do itself).
 class NoDisplayError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  NoDisplayError(const std::string& what, std::string reason = "")
+      : std::runtime_error(what), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 // Whether a window can be opened here (a display that answers); if not, *why says so.

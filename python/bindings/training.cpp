@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "core/nn/model_spec.h"
 #include "core/session/keras_progress_text.h"
 #include "core/session/keras_summary.h"
+#include "core/session/training_session.h"
 #include "core/settings/run_settings.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
@@ -63,15 +65,21 @@ struct Progress {
 // every step, it stops the fit there, and the KeyboardInterrupt is raised once the fit returns.
 class PythonCallback : public core::FitCallback {
  public:
+  // `watching`: a window's session told of the fit too (mirrorlab.gui.watch), or nullptr.
   PythonCallback(py::object write, core::KerasTextStyle style, std::mutex& progress_mutex,
-                 Progress& progress)
-      : write_(std::move(write)), text_(style), mutex_(&progress_mutex), progress_(&progress) {}
+                 Progress& progress, core::FitCallback* watching)
+      : write_(std::move(write)),
+        text_(style),
+        mutex_(&progress_mutex),
+        progress_(&progress),
+        watching_(watching) {}
   ~PythonCallback() override {
     py::gil_scoped_acquire python;
     write_ = py::object();
   }
 
   void on_epoch_begin(int epoch, int epochs, std::int64_t steps_per_epoch) override {
+    if (watching_) watching_->on_epoch_begin(epoch, epochs, steps_per_epoch);
     {
       const std::lock_guard lock(*mutex_);
       progress_->epoch = epoch;
@@ -81,8 +89,12 @@ class PythonCallback : public core::FitCallback {
     }
     print(text_.epoch_begin(epoch, epochs));
   }
-  void on_batch_end(int, std::int64_t step, std::int64_t steps, const core::Metrics& running,
+  void on_train_step(const core::LossStats& step, double seconds) override {
+    if (watching_) watching_->on_train_step(step, seconds);
+  }
+  void on_batch_end(int epoch, std::int64_t step, std::int64_t steps, const core::Metrics& running,
                     double seconds) override {
+    if (watching_) watching_->on_batch_end(epoch, step, steps, running, seconds);
     {
       const std::lock_guard lock(*mutex_);
       progress_->step_in_epoch = step;
@@ -97,7 +109,13 @@ class PythonCallback : public core::FitCallback {
     }
     print_holding_gil(text_.batch_end(step, steps, running, seconds));
   }
-  void on_epoch_end(const core::EpochLog& log) override { print(text_.epoch_end(log)); }
+  void on_epoch_end(const core::EpochLog& log) override {
+    if (watching_) watching_->on_epoch_end(log);
+    print(text_.epoch_end(log));
+  }
+  void on_loss_growth(const core::LossGrowth& growth) override {
+    if (watching_) watching_->on_loss_growth(growth);
+  }
 
   bool stop_requested() const { return stop_; }
   // After the fit, with the GIL: the KeyboardInterrupt it was stopped by, raised again.
@@ -124,8 +142,21 @@ class PythonCallback : public core::FitCallback {
   core::KerasProgressText text_;
   std::mutex* mutex_;
   Progress* progress_;
+  core::FitCallback* watching_;
   std::atomic<bool> stop_ = false;
   std::unique_ptr<py::error_already_set> interrupt_;
+};
+
+// Marks a run busy (a fit or an evaluation) for as long as it lives.
+class Busy {
+ public:
+  explicit Busy(std::atomic<bool>& flag) : flag_(&flag) { flag_->store(true); }
+  ~Busy() { flag_->store(false); }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+
+ private:
+  std::atomic<bool>* flag_;
 };
 
 class Run {
@@ -148,6 +179,7 @@ class Run {
     for (const auto& [kind, size, name] : layers) {
       options.layers.push_back({layer_kind(kind), size, name});
     }
+    layers_ = options.layers;
     std::vector<vgpu::Device*> all;
     try {
       all = registry().logical_devices();
@@ -173,7 +205,10 @@ class Run {
 
   // The devices' streams are every model's: while another model's step holds them, this
   // strategy's end waits for that step's.
-  ~Run() { end_strategy(std::move(strategy_)); }
+  ~Run() {
+    watching_.reset();  // takes its listeners off the strategy (this thread, between steps)
+    end_strategy(std::move(strategy_));
+  }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 
@@ -191,6 +226,36 @@ class Run {
   }
   std::int64_t steps_done() const { return strategy_->steps_done(); }
   core::MirroredStrategy& strategy() { return *strategy_; }
+
+  // The session a window watches this run through (mirrorlab.gui.watch), made at the first
+  // call, on this thread, between steps; it lives as long as the run, so a window opened again
+  // shows the run from its first watched step.
+  core::TrainingSession& watching_session() {
+    if (watching_) return *watching_;
+    check_devices_free("mirrorlab.gui.watch");
+    if (busy_) {
+      throw std::logic_error(
+          "mirrorlab.gui.watch cannot start while this model trains or "
+          "evaluates on another thread: watch it before model.fit");
+    }
+    core::SessionConfig config;
+    config.settings = settings_;
+    config.settings.devices.gpus = strategy_->num_local_replicas();
+    // The timing model knows the CNN and the MLP: a model of those very layers is that one.
+    config.layers = layers_;
+    for (core::ModelKind kind : {core::ModelKind::kCnn, core::ModelKind::kMlp}) {
+      const std::vector<core::LayerSpec> known = core::layer_specs_of(kind);
+      if (std::equal(layers_.begin(), layers_.end(), known.begin(), known.end(),
+                     [](const core::LayerSpec& a, const core::LayerSpec& b) {
+                       return a.kind == b.kind && a.size == b.size;
+                     })) {
+        config.settings.model = kind;
+        config.layers.clear();
+      }
+    }
+    watching_ = std::make_unique<core::TrainingSession>(*strategy_, config, "Python");
+    return *watching_;
+  }
 
   // Keras' get_weights(): each kernel and bias of replica 0, in the model's order, as arrays of
   // their shapes (every replica holds the same).
@@ -230,15 +295,28 @@ class Run {
     options.epochs = epochs;
     options.max_steps = max_steps;
     PythonCallback callback(std::move(write), core::KerasTextStyle{live, one_line, with_accuracy},
-                            progress_mutex_, progress_);
+                            progress_mutex_, progress_,
+                            watching_ ? &watching_->watched_fit() : nullptr);
     options.stop_requested = [&callback] { return callback.stop_requested(); };
     core::History history;
     strategy_->set_loss_scaling(
         settings_.loss_scaling);  // model.fit's (a custom loop sets its own)
     {
+      const Busy busy(busy_);
       py::gil_scoped_release computing;
-      history =
-          core::fit(*strategy_, train, validation ? &*validation : nullptr, options, &callback);
+      if (watching_) {
+        const std::size_t global =
+            batch_per_replica * static_cast<std::size_t>(strategy_->num_replicas_in_sync());
+        watching_->watched_fit_began(epochs, global);
+      }
+      try {
+        history =
+            core::fit(*strategy_, train, validation ? &*validation : nullptr, options, &callback);
+      } catch (const std::exception& e) {
+        if (watching_) watching_->watched_fit_ended(e.what());
+        throw;
+      }
+      if (watching_) watching_->watched_fit_ended("");
     }
     callback.raise_interrupt();
     py::dict out;
@@ -272,6 +350,7 @@ class Run {
     core::LossStats stats;
     double seconds = 0;
     {
+      const Busy busy(busy_);
       py::gil_scoped_release computing;
       const auto start = std::chrono::steady_clock::now();
       stats = strategy_->evaluate(data, batch_per_replica);
@@ -308,7 +387,10 @@ class Run {
  private:
   py::object workers_;  // kept while the strategy uses its group
   core::RunSettings settings_;
+  std::vector<core::LayerSpec> layers_;  // the model's
   std::unique_ptr<core::MirroredStrategy> strategy_;
+  std::unique_ptr<core::TrainingSession> watching_;  // a window's (mirrorlab.gui.watch)
+  std::atomic<bool> busy_ = false;                   // fit or evaluate runs
   std::mutex progress_mutex_;
   Progress progress_;
 };
@@ -316,6 +398,9 @@ class Run {
 }  // namespace
 
 core::MirroredStrategy& strategy_of(py::handle run) { return run.cast<Run&>().strategy(); }
+core::TrainingSession& watching_session_of(py::handle run) {
+  return run.cast<Run&>().watching_session();
+}
 
 void bind_training(py::module_& m) {
   py::class_<Run>(m, "_Run")

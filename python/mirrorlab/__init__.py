@@ -19,6 +19,8 @@ The same core as the ``mirrorlab`` command and window, in TensorFlow's idiom::
                       metrics=["accuracy"])
     model.fit(x_train / 255.0, y_train, batch_size=128, epochs=1)
 
+``mirrorlab.gui.watch(strategy)`` opens the mirrorlab window on the run as it trains.
+
 Where TensorFlow configures CPUs as logical CPUs, mirrorlab makes CPU-backed virtual GPUs: a
 laptop without a GPU trains on two (or eight) of them. Lines TensorFlow logs are logged by the
 logger "mirrorlab" (shown at INFO level: ``mirrorlab.get_logger().setLevel("INFO")``).
@@ -26,10 +28,10 @@ logger "mirrorlab" (shown at INFO level: ``mirrorlab.get_logger().setLevel("INFO
 
 import logging as _logging
 
-from . import config, data, datasets, distribute, keras, nn
+from . import config, data, datasets, distribute, gui, keras, nn
 
 __version__ = "0.1.0"
-__all__ = ["config", "data", "datasets", "distribute", "keras", "nn", "get_logger"]
+__all__ = ["config", "data", "datasets", "distribute", "gui", "keras", "nn", "get_logger"]
 
 
 def get_logger() -> _logging.Logger:

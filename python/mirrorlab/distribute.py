@@ -143,6 +143,7 @@ class MirroredStrategy:
             if len(set(indices)) != len(indices):
                 raise ValueError(f"devices {list(devices)!r} names a device twice")
         self._indices = indices
+        self._built_models: list = []  # weak references, for mirrorlab.gui.watch(strategy)
         self._cross_device_ops = cross_device_ops or CrossDeviceOps()
         self._device_names = [names[i][0] for i in indices]
         tuple_text = ", ".join(f"'/job:localhost/replica:0/task:0/device:GPU:{i}'" for i in indices)

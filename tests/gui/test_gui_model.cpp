@@ -289,6 +289,28 @@ std::vector<timing::StepTime> expected_steps(const timing::Topology& t, const Ru
       t.ranks());
 }
 
+TEST(SpeedupTable, AModelOfTheUsersIsNotPredictedAsAnotherOne) {
+  const TopologyCatalog catalog(timing::default_topology_folder(), "");
+  using K = core::LayerSpec::Kind;
+  RunModel run = cnn_at(64);
+  run.layers = {{K::kFlatten, 0, "flatten"},
+                {K::kDense, 128, "dense"},
+                {K::kReLU, 0, "re_lu"},
+                {K::kDense, 10, "dense_1"}};
+  EXPECT_EQ(run.params(), 784u * 128 + 128 + 128 * 10 + 10);
+  const SpeedupTable table =
+      predict_speedup(*catalog.find("dgx-h100")->topology, false, run, std::nullopt);
+  EXPECT_TRUE(table.rows.empty());
+  EXPECT_NE(table.problem.find("this run's model (Flatten Dense(128) ReLU Dense(10)) is neither"),
+            std::string::npos)
+      << table.problem;
+  EXPECT_NE(table.problem.find("its 398 KiB of gradients"), std::string::npos) << table.problem;
+  // The CNN's own layers, given as a user's, count as the CNN does.
+  RunModel cnn = cnn_at(64);
+  cnn.layers = core::layer_specs_of(core::ModelKind::kCnn);
+  EXPECT_EQ(cnn.params(), cnn_at(64).params());
+}
+
 void expect_same_rows(const std::vector<timing::StepTime>& got,
                       const std::vector<timing::StepTime>& want, const std::string& where) {
   ASSERT_EQ(got.size(), want.size()) << where;

@@ -109,8 +109,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   const timing::Topology& t = *machine.topology;
   // The sizes by 4s, and the run's own gradients among them (what a lesson asks about).
   const RunModel run = run_model_of(frame.config);
-  const double own =
-      static_cast<double>(core::training_flops(run.model, run.optimizer).params) * sizeof(float);
+  const double own = static_cast<double>(run.params()) * sizeof(float);
   if (computed_for_ != machine.id || computed_version_ != frame.machines->version() ||
       computed_own_ != own) {
     computed_for_ = machine.id;

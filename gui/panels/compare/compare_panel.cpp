@@ -87,6 +87,15 @@ void ComparePanel::draw_measured(FrameContext& frame) {
     stale = shared_->session != nullptr && shared_->session != frame.run.session;
   }
   update_predictions(frame);
+  if (!frame.run.driven_by.empty()) {  // the devices are busy with the driver's run
+    text_wrapped_dim(
+        "Measuring the algorithms trains a model of each on these devices, which the run "
+        "trained from %s uses: measure them in the mirrorlab gui window (the Predicted tab "
+        "works here).",
+        frame.run.driven_by.c_str());
+    draw_fit_line(frame);
+    return;
+  }
   ImGui::BeginDisabled(running);
   if (ImGui::Button(running ? "Measuring..." : "Measure algorithms")) start(*frame.session);
   ImGui::EndDisabled();

@@ -66,12 +66,17 @@ void bold_wrapped(const FrameContext& frame, const std::string& text) {
 
 void SpeedupView::update(FrameContext& frame, const ModelMachine& machine) {
   const core::SessionConfig& config = frame.session ? frame.session->config() : frame.config;
-  const RunModel run = run_model_of(config);
+  RunModel run = run_model_of(config);
+  // A watched run's batch is its latest fit's.
+  if (!frame.run.driven_by.empty() && frame.run.batch_per_replica() > 0) {
+    run.batch_per_replica = frame.run.batch_per_replica();
+  }
   const bool here = &machine == &frame.machines->fitted();
   Inputs now;
   now.machine = machine.id;
   now.catalog = frame.machines->version();
   now.model = run.model;
+  now.layers = run.layers;
   now.optimizer = run.optimizer.kind;
   now.update_flops = core::update_flops_per_param(run.optimizer);
   now.batch = run.batch_per_replica;

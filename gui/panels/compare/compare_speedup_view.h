@@ -29,6 +29,7 @@ class SpeedupView {
     std::string machine;
     std::uint64_t catalog = 0;
     core::ModelKind model = core::ModelKind::kMlp;
+    std::vector<core::LayerSpec> layers;  // a model of the user's
     core::OptimizerKind optimizer = core::OptimizerKind::kAdam;
     double update_flops = 0;  // per parameter: the optimizer's settings that count
     std::size_t batch = 0;

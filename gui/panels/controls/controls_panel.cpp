@@ -74,9 +74,16 @@ void state_badge(const core::SessionSnapshot& run, double t, bool not_started) {
   ImGui::PushStyleColor(ImGuiCol_Text, color);
   const std::string held =
       run.held_at ? "held inside step " + std::to_string(run.held_at->step + 1) : "";
+  // A watched run: its driver trains it, between its fits it waits for that driver.
+  const std::string watched =
+      run.driven_by.empty()                       ? ""
+      : run.state == core::SessionState::kRunning ? "training (" + run.driven_by + ")"
+      : run.state == core::SessionState::kPaused  ? "waiting for " + run.driven_by
+                                                  : "";
   ImGui::TextUnformatted(not_started          ? "not started"
                          : run.busy_with_task ? "measuring"
                          : run.held_at        ? held.c_str()
+                         : !watched.empty()   ? watched.c_str()
                                               : core::to_string(run.state));
   ImGui::PopStyleColor();
 }
@@ -130,6 +137,11 @@ void ControlsPanel::Draw(FrameContext& frame) {
   ImGui::Separator();
   draw_within_step(frame);
   ImGui::Separator();
+  if (!frame.run.driven_by.empty()) {
+    draw_watched_settings(frame);
+    frame.report.drew(name(), "buttons", 0);
+    return;
+  }
   draw_settings(frame);
   ImGui::Separator();
   draw_faults(frame);
@@ -158,12 +170,23 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
                  static_cast<long long>(run.steps_per_epoch));
     if (run.workers.size() > 1) {
       text_wrapped("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
-                   frame.config.settings.batch_per_replica, run.devices.size(), run.workers.size());
+                   run.batch_per_replica(), run.devices.size(), run.workers.size());
     } else {
       text_wrapped("Global batch %zu = %zu x %zu replica%s", run.global_batch,
-                   frame.config.settings.batch_per_replica, run.devices.size(),
-                   run.devices.size() == 1 ? "" : "s");
+                   run.batch_per_replica(), run.devices.size(), run.devices.size() == 1 ? "" : "s");
     }
+  }
+  if (!run.driven_by.empty()) {  // no buttons: the run is its driver's
+    text_wrapped_dim(
+        "Trained from %s (model.fit, or a custom loop): this window only watches. "
+        "Closing it leaves the run as it is.",
+        run.driven_by.c_str());
+    if (!run.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+      text_wrapped("%s", run.error.c_str());
+      ImGui::PopStyleColor();
+    }
+    return;
   }
   const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
                                            run.state == core::SessionState::kRunning);
@@ -191,6 +214,7 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   const core::RecordedStep& record = run.step_record;
   ImGui::TextUnformatted("Inside a step");
   bool pausing = run.pausing_at_phases;
+  const bool watched = !run.driven_by.empty();  // its steps are recorded, never held
   ImGui::BeginDisabled(frame.session == nullptr);
   // The box's label whole, shorter where the column is narrow.
   const float label_room = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -
@@ -198,7 +222,7 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   const std::string pause_label =
       first_that_fits({"pause at every phase", "pause at phases", "pause"}, label_room) +
       "###pause at every phase";
-  if (ImGui::Checkbox(pause_label.c_str(), &pausing)) {
+  if (!watched && ImGui::Checkbox(pause_label.c_str(), &pausing)) {
     frame.session->set_pausing_at_phases(pausing);
   }
   const float w = ImGui::GetContentRegionAvail().x;
@@ -212,12 +236,17 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
       frame.view.watched_moment >= 0
           ? first_that_fits({"Forward >", ">"}, button.x - padding)
           : first_that_fits({"Next phase >", "Phase >", ">"}, button.x - padding);
+  // Watched, the live moment is the run's own: only what was recorded can be walked.
+  ImGui::BeginDisabled(watched && frame.view.watched_moment < 0);
   if (ImGui::Button(forward.c_str(), button)) watch_forward(frame);
+  ImGui::EndDisabled();
   ImGui::EndDisabled();
   // The moments of this step so far; the one shown is highlighted, a click shows another.
   const int moments = static_cast<int>(record.points.size());
   const int shown = frame.view.watched_moment >= 0 ? frame.view.watched_moment : moments - 1;
-  if (moments == 0) {
+  if (moments == 0 && watched) {
+    text_wrapped_dim("Each step's phases show here once %s has run one.", run.driven_by.c_str());
+  } else if (moments == 0) {
     text_wrapped_dim("Next phase (Right arrow) starts a step that stops after each phase.");
   } else {
     ImGui::Text("Step %lld so far:", static_cast<long long>(record.step + 1));
@@ -241,6 +270,23 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
     text_wrapped_dim("re-watching: Right goes forward, Left back");
   }
   frame.report.drew(name(), "moments", moments);
+}
+
+void ControlsPanel::draw_watched_settings(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  const core::RunSettings& settings = frame.config.settings;
+  text_wrapped("Settings (%s's)", run.driven_by.c_str());
+  std::string names;
+  for (const core::DeviceStatus& d : run.devices) names += (names.empty() ? "" : ", ") + d.name;
+  text_wrapped("%zu replica%s: %s", run.devices.size(), run.devices.size() == 1 ? "" : "s",
+               names.c_str());
+  if (!run.step_record.all_reduce.empty()) {
+    text_wrapped("All-reduce: %s", run.step_record.all_reduce.c_str());
+  }
+  text_wrapped("Optimizer: %s, learning rate %g", core::to_string(settings.optimizer.kind),
+               static_cast<double>(settings.optimizer.learning_rate));
+  text_wrapped_dim("Changed in %s: a model compiled again is a new run (watch it again).",
+                   run.driven_by.c_str());
 }
 
 void ControlsPanel::draw_settings(FrameContext& frame) {

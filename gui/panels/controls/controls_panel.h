@@ -26,6 +26,7 @@ class ControlsPanel : public Panel {
  private:
   void draw_run_state(FrameContext& frame);
   void draw_settings(FrameContext& frame);
+  void draw_watched_settings(FrameContext& frame);  // a run trained elsewhere: read only
   void draw_within_step(FrameContext& frame);
   // gui/panels/controls/controls_faults.cpp: the faults to inject, and saving and loading a
   // checkpoint.

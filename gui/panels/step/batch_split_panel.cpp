@@ -46,15 +46,17 @@ std::string short_class(int label) {
 
 }  // namespace
 
-void BatchSplitPanel::upload_thumbnails(const core::Dataset& data,
-                                        const std::vector<std::uint32_t>& indices) {
-  const std::size_t n = std::min(indices.size(), kMaxThumbnails);
+void BatchSplitPanel::upload_thumbnails(const core::RecordedStep& record) {
+  const std::size_t n = std::min(record.indices.size(), kMaxThumbnails);
   const int rows = static_cast<int>((n + kAtlasColumns - 1) / kAtlasColumns);
   const int width = kAtlasColumns * kImageSide, height = std::max(1, rows) * kImageSide;
   std::vector<std::uint32_t> pixels(static_cast<std::size_t>(width) * height, 0xFF000000u);
+  const std::size_t pixels_each = static_cast<std::size_t>(kImageSide) * kImageSide;
+  const bool fashion_mnist_sized =
+      record.image_rows == kImageSide && record.image_cols == kImageSide;
   for (std::size_t i = 0; i < n; ++i) {
-    if (indices[i] >= data.size() || data.rows != kImageSide || data.cols != kImageSide) continue;
-    const std::uint8_t* image = data.image(indices[i]);
+    if (!fashion_mnist_sized || (i + 1) * pixels_each > record.images.size()) break;
+    const std::uint8_t* image = record.images.data() + i * pixels_each;
     const int x0 = static_cast<int>(i % kAtlasColumns) * kImageSide;
     const int y0 = static_cast<int>(i / kAtlasColumns) * kImageSide;
     for (int y = 0; y < kImageSide; ++y) {
@@ -66,7 +68,8 @@ void BatchSplitPanel::upload_thumbnails(const core::Dataset& data,
     }
   }
   atlas_.upload(width, height, pixels);
-  atlas_indices_.assign(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(n));
+  atlas_indices_.assign(record.indices.begin(),
+                        record.indices.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
 // How the batch's thumbnails are laid out in the room below the heading.
@@ -234,11 +237,10 @@ std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
 void BatchSplitPanel::Draw(FrameContext& frame) {
   const core::RecordedStep& record = frame.run.step_record;
   if (!has_recorded_step(frame, "The global batch")) return;
-  const core::Dataset& data = frame.session->data().train;
   if (atlas_session_ != frame.run.session || atlas_step_ != record.step ||
       atlas_indices_.size() != std::min(record.indices.size(), kMaxThumbnails) ||
       !std::equal(atlas_indices_.begin(), atlas_indices_.end(), record.indices.begin())) {
-    upload_thumbnails(data, record.indices);
+    upload_thumbnails(record);
     atlas_session_ = frame.run.session;
     atlas_step_ = record.step;
   }

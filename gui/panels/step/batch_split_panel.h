@@ -12,8 +12,9 @@
 
 namespace mirrorlab::gui {
 
-// At most this many thumbnails are drawn (and uploaded); the rest are counted.
-inline constexpr std::size_t kMaxThumbnails = 1024;
+// At most this many thumbnails are drawn (and uploaded): those the record keeps; the rest are
+// counted.
+inline constexpr std::size_t kMaxThumbnails = core::kRecordedImages;
 
 struct GridLayout;  // batch_split_panel.cpp
 
@@ -23,7 +24,8 @@ class BatchSplitPanel : public Panel {
   void Draw(FrameContext& frame) override;
 
  private:
-  void upload_thumbnails(const core::Dataset& data, const std::vector<std::uint32_t>& indices);
+  // The atlas of the record's pictures (those it kept: core::kRecordedImages).
+  void upload_thumbnails(const core::RecordedStep& record);
   // The batch's thumbnails in their replicas' colours; returns how many were drawn.
   std::size_t draw_thumbnails(const core::RecordedStep& record, const GridLayout& grid);
 

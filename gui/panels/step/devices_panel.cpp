@@ -45,7 +45,7 @@ void draw_run_line(const FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   const std::size_t replicas = std::max<std::size_t>(1, run.replicas_in_sync);
   text_wrapped("Global batch %zu = %zu x %zu replica%s in sync", run.global_batch,
-               frame.config.settings.batch_per_replica, replicas, replicas == 1 ? "" : "s");
+               run.batch_per_replica(), replicas, replicas == 1 ? "" : "s");
 }
 
 std::string what_it_is(const core::DeviceStatus& d) {

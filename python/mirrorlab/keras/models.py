@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import weakref
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -99,6 +100,9 @@ class Sequential:
         if self._run is None:
             self._run = _mirrorlab._Run(json.dumps(self._settings()), self._core_layers(),
                                         self._strategy._indices, self._strategy._workers)
+            built = self._strategy._built_models
+            built[:] = [r for r in built if r() is not None and r() is not self]
+            built.append(weakref.ref(self))
 
     # --- Keras' calls ---------------------------------------------------------------------------
 

@@ -1,0 +1,187 @@
+// mirrorlab.gui.watch's window: the GUI on a model's run, on a thread of its own, while Python
+// trains the run (model.fit, or a custom loop) on its own thread. The window only reads the run
+// (core::TrainingSession watching it); it never takes the GIL, so it draws while Python computes
+// or waits, and Python never waits for it except to close it.
+#include <pybind11/pybind11.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "gui/window/app_options.h"
+#include "gui/window/app_window.h"
+#include "gui/window/display.h"  // NoDisplayError
+#include "python/bindings/bindings.h"
+
+namespace py = pybind11;
+
+namespace mirrorlab::python {
+namespace {
+
+std::atomic<bool> a_window_is_open = false;  // Dear ImGui's context is the process's: one window
+
+class Window {
+ public:
+  Window(py::object run, int width, int height, float font_scale, bool present,
+         const std::string& panel, const std::string& report)
+      : run_(std::move(run)) {
+    if (width < 320 || height < 240 || width > 16384 || height > 16384) {
+      throw py::value_error("the window's size is " + std::to_string(width) + "x" +
+                            std::to_string(height) +
+                            ": give width and height between 320x240 and 16384x16384");
+    }
+    if (!(font_scale >= 0.5f && font_scale <= 4.0f)) {
+      throw py::value_error("font_scale " + std::to_string(font_scale) +
+                            ": give one from 0.5 to 4 (1.5 or more for a projector)");
+    }
+    gui::AppOptions options;
+    options.width = width;
+    options.height = height;
+    options.font_scale = font_scale;
+    options.present = present;
+    options.panel = panel;
+    options.report = report;  // written as the window closes
+    if (std::string problem = gui::check_app_options(options); !problem.empty()) {
+      throw py::value_error(problem);
+    }
+    options.close_requested = [this] { return closing_.load(); };
+    options.screenshot_wanted = [this] {
+      std::lock_guard lock(mutex_);
+      return std::exchange(wanted_, std::string());
+    };
+    options.screenshot_done = [this](const std::string& path, bool written) {
+      std::lock_guard lock(mutex_);
+      written_path_ = path;
+      written_ = written;
+      ++pictures_;
+      changed_.notify_all();
+    };
+    options.window_opened = [this] {
+      std::lock_guard lock(mutex_);
+      shown_ = true;
+      changed_.notify_all();
+    };
+    core::TrainingSession& session = watching_session_of(run_);  // this thread, between steps
+    // GLFW is one per process, and only the thread of the window that is open may use it.
+    if (a_window_is_open.exchange(true)) {
+      throw std::logic_error(
+          "a mirrorlab window is open already: close it (its Watch's close(), or the window) "
+          "before watching another run");
+    }
+    open_ = true;
+    session.set_recording(true);
+    thread_ = std::thread([this, &session, options] {
+      std::string error, no_display;
+      try {
+        gui::watch_run(session, options);
+      } catch (const gui::NoDisplayError& e) {
+        error = e.what();
+        no_display = e.reason().empty() ? e.what() : e.reason();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      session.set_recording(false);  // no window shows them: the run pays nothing for them
+      std::lock_guard lock(mutex_);
+      error_ = error;
+      no_display_ = no_display;
+      open_ = false;
+      a_window_is_open = false;
+      changed_.notify_all();
+    });
+    // Returns once the window is on the screen, or says why it is not (one connection to the
+    // display: none made just to ask first).
+    std::unique_lock lock(mutex_);
+    {
+      py::gil_scoped_release waiting;
+      changed_.wait(lock, [this] { return shown_ || !open_; });
+    }
+    if (shown_) return;
+    lock.unlock();
+    close();
+    if (!no_display_.empty()) throw gui::NoDisplayError(no_display_);
+    throw std::runtime_error("the window could not open: " + error_);
+  }
+  ~Window() { close(); }
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  // Closes the window (if the user has not) and waits for its thread; idempotent.
+  void close() {
+    closing_ = true;
+    if (thread_.joinable()) {
+      py::gil_scoped_release waiting;
+      thread_.join();
+    }
+  }
+  bool is_open() {
+    std::lock_guard lock(mutex_);
+    return open_;
+  }
+  std::string error() {
+    std::lock_guard lock(mutex_);
+    return error_;
+  }
+
+  // The next frame drawn, written to `path` as a PNG; waits up to `timeout` seconds for it.
+  void screenshot(const std::string& path, double timeout) {
+    std::unique_lock lock(mutex_);
+    if (!open_)
+      throw std::logic_error("the window is closed: watch the run again to take a picture");
+    wanted_ = path;
+    const int before = pictures_;
+    bool taken = false;
+    {
+      py::gil_scoped_release waiting;
+      taken = changed_.wait_for(lock, std::chrono::duration<double>(timeout),
+                                [&] { return pictures_ != before || !open_; });
+    }
+    if (!taken || pictures_ == before) {
+      wanted_.clear();
+      throw std::runtime_error(open_ ? "the window drew no frame in " + std::to_string(timeout) +
+                                           " s: is its display still there?"
+                                     : "the window was closed before it drew the picture");
+    }
+    if (!written_ || written_path_ != path) {
+      throw std::runtime_error("the picture could not be written to " + path +
+                               ": is its folder there and writable?");
+    }
+  }
+
+ private:
+  py::object run_;  // the model's _Run: kept while the window watches its session
+  std::atomic<bool> closing_ = false;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  bool shown_ = false;  // the window reached the screen
+  std::string error_;
+  std::string no_display_;  // why no window could open, when that was the error
+  std::string wanted_, written_path_;
+  bool written_ = false;
+  int pictures_ = 0;
+  std::thread thread_;  // last: starts once everything above is built
+};
+
+}  // namespace
+
+void bind_window(py::module_& m) {
+  m.attr("_has_window") = true;
+  m.attr("_no_window_why") = "";
+  py::register_exception<gui::NoDisplayError>(m, "_NoDisplayError", PyExc_RuntimeError);
+  py::class_<Window>(m, "_Window")
+      .def(py::init<py::object, int, int, float, bool, const std::string&, const std::string&>(),
+           py::arg("run"), py::arg("width"), py::arg("height"), py::arg("font_scale"),
+           py::arg("present"), py::arg("panel"), py::arg("report"))
+      .def("close", &Window::close)
+      .def_property_readonly("is_open", &Window::is_open)
+      .def_property_readonly("error", &Window::error)
+      .def("screenshot", &Window::screenshot, py::arg("path"), py::arg("timeout"));
+}
+
+}  // namespace mirrorlab::python
