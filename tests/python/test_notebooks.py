@@ -69,6 +69,25 @@ class Notebooks(unittest.TestCase):
         self.assertGreater(off["None"], 1)  # model.fit's: the short replica weighs too much
         self.assertEqual(images, 1)
 
+    def test_fit_and_custom_loop(self):
+        text, images = run("fit_and_custom_loop.ipynb")
+        self.assertIn("replicas: 2 and 3", text)
+        self.assertIn("16/16", text)  # model.fit's epoch of 1000 on 2 x 32
+        if not os.environ.get("DISPLAY"):  # ctest's: the window says why it did not open
+            self.assertIn("mirrorlab.gui.watch opened no window: no display", text)
+        self.assertIn("steps per epoch: 16; the last batch: 40 = 20 + 20", text)
+        full, short = [l for l in text.splitlines() if l.startswith("shards [")]
+        self.assertIn("shards [16, 16, 16]", full)
+        self.assertNotIn("nan", full)
+        # The note's loop on the empty replica: a nan loss and metric, a gradient of 0, in sync.
+        self.assertRegex(short, r"^shards \[1, 1, 0\]: replica losses [\d.]+, [\d.]+, nan; "
+                                r"metric \(their mean\) nan; gradient norms [\d.]+, [\d.]+, "
+                                r"0\.0000; in sync: True$")
+        self.assertIn("every weight finite after the epoch: True", text)
+        weight = float(text.split("summed gradient = ")[1].split()[0])
+        self.assertAlmostEqual(weight, 2 / 3, places=4)
+        self.assertEqual(images, 1)
+
 
 if __name__ == "__main__":
     unittest.main()
