@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/session/training_session.h"
+#include "core/strategy/mirrored_strategy.h"
 
 namespace mirrorlab::core {
 
@@ -59,6 +60,13 @@ class TrainingSession::Recording : public StepListener {
   void set(bool on) { on_ = on; }
 
   StepNeeds begin_step(const StepStart& start) override {
+    // Whoever drives it (a fit, or a custom loop's strategy.run), the step and its batch.
+    step_ = start.step;
+    if (start.batch != nullptr && start.batch->batch_per_replica > 0) {
+      std::lock_guard lock(s_->mutex_);
+      s_->global_batch_ = start.batch->batch_per_replica *
+                          static_cast<std::size_t>(s_->strategy_->num_replicas_in_sync());
+    }
     in_step_ = on_.load();
     if (!in_step_) return {};
     StepNeeds needs = s_->events_.begin_step(start);
@@ -85,6 +93,10 @@ class TrainingSession::Recording : public StepListener {
     s_->recorder_.on_collective_step(step);
   }
   void end_step(bool completed) override {
+    if (completed) {
+      std::lock_guard lock(s_->mutex_);
+      s_->steps_done_ = step_ + 1;
+    }
     if (!in_step_) return;
     s_->events_.end_step(completed);
     s_->recorder_.end_step(completed);
@@ -98,7 +110,8 @@ class TrainingSession::Recording : public StepListener {
  private:
   TrainingSession* s_;
   std::atomic<bool> on_ = true;
-  bool in_step_ = false;  // the host thread's, between begin_step and end_step
+  bool in_step_ = false;   // the host thread's, between begin_step and end_step
+  std::int64_t step_ = 0;  // the strategy's, 0-based
 };
 
 TrainingSession::TrainingSession(MirroredStrategy& strategy, SessionConfig config,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <numeric>
 #include <thread>
 
 #include "core/io/synthetic_dataset.h"
@@ -149,6 +150,23 @@ TEST(WatchedSession, AFitThatFailsSaysSoUntilTheNextOne) {
   session.update(snap);
   EXPECT_EQ(snap.state, core::SessionState::kPaused);
   EXPECT_EQ(snap.error, "");
+}
+
+TEST(WatchedSession, ACustomLoopsStepsCountWithTheirBatchThoughNoFitTellsOfThem) {
+  PythonLikeRun run;
+  core::TrainingSession session(*run.strategy, run.config, "Python");
+  std::vector<std::uint32_t> order(24);
+  std::iota(order.begin(), order.end(), 0u);
+  run.strategy->train_step(core::GlobalBatch{&run.train, order, 12});  // strategy.run's step
+  run.strategy->train_step(core::GlobalBatch{&run.train, order, 12});
+  core::SessionSnapshot snap;
+  session.update(snap);
+  EXPECT_EQ(snap.steps_done, 2);
+  EXPECT_EQ(snap.global_batch, 24u);  // 12 a replica, not the settings' 16
+  EXPECT_EQ(snap.batch_per_replica(), 12u);
+  EXPECT_EQ(snap.epochs, 0);  // no fit: no epochs
+  EXPECT_TRUE(snap.steps.empty());
+  EXPECT_EQ(snap.step_record.step, 1);
 }
 
 TEST(WatchedSession, RecordingOffLeavesTheStepsUnrecordedButTheFitsCurvesWhole) {

@@ -144,6 +144,26 @@ class WithADisplay(unittest.TestCase):
         compare = " ".join(words["Compare"].split())
         self.assertIn("Measuring the algorithms trains a model of each on these devices", compare)
 
+    def test_a_custom_loops_steps_and_a_step_held_between_its_phases(self):
+        model = make_model()
+        batches = iter(STRATEGY.experimental_distribute_dataset(
+            ml.data.Dataset.from_tensor_slices((X, Y)).batch(64)))
+        with ml.gui.watch(model, width=1280, height=720, report=self.path("loop.json")) as window:
+            for _ in range(3):
+                STRATEGY.run(model.train_step, args=(next(batches),))
+            step = ml.distribute.StepByStep(model, next(batches))
+            step.backward()
+            step.all_reduce_step()
+            window.screenshot(self.path("held.png"))  # drawn while Python holds the step
+            step.finish()
+        with open(self.path("loop.json")) as f:
+            words = {k: " ".join(v.split()) for k, v in json.load(f)["words"].items()}
+        self.assertIn("4 steps done", words["Controls"])
+        self.assertIn("Global batch 64 = 32 x 2 replicas", words["Controls"])
+        self.assertIn("all-reduce step 1 of 2", words["Controls"])  # the held step's moments
+        self.assertIn("4 steps of a custom loop", words["Training"])
+        self.assertGreater(os.path.getsize(self.path("held.png")), 10000)
+
     def test_watching_changes_nothing_and_closing_mid_fit_leaves_the_run_alone(self):
         alone = make_model(seed=9)
         alone.fit(X, Y, batch_size=64, epochs=3, verbose=0)

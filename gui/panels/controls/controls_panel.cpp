@@ -164,10 +164,15 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
   }
   if (session != nullptr) {
     // Steps done, not the step in progress: "held inside step 1" reads above "0 steps done".
-    text_wrapped("%lld step%s done  (epoch %d/%d, %lld/%lld)",
-                 static_cast<long long>(run.steps_done), run.steps_done == 1 ? "" : "s",
-                 std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
-                 static_cast<long long>(run.steps_per_epoch));
+    if (run.epochs == 0) {  // a watched run no fit has trained yet (a custom loop's)
+      text_wrapped("%lld step%s done", static_cast<long long>(run.steps_done),
+                   run.steps_done == 1 ? "" : "s");
+    } else {
+      text_wrapped("%lld step%s done  (epoch %d/%d, %lld/%lld)",
+                   static_cast<long long>(run.steps_done), run.steps_done == 1 ? "" : "s",
+                   std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
+                   static_cast<long long>(run.steps_per_epoch));
+    }
     if (run.workers.size() > 1) {
       text_wrapped("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
                    run.batch_per_replica(), run.devices.size(), run.workers.size());

@@ -268,10 +268,13 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
                  static_cast<long long>(record.step + 1), examples, examples == 1 ? "" : "s", n);
   }
   ImGui::PushTextWrapPos(0);
-  std::string epoch = "One epoch is " + std::to_string(frame.run.steps_per_epoch) + " global step" +
-                      (frame.run.steps_per_epoch == 1 ? "." : "s.");
+  // A watched custom loop's data set is its own: no epoch known.
+  std::string epoch = frame.run.steps_per_epoch == 0
+                          ? ""
+                          : "One epoch is " + std::to_string(frame.run.steps_per_epoch) +
+                                " global step" + (frame.run.steps_per_epoch == 1 ? "." : "s.");
   if (const std::string weight = gradient_weight_line(frame); !weight.empty()) {
-    epoch += " " + weight + ".";
+    epoch += (epoch.empty() ? "" : " ") + weight + ".";
   }
   text_wrapped_unformatted(epoch);
   ImGui::PopTextWrapPos();

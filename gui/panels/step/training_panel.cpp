@@ -50,6 +50,14 @@ void TrainingPanel::Draw(FrameContext& frame) {
     return;
   }
   follow(run);
+  if (!run.driven_by.empty() && run.steps.empty() && run.steps_done > 0) {
+    // A watched custom loop: its steps tell no loss to the window; model.fit's do.
+    text_wrapped(
+        "%lld steps of a custom loop: the curves follow model.fit's steps; these show "
+        "in the other panels.",
+        static_cast<long long>(run.steps_done));
+    return;
+  }
   const double ips = run.images_per_second();
   text_wrapped("%.0f images/s", ips);
   if (ImGui::IsItemHovered()) {
