@@ -62,10 +62,20 @@ class TrainingSession::Recording : public StepListener {
   StepNeeds begin_step(const StepStart& start) override {
     // Whoever drives it (a fit, or a custom loop's strategy.run), the step and its batch.
     step_ = start.step;
-    if (start.batch != nullptr && start.batch->batch_per_replica > 0) {
+    {
       std::lock_guard lock(s_->mutex_);
-      s_->global_batch_ = start.batch->batch_per_replica *
-                          static_cast<std::size_t>(s_->strategy_->num_replicas_in_sync());
+      if (start.batch != nullptr && start.batch->batch_per_replica > 0) {
+        s_->global_batch_ = start.batch->batch_per_replica *
+                            static_cast<std::size_t>(s_->strategy_->num_replicas_in_sync());
+      }
+      // Outside a fit (which says itself that it runs), a custom loop's step: the run trains
+      // while it lasts, and no epoch of a fit goes on.
+      outside_fit_ = s_->state_ != SessionState::kRunning;
+      if (outside_fit_) {
+        s_->state_ = SessionState::kRunning;
+        s_->epochs_ = 0;
+        s_->steps_per_epoch_ = 0;
+      }
     }
     in_step_ = on_.load();
     if (!in_step_) return {};
@@ -93,11 +103,13 @@ class TrainingSession::Recording : public StepListener {
     s_->recorder_.on_collective_step(step);
   }
   void end_step(bool completed) override {
-    if (completed) {
+    {
       std::lock_guard lock(s_->mutex_);
-      s_->steps_done_ = step_ + 1;
+      if (completed) s_->steps_done_ = step_ + 1;
+      if (outside_fit_ && s_->state_ == SessionState::kRunning) s_->state_ = SessionState::kPaused;
     }
     if (!in_step_) return;
+    in_step_ = false;
     s_->events_.end_step(completed);
     s_->recorder_.end_step(completed);
   }
@@ -110,8 +122,9 @@ class TrainingSession::Recording : public StepListener {
  private:
   TrainingSession* s_;
   std::atomic<bool> on_ = true;
-  bool in_step_ = false;   // the host thread's, between begin_step and end_step
-  std::int64_t step_ = 0;  // the strategy's, 0-based
+  bool in_step_ = false;      // the host thread's, between begin_step and end_step
+  std::int64_t step_ = 0;     // the strategy's, 0-based
+  bool outside_fit_ = false;  // the step is a custom loop's: it set the run running
 };
 
 TrainingSession::TrainingSession(MirroredStrategy& strategy, SessionConfig config,

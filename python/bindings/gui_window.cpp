@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -51,15 +52,20 @@ class Window {
       throw py::value_error(problem);
     }
     options.close_requested = [this] { return closing_.load(); };
+    // Each picture asked for has a number: a picture taken with F12 meanwhile, or one that
+    // comes after its request timed out, answers no other request.
     options.screenshot_wanted = [this] {
       std::lock_guard lock(mutex_);
-      return std::exchange(wanted_, std::string());
+      if (wanted_.empty()) return std::string();
+      taking_ = wanted_id_;
+      taking_path_ = std::exchange(wanted_, std::string());
+      return taking_path_;
     };
     options.screenshot_done = [this](const std::string& path, bool written) {
       std::lock_guard lock(mutex_);
-      written_path_ = path;
+      if (taking_ == 0 || path != taking_path_) return;  // F12's, not one asked for here
+      taken_ = std::exchange(taking_, 0);
       written_ = written;
-      ++pictures_;
       changed_.notify_all();
     };
     options.window_opened = [this] {
@@ -67,13 +73,21 @@ class Window {
       shown_ = true;
       changed_.notify_all();
     };
-    core::TrainingSession& session = watching_session_of(run_);  // this thread, between steps
-    // GLFW is one per process, and only the thread of the window that is open may use it.
+    // GLFW is one per process, and only the thread of the window that is open may use it. Asked
+    // before the run's session is made: a watch refused leaves the run as it was.
     if (a_window_is_open.exchange(true)) {
       throw std::logic_error(
           "a mirrorlab window is open already: close it (its Watch's close(), or the window) "
           "before watching another run");
     }
+    core::TrainingSession* made = nullptr;
+    try {
+      made = &watching_session_of(run_);  // this thread, between steps
+    } catch (...) {
+      a_window_is_open = false;
+      throw;
+    }
+    core::TrainingSession& session = *made;
     open_ = true;
     session.set_recording(true);
     thread_ = std::thread([this, &session, options] {
@@ -96,13 +110,14 @@ class Window {
     });
     // Returns once the window is on the screen, or says why it is not (one connection to the
     // display: none made just to ask first).
-    std::unique_lock lock(mutex_);
+    bool shown = false;
     {
-      py::gil_scoped_release waiting;
+      py::gil_scoped_release waiting;  // before the lock: never the lock waiting for the GIL
+      std::unique_lock lock(mutex_);
       changed_.wait(lock, [this] { return shown_ || !open_; });
+      shown = shown_;
     }
-    if (shown_) return;
-    lock.unlock();
+    if (shown) return;
     close();
     if (!no_display_.empty()) throw gui::NoDisplayError(no_display_);
     throw std::runtime_error("the window could not open: " + error_);
@@ -114,9 +129,10 @@ class Window {
   // Closes the window (if the user has not) and waits for its thread; idempotent.
   void close() {
     closing_ = true;
-    if (thread_.joinable()) {
+    std::thread window = std::move(thread_);  // with the GIL: one caller joins it
+    if (window.joinable()) {
       py::gil_scoped_release waiting;
-      thread_.join();
+      window.join();
     }
   }
   bool is_open() {
@@ -130,24 +146,31 @@ class Window {
 
   // The next frame drawn, written to `path` as a PNG; waits up to `timeout` seconds for it.
   void screenshot(const std::string& path, double timeout) {
-    std::unique_lock lock(mutex_);
-    if (!open_)
-      throw std::logic_error("the window is closed: watch the run again to take a picture");
-    wanted_ = path;
-    const int before = pictures_;
-    bool taken = false;
+    bool was_open = true, taken = false, written = false;
     {
-      py::gil_scoped_release waiting;
-      taken = changed_.wait_for(lock, std::chrono::duration<double>(timeout),
-                                [&] { return pictures_ != before || !open_; });
+      py::gil_scoped_release waiting;  // before the lock: never the lock waiting for the GIL
+      std::unique_lock lock(mutex_);
+      if (open_) {
+        const std::uint64_t id = ++requests_;
+        wanted_ = path;
+        wanted_id_ = id;
+        changed_.wait_for(lock, std::chrono::duration<double>(timeout),
+                          [&] { return taken_ == id || !open_; });
+        taken = taken_ == id;
+        written = written_;
+        if (!taken && wanted_id_ == id) wanted_.clear();  // not taken yet: not at all
+      } else {
+        was_open = false;
+      }
+      was_open = was_open && (taken || open_);
     }
-    if (!taken || pictures_ == before) {
-      wanted_.clear();
-      throw std::runtime_error(open_ ? "the window drew no frame in " + std::to_string(timeout) +
-                                           " s: is its display still there?"
-                                     : "the window was closed before it drew the picture");
+    if (!taken) {
+      throw std::runtime_error(!was_open
+                                   ? "the window is closed: watch the run again to take a picture"
+                                   : "the window drew no frame in " + std::to_string(timeout) +
+                                         " s: is its display still there?");
     }
-    if (!written_ || written_path_ != path) {
+    if (!written) {
       throw std::runtime_error("the picture could not be written to " + path +
                                ": is its folder there and writable?");
     }
@@ -161,10 +184,13 @@ class Window {
   bool open_ = false;
   bool shown_ = false;  // the window reached the screen
   std::string error_;
-  std::string no_display_;  // why no window could open, when that was the error
-  std::string wanted_, written_path_;
+  std::string no_display_;      // why no window could open, when that was the error
+  std::uint64_t requests_ = 0;  // pictures asked for so far
+  std::string wanted_;          // the path of the one asked for and not yet taken
+  std::uint64_t wanted_id_ = 0;
+  std::string taking_path_;               // the one the window is drawing
+  std::uint64_t taking_ = 0, taken_ = 0;  // its number, and the last one written (or not)
   bool written_ = false;
-  int pictures_ = 0;
   std::thread thread_;  // last: starts once everything above is built
 };
 

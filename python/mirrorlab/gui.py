@@ -23,14 +23,14 @@ from __future__ import annotations
 import atexit
 import os
 import warnings
-import weakref
 from typing import List, Optional
 
 from . import _mirrorlab
 
 __all__ = ["watch", "Watch"]
 
-_open: "weakref.WeakSet[Watch]" = weakref.WeakSet()
+# The windows open: kept (a Watch nobody holds on to keeps its window until closed or the end).
+_open: "set[Watch]" = set()
 
 
 class Watch:
@@ -55,6 +55,7 @@ class Watch:
             return False
         if self._window.is_open:
             return True
+        _open.discard(self)  # closed by its user
         self._say_error()
         return False
 

@@ -164,7 +164,8 @@ TEST(WatchedSession, ACustomLoopsStepsCountWithTheirBatchThoughNoFitTellsOfThem)
   EXPECT_EQ(snap.steps_done, 2);
   EXPECT_EQ(snap.global_batch, 24u);  // 12 a replica, not the settings' 16
   EXPECT_EQ(snap.batch_per_replica(), 12u);
-  EXPECT_EQ(snap.epochs, 0);  // no fit: no epochs
+  EXPECT_EQ(snap.epochs, 0);                           // no fit: no epochs
+  EXPECT_EQ(snap.state, core::SessionState::kPaused);  // between the loop's steps
   EXPECT_TRUE(snap.steps.empty());
   EXPECT_EQ(snap.step_record.step, 1);
 }

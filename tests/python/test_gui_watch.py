@@ -161,7 +161,7 @@ class WithADisplay(unittest.TestCase):
         self.assertIn("4 steps done", words["Controls"])
         self.assertIn("Global batch 64 = 32 x 2 replicas", words["Controls"])
         self.assertIn("all-reduce step 1 of 2", words["Controls"])  # the held step's moments
-        self.assertIn("4 steps of a custom loop", words["Training"])
+        self.assertIn("4 steps so far. The curves draw the steps model.fit takes", words["Training"])
         self.assertGreater(os.path.getsize(self.path("held.png")), 10000)
 
     def test_watching_changes_nothing_and_closing_mid_fit_leaves_the_run_alone(self):
@@ -186,9 +186,12 @@ class WithADisplay(unittest.TestCase):
 
     def test_one_window_at_a_time_and_a_picture_that_cannot_be_written(self):
         model = make_model()
-        with ml.gui.watch(model, width=800, height=600) as window:
+        ml.gui.watch(model, width=800, height=600)  # kept open though nobody holds it
+        (window,) = ml.gui._open
+        with window:
+            self.assertTrue(window.is_open)
             with self.assertRaisesRegex(RuntimeError, "open already: close it"):
-                ml.gui.watch(model)
+                ml.gui.watch(make_model(seed=2))
             with self.assertRaisesRegex(RuntimeError, "could not be written to /no/such/folder"):
                 window.screenshot("/no/such/folder/x.png")
             self.assertTrue(window.is_open)

@@ -177,8 +177,10 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
       text_wrapped("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
                    run.batch_per_replica(), run.devices.size(), run.workers.size());
     } else {
-      text_wrapped("Global batch %zu = %zu x %zu replica%s", run.global_batch,
-                   run.batch_per_replica(), run.devices.size(), run.devices.size() == 1 ? "" : "s");
+      // Every worker's replicas (a watched multi-worker run lists no workers).
+      text_wrapped("Global batch %zu = %zu x %d replica%s", run.global_batch,
+                   run.batch_per_replica(), run.replicas_in_sync,
+                   run.replicas_in_sync == 1 ? "" : "s");
     }
   }
   if (!run.driven_by.empty()) {  // no buttons: the run is its driver's

@@ -51,11 +51,12 @@ void TrainingPanel::Draw(FrameContext& frame) {
   }
   follow(run);
   if (!run.driven_by.empty() && run.steps.empty() && run.steps_done > 0) {
-    // A watched custom loop: its steps tell no loss to the window; model.fit's do.
+    // A watched run with no fit since the window opened (a custom loop's steps, or a fit's from
+    // before): those steps told the window no loss.
     text_wrapped(
-        "%lld steps of a custom loop: the curves follow model.fit's steps; these show "
-        "in the other panels.",
-        static_cast<long long>(run.steps_done));
+        "%lld step%s so far. The curves draw the steps model.fit takes while the "
+        "window watches; the other panels show every step.",
+        static_cast<long long>(run.steps_done), run.steps_done == 1 ? "" : "s");
     return;
   }
   const double ips = run.images_per_second();
