@@ -1,7 +1,7 @@
 """mirrorlab's window on a run trained from Python: ``mirrorlab.gui.watch``.
 
-TensorFlow has no such call (TensorBoard shows a run after the fact, from its logs); this one
-opens the ``mirrorlab gui`` window on the model's own run, live::
+TensorFlow has no such call (TensorBoard reads the logs a run writes); this one opens the
+``mirrorlab gui`` window on the model's own run, in the same process, as it trains::
 
     with strategy.scope():
         model = ml.keras.Sequential([...])
