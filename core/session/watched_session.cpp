@@ -31,7 +31,6 @@ class TrainingSession::WatchedFit : public FitCallback {
                     double) override {
     std::lock_guard lock(s_->mutex_);
     s_->step_in_epoch_ = step_in_epoch;
-    s_->steps_done_ = s_->strategy_->steps_done();
     pending_.step = static_cast<std::int64_t>(s_->steps_.size()) + 1;
     pending_.epoch = epoch;
     s_->steps_.push_back(pending_);
@@ -105,7 +104,7 @@ class TrainingSession::Recording : public StepListener {
   void end_step(bool completed) override {
     {
       std::lock_guard lock(s_->mutex_);
-      if (completed) s_->steps_done_ = step_ + 1;
+      if (completed) s_->steps_done_ = step_ + 1;  // the one place: a fit's steps or a loop's
       if (outside_fit_ && s_->state_ == SessionState::kRunning) s_->state_ = SessionState::kPaused;
     }
     if (!in_step_) return;
@@ -160,7 +159,6 @@ void TrainingSession::watched_fit_began(int epochs, std::size_t global_batch) {
 
 void TrainingSession::watched_fit_ended(const std::string& error) {
   std::lock_guard lock(mutex_);
-  steps_done_ = strategy_->steps_done();
   if (stop_) return;
   state_ = error.empty() ? SessionState::kPaused : SessionState::kFailed;
   error_ = error;
