@@ -65,9 +65,10 @@ void add_pack_flags(CLI::App* cmd, core::RunSettings& s) {
       "NcclAllReduce(num_packs=...)); not with --bytes-per-pack. 0: one pack");
   cmd->add_flag("--overlap,!--no-overlap", s.packs.overlap,
                 "With several packs, start each pack's all-reduce as soon as backward has written "
-                "it, while backward goes on (the default, as TensorFlow 2.21 ran its packs): on "
-                "CPU-backed devices, a thread per device; on CUDA GPUs the packs still follow "
-                "backward. The weights are the same bit for bit either way");
+                "it, while backward goes on (the default, as TensorFlow 2.21 ran its packs): a "
+                "thread per device, which on a CUDA GPU queues the packs on a second stream of "
+                "the GPU (the step then runs without a CUDA graph; several workers: the packs "
+                "follow backward). The weights are the same bit for bit either way");
 }
 
 void add_training_flags(CLI::App* cmd, TrainOptions& o) {

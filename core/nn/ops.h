@@ -34,8 +34,9 @@ struct NadamStep {
 // A point in a device's queue of work, for per-phase timing: CpuOps takes the host clock at once;
 // CudaOps records a CUDA event on the stream, whose time is known once the work before it ran.
 struct TimeMark {
-  vgpu::TimePoint host{};  // when the mark was made on the host
-  int event = -1;          // CudaOps: index of its event; -1 for CpuOps
+  vgpu::TimePoint host{};      // when the mark was made on the host
+  int event = -1;              // CudaOps: index of its event; -1 for CpuOps
+  bool communication = false;  // CudaOps: an event of the communication stream's
 };
 
 class Ops {
@@ -120,6 +121,20 @@ class Ops {
     (void)stats, (void)at;
     return false;
   }
+
+  // --- a lane for collectives beside the compute (packs that overlap backward) ----------------
+  // Gives the device a communication stream (CudaOps: a cudaStream_t of its GPU, which the
+  // collectives use with PackFrame::communication_stream). A CPU-backed device's lane is a host
+  // thread with nothing to order on a stream: these do nothing there.
+  virtual void attach_communication_stream(void* stream) { (void)stream; }
+  // The communication stream waits for the work queued here so far (the gradients backward has
+  // written), on the GPU: the host does not wait.
+  virtual void communication_waits_for_compute() {}
+  // The work queued here next waits for everything queued on the communication stream so far
+  // (the packs' all-reduces, before the update reads their sums).
+  virtual void compute_waits_for_communication() {}
+  // A mark on the communication stream, made from the lane's thread (CPU: the host's clock).
+  virtual TimeMark mark_communication() { return mark(); }
 
   // --- per-phase timing ----------------------------------------------------------------------
   // Starts a new set of marks (CUDA: waits for the stream and anchors its events to the host

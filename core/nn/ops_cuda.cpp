@@ -1,6 +1,8 @@
 // CudaOps: the Ops of one CUDA GPU (physical, or a logical GPU carved from one). Everything goes
 // on the device's stream: the model's kernels and cuBLAS, whose handle is bound to that stream,
-// so one replica's work is one in-order queue and nothing waits for the host.
+// so one replica's work is one in-order queue and nothing waits for the host. Packs that overlap
+// backward add the device's communication stream beside it, ordered against it by two events
+// (the lane waits for the gradients, the update for the sums), with phase marks of its own.
 //
 // The host waits only where it must read: the loss sums (copied into pinned memory and waited
 // for late, once per step), copies to the host, synchronize(), and the anchor of the phase
@@ -303,6 +305,7 @@ class CudaOps final : public Ops {
   // sanitizer's build) and the counts can be pinned.
   void begin_marks() override {
     next_mark_ = 0;
+    next_communication_mark_ = 0;
     if (anchored_ && ++steps_since_anchor_ < kAnchorSteps) return;
     steps_since_anchor_ = 0;
     use_device();
@@ -322,13 +325,49 @@ class CudaOps final : public Ops {
     return TimeMark{vgpu::Clock::now(), static_cast<int>(next_mark_++)};
   }
   vgpu::TimePoint time_of(const TimeMark& mark) override {
-    if (mark.event < 0 || static_cast<std::size_t>(mark.event) >= next_mark_) return mark.host;
+    const std::vector<vgpu::GpuEvent>& marks = mark.communication ? communication_marks_ : marks_;
+    const std::size_t made = mark.communication ? next_communication_mark_ : next_mark_;
+    if (mark.event < 0 || static_cast<std::size_t>(mark.event) >= made) return mark.host;
     use_device();
-    const float ms = api_.elapsed_ms(anchor_, marks_[mark.event]);
+    // Both streams are on this GPU: the anchor's clock times the communication stream's events.
+    const float ms = api_.elapsed_ms(anchor_, marks[static_cast<std::size_t>(mark.event)]);
     return anchor_host_ + std::chrono::duration_cast<vgpu::Clock::duration>(
                               std::chrono::duration<double, std::milli>(ms));
   }
   bool marks_deferred() const override { return true; }
+
+  // --- the communication stream --------------------------------------------------------------
+  // One event each way, made here and recorded again for every pack: a stream's wait takes the
+  // event as last recorded when the wait is queued.
+  void attach_communication_stream(void* stream) override {
+    if (stream == nullptr || communication_ != nullptr) return;
+    use_device();
+    fork_ = api_.create_event();
+    join_ = api_.create_event();
+    communication_ = stream;
+  }
+  void communication_waits_for_compute() override {
+    if (communication_ == nullptr) return;
+    use_device();
+    api_.record_event(fork_, stream_);
+    api_.wait_event(communication_, fork_);
+  }
+  void compute_waits_for_communication() override {
+    if (communication_ == nullptr) return;
+    use_device();
+    api_.record_event(join_, communication_);
+    api_.wait_event(stream_, join_);
+  }
+  // On the lane's thread, while the compute thread makes its own marks: its own events.
+  TimeMark mark_communication() override {
+    if (communication_ == nullptr) return mark();
+    use_device();
+    if (next_communication_mark_ == communication_marks_.size()) {
+      communication_marks_.push_back(api_.create_event());
+    }
+    api_.record_event(communication_marks_[next_communication_mark_], communication_);
+    return TimeMark{vgpu::Clock::now(), static_cast<int>(next_communication_mark_++), true};
+  }
 
  private:
   using LossRow = elements::LossRow;
@@ -380,11 +419,18 @@ class CudaOps final : public Ops {
     try {
       use_device();
       api_.synchronize_stream(stream_);  // nothing may still write into pinned_
+      if (communication_ != nullptr) api_.synchronize_stream(communication_);
     } catch (...) {
     }
     drop_graph();
     for (vgpu::GpuEvent e : marks_) api_.destroy_event(e);
     marks_.clear();
+    for (vgpu::GpuEvent e : communication_marks_) api_.destroy_event(e);
+    communication_marks_.clear();
+    if (fork_ != nullptr) api_.destroy_event(fork_);
+    if (join_ != nullptr) api_.destroy_event(join_);
+    fork_ = join_ = nullptr;
+    communication_ = nullptr;  // the device's, not ours
     if (anchor_ != nullptr) api_.destroy_event(anchor_);
     if (read_back_ready_ != nullptr) api_.destroy_event(read_back_ready_);
     if (pinned_ != nullptr) api_.release_pinned(pinned_);
@@ -418,6 +464,10 @@ class CudaOps final : public Ops {
   int steps_since_anchor_ = 0;
   std::vector<vgpu::GpuEvent> marks_;
   std::size_t next_mark_ = 0;
+  vgpu::GpuStream communication_ = nullptr;  // attach_communication_stream's, or none
+  vgpu::GpuEvent fork_ = nullptr, join_ = nullptr;
+  std::vector<vgpu::GpuEvent> communication_marks_;
+  std::size_t next_communication_mark_ = 0;
   vgpu::GpuGraph graph_ = nullptr;
   Capture capture_;
   bool capturing_ = false;

@@ -141,6 +141,7 @@ void Replica::load_shard(const Dataset& data, std::span<const std::uint32_t> ind
 
 void Replica::begin_step() {
   pending_events_.clear();  // left over only when the last step failed
+  pending_lane_events_.clear();
   ops_->begin_marks();
 }
 
@@ -172,9 +173,11 @@ void Replica::record(const std::vector<StepListener*>& listeners, Phase phase, s
                      const TimeMark& begin, std::size_t bytes, int pack, Lane lane) {
   stretch(phase, begin);
   if (listeners.empty()) return;
-  const TimeMark end = ops_->mark();
+  const TimeMark end = mark(lane);
   if (ops_->marks_deferred()) {
-    pending_events_.push_back(PendingEvent{phase, step, begin, end, bytes, pack, lane});
+    // The lane's thread keeps its own: the device's thread may be recording at the same time.
+    (lane == Lane::kCommunication ? pending_lane_events_ : pending_events_)
+        .push_back(PendingEvent{phase, step, begin, end, bytes, pack, lane});
     return;
   }
   const RunEvent event{id_,   phase, step, ops_->time_of(begin), ops_->time_of(end),
@@ -183,6 +186,10 @@ void Replica::record(const std::vector<StepListener*>& listeners, Phase phase, s
 }
 
 void Replica::flush_events(const std::vector<StepListener*>& listeners) {
+  // The lane has ended its work (apply_gradients waited for it): its events join the device's.
+  pending_events_.insert(pending_events_.end(), pending_lane_events_.begin(),
+                         pending_lane_events_.end());
+  pending_lane_events_.clear();
   if (pending_events_.empty()) return;
   // The caller has waited for the device (ops().synchronize()): every mark's time is known.
   for (const PendingEvent& e : pending_events_) {
@@ -244,8 +251,9 @@ void ReplicaContext::queue_backward(const Tensor& logits, LossStats* stats) {
                                 loss_scale_of_step(), &replica_->grad_logits(), &model().arena(),
                                 stats);
   if (overlapping_) {
-    // The loss first (a CPU-backed device has computed it by now): a NaN loss is named as the
-    // loss, not as the first gradient it spoils.
+    // The loss first (a CPU-backed device has computed it by now; a GPU is waited for): a NaN
+    // loss is named as the loss, not as the first gradient it spoils.
+    replica_->ops().wait_loss_stats();
     finish_backward(*stats);
     model().backward(replica_->grad_logits(),
                      [this](std::size_t from) { send_written_packs(from); });
@@ -258,7 +266,8 @@ void ReplicaContext::queue_backward(const Tensor& logits, LossStats* stats) {
   // comes back with the loss's sums: one wait for both, the step's one read-back before the
   // all-reduce. (Where the host reads the gradients itself, apply_gradients searches them: no
   // wait to share.)
-  if (!replica_->ops().host_accessible()) {
+  // Overlapping packs were each searched before their all-reduce (send_written_packs).
+  if (!replica_->ops().host_accessible() && !overlapping_) {
     gradient_check_ = model().num_params();
     model().queue_gradient_check(&gradient_check_);
     gradient_checked_ = true;
@@ -405,14 +414,22 @@ void ReplicaContext::send_written_packs(std::size_t from) {
     const GradientPack& pack = packs[packs_sent_];
     // Before its all-reduce, as for one pack: a NaN is named where it appears, and the throw
     // aborts the other replicas' all-reduces, so no replica updates its weights in this step.
+    // (On a GPU the search is a host wait for backward so far: the all-reduce must not sum a
+    // pack before its own gradients are known to be finite.)
     if (const auto bad = model().first_nonfinite_gradient(pack.begin, pack.end)) {
       diverged(bad->layer, bad->value, bad->tensor, bad->index);
+    }
+    vgpu::PackFrame frame = pack_frame(packs_sent_);
+    if (!replica_->ops().host_accessible()) {
+      // On a GPU: the communication stream waits there for the pack's gradients, and the lane
+      // queues its all-reduce on that stream, while this thread queues the rest of backward.
+      replica_->ops().communication_waits_for_compute();
+      frame.communication_stream = true;
     }
     // The task holds no reference to this context: a failing step may end it first.
     replica_->communication_lane()->enqueue(
         [strategy = strategy_, replica = replica_, step = step_,
-         values = model().grads().subspan(pack.begin, pack.end - pack.begin),
-         frame = pack_frame(packs_sent_)] {
+         values = model().grads().subspan(pack.begin, pack.end - pack.begin), frame] {
           all_reduce_range(*strategy, *replica, step, values, frame, Lane::kCommunication);
         });
     ++packs_sent_;
@@ -424,7 +441,7 @@ void ReplicaContext::all_reduce_range(MirroredStrategy& strategy, Replica& repli
                                       const vgpu::PackFrame& frame, Lane lane) {
   const int pack = frame.packs > 1 ? frame.index : -1;
   const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kAllReduce);
-  const TimeMark arrived = replica.ops().mark();
+  const TimeMark arrived = replica.mark(lane);
   TimeMark begin = arrived;
   // The group moves the data as the devices' memory requires: host loops on CPU-backed devices,
   // device copies and kernels (or NCCL) on CUDA devices, where the values stay on the GPU. Until
@@ -435,7 +452,7 @@ void ReplicaContext::all_reduce_range(MirroredStrategy& strategy, Replica& repli
         // The wait's end is marked first, then the all-reduce's begin: on a CUDA stream the marks
         // are events in that order, so the wait never ends after the all-reduce began.
         replica.record(strategy.listeners_, Phase::kWait, step, arrived, 0, pack, lane);
-        begin = replica.ops().mark();
+        begin = replica.mark(lane);
       },
       frame);
   replica.record(strategy.listeners_, Phase::kAllReduce, step, begin, values.size_bytes(), pack,
@@ -462,6 +479,7 @@ void ReplicaContext::apply_gradients() {
   // On a GPU the search backward() queued covers the gradients as backward and the step's
   // listeners left them (the host cannot write device memory in between); where the host can
   // (a CPU-backed device: a custom step may set a gradient by hand), it searches here.
+  const bool overlapped = overlapping_;
   if (overlapping_) {
     // Every pack went to its all-reduce as backward wrote it (checked then): wait for them all.
     send_written_packs(0);
@@ -475,6 +493,9 @@ void ReplicaContext::apply_gradients() {
     all_reduce_gradients();
   }
   const vgpu::WorkPhaseScope counted(vgpu::WorkPhase::kUpdate);
+  // On a GPU the lane has queued the packs' all-reduces on the communication stream: the update
+  // waits there for their sums.
+  if (overlapped) replica_->ops().compute_waits_for_communication();
   const TimeMark begin = replica_->ops().mark();
   replica_->optimizer().apply(model().params(), model().grads());
   record(Phase::kUpdate, begin);
@@ -503,9 +524,15 @@ MirroredStrategy::MirroredStrategy(std::vector<vgpu::Device*> devices, StrategyO
   // One replica in sync has nothing to all-reduce, and nothing to overlap.
   if (packs_.size() > 1 && options_.packs.overlap && num_replicas_in_sync() > 1) {
     for (auto& r : replicas_) {
-      if (r->ops().host_accessible()) {
-        r->comm_ = std::make_unique<vgpu::Stream>(r->device().name() + "/communication");
+      if (!r->ops().host_accessible()) {
+        // Several workers' all-reduce crosses between them on the devices' own streams.
+        if (workers_ != nullptr) continue;
+        r->ops().attach_communication_stream(r->device().communication_cuda_stream());
+        r->graphs_off_ =
+            "not captured while packs overlap backward: the host starts each pack's all-reduce "
+            "as backward writes it (packs after backward keep the graph)";
       }
+      r->comm_ = std::make_unique<vgpu::Stream>(r->device().name() + "/communication");
     }
   }
   broadcast_initial_variables();
@@ -745,10 +772,15 @@ std::vector<LossStats> MirroredStrategy::run_on_replicas(const GlobalBatch& batc
           } catch (...) {
             rendezvous_.abort();
             if (meeting_) meeting_->abort();
-            // Its packs' all-reduces, released by the abort, end before the next step starts.
+            // Its packs' all-reduces, released by the abort, end before the next step starts
+            // (on a GPU: the next step's work waits for what the lane queued).
             if (vgpu::Stream* lane = replica->communication_lane()) {
               try {
                 lane->synchronize();
+              } catch (...) {
+              }
+              try {
+                replica->ops().compute_waits_for_communication();
               } catch (...) {
               }
             }

@@ -158,14 +158,15 @@ class Replica {
   void set_slowdown(double factor);
   double slowdown() const { return slowdown_; }
   static constexpr double kMaxSlowdown = 1000;
-  // Whether its training step runs as a captured CUDA graph now; and, where CUDA refused to
-  // capture it, why (the step then runs uncaptured).
+  // Whether its training step runs as a captured CUDA graph now; and, where it does not (CUDA
+  // refused to capture it, or its packs overlap backward), why (the step then runs uncaptured).
   bool step_captured() const { return graph_.captured; }
   const std::string& graphs_off() const { return graphs_off_; }
   // Where its packs' all-reduces run while backward goes on (PackOptions::overlap): a thread of
-  // its own beside the device's stream, as NCCL runs on a stream of its own. Null where packs do
-  // not overlap (one pack, overlap off, one replica in sync, CUDA devices: there the packs
-  // follow backward).
+  // its own beside the device's thread, as NCCL runs on a stream of its own. On a CUDA device
+  // that thread queues the all-reduces on the device's communication stream, which waits for
+  // each pack's gradients on the GPU. Null where packs do not overlap (one pack, overlap off, one
+  // replica in sync, CUDA devices of several workers: there the packs follow backward).
   vgpu::Stream* communication_lane() { return comm_.get(); }
 
  private:
@@ -179,6 +180,10 @@ class Replica {
   void record(const std::vector<StepListener*>& listeners, Phase phase, std::int64_t step,
               const TimeMark& begin, std::size_t bytes = 0, int pack = -1,
               Lane lane = Lane::kCompute);
+  // A mark on the device's stream, or on its communication stream for the lane's phases.
+  TimeMark mark(Lane lane) {
+    return lane == Lane::kCommunication ? ops_->mark_communication() : ops_->mark();
+  }
   // Tells the kept phases; call it once ops().synchronize() has waited for the step's work.
   void flush_events(const std::vector<StepListener*>& listeners);
 
@@ -205,6 +210,7 @@ class Replica {
   vgpu::Allocation device_labels_;   // on devices the host cannot read
   std::vector<float> host_staging_;  // pixels on their way to such a device
   std::vector<PendingEvent> pending_events_;
+  std::vector<PendingEvent> pending_lane_events_;  // the communication lane's, from its thread
   // The forward and backward captured as a graph (StrategyOptions::cuda_graphs): for the shard
   // size and loss scale it was captured at, seen uncaptured once first (the warm-up that sizes
   // every buffer), and the phases it marks.
@@ -216,7 +222,7 @@ class Replica {
     std::vector<PendingEvent> events;  // forward and backward, as the capture marked them
   };
   StepGraph graph_;
-  std::string graphs_off_;  // why CUDA would not capture this replica's step; empty: it did
+  std::string graphs_off_;  // why this replica's step is not captured; empty: it is
   std::uint64_t fingerprint_ = 0;
   double slowdown_ = 1.0;
   std::unique_ptr<vgpu::Stream> comm_;

@@ -10,13 +10,10 @@
 #include <vector>
 
 #include "core/io/synthetic_dataset.h"
-#include "core/nn/counting_gpu_model_api.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_events.h"
 #include "core/strategy/step_kernels.h"
-#include "tests/support/fake_cuda_api.h"
-#include "tests/support/fake_gpu_model_api.h"
-#include "virtualgpu/cuda/counting_cuda_api.h"
+#include "tests/support/counting_fake_card.h"
 
 namespace mirrorlab::testing {
 namespace {
@@ -26,17 +23,11 @@ using vgpu::GpuWork;
 using vgpu::GpuWorkTable;
 using vgpu::WorkPhase;
 
-struct StepRig {
-  FakeCudaApi fake;
-  vgpu::GpuWorkCounts counts;
-  vgpu::CountingCudaApi api{fake, counts};
-  FakeGpuModelApi fake_model{fake};
-  core::CountingGpuModelApi model{fake_model, counts};
-  FakeCudaDevices devices;
+struct StepRig : CountingFakeCard {
   core::Dataset data = core::synthetic_dataset(256);
   std::vector<std::uint32_t> order = std::vector<std::uint32_t>(256);
 
-  StepRig(int gpus, std::string all_reduce) : devices(api, std::vector<int>(gpus, 0)) {
+  StepRig(int gpus, std::string all_reduce) : CountingFakeCard(gpus) {
     std::iota(order.begin(), order.end(), 0u);
     options.gpu_model = &model;
     options.all_reduce = std::move(all_reduce);

@@ -113,6 +113,7 @@ FakeCudaApi::StreamState* FakeCudaApi::enqueue_on(vgpu::GpuStream stream, const 
     return nullptr;
   }
   StreamState& s = found->second;
+  stream_calls_.push_back("s" + std::to_string(s.id) + " " + what);
   if (!s.live) violation(what + " on stream " + std::to_string(s.id) + " after it was destroyed");
   const int current = current_locked();
   if (s.gpu != current) {
@@ -649,7 +650,19 @@ bool FakeCudaApi::check_stream_on(vgpu::GpuStream stream, int gpu, const std::st
               std::to_string(gpu));
     return false;
   }
+  stream_calls_.push_back("s" + std::to_string(found->second.id) + " " + what);
   return true;
+}
+
+std::vector<std::string> FakeCudaApi::stream_calls() const {
+  std::lock_guard lock(mutex_);
+  return stream_calls_;
+}
+
+int FakeCudaApi::stream_id(vgpu::GpuStream stream) const {
+  std::lock_guard lock(mutex_);
+  const auto found = streams_.find(stream);
+  return found == streams_.end() ? -1 : found->second.id;
 }
 
 // ---- FakeCudaDevices --------------------------------------------------------------------------

@@ -50,6 +50,11 @@ class FakeCudaApi final : public vgpu::CudaApi {
   std::vector<std::string> live_handles() const;
   // How many recorded calls start with `name`.
   int count(const std::string& name) const;
+  // What each stream was given, in the order it was queued: "s<stream> <what>" ("s3 record_event
+  // 7", "s3 wait_event 5", "s4 launch_add", "s3 sgd_update"), for tests of how streams wait for
+  // each other. stream_id() is the fake's number of a stream (-1: never made here).
+  std::vector<std::string> stream_calls() const;
+  int stream_id(vgpu::GpuStream stream) const;
   // The next call whose name starts with `name` throws a CudaError (CUDA's error 2, out of
   // memory, for allocate: it returns nullptr instead, as cudaMalloc's failure does).
   void fail_next(const std::string& name);
@@ -178,7 +183,7 @@ class FakeCudaApi final : public vgpu::CudaApi {
   std::set<std::pair<int, int>> peers_enabled_;    // (gpu, peer)
   std::map<vgpu::GpuStream, Recording> captures_;  // streams being captured
   std::map<vgpu::GpuGraph, Recording> graphs_;
-  std::vector<std::string> calls_, violations_;
+  std::vector<std::string> calls_, violations_, stream_calls_;
   std::multiset<std::string> failing_;
   int next_id_ = 1;
 };

@@ -305,6 +305,72 @@ TEST(CudaPaths, NcclIsOneGroupOfEveryRankThenEveryStreamIsWaitedFor) {
   EXPECT_TRUE(nothing_left(api));
 }
 
+// A pack that overlaps backward (PackFrame::communication_stream) is all-reduced on each device's
+// communication stream: every algorithm's work goes there, none on the streams the compute uses,
+// and the sums are exact.
+TEST(CudaPaths, APackOnTheCommunicationStreamsRunsThereWithEveryAlgorithm) {
+  FakeCudaApi::Options o;
+  o.gpus = 2;
+  FakeCudaApi api(o);
+  FakeNcclApi nccl(api);
+  {
+    FakeCudaDevices cards(api, {0, 1});
+    const std::vector<Device*>& devices = cards.devices();
+    std::set<std::string> compute, communication;
+    for (Device* d : devices) {
+      compute.insert("s" + std::to_string(api.stream_id(d->cuda_stream())));
+      void* lane = d->communication_cuda_stream();
+      EXPECT_EQ(d->communication_cuda_stream(), lane) << "made once";
+      EXPECT_NE(lane, d->cuda_stream());
+      communication.insert("s" + std::to_string(api.stream_id(lane)));
+    }
+    std::vector<std::unique_ptr<vgpu::AllReduce>> algorithms;
+    for (const std::string_view name :
+         {vgpu::kReduceToOneName, vgpu::kRingName, vgpu::kOneShotName}) {
+      algorithms.push_back(vgpu::make_all_reduce(name));
+    }
+    algorithms.push_back(vgpu::make_nccl_all_reduce(devices, false, nccl));
+    const std::size_t whole = 1000, offset = 600, count = 400;  // the last of two packs
+    for (const auto& algorithm : algorithms) {
+      SCOPED_TRACE(algorithm->name());
+      std::vector<Allocation> blocks;
+      std::vector<std::span<float>> buffers;
+      std::vector<float> host(count);
+      for (int r = 0; r < 2; ++r) {
+        blocks.push_back(devices[r]->memory().allocate(count * sizeof(float), "pack"));
+        buffers.emplace_back(blocks.back().as<float>(), count);
+        for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<float>((r + 1) * (i % 5));
+        vgpu::write_buffer(*devices[r], buffers[r], host);
+      }
+      vgpu::PackFrame frame;
+      frame.offset = offset;
+      frame.whole = whole;
+      frame.index = 1;
+      frame.packs = 2;
+      frame.communication_stream = true;
+      const std::size_t from = api.stream_calls().size();
+      vgpu::all_reduce(devices, buffers, *algorithm, ReduceOp::kSum, nullptr, frame);
+      const std::vector<std::string> calls = api.stream_calls();
+      int on_lanes = 0;
+      for (std::size_t i = from; i < calls.size(); ++i) {
+        const std::string stream = calls[i].substr(0, calls[i].find(' '));
+        EXPECT_EQ(compute.count(stream), 0u) << calls[i] << ": on a compute stream";
+        on_lanes += static_cast<int>(communication.count(stream));
+      }
+      EXPECT_GT(on_lanes, 0);
+      for (int r = 0; r < 2; ++r) {
+        vgpu::read_buffer(*devices[r], buffers[r], host);
+        for (std::size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(host[i], static_cast<float>(3 * (i % 5))) << "rank " << r << " element " << i;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(nccl.violations().empty()) << ::testing::PrintToString(nccl.violations());
+  EXPECT_TRUE(kept_cudas_rules(api));
+  EXPECT_TRUE(nothing_left(api));
+}
+
 TEST(CudaPaths, NcclFailuresSayWhichCallAndStillCloseTheGroup) {
   FakeCudaApi::Options o;
   o.gpus = 2;

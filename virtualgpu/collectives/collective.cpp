@@ -20,7 +20,8 @@ namespace {
 // caller vouches are host memory, as in tests). Throws std::invalid_argument for a mix, or for
 // CUDA devices in a build without CUDA.
 std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
-                                          std::vector<std::span<float>> buffers, bool timed) {
+                                          std::vector<std::span<float>> buffers, bool timed,
+                                          bool communication_streams) {
   if (devices.empty()) return std::make_unique<HostTransport>(std::move(buffers));
   if (devices.size() != buffers.size()) {
     throw std::invalid_argument("a collective group has " + std::to_string(devices.size()) +
@@ -41,7 +42,7 @@ std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices,
   if (!cuda_built() && !std::all_of(devices.begin(), devices.end(), has_api)) {
     throw std::invalid_argument(no_cuda_error("these buffers are CUDA device memory"));
   }
-  return make_cuda_transport(devices, std::move(buffers), timed);
+  return make_cuda_transport(devices, std::move(buffers), timed, communication_streams);
 }
 
 }  // namespace
@@ -72,7 +73,8 @@ CollectiveGroup::CollectiveGroup(std::vector<std::span<float>> buffers, std::str
                                 " (pack " + std::to_string(frame_.index) + " of " +
                                 std::to_string(frame_.packs) + ")");
   }
-  transport_ = make_transport(devices_, buffers_, observer_ != nullptr);
+  transport_ =
+      make_transport(devices_, buffers_, observer_ != nullptr, frame_.communication_stream);
 }
 
 std::pair<std::size_t, std::size_t> CollectiveGroup::part_of_whole(std::size_t part,
@@ -145,12 +147,12 @@ void CollectiveGroup::finish(int rank, ReduceOp op) {
 void CollectiveGroup::scale(int rank, float factor) { transport_->scale(rank, factor); }
 
 void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
-                const AllReduce& algorithm, ReduceOp op, StepObserver* observer) {
+                const AllReduce& algorithm, ReduceOp op, StepObserver* observer, PackFrame frame) {
   if (devices.size() != buffers.size()) {
     throw std::invalid_argument("all_reduce: " + std::to_string(devices.size()) + " devices but " +
                                 std::to_string(buffers.size()) + " buffers");
   }
-  CollectiveGroup group(std::move(buffers), algorithm.name(), observer, devices);
+  CollectiveGroup group(std::move(buffers), algorithm.name(), observer, devices, frame);
   for (std::size_t r = 0; r < devices.size(); ++r) {
     devices[r]->stream().enqueue([&group, &algorithm, op, rank = static_cast<int>(r)] {
       try {

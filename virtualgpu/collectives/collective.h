@@ -39,6 +39,11 @@ struct PackFrame {
   int index = 0;
   int packs = 1;
   int steps_before = 0;  // the earlier packs' steps: this pack's steps are numbered after them
+  // CUDA devices: the all-reduce runs on each device's communication stream
+  // (Device::communication_cuda_stream) instead of its own, beside the compute still queued there
+  // (packs that overlap backward). The caller has made each communication stream wait for the
+  // work that wrote its rank's buffer. Nothing changes on CPU-backed devices.
+  bool communication_stream = false;
 };
 
 // One step of an algorithm: everything that happens between two barriers.
@@ -149,9 +154,10 @@ class AllReduce {
 
 // From the host: runs every rank's share on its device's stream and waits for all of them.
 // devices[i] holds buffers[i]. Rethrows the first real error (not the CollectiveAborted of the
-// ranks it released).
+// ranks it released). `frame`: the buffers as a pack of a larger one (PackFrame).
 void all_reduce(const std::vector<Device*>& devices, std::vector<std::span<float>> buffers,
-                const AllReduce& algorithm, ReduceOp op, StepObserver* observer = nullptr);
+                const AllReduce& algorithm, ReduceOp op, StepObserver* observer = nullptr,
+                PackFrame frame = {});
 
 // Waits for every device's stream, then rethrows the first real error: not the
 // CollectiveAborted of the ranks that a failing rank released (unless that is all there is).

@@ -30,11 +30,11 @@ struct TimedWork {
 class CudaTransport final : public Transport {
  public:
   CudaTransport(CudaApi& api, const std::vector<Device*>& devices,
-                std::vector<std::span<float>> buffers, bool timed)
+                std::vector<std::span<float>> buffers, bool timed, bool communication_streams)
       : api_(api), buffers_(std::move(buffers)), timed_(timed) {
-    for (const Device* d : devices) {
+    for (Device* d : devices) {
       ordinals_.push_back(d->cuda_ordinal());
-      streams_.push_back(d->cuda_stream());
+      streams_.push_back(communication_streams ? d->communication_cuda_stream() : d->cuda_stream());
       pools_.push_back(d->cuda_events());
       ready_.emplace_back(*d->cuda_events());
     }
@@ -280,7 +280,8 @@ class CudaTransport final : public Transport {
 }  // namespace
 
 std::unique_ptr<Transport> make_cuda_transport(const std::vector<Device*>& devices,
-                                               std::vector<std::span<float>> buffers, bool timed) {
+                                               std::vector<std::span<float>> buffers, bool timed,
+                                               bool communication_streams) {
   CudaApi* api = devices.empty() ? nullptr : devices.front()->cuda_api();
   for (const Device* d : devices) {
     if (d->cuda_api() != api || api == nullptr || d->cuda_events() == nullptr) {
@@ -288,7 +289,8 @@ std::unique_ptr<Transport> make_cuda_transport(const std::vector<Device*>& devic
           "an all-reduce on CUDA devices needs devices made with one CUDA runtime");
     }
   }
-  return std::make_unique<CudaTransport>(*api, devices, std::move(buffers), timed);
+  return std::make_unique<CudaTransport>(*api, devices, std::move(buffers), timed,
+                                         communication_streams);
 }
 
 }  // namespace mirrorlab::vgpu

@@ -30,7 +30,10 @@ namespace mirrorlab::vgpu {
 
 class Device;
 
+// `communication_streams`: the transfers go on the devices' communication streams
+// (Device::communication_cuda_stream), not their own (PackFrame::communication_stream).
 std::unique_ptr<Transport> make_cuda_transport(const std::vector<Device*>& devices,
-                                               std::vector<std::span<float>> buffers, bool timed);
+                                               std::vector<std::span<float>> buffers, bool timed,
+                                               bool communication_streams = false);
 
 }  // namespace mirrorlab::vgpu

@@ -17,9 +17,10 @@ class NcclAllReduce final : public AllReduce {
  public:
   NcclAllReduce(CudaApi& cuda, NcclApi& nccl, const std::vector<Device*>& devices, bool multi_rank)
       : cuda_(cuda), nccl_(nccl) {
-    for (const Device* d : devices) {
+    for (Device* d : devices) {
       ordinals_.push_back(d->cuda_ordinal());
       streams_.push_back(d->cuda_stream());
+      devices_.push_back(d);
     }
     if (multi_rank) {
       // NCCL 2.30's experimental mode for up to 2 ranks per GPU; a value the user set wins.
@@ -66,6 +67,13 @@ class NcclAllReduce final : public AllReduce {
  private:
   // Runs once for the whole group, on the last rank to arrive, while the others wait.
   void launch_grouped(const CollectiveGroup& group) const {
+    // Each rank's own stream, or its communication stream beside the compute (PackFrame).
+    std::vector<GpuStream> streams = streams_;
+    if (group.frame().communication_stream) {
+      for (std::size_t r = 0; r < devices_.size(); ++r) {
+        streams[r] = devices_[r]->communication_cuda_stream();
+      }
+    }
     nccl_.group_start();
     std::exception_ptr queued;
     int failed_rank = -1;
@@ -73,7 +81,7 @@ class NcclAllReduce final : public AllReduce {
       float* data = group.buffer(r).data();
       try {
         nccl_.all_reduce_sum(data, group.count(), comms_[static_cast<std::size_t>(r)],
-                             streams_[static_cast<std::size_t>(r)]);
+                             streams[static_cast<std::size_t>(r)]);
       } catch (...) {
         queued = std::current_exception();
         failed_rank = r;
@@ -91,7 +99,7 @@ class NcclAllReduce final : public AllReduce {
     // group_end only queued the work, on every rank's stream, before what each rank queues
     // next (its update): nothing to wait for, unless an observer times the step.
     if (group.observed()) {
-      for (GpuStream stream : streams_) cuda_.synchronize_stream(stream);
+      for (GpuStream stream : streams) cuda_.synchronize_stream(stream);
     }
   }
 
@@ -100,6 +108,7 @@ class NcclAllReduce final : public AllReduce {
   std::vector<NcclComm> comms_;
   std::vector<int> ordinals_;
   std::vector<GpuStream> streams_;
+  std::vector<Device*> devices_;
 };
 
 }  // namespace

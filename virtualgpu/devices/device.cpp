@@ -1,5 +1,6 @@
 #include "virtualgpu/devices/device.h"
 
+#include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/cuda/cuda_event_pool.h"
 
 namespace mirrorlab::vgpu {
@@ -39,5 +40,27 @@ Device::Device(int index, DeviceKind kind, std::size_t memory_limit_bytes,
       stream_(name_) {}
 
 Device::~Device() = default;
+
+void* Device::communication_cuda_stream() {
+  if (cuda_api_ == nullptr || cuda_ordinal_ < 0) return nullptr;
+  std::lock_guard lock(communication_mutex_);
+  if (communication_.stream == nullptr) {
+    CurrentGpu gpu(*cuda_api_, cuda_ordinal_);
+    communication_.stream = cuda_api_->create_stream();
+    communication_.api = cuda_api_;
+    communication_.ordinal = cuda_ordinal_;
+  }
+  return communication_.stream;
+}
+
+Device::OwnedCudaStream::~OwnedCudaStream() {
+  if (stream == nullptr) return;
+  try {
+    CurrentGpu gpu(*api, ordinal);
+    api->destroy_stream(stream);
+  } catch (...) {
+    // A device being destroyed cannot report a failing driver; its memory goes with the process.
+  }
+}
 
 }  // namespace mirrorlab::vgpu

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "virtualgpu/devices/stream.h"
@@ -45,6 +46,11 @@ class Device {
   bool is_cuda() const { return cuda_ordinal_ >= 0; }
   // Its CUDA stream (a cudaStream_t, kept as void* so this header needs no CUDA), or nullptr.
   void* cuda_stream() const { return cuda_stream_; }
+  // A second CUDA stream on its GPU, for collectives that run beside the compute queued on
+  // cuda_stream() (as NCCL's kernels run on a stream of their own in TensorFlow): made on the
+  // first call (any thread), owned by the device; nullptr for a CPU-backed virtual GPU. A plain
+  // stream of the GPU, outside an SM split: the collective's kernels may use every SM.
+  void* communication_cuda_stream();
   // What its CUDA work goes through, or nullptr for a CPU-backed virtual GPU.
   CudaApi* cuda_api() const { return cuda_api_; }
   // Events of its GPU to use again (the collectives' marks), or nullptr for a CPU-backed one.
@@ -58,6 +64,15 @@ class Device {
   void* cuda_stream_ = nullptr;
   CudaApi* cuda_api_ = nullptr;
   std::unique_ptr<CudaEventPool> cuda_events_;  // destroyed after the stream's thread stopped
+  // The communication stream, destroyed after the thread stopped.
+  struct OwnedCudaStream {
+    CudaApi* api = nullptr;
+    int ordinal = -1;
+    void* stream = nullptr;
+    ~OwnedCudaStream();
+  };
+  std::mutex communication_mutex_;
+  OwnedCudaStream communication_;
   MemoryArena memory_;
   Stream stream_;  // last: its thread starts once the rest is built, stops first
 };
