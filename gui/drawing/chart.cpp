@@ -119,7 +119,7 @@ std::vector<ImVec2> place_legend(const std::vector<ChartSeries>& series, const C
 }
 
 // The grid, the ticks and their labels, the axes and their names.
-void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o, float height) {
+void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o) {
   const std::uint32_t axis = rgb(0x909098), grid = rgb(0x3A3A42);
   const float line = f.line;
   char text[64];
@@ -230,7 +230,7 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   const std::vector<ImVec2> legend_at = place_legend(series, o, &f);
   f.bottom = f.corner.y + height - f.line * 2.1f;  // a line of ticks, a line for the x label
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  draw_axes(draw, f, o, height);
+  draw_axes(draw, f, o);
   int drawn = 0;
   for (std::size_t k = 0; k < series.size(); ++k) {
     drawn += draw_series(draw, f, series[k], legend_at[k]);
