@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "CLI/CLI.hpp"
 #include "app/advice.h"
 #include "app/flags/flags.h"
 #include "virtualgpu/workers/worker_group.h"
@@ -9,42 +10,44 @@
 namespace mirrorlab::app {
 
 CommandLine::CommandLine()
-    : app_(
+    : app_(std::make_unique<CLI::App>(
           "mirrorlab: watch and run mirrored (synchronous data-parallel) training, as "
           "TensorFlow's MirroredStrategy does it, on virtual GPUs",
-          "mirrorlab") {
-  app_.require_subcommand(1);
-  train_ = add_train_command(app_, train_options);
-  bench_allreduce_ = add_bench_command(app_, bench_options);
-  compare_ = add_compare_command(app_, compare_options);
-  devices_ = add_devices_command(app_, devices_options);
-  gui_ = add_gui_command(app_, gui_options);
+          "mirrorlab")) {
+  app_->require_subcommand(1);
+  train_ = add_train_command(*app_, train_options);
+  bench_allreduce_ = add_bench_command(*app_, bench_options);
+  compare_ = add_compare_command(*app_, compare_options);
+  devices_ = add_devices_command(*app_, devices_options);
+  gui_ = add_gui_command(*app_, gui_options);
 #ifdef MIRRORLAB_HAVE_LESSONS
-  lesson_ = add_lesson_command(app_, lesson_options, lesson_commands_);
+  lesson_ = add_lesson_command(*app_, lesson_options, lesson_commands_);
 #endif
 }
+
+CommandLine::~CommandLine() = default;
 
 std::string CommandLine::message_for(const CLI::ParseError& error, int* status) {
   *status = error.get_exit_code() == 0 ? 0 : 2;
   if (*status == 0) return "";  // --help: printed by CLI11
   // The command that was being parsed: the deepest one chosen.
-  CLI::App* deepest = &app_;
+  CLI::App* deepest = app_.get();
   while (!deepest->get_subcommands().empty()) deepest = deepest->get_subcommands().front();
   const bool needs_command = deepest->get_require_subcommand_min() > 0 &&
                              dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
-  if (!needs_command) return describe_parse_failure(app_, error);
+  if (!needs_command) return describe_parse_failure(*app_, error);
   std::string commands;
   for (const CLI::App* sub : deepest->get_subcommands({})) {
     commands += (commands.empty() ? "" : ", ") + sub->get_name();
   }
-  const std::string path = command_path(app_);
+  const std::string path = command_path(*app_);
   const std::vector<std::string> extra = deepest->remaining();
   if (!extra.empty() && !extra.front().empty() && extra.front()[0] != '-') {
     return path + ": '" + extra.front() + "' is not a command; the commands are " + commands +
            ". Run '" + path + " --help' for what each does.\n";
   }
   return deepest->help() + "\n" + path + ": choose a command (" + commands + "), for example: " +
-         (deepest == &app_
+         (deepest == app_.get()
               ? "mirrorlab train --help"
               : path + " " + deepest->get_subcommands({}).front()->get_name() + " --help") +
          "\n";
@@ -52,12 +55,12 @@ std::string CommandLine::message_for(const CLI::ParseError& error, int* status) 
 
 int CommandLine::parse(int argc, const char* const* argv) {
   try {
-    app_.parse(argc, argv);
+    app_->parse(argc, argv);
     return -1;
   } catch (const CLI::ParseError& e) {
     int status = 0;
     const std::string message = message_for(e, &status);
-    if (status == 0) return app_.exit(e);  // --help
+    if (status == 0) return app_->exit(e);  // --help
     std::fflush(stdout);
     std::fputs(message.c_str(), stderr);
     return status;
@@ -67,7 +70,7 @@ int CommandLine::parse(int argc, const char* const* argv) {
 std::string CommandLine::parse_error(const std::vector<std::string>& args) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
   try {
-    app_.parse(reversed);
+    app_->parse(reversed);
     return "";
   } catch (const CLI::ParseError& e) {
     int status = 0;
@@ -98,7 +101,7 @@ int CommandLine::run() {
                    "%s: runs as one process, and %s started %d: under mpirun only "
                    "'mirrorlab train' and 'mirrorlab gui' run as several workers; run this "
                    "command without mpirun\n",
-                   command_path(app_).c_str(), launch.launcher.c_str(), launch.world_size);
+                   command_path(*app_).c_str(), launch.launcher.c_str(), launch.world_size);
     }
     return 2;
   }

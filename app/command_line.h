@@ -3,13 +3,14 @@
 #pragma once
 
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "CLI/CLI.hpp"
 #include "app/compare/bench_command.h"
 #include "app/compare/compare_command.h"
 #include "app/devices_command.h"
+#include "app/flags/cli_declarations.h"
 #include "app/gui_command.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "app/lesson_command.h"
@@ -21,6 +22,7 @@ namespace mirrorlab::app {
 class CommandLine {
  public:
   CommandLine();
+  ~CommandLine();
   CommandLine(const CommandLine&) = delete;  // the options are bound to members by reference
   CommandLine& operator=(const CommandLine&) = delete;
 
@@ -34,7 +36,7 @@ class CommandLine {
   // What went wrong in the command that ran, with what to change on its command line.
   std::string explain(const std::exception& error) const;
 
-  CLI::App& app() { return app_; }
+  CLI::App& app() { return *app_; }
   TrainOptions train_options;
   BenchAllReduceOptions bench_options;
   CompareOptions compare_options;
@@ -49,7 +51,7 @@ class CommandLine {
   // *status to what the process should exit with.
   std::string message_for(const CLI::ParseError& error, int* status);
 
-  CLI::App app_;
+  std::unique_ptr<CLI::App> app_;
   CLI::App* train_ = nullptr;
   CLI::App* bench_allreduce_ = nullptr;
   CLI::App* compare_ = nullptr;

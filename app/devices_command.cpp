@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "CLI/CLI.hpp"
 #include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
 

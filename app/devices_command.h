@@ -3,7 +3,7 @@
 // table of the GPUs (memory, SMs, peer access).
 #pragma once
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "app/flags/device_flags.h"
 
 namespace mirrorlab::app {

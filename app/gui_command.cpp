@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/device_flags.h"
 #include "app/flags/flags.h"
 #include "app/output/interrupt.h"

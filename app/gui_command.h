@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "app/flags/train_flags.h"
 #include "gui/window/app_options.h"
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "app/output/lesson_text.h"
 #include "core/io/dataset.h"

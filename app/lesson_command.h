@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 
 namespace mirrorlab::app {
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "app/command_line.h"
 
 namespace {

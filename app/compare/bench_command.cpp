@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "app/output/interrupt.h"
 #include "virtualgpu/devices/device.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "app/flags/device_flags.h"
 #include "app/flags/sweep_flags.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "CLI/CLI.hpp"
 #include "app/compare/compare_fit.h"
 #include "app/compare/compare_tables.h"
 #include "app/flags/flags.h"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "CLI/CLI.hpp"
 #include "app/compare/compare_options.h"
+#include "app/flags/cli_declarations.h"
 
 namespace mirrorlab::app {
 

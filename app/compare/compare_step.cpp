@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "CLI/CLI.hpp"
 #include "app/compare/compare_tables.h"
 #include "app/flags/flags.h"
 #include "core/nn/kernels_cpu.h"

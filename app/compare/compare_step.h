@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "app/flags/train_flags.h"
 #include "core/nn/training_flops.h"
 #include "core/strategy/replica_compute.h"

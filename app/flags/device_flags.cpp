@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "virtualgpu/devices/process_cuda_api.h"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "core/settings/run_settings.h"
 #include "virtualgpu/devices/device_registry.h"
 

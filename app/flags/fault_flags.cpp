@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "core/strategy/mirrored_strategy.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "core/strategy/faults.h"
 
 namespace mirrorlab::app {

@@ -9,6 +9,8 @@
 #include <set>
 #include <system_error>
 
+#include "CLI/CLI.hpp"
+
 namespace mirrorlab::app {
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "core/io/choice_names.h"
 
 namespace mirrorlab::app {

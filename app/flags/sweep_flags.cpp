@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "virtualgpu/memory/memory_arena.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "app/flags/device_flags.h"
 #include "virtualgpu/measure/all_reduce_bench.h"
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/fault_flags.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"

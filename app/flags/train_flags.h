@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "app/flags/device_flags.h"
 #include "app/flags/flags.h"
 #include "app/output/output_files.h"

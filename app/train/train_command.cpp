@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/fault_flags.h"
 #include "app/flags/flags.h"
 #include "app/output/interrupt.h"

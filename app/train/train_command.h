@@ -2,7 +2,7 @@
 // CPU-backed, or CUDA physical or logical GPUs (--backend).
 #pragma once
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "app/flags/train_flags.h"
 
 namespace mirrorlab::app {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "app/flags/train_flags.h"
 #include "core/io/output_file.h"

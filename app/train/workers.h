@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "CLI/CLI.hpp"
+#include "app/flags/cli_declarations.h"
 #include "core/io/dataset.h"
 #include "core/strategy/run_events.h"
 #include "nlohmann/json.hpp"

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "files/field_words.h"
+#include "nlohmann/json.hpp"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::core {

@@ -23,7 +23,7 @@
 #include "core/nn/optimizer.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "nlohmann/json.hpp"
+#include "nlohmann/json_fwd.hpp"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::core {

@@ -17,6 +17,7 @@
 #include "lessons/player/live_values.h"
 #include "lessons/player/markdown_sections.h"
 #include "lessons/player/toml_block.h"
+#include "nlohmann/json.hpp"
 #include "timing/topology_file.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "files/field_words.h"
+#include "nlohmann/json.hpp"
 
 namespace mirrorlab::lessons {
 namespace {

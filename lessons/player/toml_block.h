@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "lessons/player/lesson_text.h"
-#include "nlohmann/json.hpp"
+#include "nlohmann/json_fwd.hpp"
 
 namespace mirrorlab::lessons {
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "app/command_line.h"
 #include "app/flags/flags.h"
 

@@ -3,6 +3,7 @@
 // workers, and the workers' parts merged into one history and one trace.
 #include <gtest/gtest.h>
 
+#include "CLI/CLI.hpp"
 #include "app/command_line.h"
 #include "app/flags/train_flags.h"
 #include "app/train/workers.h"

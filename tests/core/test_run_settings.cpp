@@ -14,6 +14,7 @@
 #include "core/session/session_config.h"
 #include "core/session/worker_followers.h"
 #include "core/settings/run_settings.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/settings_variations.h"
 
 namespace {

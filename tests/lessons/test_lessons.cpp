@@ -13,6 +13,7 @@
 #include "core/strategy/mirrored_strategy.h"
 #include "lessons/player/lesson.h"
 #include "lessons/player/player.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/lesson_play.h"
 #include "tests/support/settings_variations.h"
 
