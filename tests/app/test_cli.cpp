@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "tests/support/command_output.h"
+#include "tests/support/posix_regex.h"
 #include "tests/support/temp_folder.h"
 
 namespace {
@@ -272,9 +272,10 @@ TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
   EXPECT_NE(r.output.find("val_accuracy"), std::string::npos);
   EXPECT_NE(r.output.find("Stopped after --max-steps 6"), std::string::npos);
   // The rate over every step, then after the first (which pays what is made once), in numbers.
-  EXPECT_TRUE(std::regex_search(
-      r.output, std::regex("Training: [0-9]+ images/s over 6 steps; [0-9]+ after the first, "
-                           "which took [0-9]+ ms")))
+  EXPECT_TRUE(mirrorlab::testing::regex_found(
+      r.output,
+      "Training: [0-9]+ images/s over 6 steps; [0-9]+ after the first, "
+      "which took [0-9]+ ms"))
       << r.output;
 
   std::ifstream in(history);

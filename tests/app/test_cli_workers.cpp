@@ -9,13 +9,13 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "tests/support/command_output.h"
+#include "tests/support/posix_regex.h"
 #include "tests/support/temp_folder.h"
 
 namespace {
@@ -217,10 +217,10 @@ TEST_F(Workers, SigtermToOneWorkerDuringTheValidationPassStopsEveryWorkerTogethe
           history.string(),
       log);
   ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Epoch 3/100", 120)) << read_file(log);
-  std::smatch pid;
   const std::string started = read_file(log);
-  ASSERT_TRUE(std::regex_search(started, pid, std::regex("Worker 1 of 2, pid ([0-9]+) on")))
-      << started;
+  const std::vector<std::string> pid =
+      mirrorlab::testing::regex_search_groups(started, "Worker 1 of 2, pid ([0-9]+) on");
+  ASSERT_FALSE(pid.empty()) << started;
   ASSERT_EQ(kill(std::stoi(pid[1]), SIGTERM), 0);
   const auto signalled = std::chrono::steady_clock::now();
   const int status = mirrorlab::testing::wait_exit(mpirun, 30);

@@ -13,10 +13,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "tests/support/posix_regex.h"
 
 namespace mirrorlab::testing {
 
@@ -115,9 +116,9 @@ inline int wait_exit(pid_t pid, double seconds) {
 // N on" line in `log`); the run must then end within 10 s, not 0, its output naming worker 1 as
 // gone (virtualgpu/workers/worker_watch.h).
 inline void expect_worker_1_killed_said(pid_t run, const std::filesystem::path& log) {
-  std::smatch pid;
   const std::string text = read_file(log);
-  ASSERT_TRUE(std::regex_search(text, pid, std::regex("Worker 1 of 2, pid ([0-9]+) on"))) << text;
+  const std::vector<std::string> pid = regex_search_groups(text, "Worker 1 of 2, pid ([0-9]+) on");
+  ASSERT_FALSE(pid.empty()) << text;
   ASSERT_EQ(kill(std::stoi(pid[1]), SIGKILL), 0);
   const auto killed = std::chrono::steady_clock::now();
   const int status = wait_exit(run, 20);
@@ -127,8 +128,7 @@ inline void expect_worker_1_killed_said(pid_t run, const std::filesystem::path& 
   EXPECT_NE(status, 0) << output;
   EXPECT_NE(status, -1) << "still running 20 s after worker 1 was killed:\n" << output;
   EXPECT_LT(seconds, 10.0) << output;
-  EXPECT_NE(output.find("worker 1 (pid " + std::string(pid[1]) + " on"), std::string::npos)
-      << output;
+  EXPECT_NE(output.find("worker 1 (pid " + pid[1] + " on"), std::string::npos) << output;
   EXPECT_NE(output.find("is gone"), std::string::npos) << output;
 }
 
