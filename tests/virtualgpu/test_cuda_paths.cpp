@@ -333,15 +333,7 @@ TEST(CudaPaths, APackOnTheCommunicationStreamsRunsThereWithEveryAlgorithm) {
     const std::size_t whole = 1000, offset = 600, count = 400;  // the last of two packs
     for (const auto& algorithm : algorithms) {
       SCOPED_TRACE(algorithm->name());
-      std::vector<Allocation> blocks;
-      std::vector<std::span<float>> buffers;
-      std::vector<float> host(count);
-      for (int r = 0; r < 2; ++r) {
-        blocks.push_back(devices[r]->memory().allocate(count * sizeof(float), "pack"));
-        buffers.emplace_back(blocks.back().as<float>(), count);
-        for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<float>((r + 1) * (i % 5));
-        vgpu::write_buffer(*devices[r], buffers[r], host);
-      }
+      const ExactInputs inputs = write_exact_inputs(devices, count, {0, 3});
       vgpu::PackFrame frame;
       frame.offset = offset;
       frame.whole = whole;
@@ -349,7 +341,7 @@ TEST(CudaPaths, APackOnTheCommunicationStreamsRunsThereWithEveryAlgorithm) {
       frame.packs = 2;
       frame.communication_stream = true;
       const std::size_t from = api.stream_calls().size();
-      vgpu::all_reduce(devices, buffers, *algorithm, ReduceOp::kSum, nullptr, frame);
+      vgpu::all_reduce(devices, inputs.buffers, *algorithm, ReduceOp::kSum, nullptr, frame);
       const std::vector<std::string> calls = api.stream_calls();
       int on_lanes = 0;
       for (std::size_t i = from; i < calls.size(); ++i) {
@@ -358,12 +350,7 @@ TEST(CudaPaths, APackOnTheCommunicationStreamsRunsThereWithEveryAlgorithm) {
         on_lanes += static_cast<int>(communication.count(stream));
       }
       EXPECT_GT(on_lanes, 0);
-      for (int r = 0; r < 2; ++r) {
-        vgpu::read_buffer(*devices[r], buffers[r], host);
-        for (std::size_t i = 0; i < count; ++i) {
-          ASSERT_EQ(host[i], static_cast<float>(3 * (i % 5))) << "rank " << r << " element " << i;
-        }
-      }
+      expect_exact_sums(devices, inputs, ReduceOp::kSum);
     }
   }
   EXPECT_TRUE(nccl.violations().empty()) << ::testing::PrintToString(nccl.violations());
