@@ -15,7 +15,6 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/support/command_output.h"
-#include "tests/support/posix_regex.h"
 #include "tests/support/temp_folder.h"
 
 namespace {
@@ -218,10 +217,9 @@ TEST_F(Workers, SigtermToOneWorkerDuringTheValidationPassStopsEveryWorkerTogethe
       log);
   ASSERT_TRUE(mirrorlab::testing::wait_for_text(log, "Epoch 3/100", 120)) << read_file(log);
   const std::string started = read_file(log);
-  const std::vector<std::string> pid =
-      mirrorlab::testing::regex_search_groups(started, "Worker 1 of 2, pid ([0-9]+) on");
+  const std::string pid = mirrorlab::testing::worker_1_pid(started);
   ASSERT_FALSE(pid.empty()) << started;
-  ASSERT_EQ(kill(std::stoi(pid[1]), SIGTERM), 0);
+  ASSERT_EQ(kill(std::stoi(pid), SIGTERM), 0);
   const auto signalled = std::chrono::steady_clock::now();
   const int status = mirrorlab::testing::wait_exit(mpirun, 30);
   const double seconds =

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/posix_regex.h"
 
@@ -112,14 +113,20 @@ inline int wait_exit(pid_t pid, double seconds) {
   return -1;
 }
 
+// Worker 1's pid, from its "Worker 1 of 2, pid N on" line in `text`; "" when no such line.
+inline std::string worker_1_pid(const std::string& text) {
+  const std::vector<std::string> line = regex_search_groups(text, "Worker 1 of 2, pid ([0-9]+) on");
+  return line.empty() ? std::string() : line[1];
+}
+
 // Kills worker 1 of the run `run` started by start_command (its pid from its "Worker 1 of 2, pid
 // N on" line in `log`); the run must then end within 10 s, not 0, its output naming worker 1 as
 // gone (virtualgpu/workers/worker_watch.h).
 inline void expect_worker_1_killed_said(pid_t run, const std::filesystem::path& log) {
   const std::string text = read_file(log);
-  const std::vector<std::string> pid = regex_search_groups(text, "Worker 1 of 2, pid ([0-9]+) on");
+  const std::string pid = worker_1_pid(text);
   ASSERT_FALSE(pid.empty()) << text;
-  ASSERT_EQ(kill(std::stoi(pid[1]), SIGKILL), 0);
+  ASSERT_EQ(kill(std::stoi(pid), SIGKILL), 0);
   const auto killed = std::chrono::steady_clock::now();
   const int status = wait_exit(run, 20);
   const double seconds =
@@ -128,7 +135,7 @@ inline void expect_worker_1_killed_said(pid_t run, const std::filesystem::path& 
   EXPECT_NE(status, 0) << output;
   EXPECT_NE(status, -1) << "still running 20 s after worker 1 was killed:\n" << output;
   EXPECT_LT(seconds, 10.0) << output;
-  EXPECT_NE(output.find("worker 1 (pid " + pid[1] + " on"), std::string::npos) << output;
+  EXPECT_NE(output.find("worker 1 (pid " + pid + " on"), std::string::npos) << output;
   EXPECT_NE(output.find("is gone"), std::string::npos) << output;
 }
 
