@@ -166,12 +166,21 @@ class Sequential(unittest.TestCase):
 
     def test_ctrl_c_stops_after_the_step_and_leaves_the_model_usable(self):
         model = compiled(self.strategy)
-        timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-        timer.start()
+
+        def press_ctrl_c_once_a_step_is_done():
+            # Not after a fixed time: on a loaded machine fit may not have finished a step by then.
+            deadline = time.monotonic() + 60
+            while model.progress().get("steps", 0) == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        presser = threading.Thread(target=press_ctrl_c_once_a_step_is_done)
+        presser.start()
         started = time.monotonic()
         with redirect_stdout(io.StringIO()):
             with self.assertRaises(KeyboardInterrupt):
                 model.fit(X, Y, batch_size=64, epochs=5)
+        presser.join()
         self.assertLess(time.monotonic() - started, 60)
         steps = model.progress()["steps"]
         self.assertGreater(steps, 0)
