@@ -177,8 +177,11 @@ std::vector<std::int64_t> TomlBlock::integers(std::string_view key, std::int64_t
   const toml::array* a = n.as_array();
   if (!a || a->empty()) fail(line_of(n), words({"`", key, "` must be integers, as [1024, 512]"}));
   for (const toml::node& item : *a) {
-    const std::optional<std::int64_t> v = item.value<std::int64_t>();
-    if (!item.is_integer() || *v < lo || *v > hi) {
+    // Not value<int64_t>() before is_integer(): toml++ converts a float to an integer unchecked
+    // (2e49 is undefined behaviour).
+    const std::optional<std::int64_t> v =
+        item.is_integer() ? item.value<std::int64_t>() : std::nullopt;
+    if (!v || *v < lo || *v > hi) {
       fail(line_of(item), words({"`", key, "` must hold integers from ", std::to_string(lo), " to ",
                                  std::to_string(hi)}));
     }

@@ -276,6 +276,10 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"MemoryForMoreGpusInAnAction",
                   with_step("do = [{ memory_mib = [512, 256, 128] }]\n[setup]\ngpus = 2\n"), 13,
                   "`memory_mib` gives 3 limits for 2 GPUs: give one, or one each"},
+        // fuzz/crashes/lesson/float-beyond-an-integer-in-a-list
+        Malformed{"MemoryAFloatBeyondAnyInteger",
+                  with_step("do = [{ memory_mib = [2e49] }]\n[setup]\ngpus = 2\n"), 13,
+                  "`memory_mib` must hold integers from 1 to "},
         Malformed{"ReplicaPastTheLast",
                   with_step("[setup]\ngpus = 2\n[[check]]\nthat = \"shard_examples\"\n"
                             "replica = 2\nequals = 1\nsays = \"x\"\n"),
