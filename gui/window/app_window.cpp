@@ -500,14 +500,9 @@ int AppWindow::run() {
   while (!window_->should_close()) {
     const double frame_start = now_seconds();
     stats_.frame_started(frame_start);
-    const bool paced = !script_.drawing_last_frames();
-    if (paced) {
-      pacer_.take_events(*window_, frame_start);
-    } else {
-      window_->poll_events();
-    }
+    pacer_.take_events(*window_, frame_start);
     draw_frame();
-    if (paced) pacer_.wait_for_next_frame();
+    pacer_.wait_for_next_frame();
     const double since_start = now_seconds() - start_;
     if ((options_.quit_after_seconds > 0 && since_start > options_.quit_after_seconds) ||
         (options_.close_requested && options_.close_requested())) {

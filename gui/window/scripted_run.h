@@ -65,13 +65,6 @@ class ScriptedRun {
   int finish(const core::SessionSnapshot& run, const std::string& setup_error,
              bool screenshot_failed) const;
 
-  // Whether the work is done and the frames now drawn are those for the screenshot or the
-  // report: the frame loop draws them unpaced (no wait for events, no frame cap), as nobody
-  // watches them. Not after --measure-seconds, whose report counts frames at the cap.
-  bool drawing_last_frames() const {
-    return frames_after_work_ > 0 && options_.measure_seconds <= 0;
-  }
-
   // Training images/s while --measure-seconds ran (0: not measured).
   double measured_images_per_second() const { return measure_ips_; }
 
