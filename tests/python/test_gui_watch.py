@@ -214,8 +214,9 @@ class WithADisplay(unittest.TestCase):
             "SparseCategoricalCrossentropy(from_logits=True))",
             "window = ml.gui.watch(strategy, width=1024, height=640)\nprint('OPEN', window.is_open)",
             "model.fit(x[:512] / 255.0, y[:512], batch_size=64, epochs=2, verbose=0)\n"
-            # One write for the line: the window's own "Screenshot written to ..." reaches the
-            # kernel's output from another thread, and once came between print's separate writes.
+            # "PICTURE <path>" in one write (print writes each argument, the space and the end
+            # apart): the window's own "Screenshot written to ..." reaches the kernel's output
+            # from another thread, and once came between them.
             f"shot = window.screenshot({picture!r})\nprint(f'PICTURE {{shot}}')",
             "window.close()\nprint('CLOSED', not window.is_open)",
         ]
