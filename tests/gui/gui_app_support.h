@@ -1,5 +1,5 @@
 // What the tests of `mirrorlab gui` under Xvfb share: running the window as a user would, a
-// fixture with a folder of its own (skipping with the reason where xvfb-run or the data set is
+// fixture with a folder of its own (skipping with the reason where Xvfb or the data set is
 // missing), and reading the report the window writes.
 #pragma once
 
@@ -22,8 +22,8 @@ inline Result shell(const std::string& command) { return mirrorlab::testing::run
 
 inline const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
 
-// scripts/headless: a fresh virtual X server (xvfb-run with an X authority file of its own, so
-// xvfb-run's cleanup cannot fail the run), then the command's own status.
+// scripts/headless: a fresh virtual X server on a display it picks itself, then the command's
+// own status.
 inline const std::string kHeadless = std::string(MIRRORLAB_SOURCE_DIR) + "/scripts/headless";
 
 // Runs `mirrorlab gui ARGS` on a fresh virtual X server of 1600x1000.
@@ -44,8 +44,8 @@ inline const std::string kSavedFit =
 class GuiApp : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (shell("command -v xvfb-run").status != 0) {
-      GTEST_SKIP() << "xvfb-run not found: apt-get install xvfb xauth (scripts/setup does)";
+    if (shell("command -v Xvfb").status != 0) {
+      GTEST_SKIP() << "Xvfb not found: apt-get install xvfb (scripts/setup does)";
     }
     if (!fs::exists("/usr/share/datasets/fashion-mnist")) {
       GTEST_SKIP() << "Fashion-MNIST not found: apt-get install dataset-fashion-mnist";

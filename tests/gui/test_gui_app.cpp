@@ -1,7 +1,7 @@
 // `mirrorlab gui` as a user (or CI) runs it, under Xvfb: a scripted run trains a few steps,
 // measures the algorithms, draws every panel, writes a screenshot and a report; the test checks
 // the report (each panel drew what it should) and the pixels (not blank, the replica and
-// phase colours present). Skips with the reason when xvfb-run or the data set is missing.
+// phase colours present). Skips with the reason when Xvfb or the data set is missing.
 #include <gtest/gtest.h>
 #include <stb_image.h>
 #include <unistd.h>
