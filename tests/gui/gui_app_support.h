@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -50,9 +51,10 @@ class GuiApp : public ::testing::Test {
     if (!fs::exists("/usr/share/datasets/fashion-mnist")) {
       GTEST_SKIP() << "Fashion-MNIST not found: apt-get install dataset-fashion-mnist";
     }
-    dir_ = fs::temp_directory_path() /
-           ("mirrorlab-gui-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // One folder, so TearDown removes it all: a parameterized test's name has a '/' in it.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');
+    dir_ = fs::temp_directory_path() / ("mirrorlab-gui-" + std::to_string(::getpid()) + "-" + name);
     fs::create_directories(dir_);
   }
   void TearDown() override {
