@@ -294,14 +294,22 @@ TEST(Seams, NoRoomIncludesARoomThatIncludesIt) {
   }
 }
 
-// The string literals of a C++ source (comments skipped; escapes kept as written).
+// Whether text[at] is the '#' of an #include directive.
+bool is_include(const std::string& text, std::size_t at) {
+  std::size_t word = text.find_first_not_of(" \t", at + 1);
+  return word != std::string::npos && text.compare(word, 7, "include") == 0;
+}
+
+// The string literals of a C++ source (comments and #include's header names skipped; escapes
+// kept as written).
 std::vector<std::pair<std::string, int>> string_literals(const std::string& text) {
   std::vector<std::pair<std::string, int>> literals;
   int line = 1;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '\n') ++line;
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+    if ((c == '/' && i + 1 < text.size() && text[i + 1] == '/') ||
+        (c == '#' && is_include(text, i))) {
       while (i < text.size() && text[i] != '\n') ++i;
       ++line;
     } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
@@ -335,13 +343,14 @@ std::vector<std::pair<std::string, int>> string_literals(const std::string& text
 
 TEST(Seams, StringLiteralsAreFoundAsTheCompilerSeesThem) {
   const auto found = string_literals(
-      "// \"not this\"\nconst char* a = \"one\"; /* \"nor\n this\" */ char q = '\"';\n"
+      "#include \"not/this.h\"\n// \"not this\"\nconst char* a = \"one\"; /* \"nor\n this\" */ "
+      "char q = '\"';\n"
       "auto b = R\"x(raw \"two\")x\"; auto c = \"esc \\\"three\\\"\";");
   ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].first, "one");
-  EXPECT_EQ(found[0].second, 2);
+  EXPECT_EQ(found[0].second, 3);
   EXPECT_EQ(found[1].first, "raw \"two\"");
-  EXPECT_EQ(found[1].second, 4);
+  EXPECT_EQ(found[1].second, 5);
   EXPECT_EQ(found[2].first, "esc \\\"three\\\"");
 }
 

@@ -44,7 +44,7 @@
 
 namespace mirrorlab::core {
 
-class GpuModelApi;  // core/nn/gpu_model_api.h
+class GpuModelApi;  // core/nn/cuda/gpu_model_api.h
 
 // One replica's slice of a global batch: examples [begin, begin + count). Throws
 // std::invalid_argument when the batch is larger than the replicas' per-replica batches hold.

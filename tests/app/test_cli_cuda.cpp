@@ -11,7 +11,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/support/command_output.h"
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 
 namespace mirrorlab::testing {
 namespace {

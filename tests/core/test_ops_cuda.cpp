@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/io/synthetic_dataset.h"
-#include "core/nn/ops_cuda.h"
+#include "core/nn/cuda/ops_cuda.h"
 #include "core/session/step_recorder.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"

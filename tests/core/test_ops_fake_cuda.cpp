@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/nn/cuda/ops_cuda.h"
 #include "core/nn/loss.h"
-#include "core/nn/ops_cuda.h"
 #include "tests/support/fake_cuda_api.h"
 #include "tests/support/fake_gpu_model_api.h"
 #include "tests/support/ops_agreement.h"

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "core/nn/counting_gpu_model_api.h"
+#include "core/nn/cuda/counting_gpu_model_api.h"
 #include "tests/support/fake_cuda_api.h"
 #include "tests/support/fake_gpu_model_api.h"
 #include "virtualgpu/cuda/counting_cuda_api.h"

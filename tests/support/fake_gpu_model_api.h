@@ -1,4 +1,4 @@
-// A fake of the model's GPU side (core/nn/gpu_model_api.h) over FakeCudaApi, for CudaOps on
+// A fake of the model's GPU side (core/nn/cuda/gpu_model_api.h) over FakeCudaApi, for CudaOps on
 // machines without a GPU: cuBLAS's two products computed as cuBLAS defines them (column-major,
 // in double), and every kernel as the CPU reference of the same name computes it, on the fake's
 // host memory. Each call is checked as the GPU would need it: its stream live and on the current
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/nn/gpu_model_api.h"
+#include "core/nn/cuda/gpu_model_api.h"
 #include "tests/support/fake_cuda_api.h"
 
 namespace mirrorlab::testing {

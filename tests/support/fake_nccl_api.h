@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tests/support/fake_cuda_api.h"
-#include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/collectives/nccl/nccl_api.h"
 
 namespace mirrorlab::testing {
 

@@ -11,11 +11,11 @@
 #include <limits>
 #include <random>
 
-#include "core/nn/gpu_model_api.h"
+#include "core/nn/cuda/gpu_model_api.h"
+#include "core/nn/cuda/ops_cuda.h"
 #include "core/nn/kernels_cpu.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
-#include "core/nn/ops_cuda.h"
 #include "core/nn/optimizer.h"
 #include "tests/support/cuda_test_devices.h"
 #ifdef MIRRORLAB_OPS_FAKE_CUDA

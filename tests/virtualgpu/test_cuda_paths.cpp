@@ -21,7 +21,7 @@
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/collective.h"
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/devices/device.h"
 #include "virtualgpu/devices/device_buffers.h"

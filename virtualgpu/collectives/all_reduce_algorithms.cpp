@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 #include "virtualgpu/collectives/one_shot_all_reduce.h"
 #include "virtualgpu/collectives/reduce_to_one.h"
 #include "virtualgpu/collectives/ring_all_reduce.h"

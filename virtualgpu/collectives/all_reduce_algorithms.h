@@ -17,7 +17,7 @@
 #include "timing/schedule.h"
 #include "virtualgpu/collectives/all_reduce_names.h"
 #include "virtualgpu/collectives/collective.h"
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 #include "virtualgpu/collectives/replica_placement.h"
 #include "virtualgpu/devices/device.h"
 

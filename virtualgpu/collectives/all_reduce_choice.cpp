@@ -3,7 +3,7 @@
 #include <cctype>
 #include <stdexcept>
 
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 
 namespace mirrorlab::vgpu {
 namespace {

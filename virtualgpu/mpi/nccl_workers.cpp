@@ -3,7 +3,7 @@
 // (virtualgpu/workers/nccl_worker_group.h), tested against fakes in every build.
 #include "virtualgpu/mpi/nccl_workers.h"
 
-#include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/collectives/nccl/nccl_api.h"
 #include "virtualgpu/workers/nccl_worker_group.h"
 
 namespace mirrorlab::vgpu {

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 #include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/devices/device.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/collectives/nccl/nccl_api.h"
 #include "virtualgpu/workers/worker_group.h"
 #include "virtualgpu/workers/worker_watch.h"
 

@@ -1,6 +1,6 @@
 #include <string>
 
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 
 namespace mirrorlab::vgpu {
 

@@ -5,8 +5,8 @@
 // host in double. nvcc may contract a*b + c into one fused multiply-add on the GPU: the last bit
 // can differ from the CPU, never between replicas (they all run this same kernel on the same
 // all-reduced gradient).
+#include "core/nn/cuda/kernels_cuda.h"
 #include "core/nn/kernel_elements_train.h"
-#include "core/nn/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {
 namespace {

@@ -4,7 +4,7 @@
 // its runtime makes for a non-empty input (the loss: two; the search for a NaN: two).
 #pragma once
 
-#include "core/nn/gpu_model_api.h"
+#include "core/nn/cuda/gpu_model_api.h"
 #include "virtualgpu/cuda/gpu_work_counts.h"
 
 namespace mirrorlab::core {

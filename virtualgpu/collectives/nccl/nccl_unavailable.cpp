@@ -1,8 +1,8 @@
 // What a build without NCCL has of it: nothing, and it says so.
 #include <stdexcept>
 
-#include "virtualgpu/collectives/nccl_all_reduce.h"
-#include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_api.h"
 
 namespace mirrorlab::vgpu {
 

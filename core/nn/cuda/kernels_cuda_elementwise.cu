@@ -3,8 +3,8 @@
 // scale_matrix is the beta * C of gemm_reference (kernels_cpu.cpp). Memory bound: one thread per
 // element, consecutive threads on consecutive floats (coalesced), grid-stride loops so any n
 // fits. The work per element is in kernel_elements.h, where the tests run it on the CPU.
+#include "core/nn/cuda/kernels_cuda.h"
 #include "core/nn/kernel_elements.h"
-#include "core/nn/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {
 namespace {

@@ -8,8 +8,8 @@
 // Both kernels' steps are in kernel_elements_train.h; the tree needs shared memory and
 // __syncthreads, so it is not a function per element: sum_loss_rows_as_the_block runs its steps
 // on the host in the block's order, and the tests check that against the reference.
+#include "core/nn/cuda/kernels_cuda.h"
 #include "core/nn/kernel_elements_train.h"
-#include "core/nn/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {
 namespace {

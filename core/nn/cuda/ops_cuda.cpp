@@ -16,7 +16,7 @@
 // Index
 //   1. CudaOps: setup, matrix products, layer kernels, loss, optimizers, memory, timing
 //   2. Factory
-#include "core/nn/ops_cuda.h"
+#include "core/nn/cuda/ops_cuda.h"
 
 #include <chrono>
 #include <stdexcept>
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/nn/gpu_model_api.h"
+#include "core/nn/cuda/gpu_model_api.h"
 #include "core/nn/loss.h"
 
 namespace mirrorlab::core {

@@ -1,13 +1,13 @@
 // The NCCL all-reduce (see nccl_all_reduce.h), over the devices' CudaApi and an NcclApi: built in
 // every build, run with the library on GPUs and against the tests' fakes everywhere.
-#include "virtualgpu/collectives/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 
 #include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <string>
 
-#include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/collectives/nccl/nccl_api.h"
 #include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::vgpu {

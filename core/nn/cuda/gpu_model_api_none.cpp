@@ -1,7 +1,7 @@
 // GpuModelApi in a build without CUDA: says so, in a sentence, instead of failing to link.
 #include <stdexcept>
 
-#include "core/nn/gpu_model_api.h"
+#include "core/nn/cuda/gpu_model_api.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
 
 namespace mirrorlab::core {

@@ -6,8 +6,8 @@
 // The adjoints (col2im, pooling backward) are written as gathers, one thread per input element,
 // instead of scatters with atomics: no zeroing pass, no atomics, and a fixed summation order, so
 // the result is deterministic and, for col2im, adds its terms in the CPU reference's order.
+#include "core/nn/cuda/kernels_cuda.h"
 #include "core/nn/kernel_elements.h"
-#include "core/nn/kernels_cuda.h"
 
 namespace mirrorlab::core::cuda {
 namespace {

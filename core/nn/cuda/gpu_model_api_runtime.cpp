@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "core/nn/counting_gpu_model_api.h"
-#include "core/nn/cublas_check.h"
-#include "core/nn/gpu_model_api.h"
-#include "core/nn/kernels_cuda.h"
+#include "core/nn/cuda/counting_gpu_model_api.h"
+#include "core/nn/cuda/cublas_check.h"
+#include "core/nn/cuda/gpu_model_api.h"
+#include "core/nn/cuda/kernels_cuda.h"
 
 namespace mirrorlab::core {
 

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "virtualgpu/collectives/nccl_all_reduce.h"
-#include "virtualgpu/collectives/nccl_api.h"
+#include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
+#include "virtualgpu/collectives/nccl/nccl_api.h"
 
 namespace mirrorlab::vgpu {
 namespace {
