@@ -21,6 +21,7 @@ struct DrawnGlyph {
   float line_height;
   int list;  // which draw list (window) it is in
   ImVec4 clip;
+  int item;  // glyphs drawn together, with no other shape between them, share an item
 };
 
 struct AtlasGlyph {
@@ -60,15 +61,19 @@ class GlyphIndex {
 
 // The glyph quads of one draw command: ImFont::RenderText writes each as the vertices top-left,
 // top-right, bottom-right, bottom-left and the indices a, a+1, a+2, a, a+2, a+3.
+// A shape that is not a glyph (a span's box, a button's frame) ends an item: `item` counts them.
 void collect(const ImDrawList& list, const ImDrawCmd& cmd, const GlyphIndex& index, int list_no,
-             std::vector<DrawnGlyph>& out) {
+             int& item, std::vector<DrawnGlyph>& out) {
   const ImDrawIdx* idx = list.IdxBuffer.Data + cmd.IdxOffset;
   const ImDrawVert* vtx = list.VtxBuffer.Data + cmd.VtxOffset;
+  ++item;
+  bool shape_since_glyph = false;
   for (unsigned i = 0; i + 6 <= cmd.ElemCount;) {
     const unsigned a = idx[i];
     const bool quad = idx[i + 1] == a + 1 && idx[i + 2] == a + 2 && idx[i + 3] == a &&
                       idx[i + 4] == a + 2 && idx[i + 5] == a + 3;
     if (!quad) {
+      shape_since_glyph = true;
       i += 3;  // triangles come in threes
       continue;
     }
@@ -76,16 +81,20 @@ void collect(const ImDrawList& list, const ImDrawCmd& cmd, const GlyphIndex& ind
     const ImDrawVert& br = vtx[a + 2];
     const AtlasGlyph* found = quad ? index.find(tl.uv, br.uv) : nullptr;
     if (found == nullptr || br.pos.x <= tl.pos.x || br.pos.y <= tl.pos.y) {
+      shape_since_glyph = true;
       i += 6;
       continue;
     }
+    if (shape_since_glyph) ++item;
+    shape_since_glyph = false;
     const ImFontGlyph& g = *found->glyph;
     const float scale = g.Y1 > g.Y0 ? (br.pos.y - tl.pos.y) / (g.Y1 - g.Y0) : 1.0f;
     const float full_width = (g.X1 - g.X0) * scale;
     const bool fine_cut = (br.pos.x - tl.pos.x) < full_width - 0.5f;
     const bool outside = tl.pos.x < cmd.ClipRect.x - 0.5f || br.pos.x > cmd.ClipRect.z + 0.5f;
     out.push_back({tl.pos.x, tl.pos.y, br.pos.x, br.pos.y, g.Codepoint, fine_cut || outside,
-                   tl.pos.y - g.Y0 * scale, found->font->FontSize * scale, list_no, cmd.ClipRect});
+                   tl.pos.y - g.Y0 * scale, found->font->FontSize * scale, list_no, cmd.ClipRect,
+                   item});
     i += 6;
   }
 }
@@ -108,11 +117,12 @@ bool is_digit(unsigned c) { return c >= '0' && c <= '9'; }
 // A line of glyphs in one region, left to right.
 struct Line {
   std::vector<const DrawnGlyph*> glyphs;
-  std::string text() const {
+  // From glyph `from` on.
+  std::string text(std::size_t from = 0) const {
     std::string s;
-    for (std::size_t k = 0; k < glyphs.size(); ++k) {
+    for (std::size_t k = from; k < glyphs.size(); ++k) {
       // A gap wider than a third of the line's height was a space (spaces draw no glyph).
-      if (k > 0 && glyphs[k]->x0 - glyphs[k - 1]->x1 > glyphs[k]->line_height / 5) s += ' ';
+      if (k > from && glyphs[k]->x0 - glyphs[k - 1]->x1 > glyphs[k]->line_height / 5) s += ' ';
       append_utf8(s, glyphs[k]->codepoint);
     }
     return s;
@@ -190,11 +200,12 @@ TextAudit audit_text(const ImDrawData& draw_data, const ImFontAtlas& atlas,
                      const std::string& logged) {
   const GlyphIndex index(atlas);
   std::vector<DrawnGlyph> glyphs;
+  int item = 0;
   for (int l = 0; l < draw_data.CmdListsCount; ++l) {
     const ImDrawList& list = *draw_data.CmdLists[l];
     for (const ImDrawCmd& cmd : list.CmdBuffer) {
       if (cmd.UserCallback != nullptr || cmd.TextureId != atlas.TexID) continue;
-      collect(list, cmd, index, l, glyphs);
+      collect(list, cmd, index, l, item, glyphs);
     }
   }
   TextAudit audit;
@@ -248,8 +259,14 @@ TextAudit audit_text(const ImDrawData& draw_data, const ImFontAtlas& atlas,
                below.text().compare(0, word.size(), word) == 0;
       });
     };
-    if (shown != text ? words.find(text) == std::string::npos && !shown.empty()
-                      : cut_where_logged(text, words, wrapped_to)) {
+    // Only the line's last item can run into the edge: two labels drawn side by side ("forward"
+    // and "backward" in the Timeline's spans) are not the words a legend logs as one line.
+    std::size_t last_item = line.glyphs.size() - 1;
+    while (last_item > 0 && line.glyphs[last_item - 1]->item == last.item) --last_item;
+    if (shown != text
+            ? words.find(text) == std::string::npos && !shown.empty()
+            : cut_where_logged(text, words, wrapped_to) &&
+                  (last_item == 0 || cut_where_logged(line.text(last_item), words, wrapped_to))) {
       cut.insert(text);
     }
   }

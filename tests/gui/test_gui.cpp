@@ -228,13 +228,14 @@ TEST(WrappedText, PiecesBreakAtSpacesOnlyAndANumberKeepsItsUnit) {
   EXPECT_EQ(wrap_pieces("/gpu:0 940584"), (std::vector<std::string_view>{"/gpu:0 ", "940584"}));
 }
 
-// One ImGui frame without a window system: a panel `width` pixels wide with a checkbox, a tab
-// bar and a sentence too long for it, audited with and without the words ImGui logged.
+// One ImGui frame without a window system: a panel `width` pixels wide with what `draw` puts in
+// it, audited with and without the words ImGui logged.
 struct AuditedFrame {
   TextAudit with_words, without_words;
 };
 constexpr const char* kDejaVuSans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-AuditedFrame audit_a_panel(float width) {
+template <class Draw>
+AuditedFrame audit_a_frame(float width, const Draw& draw) {
   ImGuiContext* context = ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;
@@ -252,14 +253,7 @@ AuditedFrame audit_a_panel(float width) {
     ImGui::SetNextWindowSize(ImVec2(width, 300));
     ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
     ImGui::LogToBuffer();
-    bool pausing = false;
-    ImGui::Checkbox("pause at every phase", &pausing);
-    if (ImGui::BeginTabBar("tabs")) {
-      if (ImGui::BeginTabItem("Measured here")) ImGui::EndTabItem();
-      if (ImGui::BeginTabItem("Predicted on a machine")) ImGui::EndTabItem();
-      ImGui::EndTabBar();
-    }
-    ImGui::TextUnformatted("Settings (Apply restarts the run)");
+    draw();
     const std::string words = GImGui->LogBuffer.c_str();
     ImGui::LogFinish();
     ImGui::End();
@@ -271,14 +265,33 @@ AuditedFrame audit_a_panel(float width) {
   return result;
 }
 
+// A checkbox, a tab bar and a sentence too long for a narrow panel.
+AuditedFrame audit_a_panel(float width) {
+  return audit_a_frame(width, [] {
+    bool pausing = false;
+    ImGui::Checkbox("pause at every phase", &pausing);
+    if (ImGui::BeginTabBar("tabs")) {
+      if (ImGui::BeginTabItem("Measured here")) ImGui::EndTabItem();
+      if (ImGui::BeginTabItem("Predicted on a machine")) ImGui::EndTabItem();
+      ImGui::EndTabBar();
+    }
+    ImGui::TextUnformatted("Settings (Apply restarts the run)");
+  });
+}
+
+std::string lines_of(const std::vector<std::string>& lines) {
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  return all;
+}
+
 // ImGui leaves out a glyph wholly past its clip edge and ends a tab's label that does not fit
 // with "...": no glyph is cut, so only the logged words tell that the line goes on. Where the
 // panel is wide enough nothing is said.
 TEST(TextAudit, ALineStoppedAtItsEdgeOrEndedWithDotsIsCutWhereTheWordsGoOn) {
   if (!std::filesystem::exists(kDejaVuSans)) GTEST_SKIP() << kDejaVuSans << " not installed";
   const AuditedFrame narrow = audit_a_panel(200);
-  std::string cut;
-  for (const std::string& line : narrow.with_words.cut) cut += line + "\n";
+  const std::string cut = lines_of(narrow.with_words.cut);
   EXPECT_GE(narrow.with_words.cut.size(), 3u) << cut;
   EXPECT_NE(cut.find("pause at"), std::string::npos) << cut;
   EXPECT_NE(cut.find("..."), std::string::npos) << cut;  // the tabs
@@ -287,6 +300,35 @@ TEST(TextAudit, ALineStoppedAtItsEdgeOrEndedWithDotsIsCutWhereTheWordsGoOn) {
   const AuditedFrame wide = audit_a_panel(700);
   EXPECT_GT(wide.with_words.glyphs, 0);
   EXPECT_TRUE(wide.with_words.cut.empty()) << wide.with_words.cut.front();
+}
+
+// Two labels drawn side by side in boxes of their own, the second ending at the panel's edge, as
+// the Timeline labels its spans: whole, though a legend logs the same words with more after them.
+// Drawn with no box between them they are one line of text, which the legend says goes on.
+TEST(TextAudit, LabelsInBoxesOfTheirOwnAreJudgedOneByOne) {
+  if (!std::filesystem::exists(kDejaVuSans)) GTEST_SKIP() << kDejaVuSans << " not installed";
+  const auto spans = [](bool boxes) {
+    return [boxes] {
+      ImGui::TextUnformatted("forward backward all-reduce update");  // the legend
+      ImDrawList* draw = ImGui::GetWindowDrawList();
+      const float edge = draw->GetClipRectMax().x;
+      const float y = ImGui::GetCursorScreenPos().y;
+      const float second = edge - ImGui::CalcTextSize("backward").x - 2;
+      const float first = second - 8 - ImGui::CalcTextSize("forward").x;
+      const ImU32 white = IM_COL32(255, 255, 255, 255), blue = IM_COL32(60, 110, 170, 255);
+      if (boxes) draw->AddRectFilled(ImVec2(first - 3, y), ImVec2(second - 4, y + 30), blue);
+      draw->AddText(ImVec2(first, y), white, "forward");
+      if (boxes) draw->AddRectFilled(ImVec2(second - 3, y), ImVec2(edge, y + 30), blue);
+      draw->AddText(ImVec2(second, y), white, "backward");
+      ImGui::LogText("forward\nbackward\n");  // as the Timeline logs its labels
+      ImGui::Dummy(ImVec2(10, 30));
+    };
+  };
+  const AuditedFrame boxed = audit_a_frame(500, spans(true));
+  EXPECT_GT(boxed.with_words.glyphs, 0);
+  EXPECT_TRUE(boxed.with_words.cut.empty()) << lines_of(boxed.with_words.cut);
+  const AuditedFrame run_together = audit_a_frame(500, spans(false));
+  EXPECT_EQ(lines_of(run_together.with_words.cut), "forward backward\n");
 }
 
 #ifdef MIRRORLAB_HAVE_LESSONS
