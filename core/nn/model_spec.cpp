@@ -77,7 +77,7 @@ std::string describe(std::span<const LayerSpec> spec) {
   for (const LayerSpec& s : spec) {
     if (!out.empty()) out += ' ';
     out += to_string(s.kind);
-    if (takes_size(s.kind)) out += "(" + std::to_string(s.size) + ")";
+    if (takes_size(s.kind)) out.append("(").append(std::to_string(s.size)).append(")");
   }
   return out;
 }

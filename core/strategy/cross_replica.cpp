@@ -100,6 +100,6 @@ void CrossReplicaRendezvous::all_reduce(int rank, std::span<float> values, vgpu:
   algorithm_->run_rank(rank, *group, op);
 }
 
-void CrossReplicaRendezvous::depart(int rank) { meet(rank, Arrival{true, {}}); }
+void CrossReplicaRendezvous::depart(int rank) { meet(rank, Arrival{true, {}, {}}); }
 
 }  // namespace mirrorlab::core

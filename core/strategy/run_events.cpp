@@ -97,7 +97,7 @@ std::vector<TraceEvent> EventStore::trace_events(vgpu::TimePoint origin) const {
 }
 
 std::string EventStore::chrome_trace(const std::vector<std::string>& device_names) const {
-  return core::chrome_trace({TraceProcess{"", device_names, trace_events(origin_)}});
+  return core::chrome_trace({TraceProcess{"", device_names, trace_events(origin_), ""}});
 }
 
 std::string chrome_trace(const std::vector<TraceProcess>& processes) {

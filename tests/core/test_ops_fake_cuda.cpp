@@ -102,6 +102,39 @@ TEST(CudaOpsOnFakes, TheLossSumsAreReadOnlyAfterTheirEventIsReached) {
   EXPECT_TRUE(rig.model.violations().empty()) << ::testing::PrintToString(rig.model.violations());
 }
 
+// A wait that fails (a CUDA error reported at the event) forgets what it was to fill: the caller
+// has the error, and its LossStats, or first_nonfinite's own answer on a stack gone since, is
+// never written by a later wait. One search for a NaN is then served as if nothing had failed.
+TEST(CudaOpsOnFakes, AWaitThatFailsFillsNothingLater) {
+  Rig rig;
+  auto ops = rig.make();
+  const std::vector<float> logits{0.1f, 2.0f, -1.0f, 0.5f, 3.0f, 0.0f};
+  const std::vector<std::uint8_t> labels{1, 0};
+  vgpu::Allocation x = rig.device().memory().allocate(logits.size() * sizeof(float), "logits");
+  vgpu::Allocation y = rig.device().memory().allocate(labels.size(), "labels");
+  ops->copy_to_device(x.data(), logits.data(), logits.size() * sizeof(float));
+  ops->copy_to_device(y.data(), labels.data(), labels.size());
+  core::LossStats stats;
+  stats.count = -1;
+  ops->softmax_cross_entropy(x.as<float>(), y.as<std::uint8_t>(), 2, 3, 1.0f, nullptr, &stats);
+  rig.api.fail_next("synchronize_event");
+  EXPECT_THROW(ops->wait_loss_stats(), vgpu::CudaError);
+  ops->wait_loss_stats();
+  EXPECT_EQ(stats.count, -1) << "a later wait filled the stats of the step that failed";
+
+  rig.api.fail_next("synchronize_event");
+  EXPECT_THROW(ops->first_nonfinite(x.as<float>(), logits.size()), vgpu::CudaError);
+  const int waits = rig.api.count("synchronize_event");
+  ops->wait_loss_stats();
+  EXPECT_EQ(rig.api.count("synchronize_event"), waits) << "a failed search was still pending";
+  EXPECT_EQ(ops->first_nonfinite(x.as<float>(), logits.size()), logits.size());
+  x.reset();
+  y.reset();
+  ops.reset();
+  EXPECT_TRUE(rig.api.violations().empty()) << ::testing::PrintToString(rig.api.violations());
+  EXPECT_TRUE(rig.model.violations().empty()) << ::testing::PrintToString(rig.model.violations());
+}
+
 // The fake itself: a product on memory the GPU does not own, or with a handle already destroyed,
 // is reported (so the suite above could see CudaOps do either).
 TEST(FakeGpuModelApi, ReportsMemoryOutsideLiveBlocksAndDeadHandles) {

@@ -438,6 +438,7 @@ void FakeCudaApi::wait_event(vgpu::GpuStream stream, vgpu::GpuEvent event) {
 
 void FakeCudaApi::synchronize_event(vgpu::GpuEvent event) {
   std::lock_guard lock(mutex_);
+  throw_if_failing("synchronize_event");
   refuse_while_capturing("synchronize_event");
   const auto found = events_.find(event);
   if (found == events_.end() || !found->second.live || !found->second.recorded) {

@@ -143,11 +143,19 @@ class CudaOps final : public Ops {
     pending_count_ = batch;
   }
 
-  // One host wait for everything queued to come back (the loss sums, the search for a NaN).
+  // One host wait for everything queued to come back (the loss sums, the search for a NaN). A
+  // wait that fails forgets what it was to fill: the caller has the error, and what it passed in
+  // (first_nonfinite's answer lives on its stack) may be gone before the next wait.
   void wait_loss_stats() override {
     if (pending_stats_ == nullptr && pending_at_ == nullptr) return;
-    use_device();
-    api_.synchronize_event(read_back_ready_);
+    try {
+      use_device();
+      api_.synchronize_event(read_back_ready_);
+    } catch (...) {
+      pending_stats_ = nullptr;
+      pending_at_ = nullptr;
+      throw;
+    }
     take_read_backs();
   }
   // The read-backs' values, once a wait has covered their copies.
@@ -203,10 +211,10 @@ class CudaOps final : public Ops {
     model_.fill(dst, n, value, stream_);
   }
   std::size_t first_nonfinite(const float* x, std::size_t n) override {
-    std::size_t at = n;
-    find_nonfinite(x, n, &at);
+    searched_ = n;
+    find_nonfinite(x, n, &searched_);
     wait_loss_stats();
-    return at;
+    return searched_;
   }
   // From pageable host memory (every caller's std::vector) cudaMemcpyAsync returns once the
   // bytes are staged, so the caller may reuse its buffer at once and the host does not wait for
@@ -456,6 +464,7 @@ class CudaOps final : public Ops {
   LossStats* pending_stats_ = nullptr;
   int pending_count_ = 0;
   std::size_t* pending_at_ = nullptr;
+  std::size_t searched_ = 0;   // first_nonfinite's answer, filled by the wait
   void* host_copy_ = nullptr;  // read_back_async's pinned block
   std::size_t host_copy_bytes_ = 0;
   vgpu::GpuEvent anchor_ = nullptr;
