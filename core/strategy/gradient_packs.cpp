@@ -144,7 +144,7 @@ std::string describe_packs(const std::vector<GradientPack>& packs, const PackOpt
     for (std::size_t t = 0; t < packs[i].tensors.size(); ++t) {
       text += (t == 0 ? "" : ", ") + packs[i].tensors[t];
     }
-    text += " " + bytes_text(packs[i].bytes());
+    text.append(" ").append(bytes_text(packs[i].bytes()));
   }
   return text;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "imgui.h"
@@ -160,7 +161,7 @@ std::string squeezed(const std::string& text) {
 
 // The line's text without an ellipsis ImGui put at its end ("...", or the one character).
 std::string without_ellipsis(std::string text) {
-  for (const std::string end : {std::string("..."), std::string("\xE2\x80\xA6")}) {
+  for (const std::string_view end : {std::string_view("..."), std::string_view("\xE2\x80\xA6")}) {
     if (text.size() > end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0) {
       text.resize(text.size() - end.size());
       while (!text.empty() && text.back() == ' ') text.pop_back();

@@ -63,7 +63,9 @@ TEST(PackSchedule, BadInputIsRefusedWithASentence) {
 // On GPUs overlap hides the packs written early; on CPU-backed devices that fill the cores with
 // backward, the model predicts nothing hidden.
 TEST(PackSchedule, TheStepOnAPresetHidesWhatThisMachineCannot) {
-  timing::StepInputs in{10e-3, 0, 64, 0};
+  timing::StepInputs in;
+  in.replica_compute = 10e-3;
+  in.batch_per_replica = 64;
   in.packs = kPacks;
   in.backward = 6e-3;
   const timing::Topology gpus = timing::find_topology("dgx-h100");

@@ -17,15 +17,35 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // As the table of algorithms gives them (virtualgpu/collectives/all_reduce_algorithms.h).
 Schedule ring_of(int ranks, double bytes, int) { return ring_schedule(ranks, bytes); }
 
+// A step's inputs without packs: one replica's compute, the engines, the batch per replica, and
+// the seconds of it replicas sharing an engine spend at once.
+StepInputs inputs(double replica_compute, int engines, double batch_per_replica,
+                  double overlapped = 0) {
+  StepInputs in;
+  in.replica_compute = replica_compute;
+  in.engines = engines;
+  in.batch_per_replica = batch_per_replica;
+  in.overlapped = overlapped;
+  return in;
+}
+
+// A count of the table: `devices` devices whose all-reduce of the whole buffer takes `time`.
+DeviceCount count(int devices, AllReduceTime time = {}) {
+  DeviceCount c;
+  c.devices = devices;
+  c.all_reduce = time;
+  return c;
+}
+
 // 1, 2, ... `devices` devices, all-reducing in no time.
 std::vector<DeviceCount> free_all_reduce(int devices) {
   std::vector<DeviceCount> counts;
-  for (int n = 1; n <= devices; ++n) counts.push_back({n, {}});
+  for (int n = 1; n <= devices; ++n) counts.push_back(count(n));
   return counts;
 }
 
 TEST(StepTime, OnTwoEnginesFourDevicesTakeTwiceOneDevicesCompute) {
-  const std::vector<StepTime> rows = step_times({0.010, 2, 64}, free_all_reduce(4));
+  const std::vector<StepTime> rows = step_times(inputs(0.010, 2, 64), free_all_reduce(4));
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].replicas_per_engine, 1);
   EXPECT_EQ(rows[1].replicas_per_engine, 1);  // one replica per core
@@ -50,7 +70,7 @@ TEST(StepTime, OnTwoEnginesFourDevicesTakeTwiceOneDevicesCompute) {
 // Logical GPUs of one card (1 engine): what replicas do at once (their launches and host work)
 // is paid once, the rest in turn.
 TEST(StepTime, ReplicasSharingACardOverlapOnlyWhatTheyDoAtOnce) {
-  const std::vector<StepTime> rows = step_times({0.010, 1, 64, 0.004}, free_all_reduce(4));
+  const std::vector<StepTime> rows = step_times(inputs(0.010, 1, 64, 0.004), free_all_reduce(4));
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[3].replicas_per_engine, 4);
   EXPECT_DOUBLE_EQ(rows[0].compute, 0.010);
@@ -58,11 +78,11 @@ TEST(StepTime, ReplicasSharingACardOverlapOnlyWhatTheyDoAtOnce) {
   EXPECT_DOUBLE_EQ(rows[3].compute, 0.028);
   EXPECT_DOUBLE_EQ(rows[3].speedup, 4 * 0.010 / 0.028);
   // Nothing overlapped: plain turns.
-  EXPECT_DOUBLE_EQ(step_times({0.010, 1, 64}, free_all_reduce(4))[3].compute, 0.040);
+  EXPECT_DOUBLE_EQ(step_times(inputs(0.010, 1, 64), free_all_reduce(4))[3].compute, 0.040);
 }
 
 TEST(StepTime, AFreeAllReduceGivesALinearSpeedUp) {
-  const std::vector<StepTime> rows = step_times({0.004, 0, 32}, free_all_reduce(8));
+  const std::vector<StepTime> rows = step_times(inputs(0.004, 0, 32), free_all_reduce(8));
   for (const StepTime& r : rows) {
     EXPECT_DOUBLE_EQ(r.seconds, 0.004) << r.devices;
     EXPECT_DOUBLE_EQ(r.speedup, r.devices);
@@ -79,7 +99,7 @@ TEST(StepTime, AnotherDeviceStopsPayingWhenItAddsLessThanHalfADevice) {
   all_reduce[1].all_reduce.seconds = 0.002;
   all_reduce[2].all_reduce.seconds = 0.006;
   all_reduce[3].all_reduce.seconds = 0.012;
-  const std::vector<StepTime> rows = step_times({0.010, 0, 64}, all_reduce);
+  const std::vector<StepTime> rows = step_times(inputs(0.010, 0, 64), all_reduce);
   // images/s: 64 / 10 ms = 6400; 128 / 12 ms = 10,667; 192 / 16 ms = 12,000; 256 / 22 ms.
   EXPECT_DOUBLE_EQ(rows[1].seconds, 0.012);
   EXPECT_NEAR(rows[1].images_per_second, 128 / 0.012, 1e-9);
@@ -114,7 +134,7 @@ TEST(StepTime, PastANodeTheCountsGoByWholeNodesAndEachDeviceIsWeighed) {
   // From 4 to 8 devices: 4 more, so each brought a quarter of the growth. 10 ms of compute;
   // all-reduces of 0 on 1, 2 ms on 4 and 10 ms on 8 (across the network).
   const std::vector<StepTime> rows =
-      step_times({0.010, 0, 64}, {{1, {}}, {4, {0.002, ""}}, {8, {0.010, ""}}});
+      step_times(inputs(0.010, 0, 64), {count(1), count(4, {0.002, ""}), count(8, {0.010, ""})});
   // images/s: 6400; 256 / 12 ms = 21,333; 512 / 20 ms = 25,600.
   EXPECT_NEAR(rows[1].added, (256 / 0.012 - 6400) / (3 * 6400.0), 1e-12);   // 0.78
   EXPECT_NEAR(rows[2].added, (25600 - 256 / 0.012) / (4 * 6400.0), 1e-12);  // 0.17
@@ -150,7 +170,7 @@ TEST(StepTime, PredictStepsPutsTheComputeBesideTheAllReduce) {
   const double compute = compute_seconds(1e9, t);
   EXPECT_DOUBLE_EQ(compute, 20e-6);
   const std::vector<StepTime> rows =
-      predict_steps(t, reduce_to_one_schedule, bytes, {compute, compute_engines(t), 64}, 4);
+      predict_steps(t, reduce_to_one_schedule, bytes, inputs(compute, compute_engines(t), 64), 4);
   ASSERT_EQ(rows.size(), 4u);
   for (const StepTime& r : rows) {
     const double all_reduce = all_reduce_time(t, reduce_to_one_schedule, r.devices, bytes).seconds;
@@ -180,24 +200,25 @@ TEST(StepTime, RefusesWhatIsNotATime) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (const double compute : {0.0, -1.0, nan, inf}) {
-    EXPECT_THROW(step_times({compute, 0, 64}, free_all_reduce(2)), std::invalid_argument)
+    EXPECT_THROW(step_times(inputs(compute, 0, 64), free_all_reduce(2)), std::invalid_argument)
         << compute;
   }
-  EXPECT_THROW(step_times({0.01, 0, 0}, free_all_reduce(2)), std::invalid_argument);
-  EXPECT_THROW(step_times({0.01, -1, 64}, free_all_reduce(2)), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, 0, 0), free_all_reduce(2)), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, -1, 64), free_all_reduce(2)), std::invalid_argument);
   // What overlaps is a part of the compute: not negative, not more than all of it.
-  EXPECT_THROW(step_times({0.01, 1, 64, -1e-3}, free_all_reduce(2)), std::invalid_argument);
-  EXPECT_THROW(step_times({0.01, 1, 64, 0.02}, free_all_reduce(2)), std::invalid_argument);
-  EXPECT_THROW(step_times({0.01, 1, 64, nan}, free_all_reduce(2)), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, 1, 64, -1e-3), free_all_reduce(2)), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, 1, 64, 0.02), free_all_reduce(2)), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, 1, 64, nan), free_all_reduce(2)), std::invalid_argument);
   std::vector<DeviceCount> bad = free_all_reduce(2);
   bad[1].all_reduce.seconds = nan;
-  EXPECT_THROW(step_times({0.01, 0, 64}, bad), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, 0, 64), bad), std::invalid_argument);
   bad[1].all_reduce.seconds = -1e-3;
-  EXPECT_THROW(step_times({0.01, 0, 64}, bad), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, 0, 64), bad), std::invalid_argument);
   // Counts that do not start at 1, or do not grow.
-  EXPECT_THROW(step_times({0.01, 0, 64}, {{2, {}}}), std::invalid_argument);
-  EXPECT_THROW(step_times({0.01, 0, 64}, {{1, {}}, {3, {}}, {3, {}}}), std::invalid_argument);
-  EXPECT_TRUE(step_times({0.01, 0, 64}, {}).empty());
+  EXPECT_THROW(step_times(inputs(0.01, 0, 64), {count(2)}), std::invalid_argument);
+  EXPECT_THROW(step_times(inputs(0.01, 0, 64), {count(1), count(3), count(3)}),
+               std::invalid_argument);
+  EXPECT_TRUE(step_times(inputs(0.01, 0, 64), {}).empty());
 }
 
 }  // namespace
