@@ -445,8 +445,10 @@ void PlayingLesson::draw_score(FrameContext& frame) {
                                  : (played == 1 ? "Played step " : "Played steps ") + which + " (" +
                                        std::to_string(played) + " of the " +
                                        std::to_string(steps()) + " steps played)";
-  line.append("; checks passed: ").append(std::to_string(total.passed));
-  line.append(" of ").append(std::to_string(total.checks));
+  if (total.checks > 0) {  // steps that only show something have no checks: no "0 of 0"
+    line.append("; checks passed: ").append(std::to_string(total.passed));
+    line.append(" of ").append(std::to_string(total.checks));
+  }
   if (total.answered > 0) {
     line.append("; predictions right: ").append(std::to_string(total.right));
     line.append(" of ").append(std::to_string(total.answered));
