@@ -1,9 +1,9 @@
 // The work per element of the CUDA kernels of the layers (cuda/kernels_cuda_elementwise.cu,
 // cuda/kernels_cuda_conv.cu), as functions both sides compile (MIRRORLAB_HD). Each `__global__`
-// kernel is a grid-stride loop over one of these; tests/core/test_kernel_elements.cpp calls them on
-// the CPU over every index and compares with the CPU references (kernels_cpu.h) bit for bit: none
-// of them rounds differently from its reference (copies, comparisons, and col2im's sum, which adds
-// its terms in the reference's order).
+// kernel is a grid-stride loop over one of these; tests/core/nn/test_kernel_elements.cpp calls them
+// on the CPU over every index and compares with the CPU references (kernels_cpu.h) bit for bit:
+// none of them rounds differently from its reference (copies, comparisons, and col2im's sum, which
+// adds its terms in the reference's order).
 //
 // Index math in std::size_t: a tensor may hold more than 2^31 elements.
 #pragma once

@@ -1,8 +1,8 @@
 // The work per element of the CUDA kernels of training (cuda/kernels_cuda_loss.cu,
 // cuda/kernels_cuda_optimizer.cu), as functions both sides compile (MIRRORLAB_HD); see
 // kernel_elements.h. On the CPU they give the references' bits (kernels_cpu_nn.cpp), which
-// tests/core/test_kernel_elements.cpp checks over every index; on the GPU two things may differ in
-// the last bit, never between replicas: nvcc fuses a*b + c into one multiply-add, and CUDA's
+// tests/core/nn/test_kernel_elements.cpp checks over every index; on the GPU two things may differ
+// in the last bit, never between replicas: nvcc fuses a*b + c into one multiply-add, and CUDA's
 // double exp and log are not glibc's.
 //
 // The loss's sum over rows is one block of shared memory (a tree): it cannot be a function per

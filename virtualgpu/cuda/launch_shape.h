@@ -1,5 +1,5 @@
 // Launch configurations of every CUDA kernel of the project, as plain functions (no CUDA), so
-// they are tested on any machine at their edges (tests/core/test_launch_shape.cpp): no elements,
+// they are tested on any machine at their edges (tests/core/nn/test_launch_shape.cpp): no elements,
 // fewer than a warp, more than one grid, counts past 2^31. The launchers
 // (core/nn/cuda/kernels_cuda_*.cu, virtualgpu/devices/collective_kernels.cu,
 // one_shot_all_reduce.cu) take their grid, block and shared memory from here; what is left to a GPU

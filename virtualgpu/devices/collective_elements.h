@@ -1,8 +1,8 @@
 // The work per element of the collectives' kernels (collective_kernels.cu, one_shot_all_reduce.cu)
-// as functions both sides compile (MIRRORLAB_HD), so tests/core/test_kernel_elements.cpp runs them
-// on the CPU over every index and checks them bit for bit against the exact sums. The float4 path
-// of the kernels does the same arithmetic lane by lane (each lane adds in rank order); where it
-// starts and ends is vector_split (virtualgpu/cuda/launch_shape.h), tested on its own.
+// as functions both sides compile (MIRRORLAB_HD), so tests/core/nn/test_kernel_elements.cpp runs
+// them on the CPU over every index and checks them bit for bit against the exact sums. The float4
+// path of the kernels does the same arithmetic lane by lane (each lane adds in rank order); where
+// it starts and ends is vector_split (virtualgpu/cuda/launch_shape.h), tested on its own.
 #pragma once
 
 #include <cstddef>

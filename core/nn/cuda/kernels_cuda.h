@@ -2,8 +2,9 @@
 // enqueues on `stream`, checks the launch, and does nothing for an empty input. Pointers are in
 // GPU memory; the semantics are those of the CPU reference of the same name in kernels_cpu.h,
 // which the tests compare them with: on a GPU (tests/support/ops_agreement.cpp), and everywhere
-// through the kernels' work per element (kernel_elements*.h, tests/core/test_kernel_elements.cpp).
-// Their launch shapes come from virtualgpu/cuda/launch_shape.h.
+// through the kernels' work per element (kernel_elements*.h,
+// tests/core/nn/test_kernel_elements.cpp). Their launch shapes come from
+// virtualgpu/cuda/launch_shape.h.
 #pragma once
 
 #include <cuda_runtime_api.h>

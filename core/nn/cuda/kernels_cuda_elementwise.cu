@@ -38,7 +38,7 @@ __global__ void fill_kernel(float* __restrict__ dst, std::size_t n, float value)
 }
 
 // Every non-finite element bids its index; the smallest wins (an atomic: not a function per
-// element, but a minimum, which any order of the bids gives; tests/core/test_kernel_elements.cpp
+// element, but a minimum, which any order of the bids gives; tests/core/nn/test_kernel_elements.cpp
 // takes the minimum of the same bids on the CPU).
 __global__ void first_nonfinite_kernel(const float* __restrict__ x, std::size_t n,
                                        unsigned long long* first) {

@@ -1,7 +1,8 @@
 // Several workers in one process (virtualgpu/workers/thread_worker_group.h,
 // core/session/other_workers.h): the exchanges every worker meets in, what one worker failing does
 // to the others (never a hang), and training through it: 2 workers x 2 devices give the weights of
-// 1 worker x 4 devices and of one device, as 2 MPI ranks do (tests/core/test_multi_worker.cpp).
+// 1 worker x 4 devices and of one device, as 2 MPI ranks do
+// (tests/core/strategy/test_multi_worker.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -28,7 +28,8 @@ core::StrategyOptions options(core::ModelKind model, core::OptimizerKind optimiz
   o.optimizer.learning_rate = optimizer == core::OptimizerKind::kSgd ? 0.05f : 1e-3f;
   o.seed = 11;
   // Every example weighs the same, so N replicas compute what one device does even on the
-  // uneven batches below (Keras' replica-mean does not: tests/core/test_mirrored_strategy.cpp).
+  // uneven batches below (Keras' replica-mean does not:
+  // tests/core/strategy/test_mirrored_strategy.cpp).
   o.loss_scaling = core::LossScaling::kBatchMean;
   return o;
 }

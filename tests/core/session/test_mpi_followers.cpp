@@ -2,7 +2,7 @@
 // over vgpu::MpiWorkerGroup), run by ctest as 2 MPI ranks: worker 0 builds a session, steps,
 // waits (the follower asleep in MPI_Ibcast), rebuilds with another model and device count as the
 // window's controls do, and closes; worker 1 follows every command and returns. The same protocol
-// with the workers as threads: tests/core/test_worker_followers.cpp.
+// with the workers as threads: tests/core/session/test_worker_followers.cpp.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
