@@ -38,6 +38,23 @@ struct Rig {
     out.insert(out.end(), handles.begin(), handles.end());
     return out;
   }
+  // A loss call's logits and labels, copied into the device's memory by `ops`.
+  struct LossInputs {
+    vgpu::Allocation logits, labels;
+  };
+  LossInputs upload(core::Ops& ops, const std::vector<float>& logits,
+                    const std::vector<std::uint8_t>& labels) {
+    LossInputs in{device().memory().allocate(logits.size() * sizeof(float), "logits"),
+                  device().memory().allocate(labels.size(), "labels")};
+    ops.copy_to_device(in.logits.data(), logits.data(), logits.size() * sizeof(float));
+    ops.copy_to_device(in.labels.data(), labels.data(), labels.size());
+    return in;
+  }
+  // Neither fake saw memory, a stream, an event or a handle used that was not alive.
+  void expect_no_violations() const {
+    EXPECT_TRUE(api.violations().empty()) << ::testing::PrintToString(api.violations());
+    EXPECT_TRUE(model.violations().empty()) << ::testing::PrintToString(model.violations());
+  }
 };
 
 // A constructor that fails part way (each of its calls in turn) leaves nothing it made alive.
@@ -53,8 +70,7 @@ TEST(CudaOpsOnFakes, AConstructorThatFailsLeavesNothingAlive) {
     }
     EXPECT_THROW(rig.make(), vgpu::CudaError);
     EXPECT_EQ(rig.alive(), before);
-    EXPECT_TRUE(rig.api.violations().empty()) << ::testing::PrintToString(rig.api.violations());
-    EXPECT_TRUE(rig.model.violations().empty()) << ::testing::PrintToString(rig.model.violations());
+    rig.expect_no_violations();
   }
 }
 
@@ -67,14 +83,11 @@ TEST(CudaOpsOnFakes, TheLossSumsAreReadOnlyAfterTheirEventIsReached) {
   const std::vector<float> logits{0.1f, 2.0f,  -1.0f, 0.5f, 3.0f, 0.0f,
                                   0.2f, -0.4f, 1.0f,  1.0f, 1.0f, 0.9f};
   const std::vector<std::uint8_t> labels{1, 0, 3};
-  vgpu::Allocation x = rig.device().memory().allocate(logits.size() * sizeof(float), "logits");
-  vgpu::Allocation y = rig.device().memory().allocate(labels.size(), "labels");
-  ops->copy_to_device(x.data(), logits.data(), logits.size() * sizeof(float));
-  ops->copy_to_device(y.data(), labels.data(), labels.size());
+  Rig::LossInputs in = rig.upload(*ops, logits, labels);
   core::LossStats got, want;
   const int events_waited = rig.api.count("synchronize_event");
-  ops->softmax_cross_entropy(x.as<float>(), y.as<std::uint8_t>(), batch, classes, 1.0f, nullptr,
-                             &got);
+  ops->softmax_cross_entropy(in.logits.as<float>(), in.labels.as<std::uint8_t>(), batch, classes,
+                             1.0f, nullptr, &got);
   EXPECT_EQ(rig.api.count("synchronize_event"), events_waited) << "the host waited at once";
   ops->wait_loss_stats();
   EXPECT_EQ(rig.api.count("synchronize_event"), events_waited + 1);
@@ -95,11 +108,10 @@ TEST(CudaOpsOnFakes, TheLossSumsAreReadOnlyAfterTheirEventIsReached) {
   });
   EXPECT_LT(record - calls.rbegin(), copy - calls.rbegin())
       << "the event is recorded after the copy";
-  x.reset();
-  y.reset();
+  in.logits.reset();
+  in.labels.reset();
   ops.reset();
-  EXPECT_TRUE(rig.api.violations().empty()) << ::testing::PrintToString(rig.api.violations());
-  EXPECT_TRUE(rig.model.violations().empty()) << ::testing::PrintToString(rig.model.violations());
+  rig.expect_no_violations();
 }
 
 // A wait that fails (a CUDA error reported at the event) forgets what it was to fill: the caller
@@ -110,29 +122,26 @@ TEST(CudaOpsOnFakes, AWaitThatFailsFillsNothingLater) {
   auto ops = rig.make();
   const std::vector<float> logits{0.1f, 2.0f, -1.0f, 0.5f, 3.0f, 0.0f};
   const std::vector<std::uint8_t> labels{1, 0};
-  vgpu::Allocation x = rig.device().memory().allocate(logits.size() * sizeof(float), "logits");
-  vgpu::Allocation y = rig.device().memory().allocate(labels.size(), "labels");
-  ops->copy_to_device(x.data(), logits.data(), logits.size() * sizeof(float));
-  ops->copy_to_device(y.data(), labels.data(), labels.size());
+  Rig::LossInputs in = rig.upload(*ops, logits, labels);
   core::LossStats stats;
   stats.count = -1;
-  ops->softmax_cross_entropy(x.as<float>(), y.as<std::uint8_t>(), 2, 3, 1.0f, nullptr, &stats);
+  ops->softmax_cross_entropy(in.logits.as<float>(), in.labels.as<std::uint8_t>(), 2, 3, 1.0f,
+                             nullptr, &stats);
   rig.api.fail_next("synchronize_event");
   EXPECT_THROW(ops->wait_loss_stats(), vgpu::CudaError);
   ops->wait_loss_stats();
   EXPECT_EQ(stats.count, -1) << "a later wait filled the stats of the step that failed";
 
   rig.api.fail_next("synchronize_event");
-  EXPECT_THROW(ops->first_nonfinite(x.as<float>(), logits.size()), vgpu::CudaError);
+  EXPECT_THROW(ops->first_nonfinite(in.logits.as<float>(), logits.size()), vgpu::CudaError);
   const int waits = rig.api.count("synchronize_event");
   ops->wait_loss_stats();
   EXPECT_EQ(rig.api.count("synchronize_event"), waits) << "a failed search was still pending";
-  EXPECT_EQ(ops->first_nonfinite(x.as<float>(), logits.size()), logits.size());
-  x.reset();
-  y.reset();
+  EXPECT_EQ(ops->first_nonfinite(in.logits.as<float>(), logits.size()), logits.size());
+  in.logits.reset();
+  in.labels.reset();
   ops.reset();
-  EXPECT_TRUE(rig.api.violations().empty()) << ::testing::PrintToString(rig.api.violations());
-  EXPECT_TRUE(rig.model.violations().empty()) << ::testing::PrintToString(rig.model.violations());
+  rig.expect_no_violations();
 }
 
 // The fake itself: a product on memory the GPU does not own, or with a handle already destroyed,
