@@ -84,6 +84,27 @@ HiddenAllReduce hidden_all_reduce(const std::vector<RunEvent>& events, std::int6
   return h;
 }
 
+PacksDuringBackward packs_during_backward(const std::vector<RunEvent>& events,
+                                          std::int64_t from_step) {
+  std::map<std::pair<std::int64_t, int>, vgpu::TimePoint> backward_end, first_asked;
+  for (const RunEvent& e : events) {
+    if (e.step < from_step) continue;
+    const std::pair key{e.step, e.device};
+    if (e.phase == Phase::kBackward) backward_end[key] = e.end;
+    if (e.phase == Phase::kWait || e.phase == Phase::kAllReduce) {
+      const auto [it, added] = first_asked.try_emplace(key, e.begin);
+      if (!added) it->second = std::min(it->second, e.begin);
+    }
+  }
+  PacksDuringBackward p;
+  for (const auto& [key, end] : backward_end) {
+    ++p.pairs;
+    const auto asked = first_asked.find(key);
+    if (asked != first_asked.end() && asked->second < end) ++p.early;
+  }
+  return p;
+}
+
 std::vector<TraceEvent> EventStore::trace_events(vgpu::TimePoint origin) const {
   const auto micros = [origin](vgpu::TimePoint t) {
     return std::chrono::duration<double, std::micro>(t - origin).count();

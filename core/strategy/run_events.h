@@ -51,6 +51,18 @@ struct HiddenAllReduce {
 // Over the training steps of `events` from step `from_step` on.
 HiddenAllReduce hidden_all_reduce(const std::vector<RunEvent>& events, std::int64_t from_step = 0);
 
+// For each training step and device: whether its first pack's all-reduce was asked for (the
+// earliest wait or all-reduce of the step on that device begins) before the device's backward of
+// the step ended. Packs overlapping backward make it so in nearly every step, however the threads
+// are scheduled; with one buffer, or overlap off, never. Timing-robust where hidden_all_reduce()
+// is not: a straggling replica delays the all-reduce itself past backward, not the asking.
+struct PacksDuringBackward {
+  int early = 0;  // (step, device) pairs whose first pack was asked for while backward still ran
+  int pairs = 0;  // (step, device) pairs with a backward
+};
+PacksDuringBackward packs_during_backward(const std::vector<RunEvent>& events,
+                                          std::int64_t from_step = 0);
+
 // A listener of the strategy's steps that keeps every timed phase (on_phase).
 class EventStore : public StepListener {
  public:

@@ -201,6 +201,15 @@ const std::vector<LiveValue> kValues = {
        if (h.all_reduce <= 0) return std::nullopt;
        return 100 * h.hidden / h.all_reduce;
      }},
+    {"first_pack_during_backward_percent",
+     "of the steps after the first, on every device, the share whose first pack the device asked "
+     "to all-reduce while its backward still ran (packs overlapping backward), percent",
+     false,
+     [](const LiveRun& run, int) -> Value {
+       const core::PacksDuringBackward p = core::packs_during_backward(run.snapshot->events, 1);
+       if (p.pairs == 0) return std::nullopt;
+       return 100.0 * p.early / p.pairs;
+     }},
     {"loss", "mean loss of the last step's global batch", false,
      [](const LiveRun& run, int) -> Value {
        const auto& s = run.snapshot->steps;

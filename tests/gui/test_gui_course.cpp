@@ -163,7 +163,9 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
     ASSERT_TRUE(report["panels"].contains("Lesson")) << report.dump(1);
     const nlohmann::json& lesson = report["panels"]["Lesson"];
     EXPECT_EQ(lesson.value("step", 0.0), s + 1.0) << report.dump(1);
-    EXPECT_EQ(lesson.value("checks_failed", 0.0), 0.0) << "lesson " << number << " step " << step;
+    EXPECT_EQ(lesson.value("checks_failed", 0.0), 0.0)
+        << "lesson " << number << " step " << step << "; the Lesson panel said:\n"
+        << report["words"].value("Lesson", "");
     ASSERT_FALSE(panels[s].empty()) << "lesson " << number << " step " << step << " looks at none";
     ASSERT_TRUE(report["panels"].contains(panels[s]))
         << "lesson " << number << " step " << step << " did not draw " << panels[s];
@@ -244,7 +246,9 @@ TEST_P(GuiCourseText, NoStepCutsItsTextOrBreaksANumber) {
     ASSERT_EQ(r.status, 0) << where << "\n" << r.output;
     const nlohmann::json report = read_json(json);
     ASSERT_TRUE(report.contains("panels") && report["panels"].contains("Lesson")) << where;
-    EXPECT_EQ(report["panels"]["Lesson"].value("checks_failed", 0.0), 0.0) << where;
+    EXPECT_EQ(report["panels"]["Lesson"].value("checks_failed", 0.0), 0.0)
+        << where << "; the Lesson panel said:\n"
+        << report.value("words", nlohmann::json::object()).value("Lesson", "");
     if (!screen.present) {
       EXPECT_TRUE(report["panels"].contains("Controls")) << where << ": not the usual layout";
     }

@@ -257,7 +257,7 @@ TEST(Course, PacksAndOverlapFailsWithoutOverlap) {
   LessonPlayer player(std::move(l), course_data());
   EXPECT_EQ(failed_checks(player),
             (std::vector<std::string>{
-                "2: the first pack's all-reduce runs while backward still computes",
+                "2: each replica sends its first pack while its backward still computes",
                 "3: the model hides part of the all-reduce behind backward on 2 H100s ...",
                 "3: ... and the step is shorter than one buffer's 194 us",
                 "4: most of the all-reduce hides behind a long backward ...",
@@ -274,7 +274,7 @@ TEST(Course, PacksAndOverlapFailsWithOneBuffer) {
   EXPECT_EQ(failed_checks(player),
             (std::vector<std::string>{
                 "2: 64 KiB packs: the dense layers, then the convolution",
-                "2: the first pack's all-reduce runs while backward still computes",
+                "2: each replica sends its first pack while its backward still computes",
                 "3: the model hides part of the all-reduce behind backward on 2 H100s ...",
                 "3: ... and the step is shorter than one buffer's 194 us",
                 "4: most of the all-reduce hides behind a long backward ...",

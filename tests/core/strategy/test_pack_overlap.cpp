@@ -54,26 +54,19 @@ PackTimes pack_times(bool overlap, int steps) {
     strategy.train_step(core::GlobalBatch{
         &data, std::span(order).subspan(static_cast<std::size_t>(s) * 128, 128), 64});
   }
-  std::map<std::pair<std::int64_t, int>, vgpu::TimePoint> backward_end, first_wait;
+  PackTimes t;
   int all_reduces = 0;
   for (const core::RunEvent& e : events.snapshot()) {
-    const auto key = std::pair{e.step, e.device};
-    if (e.phase == core::Phase::kBackward) backward_end[key] = e.end;
-    if (e.phase == core::Phase::kWait && !first_wait.count(key)) first_wait[key] = e.begin;
-    if (e.phase == core::Phase::kAllReduce) ++all_reduces;
-  }
-  PackTimes t;
-  for (const core::RunEvent& e : events.snapshot()) {
     if (e.phase != core::Phase::kAllReduce) continue;
+    ++all_reduces;
     ++t.all_reduces_of[e.pack];
     t.on_lane += e.lane == core::Lane::kCommunication;
   }
   t.trace = events.chrome_trace({"GPU:0", "GPU:1"});
   EXPECT_EQ(all_reduces, steps * 2 * 3) << "every pack of every step on every replica";
-  for (const auto& [key, end] : backward_end) {
-    ++t.pairs;
-    if (first_wait.count(key) && first_wait[key] < end) ++t.overlapped;
-  }
+  const core::PacksDuringBackward early = core::packs_during_backward(events.snapshot());
+  t.overlapped = early.early;
+  t.pairs = early.pairs;
   return t;
 }
 
