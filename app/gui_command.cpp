@@ -44,6 +44,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "Presenter layout, for a projector: no Controls column (Space runs, N steps), a "
                 "lesson as a caption strip across the bottom, the step's panel filling the rest "
                 "(F5 switches in the window)");
+  cmd->add_flag("--tall-lesson-text", o.app.tall_caption,
+                "The presenter layout with the lesson's strip taking 55% of the window rather "
+                "than 25%: a step's text and questions read whole at a large font (T switches in "
+                "the window)");
   add_whole_number_flag(cmd, "--width", o.app.width, 640, 8192, "Window width in pixels");
   add_whole_number_flag(cmd, "--height", o.app.height, 400, 8192, "Window height in pixels");
   add_real_flag(cmd, "--max-fps", o.app.max_fps, 0.0, 1000.0,

@@ -12,6 +12,8 @@ struct ViewSettings {
   // The presenter layout (--present, F5): no Controls column, a lesson as a caption strip across
   // the bottom, the step's panel filling the rest.
   bool present = false;
+  // There, the caption strip tall (T, --tall-lesson-text): to read a step's text and questions.
+  bool tall_caption = false;
   std::string focused_panel;  // a panel's name: only it is shown, filling the window; empty: all
   std::string highlighted_panel;  // the panel a lesson's step talks about, framed in yellow
   int chosen_device = 0;          // the device panels highlight (and the Gradients panel's replica)

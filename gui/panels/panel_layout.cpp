@@ -45,10 +45,11 @@ const std::vector<LayoutRow>& layout() {
 }
 
 WindowLayout arrange_window(PixelRect work, float window_height, float font_scale, bool lesson,
-                            bool present) {
+                            bool present, bool tall_caption) {
   WindowLayout out;
   if (present) {
-    const float strip = lesson ? std::min(kCaptionStripShare * window_height, work.h * 0.5f) : 0;
+    const float share = tall_caption ? kTallCaptionStripShare : kCaptionStripShare;
+    const float strip = lesson ? std::min(share * window_height, work.h * 0.6f) : 0;
     out.panels = PixelRect{work.x, work.y, work.w, work.h - strip};
     if (lesson) out.lesson = PixelRect{work.x, work.y + work.h - strip, work.w, strip};
     out.lesson_is_strip = lesson;

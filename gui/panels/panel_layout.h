@@ -50,6 +50,9 @@ struct WindowLayout {
 // The share of the window's height a lesson's caption strip takes in the presenter layout: a
 // quarter at most, so the step's panel keeps the rest of a 16:9 projector.
 inline constexpr float kCaptionStripShare = 0.25f;
+// Its share when tall (T, --tall-lesson-text): a step's text and questions read whole at a large
+// font, the panel above still in view.
+inline constexpr float kTallCaptionStripShare = 0.55f;
 // The least width, in ems of the window's 16-pixel font (scaled), a step's panel needs to read
 // beside the Controls and a lesson's column; a window that leaves less opens a lesson in the
 // presenter layout.
@@ -57,9 +60,10 @@ inline constexpr float kLeastPanelEms = 40.0f;
 // Arranges a window of `window_height` pixels whose work area is `work`. The usual layout: the
 // Controls in a column on the left, a lesson (if any) in a column on the right, the panels
 // between. The presenter layout (`present`): no Controls column, a lesson as a caption strip
-// across the bottom taking at most kCaptionStripShare of the window, the panels above it.
+// across the bottom taking at most kCaptionStripShare of the window (kTallCaptionStripShare when
+// `tall_caption`), the panels above it.
 WindowLayout arrange_window(PixelRect work, float window_height, float font_scale, bool lesson,
-                            bool present);
+                            bool present, bool tall_caption = false);
 
 // Where each present panel goes. A panel that is not there gives its room to the rest of its
 // row; an empty row gives its room to the other rows.

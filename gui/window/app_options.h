@@ -12,6 +12,7 @@ struct AppOptions {
   int width = 1600, height = 1000;  // window size in screen pixels
   float font_scale = 1.0f;          // 1.5 or more for a projector
   bool present = false;             // the presenter layout (ViewSettings::present)
+  bool tall_caption = false;        // its lesson strip tall (ViewSettings::tall_caption)
   double max_fps = 60;              // frame cap, so drawing leaves the cores to training (0: none)
   // While training runs freely, the run's results are copied for drawing at most this often;
   // the frames in between show the same picture and are not drawn again (0: every frame).

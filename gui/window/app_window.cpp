@@ -65,6 +65,11 @@ class AppWindow : public AppActions {
   void draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame, float window_area,
                   int extra_flags = 0);
   void handle_keys();
+  // T: the lesson's caption strip tall or not; tall asks for the presenter layout.
+  void toggle_tall_caption() {
+    view_.tall_caption = !view_.tall_caption;
+    view_.present = view_.present || view_.tall_caption;
+  }
   // The run shown: the lesson's while one plays, else the window's own.
   bool lesson_shown() const { return lesson_ && lesson_->playing(); }
   core::TrainingSession* session() {
@@ -140,7 +145,9 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     script_ = ScriptedRun(unscripted);
   }
   view_.font_scale = options.font_scale;
-  view_.present = options.present;
+  // The tall strip is the presenter layout's: asking for it asks for that layout.
+  view_.present = options.present || options.tall_caption;
+  view_.tall_caption = options.tall_caption;
   view_.focused_panel = options.panel;
   if (!options.topology.empty()) {
     view_.model_machine = options.topology;
@@ -257,6 +264,9 @@ void AppWindow::draw_menu_bar() {
     }
     ImGui::Separator();
     ImGui::MenuItem("Presenter layout", "F5", &view_.present);
+    if (lesson_ && ImGui::MenuItem("Tall lesson text (presenter)", "T", view_.tall_caption)) {
+      toggle_tall_caption();
+    }
     ImGui::MenuItem("ImGui metrics", nullptr, &view_.show_imgui_metrics);
     ImGui::EndMenu();
   }
@@ -264,9 +274,11 @@ void AppWindow::draw_menu_bar() {
   // Then, as far as they fit: the lesson's title where the caption strip has none, the keys.
   std::vector<std::string> words;
   if (lesson_ && view_.present) words.push_back(lesson_->title());
-  for (const char* key : {"Space: run/pause", "N: one step", "PgDn/PgUp: lesson steps",
-                          "F5: presenter", "0-9: panels", "F12/P: screenshot"}) {
-    if ((lesson_ || key[0] != 'P') && (watched_ == nullptr || (key[0] != 'S' && key[0] != 'N'))) {
+  for (const char* key :
+       {"Space: run/pause", "N: one step", "PgDn/PgUp: lesson steps", "F5: presenter",
+        "T: tall lesson text", "0-9: panels", "F12/P: screenshot"}) {
+    const bool for_lesson = key[0] == 'P' || key[0] == 'T';
+    if ((lesson_ || !for_lesson) && (watched_ == nullptr || (key[0] != 'S' && key[0] != 'N'))) {
       words.emplace_back(key);
     }
   }
@@ -285,10 +297,10 @@ void AppWindow::draw_menu_bar() {
 
 void AppWindow::draw_panels(FrameContext& frame) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
-  const WindowLayout places =
-      arrange_window(PixelRect{viewport->WorkPos.x, viewport->WorkPos.y, viewport->WorkSize.x,
-                               viewport->WorkSize.y},
-                     viewport->Size.y, view_.font_scale, lesson_ != nullptr, view_.present);
+  const WindowLayout places = arrange_window(PixelRect{viewport->WorkPos.x, viewport->WorkPos.y,
+                                                       viewport->WorkSize.x, viewport->WorkSize.y},
+                                             viewport->Size.y, view_.font_scale, lesson_ != nullptr,
+                                             view_.present, view_.tall_caption);
   // Only the focused panel, or all of them. The Controls are a panel of the room in the
   // presenter layout when a lesson's step looks at them; in the usual one they keep their column.
   const bool controls_focused = view_.focused_panel == controls_.name();
@@ -368,6 +380,7 @@ void AppWindow::handle_keys() {
   // ImGui 1.86 indexes keys by the platform's codes: GLFW_KEY_* here.
   if (ImGui::IsKeyPressed(GLFW_KEY_F12) || ImGui::IsKeyPressed(GLFW_KEY_P)) save_screenshot();
   if (ImGui::IsKeyPressed(GLFW_KEY_F5)) view_.present = !view_.present;
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_T)) toggle_tall_caption();
   core::TrainingSession* run = session();
   if (run && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
     snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();

@@ -190,6 +190,20 @@ TEST(WindowLayout, ThePresenterLayoutGivesThePanelsAllButAQuarterStrip) {
   EXPECT_FLOAT_EQ(alone.panels.area(), work.area());
 }
 
+// Tall (T): the strip takes 55% of the window's 720 pixels, the panels keep the rest above it.
+TEST(WindowLayout, ATallCaptionStripGivesTheLessonMoreThanHalfTheWindow) {
+  const PixelRect work{0, 31, 1280, 689};
+  const WindowLayout p = arrange_window(work, 720, 1.5f, true, true, true);
+  EXPECT_FLOAT_EQ(p.lesson.h, 396);
+  EXPECT_FLOAT_EQ(p.lesson.y + p.lesson.h, 720);
+  EXPECT_FLOAT_EQ(p.panels.y, 31);
+  EXPECT_FLOAT_EQ(p.panels.h, 689 - 396);
+  // The usual layout has no strip to make tall.
+  const WindowLayout u = arrange_window(PixelRect{0, 20, 1600, 980}, 1000, 1.0f, true, false, true);
+  EXPECT_FALSE(u.lesson_is_strip);
+  EXPECT_FLOAT_EQ(u.lesson.h, 980);
+}
+
 TEST(WindowLayout, TheUsualLayoutHasTheControlsLeftAndTheLessonRight) {
   const PixelRect work{0, 20, 1600, 980};
   const WindowLayout u = arrange_window(work, 1000, 1.0f, true, false);

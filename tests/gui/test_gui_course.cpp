@@ -173,11 +173,17 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
     // Measured, not yet held: what of the panel is below its window (the Compare panel's
     // speed-up and the Controls do not fit at this size yet).
     const double hidden = report["panels"][panels[s]].value("hidden_below_px", 0.0);
+    // And of the step's text in the strip (T or --tall-lesson-text makes the strip taller).
+    const double text_hidden = lesson.value("text_hidden_below_px", 0.0);
     std::printf(
-        "lesson %d step %s: %s gets %.1f%% of the window%s\n", number, step.c_str(),
+        "lesson %d step %s: %s gets %.1f%% of the window%s%s\n", number, step.c_str(),
         panels[s].c_str(), 100 * share,
         hidden > 0
             ? (", " + std::to_string(static_cast<int>(hidden)) + " px of it below the fold").c_str()
+            : "",
+        text_hidden > 0
+            ? (", the step's text scrolls " + std::to_string(static_cast<int>(text_hidden)) + " px")
+                  .c_str()
             : "");
     EXPECT_GE(share, kLeastShare) << "lesson " << number << " step " << step << ": " << panels[s];
     expect_text_in_place(report, "lesson " + std::to_string(number) + " step " + step);
@@ -197,6 +203,38 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
   }
   std::printf("lesson %d: %d numeric answers, each found in its step's panel\n", number, answered_);
   EXPECT_GT(answered_, 0) << "every lesson asks for a number somewhere: none was looked for";
+}
+
+// The caption strip tall (--tall-lesson-text, T in the window): lesson 11's second step, whose
+// text at 1280x720 and font 1.5 needs scrolling in the quarter-height strip, reads whole in the
+// tall one, and its Timeline keeps about 40% of the window above it.
+class GuiCourseTall : public GuiApp {};
+
+TEST_F(GuiCourseTall, TheTallStripShowsAStepsTextWhole) {
+  const auto lesson_report = [&](const std::string& layout) {
+    const std::string json = path("tall.json");
+    fs::remove(json);
+    const Result r =
+        shell(kHeadless + " 1280x720 " + kMirrorlab + " gui --lesson 11" + " --lesson-step 2 " +
+              layout + " --width 1280 --height 720 --font-scale 1.5 --frames 5 --report " + json);
+    EXPECT_EQ(r.status, 0) << layout << "\n" << r.output;
+    return read_json(json);
+  };
+  const nlohmann::json strip = lesson_report("--present");
+  const nlohmann::json tall = lesson_report("--tall-lesson-text");
+  ASSERT_TRUE(strip.contains("panels") && strip["panels"].contains("Lesson")) << strip.dump(1);
+  ASSERT_TRUE(tall.contains("panels") && tall["panels"].contains("Lesson")) << tall.dump(1);
+  EXPECT_GT(strip["panels"]["Lesson"].value("text_hidden_below_px", 0.0), 0.0)
+      << "the step's text fits the quarter strip: pick a longer step for this test";
+  EXPECT_EQ(tall["panels"]["Lesson"].value("text_hidden_below_px", -1.0), 0.0);
+  ASSERT_TRUE(tall.contains("notes")) << tall.dump(1);
+  const double share = tall["notes"].value("highlighted_panel_area_share", 0.0);
+  EXPECT_GE(share, 0.35) << "the Timeline's share of the window under the tall strip";
+  EXPECT_LT(
+      share,
+      strip.value("notes", nlohmann::json::object()).value("highlighted_panel_area_share", 0.0));
+  EXPECT_FALSE(tall["panels"].contains("Controls")) << "tall is a presenter layout";
+  expect_text_in_place(tall, "lesson 11 step 2, tall strip");
 }
 
 // Every lesson of lessons/, by its number.

@@ -251,11 +251,14 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * 0.55f : 0, 0), false,
                     padded);
   draw_step_text(frame, step);
+  // How much of the column one must scroll to read (as of the last frame's layout).
+  frame.report.drew(name(), "text_hidden_below_px", ImGui::GetScrollMaxY());
   ImGui::EndChild();
   if (!asks) return;
   ImGui::SameLine();
   ImGui::BeginChild("##asked", ImVec2(0, 0), false, padded);
   draw_asked(frame, step);
+  frame.report.drew(name(), "asked_hidden_below_px", ImGui::GetScrollMaxY());
   ImGui::EndChild();
 }
 
