@@ -11,7 +11,7 @@
 #include "app/flags/flags.h"
 #include "app/output/lesson_text.h"
 #include "core/io/dataset.h"
-#include "core/session/console_text.h"
+#include "core/session/text/console_text.h"
 #include "lessons/player/player.h"
 
 namespace mirrorlab::app {

@@ -6,7 +6,7 @@
 #include "app/compare/compare_tables.h"
 #include "app/flags/flags.h"
 #include "core/nn/kernels_cpu.h"
-#include "core/session/keras_summary.h"
+#include "core/session/text/keras_summary.h"
 #include "core/strategy/gradient_packs.h"
 #include "core/strategy/step_kernels.h"
 #include "timing/step_words.h"

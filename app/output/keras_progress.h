@@ -1,12 +1,12 @@
 // Keras 3's progress on a FILE (the command line's stdout): the text of
-// core/session/keras_progress_text.h, printed as each moment of the fit comes.
+// core/session/text/keras_progress_text.h, printed as each moment of the fit comes.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
-#include "core/session/keras_progress_text.h"
+#include "core/session/text/keras_progress_text.h"
 #include "core/strategy/fit.h"
 
 namespace mirrorlab::app {

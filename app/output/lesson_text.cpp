@@ -1,6 +1,6 @@
 #include "app/output/lesson_text.h"
 
-#include "core/session/console_text.h"
+#include "core/session/text/console_text.h"
 
 namespace mirrorlab::app {
 namespace {

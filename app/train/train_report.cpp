@@ -8,7 +8,7 @@
 
 #include "app/output/history_json.h"
 #include "app/train/workers.h"
-#include "core/session/keras_summary.h"
+#include "core/session/text/keras_summary.h"
 
 namespace mirrorlab::app {
 namespace {

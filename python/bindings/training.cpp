@@ -21,8 +21,8 @@
 
 #include "core/nn/kernels_cpu.h"
 #include "core/nn/model_spec.h"
-#include "core/session/keras_progress_text.h"
-#include "core/session/keras_summary.h"
+#include "core/session/text/keras_progress_text.h"
+#include "core/session/text/keras_summary.h"
 #include "core/session/training_session.h"
 #include "core/settings/run_settings.h"
 #include "core/strategy/fit.h"

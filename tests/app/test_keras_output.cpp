@@ -6,7 +6,7 @@
 
 #include "app/output/keras_progress.h"
 #include "core/nn/model.h"
-#include "core/session/keras_summary.h"
+#include "core/session/text/keras_summary.h"
 #include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::app {

@@ -1,10 +1,10 @@
-#include "core/session/keras_progress_text.h"
+#include "core/session/text/keras_progress_text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "core/session/console_text.h"
+#include "core/session/text/console_text.h"
 
 namespace mirrorlab::core {
 namespace {

@@ -1,8 +1,8 @@
-#include "core/session/keras_summary.h"
+#include "core/session/text/keras_summary.h"
 
 #include <cstdio>
 
-#include "core/session/console_text.h"
+#include "core/session/text/console_text.h"
 
 namespace mirrorlab::core {
 namespace {
