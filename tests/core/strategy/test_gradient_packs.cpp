@@ -3,6 +3,7 @@
 // packs, on every algorithm that runs here, 1 to 8 devices, uneven batches and several workers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -167,7 +168,12 @@ std::vector<SameBitsCase> every_algorithm_and_count() {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, PacksKeepTheBits,
-                         ::testing::ValuesIn(every_algorithm_and_count()));
+                         ::testing::ValuesIn(every_algorithm_and_count()),
+                         [](const ::testing::TestParamInfo<SameBitsCase>& info) {
+                           std::string name = info.param.algorithm;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name + "_" + std::to_string(info.param.devices) + "devices";
+                         });
 
 // The MLP on 3 devices, its gradients in TensorFlow's 3 packs at 4096 bytes, by the ring.
 core::MirroredStrategy ring_in_three_packs(vgpu::DeviceRegistry& registry) {
