@@ -19,6 +19,7 @@
 #include "imgui.h"
 #include "imgui_internal.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
+#include "gui/panels/lesson/strip_columns.h"
 #include "lessons/player/lesson.h"
 #endif
 #include "nlohmann/json.hpp"
@@ -354,6 +355,33 @@ TEST(PanelLayout, TheLessonFilesNameExactlyTheWindowsPanels) {
   const auto& lessons = lessons::panel_names();
   EXPECT_EQ(std::set<std::string>(lessons.begin(), lessons.end()), window);
   EXPECT_EQ(lessons.size(), window.size());  // and none twice
+}
+
+// The presenter strip's columns: the text's width follows what each column holds.
+TEST(StripColumns, TheTextGetsTheWidthInProportionToWhatItHoldsWithinBounds) {
+  EXPECT_FLOAT_EQ(strip_text_share(500, 500), 0.5f);
+  EXPECT_FLOAT_EQ(strip_text_share(600, 400), 0.6f);
+  EXPECT_FLOAT_EQ(strip_text_share(5000, 100), kMostTextShare);
+  EXPECT_FLOAT_EQ(strip_text_share(100, 5000), kLeastTextShare);
+  EXPECT_FLOAT_EQ(strip_text_share(0, 0), kMostTextShare);
+  EXPECT_LT(kLeastTextShare, 0.5f);
+  EXPECT_GT(kMostTextShare, 0.5f);
+}
+
+TEST(StripColumns, AStepThatAsksLittleGivesItsTextTheWidthAndOneThatAsksMuchTakesIt) {
+  const auto step = [](const char* file, std::size_t index) {
+    return lessons::load_lesson(lessons::default_lesson_folder() / file).steps.at(index);
+  };
+  // Lesson 10's last step: how to run it with mpirun, and the dataset's sharding; no question.
+  const lessons::LessonStep quiet = step("10-several-machines.md", 3);
+  ASSERT_TRUE(quiet.questions.empty());
+  EXPECT_GT(text_characters(quiet), 1000u);
+  EXPECT_FLOAT_EQ(strip_text_share(quiet), kMostTextShare);
+  // Lesson 3's first step asks two questions, and explains each answer, after a short text.
+  const lessons::LessonStep asking = step("03-global-batch.md", 0);
+  ASSERT_GE(asking.questions.size(), 2u);
+  EXPECT_GT(asked_characters(asking), text_characters(asking));
+  EXPECT_LT(strip_text_share(asking), 0.5f);
 }
 #endif
 

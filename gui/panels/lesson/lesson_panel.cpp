@@ -9,6 +9,7 @@
 #include "gui/drawing/colors.h"
 #include "gui/drawing/lesson_text.h"
 #include "gui/drawing/wrapped_text.h"
+#include "gui/panels/lesson/strip_columns.h"
 #include "imgui.h"
 #include "lessons/player/live_values.h"
 #include "lessons/player/player.h"
@@ -203,7 +204,7 @@ void PlayingLesson::Draw(FrameContext& frame) {
 
 // The presenter layout's caption strip: the step's title and buttons on one line, then the
 // step's text on the left and what it asks (questions, answers, checks) on the right, each
-// scrolling on its own.
+// scrolling on its own, their widths by what each holds.
 void PlayingLesson::draw_strip(FrameContext& frame) {
   const TextFonts fonts = fonts_of(frame);
   const int i = player_.step_index();
@@ -248,7 +249,10 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   const bool asks = !left_ && !introduction_;
   // With the window's padding, so that no glyph's edge touches the column's clip.
   const ImGuiWindowFlags padded = ImGuiWindowFlags_AlwaysUseWindowPadding;
-  ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * 0.55f : 0, 0), false,
+  // The text's share of the width by what each column holds (gui/panels/lesson/strip_columns.h).
+  const float share = asks ? strip_text_share(step) : 1.0f;
+  frame.report.drew(name(), "text_width_share", share);
+  ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * share : 0, 0), false,
                     padded);
   draw_step_text(frame, step);
   // How much of the column one must scroll to read (as of the last frame's layout).
