@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "CLI/CLI.hpp"
 #include "app/flags/device_flags.h"
@@ -15,6 +17,7 @@
 #ifdef MIRRORLAB_HAVE_GUI
 #include "gui/model/modelled_all_reduce.h"
 #include "gui/window/app_window.h"
+#include "gui/window/scripted_run.h"
 #endif
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"
@@ -89,6 +92,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
       ->type_name("N|ID|FILE");
   add_whole_number_flag(cmd, "--lesson-step", o.app.lesson_step, 1, 1000,
                         "Start the lesson at this step (1 is the first)");
+  cmd->add_flag("--every-step", o.app.every_step,
+                "Scripted, with --lesson: play each step from --lesson-step to the last in turn, "
+                "as Next does, writing --screenshot and --report once a step: {step} in their "
+                "paths is the step's number (shots/step-{step}.png)");
   add_text_flag(cmd, "--lessons", o.lessons_folder,
                 "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
       ->type_name("DIR");
@@ -117,6 +124,39 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
 
 namespace {
 
+#ifdef MIRRORLAB_HAVE_GUI
+// "" when --every-step (or a "{step}" in a path) is given as it can be used, else what to do.
+std::string every_step_problem(const GuiOptions& o) {
+  const auto has_step = [](const std::string& path) {
+    return path.find("{step}") != std::string::npos;
+  };
+  if (!o.app.every_step) {
+    for (const auto& [flag, path] :
+         {std::pair{"--screenshot", &o.app.screenshot}, std::pair{"--report", &o.app.report}}) {
+      if (has_step(*path)) {
+        return std::string(flag) + " " + *path +
+               ": {step} is filled in by --every-step only; add --every-step, or name the file";
+      }
+    }
+    return "";
+  }
+  if (o.lesson.empty()) return "--every-step plays a lesson's steps: give --lesson too";
+  if (o.app.screenshot.empty() && o.app.report.empty()) {
+    return "--every-step writes files once a step: give --screenshot or --report, with {step} "
+           "in the path (shots/step-{step}.png)";
+  }
+  for (const auto& [flag, path] :
+       {std::pair{"--screenshot", &o.app.screenshot}, std::pair{"--report", &o.app.report}}) {
+    if (!path->empty() && !has_step(*path)) {
+      return std::string("--every-step writes ") + flag + " once a step: put {step} in its path (" +
+             (std::string(flag) == "--report" ? "report-{step}.json" : "step-{step}.png") +
+             "), or each step's file would replace the one before";
+    }
+  }
+  return "";
+}
+#endif
+
 // "" when the window's flags can run here, else what is wrong: the training flags, a GUI in this
 // build, the window's own flags and files (worker 0's alone: `window`), the lesson (resolved into
 // *app). *gpus: the devices per worker.
@@ -131,12 +171,14 @@ std::string check_gui_options(const GuiOptions& o, bool window, int* gpus, gui::
          "configured). Install libimgui-dev libglfw3-dev libgl-dev libstb-dev (scripts/setup "
          "does) and rebuild; 'mirrorlab train' trains without a window.";
 #else
-  // The window writes its files itself (a screenshot can be taken any time): checked here only.
+  // The window writes its files itself (a screenshot can be taken any time): checked here only;
+  // --every-step's once the lesson's steps are known.
   OutputFiles outputs;
+  const bool each = o.app.every_step;
   for (const std::string& problem :
-       {window ? gui::check_app_options(o.app) : "",
-        window ? outputs.add("--screenshot", o.app.screenshot, false) : "",
-        window ? outputs.add("--report", o.app.report, false) : ""}) {
+       {window ? gui::check_app_options(o.app) : "", window ? every_step_problem(o) : "",
+        window && !each ? outputs.add("--screenshot", o.app.screenshot, false) : "",
+        window && !each ? outputs.add("--report", o.app.report, false) : ""}) {
     if (!problem.empty()) return problem;
   }
   if (o.lesson.empty()) return "";
@@ -145,7 +187,20 @@ std::string check_gui_options(const GuiOptions& o, bool window, int* gpus, gui::
   try {
     const lessons::Lesson lesson = lessons::find_lesson(o.lesson, o.lessons_folder);
     app->lesson_file = lesson.path;
-    return lessons::why_not_playable(lesson, o.app.lesson_step);
+    if (std::string problem = lessons::why_not_playable(lesson, o.app.lesson_step);
+        !problem.empty() || !window || !each) {
+      return problem;
+    }
+    for (int step = o.app.lesson_step; step <= static_cast<int>(lesson.steps.size()); ++step) {
+      const std::string of_step = " (step " + std::to_string(step) + ")";
+      for (const std::string& problem :
+           {outputs.add("--screenshot" + of_step, gui::path_for_step(o.app.screenshot, step),
+                        false),
+            outputs.add("--report" + of_step, gui::path_for_step(o.app.report, step), false)}) {
+        if (!problem.empty()) return problem;
+      }
+    }
+    return "";
   } catch (const std::exception& e) {
     return std::string("--lesson: ") + e.what();
   }

@@ -15,15 +15,22 @@ constexpr std::uint32_t kCodeRgb = 0xF0C674;      // code: warm yellow on the da
 constexpr std::uint32_t kEmphasisRgb = 0x8FC7FF;  // emphasis: light blue (no italic face loaded)
 constexpr std::uint32_t kQuoteRgb = 0xB0B0B0;
 
+constexpr float kIndentEms = 1.2f;  // of a list's items and a quote
+
+// The face of a run: bold, monospaced, or the current one (nullptr).
+ImFont* font_of(const lessons::TextRun& run, const TextFonts& fonts) {
+  return run.style == lessons::RunStyle::kStrong ? fonts.bold
+         : run.style == lessons::RunStyle::kCode ? fonts.mono
+                                                 : nullptr;
+}
+
 // Draws `runs` from the cursor, wrapping at the content region's right edge; continued lines
 // start at `left` (window coordinates).
 void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts, float left) {
   const float right = ImGui::GetWindowContentRegionMax().x;
   bool first = true;
   for (const lessons::TextRun& run : runs) {
-    ImFont* font = run.style == lessons::RunStyle::kStrong ? fonts.bold
-                   : run.style == lessons::RunStyle::kCode ? fonts.mono
-                                                           : nullptr;
+    ImFont* font = font_of(run, fonts);
     if (font != nullptr) ImGui::PushFont(font);
     const bool coloured =
         run.style == lessons::RunStyle::kCode || run.style == lessons::RunStyle::kEmphasis;
@@ -95,11 +102,34 @@ std::vector<std::string> wrap_code_lines(std::string_view code, int columns) {
   return out;
 }
 
+float widest_word(const std::vector<lessons::Paragraph>& paragraphs, const TextFonts& fonts) {
+  float widest = 0;
+  for (const lessons::Paragraph& p : paragraphs) {
+    if (p.kind == lessons::ParagraphKind::kCodeBlock) continue;
+    const float indent =
+        p.kind == lessons::ParagraphKind::kParagraph ? 0 : ImGui::GetFontSize() * kIndentEms;
+    for (const lessons::TextRun& run : p.runs) {
+      ImFont* font = font_of(run, fonts);
+      if (font != nullptr) ImGui::PushFont(font);
+      const std::string_view text = run.text;
+      for (std::size_t at = text.find_first_not_of(' '); at != std::string_view::npos;) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        const std::string_view word = text.substr(at, end - at);
+        widest = std::max(widest,
+                          indent + ImGui::CalcTextSize(word.data(), word.data() + word.size()).x);
+        at = text.find_first_not_of(' ', end);
+      }
+      if (font != nullptr) ImGui::PopFont();
+    }
+  }
+  return widest;
+}
+
 void draw_paragraphs(const std::vector<lessons::Paragraph>& paragraphs, const TextFonts& fonts) {
   int number = 0;
   for (const lessons::Paragraph& p : paragraphs) {
     number = p.kind == lessons::ParagraphKind::kNumbered ? number + 1 : 0;
-    const float indent = ImGui::GetFontSize() * 1.2f;
+    const float indent = ImGui::GetFontSize() * kIndentEms;
     switch (p.kind) {
       case lessons::ParagraphKind::kParagraph:
         draw_runs(p.runs, fonts, ImGui::GetCursorPosX());

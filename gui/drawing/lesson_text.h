@@ -19,4 +19,9 @@ std::vector<std::string> wrap_code_lines(std::string_view code, int columns);
 
 void draw_paragraphs(const std::vector<lessons::Paragraph>& paragraphs, const TextFonts& fonts);
 
+// The widest word of `paragraphs` as draw_paragraphs() places it (its list indentation included),
+// in pixels at the current font: a word is never broken, so no narrower column shows each whole.
+// Code blocks aside: wrap_code_lines() breaks their lines to any width.
+float widest_word(const std::vector<lessons::Paragraph>& paragraphs, const TextFonts& fonts);
+
 }  // namespace mirrorlab::gui

@@ -24,6 +24,9 @@ struct AppOptions {
   std::string panel;        // show only this panel (by name), filling the window
   std::string lesson_file;  // play this lesson file in the Lesson panel (empty: no lesson)
   int lesson_step = 1;      // from this step (1-based)
+  // Scripted: play every step from lesson_step to the lesson's last in turn, the screenshot and
+  // the report written once a step, "{step}" in their paths replaced by its number.
+  bool every_step = false;
   // The timing model's machine for the Compare and All-reduce panels (a preset's id or
   // "this-machine"; empty: the default), and the Compare panel opens on it.
   std::string topology;

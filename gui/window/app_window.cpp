@@ -98,6 +98,9 @@ class AppWindow : public AppActions {
   void follow_lesson();  // drives the lesson's step; a new run shown starts a new snapshot
   bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
   void note_text_out_of_place(const ImDrawData& draw_data);
+  // The report of the run (or, --every-step, of a lesson's step) to `path` ("": nowhere), its
+  // last frame's text audited; false when it could not be written (said on stderr).
+  bool write_step_report(const std::string& path);
 
   std::shared_ptr<const core::FashionMnist> data_;
   core::SessionConfig config_;
@@ -129,6 +132,7 @@ class AppWindow : public AppActions {
   double last_refresh_ = 0;  // when the snapshot was last copied from the session
   std::uint64_t last_fingerprint_ = 0;
   bool screenshot_failed_ = false;
+  bool step_report_failed_ = false;  // --every-step: a step's report could not be written
 };
 
 AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
@@ -525,13 +529,23 @@ int AppWindow::run() {
     const ScriptStep next = script_.after_frame(since_start, snapshot_, session(), stats_, report_,
                                                 lesson_ && lesson_->busy());
     if (next == ScriptStep::kGoOn) continue;
+    const bool more_steps = options_.every_step && lesson_ && lesson_->playing() &&
+                            lesson_->step_number() < lesson_->step_count();
+    const int step = lesson_ ? lesson_->step_number() : 0;
     if (next == ScriptStep::kScreenshotThenDone) {  // drawn whatever, read before shown
-      screenshot_path_ = options_.screenshot;
+      screenshot_path_ =
+          options_.every_step ? path_for_step(options_.screenshot, step) : options_.screenshot;
       screenshot_requested_ = true;
       window_->poll_events();
       draw_frame();
     }
-    break;
+    if (!more_steps) break;
+    // --every-step: this step's report, then the next step from a report and counts of its own.
+    if (!write_step_report(path_for_step(options_.report, step))) step_report_failed_ = true;
+    report_ = GuiReport{};
+    stats_.restart();
+    lesson_->next();
+    script_.next_lesson_step(now_seconds() - start_);
   }
   // A watched run may have gone on since the last frame (closed right after a fit): its report
   // tells the run as it was at the close.
@@ -539,16 +553,21 @@ int AppWindow::run() {
     snapshot_.stepping = false;  // copied whatever the refresh rate
     draw_frame();
   }
+  int status = script_.finish(snapshot_, setup_error(), screenshot_failed_);
+  const std::string report = options_.every_step && lesson_
+                                 ? path_for_step(options_.report, lesson_->step_number())
+                                 : options_.report;
+  if (!write_step_report(report) || step_report_failed_) status = 1;
+  return status;
+}
+
+bool AppWindow::write_step_report(const std::string& path) {
   // The last frame's text, audited once (its draw data stands until the next frame).
-  if (!options_.report.empty() && ImGui::GetDrawData() != nullptr) {
+  if (!path.empty() && ImGui::GetDrawData() != nullptr) {
     note_text_out_of_place(*ImGui::GetDrawData());
   }
-  int status = script_.finish(snapshot_, setup_error(), screenshot_failed_);
-  if (!write_report(report_, stats_, snapshot_, !setup_error().empty(),
-                    script_.measured_images_per_second(), options_.report)) {
-    status = 1;
-  }
-  return status;
+  return write_report(report_, stats_, snapshot_, !setup_error().empty(),
+                      script_.measured_images_per_second(), path);
 }
 
 }  // namespace

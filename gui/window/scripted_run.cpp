@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 namespace mirrorlab::gui {
 namespace {
@@ -31,9 +32,9 @@ void ScriptedRun::start(core::TrainingSession* session, ComparePanel* compare) c
 ScriptStep ScriptedRun::after_frame(double now, const core::SessionSnapshot& run,
                                     core::TrainingSession* session, FrameStats& stats,
                                     GuiReport& report, bool lesson_busy) {
-  if (now > options_.script_timeout_seconds) {
-    std::fprintf(stderr, "mirrorlab gui: the scripted run did not finish in %.0f s\n",
-                 options_.script_timeout_seconds);
+  if (now - step_started_ > options_.script_timeout_seconds) {
+    std::fprintf(stderr, "mirrorlab gui: the scripted run did not finish in %.0f s%s\n",
+                 options_.script_timeout_seconds, step_started_ > 0 ? " (a lesson's step)" : "");
     timed_out_ = true;
     return ScriptStep::kDone;
   }
@@ -71,6 +72,21 @@ ScriptStep ScriptedRun::after_frame(double now, const core::SessionSnapshot& run
   if (work_pending || lesson_busy) return ScriptStep::kGoOn;
   if (++frames_after_work_ < std::max(options_.frames, 2)) return ScriptStep::kGoOn;
   return options_.screenshot.empty() ? ScriptStep::kDone : ScriptStep::kScreenshotThenDone;
+}
+
+void ScriptedRun::next_lesson_step(double now) {
+  frames_after_work_ = 0;
+  step_started_ = now;
+}
+
+std::string path_for_step(const std::string& pattern, int step) {
+  std::string path = pattern;
+  const std::string key = "{step}", number = std::to_string(step);
+  for (std::size_t at = path.find(key); at != std::string::npos;
+       at = path.find(key, at + number.size())) {
+    path.replace(at, key.size(), number);
+  }
+  return path;
 }
 
 int ScriptedRun::finish(const core::SessionSnapshot& run, const std::string& setup_error,

@@ -68,6 +68,10 @@ class ScriptedRun {
   // Training images/s while --measure-seconds ran (0: not measured).
   double measured_images_per_second() const { return measure_ips_; }
 
+  // --every-step: the lesson went on to its next step at `now`; its frames are counted (and its
+  // time limit runs) from there.
+  void next_lesson_step(double now);
+
  private:
   AppOptions options_;
   bool active_;
@@ -76,10 +80,14 @@ class ScriptedRun {
   std::int64_t measure_steps0_ = 0;
   double measure_ips_ = 0;
   int frames_after_work_ = 0;
-  int phases_left_;  // --phases: boundaries still to walk
+  double step_started_ = 0;  // when the lesson's step began (--every-step), else 0
+  int phases_left_;          // --phases: boundaries still to walk
   bool asked_for_phase_ = false;
   std::string last_held_;
 };
+
+// A scripted file's path for a lesson's step: each "{step}" in `pattern` replaced by `step`.
+std::string path_for_step(const std::string& pattern, int step);
 
 // Notes the frame rates, the run's state and what the last frame drew in `report`, and writes
 // it to `path` ("": nowhere). False, said on stderr, when it could not be written.

@@ -503,6 +503,52 @@ TEST_F(GuiApp, TheLessonPanelPlaysEachStepOfLessonOneWithItsChecksPassing) {
   }
 }
 
+// --every-step from step 3 of lesson 1: steps 3 and 4 played in one window as Next plays them,
+// each with a screenshot and a report of its own (the report's counts and words of that step
+// alone), and nothing written for the steps before.
+TEST_F(GuiApp, EveryStepWritesAScreenshotAndAReportOfEachStepPlayed) {
+  const Result r = gui("--lesson mirrored-strategy --lesson-step 3 --every-step --frames 2" +
+                       std::string(" --screenshot ") + path("shot-{step}.png") + " --report " +
+                       path("report-{step}.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* absent : {"shot-1.png", "shot-2.png", "report-1.json", "report-2.json"}) {
+    EXPECT_FALSE(fs::exists(path(absent))) << absent;
+  }
+  for (int step : {3, 4}) {
+    const std::string number = std::to_string(step);
+    EXPECT_GT(fs::file_size(path(("shot-" + number + ".png").c_str())), 1000u);
+    const auto report = read_json(path(("report-" + number + ".json").c_str()));
+    const auto& lesson = report["panels"]["Lesson"];
+    EXPECT_EQ(lesson["step"], step) << report.dump(1);
+    EXPECT_EQ(lesson["checks_failed"], 0.0) << report.dump(1);
+    EXPECT_EQ(lesson["checks_passed"], step == 4 ? 2.0 : 1.0) << report.dump(1);
+    // Played from step 3 on: step 4's score counts both steps, its report only its own frames.
+    EXPECT_EQ(lesson["steps_played"], step - 2.0) << report.dump(1);
+    // Step 3 asks a question and step 4 none: step 4's report has no answer of step 3's, nor
+    // its panel (the All-reduce), which step 4 no longer shows.
+    EXPECT_EQ(report["words"].contains("answer 1"), step == 3) << report.dump(1);
+    EXPECT_EQ(report["panels"].contains("All-reduce"), step == 3) << report.dump(1);
+    EXPECT_EQ(report["notes"]["session_failed"], 0.0);
+  }
+}
+
+TEST_F(GuiApp, EveryStepIsRefusedWithoutALessonOrWithAFileOfOneNameForEveryStep) {
+  const std::string report = path("report.json"), each = path("report-{step}.json");
+  for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--every-step --report " + each, "give --lesson too"},
+           {"--lesson 1 --every-step", "give --screenshot or --report"},
+           {"--lesson 1 --every-step --report " + report, "put {step} in its path"},
+           {"--lesson 1 --report " + each, "filled in by --every-step only"},
+           {"--lesson 1 --every-step --report " + each + " --screenshot " + each,
+            "writes the same file"}}) {
+    const Result r = gui(args + " --frames 2");
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Loading Fashion-MNIST"), std::string::npos) << r.output;
+  }
+  EXPECT_TRUE(fs::is_empty(dir_)) << "a refused run writes nothing";
+}
+
 // Lesson 10's first step: 2 workers x 2 devices, the Devices panel grouping them by worker.
 TEST_F(GuiApp, TheDevicesPanelGroupsTheDevicesOfSeveralWorkers) {
   const std::string json = path("workers.json");

@@ -1,12 +1,12 @@
-// Every step of every lesson in the presenter layout (`gui --lesson N --lesson-step S --present`)
-// as a lecturer puts it on a projector: 1280x720 at font scale 1.5; every step again at two
-// screen sizes and three font scales for its text (GuiCourseText); and every panel at those
-// (GuiText). Each step must play with its
-// checks passing, show the panel it looks at, give that panel at least 65% of the window (the
-// share is printed for each step), and show there the number each of its questions asks for:
-// the window's report has every panel's words as drawn (gui/model/gui_report.h). Under Xvfb; skips
-// with the reason where it or the data set is missing. Its own program, so that ctest runs it
-// outside the sanitizer stage (slow content, no code of its own: tests/CMakeLists.txt).
+// Every step of every lesson in the presenter layout (`gui --lesson N --every-step --present`:
+// the steps played in one window, as Next plays them, a report written of each) as a lecturer
+// puts it on a projector: 1280x720 at font scale 1.5; every step again at two screen sizes and
+// three font scales for its text (GuiCourseText); and every panel at those (GuiText). Each step
+// must play with its checks passing, show the panel it looks at, give that panel at least 65% of
+// the window (the share is printed for each step), and show there the number each of its questions
+// asks for: the window's report has every panel's words as drawn (gui/model/gui_report.h). Under
+// Xvfb; skips with the reason where it or the data set is missing. Its own program, so that ctest
+// runs it outside the sanitizer stage (slow content, no code of its own: tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -139,24 +139,46 @@ class GuiCourse : public GuiApp, public ::testing::WithParamInterface<int> {
   int answered_ = 0;  // numeric answers looked for
 };
 
+// Plays every step of lesson `number` in one window, as Next goes through them (--every-step),
+// at `size` with `flags`, and returns the report of each of its `steps` steps in order, read
+// from `pattern` ("{step}" in it is the step's number); a report not written fails the test and
+// leaves an empty one in its place.
+std::vector<nlohmann::json> every_step_reports(const std::string& pattern, int number,
+                                               std::size_t steps, const std::string& size,
+                                               const std::string& flags, const std::string& where) {
+  const auto of_step = [&](std::size_t s) {
+    std::string file = pattern;
+    file.replace(file.find("{step}"), 6, std::to_string(s));
+    return file;
+  };
+  for (std::size_t s = 1; s <= steps; ++s) fs::remove(of_step(s));  // none read from a run before
+  const Result r =
+      shell(kHeadless + " " + size + " " + kMirrorlab + " gui --lesson " + std::to_string(number) +
+            " --every-step " + flags + " --report " + pattern);
+  EXPECT_EQ(r.status, 0) << where << "\n" << r.output;
+  std::vector<nlohmann::json> reports;
+  for (std::size_t s = 1; s <= steps; ++s) {
+    const bool written = fs::exists(of_step(s));
+    EXPECT_TRUE(written) << where << ": no report of step " << s << "\n" << r.output;
+    reports.push_back(written ? read_json(of_step(s)) : nlohmann::json::object());
+  }
+  return reports;
+}
+
 TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
   const int number = GetParam();
   const std::vector<fs::path> files = lesson_files();
   ASSERT_LE(number, static_cast<int>(files.size()));
   const std::vector<std::string> panels = looked_at(files[static_cast<std::size_t>(number - 1)]);
   ASSERT_FALSE(panels.empty()) << files[static_cast<std::size_t>(number - 1)];
+  // 5 frames: a table (the Compare panel's speed-up) sizes its columns in its first frames.
+  const std::vector<nlohmann::json> reports =
+      every_step_reports(path("step-{step}.json"), number, panels.size(), "1280x720",
+                         "--present --width 1280 --height 720 --font-scale 1.5 --frames 5",
+                         "lesson " + std::to_string(number));
   for (std::size_t s = 0; s < panels.size(); ++s) {
     const std::string step = std::to_string(s + 1);
-    // 5 frames: a table (the Compare panel's speed-up) sizes its columns in its first frames.
-    const std::string json = path(("step" + step + ".json").c_str());
-    fs::remove(json);  // a report not written is not read from an earlier run
-    const Result r = shell(kHeadless + " 1280x720 " + kMirrorlab + " gui --lesson " +
-                           std::to_string(number) + " --lesson-step " + step +
-                           " --present --width 1280 --height 720 --font-scale 1.5 --frames 5"
-                           " --report " +
-                           json);
-    ASSERT_EQ(r.status, 0) << "lesson " << number << " step " << step << "\n" << r.output;
-    const nlohmann::json report = read_json(json);
+    const nlohmann::json& report = reports[s];
     // Present before they are read (a const json's operator[] on a missing key is no failure).
     ASSERT_TRUE(report.contains("panels") && report.contains("notes") && report.contains("words"))
         << report.dump(1);
@@ -205,17 +227,18 @@ TEST_P(GuiCourse, EachStepGivesItsPanelTwoThirdsOfTheWindowAndShowsWhatItAsks) {
   EXPECT_GT(answered_, 0) << "every lesson asks for a number somewhere: none was looked for";
 }
 
-// The caption strip tall (--tall-lesson-text, T in the window): lesson 11's second step, whose
-// text at 1280x720 and font 1.5 needs scrolling in the quarter-height strip, reads whole in the
-// tall one, and its Timeline keeps about 40% of the window above it.
+// The caption strip tall (--tall-lesson-text, T in the window): lesson 1's first step, whose
+// text and questions at 1280x720 and font 1.5 both need scrolling in the quarter-height strip,
+// reads whole in the tall one, text and questions, and its Batch split panel keeps about 40% of
+// the window above it.
 class GuiCourseTall : public GuiApp {};
 
-TEST_F(GuiCourseTall, TheTallStripShowsAStepsTextWhole) {
+TEST_F(GuiCourseTall, TheTallStripShowsAStepsTextAndQuestionsWhole) {
   const auto lesson_report = [&](const std::string& layout) {
     const std::string json = path("tall.json");
     fs::remove(json);
     const Result r =
-        shell(kHeadless + " 1280x720 " + kMirrorlab + " gui --lesson 11" + " --lesson-step 2 " +
+        shell(kHeadless + " 1280x720 " + kMirrorlab + " gui --lesson 1" + " --lesson-step 1 " +
               layout + " --width 1280 --height 720 --font-scale 1.5 --frames 5 --report " + json);
     EXPECT_EQ(r.status, 0) << layout << "\n" << r.output;
     return read_json(json);
@@ -224,17 +247,19 @@ TEST_F(GuiCourseTall, TheTallStripShowsAStepsTextWhole) {
   const nlohmann::json tall = lesson_report("--tall-lesson-text");
   ASSERT_TRUE(strip.contains("panels") && strip["panels"].contains("Lesson")) << strip.dump(1);
   ASSERT_TRUE(tall.contains("panels") && tall["panels"].contains("Lesson")) << tall.dump(1);
-  EXPECT_GT(strip["panels"]["Lesson"].value("text_hidden_below_px", 0.0), 0.0)
-      << "the step's text fits the quarter strip: pick a longer step for this test";
-  EXPECT_EQ(tall["panels"]["Lesson"].value("text_hidden_below_px", -1.0), 0.0);
+  for (const char* column : {"text_hidden_below_px", "asked_hidden_below_px"}) {
+    EXPECT_GT(strip["panels"]["Lesson"].value(column, 0.0), 0.0)
+        << column << ": the step fits the quarter strip: pick a longer step for this test";
+    EXPECT_EQ(tall["panels"]["Lesson"].value(column, -1.0), 0.0) << column;
+  }
   ASSERT_TRUE(tall.contains("notes")) << tall.dump(1);
   const double share = tall["notes"].value("highlighted_panel_area_share", 0.0);
-  EXPECT_GE(share, 0.35) << "the Timeline's share of the window under the tall strip";
+  EXPECT_GE(share, 0.35) << "the Batch split panel's share of the window under the tall strip";
   EXPECT_LT(
       share,
       strip.value("notes", nlohmann::json::object()).value("highlighted_panel_area_share", 0.0));
   EXPECT_FALSE(tall["panels"].contains("Controls")) << "tall is a presenter layout";
-  expect_text_in_place(tall, "lesson 11 step 2, tall strip");
+  expect_text_in_place(tall, "lesson 1 step 1, tall strip");
 }
 
 // Every lesson of lessons/, by its number.
@@ -269,20 +294,17 @@ TEST_P(GuiCourseText, NoStepCutsItsTextOrBreaksANumber) {
   const std::string size = std::to_string(screen.width) + "x" + std::to_string(screen.height);
   char font[16];
   std::snprintf(font, sizeof font, "%g", screen.font);
+  const std::string screen_words =
+      size + ", font " + font + (screen.present ? ", presenter layout" : ", usual layout");
+  const std::vector<nlohmann::json> reports = every_step_reports(
+      path("step-{step}.json"), screen.lesson, steps, size,
+      std::string(screen.present ? "--present" : "") + " --width " + std::to_string(screen.width) +
+          " --height " + std::to_string(screen.height) + " --font-scale " + font + " --frames 5",
+      "lesson " + std::to_string(screen.lesson) + ", " + screen_words);
   for (std::size_t s = 1; s <= steps; ++s) {
-    const std::string json = path("text.json");
-    fs::remove(json);  // a report not written is not read from the step before
-    const Result r =
-        shell(kHeadless + " " + size + " " + kMirrorlab + " gui --lesson " +
-              std::to_string(screen.lesson) + " --lesson-step " + std::to_string(s) +
-              (screen.present ? " --present" : "") + " --width " + std::to_string(screen.width) +
-              " --height " + std::to_string(screen.height) + " --font-scale " + font +
-              " --frames 5 --report " + json);
     const std::string where = "lesson " + std::to_string(screen.lesson) + " step " +
-                              std::to_string(s) + ", " + size + ", font " + font +
-                              (screen.present ? ", presenter layout" : ", usual layout");
-    ASSERT_EQ(r.status, 0) << where << "\n" << r.output;
-    const nlohmann::json report = read_json(json);
+                              std::to_string(s) + ", " + screen_words;
+    const nlohmann::json& report = reports[s - 1];
     ASSERT_TRUE(report.contains("panels") && report["panels"].contains("Lesson")) << where;
     EXPECT_EQ(report["panels"]["Lesson"].value("checks_failed", 0.0), 0.0)
         << where << "; the Lesson panel said:\n"

@@ -88,6 +88,8 @@ class PlayingLesson final : public LessonPanel {
   bool busy() const override {
     return pending_ >= 0 || stage_ == Stage::kRunning || (stage_ == Stage::kAsking && !scripted_);
   }
+  int step_number() const override { return (pending_ >= 0 ? pending_ : player_.step_index()) + 1; }
+  int step_count() const override { return steps(); }
 
  private:
   int steps() const { return static_cast<int>(player_.lesson().steps.size()); }
@@ -249,8 +251,15 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   const bool asks = !left_ && !introduction_;
   // With the window's padding, so that no glyph's edge touches the column's clip.
   const ImGuiWindowFlags padded = ImGuiWindowFlags_AlwaysUseWindowPadding;
-  // The text's share of the width by what each column holds (gui/panels/lesson/strip_columns.h).
-  const float share = asks ? strip_text_share(step) : 1.0f;
+  // The text's share of the width by what each column holds (gui/panels/lesson/strip_columns.h),
+  // and at least what shows its widest word whole beside the column's padding and scroll bar.
+  float share = 1.0f;
+  if (asks) {
+    const float room = ImGui::GetContentRegionAvail().x;
+    const float least = widest_word(step.text, fonts) + 2 * style.WindowPadding.x +
+                        style.ScrollbarSize + style.ItemSpacing.x;
+    share = std::min(std::max(strip_text_share(step), least / room), kWidestTextShare);
+  }
   frame.report.drew(name(), "text_width_share", share);
   ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * share : 0, 0), false,
                     padded);

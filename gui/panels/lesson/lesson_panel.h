@@ -39,6 +39,10 @@ class LessonPanel : public Panel {
   virtual void back() = 0;
   // A step still being set up or run, or a question waiting (a scripted run waits for this).
   virtual bool busy() const = 0;
+  // The step shown (from 1; the one asked for, once next() or back() asked), and how many the
+  // lesson has.
+  virtual int step_number() const = 0;
+  virtual int step_count() const = 0;
 };
 
 // Reads the lesson `file` and makes its panel; its first advance() enters step `first_step`

@@ -18,6 +18,8 @@ namespace mirrorlab::gui {
 // readable beside it).
 inline constexpr float kLeastTextShare = 0.35f;
 inline constexpr float kMostTextShare = 0.75f;
+// More only for a word that would not show whole in less (a long name in code).
+inline constexpr float kWidestTextShare = 0.9f;
 float strip_text_share(std::size_t text_characters, std::size_t asked_characters);
 
 // What a step's columns hold, in characters: its paragraphs (code included), and its questions
