@@ -141,6 +141,10 @@ std::string every_step_problem(const GuiOptions& o) {
     return "";
   }
   if (o.lesson.empty()) return "--every-step plays a lesson's steps: give --lesson too";
+  if (o.app.steps > 0 || o.app.phases > 0 || o.app.measure_seconds > 0 || o.app.compare) {
+    return "--every-step plays each step as the lesson sets it up: --steps, --phases, --compare "
+           "and --measure-seconds script one run, so leave them out";
+  }
   if (o.app.screenshot.empty() && o.app.report.empty()) {
     return "--every-step writes files once a step: give --screenshot or --report, with {step} "
            "in the path (shots/step-{step}.png)";

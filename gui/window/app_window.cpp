@@ -539,7 +539,7 @@ int AppWindow::run() {
       window_->poll_events();
       draw_frame();
     }
-    if (!more_steps) break;
+    if (!more_steps || script_.timed_out()) break;  // a step past its time ends the script
     // --every-step: this step's report, then the next step from a report and counts of its own.
     if (!write_step_report(path_for_step(options_.report, step))) step_report_failed_ = true;
     report_ = GuiReport{};
@@ -554,9 +554,16 @@ int AppWindow::run() {
     draw_frame();
   }
   int status = script_.finish(snapshot_, setup_error(), screenshot_failed_);
-  const std::string report = options_.every_step && lesson_
-                                 ? path_for_step(options_.report, lesson_->step_number())
-                                 : options_.report;
+  std::string report = options_.report;
+  if (options_.every_step && lesson_) {
+    report = path_for_step(options_.report, lesson_->step_number());
+    // Closed (or timed out) before the last step was played: the script did not do what it asked.
+    if (lesson_->step_number() < lesson_->step_count() || lesson_->busy()) {
+      std::fprintf(stderr, "mirrorlab gui: --every-step ended in step %d of %d\n",
+                   lesson_->step_number(), lesson_->step_count());
+      status = 1;
+    }
+  }
   if (!write_step_report(report) || step_report_failed_) status = 1;
   return status;
 }

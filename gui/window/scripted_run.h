@@ -65,6 +65,8 @@ class ScriptedRun {
   int finish(const core::SessionSnapshot& run, const std::string& setup_error,
              bool screenshot_failed) const;
 
+  bool timed_out() const { return timed_out_; }
+
   // Training images/s while --measure-seconds ran (0: not measured).
   double measured_images_per_second() const { return measure_ips_; }
 

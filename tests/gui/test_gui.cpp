@@ -385,6 +385,13 @@ TEST(StripColumns, AStepThatAsksLittleGivesItsTextTheWidthAndOneThatAsksMuchTake
 }
 #endif
 
+TEST(ScriptedRun, EachStepsFileNameHasTheStepsNumberWhereverItSaysStep) {
+  EXPECT_EQ(path_for_step("shots/step-{step}.png", 3), "shots/step-3.png");
+  EXPECT_EQ(path_for_step("{step}/report-{step}.json", 12), "12/report-12.json");
+  EXPECT_EQ(path_for_step("report.json", 2), "report.json");
+  EXPECT_EQ(path_for_step("", 2), "");
+}
+
 TEST(ScriptedRun, AWindowWithNoScriptOptionsIsInteractive) {
   AppOptions options;
   options.steps = 5;  // asks for steps first, but no picture, report or measurement

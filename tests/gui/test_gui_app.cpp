@@ -540,7 +540,8 @@ TEST_F(GuiApp, EveryStepIsRefusedWithoutALessonOrWithAFileOfOneNameForEveryStep)
            {"--lesson 1 --every-step --report " + report, "put {step} in its path"},
            {"--lesson 1 --report " + each, "filled in by --every-step only"},
            {"--lesson 1 --every-step --report " + each + " --screenshot " + each,
-            "writes the same file"}}) {
+            "writes the same file"},
+           {"--lesson 1 --every-step --report " + each + " --steps 3", "leave them out"}}) {
     const Result r = gui(args + " --frames 2");
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
