@@ -253,16 +253,15 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   const ImGuiWindowFlags padded = ImGuiWindowFlags_AlwaysUseWindowPadding;
   // The text's share of the width by what each column holds (gui/panels/lesson/strip_columns.h),
   // and at least what shows its widest word whole beside the column's padding and scroll bar.
+  const float room = ImGui::GetContentRegionAvail().x;
   float share = 1.0f;
   if (asks) {
-    const float room = ImGui::GetContentRegionAvail().x;
     const float least = widest_word(step.text, fonts) + 2 * style.WindowPadding.x +
                         style.ScrollbarSize + style.ItemSpacing.x;
     share = std::min(std::max(strip_text_share(step), least / room), kWidestTextShare);
   }
   frame.report.drew(name(), "text_width_share", share);
-  ImGui::BeginChild("##text", ImVec2(asks ? ImGui::GetContentRegionAvail().x * share : 0, 0), false,
-                    padded);
+  ImGui::BeginChild("##text", ImVec2(asks ? room * share : 0, 0), false, padded);
   draw_step_text(frame, step);
   // How much of the column one must scroll to read (as of the last frame's layout).
   frame.report.drew(name(), "text_hidden_below_px", ImGui::GetScrollMaxY());
