@@ -45,11 +45,13 @@ const std::vector<LayoutRow>& layout() {
 }
 
 WindowLayout arrange_window(PixelRect work, float window_height, float font_scale, bool lesson,
-                            bool present, bool tall_caption) {
+                            bool present, bool tall_caption, float strip_px) {
   WindowLayout out;
   if (present) {
     const float share = tall_caption ? kTallCaptionStripShare : kCaptionStripShare;
-    const float strip = lesson ? std::min(share * window_height, work.h * 0.6f) : 0;
+    float strip = std::min(share * window_height, work.h * 0.6f);
+    if (strip_px > 0) strip = std::min(strip_px, work.h);
+    if (!lesson) strip = 0;
     out.panels = PixelRect{work.x, work.y, work.w, work.h - strip};
     if (lesson) out.lesson = PixelRect{work.x, work.y + work.h - strip, work.w, strip};
     out.lesson_is_strip = lesson;

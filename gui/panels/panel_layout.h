@@ -61,9 +61,10 @@ inline constexpr float kLeastPanelEms = 40.0f;
 // Controls in a column on the left, a lesson (if any) in a column on the right, the panels
 // between. The presenter layout (`present`): no Controls column, a lesson as a caption strip
 // across the bottom taking at most kCaptionStripShare of the window (kTallCaptionStripShare when
-// `tall_caption`), the panels above it.
+// `tall_caption`), the panels above it; `strip_px` > 0: the strip that high instead (as
+// gui/panels/strip_fit.h fitted it).
 WindowLayout arrange_window(PixelRect work, float window_height, float font_scale, bool lesson,
-                            bool present, bool tall_caption = false);
+                            bool present, bool tall_caption = false, float strip_px = 0);
 
 // Where each present panel goes. A panel that is not there gives its room to the rest of its
 // row; an empty row gives its room to the other rows.

@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/checkpoint/checkpoint_folder.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/model/advice.h"
 #include "gui/model/modelled_all_reduce.h"
 #include "gui/panels/all_reduce/all_reduce_model_view.h"
@@ -24,6 +26,7 @@
 #include "gui/panels/lesson/lesson_panel.h"
 #include "gui/panels/panel.h"
 #include "gui/panels/panel_layout.h"
+#include "gui/panels/strip_fit.h"
 #include "gui/window/frame_fingerprint.h"
 #include "gui/window/frame_pacing.h"
 #include "gui/window/platform_window.h"
@@ -61,9 +64,14 @@ class AppWindow : public AppActions {
   void draw_frame();
   void draw_menu_bar();
   void draw_panels(FrameContext& frame);
-  // Draws `panel` as a window at `place`, framed when a lesson's step looks at it.
-  void draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame, float window_area,
-                  int extra_flags = 0);
+  // Draws `panel` as a window at `place`, framed when a lesson's step looks at it. Returns the
+  // height that shows its contents whole (gui/drawing/content_height.h), or -1 when what it drew
+  // fills whatever room it gets.
+  float draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame, float window_area,
+                   int extra_flags = 0);
+  // The presenter strip's height for the next frame, from what it and the panels needed in this
+  // one (`panels_need`: the room's height that shows every panel in it whole).
+  void fit_strip(const WindowLayout& places, const PixelRect& work, float panels_need);
   void handle_keys();
   // T: the lesson's caption strip tall or not; tall asks for the presenter layout.
   void toggle_tall_caption() {
@@ -133,6 +141,11 @@ class AppWindow : public AppActions {
   std::uint64_t last_fingerprint_ = 0;
   bool screenshot_failed_ = false;
   bool step_report_failed_ = false;  // --every-step: a step's report could not be written
+  // The presenter strip fitted to what it and the panels hold (0: its share's height), for the
+  // step, panel and window size in strip_key_; any of them changed, it starts from its share.
+  StripFit strip_fit_;
+  float strip_px_ = 0;
+  std::string strip_key_;
 };
 
 AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
@@ -301,10 +314,19 @@ void AppWindow::draw_menu_bar() {
 
 void AppWindow::draw_panels(FrameContext& frame) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
-  const WindowLayout places = arrange_window(PixelRect{viewport->WorkPos.x, viewport->WorkPos.y,
-                                                       viewport->WorkSize.x, viewport->WorkSize.y},
-                                             viewport->Size.y, view_.font_scale, lesson_ != nullptr,
-                                             view_.present, view_.tall_caption);
+  const PixelRect work{viewport->WorkPos.x, viewport->WorkPos.y, viewport->WorkSize.x,
+                       viewport->WorkSize.y};
+  const std::string strip_key = std::to_string(lesson_ ? lesson_->step_number() : 0) + " " +
+                                view_.focused_panel + " " + std::to_string(view_.tall_caption) +
+                                " " + std::to_string(work.w) + "x" + std::to_string(work.h);
+  if (strip_key != strip_key_) {
+    strip_key_ = strip_key;
+    strip_px_ = 0;
+    strip_fit_.restart();
+  }
+  const WindowLayout places =
+      arrange_window(work, viewport->Size.y, view_.font_scale, lesson_ != nullptr, view_.present,
+                     view_.tall_caption, strip_px_);
   // Only the focused panel, or all of them. The Controls are a panel of the room in the
   // presenter layout when a lesson's step looks at them; in the usual one they keep their column.
   const bool controls_focused = view_.focused_panel == controls_.name();
@@ -327,20 +349,46 @@ void AppWindow::draw_panels(FrameContext& frame) {
         places.lesson_is_strip ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoTitleBar : 0;
     draw_panel(*lesson_, places.lesson, frame, window_area, strip);
   }
+  float panels_need = 0;
+  const float shared_room = arrange_window(work, viewport->Size.y, view_.font_scale,
+                                           lesson_ != nullptr, view_.present, view_.tall_caption)
+                                .panels.h;  // the panels' room with the strip at its share
   for (const auto& [name, r] : cells) {
     Panel* panel = name == controls_.name() ? &controls_ : nullptr;
     for (const auto& p : panels_) {
       if (name == p->name()) panel = p.get();
     }
     if (panel == nullptr) continue;
-    draw_panel(*panel,
-               PixelRect{room.x + r.x * room.w, room.y + r.y * room.h, r.w * room.w, r.h * room.h},
-               frame, window_area);
+    const float need = draw_panel(
+        *panel, PixelRect{room.x + r.x * room.w, room.y + r.y * room.h, r.w * room.w, r.h * room.h},
+        frame, window_area);
+    // The room each cell's share needs; one that fills its room, what the share's layout gives.
+    const float cell_need = need < 0 ? r.h * shared_room : need;
+    if (r.h > 0) panels_need = std::max(panels_need, cell_need / r.h);
   }
+  if (places.lesson_is_strip) fit_strip(places, work, panels_need);
 }
 
-void AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame,
-                           float window_area, int extra_flags) {
+void AppWindow::fit_strip(const WindowLayout& places, const PixelRect& work, float panels_need) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  StripMeasure m;
+  m.base = arrange_window(work, viewport->Size.y, view_.font_scale, true, true, view_.tall_caption)
+               .lesson.h;
+  m.total = work.h;
+  m.strip = places.lesson.h;
+  m.strip_need = lesson_->strip_need_px();
+  m.panels_need = panels_need;
+  m.line = ImGui::GetTextLineHeightWithSpacing();
+  const float fitted = strip_fit_.next(m);
+  report_.drew(lesson_->name(), "strip_height_share", places.lesson.h / viewport->Size.y);
+  report_.drew(lesson_->name(), "strip_refits", strip_fit_.refits());
+  if (fitted == strip_px_) return;
+  strip_px_ = fitted;
+  pacer_.keep_lively(now_seconds() + 0.25);  // the next frame draws the new layout soon
+}
+
+float AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame,
+                            float window_area, int extra_flags) {
   const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                  ImGuiWindowFlags_NoCollapse | extra_flags;
   ImGui::SetNextWindowPos(ImVec2(place.x, place.y));
@@ -366,6 +414,10 @@ void AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& f
   if (open) panel.Draw(frame);
   // What a class cannot see without scrolling: the panel's content below its window.
   if (open) report_.drew(panel.name(), "hidden_below_px", ImGui::GetScrollMaxY());
+  const float need = open ? content_height() : place.h;
+  // The room it would need besides (a table scrolling its rows counts too).
+  if (open) report_.drew(panel.name(), "short_of_px", std::max(0.0f, need - place.h));
+  const bool fills = open && filling_room();
   if (keep_words) {
     report_.words(panel.name(), GImGui->LogBuffer.c_str());
     frame_words_.append(GImGui->LogBuffer.c_str()).append("\n");
@@ -376,6 +428,7 @@ void AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& f
     ImGui::PopStyleColor(3);
     ImGui::PopStyleVar();
   }
+  return fills ? -1 : need;
 }
 
 void AppWindow::handle_keys() {

@@ -8,11 +8,13 @@
 #include <set>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/lesson_text.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/gui_report.h"
 #include "gui/panels/panel_layout.h"
 #include "gui/panels/step/timeline_panel.h"
+#include "gui/panels/strip_fit.h"
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
 #include "gui/window/text_audit.h"
@@ -217,6 +219,72 @@ TEST(WindowLayout, TheUsualLayoutHasTheControlsLeftAndTheLessonRight) {
   EXPECT_FLOAT_EQ(u.panels.h, 980);
 }
 
+// The presenter strip fitted at 1280x720 (a 689-pixel work area, a 180-pixel quarter strip).
+StripMeasure strip_measure(float strip, float strip_need, float panels_need) {
+  StripMeasure m;
+  m.base = 180;
+  m.total = 689;
+  m.strip = strip;
+  m.strip_need = strip_need;
+  m.panels_need = panels_need;
+  m.line = 24;
+  return m;
+}
+
+TEST(StripFit, AStepsTextGrowsTheStripIntoTheRoomThePanelsLeaveEmpty) {
+  StripFit fit;
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 400, 200)), 400);  // all its text, room to spare
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 600, 400)), 289);  // up to the panels' need
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 689, 0)), 689 * kMostCaptionStripShare);
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 600, 600)), 0) << "none spare: its share";
+  EXPECT_EQ(fit.refits(), 0);
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 0, 0)), 0) << "nothing measured yet: its share";
+}
+
+TEST(StripFit, AShortStepGivesThePanelsItsEmptyRoomOnlyWhenTheyNeedIt) {
+  StripFit fit;
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 100, 600)), 100);
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 100, 560)), 129);  // what the panels need, no more
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 100, 300)), 0) << "both fit: the share stays";
+  EXPECT_EQ(fit.refits(), 0);
+}
+
+// A chart sized to its window needs all the room it gets, less a margin: giving the strip that
+// margin takes it from the chart again, frame after frame, unless the fit sees the panel fill
+// (and gives it back the room it has at the share).
+TEST(StripFit, PanelsThatFillTheirRoomDoNotLetTheStripCreep) {
+  StripFit fit;
+  float strip = 180;
+  for (int frame = 0; frame < 20; ++frame) {
+    const float room = 689 - strip;
+    const float fitted = fit.next(strip_measure(strip, 600, room - 40));
+    if (fitted > 0) strip = fitted;
+  }
+  EXPECT_FLOAT_EQ(strip, 180) << "one margin taken, then seen to fill and given back";
+  EXPECT_TRUE(fit.panels_fill());
+  EXPECT_EQ(fit.refits(), 2);
+  // Less than a line spare is no room to read in.
+  StripFit small;
+  EXPECT_FLOAT_EQ(small.next(strip_measure(180, 600, 509 - 10)), 0);
+}
+
+TEST(StripFit, AStepsFittingStopsAfterItsMostChanges) {
+  StripFit fit;
+  float strip = 180;
+  for (int frame = 0; frame < 100; ++frame) {  // the panels' need swinging each frame
+    const float fitted = fit.next(strip_measure(strip, 600, frame % 2 == 0 ? 200 : 500));
+    if (fitted > 0) strip = fitted;
+  }
+  EXPECT_EQ(fit.refits(), kMostStripRefits);
+  EXPECT_FALSE(fit.panels_fill());
+}
+
 TEST(CodeWrap, ALineThatFitsIsKeptAndALongOneBreaksAfterPunctuationIndented) {
   EXPECT_EQ(wrap_code_lines("x = 1\n\ny = 2", 20),
             (std::vector<std::string>{"x = 1", "", "y = 2"}));
@@ -278,6 +346,53 @@ AuditedFrame audit_a_frame(float width, const Draw& draw) {
   }
   ImGui::DestroyContext(context);
   return result;
+}
+
+// The height a window needs: its padding and items, a wish said inside pushed IDs (a tab, a
+// table) added for that frame only, and all of it for a child that fills whatever is left.
+TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
+  ImGuiContext* context = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(800, 400);
+  io.DeltaTime = 1.0f / 60;
+  unsigned char* pixels = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  bool filled = false;
+  const auto measure = [&](float wish, bool fill, bool picture = false) {
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(400, 300));
+    ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
+    for (const char* line : {"one", "two", "three"}) ImGui::TextUnformatted(line);
+    ImGui::PushID("a table");
+    wants_more_height(wish);
+    ImGui::PopID();
+    if (fill) {
+      ImGui::BeginChild("fills", ImVec2(0, 0));
+      ImGui::EndChild();
+    }
+    if (picture) fills_room();
+    const float need = content_height();
+    filled = filling_room();
+    ImGui::End();
+    ImGui::Render();
+    return need;
+  };
+  const float lines = 3 * io.Fonts->Fonts[0]->FontSize + 2 * style.ItemSpacing.y;
+  EXPECT_FLOAT_EQ(measure(0, false), lines + 2 * style.WindowPadding.y);
+  EXPECT_FLOAT_EQ(measure(50, false), lines + 2 * style.WindowPadding.y + 50);
+  EXPECT_FLOAT_EQ(measure(-20, false), lines + 2 * style.WindowPadding.y) << "no wish below 0";
+  EXPECT_FLOAT_EQ(measure(0, false), lines + 2 * style.WindowPadding.y) << "last frame's wish";
+  EXPECT_FLOAT_EQ(measure(0, true), 300) << "a child of height 0 takes what is left";
+  EXPECT_FALSE(filled);
+  EXPECT_FLOAT_EQ(measure(0, false, true), lines + 2 * style.WindowPadding.y);
+  EXPECT_TRUE(filled) << "a picture sized to its room says so";
+  measure(0, false);
+  EXPECT_FALSE(filled) << "for its frame only";
+  ImGui::DestroyContext(context);
 }
 
 // A checkbox, a tab bar and a sentence too long for a narrow panel.

@@ -11,6 +11,7 @@
 #include "core/session/step_figures.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step/step_moment.h"
 #include "imgui.h"
@@ -352,6 +353,9 @@ void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int do
 }
 
 void AllReducePanel::Draw(FrameContext& frame) {
+  // A picture sized to its room, from before its first data on: it keeps the room the layout
+  // gives it (gui/drawing/content_height.h).
+  fills_room();
   bool model = !frame.view.modelled_allreduce.empty();
   // Each choice's words as long as the panel's width allows.
   const float room = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -

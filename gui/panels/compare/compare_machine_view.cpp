@@ -6,6 +6,7 @@
 #include "core/nn/training_flops.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/table_cells.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/speedup_table.h"
@@ -174,9 +175,9 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
   int cells = 0;
-  if (ImGui::BeginTable(
-          "by size", columns, flags,
-          ImVec2(0, std::max(std::min(wanted, room), line * (header_lines + 3.6f))))) {
+  const float height = std::max(std::min(wanted, room), line * (header_lines + 3.6f));
+  wants_more_height(wanted - height);  // its rows scroll (gui/drawing/content_height.h)
+  if (ImGui::BeginTable("by size", columns, flags, ImVec2(0, height))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("size per GPU", ImGuiTableColumnFlags_WidthFixed, size_width);
     for (const timing::Prediction& p : rows_.front().algorithms) {

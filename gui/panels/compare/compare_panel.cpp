@@ -6,6 +6,7 @@
 
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
@@ -72,6 +73,9 @@ void ComparePanel::update_predictions(const FrameContext& frame) {
 }
 
 void ComparePanel::draw_measured(FrameContext& frame) {
+  // A picture sized to its room, from before its first data on: it keeps the room the layout
+  // gives it (gui/drawing/content_height.h).
+  fills_room();
   if (frame.session == nullptr) {
     text_wrapped("No run.");
     return;

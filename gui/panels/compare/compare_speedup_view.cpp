@@ -6,6 +6,7 @@
 #include "core/nn/training_flops.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
@@ -147,9 +148,10 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
   // The verdict under the table stays in view: the table scrolls within what is left.
   const float wrap = ImGui::GetContentRegionAvail().x;
   const float below =
-      (wrapped_line_count(verdict_, wrap) + wrapped_line_count(t.verdict.why, wrap) + 3.5f) *
+      (wrapped_line_count(verdict_, wrap) + wrapped_line_count(t.verdict.why, wrap) + 2.0f) *
       ImGui::GetTextLineHeightWithSpacing();
   draw_table(frame, panel, below);
+  const float under = ImGui::GetCursorPosY();
   wrapped_at_spaces(verdict_);
   if (!t.verdict.why.empty()) wrapped_at_spaces(t.verdict.why);
   // How each number is worked out: one line until opened, so that the table and its verdict
@@ -159,6 +161,8 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
       if (!detail.empty()) wrapped_at_spaces(detail, true);
     }
   }
+  // The room the table left for these, had it all (gui/drawing/content_height.h).
+  wants_more_height(below - (ImGui::GetCursorPosY() - under));
   frame.report.drew(panel, "step_rows", static_cast<double>(t.rows.size()));
   frame.report.drew(panel, "step_problem", 0);
   frame.report.drew(panel, "step_paying_devices", t.stop.devices);
@@ -232,6 +236,7 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
                                 (scrolls ? ImGuiTableFlags_ScrollY : 0);
   // Scrolling, at least the header and a row or two: never more than the whole table.
   const float height = scrolls ? std::max(room_y, std::min(whole, 4 * line)) : narrow ? whole : 0;
+  const float top = ImGui::GetCursorPosY();
   if (!ImGui::BeginTable("training step", columns, flags, ImVec2(0, height))) return;
   if (scrolls) ImGui::TableSetupScrollFreeze(0, 1);
   for (int c = 0; c < kColumns; ++c) {
@@ -269,6 +274,9 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
     }
   }
   ImGui::EndTable();
+  // Scrolling, or drawn whole in less than the room it asks of the panel (see
+  // gui/drawing/content_height.h).
+  wants_more_height(whole - (ImGui::GetCursorPosY() - top - ImGui::GetStyle().ItemSpacing.y));
   if (left_out)
     wrapped_at_spaces("A wider panel shows every column; hover a row for all of it.", true);
   frame.report.drew(panel, "step_cells", cells);

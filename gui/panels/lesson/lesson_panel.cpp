@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/lesson_text.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/lesson/strip_columns.h"
@@ -90,6 +91,7 @@ class PlayingLesson final : public LessonPanel {
   }
   int step_number() const override { return (pending_ >= 0 ? pending_ : player_.step_index()) + 1; }
   int step_count() const override { return steps(); }
+  float strip_need_px() const override { return strip_need_; }
 
  private:
   int steps() const { return static_cast<int>(player_.lesson().steps.size()); }
@@ -115,6 +117,7 @@ class PlayingLesson final : public LessonPanel {
   bool enlarge_ = true;        // show the step's panel alone, filling the room beside the lesson
   bool strip_ = false;         // drawn as the presenter layout's caption strip (last frame)
   bool introduction_ = false;  // shows the lesson's introduction instead of the step's text
+  float strip_need_ = 0;       // strip_need_px()
   Stage stage_ = Stage::kAsking;
   // The predictions being typed or chosen, one per question of the step.
   std::vector<std::array<char, 32>> typed_;
@@ -245,10 +248,12 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   ImGui::SetCursorPosY(std::max(below, ImGui::GetCursorPosY()));
   if (i < 0) {
     ImGui::TextDisabled("Setting up the first step...");
+    strip_need_ = 0;
     return;
   }
   const lessons::LessonStep& step = player_.step();
   const bool asks = !left_ && !introduction_;
+  const float columns_top = ImGui::GetCursorPosY();
   // With the window's padding, so that no glyph's edge touches the column's clip.
   const ImGuiWindowFlags padded = ImGuiWindowFlags_AlwaysUseWindowPadding;
   // The text's share of the width by what each column holds (gui/panels/lesson/strip_columns.h),
@@ -265,13 +270,17 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   draw_step_text(frame, step);
   // How much of the column one must scroll to read (as of the last frame's layout).
   frame.report.drew(name(), "text_hidden_below_px", ImGui::GetScrollMaxY());
+  float columns = content_height();
   ImGui::EndChild();
-  if (!asks) return;
-  ImGui::SameLine();
-  ImGui::BeginChild("##asked", ImVec2(0, 0), false, padded);
-  draw_asked(frame, step);
-  frame.report.drew(name(), "asked_hidden_below_px", ImGui::GetScrollMaxY());
-  ImGui::EndChild();
+  if (asks) {
+    ImGui::SameLine();
+    ImGui::BeginChild("##asked", ImVec2(0, 0), false, padded);
+    draw_asked(frame, step);
+    frame.report.drew(name(), "asked_hidden_below_px", ImGui::GetScrollMaxY());
+    columns = std::max(columns, content_height());
+    ImGui::EndChild();
+  }
+  strip_need_ = columns_top + columns + style.WindowPadding.y;
 }
 
 bool PlayingLesson::draw_introduction_button() {

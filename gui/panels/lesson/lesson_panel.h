@@ -43,6 +43,9 @@ class LessonPanel : public Panel {
   // lesson has.
   virtual int step_number() const = 0;
   virtual int step_count() const = 0;
+  // The height the presenter layout's caption strip needs to show the step's text and what it
+  // asks whole, as measured when last drawn as the strip (0 before that).
+  virtual float strip_need_px() const = 0;
 };
 
 // Reads the lesson `file` and makes its panel; its first advance() enters step `first_step`

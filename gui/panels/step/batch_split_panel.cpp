@@ -7,6 +7,7 @@
 
 #include "core/io/dataset.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step/step_lines.h"
 #include "gui/panels/step/step_moment.h"
@@ -235,6 +236,9 @@ std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
 }
 
 void BatchSplitPanel::Draw(FrameContext& frame) {
+  // A picture sized to its room, from before its first data on: it keeps the room the layout
+  // gives it (gui/drawing/content_height.h).
+  fills_room();
   const core::RecordedStep& record = frame.run.step_record;
   if (!has_recorded_step(frame, "The global batch")) return;
   if (atlas_session_ != frame.run.session || atlas_step_ != record.step ||

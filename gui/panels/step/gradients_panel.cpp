@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step/step_lines.h"
 #include "gui/panels/step/step_moment.h"
@@ -198,6 +199,9 @@ int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float bel
 }
 
 void GradientsPanel::Draw(FrameContext& frame) {
+  // A picture sized to its room, from before its first data on: it keeps the room the layout
+  // gives it (gui/drawing/content_height.h).
+  fills_room();
   const core::RecordedStep& record = frame.run.step_record;
   if (!has_recorded_step(frame, "Each replica's gradient")) return;
   const ShownMoment shown = shown_moment(frame);

@@ -7,6 +7,7 @@
 #include "core/session/step_figures.h"
 #include "core/strategy/run_events.h"
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step/step_lines.h"
 #include "imgui.h"
@@ -288,6 +289,9 @@ LanesDrawn TimelinePanel::draw_lanes(ImDrawList* draw, const core::SessionSnapsh
 }
 
 void TimelinePanel::Draw(FrameContext& frame) {
+  // A picture sized to its room, from before its first data on: it keeps the room the layout
+  // gives it (gui/drawing/content_height.h).
+  fills_room();
   const core::SessionSnapshot& run = frame.run;
   if (frame.session == nullptr) {
     text_wrapped("No run.");

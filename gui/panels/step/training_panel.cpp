@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "gui/drawing/colors.h"
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step/step_lines.h"
 #include "imgui.h"
@@ -44,6 +45,9 @@ void TrainingPanel::follow(const core::SessionSnapshot& run) {
 }
 
 void TrainingPanel::Draw(FrameContext& frame) {
+  // A picture sized to its room, from before its first data on: it keeps the room the layout
+  // gives it (gui/drawing/content_height.h).
+  fills_room();
   const core::SessionSnapshot& run = frame.run;
   if (frame.session == nullptr) {
     text_wrapped("No run.");

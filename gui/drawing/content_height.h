@@ -1,0 +1,22 @@
+// How tall the current ImGui window would have to be to show everything drawn in it so far
+// without scrolling: its title bar, its padding and its items, whatever it is scrolled to. A
+// window whose items fill whatever room they get (a chart sized to the space left, a child of
+// height 0) needs all of it; one that said fills_room() needs what the layout would give it
+// anyway. For a layout that gives room by what windows hold (the presenter
+// strip, gui/panels/strip_fit.h).
+#pragma once
+
+namespace mirrorlab::gui {
+
+float content_height();
+
+// An item drawn this frame in the current window would show whole with `px` more height than it
+// was given (a table scrolling its rows within the room left): content_height() adds it.
+void wants_more_height(float px);
+
+// What is drawn this frame in the current window is sized to the room it has (a picture, a
+// chart): whatever its items measure, it would use any room it gets. filling_room() says so.
+void fills_room();
+bool filling_room();
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,37 @@
+#include "gui/panels/strip_fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mirrorlab::gui {
+
+float StripFit::next(const StripMeasure& m) {
+  const float room = m.total - m.strip;
+  // The panels' need following their room pixel for pixel: they fill it, whatever its height.
+  if (last_room_ >= 0 && std::abs(room - last_room_) >= 1 &&
+      std::abs((m.panels_need - last_panels_need_) - (room - last_room_)) < 1) {
+    panels_fill_ = true;
+  }
+  last_room_ = room;
+  last_panels_need_ = m.panels_need;
+  if (m.strip_need <= 0 || refits_ >= kMostStripRefits) return fitted_;
+  const float panels_need =
+      panels_fill_ ? std::max(m.panels_need, m.total - m.base) : m.panels_need;
+  float spare = m.total - panels_need;  // the strip's height were the panels to show whole
+  // A few pixels a panel leaves below what it sized to its window are not room to read in.
+  if (spare > m.strip && spare < m.strip + m.line) spare = m.strip;
+  float fitted = m.base;
+  if (m.strip_need > m.base) {
+    fitted = std::min(m.strip_need, std::max(m.base, spare));
+  } else if (spare < m.base) {
+    fitted = std::max(m.strip_need, spare);
+  }
+  fitted = std::min(fitted, std::max(m.base, kMostCaptionStripShare * m.total));
+  // A pixel or so is rounding (a column's scroll bar coming or going), not a new need.
+  if (std::abs(fitted - m.strip) < 1.5f) return fitted_;
+  fitted_ = fitted;
+  ++refits_;
+  return fitted_;
+}
+
+}  // namespace mirrorlab::gui

@@ -1,0 +1,45 @@
+// The presenter layout's caption strip (gui/panels/panel_layout.h) fitted to what it and the
+// panels above it hold: a step whose text and questions need more than the strip's share grows
+// the strip into the room the panels above leave empty, and one needing less gives the panels
+// that room when they need it. Measured after each frame, fitted for the next; a new step, panel
+// or window size starts again from the share.
+#pragma once
+
+namespace mirrorlab::gui {
+
+// The most of the work area's height a fitted strip may take: the step's panel keeps a quarter.
+inline constexpr float kMostCaptionStripShare = 0.75f;
+// A step's fitting stops after this many changes, whatever the panels do next: the text a class
+// reads does not move about while a run goes on.
+inline constexpr int kMostStripRefits = 12;
+
+// One frame's measures, in pixels.
+struct StripMeasure {
+  float base = 0;         // the strip's height by its share
+  float total = 0;        // the work area's height: the strip's and the panels' together
+  float strip = 0;        // the strip's height in the frame measured
+  float strip_need = 0;   // the height showing the step's text and questions whole (0: unknown)
+  float panels_need = 0;  // the panels' room that shows every panel above whole: at least their
+                          // room at the share where one fills whatever room it gets
+  float line = 0;         // a line of text: less spare room than that is none
+};
+
+class StripFit {
+ public:
+  void restart() { *this = StripFit{}; }
+  // The strip's height for the next frame, from this frame's measures: 0 while it keeps its share.
+  float next(const StripMeasure& m);
+  int refits() const { return refits_; }
+  // Whether the panels were seen to fill whatever room they get (their need following their room
+  // pixel for pixel, as a chart's sized to its window does, unsaid): then they keep the room the
+  // share gives them.
+  bool panels_fill() const { return panels_fill_; }
+
+ private:
+  float fitted_ = 0;
+  int refits_ = 0;
+  bool panels_fill_ = false;
+  float last_room_ = -1, last_panels_need_ = -1;
+};
+
+}  // namespace mirrorlab::gui
