@@ -23,9 +23,8 @@ namespace fs = std::filesystem;
 using mirrorlab::testing::read_file;
 
 const std::string kMirrorlab = std::string(MIRRORLAB_BINARY_DIR) + "/app/mirrorlab";
-// As root (CI) Open MPI asks for these two; more ranks than cores need --oversubscribe.
-const std::string kMpirun = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-                            mirrorlab::testing::mpirun_sanitizer_environment() +
+// More ranks than cores need --oversubscribe (tests/support/command_output.h: the environment).
+const std::string kMpirun = "env " + mirrorlab::testing::mpirun_test_environment() +
                             std::string(MIRRORLAB_MPIEXEC) + " --oversubscribe ";
 
 int count_of(const std::string& text, const std::string& what) {

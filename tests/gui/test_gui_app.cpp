@@ -565,10 +565,8 @@ TEST_F(GuiApp, TheDevicesPanelGroupsTheDevicesOfSeveralWorkers) {
 #ifdef MIRRORLAB_MPIEXEC
 // `mpirun -np 2 mirrorlab gui`: the window on worker 0, worker 1 following its run.
 const std::string kMpirun =
-    "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-    "OMPI_MCA_btl=self,vader " +
-    mirrorlab::testing::mpirun_sanitizer_environment() + std::string(MIRRORLAB_MPIEXEC) +
-    " --oversubscribe -np 2 " + kMirrorlab + " gui ";
+    "env OMPI_MCA_btl=self,vader " + mirrorlab::testing::mpirun_test_environment() +
+    std::string(MIRRORLAB_MPIEXEC) + " --oversubscribe -np 2 " + kMirrorlab + " gui ";
 
 // Worker 0's Devices panel groups both workers' devices (worker 1's gathered over MPI), the
 // strategy found both workers' weights bit-identical after every step, and both ranks end 0.

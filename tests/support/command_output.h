@@ -36,6 +36,16 @@ inline std::string mpirun_sanitizer_environment() {
   return std::string("LSAN_OPTIONS='") + lsan + ":fast_unwind_on_malloc=0' ";
 }
 
+// What every test's command under mpirun has in its environment: Open MPI as root (CI is root),
+// the sanitizer's needs, and hwloc without its GL component, which connects to every X display
+// :0, :1, ... as each rank starts (to find GPUs through NV-CONTROL): a test's virtual display
+// (scripts/headless) ending meanwhile would end that rank ("X connection to :0 broken", seen in
+// python.test_multi_worker beside GUI tests). As "NAME=value ... ", for `env`.
+inline std::string mpirun_test_environment() {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 HWLOC_COMPONENTS=-gl " +
+         mpirun_sanitizer_environment();
+}
+
 inline CommandOutput run_command(const std::string& command) {
   CommandOutput result;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
