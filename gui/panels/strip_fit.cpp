@@ -14,7 +14,7 @@ float StripFit::next(const StripMeasure& m) {
   }
   last_room_ = room;
   last_panels_need_ = m.panels_need;
-  if (m.strip_need <= 0 || refits_ >= kMostStripRefits) return fitted_;
+  if (m.strip_need <= 0 || turns_ >= kMostStripTurns) return fitted_;
   const float panels_need =
       panels_fill_ ? std::max(m.panels_need, m.total - m.base) : m.panels_need;
   float spare = m.total - panels_need;  // the strip's height were the panels to show whole
@@ -29,6 +29,9 @@ float StripFit::next(const StripMeasure& m) {
   fitted = std::min(fitted, std::max(m.base, kMostCaptionStripShare * m.total));
   // A pixel or so is rounding (a column's scroll bar coming or going), not a new need.
   if (std::abs(fitted - m.strip) < 1.5f) return fitted_;
+  const int direction = fitted > m.strip ? 1 : -1;
+  if (last_direction_ != 0 && direction != last_direction_) ++turns_;
+  last_direction_ = direction;
   fitted_ = fitted;
   ++refits_;
   return fitted_;

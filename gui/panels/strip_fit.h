@@ -9,9 +9,11 @@ namespace mirrorlab::gui {
 
 // The most of the work area's height a fitted strip may take: the step's panel keeps a quarter.
 inline constexpr float kMostCaptionStripShare = 0.75f;
-// A step's fitting stops after this many changes, whatever the panels do next: the text a class
-// reads does not move about while a run goes on.
-inline constexpr int kMostStripRefits = 12;
+// A step's fitting stops once the strip has turned back this many times (grown, then shrunk,
+// then grown...: the panels and the strip trading room), whatever the panels do next, so that
+// the text a class reads does not keep moving. Changes one way (answers appearing) all count as
+// one.
+inline constexpr int kMostStripTurns = 4;
 
 // One frame's measures, in pixels.
 struct StripMeasure {
@@ -29,7 +31,8 @@ class StripFit {
   void restart() { *this = StripFit{}; }
   // The strip's height for the next frame, from this frame's measures: 0 while it keeps its share.
   float next(const StripMeasure& m);
-  int refits() const { return refits_; }
+  int refits() const { return refits_; }  // changes of height since restart()
+  int turns() const { return turns_; }    // of them, those that went back the other way
   // Whether the panels were seen to fill whatever room they get (their need following their room
   // pixel for pixel, as a chart's sized to its window does, unsaid): then they keep the room the
   // share gives them.
@@ -38,6 +41,8 @@ class StripFit {
  private:
   float fitted_ = 0;
   int refits_ = 0;
+  int turns_ = 0;
+  int last_direction_ = 0;  // +1: the last change grew the strip, -1: shrank it
   bool panels_fill_ = false;
   float last_room_ = -1, last_panels_need_ = -1;
 };

@@ -419,6 +419,7 @@ float AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& 
   // The room it would need besides (a table scrolling its rows counts too).
   if (open) report_.drew(panel.name(), "short_of_px", std::max(0.0f, need - place.h));
   const bool fills = open && filling_room();
+  if (open) report_.drew(panel.name(), "fills_room", fills ? 1 : 0);
   if (keep_words) {
     report_.words(panel.name(), GImGui->LogBuffer.c_str());
     frame_words_.append(GImGui->LogBuffer.c_str()).append("\n");

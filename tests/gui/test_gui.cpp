@@ -274,15 +274,26 @@ TEST(StripFit, PanelsThatFillTheirRoomDoNotLetTheStripCreep) {
   EXPECT_FLOAT_EQ(small.next(strip_measure(180, 600, 509 - 10)), 0);
 }
 
-TEST(StripFit, AStepsFittingStopsAfterItsMostChanges) {
+TEST(StripFit, AStepsFittingStopsAfterItsMostTurnsBackButNotForGrowthOneWay) {
   StripFit fit;
   float strip = 180;
   for (int frame = 0; frame < 100; ++frame) {  // the panels' need swinging each frame
     const float fitted = fit.next(strip_measure(strip, 600, frame % 2 == 0 ? 200 : 500));
     if (fitted > 0) strip = fitted;
   }
-  EXPECT_EQ(fit.refits(), kMostStripRefits);
+  EXPECT_EQ(fit.turns(), kMostStripTurns);
+  EXPECT_EQ(fit.refits(), kMostStripTurns + 1);
   EXPECT_FALSE(fit.panels_fill());
+  // A step's text growing line by line (answers, then checks appearing) follows it every time.
+  StripFit growing;
+  strip = 180;
+  for (int frame = 0; frame < 20; ++frame) {
+    const float fitted = growing.next(strip_measure(strip, 200 + 10.0f * frame, 100));
+    if (fitted > 0) strip = fitted;
+  }
+  EXPECT_FLOAT_EQ(strip, 390);
+  EXPECT_EQ(growing.refits(), 20);
+  EXPECT_EQ(growing.turns(), 0);
 }
 
 TEST(CodeWrap, ALineThatFitsIsKeptAndALongOneBreaksAfterPunctuationIndented) {
@@ -392,6 +403,22 @@ TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
   EXPECT_TRUE(filled) << "a picture sized to its room says so";
   measure(0, false);
   EXPECT_FALSE(filled) << "for its frame only";
+  // With a title bar and scrolled down: the same items, the title bar's height more.
+  float titled = 0;
+  for (int frame = 0; frame < 3; ++frame) {  // scrolled once its content is known
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(400, 120));
+    if (frame > 0) ImGui::SetNextWindowScroll(ImVec2(0, 40));
+    ImGui::Begin("titled");
+    for (int i = 0; i < 12; ++i) ImGui::Text("line %d", i);
+    EXPECT_EQ(ImGui::GetScrollY(), frame > 0 ? 40.0f : 0.0f);
+    titled = content_height();
+    ImGui::End();
+    ImGui::Render();
+  }
+  EXPECT_FLOAT_EQ(titled, ImGui::GetFrameHeight() + 2 * style.WindowPadding.y +
+                              12 * io.Fonts->Fonts[0]->FontSize + 11 * style.ItemSpacing.y);
   ImGui::DestroyContext(context);
 }
 

@@ -229,12 +229,15 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   }
   frame.report.drew(panel, "machine_rows", static_cast<double>(rows_.size()));
   frame.report.drew(panel, "machine_cells", cells);
+  const float under = ImGui::GetCursorPosY();
   if (!t.has_nccl) text_wrapped("%s", no_nccl.c_str());
   if (ImGui::CollapsingHeader("Where its numbers come from")) {
     ImGui::PushTextWrapPos(0);
     text_wrapped_dim("%s", t.source.c_str());
     ImGui::PopTextWrapPos();
   }
+  // The room the table left for these, had it all (gui/drawing/content_height.h).
+  wants_more_height(footer - (ImGui::GetCursorPosY() - under));
 }
 
 }  // namespace mirrorlab::gui

@@ -228,7 +228,11 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float whole = line * (static_cast<float>(cells_.size()) + 1.5f) +
                       (narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f);
-  const float room_y = ImGui::GetContentRegionAvail().y - below;
+  // The note under the table when columns are left out stays in view too.
+  const char* note = "A wider panel shows every column; hover a row for all of it.";
+  const float note_height =
+      left_out ? wrapped_line_count(note, ImGui::GetContentRegionAvail().x) * line : 0.0f;
+  const float room_y = ImGui::GetContentRegionAvail().y - below - note_height;
   const bool scrolls = whole > room_y;  // rows scroll under a fixed header
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 (narrow ? ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit
@@ -277,8 +281,7 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
   // Scrolling, or drawn whole in less than the room it asks of the panel (see
   // gui/drawing/content_height.h).
   wants_more_height(whole - (ImGui::GetCursorPosY() - top - ImGui::GetStyle().ItemSpacing.y));
-  if (left_out)
-    wrapped_at_spaces("A wider panel shows every column; hover a row for all of it.", true);
+  if (left_out) wrapped_at_spaces(note, true);
   frame.report.drew(panel, "step_cells", cells);
   frame.report.drew(panel, "step_columns", columns);
 }
