@@ -31,8 +31,9 @@ class StripFit {
   void restart() { *this = StripFit{}; }
   // The strip's height for the next frame, from this frame's measures: 0 while it keeps its share.
   float next(const StripMeasure& m);
-  int refits() const { return refits_; }  // changes of height since restart()
-  int turns() const { return turns_; }    // of them, those that went back the other way
+  float fitted() const { return fitted_; }  // what next() last gave (0: the share)
+  int refits() const { return refits_; }    // changes of height since restart()
+  int turns() const { return turns_; }      // of them, those that went back the other way
   // Whether the panels were seen to fill whatever room they get (their need following their room
   // pixel for pixel, as a chart's sized to its window does, unsaid): then they keep the room the
   // share gives them.

@@ -70,8 +70,9 @@ class AppWindow : public AppActions {
   float draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame, float window_area,
                    int extra_flags = 0);
   // The presenter strip's height for the next frame, from what it and the panels needed in this
-  // one (`panels_need`: the room's height that shows every panel in it whole).
-  void fit_strip(const WindowLayout& places, const PixelRect& work, float panels_need);
+  // one (`panels_need`: the room's height that shows every panel in it whole; `base`: the strip's
+  // height by its share).
+  void fit_strip(const WindowLayout& places, const PixelRect& work, float base, float panels_need);
   void handle_keys();
   // T: the lesson's caption strip tall or not; tall asks for the presenter layout.
   void toggle_tall_caption() {
@@ -141,10 +142,9 @@ class AppWindow : public AppActions {
   std::uint64_t last_fingerprint_ = 0;
   bool screenshot_failed_ = false;
   bool step_report_failed_ = false;  // --every-step: a step's report could not be written
-  // The presenter strip fitted to what it and the panels hold (0: its share's height), for the
-  // step, panel and window size in strip_key_; any of them changed, it starts from its share.
+  // The presenter strip fitted to what it and the panels hold, for the step, panel, layout and
+  // window size in strip_key_; any of them changed, it starts from its share.
   StripFit strip_fit_;
-  float strip_px_ = 0;
   std::string strip_key_;
 };
 
@@ -322,12 +322,17 @@ void AppWindow::draw_panels(FrameContext& frame) {
                                 std::to_string(work.h);
   if (strip_key != strip_key_) {
     strip_key_ = strip_key;
-    strip_px_ = 0;
     strip_fit_.restart();
   }
-  const WindowLayout places =
+  // The layout with the strip at its share, and as fitted (the same while it keeps its share).
+  const WindowLayout at_share =
       arrange_window(work, viewport->Size.y, view_.font_scale, lesson_ != nullptr, view_.present,
-                     view_.tall_caption, strip_px_);
+                     view_.tall_caption);
+  const WindowLayout places =
+      strip_fit_.fitted() > 0
+          ? arrange_window(work, viewport->Size.y, view_.font_scale, lesson_ != nullptr,
+                           view_.present, view_.tall_caption, strip_fit_.fitted())
+          : at_share;
   // Only the focused panel, or all of them. The Controls are a panel of the room in the
   // presenter layout when a lesson's step looks at them; in the usual one they keep their column.
   const bool controls_focused = view_.focused_panel == controls_.name();
@@ -351,9 +356,6 @@ void AppWindow::draw_panels(FrameContext& frame) {
     draw_panel(*lesson_, places.lesson, frame, window_area, strip);
   }
   float panels_need = 0;
-  const float shared_room = arrange_window(work, viewport->Size.y, view_.font_scale,
-                                           lesson_ != nullptr, view_.present, view_.tall_caption)
-                                .panels.h;  // the panels' room with the strip at its share
   for (const auto& [name, r] : cells) {
     Panel* panel = name == controls_.name() ? &controls_ : nullptr;
     for (const auto& p : panels_) {
@@ -364,27 +366,27 @@ void AppWindow::draw_panels(FrameContext& frame) {
         *panel, PixelRect{room.x + r.x * room.w, room.y + r.y * room.h, r.w * room.w, r.h * room.h},
         frame, window_area);
     // The room each cell's share needs; one that fills its room, what the share's layout gives.
-    const float cell_need = need < 0 ? r.h * shared_room : need;
+    const float cell_need = need < 0 ? r.h * at_share.panels.h : need;
     if (r.h > 0) panels_need = std::max(panels_need, cell_need / r.h);
   }
-  if (places.lesson_is_strip) fit_strip(places, work, panels_need);
+  if (places.lesson_is_strip) fit_strip(places, work, at_share.lesson.h, panels_need);
 }
 
-void AppWindow::fit_strip(const WindowLayout& places, const PixelRect& work, float panels_need) {
+void AppWindow::fit_strip(const WindowLayout& places, const PixelRect& work, float base,
+                          float panels_need) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   StripMeasure m;
-  m.base = arrange_window(work, viewport->Size.y, view_.font_scale, true, true, view_.tall_caption)
-               .lesson.h;
+  m.base = base;
   m.total = work.h;
   m.strip = places.lesson.h;
   m.strip_need = lesson_->strip_need_px();
   m.panels_need = panels_need;
   m.line = ImGui::GetTextLineHeightWithSpacing();
+  const float before = strip_fit_.fitted();
   const float fitted = strip_fit_.next(m);
   report_.drew(lesson_->name(), "strip_height_share", places.lesson.h / viewport->Size.y);
   report_.drew(lesson_->name(), "strip_refits", strip_fit_.refits());
-  if (fitted == strip_px_) return;
-  strip_px_ = fitted;
+  if (fitted == before) return;
   pacer_.keep_lively(now_seconds() + 0.25);  // the next frame draws the new layout soon
 }
 
