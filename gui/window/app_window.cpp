@@ -292,7 +292,7 @@ void AppWindow::draw_menu_bar() {
   std::vector<std::string> words;
   if (lesson_ && view_.present) words.push_back(lesson_->title());
   for (const char* key :
-       {"Space: run/pause", "N: one step", "PgDn/PgUp: lesson steps", "F5: presenter",
+       {"Space: run/pause", "N: one step", "PgDn/PgUp: lesson pages", "F5: presenter",
         "T: tall lesson text", "0-9: panels", "F12/P: screenshot"}) {
     const bool for_lesson = key[0] == 'P' || key[0] == 'T';
     if ((lesson_ || !for_lesson) && (watched_ == nullptr || (key[0] != 'S' && key[0] != 'N'))) {
@@ -447,8 +447,8 @@ void AppWindow::handle_keys() {
     snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();
   }
   if (run && ImGui::IsKeyPressed(GLFW_KEY_N)) run->step();
-  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) lesson_->next();
-  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_->back();
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) lesson_->page_down();
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_->page_up();
   FrameContext frame = frame_context();
   if (arrows_walk_the_model(view_, kAllReducePanelName)) {  // the panel clamps to the model's steps
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) ++view_.modelled_step;

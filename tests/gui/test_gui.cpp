@@ -12,6 +12,7 @@
 #include "gui/drawing/lesson_text.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/gui_report.h"
+#include "gui/panels/lesson/clicker.h"
 #include "gui/panels/panel_layout.h"
 #include "gui/panels/step/timeline_panel.h"
 #include "gui/panels/strip_fit.h"
@@ -526,6 +527,59 @@ TEST(StripColumns, AStepThatAsksLittleGivesItsTextTheWidthAndOneThatAsksMuchTake
   EXPECT_LT(strip_text_share(asking), 0.5f);
 }
 #endif
+
+// A presenter's clicker (Page Down, Page Up) reads a step a page at a time, then runs it, then
+// goes on; back a page, then a step.
+TEST(Clicker, PageDownReadsWhatIsHiddenThenRunsTheStepThenGoesToTheNext) {
+  const std::vector<ColumnScroll> hidden{{0, 300, 100}, {0, 0, 100}};
+  const std::vector<ColumnScroll> read{{300, 300, 100}, {0, 0, 100}};
+  ClickerState state{hidden, StepStage::kAsking, false, true, false};
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kPageDown);
+  state.columns = read;
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kRunStep);
+  state.stage = StepStage::kRunning;  // a second press must not skip the answers
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kNone);
+  state.stage = StepStage::kDone;
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kNextStep);
+  state.has_next = false;  // the lesson's end, read
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kNone);
+  // The answers came in below what the column showed: they are read first.
+  const std::vector<ColumnScroll> answered{{300, 300, 100}, {0, 40, 100}};
+  state.columns = answered;
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kPageDown);
+  // Less than a pixel from the end is the end.
+  const std::vector<ColumnScroll> rounded{{299.5f, 300, 100}};
+  state.columns = rounded;
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kNone);
+}
+
+TEST(Clicker, PageUpGoesBackAPageWhileScrolledThenAStepAndLeavesTheIntroduction) {
+  const std::vector<ColumnScroll> scrolled{{0, 300, 100}, {120, 200, 100}};
+  const std::vector<ColumnScroll> top{{0, 300, 100}, {0, 200, 100}};
+  ClickerState state{scrolled, StepStage::kDone, false, true, true};
+  EXPECT_EQ(clicker_back(state), ClickerMove::kPageUp);
+  state.columns = top;
+  EXPECT_EQ(clicker_back(state), ClickerMove::kBackStep);
+  state.has_back = false;
+  EXPECT_EQ(clicker_back(state), ClickerMove::kNone);
+  state.introduction = true;  // read to its end or back at its top: the step again
+  EXPECT_EQ(clicker_back(state), ClickerMove::kCloseIntroduction);
+  const std::vector<ColumnScroll> intro_read{{300, 300, 100}};
+  state.columns = intro_read;
+  state.stage = StepStage::kAsking;
+  EXPECT_EQ(clicker_forward(state), ClickerMove::kCloseIntroduction);
+}
+
+TEST(Clicker, APageIsWhatTheColumnShowsLessALineWithinItsEnds) {
+  EXPECT_FLOAT_EQ(paged_scroll({0, 500, 100}, 1, 20), 80);
+  EXPECT_FLOAT_EQ(paged_scroll({80, 500, 100}, 1, 20), 160);
+  EXPECT_FLOAT_EQ(paged_scroll({460, 500, 100}, 1, 20), 500);
+  EXPECT_FLOAT_EQ(paged_scroll({160, 500, 100}, -1, 20), 80);
+  EXPECT_FLOAT_EQ(paged_scroll({50, 500, 100}, -1, 20), 0);
+  // A column shorter than two lines still moves, by a line.
+  EXPECT_FLOAT_EQ(paged_scroll({0, 500, 25}, 1, 20), 20);
+  EXPECT_FLOAT_EQ(paged_scroll({0, 0, 100}, 1, 20), 0);
+}
 
 TEST(ScriptedRun, EachStepsFileNameHasTheStepsNumberWhereverItSaysStep) {
   EXPECT_EQ(path_for_step("shots/step-{step}.png", 3), "shots/step-3.png");

@@ -10,6 +10,7 @@
 #include "gui/drawing/content_height.h"
 #include "gui/drawing/lesson_text.h"
 #include "gui/drawing/wrapped_text.h"
+#include "gui/panels/lesson/clicker.h"
 #include "gui/panels/lesson/strip_columns.h"
 #include "imgui.h"
 #include "lessons/player/live_values.h"
@@ -35,10 +36,6 @@ bool reads_training_step(const lessons::LessonStep& step) {
          std::any_of(step.checks.begin(), step.checks.end(),
                      [&](const lessons::Check& c) { return training_step(c.that); });
 }
-
-// Where a step is: its questions wait for predictions, then its actions run, then the answers
-// and checks show.
-enum class Stage { kAsking, kRunning, kDone };
 
 struct StepScore {
   bool played = false;
@@ -86,8 +83,11 @@ class PlayingLesson final : public LessonPanel {
   }
   void next() override { go_to(player_.step_index() + 1); }
   void back() override { go_to(player_.step_index() - 1); }
+  void page_down() override { follow(clicker_forward(clicker_state())); }
+  void page_up() override { follow(clicker_back(clicker_state())); }
   bool busy() const override {
-    return pending_ >= 0 || stage_ == Stage::kRunning || (stage_ == Stage::kAsking && !scripted_);
+    return pending_ >= 0 || stage_ == StepStage::kRunning ||
+           (stage_ == StepStage::kAsking && !scripted_);
   }
   int step_number() const override { return (pending_ >= 0 ? pending_ : player_.step_index()) + 1; }
   int step_count() const override { return steps(); }
@@ -98,6 +98,12 @@ class PlayingLesson final : public LessonPanel {
   void go_to(int i) {
     if (i >= 0 && i < steps()) pending_ = i;
   }
+  ClickerState clicker_state() const;
+  void follow(ClickerMove move);
+  void run_step();
+  void scroll_column(std::size_t k);
+  void keep_column(std::size_t k);
+  void show_more_below();
   void enter(int i, ViewSettings& view);
   void finish_step();
   void draw_header(FrameContext& frame);
@@ -118,7 +124,11 @@ class PlayingLesson final : public LessonPanel {
   bool strip_ = false;         // drawn as the presenter layout's caption strip (last frame)
   bool introduction_ = false;  // shows the lesson's introduction instead of the step's text
   float strip_need_ = 0;       // strip_need_px()
-  Stage stage_ = Stage::kAsking;
+  // The lesson's scrolling columns as last drawn (the strip's text and what it asks, or the
+  // panel's window in the usual layout), and where the clicker asked each to scroll (or -1).
+  std::vector<ColumnScroll> columns_;
+  std::array<float, 2> scroll_to_{-1, -1};
+  StepStage stage_ = StepStage::kAsking;
   // The predictions being typed or chosen, one per question of the step.
   std::vector<std::array<char, 32>> typed_;
   std::vector<int> chosen_;
@@ -134,7 +144,7 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   player_.enter(i);
   const lessons::LessonStep& step = player_.step();
   left_ = false;
-  stage_ = scripted_ || step.questions.empty() ? Stage::kRunning : Stage::kAsking;
+  stage_ = scripted_ || step.questions.empty() ? StepStage::kRunning : StepStage::kAsking;
   typed_.assign(step.questions.size(), {});
   chosen_.assign(step.questions.size(), -1);
   given_.assign(step.questions.size(), "");
@@ -142,6 +152,7 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   checks_.clear();
   view.watched_moment = -1;
   introduction_ = false;
+  scroll_to_.fill(0);  // a step is read from its top, whatever the one before was scrolled to
   view.distance_to_one_worker.reset();
   view.distance_to_one_device.reset();
   // On a projector one panel large reads better than all of them small: the step's panel fills
@@ -166,7 +177,7 @@ void PlayingLesson::advance(ViewSettings& view) {
     enter(i, view);
   }
   view.highlighted_panel = left_ || player_.step_index() < 0 ? "" : player_.step().look_at;
-  if (left_ || stage_ != Stage::kRunning) return;
+  if (left_ || stage_ != StepStage::kRunning) return;
   if (player_.advance()) {
     finish_step();
     view.distance_to_one_worker = player_.read("distance_to_one_worker", -1);
@@ -175,7 +186,10 @@ void PlayingLesson::advance(ViewSettings& view) {
 }
 
 void PlayingLesson::finish_step() {
-  stage_ = Stage::kDone;
+  stage_ = StepStage::kDone;
+  // The answers replace the questions at the top of the strip's right column: it is read from
+  // there again, wherever its questions had been scrolled to.
+  if (strip_) scroll_to_[1] = 0;
   const lessons::LessonStep& step = player_.step();
   StepScore& score = scores_[static_cast<std::size_t>(player_.step_index())];
   score = StepScore{true, 0, static_cast<int>(step.checks.size()), 0, 0};
@@ -190,17 +204,116 @@ void PlayingLesson::finish_step() {
   }
 }
 
+void PlayingLesson::run_step() {
+  const lessons::LessonStep& step = player_.step();
+  for (std::size_t k = 0; k < step.questions.size(); ++k) {
+    given_[k] = step.questions[k].choices.empty() ? std::string(typed_[k].data())
+                : chosen_[k] < 0                  ? ""
+                                                  : std::to_string(chosen_[k] + 1);
+  }
+  stage_ = StepStage::kRunning;
+}
+
+ClickerState PlayingLesson::clicker_state() const {
+  ClickerState state;
+  state.columns = columns_;
+  state.stage = left_ ? StepStage::kDone : stage_;
+  state.introduction = introduction_;
+  state.has_next = player_.step_index() + 1 < steps();
+  state.has_back = player_.step_index() > 0;
+  return state;
+}
+
+void PlayingLesson::follow(ClickerMove move) {
+  if (pending_ >= 0 || player_.step_index() < 0) return;  // a step is being entered
+  // A page less a line, so that the reader keeps their place.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  switch (move) {
+    case ClickerMove::kPageDown:
+    case ClickerMove::kPageUp:
+      for (std::size_t k = 0; k < columns_.size() && k < scroll_to_.size(); ++k) {
+        scroll_to_[k] = paged_scroll(columns_[k], move == ClickerMove::kPageDown ? 1 : -1, line);
+        columns_[k].y = scroll_to_[k];  // a second press before the next frame goes on from it
+      }
+      break;
+    case ClickerMove::kRunStep:
+      run_step();
+      break;
+    case ClickerMove::kCloseIntroduction:
+      introduction_ = false;
+      scroll_to_.fill(0);
+      break;
+    case ClickerMove::kNextStep:
+      next();
+      break;
+    case ClickerMove::kBackStep:
+      back();
+      break;
+    case ClickerMove::kNone:
+      break;
+  }
+}
+
+// Inside column k's window, after its Begin: scrolls it where the clicker asked.
+void PlayingLesson::scroll_column(std::size_t k) {
+  if (scroll_to_[k] < 0) return;
+  ImGui::SetScrollY(scroll_to_[k]);  // done as the window begins next frame
+}
+
+// Inside column k's window, before its End: keeps where it is for the clicker (where it was
+// asked to go, when it has not gone there yet).
+void PlayingLesson::keep_column(std::size_t k) {
+  ColumnScroll column{ImGui::GetScrollY(), ImGui::GetScrollMaxY(),
+                      ImGui::GetWindowContentRegionMax().y - ImGui::GetWindowContentRegionMin().y};
+  if (scroll_to_[k] >= 0) column.y = std::min(scroll_to_[k], column.max);
+  scroll_to_[k] = -1;
+  columns_.push_back(column);
+}
+
+// Inside a column's window, after keep_column(): where the column hides more below what it
+// shows, a tab at its lower right edge says so (the scroll bar alone is a thin line on a
+// projector): "more" and a triangle pointing down, framed in the colour of the panel the step
+// looks at.
+void PlayingLesson::show_more_below() {
+  if (columns_.empty() || !hides_below(columns_.back())) return;
+  const float font = ImGui::GetFontSize();
+  const char* label = "more";
+  const ImVec2 text = ImGui::CalcTextSize(label);
+  const ImVec2 pad(font * 0.4f, font * 0.15f);
+  const float arrow = font * 0.7f;
+  const ImVec2 size(pad.x * 3 + arrow + text.x, pad.y * 2 + text.y);
+  // The column's visible lower right corner: its clip (inside its padding, left of its scroll
+  // bar), so that the tab is drawn whole.
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 corner(draw->GetClipRectMax().x - 1, draw->GetClipRectMax().y - 1);
+  const ImVec2 top_left(corner.x - size.x, corner.y - size.y);
+  draw->AddRectFilled(top_left, corner, ImGui::GetColorU32(ImGuiCol_PopupBg), font * 0.25f);
+  draw->AddRect(top_left, corner, rgb(kLookHereRgb), font * 0.25f, 0, 2.0f);
+  // The word, then the triangle: the word keeps clear of the column's edge, as a line that ends
+  // there would be a line cut off.
+  draw->AddText(ImVec2(top_left.x + pad.x, top_left.y + pad.y), ImGui::GetColorU32(ImGuiCol_Text),
+                label);
+  const float mid_y = top_left.y + size.y * 0.5f;
+  const float x0 = top_left.x + pad.x * 2 + text.x;
+  draw->AddTriangleFilled(ImVec2(x0, mid_y - arrow * 0.35f),
+                          ImVec2(x0 + arrow, mid_y - arrow * 0.35f),
+                          ImVec2(x0 + arrow * 0.5f, mid_y + arrow * 0.45f), rgb(kLookHereRgb));
+}
+
 void PlayingLesson::Draw(FrameContext& frame) {
   strip_ = frame.view.present;
+  columns_.clear();
   if (strip_) {
     draw_strip(frame);
   } else {
+    scroll_column(0);
     draw_header(frame);
     if (player_.step_index() >= 0) {
       const lessons::LessonStep& step = player_.step();
       draw_step_text(frame, step);
       if (!left_ && !introduction_) draw_asked(frame, step);
     }
+    keep_column(0);
   }
   if (player_.step_index() < 0) return;
   frame.report.drew(name(), "step", player_.step_index() + 1);
@@ -267,26 +380,40 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   }
   frame.report.drew(name(), "text_width_share", share);
   ImGui::BeginChild("##text", ImVec2(asks ? room * share : 0, 0), false, padded);
+  scroll_column(0);
   draw_step_text(frame, step);
   // How much of the column one must scroll to read (as of the last frame's layout).
   frame.report.drew(name(), "text_hidden_below_px", ImGui::GetScrollMaxY());
   float columns = content_height();
+  keep_column(0);
+  show_more_below();
   ImGui::EndChild();
   if (asks) {
     ImGui::SameLine();
     ImGui::BeginChild("##asked", ImVec2(0, 0), false, padded);
+    scroll_column(1);
     draw_asked(frame, step);
     frame.report.drew(name(), "asked_hidden_below_px", ImGui::GetScrollMaxY());
     columns = std::max(columns, content_height());
+    keep_column(1);
+    show_more_below();
     ImGui::EndChild();
   }
   strip_need_ = columns_top + columns + style.WindowPadding.y;
+  frame.report.drew(name(), "text_scrolled_px", columns_.empty() ? 0 : columns_[0].y);
+  if (asks) frame.report.drew(name(), "asked_scrolled_px", columns_.size() > 1 ? columns_[1].y : 0);
+  frame.report.drew(
+      name(), "columns_showing_more",
+      static_cast<double>(std::count_if(columns_.begin(), columns_.end(), hides_below)));
 }
 
 bool PlayingLesson::draw_introduction_button() {
   if (player_.lesson().introduction.empty()) return false;
   const bool pressed = ImGui::Button(introduction_ ? "The step" : "Introduction");
-  if (pressed) introduction_ = !introduction_;
+  if (pressed) {
+    introduction_ = !introduction_;
+    scroll_to_.fill(0);
+  }
   return pressed;
 }
 
@@ -314,7 +441,7 @@ void PlayingLesson::draw_step_text(FrameContext& frame, const lessons::LessonSte
 void PlayingLesson::draw_asked(FrameContext& frame, const lessons::LessonStep& step) {
   const TextFonts fonts = fonts_of(frame);
   draw_questions(frame, step);
-  if (stage_ == Stage::kDone) {
+  if (stage_ == StepStage::kDone) {
     for (const std::string& note : player_.notes()) {
       bold_text(fonts, "The run said:");
       coloured_text(kNoteRgb, note.c_str());
@@ -375,8 +502,8 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
   for (std::size_t k = 0; k < step.questions.size(); ++k) {
     const lessons::Question& q = step.questions[k];
     ImGui::PushID(static_cast<int>(k));
-    bold_text(fonts, stage_ == Stage::kAsking ? "Predict: " + q.ask : q.ask);
-    if (stage_ == Stage::kAsking) {
+    bold_text(fonts, stage_ == StepStage::kAsking ? "Predict: " + q.ask : q.ask);
+    if (stage_ == StepStage::kAsking) {
       if (q.choices.empty()) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
         ImGui::InputText("your answer", typed_[k].data(), typed_[k].size(),
@@ -386,7 +513,7 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
           ImGui::RadioButton(q.choices[static_cast<std::size_t>(c)].c_str(), &chosen_[k], c);
         }
       }
-    } else if (stage_ == Stage::kRunning) {
+    } else if (stage_ == StepStage::kRunning) {
       ImGui::TextDisabled(
           "%s", given_[k].empty() ? "(no prediction)"
                                   : ("you said " + lessons::prediction_text(q, given_[k])).c_str());
@@ -410,15 +537,9 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
     ImGui::PopID();
     ImGui::Spacing();
   }
-  if (stage_ == Stage::kAsking) {
-    if (ImGui::Button("Run the step and show me", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
-      for (std::size_t k = 0; k < step.questions.size(); ++k) {
-        given_[k] = step.questions[k].choices.empty() ? std::string(typed_[k].data())
-                    : chosen_[k] < 0                  ? ""
-                                                      : std::to_string(chosen_[k] + 1);
-      }
-      stage_ = Stage::kRunning;
-    }
+  if (stage_ == StepStage::kAsking &&
+      ImGui::Button("Run the step and show me", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
+    run_step();
   }
   frame.report.drew(name(), "questions", static_cast<double>(step.questions.size()));
 }
@@ -426,11 +547,11 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
 void PlayingLesson::draw_checks(FrameContext& frame, const lessons::LessonStep& step) {
   if (step.checks.empty()) return;
   ImGui::Separator();
-  if (stage_ != Stage::kDone) {
+  if (stage_ != StepStage::kDone) {
     const int dots = static_cast<int>(std::fmod(frame.seconds_since_start * 3, 4));
-    ImGui::TextDisabled("%s", stage_ == Stage::kRunning
-                                  ? ("The step is running" + std::string(dots, '.')).c_str()
-                                  : "The checks run once the step has.");
+    text_wrapped_dim("%s", stage_ == StepStage::kRunning
+                               ? ("The step is running" + std::string(dots, '.')).c_str()
+                               : "The checks run once the step has.");
     return;
   }
   int passed = 0;
@@ -477,10 +598,8 @@ void PlayingLesson::draw_score(FrameContext& frame) {
     line.append("; predictions right: ").append(std::to_string(total.right));
     line.append(" of ").append(std::to_string(total.answered));
   }
-  line.append(". Page Down / Page Up: next / previous step.");
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  text_wrapped("%s", line.c_str());
-  ImGui::PopStyleColor();
+  line.append(". Page Down: more, the run, then the next step; Page Up: back.");
+  text_wrapped_dim("%s", line.c_str());
   frame.report.drew(name(), "steps_played", played);
 }
 

@@ -2,8 +2,8 @@
 // does (lessons/player), in a column beside the other panels. Each step sets its run up, asks
 // its questions before anything runs, then drives its actions while the panels show the run,
 // highlights the panel the step talks about, reveals the answers and shows the checks as they
-// pass. Back and forward go through the steps (the buttons, or Page Up / Page Down: what a
-// presenter's clicker sends).
+// pass. Back and forward go through the steps (the buttons); Page Down and Page Up (what a
+// presenter's clicker sends) go through each step's pages and its run too.
 //
 // While a lesson plays, the window shows the lesson's run instead of its own. Applying settings
 // of one's own in the Controls leaves the lesson (the panel offers the way back).
@@ -37,6 +37,11 @@ class LessonPanel : public Panel {
   virtual void leave() = 0;  // the user applied settings of their own
   virtual void next() = 0;   // to the next step (on the next advance())
   virtual void back() = 0;
+  // What a presenter's clicker does (Page Down, Page Up): a page more of the step while it hides
+  // some below, then its run (when it waits for predictions), then the next step; back a page,
+  // then a step (gui/panels/lesson/clicker.h).
+  virtual void page_down() = 0;
+  virtual void page_up() = 0;
   // A step still being set up or run, or a question waiting (a scripted run waits for this).
   virtual bool busy() const = 0;
   // The step shown (from 1; the one asked for, once next() or back() asked), and how many the

@@ -8,11 +8,11 @@ namespace {
 
 // Room for the lines the column draws that the lesson file does not hold: a question's
 // "Answer: ... (you said ...)" line, a check's "pass" and value, the score line ("Played steps
-// 1, 2 (2 of the 4 steps played); checks passed: 3 of 3; predictions right: 1 of 2. Page Down
-// / Page Up: next / previous step.").
+// 1, 2 (2 of the 4 steps played); checks passed: 3 of 3; predictions right: 1 of 2. Page Down:
+// more, the run, then the next step; Page Up: back.").
 constexpr std::size_t kAnswerLine = 40;
 constexpr std::size_t kCheckMark = 12;
-constexpr std::size_t kScoreLine = 120;
+constexpr std::size_t kScoreLine = 150;
 
 }  // namespace
 

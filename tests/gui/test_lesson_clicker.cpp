@@ -1,0 +1,187 @@
+// The Lesson panel in the presenter's caption strip, driven as a clicker drives it (Page Down,
+// Page Up), in one ImGui context without a window system: a step too long for its strip is read
+// a page at a time, then run, then left for the next; Page Up goes back. The clicker's decisions
+// alone are in test_gui (Clicker.*); here the real panel lays out, scrolls and plays its run.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/io/synthetic_dataset.h"
+#include "gui/model/view_settings.h"
+#include "gui/panels/lesson/lesson_panel.h"
+#include "imgui.h"
+#include "nlohmann/json.hpp"
+
+namespace mirrorlab::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A step whose text is far longer than the strip, asking one question; then another as long.
+std::string long_lesson() {
+  std::string text;
+  for (int i = 1; i <= 14; ++i) {
+    text += "Paragraph " + std::to_string(i) +
+            " of the step's text, long enough to wrap onto a second line in the strip's column of "
+            "a narrow window.\n\n";
+  }
+  return "# A long step\n\n```toml\nid = \"long-step\"\nminutes = 2\n```\n\nThe introduction.\n\n"
+         "## Read it all\n\n" +
+         text +
+         "```toml\nlook_at = \"Batch split\"\ndo = [{ pause_at = \"after-split\" }]\n\n"
+         "[setup]\ngpus = 2\nmodel = \"mlp\"\nbatch_per_replica = 32\ntrain_examples = 640\n\n"
+         "[[question]]\nask = \"How many examples of this global batch does /gpu:1 get?\"\n"
+         "answer = \"shard_examples\"\nreplica = 1\n"
+         "explain = \"A global batch of 64 is cut into 2 shards of 32, one per replica.\"\n\n"
+         "[[check]]\nthat = \"global_batch\"\nequals = 64\nsays = \"the global batch is 64\"\n"
+         "```\n\n## The next step\n\n" +
+         text + "```toml\nlook_at = \"Batch split\"\ndo = [{ pause_at = \"after-split\" }]\n```\n";
+}
+
+class NoActions final : public AppActions {
+ public:
+  void reconfigure(const core::SessionConfig&) override {}
+  void save_screenshot() override {}
+  void load_checkpoint(const std::string&) override {}
+  const std::string& load_error() const override { return none_; }
+
+ private:
+  std::string none_;
+};
+
+class LessonClicker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mirrorlab-clicker-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    const fs::path file = dir_ / "long.md";
+    std::ofstream(file) << long_lesson();
+    auto data = std::make_shared<core::FashionMnist>(
+        core::FashionMnist{core::synthetic_dataset(2048, 3), core::synthetic_dataset(64, 9)});
+    panel_ = make_lesson_panel(file.string(), 1, /*scripted=*/false, data, core::SessionConfig{});
+    context_ = ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1000, 400);
+    io.Fonts->AddFontDefault();
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    view_.present = true;
+  }
+  void TearDown() override {
+    panel_.reset();  // stops its run first
+    if (context_ != nullptr) ImGui::DestroyContext(context_);
+    fs::remove_all(dir_);
+  }
+
+  // Frames as the window draws them: the strip 1000 x 160 pixels.
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) {
+      ImGui::GetIO().DeltaTime = 1.0f / 60;
+      ImGui::NewFrame();
+      panel_->advance(view_);
+      ImGui::SetNextWindowPos(ImVec2(0, 240));
+      ImGui::SetNextWindowSize(ImVec2(1000, 160));
+      ImGui::Begin("Lesson", nullptr, ImGuiWindowFlags_NoDecoration);
+      FrameContext frame{snapshot_, panel_->session(), panel_->config(), panel_->setup_error(),
+                         view_,     report_,           actions_};
+      panel_->Draw(frame);
+      ImGui::End();
+      ImGui::Render();
+    }
+  }
+  // Frames until the step's run is done (the panel waits for nothing).
+  bool run_until_idle() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::chrono::steady_clock::now() < end) {
+      frames(1);
+      if (!panel_->busy()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+  double drew(const char* what) const {
+    const nlohmann::json lesson = nlohmann::json::parse(report_.to_json())["panels"]["Lesson"];
+    return lesson.contains(what) ? lesson[what].get<double>() : -1;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<LessonPanel> panel_;
+  ImGuiContext* context_ = nullptr;
+  ViewSettings view_;
+  GuiReport report_;
+  NoActions actions_;
+  core::SessionSnapshot snapshot_;
+};
+
+TEST_F(LessonClicker, PageDownReadsTheStepAPageAtATimeThenRunsItThenGoesToTheNext) {
+  frames(3);
+  ASSERT_EQ(panel_->step_number(), 1);
+  ASSERT_GT(drew("text_hidden_below_px"), 200) << "the step must be longer than its strip";
+  EXPECT_GE(drew("columns_showing_more"), 1);
+  EXPECT_EQ(drew("text_scrolled_px"), 0);
+
+  // Each press a page further, the step still waiting for predictions, until all is read.
+  int pages = 0;
+  double scrolled = 0;
+  while (drew("columns_showing_more") > 0 && pages < 40) {
+    panel_->page_down();
+    frames(2);
+    ++pages;
+    EXPECT_GT(drew("text_scrolled_px") + drew("asked_scrolled_px"), scrolled) << "page " << pages;
+    scrolled = drew("text_scrolled_px") + drew("asked_scrolled_px");
+    EXPECT_EQ(panel_->step_number(), 1);
+    EXPECT_TRUE(panel_->busy()) << "the questions still wait";
+  }
+  EXPECT_EQ(drew("columns_showing_more"), 0);
+  EXPECT_GE(pages, 2);
+  EXPECT_EQ(drew("text_scrolled_px"), drew("text_hidden_below_px"));
+  EXPECT_EQ(drew("checks_passed"), -1) << "nothing has run yet";
+
+  // The next press runs the step; one more while it runs skips nothing.
+  panel_->page_down();
+  frames(1);
+  panel_->page_down();
+  ASSERT_TRUE(run_until_idle());
+  EXPECT_EQ(panel_->step_number(), 1);
+  EXPECT_EQ(drew("checks_passed"), 1);
+  // The answers replaced the questions at the top of their column: read from there again.
+  frames(1);
+  EXPECT_EQ(drew("asked_scrolled_px"), 0);
+
+  // Then what the answers added below, and then the next step, from its top.
+  int presses = 0;
+  while (panel_->step_number() == 1 && presses < 20) {
+    panel_->page_down();
+    frames(2);
+    ++presses;
+  }
+  EXPECT_EQ(panel_->step_number(), 2);
+  frames(3);
+  EXPECT_EQ(drew("step"), 2);
+  EXPECT_EQ(drew("text_scrolled_px"), 0);
+
+  // Page Up from the top of a step is the step before, read from its top again.
+  panel_->page_up();
+  frames(3);
+  EXPECT_EQ(drew("step"), 1);
+  EXPECT_EQ(drew("text_scrolled_px"), 0);
+  // Scrolled down a page, Page Up goes back up the page, not to the step before.
+  panel_->page_down();
+  frames(2);
+  EXPECT_GT(drew("text_scrolled_px"), 0);
+  panel_->page_up();
+  frames(2);
+  EXPECT_EQ(drew("text_scrolled_px"), 0);
+  EXPECT_EQ(drew("step"), 1);
+}
+
+}  // namespace
+}  // namespace mirrorlab::gui
