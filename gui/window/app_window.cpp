@@ -523,9 +523,7 @@ void AppWindow::draw_frame() {
   if (screenshot_requested_) {
     screenshot_requested_ = false;
     if (screenshot_path_.empty()) {
-      char name[64];
-      std::snprintf(name, sizeof name, "mirrorlab-%03d.png", ++screenshots_taken_);
-      screenshot_path_ = name;
+      screenshot_path_ = next_screenshot_path("", &screenshots_taken_).string();
     }
     const bool written = write_screenshot(screenshot_path_);
     if (!written) screenshot_failed_ = true;

@@ -4,6 +4,7 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,17 @@ void flip_rows(std::vector<std::uint8_t>& rgb, int width, int height) {
     std::swap_ranges(rgb.begin() + static_cast<std::ptrdiff_t>(y * row),
                      rgb.begin() + static_cast<std::ptrdiff_t>((y + 1) * row),
                      rgb.begin() + static_cast<std::ptrdiff_t>((height - 1 - y) * row));
+  }
+}
+
+std::filesystem::path next_screenshot_path(const std::filesystem::path& folder, int* taken) {
+  for (;;) {
+    char name[32];
+    std::snprintf(name, sizeof name, "mirrorlab-%03d.png", ++*taken);
+    const std::filesystem::path path = folder / name;
+    std::error_code error;  // one that cannot be looked at: the write says why
+    const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+    if (error || !std::filesystem::exists(status)) return path;
   }
 }
 

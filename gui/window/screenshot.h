@@ -12,6 +12,12 @@ namespace mirrorlab::gui {
 // written.
 void write_framebuffer_png(const std::filesystem::path& path, int width, int height);
 
+// Where F12 saves a screenshot in `folder` ("": the working folder): mirrorlab-001.png, -002, ...,
+// the first number after
+// `*taken` whose file is not there (a window of an earlier session saved them: they are the
+// user's, and kept); `*taken` becomes that number.
+std::filesystem::path next_screenshot_path(const std::filesystem::path& folder, int* taken);
+
 // Flips rows of tightly packed RGB pixels in place (OpenGL reads bottom row first).
 void flip_rows(std::vector<std::uint8_t>& rgb, int width, int height);
 

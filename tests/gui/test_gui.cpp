@@ -2,9 +2,11 @@
 // the screenshot's row flip, the panels' layout and a scripted run's decisions. The timing
 // model's data the Compare and All-reduce panels draw is in test_gui_model.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "gui/drawing/colors.h"
@@ -128,6 +130,23 @@ TEST(Screenshot, FlipRowsPutsTheBottomRowFirst) {
   EXPECT_EQ(rgb[0], 2);
   EXPECT_EQ(rgb[6], 1);
   EXPECT_EQ(rgb[12], 0);
+}
+
+// F12's numbered screenshots never replace one an earlier window saved in the folder.
+TEST(Screenshot, TheNextNumberedNameSkipsTheFilesThereAndNeverReplacesOne) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("mirrorlab-shots-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "mirrorlab-001.png") << "an earlier session's";
+  std::ofstream(dir / "mirrorlab-002.png") << "an earlier session's";
+  fs::create_symlink("nowhere", dir / "mirrorlab-004.png");  // a dangling link is a file there
+  int taken = 0;
+  EXPECT_EQ(next_screenshot_path(dir, &taken), dir / "mirrorlab-003.png");
+  EXPECT_EQ(taken, 3);
+  EXPECT_EQ(next_screenshot_path(dir, &taken), dir / "mirrorlab-005.png");
+  EXPECT_EQ(next_screenshot_path("", &taken), fs::path("mirrorlab-006.png"));
+  fs::remove_all(dir);
 }
 
 std::vector<std::string> panel_names() {
