@@ -16,7 +16,10 @@ struct ViewSettings {
   bool tall_caption = false;
   std::string focused_panel;  // a panel's name: only it is shown, filling the window; empty: all
   std::string highlighted_panel;  // the panel a lesson's step talks about, framed in yellow
-  int chosen_device = 0;          // the device panels highlight (and the Gradients panel's replica)
+  // A lesson's step waits for the class's predictions before it runs: a panel with nothing to
+  // show yet says so, not how to step a run of one's own.
+  bool lesson_asks = false;
+  int chosen_device = 0;  // the device panels highlight (and the Gradients panel's replica)
   int chosen_layer = -1;  // the layer whose gradient the Gradients panel maps (-1: the first)
   // The moment of the recorded step being shown (an index into RecordedStep::points; -1: the
   // latest, live). Left/Right walk back and forth to re-watch a step; panels draw

@@ -2,7 +2,8 @@
 // panels above it hold: a step whose text and questions need more than the strip's share grows
 // the strip into the room the panels above leave empty, and one needing less gives the panels
 // that room when they need it. Measured after each frame, fitted for the next; a new step, panel
-// or window size starts again from the share.
+// or window size starts again from the share, as does a step's run once the class has predicted
+// (the panels above had only a sentence to show until then).
 #pragma once
 
 namespace mirrorlab::gui {

@@ -318,8 +318,8 @@ void AppWindow::draw_panels(FrameContext& frame) {
                        viewport->WorkSize.y};
   const std::string strip_key = std::to_string(lesson_ ? lesson_->step_number() : 0) + " " +
                                 view_.focused_panel + " " + std::to_string(view_.tall_caption) +
-                                std::to_string(view_.present) + " " + std::to_string(work.w) + "x" +
-                                std::to_string(work.h);
+                                std::to_string(view_.present) + std::to_string(view_.lesson_asks) +
+                                " " + std::to_string(work.w) + "x" + std::to_string(work.h);
   if (strip_key != strip_key_) {
     strip_key_ = strip_key;
     strip_fit_.restart();

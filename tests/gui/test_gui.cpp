@@ -16,6 +16,7 @@
 #include "gui/model/gui_report.h"
 #include "gui/panels/lesson/clicker.h"
 #include "gui/panels/panel_layout.h"
+#include "gui/panels/step/step_moment.h"
 #include "gui/panels/step/timeline_panel.h"
 #include "gui/panels/strip_fit.h"
 #include "gui/window/screenshot.h"
@@ -439,6 +440,51 @@ TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
   }
   EXPECT_FLOAT_EQ(titled, ImGui::GetFrameHeight() + 2 * style.WindowPadding.y +
                               12 * io.Fonts->Fonts[0]->FontSize + 11 * style.ItemSpacing.y);
+  ImGui::DestroyContext(context);
+}
+
+// A picture of the recorded step fills its room from before its first data on, but not while a
+// lesson's step waits for the class's predictions: then it has a sentence to show, and the
+// presenter strip may take the rest of its room for the step's text.
+TEST(StepMoment, APictureWithNoStepYetLendsItsRoomOnlyWhileALessonAsks) {
+  class NoActions final : public AppActions {
+   public:
+    void reconfigure(const core::SessionConfig&) override {}
+    void save_screenshot() override {}
+    void load_checkpoint(const std::string&) override {}
+    const std::string& load_error() const override { return none_; }
+
+   private:
+    std::string none_;
+  };
+  ImGuiContext* context = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(800, 400);
+  io.DeltaTime = 1.0f / 60;
+  unsigned char* pixels = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  const core::SessionSnapshot run;  // no step recorded yet
+  const core::SessionConfig config;
+  const std::string no_error;
+  ViewSettings view;
+  GuiReport report;
+  NoActions actions;
+  const auto fills = [&](bool lesson_asks) {
+    view.lesson_asks = lesson_asks;
+    ImGui::NewFrame();
+    ImGui::Begin("panel");
+    FrameContext frame{run, nullptr, config, no_error, view, report, actions};
+    EXPECT_FALSE(has_recorded_step(frame, "The global batch"));
+    const bool filling = filling_room();
+    ImGui::End();
+    ImGui::Render();
+    return filling;
+  };
+  EXPECT_TRUE(fills(false));
+  EXPECT_FALSE(fills(true));
+  EXPECT_TRUE(fills(false));
   ImGui::DestroyContext(context);
 }
 

@@ -353,9 +353,8 @@ void AllReducePanel::replay(const FrameContext& frame, std::size_t count, int do
 }
 
 void AllReducePanel::Draw(FrameContext& frame) {
-  // A picture sized to its room, from before its first data on: it keeps the room the layout
-  // gives it (gui/drawing/content_height.h).
-  fills_room();
+  // A picture sized to its room: the model's says it fills it here, the run's in
+  // has_recorded_step.
   bool model = !frame.view.modelled_allreduce.empty();
   // Each choice's words as long as the panel's width allows.
   const float room = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() -
@@ -376,6 +375,7 @@ void AllReducePanel::Draw(FrameContext& frame) {
     if (frame.view.modelled_allreduce.empty()) {
       frame.view.modelled_allreduce = modelled_algorithm_ids().front();
     }
+    fills_room();  // gui/drawing/content_height.h
     model_view_.Draw(frame, name());
   }
 }

@@ -177,6 +177,7 @@ void PlayingLesson::advance(ViewSettings& view) {
     enter(i, view);
   }
   view.highlighted_panel = left_ || player_.step_index() < 0 ? "" : player_.step().look_at;
+  view.lesson_asks = !left_ && player_.step_index() >= 0 && stage_ == StepStage::kAsking;
   if (left_ || stage_ != StepStage::kRunning) return;
   if (player_.advance()) {
     finish_step();

@@ -236,9 +236,7 @@ std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
 }
 
 void BatchSplitPanel::Draw(FrameContext& frame) {
-  // A picture sized to its room, from before its first data on: it keeps the room the layout
-  // gives it (gui/drawing/content_height.h).
-  fills_room();
+  // A picture sized to its room (has_recorded_step says it fills it).
   const core::RecordedStep& record = frame.run.step_record;
   if (!has_recorded_step(frame, "The global batch")) return;
   if (atlas_session_ != frame.run.session || atlas_step_ != record.step ||

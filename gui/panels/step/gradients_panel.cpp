@@ -199,9 +199,7 @@ int GradientsPanel::draw_before_after(FrameContext& frame, bool after, float bel
 }
 
 void GradientsPanel::Draw(FrameContext& frame) {
-  // A picture sized to its room, from before its first data on: it keeps the room the layout
-  // gives it (gui/drawing/content_height.h).
-  fills_room();
+  // A picture sized to its room (has_recorded_step says it fills it).
   const core::RecordedStep& record = frame.run.step_record;
   if (!has_recorded_step(frame, "Each replica's gradient")) return;
   const ShownMoment shown = shown_moment(frame);

@@ -1,5 +1,6 @@
 #include "gui/panels/step/step_moment.h"
 
+#include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
@@ -7,12 +8,27 @@ namespace mirrorlab::gui {
 
 bool has_recorded_step(const FrameContext& frame, const char* what) {
   const core::RecordedStep& record = frame.run.step_record;
-  if (frame.session != nullptr && record.step >= 0 && !record.replicas.empty()) return true;
+  const bool recorded = frame.session != nullptr && record.step >= 0 && !record.replicas.empty();
+  if (recorded) {
+    fills_room();
+    return true;
+  }
+  if (shows_the_lesson_asks(frame, what)) return false;
+  fills_room();
   text_wrapped(
       "%s of the first step appears here: press One step (N), or Next phase "
       "(Right arrow) to walk through the step phase by phase.",
       what);
   return false;
+}
+
+bool shows_the_lesson_asks(const FrameContext& frame, const char* what) {
+  if (!frame.view.lesson_asks) return false;
+  text_wrapped(
+      "%s appears here when the step runs: predict first, then \"Run the step and show me\" "
+      "(or Page Down once the step's text is read).",
+      what);
+  return true;
 }
 
 ShownMoment shown_moment(const FrameContext& frame) {

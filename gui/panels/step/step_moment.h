@@ -10,8 +10,18 @@
 namespace mirrorlab::gui {
 
 // Whether a step has been recorded to draw; if not, shows "`what` appears here ..." with how
-// to start one, and the panel draws nothing else.
+// to start one, and the panel draws nothing else. The panel is a picture of the step sized to its
+// room: it says it fills it (gui/drawing/content_height.h) from before its first data on, so that
+// the presenter strip does not grow into it and give it back when the data comes; but while a
+// lesson's step waits for the class's predictions, the panel shows only that sentence until the
+// class has predicted, and leaves its room to the step's text (measured at 1280x720, font 1.5:
+// lesson 1 step 1 showed two lines of its text under an empty panel of 70% of the window).
 bool has_recorded_step(const FrameContext& frame, const char* what);
+
+// While a lesson's step waits for the class's predictions: says that `what` appears once the
+// step runs, and returns true; the panel, with nothing of the step to show, draws nothing else
+// and leaves its room to the step's text (it does not say fills_room()). Else false.
+bool shows_the_lesson_asks(const FrameContext& frame, const char* what);
 
 struct ShownMoment {
   core::MomentProgress progress;  // what of the step existed at that moment

@@ -7,6 +7,7 @@
 #include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/step/step_lines.h"
+#include "gui/panels/step/step_moment.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -45,10 +46,13 @@ void TrainingPanel::follow(const core::SessionSnapshot& run) {
 }
 
 void TrainingPanel::Draw(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
+  // A run with no step yet while a lesson asks: a sentence, and the room left to the step's text.
+  if (run.steps.empty() && shows_the_lesson_asks(frame, "The run's progress (loss, accuracy)"))
+    return;
   // A picture sized to its room, from before its first data on: it keeps the room the layout
   // gives it (gui/drawing/content_height.h).
   fills_room();
-  const core::SessionSnapshot& run = frame.run;
   if (frame.session == nullptr) {
     text_wrapped("No run.");
     return;
