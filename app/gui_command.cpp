@@ -96,6 +96,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "Scripted, with --lesson: play each step from --lesson-step to the last in turn, "
                 "as Next does, writing --screenshot and --report once a step: {step} in their "
                 "paths is the step's number (shots/step-{step}.png)");
+  cmd->add_flag("--unanswered", o.app.unanswered,
+                "Scripted, with --lesson: show each step as the class first sees it, its "
+                "questions waiting for predictions and nothing run, no answers (a worksheet's "
+                "pictures; with --every-step, every step's)");
   add_text_flag(cmd, "--lessons", o.lessons_folder,
                 "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
       ->type_name("DIR");
@@ -125,11 +129,24 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
 namespace {
 
 #ifdef MIRRORLAB_HAVE_GUI
-// "" when --every-step (or a "{step}" in a path) is given as it can be used, else what to do.
+// "" when --every-step (or a "{step}" in a path) and --unanswered are given as they can be used,
+// else what to do.
 std::string every_step_problem(const GuiOptions& o) {
   const auto has_step = [](const std::string& path) {
     return path.find("{step}") != std::string::npos;
   };
+  if (o.app.unanswered && o.lesson.empty()) {
+    return "--unanswered shows a lesson's steps before they run: give --lesson too";
+  }
+  if (o.app.unanswered && o.app.screenshot.empty() && o.app.report.empty()) {
+    return "--unanswered is for pictures of a lesson's steps: give --screenshot (or --report); "
+           "in the window itself every step waits for predictions anyway";
+  }
+  if (o.app.unanswered &&
+      (o.app.steps > 0 || o.app.phases > 0 || o.app.measure_seconds > 0 || o.app.compare)) {
+    return "--unanswered shows each step before it runs: --steps, --phases, --compare and "
+           "--measure-seconds would run it, so leave them out";
+  }
   if (!o.app.every_step) {
     for (const auto& [flag, path] :
          {std::pair{"--screenshot", &o.app.screenshot}, std::pair{"--report", &o.app.report}}) {

@@ -27,6 +27,9 @@ struct AppOptions {
   // Scripted: play every step from lesson_step to the lesson's last in turn, the screenshot and
   // the report written once a step, "{step}" in their paths replaced by its number.
   bool every_step = false;
+  // Scripted, with a lesson: each step as the class first sees it, its questions waiting and
+  // nothing run, no answers (a worksheet's pictures).
+  bool unanswered = false;
   // The timing model's machine for the Compare and All-reduce panels (a preset's id or
   // "this-machine"; empty: the default), and the Compare panel opens on it.
   std::string topology;

@@ -185,8 +185,10 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     if (auto* compare = dynamic_cast<ComparePanel*>(p.get())) compare_ = compare;
   }
   if (!options.lesson_file.empty()) {  // its runs replace the window's own until left
-    lesson_ = make_lesson_panel(options.lesson_file, options.lesson_step, script_.active(), data_,
-                                config);
+    const LessonPace pace = !script_.active()    ? LessonPace::kClass
+                            : options.unanswered ? LessonPace::kUnanswered
+                                                 : LessonPace::kAnswered;
+    lesson_ = make_lesson_panel(options.lesson_file, options.lesson_step, pace, data_, config);
   }
   window_ = std::make_unique<PlatformWindow>(options_.width, options_.height, view_.font_scale,
                                              lesson_ != nullptr, &fonts_);

@@ -532,6 +532,65 @@ TEST_F(GuiApp, EveryStepWritesAScreenshotAndAReportOfEachStepPlayed) {
   }
 }
 
+// --unanswered: lesson 1's first step as the class first sees it, on a 1280x720 projector with
+// the font at 1.5: its question waiting, nothing run, no answer. The Batch split panel has nothing
+// to show until the class has predicted, so it leaves its room to the caption strip, which then
+// shows the step's text and question whole. Answered (the usual scripted picture), the panel keeps
+// the room its picture needs and the strip its share, scrolling.
+TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
+  const auto presenting = [&](const std::string& args, const char* json) {
+    const Result r = shell(kHeadless + " 1280x720 " + kMirrorlab +
+                           " gui --lesson mirrored-strategy --present --font-scale 1.5 --width 1280"
+                           " --height 720 --frames 3 --report " +
+                           path(json) + args);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return read_json(path(json));
+  };
+  const auto asks = presenting(" --unanswered", "asks.json");
+  const auto& lesson = asks["panels"]["Lesson"];
+  EXPECT_EQ(lesson["questions"], 1.0) << asks.dump(1);
+  EXPECT_FALSE(asks["words"].contains("answer 1")) << asks.dump(1);
+  EXPECT_FALSE(lesson.contains("checks_passed")) << asks.dump(1);
+  EXPECT_EQ(asks["notes"]["steps_done"], 0.0);
+  EXPECT_EQ(asks["notes"]["held_within_step"], 0.0) << "nothing ran";
+  EXPECT_EQ(asks["panels"]["Batch split"]["fills_room"], 0.0) << asks.dump(1);
+  EXPECT_EQ(lesson["text_hidden_below_px"], 0.0) << asks.dump(1);
+  EXPECT_EQ(lesson["asked_hidden_below_px"], 0.0) << asks.dump(1);
+  EXPECT_GT(lesson["strip_height_share"].get<double>(), 0.3) << asks.dump(1);
+  EXPECT_EQ(asks["notes"]["text_cut"], 0.0) << asks.dump(1);
+
+  const auto answered = presenting("", "answered.json");
+  const auto& played = answered["panels"]["Lesson"];
+  EXPECT_TRUE(answered["words"].contains("answer 1")) << answered.dump(1);
+  EXPECT_EQ(played["checks_passed"], 1.0) << answered.dump(1);
+  EXPECT_EQ(answered["panels"]["Batch split"]["fills_room"], 1.0) << answered.dump(1);
+  EXPECT_GT(
+      played["text_hidden_below_px"].get<double>() + played["asked_hidden_below_px"].get<double>(),
+      0.0)
+      << answered.dump(1);
+  EXPECT_LT(played["strip_height_share"].get<double>(), 0.3) << answered.dump(1);
+}
+
+// --unanswered with --every-step: each step of lesson 1 before it runs, a worksheet's pictures.
+// Steps 1 to 3 ask and show no answer; step 4 asks nothing, so it runs as it would.
+TEST_F(GuiApp, UnansweredEveryStepPicturesEachStepsQuestionsWithoutAnswers) {
+  const Result r = gui("--lesson mirrored-strategy --every-step --unanswered --frames 2" +
+                       std::string(" --screenshot ") + path("sheet-{step}.png") + " --report " +
+                       path("sheet-{step}.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (int step = 1; step <= 4; ++step) {
+    const std::string number = std::to_string(step);
+    EXPECT_GT(fs::file_size(path(("sheet-" + number + ".png").c_str())), 1000u);
+    const auto report = read_json(path(("sheet-" + number + ".json").c_str()));
+    const auto& lesson = report["panels"]["Lesson"];
+    EXPECT_EQ(lesson["step"], step) << report.dump(1);
+    const bool asks = lesson.value("questions", 0.0) > 0;
+    EXPECT_EQ(asks, step < 4) << report.dump(1);
+    EXPECT_EQ(report["words"].contains("answer 1"), false) << report.dump(1);
+    EXPECT_EQ(lesson.contains("checks_passed"), !asks) << report.dump(1);
+  }
+}
+
 TEST_F(GuiApp, EveryStepIsRefusedWithoutALessonOrWithAFileOfOneNameForEveryStep) {
   const std::string report = path("report.json"), each = path("report-{step}.json");
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
@@ -541,7 +600,10 @@ TEST_F(GuiApp, EveryStepIsRefusedWithoutALessonOrWithAFileOfOneNameForEveryStep)
            {"--lesson 1 --report " + each, "filled in by --every-step only"},
            {"--lesson 1 --every-step --report " + each + " --screenshot " + each,
             "writes the same file"},
-           {"--lesson 1 --every-step --report " + each + " --steps 3", "leave them out"}}) {
+           {"--lesson 1 --every-step --report " + each + " --steps 3", "leave them out"},
+           {"--unanswered --report " + report, "give --lesson too"},
+           {"--lesson 1 --unanswered", "give --screenshot (or --report)"},
+           {"--lesson 1 --unanswered --report " + report + " --steps 3", "would run it"}}) {
     const Result r = gui(args + " --frames 2");
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;

@@ -64,7 +64,7 @@ class LessonClicker : public ::testing::Test {
     std::ofstream(file) << long_lesson();
     auto data = std::make_shared<core::FashionMnist>(
         core::FashionMnist{core::synthetic_dataset(2048, 3), core::synthetic_dataset(64, 9)});
-    panel_ = make_lesson_panel(file.string(), 1, /*scripted=*/false, data, core::SessionConfig{});
+    panel_ = make_lesson_panel(file.string(), 1, LessonPace::kClass, data, core::SessionConfig{});
     context_ = ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;

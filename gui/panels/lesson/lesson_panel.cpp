@@ -60,8 +60,8 @@ void bold_text(const TextFonts& fonts, const std::string& text) {
 
 class PlayingLesson final : public LessonPanel {
  public:
-  PlayingLesson(lessons::Lesson lesson, lessons::PlayerOptions options, int first, bool scripted)
-      : player_(std::move(lesson), std::move(options)), scripted_(scripted), pending_(first) {
+  PlayingLesson(lessons::Lesson lesson, lessons::PlayerOptions options, int first, LessonPace pace)
+      : player_(std::move(lesson), std::move(options)), pace_(pace), pending_(first) {
     scores_.resize(player_.lesson().steps.size());
   }
 
@@ -87,7 +87,7 @@ class PlayingLesson final : public LessonPanel {
   void page_up() override { follow(clicker_back(clicker_state())); }
   bool busy() const override {
     return pending_ >= 0 || stage_ == StepStage::kRunning ||
-           (stage_ == StepStage::kAsking && !scripted_);
+           (stage_ == StepStage::kAsking && pace_ == LessonPace::kClass);
   }
   int step_number() const override { return (pending_ >= 0 ? pending_ : player_.step_index()) + 1; }
   int step_count() const override { return steps(); }
@@ -117,7 +117,7 @@ class PlayingLesson final : public LessonPanel {
   void draw_score(FrameContext& frame);
 
   lessons::LessonPlayer player_;
-  bool scripted_;
+  LessonPace pace_;
   int pending_;  // the step to enter on the next advance(), or -1
   bool left_ = false;
   bool enlarge_ = true;        // show the step's panel alone, filling the room beside the lesson
@@ -144,7 +144,8 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   player_.enter(i);
   const lessons::LessonStep& step = player_.step();
   left_ = false;
-  stage_ = scripted_ || step.questions.empty() ? StepStage::kRunning : StepStage::kAsking;
+  stage_ = pace_ == LessonPace::kAnswered || step.questions.empty() ? StepStage::kRunning
+                                                                    : StepStage::kAsking;
   typed_.assign(step.questions.size(), {});
   chosen_.assign(step.questions.size(), -1);
   given_.assign(step.questions.size(), "");
@@ -607,7 +608,7 @@ void PlayingLesson::draw_score(FrameContext& frame) {
 }  // namespace
 
 std::unique_ptr<LessonPanel> make_lesson_panel(const std::string& file, int first_step,
-                                               bool scripted,
+                                               LessonPace pace,
                                                std::shared_ptr<const core::FashionMnist> data,
                                                const core::SessionConfig& base) {
   lessons::Lesson lesson;
@@ -623,7 +624,7 @@ std::unique_ptr<LessonPanel> make_lesson_panel(const std::string& file, int firs
   options.data = std::move(data);
   options.make_devices = base.make_devices;
   return std::make_unique<PlayingLesson>(std::move(lesson), std::move(options), first_step - 1,
-                                         scripted);
+                                         pace);
 }
 
 }  // namespace mirrorlab::gui

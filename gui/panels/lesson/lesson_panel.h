@@ -53,13 +53,18 @@ class LessonPanel : public Panel {
   virtual float strip_need_px() const = 0;
 };
 
+// How a lesson's steps go: as a class plays them (a step's questions wait for the class's
+// predictions, then it runs), or scripted for pictures (`mirrorlab gui --screenshot`): each step
+// run at once, its answers shown, or each shown as the class first sees it, its questions waiting
+// and nothing run (--unanswered: a worksheet's pictures). Scripted, nothing is waited for.
+enum class LessonPace { kClass, kAnswered, kUnanswered };
+
 // Reads the lesson `file` and makes its panel; its first advance() enters step `first_step`
 // (1-based). The runs are built like `base` (its device maker: CPU-backed or CUDA) on `data`.
-// `scripted`: questions are not waited for (a screenshot shows the answers). Throws
-// std::invalid_argument when the lesson cannot be played (malformed, coming, no such step, or
-// this build has no lessons).
+// Throws std::invalid_argument when the lesson cannot be played (malformed, coming, no such step,
+// or this build has no lessons).
 std::unique_ptr<LessonPanel> make_lesson_panel(const std::string& file, int first_step,
-                                               bool scripted,
+                                               LessonPace pace,
                                                std::shared_ptr<const core::FashionMnist> data,
                                                const core::SessionConfig& base);
 

@@ -5,7 +5,7 @@
 
 namespace mirrorlab::gui {
 
-std::unique_ptr<LessonPanel> make_lesson_panel(const std::string&, int, bool,
+std::unique_ptr<LessonPanel> make_lesson_panel(const std::string&, int, LessonPace,
                                                std::shared_ptr<const core::FashionMnist>,
                                                const core::SessionConfig&) {
   throw std::invalid_argument(
