@@ -29,6 +29,7 @@
 #include "lessons/player/lesson.h"
 #endif
 #include "nlohmann/json.hpp"
+#include "tests/gui/imgui_test_support.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::gui {
@@ -351,16 +352,9 @@ struct AuditedFrame {
 constexpr const char* kDejaVuSans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 template <class Draw>
 AuditedFrame audit_a_frame(float width, const Draw& draw) {
-  ImGuiContext* context = ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(800, 400);
-  io.DeltaTime = 1.0f / 60;
   // The window's font (the audit tells a space by the gap it leaves in DejaVu Sans).
-  io.Fonts->AddFontFromFileTTF(kDejaVuSans, 24.0f);
-  unsigned char* pixels = nullptr;
-  int w = 0, h = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  ImGuiContext* context = testing::make_windowless_context(ImVec2(800, 400), kDejaVuSans, 24.0f);
+  ImGuiIO& io = ImGui::GetIO();
   AuditedFrame result;
   for (int frame = 0; frame < 2; ++frame) {  // tab bars lay out in their second frame
     ImGui::NewFrame();
@@ -383,14 +377,8 @@ AuditedFrame audit_a_frame(float width, const Draw& draw) {
 // The height a window needs: its padding and items, a wish said inside pushed IDs (a tab, a
 // table) added for that frame only, and all of it for a child that fills whatever is left.
 TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
-  ImGuiContext* context = ImGui::CreateContext();
+  ImGuiContext* context = testing::make_windowless_context(ImVec2(800, 400));
   ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(800, 400);
-  io.DeltaTime = 1.0f / 60;
-  unsigned char* pixels = nullptr;
-  int w = 0, h = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
   const ImGuiStyle& style = ImGui::GetStyle();
   bool filled = false;
   const auto measure = [&](float wish, bool fill, bool picture = false) {
@@ -447,30 +435,13 @@ TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
 // lesson's step waits for the class's predictions: then it has a sentence to show, and the
 // presenter strip may take the rest of its room for the step's text.
 TEST(StepMoment, APictureWithNoStepYetLendsItsRoomOnlyWhileALessonAsks) {
-  class NoActions final : public AppActions {
-   public:
-    void reconfigure(const core::SessionConfig&) override {}
-    void save_screenshot() override {}
-    void load_checkpoint(const std::string&) override {}
-    const std::string& load_error() const override { return none_; }
-
-   private:
-    std::string none_;
-  };
-  ImGuiContext* context = ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(800, 400);
-  io.DeltaTime = 1.0f / 60;
-  unsigned char* pixels = nullptr;
-  int w = 0, h = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  ImGuiContext* context = testing::make_windowless_context(ImVec2(800, 400));
   const core::SessionSnapshot run;  // no step recorded yet
   const core::SessionConfig config;
   const std::string no_error;
   ViewSettings view;
   GuiReport report;
-  NoActions actions;
+  testing::NoActions actions;
   const auto fills = [&](bool lesson_asks) {
     view.lesson_asks = lesson_asks;
     ImGui::NewFrame();

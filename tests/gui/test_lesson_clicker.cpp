@@ -17,6 +17,7 @@
 #include "gui/panels/lesson/lesson_panel.h"
 #include "imgui.h"
 #include "nlohmann/json.hpp"
+#include "tests/gui/imgui_test_support.h"
 
 namespace mirrorlab::gui {
 namespace {
@@ -44,17 +45,6 @@ std::string long_lesson() {
          text + "```toml\nlook_at = \"Batch split\"\ndo = [{ pause_at = \"after-split\" }]\n```\n";
 }
 
-class NoActions final : public AppActions {
- public:
-  void reconfigure(const core::SessionConfig&) override {}
-  void save_screenshot() override {}
-  void load_checkpoint(const std::string&) override {}
-  const std::string& load_error() const override { return none_; }
-
- private:
-  std::string none_;
-};
-
 class LessonClicker : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -65,14 +55,7 @@ class LessonClicker : public ::testing::Test {
     auto data = std::make_shared<core::FashionMnist>(
         core::FashionMnist{core::synthetic_dataset(2048, 3), core::synthetic_dataset(64, 9)});
     panel_ = make_lesson_panel(file.string(), 1, LessonPace::kClass, data, core::SessionConfig{});
-    context_ = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1000, 400);
-    io.Fonts->AddFontDefault();
-    unsigned char* pixels = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    context_ = testing::make_windowless_context(ImVec2(1000, 400));
     view_.present = true;
   }
   void TearDown() override {
@@ -117,7 +100,7 @@ class LessonClicker : public ::testing::Test {
   ImGuiContext* context_ = nullptr;
   ViewSettings view_;
   GuiReport report_;
-  NoActions actions_;
+  testing::NoActions actions_;
   core::SessionSnapshot snapshot_;
 };
 

@@ -98,6 +98,11 @@ class PlayingLesson final : public LessonPanel {
   void go_to(int i) {
     if (i >= 0 && i < steps()) pending_ = i;
   }
+  // The lesson's introduction or the step's text, either read from its top.
+  void show_introduction(bool shown) {
+    introduction_ = shown;
+    scroll_to_.fill(0);
+  }
   ClickerState clicker_state() const;
   void follow(ClickerMove move);
   void run_step();
@@ -152,8 +157,7 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   answers_.clear();
   checks_.clear();
   view.watched_moment = -1;
-  introduction_ = false;
-  scroll_to_.fill(0);  // a step is read from its top, whatever the one before was scrolled to
+  show_introduction(false);  // a step is read from its top, whatever the one before was scrolled to
   view.distance_to_one_worker.reset();
   view.distance_to_one_device.reset();
   // On a projector one panel large reads better than all of them small: the step's panel fills
@@ -242,8 +246,7 @@ void PlayingLesson::follow(ClickerMove move) {
       run_step();
       break;
     case ClickerMove::kCloseIntroduction:
-      introduction_ = false;
-      scroll_to_.fill(0);
+      show_introduction(false);
       break;
     case ClickerMove::kNextStep:
       next();
@@ -412,10 +415,7 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
 bool PlayingLesson::draw_introduction_button() {
   if (player_.lesson().introduction.empty()) return false;
   const bool pressed = ImGui::Button(introduction_ ? "The step" : "Introduction");
-  if (pressed) {
-    introduction_ = !introduction_;
-    scroll_to_.fill(0);
-  }
+  if (pressed) show_introduction(!introduction_);
   return pressed;
 }
 
