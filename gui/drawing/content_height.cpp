@@ -29,6 +29,13 @@ float content_height() {
          wanted_this_frame(window);
 }
 
+float scroll_max_now() {
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  // The items' lowest edge unscrolled, and the padding below it, against the visible bottom.
+  const float bottom = window->DC.CursorMaxPos.y + window->Scroll.y + window->WindowPadding.y;
+  return ImMax(0.0f, bottom - window->InnerRect.Max.y);
+}
+
 void wants_more_height(float px) {
   if (!(px > 0)) return;
   ImGuiWindow* window = ImGui::GetCurrentWindow();

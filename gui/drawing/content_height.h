@@ -10,6 +10,11 @@ namespace mirrorlab::gui {
 
 float content_height();
 
+// How far the current window can scroll down with what is drawn in it so far this frame: ImGui's
+// GetScrollMaxY() as it will be next frame (GetScrollMaxY() itself is of the last frame's items,
+// so for one frame after its contents change it speaks of what it showed before).
+float scroll_max_now();
+
 // An item drawn this frame in the current window would show whole with `px` more height than it
 // was given (a table scrolling its rows within the room left): content_height() adds it.
 void wants_more_height(float px);

@@ -439,6 +439,10 @@ float AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& 
 
 void AppWindow::handle_keys() {
   const ImGuiIO& io = ImGui::GetIO();
+  // The clicker's keys, also while a prediction is typed in (a field has no use for them), and
+  // once a press: a key held down (or a clicker's repeat) must not run through the steps.
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN, false)) lesson_->page_down();
+  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP, false)) lesson_->page_up();
   if (io.WantTextInput) return;  // typing a number in a field is not a command
   // ImGui 1.86 indexes keys by the platform's codes: GLFW_KEY_* here.
   if (ImGui::IsKeyPressed(GLFW_KEY_F12) || ImGui::IsKeyPressed(GLFW_KEY_P)) save_screenshot();
@@ -449,8 +453,6 @@ void AppWindow::handle_keys() {
     snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();
   }
   if (run && ImGui::IsKeyPressed(GLFW_KEY_N)) run->step();
-  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) lesson_->page_down();
-  if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_->page_up();
   FrameContext frame = frame_context();
   if (arrows_walk_the_model(view_, kAllReducePanelName)) {  // the panel clamps to the model's steps
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) ++view_.modelled_step;

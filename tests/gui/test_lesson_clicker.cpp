@@ -45,18 +45,33 @@ std::string long_lesson() {
          text + "```toml\nlook_at = \"Batch split\"\ndo = [{ pause_at = \"after-split\" }]\n```\n";
 }
 
+// A first step that shows whole in the strip, asking nothing, then a long one that asks.
+std::string short_then_long() {
+  const std::string lesson = long_lesson();
+  const std::size_t long_step = lesson.find("## Read it all");
+  return lesson.substr(0, long_step) +
+         "## A short step\n\nOne line.\n\n```toml\nlook_at = \"Batch split\"\n"
+         "do = [{ run_steps = 1 }]\n\n[setup]\ngpus = 2\nmodel = \"mlp\"\n"
+         "batch_per_replica = 32\ntrain_examples = 640\n```\n\n" +
+         lesson.substr(long_step);
+}
+
 class LessonClicker : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("mirrorlab-clicker-" + std::to_string(::getpid()));
     fs::create_directories(dir_);
-    const fs::path file = dir_ / "long.md";
-    std::ofstream(file) << long_lesson();
-    auto data = std::make_shared<core::FashionMnist>(
-        core::FashionMnist{core::synthetic_dataset(2048, 3), core::synthetic_dataset(64, 9)});
-    panel_ = make_lesson_panel(file.string(), 1, LessonPace::kClass, data, core::SessionConfig{});
     context_ = testing::make_windowless_context(ImVec2(1000, 400));
     view_.present = true;
+    open(long_lesson());
+  }
+  void open(const std::string& lesson) {
+    const fs::path file = dir_ / "lesson.md";
+    std::ofstream(file) << lesson;
+    auto data = std::make_shared<core::FashionMnist>(
+        core::FashionMnist{core::synthetic_dataset(2048, 3), core::synthetic_dataset(64, 9)});
+    panel_.reset();
+    panel_ = make_lesson_panel(file.string(), 1, LessonPace::kClass, data, core::SessionConfig{});
   }
   void TearDown() override {
     panel_.reset();  // stops its run first
@@ -164,6 +179,40 @@ TEST_F(LessonClicker, PageDownReadsTheStepAPageAtATimeThenRunsItThenGoesToTheNex
   frames(2);
   EXPECT_EQ(drew("text_scrolled_px"), 0);
   EXPECT_EQ(drew("step"), 1);
+}
+
+// A press in the very frame after a step changed is judged on what the new step holds, not on
+// what the step before held (ImGui's scroll range lags a frame): after a short step, the long
+// step's first press pages it rather than running it unread.
+TEST_F(LessonClicker, APressRightAfterTheStepChangedReadsTheNewStep) {
+  open(short_then_long());
+  frames(3);
+  ASSERT_EQ(panel_->step_number(), 1);
+  ASSERT_TRUE(run_until_idle()) << "a step that asks nothing runs at once";
+  frames(2);
+  ASSERT_EQ(drew("columns_showing_more"), 0) << "the short step must show whole";
+  panel_->page_down();  // to the long step
+  frames(1);            // drawn once
+  ASSERT_EQ(panel_->step_number(), 2);
+  panel_->page_down();
+  frames(2);
+  EXPECT_TRUE(panel_->busy()) << "the long step still asks";
+  EXPECT_EQ(drew("checks_passed"), -1) << "nothing has run";
+  EXPECT_GT(drew("text_scrolled_px"), 0) << "the press paged the long step";
+}
+
+// F5 between the layouts: the strip's columns and the usual layout's window are other windows,
+// and a step is read from its top in the other layout, whatever was scrolled in this one.
+TEST_F(LessonClicker, TheOtherLayoutReadsTheStepFromItsTop) {
+  frames(3);
+  panel_->page_down();
+  frames(2);
+  ASSERT_GT(drew("text_scrolled_px"), 0);
+  view_.present = false;
+  frames(2);
+  view_.present = true;
+  frames(2);
+  EXPECT_EQ(drew("text_scrolled_px"), 0);
 }
 
 }  // namespace

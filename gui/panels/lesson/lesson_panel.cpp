@@ -266,11 +266,12 @@ void PlayingLesson::scroll_column(std::size_t k) {
 }
 
 // Inside column k's window, before its End: keeps where it is for the clicker (where it was
-// asked to go, when it has not gone there yet).
+// asked to go, when it has not gone there yet), and how far it scrolls with what it holds now:
+// a press right after a step changes is judged on the new step, not the old.
 void PlayingLesson::keep_column(std::size_t k) {
-  ColumnScroll column{ImGui::GetScrollY(), ImGui::GetScrollMaxY(),
+  ColumnScroll column{ImGui::GetScrollY(), scroll_max_now(),
                       ImGui::GetWindowContentRegionMax().y - ImGui::GetWindowContentRegionMin().y};
-  if (scroll_to_[k] >= 0) column.y = std::min(scroll_to_[k], column.max);
+  column.y = std::min(scroll_to_[k] >= 0 ? scroll_to_[k] : column.y, column.max);
   scroll_to_[k] = -1;
   columns_.push_back(column);
 }
@@ -306,6 +307,8 @@ void PlayingLesson::show_more_below() {
 }
 
 void PlayingLesson::Draw(FrameContext& frame) {
+  // The clicker's columns are other windows in the other layout (F5): read from their tops.
+  if (strip_ != frame.view.present) scroll_to_.fill(0);
   strip_ = frame.view.present;
   columns_.clear();
   if (strip_) {
