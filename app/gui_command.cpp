@@ -97,9 +97,10 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "as Next does, writing --screenshot and --report once a step: {step} in their "
                 "paths is the step's number (shots/step-{step}.png)");
   cmd->add_flag("--unanswered", o.app.unanswered,
-                "Scripted, with --lesson: show each step as the class first sees it, its "
-                "questions waiting for predictions and nothing run, no answers (a worksheet's "
-                "pictures; with --every-step, every step's)");
+                "Scripted, with --lesson: show each step as the class first sees it, the "
+                "steps before it run, its questions waiting for predictions, no answers (a "
+                "worksheet's pictures; with --every-step, every step's). A step that asks "
+                "nothing runs as in class");
   add_text_flag(cmd, "--lessons", o.lessons_folder,
                 "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
       ->type_name("DIR");
@@ -142,10 +143,10 @@ std::string every_step_problem(const GuiOptions& o) {
     return "--unanswered is for pictures of a lesson's steps: give --screenshot (or --report); "
            "in the window itself every step waits for predictions anyway";
   }
-  if (o.app.unanswered &&
-      (o.app.steps > 0 || o.app.phases > 0 || o.app.measure_seconds > 0 || o.app.compare)) {
-    return "--unanswered shows each step before it runs: --steps, --phases, --compare and "
-           "--measure-seconds would run it, so leave them out";
+  if (o.app.unanswered && (o.app.run || o.app.steps > 0 || o.app.phases > 0 ||
+                           o.app.measure_seconds > 0 || o.app.compare)) {
+    return "--unanswered shows each step before it runs: --run, --steps, --phases, --compare "
+           "and --measure-seconds would run it, so leave them out";
   }
   if (!o.app.every_step) {
     for (const auto& [flag, path] :
@@ -158,9 +159,10 @@ std::string every_step_problem(const GuiOptions& o) {
     return "";
   }
   if (o.lesson.empty()) return "--every-step plays a lesson's steps: give --lesson too";
-  if (o.app.steps > 0 || o.app.phases > 0 || o.app.measure_seconds > 0 || o.app.compare) {
-    return "--every-step plays each step as the lesson sets it up: --steps, --phases, --compare "
-           "and --measure-seconds script one run, so leave them out";
+  if (o.app.run || o.app.steps > 0 || o.app.phases > 0 || o.app.measure_seconds > 0 ||
+      o.app.compare) {
+    return "--every-step plays each step as the lesson sets it up: --run, --steps, --phases, "
+           "--compare and --measure-seconds script one run, so leave them out";
   }
   if (o.app.screenshot.empty() && o.app.report.empty()) {
     return "--every-step writes files once a step: give --screenshot or --report, with {step} "

@@ -1,5 +1,6 @@
 #include "lessons/player/player.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -225,12 +226,18 @@ void LessonPlayer::enter(int i) {
   if (i < 0 || i >= static_cast<int>(lesson_.steps.size())) return;
   int from = i;
   while (from > 0 && !lesson_.steps[static_cast<std::size_t>(from)].setup) --from;
-  actions_.clear();
+  // Going on to the next step keeps the run; anything else replays from the setup.
+  const bool continues = i == step_ + 1 && !lesson_.steps[static_cast<std::size_t>(i)].setup;
+  // A step left before its actions began (Next before "Run the step") leaves them to the next:
+  // replayed first, so that the next step starts where it expects.
+  std::vector<Action> left_over;
+  if (continues && !action_started_ && next_action_ < actions_.size()) {
+    left_over.assign(actions_.begin() + static_cast<std::ptrdiff_t>(next_action_), actions_.end());
+  }
+  actions_ = std::move(left_over);
   notes_.clear();
   next_action_ = 0;
   action_started_ = false;
-  // Going on to the next step keeps the run; anything else replays from the setup.
-  const bool continues = i == step_ + 1 && !lesson_.steps[static_cast<std::size_t>(i)].setup;
   if (!continues) {
     if (const auto& setup = lesson_.steps[static_cast<std::size_t>(from)].setup) build_run(*setup);
     for (int k = from; k < i; ++k) queue_actions_of(k);
@@ -355,7 +362,11 @@ bool LessonPlayer::action_finished(const Action& a) {
   return true;
 }
 
-bool LessonPlayer::advance() {
+bool LessonPlayer::advance() { return drive(actions_.size()); }
+
+bool LessonPlayer::advance_replay() { return drive(own_actions_from_); }
+
+bool LessonPlayer::drive(std::size_t end) {
   if (!session_) {
     // No run (its setup failed): nothing to do until the next setup.
     next_action_ = actions_.size();
@@ -372,13 +383,13 @@ bool LessonPlayer::advance() {
     ++next_action_;
     if (!run_error_.empty()) next_action_ = actions_.size();
   }
-  if (next_action_ < actions_.size()) {
+  if (next_action_ < std::min(end, actions_.size())) {
     start_action(actions_[next_action_]);
     action_started_ = true;
     if (session_) session_->update(snapshot_);
     return false;
   }
-  return true;
+  return next_action_ >= end;
 }
 
 bool LessonPlayer::run_actions(double timeout_seconds) {

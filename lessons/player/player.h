@@ -64,6 +64,11 @@ class LessonPlayer {
   void enter(int i);
   // Drives the current step's actions; true when they are all done (or one failed).
   bool advance();
+  // Drives only the actions replayed before the step's own (the steps before it, when entered
+  // other than from the step before, or the step before's when it was left before they ran):
+  // true when they are done, the step's own not begun. What the step's questions ask about.
+  bool advance_replay();
+  bool replayed() const { return next_action_ >= own_actions_from_; }
   bool actions_done() const { return next_action_ >= actions_.size() && !action_started_; }
   // Drives until done (the terminal and tests). False if `timeout_seconds` passed first.
   bool run_actions(double timeout_seconds = 120);
@@ -96,6 +101,7 @@ class LessonPlayer {
   void start_action(const Action& a);
   bool action_finished(const Action& a);
   void queue_actions_of(int step);
+  bool drive(std::size_t end);  // advance() up to actions_[end]: true once there
   void tell_workers();  // each worker's TF_CONFIG, as notes of the step that sets the run up
 
   Lesson lesson_;

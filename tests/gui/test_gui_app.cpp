@@ -572,7 +572,9 @@ TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
 }
 
 // --unanswered with --every-step: each step of lesson 1 before it runs, a worksheet's pictures.
-// Steps 1 to 3 ask and show no answer; step 4 asks nothing, so it runs as it would.
+// Steps 1 to 3 ask and show no answer; step 4 asks nothing, so it runs as it would. Each step is
+// pictured where the steps before it leave the run: step 1's pause after the split before step
+// 2, step 2's after backward before step 3, though neither step's own run was shown.
 TEST_F(GuiApp, UnansweredEveryStepPicturesEachStepsQuestionsWithoutAnswers) {
   const Result r = gui("--lesson mirrored-strategy --every-step --unanswered --frames 2" +
                        std::string(" --screenshot ") + path("sheet-{step}.png") + " --report " +
@@ -588,6 +590,9 @@ TEST_F(GuiApp, UnansweredEveryStepPicturesEachStepsQuestionsWithoutAnswers) {
     EXPECT_EQ(asks, step < 4) << report.dump(1);
     EXPECT_EQ(report["words"].contains("answer 1"), false) << report.dump(1);
     EXPECT_EQ(lesson.contains("checks_passed"), !asks) << report.dump(1);
+    EXPECT_EQ(report["notes"]["held_within_step"], step == 2 || step == 3 ? 1.0 : 0.0)
+        << report.dump(1);
+    EXPECT_EQ(report["notes"]["steps_done"], step == 4 ? 6.0 : 0.0) << report.dump(1);
   }
 }
 
@@ -603,7 +608,9 @@ TEST_F(GuiApp, EveryStepIsRefusedWithoutALessonOrWithAFileOfOneNameForEveryStep)
            {"--lesson 1 --every-step --report " + each + " --steps 3", "leave them out"},
            {"--unanswered --report " + report, "give --lesson too"},
            {"--lesson 1 --unanswered", "give --screenshot (or --report)"},
-           {"--lesson 1 --unanswered --report " + report + " --steps 3", "would run it"}}) {
+           {"--lesson 1 --unanswered --report " + report + " --steps 3", "would run it"},
+           {"--lesson 1 --unanswered --report " + report + " --run", "would run it"},
+           {"--lesson 1 --every-step --report " + each + " --run", "leave them out"}}) {
     const Result r = gui(args + " --frames 2");
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;

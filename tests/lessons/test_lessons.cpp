@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/mirrored_strategy.h"
@@ -494,6 +496,51 @@ TEST(LessonPlayer, GoingBackReplaysTheRunUpToThatStep) {
   ASSERT_TRUE(player.run_actions(60));
   EXPECT_EQ(*player.read("steps_done", -1), 0);  // held inside the first step again
   EXPECT_GT(*player.read("gradient_spread_before", -1), 0);
+}
+
+// Drives only what is replayed before the step's own actions: true once done.
+bool replay(LessonPlayer& player) {
+  for (int k = 0; k < 30000 && !player.advance_replay(); ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return player.replayed();
+}
+
+core::StepBoundary held_boundary(const LessonPlayer& player) {
+  const auto& held = player.snapshot().held_at;
+  return held ? held->boundary : core::StepBoundary::kSplit;
+}
+
+// The GUI asks a step's questions once the steps before it are replayed: entered directly, the
+// run stands where they leave it, and the step's own pause has not begun.
+TEST(LessonPlayer, AStepEnteredDirectlyIsReplayedUpToItsOwnActions) {
+  LessonPlayer player(lesson_one(), small_data());
+  player.enter(2);  // the all-reduce: steps 1 and 2 pause after the split, then after backward
+  EXPECT_FALSE(player.replayed());
+  ASSERT_TRUE(replay(player));
+  ASSERT_TRUE(player.snapshot().held_at.has_value());
+  EXPECT_EQ(held_boundary(player), core::StepBoundary::kBackward);
+  EXPECT_FALSE(player.actions_done()) << "its own pause is left for its run";
+  ASSERT_TRUE(player.run_actions(60));
+  EXPECT_EQ(held_boundary(player), core::StepBoundary::kAllReduceStep);
+}
+
+// Next before a step ran (a class that skipped a step's run, or a worksheet's pictures): what it
+// would have done is done before the next step's own, so the next step starts where it expects
+// and a lesson walked through unrun ends where a played one does.
+TEST(LessonPlayer, AStepLeftBeforeItRanLeavesItsActionsToTheNext) {
+  LessonPlayer player(lesson_one(), small_data());
+  player.enter(0);
+  player.enter(1);
+  EXPECT_FALSE(player.replayed());
+  ASSERT_TRUE(replay(player));
+  ASSERT_TRUE(player.snapshot().held_at.has_value());
+  EXPECT_EQ(held_boundary(player), core::StepBoundary::kSplit) << "step 1's pause, not step 2's";
+  player.enter(2);
+  player.enter(3);
+  ASSERT_TRUE(player.run_actions(60));
+  EXPECT_EQ(*player.read("steps_done", -1), 6);
+  EXPECT_EQ(*player.read("replicas_in_sync", -1), 1);
 }
 
 // Breaks the sync: after the all-reduce, replica 1's gradients are changed before the update.

@@ -87,7 +87,7 @@ class PlayingLesson final : public LessonPanel {
   void page_up() override { follow(clicker_back(clicker_state())); }
   bool busy() const override {
     return pending_ >= 0 || stage_ == StepStage::kRunning ||
-           (stage_ == StepStage::kAsking && pace_ == LessonPace::kClass);
+           (stage_ == StepStage::kAsking && (pace_ == LessonPace::kClass || !player_.replayed()));
   }
   int step_number() const override { return (pending_ >= 0 ? pending_ : player_.step_index()) + 1; }
   int step_count() const override { return steps(); }
@@ -183,7 +183,10 @@ void PlayingLesson::advance(ViewSettings& view) {
   }
   view.highlighted_panel = left_ || player_.step_index() < 0 ? "" : player_.step().look_at;
   view.lesson_asks = !left_ && player_.step_index() >= 0 && stage_ == StepStage::kAsking;
-  if (left_ || stage_ != StepStage::kRunning) return;
+  if (left_ || player_.step_index() < 0) return;
+  // The steps before it replayed first: its questions ask about the run they leave.
+  if (stage_ == StepStage::kAsking && !player_.replayed()) player_.advance_replay();
+  if (stage_ != StepStage::kRunning) return;
   if (player_.advance()) {
     finish_step();
     view.distance_to_one_worker = player_.read("distance_to_one_worker", -1);
@@ -545,6 +548,12 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
   if (stage_ == StepStage::kAsking &&
       ImGui::Button("Run the step and show me", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
     run_step();
+  }
+  if (stage_ == StepStage::kAsking && !player_.replayed()) {
+    // Entered by Back or a chosen step (or after a step left unrun): the run catches up first.
+    const int dots = static_cast<int>(std::fmod(frame.seconds_since_start * 3, 4));
+    text_wrapped_dim("%s",
+                     ("The steps before this one are replayed" + std::string(dots, '.')).c_str());
   }
   frame.report.drew(name(), "questions", static_cast<double>(step.questions.size()));
 }

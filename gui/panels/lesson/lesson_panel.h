@@ -55,8 +55,9 @@ class LessonPanel : public Panel {
 
 // How a lesson's steps go: as a class plays them (a step's questions wait for the class's
 // predictions, then it runs), or scripted for pictures (`mirrorlab gui --screenshot`): each step
-// run at once, its answers shown, or each shown as the class first sees it, its questions waiting
-// and nothing run (--unanswered: a worksheet's pictures). Scripted, nothing is waited for.
+// run at once, its answers shown, or each shown as the class first sees it, the steps before it
+// run and its questions waiting (--unanswered: a worksheet's pictures; a step that asks nothing
+// runs). Scripted, nothing is waited for.
 enum class LessonPace { kClass, kAnswered, kUnanswered };
 
 // Reads the lesson `file` and makes its panel; its first advance() enters step `first_step`
