@@ -15,8 +15,12 @@ float StripFit::next(const StripMeasure& m) {
   last_room_ = room;
   last_panels_need_ = m.panels_need;
   if (m.strip_need <= 0 || turns_ >= kMostStripTurns) return fitted_;
-  const float panels_need =
-      panels_fill_ ? std::max(m.panels_need, m.total - m.base) : m.panels_need;
+  // Panels that fill their room need what they are given: the share's room (or more, when a
+  // panel beside them needs it), or while a step asks, panels_least.
+  float panels_need = m.panels_need;
+  if (panels_fill_) {
+    panels_need = m.panels_least > 0 ? m.panels_least : std::max(m.panels_need, m.total - m.base);
+  }
   float spare = m.total - panels_need;  // the strip's height were the panels to show whole
   // A few pixels a panel leaves below what it sized to its window are not room to read in.
   if (spare > m.strip && spare < m.strip + m.line) spare = m.strip;

@@ -10,6 +10,11 @@ namespace mirrorlab::gui {
 
 // The most of the work area's height a fitted strip may take: the step's panel keeps a quarter.
 inline constexpr float kMostCaptionStripShare = 0.75f;
+// While a step waits for the class's predictions, panels that fill whatever room they get keep
+// at least this share of the work area (else the room the strip's share leaves them): the
+// question is what the class reads then, and the panel shows only where the step before left the
+// run. Once the step runs, its panel has its usual room again.
+inline constexpr float kAskingPanelsShare = 0.5f;
 // A step's fitting stops once the strip has turned back this many times (grown, then shrunk,
 // then grown...: the panels and the strip trading room), whatever the panels do next, so that
 // the text a class reads does not keep moving. Changes one way (answers appearing) all count as
@@ -25,6 +30,9 @@ struct StripMeasure {
   float panels_need = 0;  // the panels' room that shows every panel above whole: at least their
                           // room at the share where one fills whatever room it gets
   float line = 0;         // a line of text: less spare room than that is none
+  // While a step asks: the room kept by panels that fill whatever they get (0: the room the
+  // strip's share leaves them, or what a panel beside them needs).
+  float panels_least = 0;
 };
 
 class StripFit {

@@ -72,7 +72,8 @@ class AppWindow : public AppActions {
   // The presenter strip's height for the next frame, from what it and the panels needed in this
   // one (`panels_need`: the room's height that shows every panel in it whole; `base`: the strip's
   // height by its share).
-  void fit_strip(const WindowLayout& places, const PixelRect& work, float base, float panels_need);
+  void fit_strip(const WindowLayout& places, const PixelRect& work, float base, float panels_need,
+                 float filled_room);
   void handle_keys();
   // T: the lesson's caption strip tall or not; tall asks for the presenter layout.
   void toggle_tall_caption() {
@@ -357,6 +358,11 @@ void AppWindow::draw_panels(FrameContext& frame) {
         places.lesson_is_strip ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoTitleBar : 0;
     draw_panel(*lesson_, places.lesson, frame, window_area, strip);
   }
+  // The room a panel that fills whatever it gets is given: at the strip's share, or while the
+  // step asks, as little as kAskingPanelsShare of the work area (gui/panels/strip_fit.h).
+  const float filled_room = view_.lesson_asks
+                                ? std::min(at_share.panels.h, kAskingPanelsShare * work.h)
+                                : at_share.panels.h;
   float panels_need = 0;
   for (const auto& [name, r] : cells) {
     Panel* panel = name == controls_.name() ? &controls_ : nullptr;
@@ -368,14 +374,14 @@ void AppWindow::draw_panels(FrameContext& frame) {
         *panel, PixelRect{room.x + r.x * room.w, room.y + r.y * room.h, r.w * room.w, r.h * room.h},
         frame, window_area);
     // The room each cell's share needs; one that fills its room, what the share's layout gives.
-    const float cell_need = need < 0 ? r.h * at_share.panels.h : need;
+    const float cell_need = need < 0 ? r.h * filled_room : need;
     if (r.h > 0) panels_need = std::max(panels_need, cell_need / r.h);
   }
-  if (places.lesson_is_strip) fit_strip(places, work, at_share.lesson.h, panels_need);
+  if (places.lesson_is_strip) fit_strip(places, work, at_share.lesson.h, panels_need, filled_room);
 }
 
 void AppWindow::fit_strip(const WindowLayout& places, const PixelRect& work, float base,
-                          float panels_need) {
+                          float panels_need, float filled_room) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   StripMeasure m;
   m.base = base;
@@ -383,6 +389,7 @@ void AppWindow::fit_strip(const WindowLayout& places, const PixelRect& work, flo
   m.strip = places.lesson.h;
   m.strip_need = lesson_->strip_need_px();
   m.panels_need = panels_need;
+  m.panels_least = view_.lesson_asks ? filled_room : 0;
   m.line = ImGui::GetTextLineHeightWithSpacing();
   const float before = strip_fit_.fitted();
   const float fitted = strip_fit_.next(m);

@@ -61,12 +61,23 @@ class GuiApp : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   std::string path(const char* name) const { return (dir_ / name).string(); }
+  // `mirrorlab gui ARGS` as a projector shows it (1280x720, font 1.5, the presenter layout),
+  // scripted for `frames` frames: its report, written to `json` in the test's folder.
+  nlohmann::json projected(const std::string& args, const char* json, int frames = 3);
   fs::path dir_;
 };
 
 inline nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
+}
+
+inline nlohmann::json GuiApp::projected(const std::string& args, const char* json, int frames) {
+  const Result r = shell(kHeadless + " 1280x720 " + kMirrorlab + " gui " + args +
+                         " --present --font-scale 1.5 --width 1280 --height 720 --frames " +
+                         std::to_string(frames) + " --report " + path(json));
+  EXPECT_EQ(r.status, 0) << r.output;
+  return read_json(path(json));
 }
 
 }  // namespace mirrorlab::testing::gui_app

@@ -296,6 +296,28 @@ TEST(StripFit, PanelsThatFillTheirRoomDoNotLetTheStripCreep) {
   EXPECT_FLOAT_EQ(small.next(strip_measure(180, 600, 509 - 10)), 0);
 }
 
+// While a step asks, a panel that fills its room keeps half the work area, not the share's three
+// quarters: the strip grows into the rest for the question, and no further, frame after frame.
+TEST(StripFit, WhileAStepAsksAPanelThatFillsItsRoomLendsTheStripUpToHalf) {
+  StripFit fit;
+  float strip = 180;
+  const float half = 689 * kAskingPanelsShare;
+  for (int frame = 0; frame < 20; ++frame) {
+    const float room = 689 - strip;
+    StripMeasure m = strip_measure(strip, 600, room - 40);  // a chart sized to its window
+    m.panels_least = half;
+    const float fitted = fit.next(m);
+    if (fitted > 0) strip = fitted;
+  }
+  EXPECT_FLOAT_EQ(strip, 689 - half);
+  EXPECT_TRUE(fit.panels_fill());
+  // A step needing less than that takes only what it needs.
+  StripFit short_step;
+  StripMeasure m = strip_measure(180, 250, 500);
+  m.panels_least = half;
+  EXPECT_FLOAT_EQ(short_step.next(m), 0) << "the panel needs its share's room: nothing spare";
+}
+
 TEST(StripFit, AStepsFittingStopsAfterItsMostTurnsBackButNotForGrowthOneWay) {
   StripFit fit;
   float strip = 180;

@@ -538,15 +538,7 @@ TEST_F(GuiApp, EveryStepWritesAScreenshotAndAReportOfEachStepPlayed) {
 // shows the step's text and question whole. Answered (the usual scripted picture), the panel keeps
 // the room its picture needs and the strip its share, scrolling.
 TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
-  const auto presenting = [&](const std::string& args, const char* json) {
-    const Result r = shell(kHeadless + " 1280x720 " + kMirrorlab +
-                           " gui --lesson mirrored-strategy --present --font-scale 1.5 --width 1280"
-                           " --height 720 --frames 3 --report " +
-                           path(json) + args);
-    EXPECT_EQ(r.status, 0) << r.output;
-    return read_json(path(json));
-  };
-  const auto asks = presenting(" --unanswered", "asks.json");
+  const auto asks = projected("--lesson mirrored-strategy --unanswered", "asks.json");
   const auto& lesson = asks["panels"]["Lesson"];
   EXPECT_EQ(lesson["questions"], 1.0) << asks.dump(1);
   EXPECT_FALSE(asks["words"].contains("answer 1")) << asks.dump(1);
@@ -559,7 +551,7 @@ TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
   EXPECT_GT(lesson["strip_height_share"].get<double>(), 0.3) << asks.dump(1);
   EXPECT_EQ(asks["notes"]["text_cut"], 0.0) << asks.dump(1);
 
-  const auto answered = presenting("", "answered.json");
+  const auto answered = projected("--lesson mirrored-strategy", "answered.json");
   const auto& played = answered["panels"]["Lesson"];
   EXPECT_TRUE(answered["words"].contains("answer 1")) << answered.dump(1);
   EXPECT_EQ(played["checks_passed"], 1.0) << answered.dump(1);
@@ -569,6 +561,47 @@ TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
       0.0)
       << answered.dump(1);
   EXPECT_LT(played["strip_height_share"].get<double>(), 0.3) << answered.dump(1);
+}
+
+// Lesson 1's third step entered directly, as the class first sees it: steps 1 and 2 replayed (the
+// run held after backward), the All-reduce panel showing the gradients before the all-reduce and
+// filling its room. While the step asks, that panel keeps half the window, not three quarters,
+// and the strip takes the rest for the step's text and question.
+TEST_F(GuiApp, AStepThatAsksGetsHalfTheWindowFromAPanelThatFillsItsRoom) {
+  const auto asks =
+      projected("--lesson mirrored-strategy --lesson-step 3 --unanswered", "asks.json", 5);
+  const auto& lesson = asks["panels"]["Lesson"];
+  EXPECT_EQ(lesson["step"], 3.0) << asks.dump(1);
+  EXPECT_EQ(asks["notes"]["held_within_step"], 1.0) << "steps 1 and 2 replayed";
+  EXPECT_EQ(asks["panels"]["All-reduce"]["fills_room"], 1.0) << asks.dump(1);
+  EXPECT_GT(lesson["strip_height_share"].get<double>(), 0.4) << asks.dump(1);
+  EXPECT_LE(lesson["strip_height_share"].get<double>(), 0.5) << asks.dump(1);
+  EXPECT_EQ(lesson["asked_hidden_below_px"], 0.0) << asks.dump(1);
+}
+
+// Lesson 8's third step asks what the timing model gives a replica's step on an H100 and how many
+// of 8 GPUs pay: the numbers the Compare panel's training step shows. While the class predicts,
+// the panel says they appear when the step runs, and the strip takes the room they would fill.
+TEST_F(GuiApp, TheComparePanelKeepsTheModelsAnswersUntilTheStepRuns) {
+  // The panel's words, each space or line break between them one space.
+  const auto compare_says = [](const nlohmann::json& report, const char* words) {
+    std::string text;
+    for (char c : report["words"].value("Compare", "")) {
+      const bool gap = c == ' ' || c == '\n';
+      if (!gap || (!text.empty() && text.back() != ' ')) text += gap ? ' ' : c;
+    }
+    return text.find(words) != std::string::npos;
+  };
+  const auto asks = projected("--lesson 8 --lesson-step 3 --unanswered", "asks.json");
+  EXPECT_EQ(asks["panels"]["Compare"]["step_rows"], 0.0) << asks.dump(1);
+  EXPECT_TRUE(compare_says(asks, "appears here when the step runs")) << asks.dump(1);
+  EXPECT_FALSE(compare_says(asks, "images/s")) << asks.dump(1);
+  EXPECT_GT(asks["panels"]["Lesson"]["strip_height_share"].get<double>(), 0.5) << asks.dump(1);
+
+  const auto answered = projected("--lesson 8 --lesson-step 3", "answered.json");
+  EXPECT_EQ(answered["panels"]["Compare"]["step_rows"], 8.0) << answered.dump(1);
+  EXPECT_TRUE(compare_says(answered, "images/s")) << answered.dump(1);
+  EXPECT_FALSE(compare_says(answered, "appears here")) << answered.dump(1);
 }
 
 // --unanswered with --every-step: each step of lesson 1 before it runs, a worksheet's pictures.

@@ -10,6 +10,7 @@
 #include "gui/drawing/table_cells.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/speedup_table.h"
+#include "gui/panels/lesson_asks.h"
 #include "imgui.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
@@ -93,6 +94,14 @@ void MachineView::Draw(FrameContext& frame, const char* panel) {
     ImGui::NewLine();
   }
   text_wrapped("%s", title.c_str());
+  // Its numbers are what a lesson's step on a machine asks the class to predict.
+  if (frame.view.lesson_asks) {
+    ImGui::Spacing();
+    shows_the_lesson_asks(frame, "What the timing model predicts on this machine");
+    frame.report.drew(panel, "machine_rows", 0);
+    frame.report.drew(panel, "step_rows", 0);
+    return;
+  }
   two_tabs("machine sections",
            {{"All-reduce by size", "By size", "Sizes"}, {"Training step: speed-up", "Speed-up"}},
            &frame.view.compare_shows_step, &section_shown_, [&](int section) {

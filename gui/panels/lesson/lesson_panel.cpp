@@ -322,9 +322,13 @@ void PlayingLesson::Draw(FrameContext& frame) {
     if (player_.step_index() >= 0) {
       const lessons::LessonStep& step = player_.step();
       draw_step_text(frame, step);
-      if (!left_ && !introduction_) draw_asked(frame, step);
+      if (!left_ && !introduction_) {
+        ImGui::Spacing();
+        draw_asked(frame, step);
+      }
     }
     keep_column(0);
+    show_more_below();
   }
   if (player_.step_index() < 0) return;
   frame.report.drew(name(), "step", player_.step_index() + 1);
@@ -501,7 +505,6 @@ void PlayingLesson::draw_look_at(FrameContext& frame, const lessons::LessonStep&
     frame.view.focused_panel = alone ? "" : step.look_at;
     enlarge_ = !alone;  // for the next steps too
   }
-  ImGui::Spacing();
 }
 
 void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonStep& step) {

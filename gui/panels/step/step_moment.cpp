@@ -22,15 +22,6 @@ bool has_recorded_step(const FrameContext& frame, const char* what) {
   return false;
 }
 
-bool shows_the_lesson_asks(const FrameContext& frame, const char* what) {
-  if (!frame.view.lesson_asks) return false;
-  text_wrapped(
-      "%s appears here when the step runs: predict first, then \"Run the step and show me\" "
-      "(or Page Down once the step's text is read).",
-      what);
-  return true;
-}
-
 ShownMoment shown_moment(const FrameContext& frame) {
   const core::RecordedStep& record = frame.run.step_record;
   const int moments = static_cast<int>(record.points.size());

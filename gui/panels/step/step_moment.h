@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "gui/panels/lesson_asks.h"
 #include "gui/panels/panel.h"
 
 namespace mirrorlab::gui {
@@ -17,11 +18,6 @@ namespace mirrorlab::gui {
 // class has predicted, and leaves its room to the step's text (measured at 1280x720, font 1.5:
 // lesson 1 step 1 showed two lines of its text under an empty panel of 70% of the window).
 bool has_recorded_step(const FrameContext& frame, const char* what);
-
-// While a lesson's step waits for the class's predictions: says that `what` appears once the
-// step runs, and returns true; the panel, with nothing of the step to show, draws nothing else
-// and leaves its room to the step's text (it does not say fills_room()). Else false.
-bool shows_the_lesson_asks(const FrameContext& frame, const char* what);
 
 struct ShownMoment {
   core::MomentProgress progress;  // what of the step existed at that moment
