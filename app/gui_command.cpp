@@ -46,7 +46,8 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   cmd->add_flag("--present", o.app.present,
                 "Presenter layout, for a projector: no Controls column (Space runs, N steps), a "
                 "lesson as a caption strip across the bottom, the step's panel filling the rest "
-                "(F5 switches in the window)");
+                "(F5 switches in the window). In a lesson, Space or Page Down (a clicker) goes "
+                "on: a page more of the step, its run, the next step; Page Up goes back");
   cmd->add_flag("--tall-lesson-text", o.app.tall_caption,
                 "The presenter layout with the lesson's strip taking 55% of the window rather "
                 "than 25%: a step's text and questions read whole at a large font (T switches in "

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/checkpoint/checkpoint_folder.h"
@@ -294,13 +295,17 @@ void AppWindow::draw_menu_bar() {
   // Then, as far as they fit: the lesson's title where the caption strip has none, the keys.
   std::vector<std::string> words;
   if (lesson_ && view_.present) words.push_back(lesson_->title());
+  const bool lesson_plays = lesson_ && lesson_->playing();
   for (const char* key :
-       {"Space: run/pause", "N: one step", "PgDn/PgUp: lesson pages", "F5: presenter",
+       {"Space/PgDn: next, PgUp: back", "Space: run/pause", "N: one step", "F5: presenter",
         "T: tall lesson text", "0-9: panels", "F12/P: screenshot"}) {
-    const bool for_lesson = key[0] == 'P' || key[0] == 'T';
-    if ((lesson_ || !for_lesson) && (watched_ == nullptr || (key[0] != 'S' && key[0] != 'N'))) {
-      words.emplace_back(key);
+    const std::string_view k = key;
+    const bool runs = k.starts_with("Space:") || k.starts_with("N:");
+    if ((k.starts_with("Space/") && !lesson_plays) || (k.starts_with("Space:") && lesson_plays) ||
+        (k.starts_with("T:") && !lesson_) || (runs && watched_ != nullptr)) {
+      continue;
     }
+    words.emplace_back(key);
   }
   for (std::size_t i = 0; i < words.size(); ++i) {
     const float room = ImGui::GetWindowContentRegionMax().x - ImGui::GetCursorPosX();
@@ -456,7 +461,11 @@ void AppWindow::handle_keys() {
   if (ImGui::IsKeyPressed(GLFW_KEY_F5)) view_.present = !view_.present;
   if (lesson_ && ImGui::IsKeyPressed(GLFW_KEY_T)) toggle_tall_caption();
   core::TrainingSession* run = session();
-  if (run && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
+  // In a lesson Space goes on as in a slide show (Page Down): running the lesson's run freely
+  // would leave its step's plan behind.
+  if (lesson_ && lesson_->playing()) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) lesson_->page_down();
+  } else if (run && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
     snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();
   }
   if (run && ImGui::IsKeyPressed(GLFW_KEY_N)) run->step();
