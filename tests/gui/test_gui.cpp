@@ -583,6 +583,13 @@ TEST(StripColumns, AStepThatAsksLittleGivesItsTextTheWidthAndOneThatAsksMuchTake
   ASSERT_GE(asking.questions.size(), 2u);
   EXPECT_GT(asked_characters(asking), text_characters(asking));
   EXPECT_LT(strip_text_share(asking), 0.5f);
+  // Lesson 8's third step while the class predicts: two questions, their explanations and three
+  // checks not shown yet, beside a long text, which gets the width they would take.
+  const lessons::LessonStep predicting = step("08-computation-against-communication.md", 2);
+  ASSERT_EQ(predicting.questions.size(), 2u);
+  EXPECT_LT(asked_characters(predicting, true) * 5, asked_characters(predicting) * 3);
+  EXPECT_GT(strip_text_share(predicting, true), strip_text_share(predicting) + 0.1f);
+  EXPECT_GT(strip_text_share(predicting, true), 0.5f);
 }
 #endif
 

@@ -604,6 +604,14 @@ TEST_F(GuiApp, TheComparePanelKeepsTheModelsAnswersUntilTheStepRuns) {
   EXPECT_FALSE(compare_says(answered, "appears here")) << answered.dump(1);
 }
 
+// Lesson 9's second step while the class predicts: its code takes most of the strip's width, and
+// the prediction's field narrows so that its label shows whole beside it (it had been cut).
+TEST_F(GuiApp, APredictionsFieldLeavesItsLabelWholeInANarrowColumn) {
+  const auto asks = projected("--lesson 9 --lesson-step 2 --unanswered", "asks.json", 5);
+  EXPECT_GT(asks["panels"]["Lesson"]["text_width_share"].get<double>(), 0.65) << asks.dump(1);
+  EXPECT_EQ(asks["notes"]["text_cut"], 0.0) << asks["words"]["text cut"];
+}
+
 // --unanswered with --every-step: each step of lesson 1 before it runs, a worksheet's pictures.
 // Steps 1 to 3 ask and show no answer; step 4 asks nothing, so it runs as it would. Each step is
 // pictured where the steps before it leave the run: step 1's pause after the split before step

@@ -391,7 +391,8 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   if (asks) {
     const float least = widest_word(step.text, fonts) + 2 * style.WindowPadding.x +
                         style.ScrollbarSize + style.ItemSpacing.x;
-    share = std::min(std::max(strip_text_share(step), least / room), kWidestTextShare);
+    share = std::min(std::max(strip_text_share(step, stage_ == StepStage::kAsking), least / room),
+                     kWidestTextShare);
   }
   frame.report.drew(name(), "text_width_share", share);
   ImGui::BeginChild("##text", ImVec2(asks ? room * share : 0, 0), false, padded);
@@ -516,9 +517,22 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
     bold_text(fonts, stage_ == StepStage::kAsking ? "Predict: " + q.ask : q.ask);
     if (stage_ == StepStage::kAsking) {
       if (q.choices.empty()) {
-        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-        ImGui::InputText("your answer", typed_[k].data(), typed_[k].size(),
+        // The field and its label, beside it where both fit (narrowing the field to 4 ems at
+        // least), else the label under it: a narrow column had cut "your answer" at its edge.
+        const char* label = "your answer";
+        const float em = ImGui::GetFontSize();
+        const float gap = ImGui::GetStyle().ItemInnerSpacing.x;
+        const float avail = ImGui::GetContentRegionAvail().x;
+        const float field = std::min(em * 8, avail - ImGui::CalcTextSize(label).x - gap);
+        const bool beside = field >= em * 4;
+        ImGui::SetNextItemWidth(beside ? field : std::min(em * 8, avail));
+        ImGui::InputText("##your answer", typed_[k].data(), typed_[k].size(),
                          ImGuiInputTextFlags_CharsScientific);
+        if (beside) {
+          ImGui::SameLine(0, gap);
+          ImGui::AlignTextToFramePadding();
+        }
+        ImGui::TextUnformatted(label);
       } else {
         for (int c = 0; c < static_cast<int>(q.choices.size()); ++c) {
           ImGui::RadioButton(q.choices[static_cast<std::size_t>(c)].c_str(), &chosen_[k], c);

@@ -13,6 +13,9 @@ namespace {
 constexpr std::size_t kAnswerLine = 40;
 constexpr std::size_t kCheckMark = 12;
 constexpr std::size_t kScoreLine = 150;
+// While asking: "Run the step and show me", and "The checks run once the step has."
+constexpr std::size_t kRunButton = 25;
+constexpr std::size_t kChecksLater = 35;
 
 }  // namespace
 
@@ -29,12 +32,13 @@ std::size_t text_characters(const lessons::LessonStep& step) {
   return n;
 }
 
-std::size_t asked_characters(const lessons::LessonStep& step) {
+std::size_t asked_characters(const lessons::LessonStep& step, bool asking) {
   std::size_t n = kScoreLine;
   for (const lessons::Question& q : step.questions) {
-    n += q.ask.size() + q.explain.size() + kAnswerLine;
+    n += q.ask.size() + (asking ? 0 : q.explain.size()) + kAnswerLine;
     for (const std::string& choice : q.choices) n += choice.size();
   }
+  if (asking) return n + kRunButton + (step.checks.empty() ? 0 : kChecksLater);
   for (const lessons::Check& c : step.checks) n += c.says.size() + kCheckMark;
   return n;
 }
