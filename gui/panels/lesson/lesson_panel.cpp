@@ -58,6 +58,11 @@ void bold_text(const TextFonts& fonts, const std::string& text) {
   if (fonts.bold != nullptr) ImGui::PopFont();
 }
 
+// `what` with up to three dots, one more each third of a second: work going on.
+std::string going_on(const char* what, const FrameContext& frame) {
+  return what + std::string(static_cast<int>(std::fmod(frame.seconds_since_start * 3, 4)), '.');
+}
+
 class PlayingLesson final : public LessonPanel {
  public:
   PlayingLesson(lessons::Lesson lesson, lessons::PlayerOptions options, int first, LessonPace pace)
@@ -568,9 +573,7 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
   }
   if (stage_ == StepStage::kAsking && !player_.replayed()) {
     // Entered by Back or a chosen step (or after a step left unrun): the run catches up first.
-    const int dots = static_cast<int>(std::fmod(frame.seconds_since_start * 3, 4));
-    text_wrapped_dim("%s",
-                     ("The steps before this one are replayed" + std::string(dots, '.')).c_str());
+    text_wrapped_dim("%s", going_on("The steps before this one are replayed", frame).c_str());
   }
   frame.report.drew(name(), "questions", static_cast<double>(step.questions.size()));
 }
@@ -579,9 +582,8 @@ void PlayingLesson::draw_checks(FrameContext& frame, const lessons::LessonStep& 
   if (step.checks.empty()) return;
   ImGui::Separator();
   if (stage_ != StepStage::kDone) {
-    const int dots = static_cast<int>(std::fmod(frame.seconds_since_start * 3, 4));
     text_wrapped_dim("%s", stage_ == StepStage::kRunning
-                               ? ("The step is running" + std::string(dots, '.')).c_str()
+                               ? going_on("The step is running", frame).c_str()
                                : "The checks run once the step has.");
     return;
   }
