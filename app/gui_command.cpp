@@ -102,6 +102,12 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "steps before it run, its questions waiting for predictions, no answers (a "
                 "worksheet's pictures; with --every-step, every step's). A step that asks "
                 "nothing runs as in class");
+  add_text_flag(cmd, "--press", o.app.press,
+                "Scripted: press these keys in turn as a presenter would (space, pgdn, pgup, "
+                "f5, t, n, left, right, 0-9, separated by commas), each once what the last one "
+                "started is done, then write --screenshot or --report. With --unanswered a "
+                "lesson's step waits for them as in class")
+      ->type_name("KEYS");
   add_text_flag(cmd, "--lessons", o.lessons_folder,
                 "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
       ->type_name("DIR");
@@ -148,6 +154,14 @@ std::string every_step_problem(const GuiOptions& o) {
                            o.app.measure_seconds > 0 || o.app.compare)) {
     return "--unanswered shows each step before it runs: --run, --steps, --phases, --compare "
            "and --measure-seconds would run it, so leave them out";
+  }
+  if (!o.app.press.empty() && o.app.screenshot.empty() && o.app.report.empty()) {
+    return "--press is for pictures of what the keys do: give --screenshot (or --report); in the "
+           "window itself, press them";
+  }
+  if (!o.app.press.empty() && o.app.every_step) {
+    return "--press goes through one lesson from --lesson-step as a presenter would, and "
+           "--every-step through each step on its own: give one of them";
   }
   if (!o.app.every_step) {
     for (const auto& [flag, path] :

@@ -30,6 +30,9 @@ struct AppOptions {
   // Scripted, with a lesson: each step as the class first sees it, its questions waiting and
   // nothing run, no answers (a worksheet's pictures).
   bool unanswered = false;
+  // Scripted: press these keys in turn (gui/window/pressed_keys.h: "space,pgdn"), each once the
+  // work the last one started is done, then render `frames` frames.
+  std::string press;
   // The timing model's machine for the Compare and All-reduce panels (a preset's id or
   // "this-machine"; empty: the default), and the Compare panel opens on it.
   std::string topology;

@@ -31,6 +31,7 @@
 #include "gui/window/frame_fingerprint.h"
 #include "gui/window/frame_pacing.h"
 #include "gui/window/platform_window.h"
+#include "gui/window/pressed_keys.h"
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
 #include "gui/window/text_audit.h"
@@ -135,6 +136,7 @@ class AppWindow : public AppActions {
   std::unique_ptr<PlatformWindow> window_;
   FramePacer pacer_{options_.max_fps, options_.refresh_hz};
   ScriptedRun script_{options_};
+  int pressed_key_ = -1;               // --press: the key down this frame
   bool screenshot_requested_ = false;  // read the frame drawn next before it is shown
   std::string screenshot_path_;        // where to write it ("": a numbered PNG)
   int screenshots_taken_ = 0;
@@ -161,6 +163,7 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
     unscripted.report.clear();
     unscripted.screenshot.clear();
     unscripted.frames = 0;
+    unscripted.press.clear();
     script_ = ScriptedRun(unscripted);
   }
   view_.font_scale = options.font_scale;
@@ -504,6 +507,10 @@ void AppWindow::draw_frame() {
   // A scripted run (tests, README pictures) ignores the pointer: under Xvfb it rests in the
   // middle of the screen and would leave a tooltip in every screenshot.
   if (script_.active()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  // --press: a key down for this frame, as the platform would have set it.
+  if (pressed_key_ >= 0) ImGui::GetIO().KeysDown[pressed_key_] = false;
+  pressed_key_ = script_.take_key();
+  if (pressed_key_ >= 0) ImGui::GetIO().KeysDown[pressed_key_] = true;
   ImGui::NewFrame();
   const ImGuiIO& io = ImGui::GetIO();
   if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.MouseWheel != 0 ||
@@ -522,6 +529,7 @@ void AppWindow::draw_frame() {
   draw_menu_bar();
   FrameContext frame = frame_context();
   draw_panels(frame);
+  report_.note("presenter_layout", view_.present ? 1 : 0);
   if (view_.show_imgui_metrics) ImGui::ShowMetricsWindow(&view_.show_imgui_metrics);
   ImGui::Render();
 
@@ -657,6 +665,13 @@ bool AppWindow::write_step_report(const std::string& path) {
 std::string check_app_options(const AppOptions& options) {
   if (std::string problem = check_panel_name(options.panel, make_panels()); !problem.empty()) {
     return problem;
+  }
+  if (!options.press.empty()) {
+    try {
+      pressed_keys(options.press);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
   }
   if (options.modelled_allreduce.empty() && options.modelled_bytes != AppOptions{}.modelled_bytes) {
     return "--model-size needs --model-allreduce: the size of which all-reduce?";

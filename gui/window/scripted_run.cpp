@@ -5,6 +5,8 @@
 #include <exception>
 #include <string>
 
+#include "gui/window/pressed_keys.h"
+
 namespace mirrorlab::gui {
 namespace {
 
@@ -19,8 +21,9 @@ double median(std::vector<double> values) {  // of a non-empty list
 ScriptedRun::ScriptedRun(const AppOptions& options)
     : options_(options),
       active_(!options.screenshot.empty() || !options.report.empty() || options.frames > 0 ||
-              options.measure_seconds > 0),
-      phases_left_(options.phases) {}
+              options.measure_seconds > 0 || !options.press.empty()),
+      phases_left_(options.phases),
+      keys_(options.press.empty() ? std::vector<int>{} : pressed_keys(options.press)) {}
 
 void ScriptedRun::start(core::TrainingSession* session, ComparePanel* compare) const {
   if (session == nullptr) return;
@@ -70,6 +73,16 @@ ScriptStep ScriptedRun::after_frame(double now, const core::SessionSnapshot& run
     work_pending = phases_left_ > 0;
   }
   if (work_pending || lesson_busy) return ScriptStep::kGoOn;
+  // --press: the next key once what the last one started is done.
+  if (key_down_) {
+    key_down_ = false;  // up in the next frame
+    return ScriptStep::kGoOn;
+  }
+  if (keys_pressed_ < keys_.size()) {
+    key_due_ = keys_[keys_pressed_++];
+    key_down_ = true;
+    return ScriptStep::kGoOn;
+  }
   if (++frames_after_work_ < std::max(options_.frames, 2)) return ScriptStep::kGoOn;
   return options_.screenshot.empty() ? ScriptStep::kDone : ScriptStep::kScreenshotThenDone;
 }

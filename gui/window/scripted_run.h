@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/session/training_session.h"
@@ -70,6 +71,10 @@ class ScriptedRun {
   // Training images/s while --measure-seconds ran (0: not measured).
   double measured_images_per_second() const { return measure_ips_; }
 
+  // --press: the key to hold down in the coming frame, once (-1: none). A key is down for one
+  // frame and up for at least one before the next, as a press is.
+  int take_key() { return std::exchange(key_due_, -1); }
+
   // --every-step: the lesson went on to its next step at `now`; its frames are counted (and its
   // time limit runs) from there.
   void next_lesson_step(double now);
@@ -86,6 +91,10 @@ class ScriptedRun {
   int phases_left_;          // --phases: boundaries still to walk
   bool asked_for_phase_ = false;
   std::string last_held_;
+  std::vector<int> keys_;  // --press
+  std::size_t keys_pressed_ = 0;
+  int key_due_ = -1;
+  bool key_down_ = false;  // the last key is down in the frame just drawn
 };
 
 // A scripted file's path for a lesson's step: each "{step}" in `pattern` replaced by `step`.

@@ -563,6 +563,58 @@ TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
   EXPECT_LT(played["strip_height_share"].get<double>(), 0.3) << answered.dump(1);
 }
 
+// --press goes through the window's own key handling. In a lesson, Space goes on as Page Down
+// does (as in a slide show): a page more of the step while it hides some, then the step's run
+// (held after the split, as the step plans), then the next step; it must not start the lesson's
+// run training freely past its plan.
+TEST_F(GuiApp, InALessonSpaceGoesOnAsPageDownDoes) {
+  const std::string args = "--lesson mirrored-strategy --unanswered --press ";
+  const auto spaces = projected(args + "space,space,space", "spaces.json");
+  const auto pages = projected(args + "pgdn,pgdn,pgdn", "pages.json");
+  const auto& lesson = spaces["panels"]["Lesson"];
+  EXPECT_EQ(lesson["step"], 1.0) << spaces.dump(1);
+  EXPECT_EQ(lesson["checks_passed"], 1.0) << "the step ran: " << spaces.dump(1);
+  EXPECT_EQ(spaces["notes"]["held_within_step"], 1.0) << "held after the split, as planned";
+  EXPECT_EQ(spaces["notes"]["steps_done"], 0.0) << spaces.dump(1);
+  EXPECT_GT(lesson["text_scrolled_px"].get<double>(), 0.0) << "paged on: " << spaces.dump(1);
+  for (const char* what : {"step", "checks_passed", "text_scrolled_px", "asked_scrolled_px"}) {
+    EXPECT_EQ(lesson[what], pages["panels"]["Lesson"][what]) << what << "\n" << pages.dump(1);
+  }
+  EXPECT_EQ(spaces["notes"]["steps_done"], pages["notes"]["steps_done"]);
+  // Read to its end, the next press goes on to the next step: lesson 1's step 2.
+  const auto on = projected(args + "pgdn,pgdn,pgdn,pgdn,pgdn,pgdn,pgdn,pgdn", "on.json");
+  EXPECT_EQ(on["panels"]["Lesson"]["step"], 2.0) << on.dump(1);
+}
+
+// F5 leaves the presenter layout for the usual one (the Lesson panel a column, no strip) and
+// comes back; Page Up after Page Down reads the step from its top again.
+TEST_F(GuiApp, PressedKeysSwitchTheLayoutAndPageBack) {
+  const std::string args = "--lesson mirrored-strategy --press ";
+  const auto usual = projected(args + "f5", "usual.json");
+  EXPECT_EQ(usual["notes"]["presenter_layout"], 0.0) << usual.dump(1);
+  const auto back = projected(args + "f5,f5", "back.json");
+  EXPECT_EQ(back["notes"]["presenter_layout"], 1.0) << back.dump(1);
+  const auto paged = projected(args + "pgdn", "paged.json");
+  ASSERT_GT(paged["panels"]["Lesson"]["text_scrolled_px"].get<double>(), 0.0) << paged.dump(1);
+  const auto top = projected(args + "pgdn,pgup", "top.json");
+  EXPECT_EQ(top["panels"]["Lesson"]["text_scrolled_px"], 0.0) << top.dump(1);
+  EXPECT_EQ(top["panels"]["Lesson"]["step"], 1.0) << top.dump(1);
+}
+
+TEST_F(GuiApp, PressIsRefusedForAKeyItDoesNotKnowOrWithNothingToWrite) {
+  const std::string report = path("report.json"), each = path("report-{step}.json");
+  for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--press space,fire --report " + report, "no key named 'fire'"},
+           {"--press space,,pgdn --report " + report, "no key named ''"},
+           {"--lesson 1 --press space", "give --screenshot (or --report)"},
+           {"--lesson 1 --every-step --press space --report " + each, "give one of them"}}) {
+    const Result r = gui(args + " --frames 2");
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_TRUE(fs::is_empty(dir_)) << "a refused run writes nothing";
+}
+
 // Lesson 1's third step entered directly, as the class first sees it: steps 1 and 2 replayed (the
 // run held after backward), the All-reduce panel showing the gradients before the all-reduce and
 // filling its room. While the step asks, that panel keeps half the window, not three quarters,
