@@ -16,6 +16,7 @@
 #include "gui/model/view_settings.h"
 #include "gui/panels/lesson/lesson_panel.h"
 #include "imgui.h"
+#include "imgui_internal.h"
 #include "nlohmann/json.hpp"
 #include "tests/gui/imgui_test_support.h"
 
@@ -179,6 +180,32 @@ TEST_F(LessonClicker, PageDownReadsTheStepAPageAtATimeThenRunsItThenGoesToTheNex
   frames(2);
   EXPECT_EQ(drew("text_scrolled_px"), 0);
   EXPECT_EQ(drew("step"), 1);
+}
+
+// A column that hides more below keeps a row under it for its "more" tab, so the tab covers
+// none of the column's lines; clicked, the tab pages that column down as Page Down does.
+TEST_F(LessonClicker, TheMoreTabSitsBelowItsColumnAndPagesIt) {
+  frames(3);
+  ASSERT_GE(drew("columns_showing_more"), 1);
+  // The strip's text column: a child window of the Lesson window.
+  const ImGuiWindow* text = nullptr;
+  for (const ImGuiWindow* w : GImGui->Windows) {
+    if (std::string(w->Name).find("##text") != std::string::npos) text = w;
+  }
+  ASSERT_NE(text, nullptr);
+  const float strip_bottom = 240 + 160 - ImGui::GetStyle().WindowPadding.y;
+  const float tab = ImGui::GetFontSize() * 1.25f;
+  EXPECT_LE(text->Rect().Max.y, strip_bottom - tab + 0.5f) << "the column leaves the tab's row";
+  EXPECT_EQ(drew("text_scrolled_px"), 0);
+  // A click on the tab, at the lower right corner of the text column's row.
+  ImGui::GetIO().MousePos = ImVec2(text->Rect().Max.x - 4, strip_bottom - tab * 0.5f);
+  ImGui::GetIO().MouseDown[0] = true;
+  frames(1);
+  ImGui::GetIO().MouseDown[0] = false;
+  frames(2);
+  EXPECT_GT(drew("text_scrolled_px"), 0) << "the tab pages its column";
+  EXPECT_EQ(drew("asked_scrolled_px"), 0) << "and only its own";
+  EXPECT_TRUE(panel_->busy()) << "the questions still wait";
 }
 
 // A press in the very frame after a step changed is judged on what the new step holds, not on

@@ -113,7 +113,10 @@ class PlayingLesson final : public LessonPanel {
   void run_step();
   void scroll_column(std::size_t k);
   void keep_column(std::size_t k);
-  void show_more_below();
+  float more_row(std::size_t k, float height) const;
+  void draw_more_tab(std::size_t k, ImVec2 lower_right);
+  void begin_column(std::size_t k, const char* id, ImVec2 size);
+  void end_column(std::size_t k, ImVec2 lower_right);
   void enter(int i, ViewSettings& view);
   void finish_step();
   void draw_header(FrameContext& frame);
@@ -138,6 +141,9 @@ class PlayingLesson final : public LessonPanel {
   // panel's window in the usual layout), and where the clicker asked each to scroll (or -1).
   std::vector<ColumnScroll> columns_;
   std::array<float, 2> scroll_to_{-1, -1};
+  // How tall each column's contents were when last drawn (its window's height to show them
+  // whole): one taller than its room keeps a row below it for the "more" tab.
+  std::array<float, 2> content_{0, 0};
   StepStage stage_ = StepStage::kAsking;
   // The predictions being typed or chosen, one per question of the step.
   std::vector<std::array<char, 32>> typed_;
@@ -282,36 +288,66 @@ void PlayingLesson::keep_column(std::size_t k) {
   column.y = std::min(scroll_to_[k] >= 0 ? scroll_to_[k] : column.y, column.max);
   scroll_to_[k] = -1;
   columns_.push_back(column);
+  content_[k] = content_height();
 }
 
-// Inside a column's window, after keep_column(): where the column hides more below what it
-// shows, a tab at its lower right edge says so (the scroll bar alone is a thin line on a
-// projector): "more" and a triangle pointing down, framed in the colour of the panel the step
-// looks at.
-void PlayingLesson::show_more_below() {
-  if (columns_.empty() || !hides_below(columns_.back())) return;
+// The height of the tab that says a column hides more below ("more" and a triangle pointing
+// down), and the row kept for it below a column whose contents are taller than `height`, its
+// whole room: so the tab never covers the column's last visible line, and the row stays while
+// the column is paged through (no line comes and goes with it).
+float more_tab_height() { return ImGui::GetFontSize() * 1.25f; }
+
+float PlayingLesson::more_row(std::size_t k, float height) const {
+  return content_[k] > height + 0.5f ? more_tab_height() : 0;
+}
+
+// In the row below column k (its lower right corner at `lower_right`, in the window's
+// coordinates), while the column hides more below: a tab saying so (the scroll bar alone is a
+// thin line on a projector), framed in the colour of the panel the step looks at. Clicked, it
+// pages the column down as Page Down would.
+void PlayingLesson::draw_more_tab(std::size_t k, ImVec2 lower_right) {
+  if (k >= columns_.size() || !hides_below(columns_[k])) return;
   const float font = ImGui::GetFontSize();
   const char* label = "more";
   const ImVec2 text = ImGui::CalcTextSize(label);
-  const ImVec2 pad(font * 0.4f, font * 0.15f);
+  const ImVec2 pad(font * 0.4f, font * 0.1f);
   const float arrow = font * 0.7f;
-  const ImVec2 size(pad.x * 3 + arrow + text.x, pad.y * 2 + text.y);
-  // The column's visible lower right corner: its clip (inside its padding, left of its scroll
-  // bar), so that the tab is drawn whole.
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImVec2 corner(draw->GetClipRectMax().x - 1, draw->GetClipRectMax().y - 1);
-  const ImVec2 top_left(corner.x - size.x, corner.y - size.y);
-  draw->AddRectFilled(top_left, corner, ImGui::GetColorU32(ImGuiCol_PopupBg), font * 0.25f);
-  draw->AddRect(top_left, corner, rgb(kLookHereRgb), font * 0.25f, 0, 2.0f);
-  // The word, then the triangle: the word keeps clear of the column's edge, as a line that ends
-  // there would be a line cut off.
-  draw->AddText(ImVec2(top_left.x + pad.x, top_left.y + pad.y), ImGui::GetColorU32(ImGuiCol_Text),
-                label);
+  const ImVec2 size(pad.x * 3 + arrow + text.x, more_tab_height());
+  ImGui::SetCursorPos(ImVec2(lower_right.x - size.x, lower_right.y - size.y));
+  ImGui::PushID(static_cast<int>(k));
+  ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, font * 0.25f);
+  ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, 2.0f);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, pad);
+  ImGui::PushStyleVar(ImGuiStyleVar_ButtonTextAlign, ImVec2(0, 0.5f));
+  ImGui::PushStyleColor(ImGuiCol_Border, rgb(kLookHereRgb));
+  ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(ImGuiCol_PopupBg));
+  if (ImGui::Button(label, size)) {
+    scroll_to_[k] = paged_scroll(columns_[k], 1, ImGui::GetTextLineHeightWithSpacing());
+  }
+  ImGui::PopStyleColor(2);
+  ImGui::PopStyleVar(4);
+  ImGui::PopID();
+  const ImVec2 top_left = ImGui::GetItemRectMin();
   const float mid_y = top_left.y + size.y * 0.5f;
   const float x0 = top_left.x + pad.x * 2 + text.x;
-  draw->AddTriangleFilled(ImVec2(x0, mid_y - arrow * 0.35f),
-                          ImVec2(x0 + arrow, mid_y - arrow * 0.35f),
-                          ImVec2(x0 + arrow * 0.5f, mid_y + arrow * 0.45f), rgb(kLookHereRgb));
+  ImGui::GetWindowDrawList()->AddTriangleFilled(
+      ImVec2(x0, mid_y - arrow * 0.35f), ImVec2(x0 + arrow, mid_y - arrow * 0.35f),
+      ImVec2(x0 + arrow * 0.5f, mid_y + arrow * 0.45f), rgb(kLookHereRgb));
+}
+
+// Column k: a child window of `size` (0: to the room's edge) less the row for its tab, scrolled
+// where the clicker asked; end_column() keeps how it scrolls and draws the tab below it.
+void PlayingLesson::begin_column(std::size_t k, const char* id, ImVec2 size) {
+  // With the window's padding, so that no glyph's edge touches the column's clip.
+  ImGui::BeginChild(id, ImVec2(size.x, size.y - more_row(k, size.y)), false,
+                    ImGuiWindowFlags_AlwaysUseWindowPadding);
+  scroll_column(k);
+}
+
+void PlayingLesson::end_column(std::size_t k, ImVec2 lower_right) {
+  keep_column(k);
+  ImGui::EndChild();
+  draw_more_tab(k, lower_right);
 }
 
 void PlayingLesson::Draw(FrameContext& frame) {
@@ -322,8 +358,10 @@ void PlayingLesson::Draw(FrameContext& frame) {
   if (strip_) {
     draw_strip(frame);
   } else {
-    scroll_column(0);
+    // The header (the step, Back and Next) stays; the step scrolls below it.
     draw_header(frame);
+    const ImVec2 at = ImGui::GetCursorPos(), room = ImGui::GetContentRegionAvail();
+    begin_column(0, "##step", ImVec2(0, room.y));
     if (player_.step_index() >= 0) {
       const lessons::LessonStep& step = player_.step();
       draw_step_text(frame, step);
@@ -332,8 +370,8 @@ void PlayingLesson::Draw(FrameContext& frame) {
         draw_asked(frame, step);
       }
     }
-    keep_column(0);
-    show_more_below();
+    frame.report.drew(name(), "text_hidden_below_px", ImGui::GetScrollMaxY());
+    end_column(0, ImVec2(at.x + room.x, at.y + room.y));
   }
   if (player_.step_index() < 0) return;
   frame.report.drew(name(), "step", player_.step_index() + 1);
@@ -386,9 +424,8 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
   }
   const lessons::LessonStep& step = player_.step();
   const bool asks = !left_ && !introduction_;
-  const float columns_top = ImGui::GetCursorPosY();
-  // With the window's padding, so that no glyph's edge touches the column's clip.
-  const ImGuiWindowFlags padded = ImGuiWindowFlags_AlwaysUseWindowPadding;
+  const float columns_top = ImGui::GetCursorPosY(), columns_left = ImGui::GetCursorPosX();
+  const float height = ImGui::GetContentRegionAvail().y;
   // The text's share of the width by what each column holds (gui/panels/lesson/strip_columns.h),
   // and at least what shows its widest word whole beside the column's padding and scroll bar.
   const float room = ImGui::GetContentRegionAvail().x;
@@ -400,25 +437,20 @@ void PlayingLesson::draw_strip(FrameContext& frame) {
                      kWidestTextShare);
   }
   frame.report.drew(name(), "text_width_share", share);
-  ImGui::BeginChild("##text", ImVec2(asks ? room * share : 0, 0), false, padded);
-  scroll_column(0);
+  const float text_width = asks ? std::floor(room * share) : room;
+  begin_column(0, "##text", ImVec2(text_width, height));
   draw_step_text(frame, step);
   // How much of the column one must scroll to read (as of the last frame's layout).
   frame.report.drew(name(), "text_hidden_below_px", ImGui::GetScrollMaxY());
   float columns = content_height();
-  keep_column(0);
-  show_more_below();
-  ImGui::EndChild();
+  end_column(0, ImVec2(columns_left + text_width, columns_top + height));
   if (asks) {
-    ImGui::SameLine();
-    ImGui::BeginChild("##asked", ImVec2(0, 0), false, padded);
-    scroll_column(1);
+    ImGui::SetCursorPos(ImVec2(columns_left + text_width + style.ItemSpacing.x, columns_top));
+    begin_column(1, "##asked", ImVec2(0, height));
     draw_asked(frame, step);
     frame.report.drew(name(), "asked_hidden_below_px", ImGui::GetScrollMaxY());
     columns = std::max(columns, content_height());
-    keep_column(1);
-    show_more_below();
-    ImGui::EndChild();
+    end_column(1, ImVec2(columns_left + room, columns_top + height));
   }
   strip_need_ = columns_top + columns + style.WindowPadding.y;
   frame.report.drew(name(), "text_scrolled_px", columns_.empty() ? 0 : columns_[0].y);
