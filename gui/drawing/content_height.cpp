@@ -49,6 +49,11 @@ void fills_room() {
   window->StateStorage.SetInt(key(window, kFillsKey), ImGui::GetFrameCount());
 }
 
+void stops_filling_room() {
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  window->StateStorage.SetInt(key(window, kFillsKey), -1);
+}
+
 bool filling_room() {
   ImGuiWindow* window = ImGui::GetCurrentWindow();
   return window->StateStorage.GetInt(key(window, kFillsKey), -1) == ImGui::GetFrameCount();

@@ -23,5 +23,8 @@ void wants_more_height(float px);
 // chart): whatever its items measure, it would use any room it gets. filling_room() says so.
 void fills_room();
 bool filling_room();
+// What fills_room() said this frame is taken back: the picture has reached its largest size, and
+// more room would be left empty below it. The window needs what it drew.
+void stops_filling_room();
 
 }  // namespace mirrorlab::gui

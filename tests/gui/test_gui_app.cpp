@@ -633,6 +633,26 @@ TEST_F(GuiApp, AStepThatAsksGetsHalfTheWindowFromAPanelThatFillsItsRoom) {
   EXPECT_EQ(lesson["asked_hidden_below_px"], 0.0) << asks.dump(1);
 }
 
+// The All-reduce panel's rows stop growing at their largest: on a 1920x1080 projector, lesson 1's
+// third step run leaves room below them. The panel then says it needs what it drew rather than
+// filling its room, and the strip takes the rest: the step's text and answers read whole. At
+// 1280x720 the rows are smaller than their largest and the panel fills its room as before.
+TEST_F(GuiApp, AnAllReducePictureAtItsLargestLeavesTheRestToTheStrip) {
+  const std::string json = path("large.json");
+  const Result r = shell(kHeadless + " 1920x1080 " + kMirrorlab +
+                         " gui --lesson mirrored-strategy --lesson-step 3 --present "
+                         "--font-scale 1.5 --width 1920 --height 1080 --frames 6 --report " +
+                         json);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto large = read_json(json);
+  EXPECT_EQ(large["panels"]["All-reduce"]["fills_room"], 0.0) << large.dump(1);
+  EXPECT_EQ(large["panels"]["All-reduce"]["hidden_below_px"], 0.0) << large.dump(1);
+  EXPECT_EQ(large["panels"]["Lesson"]["text_hidden_below_px"], 0.0) << large.dump(1);
+  EXPECT_EQ(large["panels"]["Lesson"]["asked_hidden_below_px"], 0.0) << large.dump(1);
+  const auto small = projected("--lesson mirrored-strategy --lesson-step 3", "small.json", 6);
+  EXPECT_EQ(small["panels"]["All-reduce"]["fills_room"], 1.0) << small.dump(1);
+}
+
 // Lesson 8's third step asks what the timing model gives a replica's step on an H100 and how many
 // of 8 GPUs pay: the numbers the Compare panel's training step shows. While the class predicts,
 // the panel says they appear when the step runs, and the strip takes the room they would fill.

@@ -82,6 +82,7 @@ struct Geometry {
   float x = 0, width = 0;  // of the bars
   float top = 0, row = 0, gap = 0;
   std::size_t count = 1;
+  bool largest = false;  // the rows at their largest: more room would be left empty
   float bar_y(int rank) const { return top + static_cast<float>(rank) * (row + gap); }
   float at(std::size_t element) const {
     return x +
@@ -124,7 +125,9 @@ Geometry plan_geometry(std::size_t count, int n, float font_scale, float below) 
   g.count = std::max<std::size_t>(count, 1);
   g.x = origin.x + label_width;
   g.width = std::max(40.0f, ImGui::GetContentRegionAvail().x - label_width - 24.0f);
-  g.row = std::clamp(room / (static_cast<float>(n) * 1.8f), 10.0f, 44.0f * font_scale);
+  const float largest = 44.0f * font_scale;
+  g.row = std::clamp(room / (static_cast<float>(n) * 1.8f), 10.0f, largest);
+  g.largest = g.row >= largest;
   g.gap = g.row * 0.8f;
   g.top = origin.y + 4;
   return g;
@@ -426,8 +429,15 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
           ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)], g, n)
           : 0;
   ImGui::Dummy(ImVec2(g.x + g.width - left, g.bar_y(n) - top));
+  const float picture_end = content_height();
   if (!bytes.empty()) text_wrapped("%s", bytes.c_str());
   draw_footer(record);
+  if (g.largest) {
+    // More room would be empty below the picture: the panel needs what it drew, and the room
+    // plan_geometry() keeps below the picture, so that given just that it stays at its largest.
+    stops_filling_room();
+    wants_more_height(below - (content_height() - picture_end));
+  }
   frame.report.drew(name(), "buffers", n);
   frame.report.drew(name(), "chunks", chunks);
   frame.report.drew(name(), "arrows", arrows);
