@@ -61,9 +61,10 @@ class GuiApp : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   std::string path(const char* name) const { return (dir_ / name).string(); }
-  // `mirrorlab gui ARGS` as a projector shows it (1280x720, font 1.5, the presenter layout),
-  // scripted for `frames` frames: its report, written to `json` in the test's folder.
-  nlohmann::json projected(const std::string& args, const char* json, int frames = 3);
+  // `mirrorlab gui ARGS` as a projector shows it (1280x720 unless given, font 1.5, the presenter
+  // layout), scripted for `frames` frames: its report, written to `json` in the test's folder.
+  nlohmann::json projected(const std::string& args, const char* json, int frames = 3,
+                           const std::string& screen = "1280x720");
   fs::path dir_;
 };
 
@@ -72,10 +73,13 @@ inline nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
-inline nlohmann::json GuiApp::projected(const std::string& args, const char* json, int frames) {
-  const Result r = shell(kHeadless + " 1280x720 " + kMirrorlab + " gui " + args +
-                         " --present --font-scale 1.5 --width 1280 --height 720 --frames " +
-                         std::to_string(frames) + " --report " + path(json));
+inline nlohmann::json GuiApp::projected(const std::string& args, const char* json, int frames,
+                                        const std::string& screen) {
+  const std::string width = screen.substr(0, screen.find('x')),
+                    height = screen.substr(screen.find('x') + 1);
+  const Result r = shell(kHeadless + " " + screen + " " + kMirrorlab + " gui " + args +
+                         " --present --font-scale 1.5 --width " + width + " --height " + height +
+                         " --frames " + std::to_string(frames) + " --report " + path(json));
   EXPECT_EQ(r.status, 0) << r.output;
   return read_json(path(json));
 }

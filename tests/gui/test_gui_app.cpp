@@ -638,13 +638,8 @@ TEST_F(GuiApp, AStepThatAsksGetsHalfTheWindowFromAPanelThatFillsItsRoom) {
 // filling its room, and the strip takes the rest: the step's text and answers read whole. At
 // 1280x720 the rows are smaller than their largest and the panel fills its room as before.
 TEST_F(GuiApp, AnAllReducePictureAtItsLargestLeavesTheRestToTheStrip) {
-  const std::string json = path("large.json");
-  const Result r = shell(kHeadless + " 1920x1080 " + kMirrorlab +
-                         " gui --lesson mirrored-strategy --lesson-step 3 --present "
-                         "--font-scale 1.5 --width 1920 --height 1080 --frames 6 --report " +
-                         json);
-  ASSERT_EQ(r.status, 0) << r.output;
-  const auto large = read_json(json);
+  const auto large =
+      projected("--lesson mirrored-strategy --lesson-step 3", "large.json", 6, "1920x1080");
   EXPECT_EQ(large["panels"]["All-reduce"]["fills_room"], 0.0) << large.dump(1);
   EXPECT_EQ(large["panels"]["All-reduce"]["hidden_below_px"], 0.0) << large.dump(1);
   EXPECT_EQ(large["panels"]["Lesson"]["text_hidden_below_px"], 0.0) << large.dump(1);
