@@ -80,14 +80,14 @@ class LessonClicker : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  // Frames as the window draws them: the strip 1000 x 160 pixels.
-  void frames(int n) {
+  // Frames as the window draws them: the strip 1000 x `height` pixels.
+  void frames(int n, float height = 160) {
     for (int i = 0; i < n; ++i) {
       ImGui::GetIO().DeltaTime = 1.0f / 60;
       ImGui::NewFrame();
       panel_->advance(view_);
       ImGui::SetNextWindowPos(ImVec2(0, 240));
-      ImGui::SetNextWindowSize(ImVec2(1000, 160));
+      ImGui::SetNextWindowSize(ImVec2(1000, height));
       ImGui::Begin("Lesson", nullptr, ImGuiWindowFlags_NoDecoration);
       FrameContext frame{snapshot_, panel_->session(), panel_->config(), panel_->setup_error(),
                          view_,     report_,           actions_};
@@ -206,6 +206,24 @@ TEST_F(LessonClicker, TheMoreTabSitsBelowItsColumnAndPagesIt) {
   EXPECT_GT(drew("text_scrolled_px"), 0) << "the tab pages its column";
   EXPECT_EQ(drew("asked_scrolled_px"), 0) << "and only its own";
   EXPECT_TRUE(panel_->busy()) << "the questions still wait";
+}
+
+// The text column wraps at one width whether it scrolls or shows all: a scroll bar that came
+// would narrow it, wrap it to more lines and so keep itself (a step that would show whole
+// without it, 20 px short with it).
+TEST_F(LessonClicker, TheTextColumnKeepsItsWidthWithOrWithoutAScrollBar) {
+  const auto text_width = [] {
+    for (const ImGuiWindow* w : GImGui->Windows) {
+      if (std::string(w->Name).find("##text") != std::string::npos) return w->WorkRect.GetWidth();
+    }
+    return -1.0f;
+  };
+  frames(3);
+  ASSERT_GT(drew("text_hidden_below_px"), 0);
+  const float scrolling = text_width();
+  frames(3, 2400);
+  ASSERT_EQ(drew("text_hidden_below_px"), 0) << "the whole step shows";
+  EXPECT_EQ(text_width(), scrolling);
 }
 
 // A press in the very frame after a step changed is judged on what the new step holds, not on

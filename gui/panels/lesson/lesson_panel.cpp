@@ -338,9 +338,23 @@ void PlayingLesson::draw_more_tab(std::size_t k, ImVec2 lower_right) {
 // Column k: a child window of `size` (0: to the room's edge) less the row for its tab, scrolled
 // where the clicker asked; end_column() keeps how it scrolls and draws the tab below it.
 void PlayingLesson::begin_column(std::size_t k, const char* id, ImVec2 size) {
+  const float row = more_row(k, size.y);
+  // The scroll bar's room is kept whether it shows or not, its track and grab unseen while the
+  // column shows all: a bar that came with a line too many would narrow the text, which would
+  // then wrap to more lines and keep the bar for good.
+  const ImVec4 none(0, 0, 0, 0);
+  const bool scrolls = row > 0;
+  if (!scrolls) {
+    for (ImGuiCol col : {ImGuiCol_ScrollbarBg, ImGuiCol_ScrollbarGrab,
+                         ImGuiCol_ScrollbarGrabHovered, ImGuiCol_ScrollbarGrabActive}) {
+      ImGui::PushStyleColor(col, none);
+    }
+  }
   // With the window's padding, so that no glyph's edge touches the column's clip.
-  ImGui::BeginChild(id, ImVec2(size.x, size.y - more_row(k, size.y)), false,
-                    ImGuiWindowFlags_AlwaysUseWindowPadding);
+  ImGui::BeginChild(
+      id, ImVec2(size.x, size.y - row), false,
+      ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_AlwaysVerticalScrollbar);
+  if (!scrolls) ImGui::PopStyleColor(4);
   scroll_column(k);
 }
 
