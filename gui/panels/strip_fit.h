@@ -15,6 +15,13 @@ inline constexpr float kMostCaptionStripShare = 0.75f;
 // question is what the class reads then, and the panel shows only where the step before left the
 // run. Once the step runs, its panel has its usual room again.
 inline constexpr float kAskingPanelsShare = 0.5f;
+// Once the step has run, panels that fill whatever room they get keep this share of the work area
+// when the strip needs the rest (else the room the strip's share leaves them), and at least
+// kLeastPictureLines lines of text: the step's answers and explanations are read beside the
+// picture they speak of. On a 1280x720 projector at font scale 1.5 the lines floor keeps the
+// picture its three quarters; at 1920x1080 the strip gets four tenths.
+inline constexpr float kAnsweredPanelsShare = 0.6f;
+inline constexpr float kLeastPictureLines = 18;
 // A step's fitting stops once the strip has turned back this many times (grown, then shrunk,
 // then grown...: the panels and the strip trading room), whatever the panels do next, so that
 // the text a class reads does not keep moving. Changes one way (answers appearing) all count as

@@ -367,10 +367,14 @@ void AppWindow::draw_panels(FrameContext& frame) {
     draw_panel(*lesson_, places.lesson, frame, window_area, strip);
   }
   // The room a panel that fills whatever it gets is given: at the strip's share, or while the
-  // step asks, as little as kAskingPanelsShare of the work area (gui/panels/strip_fit.h).
-  const float filled_room = view_.lesson_asks
-                                ? std::min(at_share.panels.h, kAskingPanelsShare * work.h)
-                                : at_share.panels.h;
+  // step asks, as little as kAskingPanelsShare of the work area, and once it has run,
+  // kAnsweredPanelsShare or kLeastPictureLines (gui/panels/strip_fit.h).
+  const float answered_room = std::max(kAnsweredPanelsShare * work.h,
+                                       kLeastPictureLines * ImGui::GetTextLineHeightWithSpacing());
+  const float filled_room =
+      std::min(at_share.panels.h, view_.lesson_asks               ? kAskingPanelsShare * work.h
+                                  : lesson_ && lesson_->playing() ? answered_room
+                                                                  : at_share.panels.h);
   float panels_need = 0;
   for (const auto& [name, r] : cells) {
     Panel* panel = name == controls_.name() ? &controls_ : nullptr;

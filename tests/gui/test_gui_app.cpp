@@ -648,6 +648,20 @@ TEST_F(GuiApp, AnAllReducePictureAtItsLargestLeavesTheRestToTheStrip) {
   EXPECT_EQ(small["panels"]["All-reduce"]["fills_room"], 1.0) << small.dump(1);
 }
 
+// Once a step has run, a picture that fills its room keeps six tenths of a 1920x1080 projector
+// (at least 18 lines of text: all of 1280x720's three quarters), and the strip the rest when it
+// needs it: lesson 1's first step shows its text, answer and check whole beside the batch.
+TEST_F(GuiApp, OnceAStepRunsALargeScreenShowsItsAnswersBesideThePicture) {
+  const auto large = projected("--lesson mirrored-strategy", "large.json", 6, "1920x1080");
+  const auto& lesson = large["panels"]["Lesson"];
+  EXPECT_EQ(lesson["checks_passed"], 1.0) << large.dump(1);
+  EXPECT_EQ(large["panels"]["Batch split"]["fills_room"], 1.0) << large.dump(1);
+  EXPECT_EQ(lesson["text_hidden_below_px"], 0.0) << large.dump(1);
+  EXPECT_EQ(lesson["asked_hidden_below_px"], 0.0) << large.dump(1);
+  EXPECT_GT(lesson["strip_height_share"].get<double>(), 0.25) << large.dump(1);
+  EXPECT_LE(lesson["strip_height_share"].get<double>(), 0.4) << large.dump(1);
+}
+
 // Lesson 8's third step asks what the timing model gives a replica's step on an H100 and how many
 // of 8 GPUs pay: the numbers the Compare panel's training step shows. While the class predicts,
 // the panel says they appear when the step runs, and the strip takes the room they would fill.
