@@ -10,6 +10,8 @@ namespace {
 constexpr const char* kWantedKey = "##wants more height";
 constexpr const char* kFrameKey = "##wants more height, frame";
 constexpr const char* kFillsKey = "##fills its room, frame";
+constexpr const char* kMostKey = "##fills its room up to";
+constexpr const char* kMostFrameKey = "##fills its room up to, frame";
 
 // The window's own keys, whatever IDs its items have pushed (a tab, a table) when it is said.
 ImGuiID key(const ImGuiWindow* window, const char* name) { return ImHashStr(name, 0, window->ID); }
@@ -49,9 +51,18 @@ void fills_room() {
   window->StateStorage.SetInt(key(window, kFillsKey), ImGui::GetFrameCount());
 }
 
-void stops_filling_room() {
+void fills_room_up_to(float most) {
+  fills_room();
   ImGuiWindow* window = ImGui::GetCurrentWindow();
-  window->StateStorage.SetInt(key(window, kFillsKey), -1);
+  window->StateStorage.SetInt(key(window, kMostFrameKey), ImGui::GetFrameCount());
+  window->StateStorage.SetFloat(key(window, kMostKey), most);
+}
+
+float most_room_filled() {
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  const ImGuiStorage& storage = window->StateStorage;
+  if (storage.GetInt(key(window, kMostFrameKey), -1) != ImGui::GetFrameCount()) return 0;
+  return storage.GetFloat(key(window, kMostKey), 0);
 }
 
 bool filling_room() {

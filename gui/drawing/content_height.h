@@ -23,8 +23,10 @@ void wants_more_height(float px);
 // chart): whatever its items measure, it would use any room it gets. filling_room() says so.
 void fills_room();
 bool filling_room();
-// What fills_room() said this frame is taken back: the picture has reached its largest size, and
-// more room would be left empty below it. The window needs what it drew.
-void stops_filling_room();
+// What is drawn this frame is sized to the room it has, but uses no more than a window `most`
+// pixels tall: more would be left empty below it (a picture at its largest). It takes less.
+void fills_room_up_to(float most);
+// The most room a window that fills its room uses this frame (0: any it gets).
+float most_room_filled();
 
 }  // namespace mirrorlab::gui

@@ -69,8 +69,15 @@ class AppWindow : public AppActions {
   // Draws `panel` as a window at `place`, framed when a lesson's step looks at it. Returns the
   // height that shows its contents whole (gui/drawing/content_height.h), or -1 when what it drew
   // fills whatever room it gets.
-  float draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame, float window_area,
-                   int extra_flags = 0);
+  // The room a panel drawn wants: `need` (a window that tall shows it whole), or it fills what
+  // it gets, up to `most` (0: any).
+  struct PanelRoom {
+    float need = 0;
+    bool fills = false;
+    float most = 0;
+  };
+  PanelRoom draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame, float window_area,
+                       int extra_flags = 0);
   // The presenter strip's height for the next frame, from what it and the panels needed in this
   // one (`panels_need`: the room's height that shows every panel in it whole; `base`: the strip's
   // height by its share).
@@ -382,11 +389,13 @@ void AppWindow::draw_panels(FrameContext& frame) {
       if (name == p->name()) panel = p.get();
     }
     if (panel == nullptr) continue;
-    const float need = draw_panel(
+    const PanelRoom got = draw_panel(
         *panel, PixelRect{room.x + r.x * room.w, room.y + r.y * room.h, r.w * room.w, r.h * room.h},
         frame, window_area);
-    // The room each cell's share needs; one that fills its room, what the share's layout gives.
-    const float cell_need = need < 0 ? r.h * filled_room : need;
+    // The room each cell's share needs; one that fills its room, what the share's layout gives
+    // (no more than it would use).
+    float cell_need = got.fills ? r.h * filled_room : got.need;
+    if (got.fills && got.most > 0) cell_need = std::min(cell_need, got.most);
     if (r.h > 0) panels_need = std::max(panels_need, cell_need / r.h);
   }
   if (places.lesson_is_strip) fit_strip(places, work, at_share.lesson.h, panels_need, filled_room);
@@ -411,8 +420,9 @@ void AppWindow::fit_strip(const WindowLayout& places, const PixelRect& work, flo
   pacer_.keep_lively(now_seconds() + 0.25);  // the next frame draws the new layout soon
 }
 
-float AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& frame,
-                            float window_area, int extra_flags) {
+AppWindow::PanelRoom AppWindow::draw_panel(Panel& panel, const PixelRect& place,
+                                           FrameContext& frame, float window_area,
+                                           int extra_flags) {
   const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                  ImGuiWindowFlags_NoCollapse | extra_flags;
   ImGui::SetNextWindowPos(ImVec2(place.x, place.y));
@@ -442,7 +452,10 @@ float AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& 
   // The room it would need besides (a table scrolling its rows counts too).
   if (open) report_.drew(panel.name(), "short_of_px", std::max(0.0f, need - place.h));
   const bool fills = open && filling_room();
+  const float most = fills ? most_room_filled() : 0;
   if (open) report_.drew(panel.name(), "fills_room", fills ? 1 : 0);
+  // What a panel that fills its room leaves empty below its items.
+  if (fills) report_.drew(panel.name(), "empty_below_px", std::max(0.0f, place.h - need));
   if (keep_words) {
     report_.words(panel.name(), GImGui->LogBuffer.c_str());
     frame_words_.append(GImGui->LogBuffer.c_str()).append("\n");
@@ -453,7 +466,7 @@ float AppWindow::draw_panel(Panel& panel, const PixelRect& place, FrameContext& 
     ImGui::PopStyleColor(3);
     ImGui::PopStyleVar();
   }
-  return fills ? -1 : need;
+  return PanelRoom{need, fills, most};
 }
 
 void AppWindow::handle_keys() {

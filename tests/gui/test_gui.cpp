@@ -403,7 +403,8 @@ TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
   ImGuiIO& io = ImGui::GetIO();
   const ImGuiStyle& style = ImGui::GetStyle();
   bool filled = false;
-  const auto measure = [&](float wish, bool fill, bool picture = false) {
+  float most = 0;
+  const auto measure = [&](float wish, bool fill, bool picture = false, float up_to = 0) {
     ImGui::NewFrame();
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(ImVec2(400, 300));
@@ -417,8 +418,10 @@ TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
       ImGui::EndChild();
     }
     if (picture) fills_room();
+    if (up_to > 0) fills_room_up_to(up_to);
     const float need = content_height();
     filled = filling_room();
+    most = most_room_filled();
     ImGui::End();
     ImGui::Render();
     return need;
@@ -432,8 +435,15 @@ TEST(ContentHeight, AWindowNeedsItsItemsAndWhatTheyWishedThisFrame) {
   EXPECT_FALSE(filled);
   EXPECT_FLOAT_EQ(measure(0, false, true), lines + 2 * style.WindowPadding.y);
   EXPECT_TRUE(filled) << "a picture sized to its room says so";
+  EXPECT_EQ(most, 0) << "any room it gets";
   measure(0, false);
   EXPECT_FALSE(filled) << "for its frame only";
+  // A picture at its largest fills its room up to a most.
+  measure(0, false, false, 250);
+  EXPECT_TRUE(filled);
+  EXPECT_EQ(most, 250);
+  measure(0, false, true);
+  EXPECT_EQ(most, 0) << "for its frame only";
   // With a title bar and scrolled down: the same items, the title bar's height more.
   float titled = 0;
   for (int frame = 0; frame < 3; ++frame) {  // scrolled once its content is known

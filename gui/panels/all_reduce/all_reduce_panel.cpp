@@ -419,8 +419,10 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   const float key = ImGui::GetStateStorage()->GetInt(ImGui::GetID(kKeyTitle), 0) != 0
                         ? ImGui::CalcTextSize(kPictureKey, nullptr, false, width).y
                         : 0.0f;
-  const float below = ImGui::CalcTextSize(bytes.c_str(), nullptr, false, width).y + key +
-                      ImGui::GetFrameHeightWithSpacing() + 1.6f * spaced;
+  // (An empty text measures a line: none is drawn. Nor is the footer's line before a step.)
+  const float below =
+      (bytes.empty() ? 0.0f : ImGui::CalcTextSize(bytes.c_str(), nullptr, false, width).y) + key +
+      ImGui::GetFrameHeightWithSpacing() + (record.collective_steps.empty() ? 0.6f : 1.6f) * spaced;
   const Geometry g = plan_geometry(count, n, frame.view.font_scale, below);
   const int stripes = std::max(n, every_workers_replicas(frame.run));
   const int chunks = draw_buffers(draw, record, contributions_, g, left, stripes);
@@ -433,10 +435,9 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   if (!bytes.empty()) text_wrapped("%s", bytes.c_str());
   draw_footer(record);
   if (g.largest) {
-    // More room would be empty below the picture: the panel needs what it drew, and the room
+    // More room would be empty below the picture: the panel uses what it drew, and the room
     // plan_geometry() keeps below the picture, so that given just that it stays at its largest.
-    stops_filling_room();
-    wants_more_height(below - (content_height() - picture_end));
+    fills_room_up_to(content_height() + std::max(0.0f, below - (content_height() - picture_end)));
   }
   frame.report.drew(name(), "buffers", n);
   frame.report.drew(name(), "chunks", chunks);
