@@ -157,6 +157,7 @@ class AppWindow : public AppActions {
   // window size in strip_key_; any of them changed, it starts from its share.
   StripFit strip_fit_;
   std::string strip_key_;
+  bool strip_refitted_ = false;  // this frame: a scripted run waits for the layout to settle
 };
 
 AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
@@ -396,6 +397,11 @@ void AppWindow::draw_panels(FrameContext& frame) {
     // (no more than it would use).
     float cell_need = got.fills ? r.h * filled_room : got.need;
     if (got.fills && got.most > 0) cell_need = std::min(cell_need, got.most);
+    // While a step asks, a panel that would scroll even at the strip's share (the Controls)
+    // gets no more than one that fills its room: the question is read first.
+    if (view_.lesson_asks && !got.fills && got.need > r.h * at_share.panels.h) {
+      cell_need = r.h * filled_room;
+    }
     if (r.h > 0) panels_need = std::max(panels_need, cell_need / r.h);
   }
   if (places.lesson_is_strip) fit_strip(places, work, at_share.lesson.h, panels_need, filled_room);
@@ -417,6 +423,7 @@ void AppWindow::fit_strip(const WindowLayout& places, const PixelRect& work, flo
   report_.drew(lesson_->name(), "strip_height_share", places.lesson.h / viewport->Size.y);
   report_.drew(lesson_->name(), "strip_refits", strip_fit_.refits());
   if (fitted == before) return;
+  strip_refitted_ = true;
   pacer_.keep_lively(now_seconds() + 0.25);  // the next frame draws the new layout soon
 }
 
@@ -508,6 +515,7 @@ void AppWindow::handle_keys() {
 
 void AppWindow::draw_frame() {
   const double begin = now_seconds();
+  strip_refitted_ = false;
   // Training running freely brings new results every few milliseconds. Copied at most
   // refresh_hz times a second, the frames between show the same picture and are not drawn
   // (see frame_fingerprint.h), so the rasterizer's time goes back to training; 15 pictures a
@@ -626,8 +634,11 @@ int AppWindow::run() {
       window_->close();  // as if the user closed it, mid-run
     }
     if (!script_.active()) continue;
-    const ScriptStep next = script_.after_frame(since_start, snapshot_, session(), stats_, report_,
-                                                lesson_ && lesson_->busy());
+    // A lesson's step still being played, or the strip still fitting itself to what it shows:
+    // a key pressed or a picture taken now would meet a layout about to change.
+    const bool settling = lesson_ && (lesson_->busy() || strip_refitted_);
+    const ScriptStep next =
+        script_.after_frame(since_start, snapshot_, session(), stats_, report_, settling);
     if (next == ScriptStep::kGoOn) continue;
     const bool more_steps = options_.every_step && lesson_ && lesson_->playing() &&
                             lesson_->step_number() < lesson_->step_count();

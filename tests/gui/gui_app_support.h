@@ -68,6 +68,17 @@ class GuiApp : public ::testing::Test {
   fs::path dir_;
 };
 
+// Whether panel `panel` of a report drew `words`, each space or line break between words one
+// space (the report keeps them as ImGui logged them).
+inline bool panel_says(const nlohmann::json& report, const char* panel, const std::string& words) {
+  std::string text;
+  for (char c : report["words"].value(panel, "")) {
+    const bool gap = c == ' ' || c == '\n';
+    if (!gap || (!text.empty() && text.back() != ' ')) text += gap ? ' ' : c;
+  }
+  return text.find(words) != std::string::npos;
+}
+
 inline nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);

@@ -155,9 +155,13 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   core::TrainingSession* session = frame.session;
   state_badge(run, frame.seconds_since_start, session == nullptr && !frame.setup_error.empty());
-  // A run that cannot start says why first, where the panel's top is always in view (a lesson
-  // asks about that sentence).
-  if (!frame.setup_error.empty()) {
+  // A run that cannot start says why first, where the panel's top is always in view; a lesson
+  // asks about that sentence, so while its step waits for predictions the sentence waits too.
+  if (!frame.setup_error.empty() && frame.view.lesson_asks) {
+    text_wrapped_dim(
+        "Whether this run can start shows here when the step runs: predict first, then \"Run "
+        "the step and show me\".");
+  } else if (!frame.setup_error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
     text_wrapped("Cannot start this run: %s", frame.setup_error.c_str());
     ImGui::PopStyleColor();

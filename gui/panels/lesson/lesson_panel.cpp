@@ -91,7 +91,7 @@ class PlayingLesson final : public LessonPanel {
   void page_down() override { follow(clicker_forward(clicker_state())); }
   void page_up() override { follow(clicker_back(clicker_state())); }
   bool busy() const override {
-    return pending_ >= 0 || stage_ == StepStage::kRunning ||
+    return pending_ >= 0 || stage_ == StepStage::kRunning || !columns_settled_ ||
            (stage_ == StepStage::kAsking && (pace_ == LessonPace::kClass || !player_.replayed()));
   }
   int step_number() const override { return (pending_ >= 0 ? pending_ : player_.step_index()) + 1; }
@@ -144,6 +144,10 @@ class PlayingLesson final : public LessonPanel {
   // How tall each column's contents were when last drawn (its window's height to show them
   // whole): one taller than its room keeps a row below it for the "more" tab.
   std::array<float, 2> content_{0, 0};
+  // Whether the columns showed as much as in the frame before (a new step's first frames lay
+  // them out anew: a press or a picture then would meet a layout about to change).
+  bool columns_settled_ = true;
+  std::vector<float> shown_before_;
   StepStage stage_ = StepStage::kAsking;
   // The predictions being typed or chosen, one per question of the step.
   std::vector<std::array<char, 32>> typed_;
@@ -387,6 +391,10 @@ void PlayingLesson::Draw(FrameContext& frame) {
     frame.report.drew(name(), "text_hidden_below_px", ImGui::GetScrollMaxY());
     end_column(0, ImVec2(at.x + room.x, at.y + room.y));
   }
+  std::vector<float> shown;
+  for (const ColumnScroll& column : columns_) shown.push_back(column.shown);
+  columns_settled_ = shown == shown_before_;
+  shown_before_ = std::move(shown);
   if (player_.step_index() < 0) return;
   frame.report.drew(name(), "step", player_.step_index() + 1);
   frame.report.drew(name(), "paragraphs", static_cast<double>(player_.step().text.size()));
@@ -512,7 +520,8 @@ void PlayingLesson::draw_asked(FrameContext& frame, const lessons::LessonStep& s
     }
   }
   draw_checks(frame, step);
-  if (!player_.run_error().empty()) {
+  // A run that could not even be set up is what a step may ask about: said once it runs.
+  if (!player_.run_error().empty() && stage_ != StepStage::kAsking) {
     bold_text(fonts, "The run stopped:");
     coloured_text(kFailRgb, player_.run_error().c_str());
   }
