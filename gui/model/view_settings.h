@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mirrorlab::gui {
 
@@ -19,6 +20,9 @@ struct ViewSettings {
   // A lesson's step waits for the class's predictions before it runs: a panel with nothing to
   // show yet says so, not how to step a run of one's own.
   bool lesson_asks = false;
+  // Then, the live values its questions ask for (lessons/player/live_values.h: "global_batch",
+  // "replicas", ...): a panel shows a blank where it would show one (gui/panels/lesson_asks.h).
+  std::vector<std::string> asked_values;
   int chosen_device = 0;  // the device panels highlight (and the Gradients panel's replica)
   int chosen_layer = -1;  // the layer whose gradient the Gradients panel maps (-1: the first)
   // The moment of the recorded step being shown (an index into RecordedStep::points; -1: the

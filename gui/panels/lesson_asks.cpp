@@ -1,5 +1,7 @@
 #include "gui/panels/lesson_asks.h"
 
+#include <algorithm>
+
 #include "gui/drawing/wrapped_text.h"
 
 namespace mirrorlab::gui {
@@ -11,6 +13,14 @@ bool shows_the_lesson_asks(const FrameContext& frame, const char* what) {
       "(or Page Down once the step's text is read).",
       what);
   return true;
+}
+
+std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown) {
+  if (!frame.view.lesson_asks) return shown;
+  for (const std::string& asked : frame.view.asked_values) {
+    if (asked == value) return "?";
+  }
+  return shown;
 }
 
 }  // namespace mirrorlab::gui

@@ -3,6 +3,9 @@
 // step's questions), but a sentence saying it appears once the step runs.
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "gui/panels/panel.h"
 
 namespace mirrorlab::gui {
@@ -11,5 +14,10 @@ namespace mirrorlab::gui {
 // step runs, and returns true; the panel draws nothing else and leaves its room to the step's
 // text (it does not say fills_room()). Else false.
 bool shows_the_lesson_asks(const FrameContext& frame, const char* what);
+
+// `shown`, or "?" while a lesson's step waits for the class to predict live value `value` (the
+// Devices panel's "Global batch ? = 16 x ? replicas in sync" while lesson 10 asks for both), as
+// a worksheet leaves a blank.
+std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown);
 
 }  // namespace mirrorlab::gui

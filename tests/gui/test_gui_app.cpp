@@ -682,6 +682,30 @@ TEST_F(GuiApp, ARunThatCannotStartKeepsItsReasonUntilTheStepRuns) {
   EXPECT_TRUE(panel_says(ran, "Lesson", "The run stopped")) << ran.dump(1);
 }
 
+// A panel leaves a blank where it would show the number a step asks the class to predict, as a
+// worksheet does: lesson 10's first step asks how many replicas 2 workers of 2 GPUs have in sync
+// and how large their global batch is, which the Devices panel says; lesson 9's fourth asks how
+// much the summed gradient weighs, which the Gradients panel says. Once the step runs, they show.
+TEST_F(GuiApp, APanelLeavesABlankWhereItWouldShowWhatTheStepAsks) {
+  const auto asks = projected("--lesson 10 --unanswered", "asks.json", 5);
+  EXPECT_TRUE(panel_says(asks, "Devices", "Global batch ? = 16 x ? replicas in sync"))
+      << asks.dump(1);
+  EXPECT_TRUE(panel_says(asks, "Devices", "2 workers x 2 devices = ? replicas")) << asks.dump(1);
+  for (const char* panel : {"Devices", "Lesson"}) {
+    EXPECT_FALSE(panel_says(asks, panel, "= 4 replicas")) << panel << "\n" << asks.dump(1);
+    EXPECT_FALSE(panel_says(asks, panel, "count is 4")) << panel << "\n" << asks.dump(1);
+  }
+  const auto ran = projected("--lesson 10", "ran.json", 5);
+  EXPECT_TRUE(panel_says(ran, "Devices", "Global batch 64 = 16 x 4 replicas in sync"))
+      << ran.dump(1);
+  const auto weighs = projected("--lesson 9 --lesson-step 4 --unanswered", "weighs.json", 5);
+  EXPECT_TRUE(panel_says(weighs, "Gradients", "weighs ? x")) << weighs.dump(1);
+  EXPECT_FALSE(panel_says(weighs, "Lesson", "2/3")) << weighs.dump(1);
+  // Lesson 5's second step: how many steps the ring takes on 4 replicas.
+  const auto ring = projected("--lesson 5 --lesson-step 2 --unanswered", "ring.json", 5);
+  EXPECT_TRUE(panel_says(ring, "Gradients", "sums them in ? steps")) << ring.dump(1);
+}
+
 // Lesson 8's third step asks what the timing model gives a replica's step on an H100 and how many
 // of 8 GPUs pay: the numbers the Compare panel's training step shows. While the class predicts,
 // the panel says they appear when the step runs, and the strip takes the room they would fill.

@@ -9,6 +9,7 @@
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/model/advice.h"
+#include "gui/panels/lesson_asks.h"
 #include "gui/panels/step/step_moment.h"
 #include "imgui.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
@@ -177,13 +178,16 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
                    std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
                    static_cast<long long>(run.steps_per_epoch));
     }
+    const std::string global_batch =
+        blank_if_asked(frame, "global_batch", std::to_string(run.global_batch));
     if (run.workers.size() > 1) {
-      text_wrapped("Global batch %zu = %zu x %zu devices x %zu workers", run.global_batch,
+      text_wrapped("Global batch %s = %zu x %zu devices x %zu workers", global_batch.c_str(),
                    run.batch_per_replica(), run.devices.size(), run.workers.size());
     } else {
       // Every worker's replicas (a watched multi-worker run lists no workers).
-      text_wrapped("Global batch %zu = %zu x %d replica%s", run.global_batch,
-                   run.batch_per_replica(), run.replicas_in_sync,
+      text_wrapped("Global batch %s = %zu x %s replica%s", global_batch.c_str(),
+                   run.batch_per_replica(),
+                   blank_if_asked(frame, "replicas", std::to_string(run.replicas_in_sync)).c_str(),
                    run.replicas_in_sync == 1 ? "" : "s");
     }
   }

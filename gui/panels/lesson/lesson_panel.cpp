@@ -198,6 +198,11 @@ void PlayingLesson::advance(ViewSettings& view) {
   }
   view.highlighted_panel = left_ || player_.step_index() < 0 ? "" : player_.step().look_at;
   view.lesson_asks = !left_ && player_.step_index() >= 0 && stage_ == StepStage::kAsking;
+  view.asked_values.clear();
+  if (view.lesson_asks) {
+    for (const lessons::Question& q : player_.step().questions)
+      view.asked_values.push_back(q.value);
+  }
   if (left_ || player_.step_index() < 0) return;
   // The steps before it replayed first: its questions ask about the run they leave.
   if (stage_ == StepStage::kAsking && !player_.replayed()) player_.advance_replay();
@@ -686,7 +691,8 @@ void PlayingLesson::draw_score(FrameContext& frame) {
     line.append("; predictions right: ").append(std::to_string(total.right));
     line.append(" of ").append(std::to_string(total.answered));
   }
-  line.append(". Page Down: more, the run, then the next step; Page Up: back.");
+  // The presenter layout's menu bar says the keys already ("Space/PgDn: next, PgUp: back").
+  line.append(strip_ ? "." : ". Page Down: more, the run, then the next step; Page Up: back.");
   text_wrapped_dim("%s", line.c_str());
   frame.report.drew(name(), "steps_played", played);
 }

@@ -8,6 +8,7 @@
 
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
+#include "gui/panels/lesson_asks.h"
 #include "imgui.h"
 #include "virtualgpu/memory/memory_arena.h"
 
@@ -44,8 +45,11 @@ std::string mib(std::size_t bytes) {
 void draw_run_line(const FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   const std::size_t replicas = std::max<std::size_t>(1, run.replicas_in_sync);
-  text_wrapped("Global batch %zu = %zu x %zu replica%s in sync", run.global_batch,
-               run.batch_per_replica(), replicas, replicas == 1 ? "" : "s");
+  text_wrapped("Global batch %s = %zu x %s replica%s in sync",
+               blank_if_asked(frame, "global_batch", std::to_string(run.global_batch)).c_str(),
+               run.batch_per_replica(),
+               blank_if_asked(frame, "replicas", std::to_string(replicas)).c_str(),
+               replicas == 1 ? "" : "s");
 }
 
 std::string what_it_is(const core::DeviceStatus& d) {
@@ -171,7 +175,8 @@ void DevicesPanel::Draw(FrameContext& frame) {
     }
     ImGui::Text("%s", phase.c_str());
     memory_bar(d, replica_color(replica), room, ImGui::GetTextLineHeight() * 0.9f + taller);
-    const std::string in_use = mib(d.in_use), limit = mib(d.limit);
+    const std::string in_use = mib(d.in_use),
+                      limit = blank_if_asked(frame, "memory_limit_mib", mib(d.limit));
     const std::string full = in_use + " MiB in use, peak " + mib(d.peak) + " MiB, limit " + limit +
                              " MiB",
                       brief = in_use + " / " + limit + " MiB";
@@ -230,7 +235,8 @@ void DevicesPanel::draw_rows(FrameContext& frame) {
     ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
     memory_bar(d, color, ImGui::GetContentRegionAvail().x, line * 0.7f);
     ImGui::TableNextColumn();
-    ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
+    ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(),
+                blank_if_asked(frame, "memory_limit_mib", mib(d.limit)).c_str());
   }
   ImGui::EndTable();
   frame.report.drew(name(), "rows", static_cast<double>(run.devices.size()));
@@ -241,9 +247,11 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
   const float line = ImGui::GetTextLineHeight();
   const std::size_t per_worker = run.workers[0].devices.size();
   text_wrapped(
-      "%zu workers x %zu devices = %d replicas in sync; the workers here are %s "
+      "%zu workers x %zu devices = %s replicas in sync; the workers here are %s "
       "(elsewhere a worker is a machine: TF_CONFIG says which)",
-      run.workers.size(), per_worker, run.replicas_in_sync, run.workers_are.c_str());
+      run.workers.size(), per_worker,
+      blank_if_asked(frame, "replicas", std::to_string(run.replicas_in_sync)).c_str(),
+      run.workers_are.c_str());
   draw_run_line(frame);
   // After each step worker 0's strategy compares every worker's weights (replica 0's
   // fingerprint); a difference fails the step, so these are equal whenever the run goes on.

@@ -9,6 +9,7 @@
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
+#include "gui/panels/lesson_asks.h"
 #include "gui/panels/step/step_lines.h"
 #include "gui/panels/step/step_moment.h"
 #include "imgui.h"
@@ -310,9 +311,10 @@ std::vector<GradientWordsLine> GradientsPanel::words(FrameContext& frame, bool a
     if (!line.empty()) lines.push_back({std::move(line)});
   }
   if (record.replicas.size() > 1 && record.all_reduce_steps > 0) {
-    lines.push_back(
-        {formatted("The all-reduce (%s) sums them in %d step%s.", record.all_reduce.c_str(),
-                   record.all_reduce_steps, record.all_reduce_steps == 1 ? "" : "s")});
+    lines.push_back({formatted(
+        "The all-reduce (%s) sums them in %s step%s.", record.all_reduce.c_str(),
+        blank_if_asked(frame, "allreduce_steps", std::to_string(record.all_reduce_steps)).c_str(),
+        record.all_reduce_steps == 1 ? "" : "s")});
   }
   if (std::string line = reference_distance_line(frame); !line.empty()) {
     lines.push_back({std::move(line)});

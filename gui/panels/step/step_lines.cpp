@@ -5,6 +5,7 @@
 
 #include "core/session/step_figures.h"
 #include "gui/drawing/wrapped_text.h"
+#include "gui/panels/lesson_asks.h"
 
 namespace mirrorlab::gui {
 
@@ -38,11 +39,14 @@ std::string gradient_weight_line(const FrameContext& frame) {
   const auto weight =
       core::gradient_weight(frame.run.step_record, frame.config.settings.loss_scaling);
   if (!weight) return "";
+  char weighs[32];
+  std::snprintf(weighs, sizeof weighs, "%.3g", *weight);
   char text[200];
   std::snprintf(text, sizeof text,
-                "The summed gradient weighs %.3g x one device's mean gradient on this batch "
+                "The summed gradient weighs %s x one device's mean gradient on this batch "
                 "(loss scaling %s)",
-                *weight, core::to_string(frame.config.settings.loss_scaling));
+                blank_if_asked(frame, "gradient_scale", weighs).c_str(),
+                core::to_string(frame.config.settings.loss_scaling));
   return text;
 }
 
