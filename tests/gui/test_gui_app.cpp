@@ -704,6 +704,7 @@ TEST_F(GuiApp, APanelLeavesABlankWhereItWouldShowWhatTheStepAsks) {
   // Lesson 5's second step: how many steps the ring takes on 4 replicas.
   const auto ring = projected("--lesson 5 --lesson-step 2 --unanswered", "ring.json", 5);
   EXPECT_TRUE(panel_says(ring, "Gradients", "sums them in ? steps")) << ring.dump(1);
+  EXPECT_FALSE(panel_says(ring, "Lesson", "6 steps")) << ring.dump(1);
 }
 
 // Lesson 8's third step asks what the timing model gives a replica's step on an H100 and how many
