@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -19,6 +20,8 @@
 #include "gui/window/app_window.h"
 #include "gui/window/scripted_run.h"
 #endif
+// The key names alone (no GUI needed): the help says them in any build.
+#include "gui/window/pressed_keys.h"
 #ifdef MIRRORLAB_HAVE_LESSONS
 #include "lessons/player/lesson.h"
 #endif
@@ -103,10 +106,11 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "worksheet's pictures; with --every-step, every step's). A step that asks "
                 "nothing runs as in class");
   add_text_flag(cmd, "--press", o.app.press,
-                "Scripted: press these keys in turn as a presenter would (space, pgdn, pgup, "
-                "f5, t, n, left, right, 0-9, separated by commas), each once what the last one "
-                "started is done, then write --screenshot or --report. With --unanswered a "
-                "lesson's step waits for them as in class")
+                std::string("Scripted: press these keys in turn as a presenter would (") +
+                    gui::kPressableKeys +
+                    ", separated by commas), each after what the key before started has "
+                    "finished, then write --screenshot or --report. With --unanswered a "
+                    "lesson's step waits for them as in class")
       ->type_name("KEYS");
   add_text_flag(cmd, "--lessons", o.lessons_folder,
                 "Folder of lesson files (default: mirrorlab's lessons/, or $MIRRORLAB_LESSONS)")
@@ -154,6 +158,13 @@ std::string every_step_problem(const GuiOptions& o) {
                            o.app.measure_seconds > 0 || o.app.compare)) {
     return "--unanswered shows each step before it runs: --run, --steps, --phases, --compare "
            "and --measure-seconds would run it, so leave them out";
+  }
+  if (!o.app.press.empty()) {
+    try {
+      gui::pressed_keys(o.app.press);
+    } catch (const std::invalid_argument& e) {
+      return std::string("--press ") + e.what();
+    }
   }
   if (!o.app.press.empty() && o.app.screenshot.empty() && o.app.report.empty()) {
     return "--press is for pictures of what the keys do: give --screenshot (or --report); in the "

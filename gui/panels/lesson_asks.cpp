@@ -23,4 +23,6 @@ std::string blank_if_asked(const FrameContext& frame, std::string_view value, st
   return shown;
 }
 
+const char* plural_s(const std::string& shown) { return shown == "1" ? "" : "s"; }
+
 }  // namespace mirrorlab::gui

@@ -20,4 +20,8 @@ bool shows_the_lesson_asks(const FrameContext& frame, const char* what);
 // a worksheet leaves a blank.
 std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown);
 
+// The plural's "s" after a number as blank_if_asked() shows it: none after "1", and after a
+// blank the plural, so that "? replica" does not say the blank is 1.
+const char* plural_s(const std::string& shown);
+
 }  // namespace mirrorlab::gui

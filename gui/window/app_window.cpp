@@ -636,7 +636,7 @@ int AppWindow::run() {
     if (!script_.active()) continue;
     // A lesson's step still being played, or the strip still fitting itself to what it shows:
     // a key pressed or a picture taken now would meet a layout about to change.
-    const bool settling = lesson_ && (lesson_->busy() || strip_refitted_);
+    const bool settling = lesson_ && (lesson_->busy() || lesson_->settling() || strip_refitted_);
     const ScriptStep next =
         script_.after_frame(since_start, snapshot_, session(), stats_, report_, settling);
     if (next == ScriptStep::kGoOn) continue;
@@ -693,13 +693,6 @@ bool AppWindow::write_step_report(const std::string& path) {
 std::string check_app_options(const AppOptions& options) {
   if (std::string problem = check_panel_name(options.panel, make_panels()); !problem.empty()) {
     return problem;
-  }
-  if (!options.press.empty()) {
-    try {
-      pressed_keys(options.press);
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
   }
   if (options.modelled_allreduce.empty() && options.modelled_bytes != AppOptions{}.modelled_bytes) {
     return "--model-size needs --model-allreduce: the size of which all-reduce?";

@@ -39,9 +39,10 @@ std::vector<int> pressed_keys(const std::string& list) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     const int code = key_code(name);
     if (code < 0) {
-      throw std::invalid_argument("--press " + list + ": no key named '" + name +
-                                  "'; the keys are " + kPressableKeys +
-                                  ", separated by commas (space,space,pgup)");
+      throw std::invalid_argument(
+          list + ": " +
+          (name.empty() ? "an empty key name between commas" : "no key named '" + name + "'") +
+          "; the keys are " + kPressableKeys + ", separated by commas (space,space,pgup)");
     }
     keys.push_back(code);
     from = comma + 1;

@@ -12,7 +12,7 @@ namespace mirrorlab::gui {
 inline constexpr const char* kPressableKeys = "space, pgdn, pgup, f5, t, n, left, right, 0-9";
 
 // The keys of `list` (names separated by commas, case ignored) as the window's key codes, in
-// turn. Throws std::invalid_argument naming a key it does not know, or an empty list.
+// turn. Throws std::invalid_argument naming a key it does not know, or an empty name.
 std::vector<int> pressed_keys(const std::string& list);
 
 }  // namespace mirrorlab::gui

@@ -1,7 +1,7 @@
 // The window's scripted runs, for tests, README pictures and measurements (--steps, --phases,
-// --compare, --screenshot, --frames, --report, --measure-seconds): what to ask of the session
-// before the first frame and after each one, and when the script is done. The interactive frame
-// loop (gui/window/app_window.cpp) knows nothing of them but to ask after each frame.
+// --compare, --press, --screenshot, --frames, --report, --measure-seconds): what to ask of the
+// session before the first frame and after each one, and when the script is done. The interactive
+// frame loop (gui/window/app_window.cpp) knows nothing of them but to ask after each frame.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +56,8 @@ class ScriptedRun {
   void start(core::TrainingSession* session, ComparePanel* compare) const;
 
   // After each frame, `now` seconds after the window opened: walks the phases, takes the
-  // measurement, and says what next. `lesson_busy`: a lesson's step is still being played.
+  // measurement, presses the next key, and says what next. `lesson_busy`: a lesson's step is
+  // still being played, or its layout still settling (columns, strip): no key, no picture yet.
   ScriptStep after_frame(double now, const core::SessionSnapshot& run,
                          core::TrainingSession* session, FrameStats& stats, GuiReport& report,
                          bool lesson_busy = false);

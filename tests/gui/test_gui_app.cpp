@@ -607,7 +607,7 @@ TEST_F(GuiApp, PressIsRefusedForAKeyItDoesNotKnowOrWithNothingToWrite) {
   const std::string report = path("report.json"), each = path("report-{step}.json");
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
            {"--press space,fire --report " + report, "no key named 'fire'"},
-           {"--press space,,pgdn --report " + report, "no key named ''"},
+           {"--press space,,pgdn --report " + report, "an empty key name between commas"},
            {"--lesson 1 --press space", "give --screenshot (or --report)"},
            {"--lesson 1 --every-step --press space --report " + each, "give one of them"}}) {
     const Result r = gui(args + " --frames 2");
@@ -705,6 +705,13 @@ TEST_F(GuiApp, APanelLeavesABlankWhereItWouldShowWhatTheStepAsks) {
   const auto ring = projected("--lesson 5 --lesson-step 2 --unanswered", "ring.json", 5);
   EXPECT_TRUE(panel_says(ring, "Gradients", "sums them in ? steps")) << ring.dump(1);
   EXPECT_FALSE(panel_says(ring, "Lesson", "6 steps")) << ring.dump(1);
+  // Lesson 3's first step asks for the steps of an epoch: the Controls (the usual layout) say
+  // "epoch 1/1, 0/?".
+  const std::string json = path("epoch.json");
+  const Result r = gui("--lesson 3 --unanswered --frames 3 --report " + json);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto epoch = read_json(json);
+  EXPECT_TRUE(panel_says(epoch, "Controls", "0/?)")) << epoch.dump(1);
 }
 
 // Lesson 8's third step asks what the timing model gives a replica's step on an H100 and how many

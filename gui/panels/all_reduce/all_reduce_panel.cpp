@@ -304,10 +304,10 @@ int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
                                                std::to_string(total_steps / packs) +
                                                " steps, the last layer's first"
                                          : "";
+  const std::string steps = blank_if_asked(frame, "allreduce_steps", std::to_string(total_steps));
   text_wrapped("%s of %d x %s (%zu floats) in %s step%s%s%s", record.all_reduce.c_str(), n,
                format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count,
-               blank_if_asked(frame, "allreduce_steps", std::to_string(total_steps)).c_str(),
-               total_steps == 1 ? "" : "s", in_packs.c_str(), whose.c_str());
+               steps.c_str(), plural_s(steps), in_packs.c_str(), whose.c_str());
   // The slider walks the all-reduce: 0 is before it, k after its k-th step.
   int wanted = done;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);

@@ -173,10 +173,11 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
       text_wrapped("%lld step%s done", static_cast<long long>(run.steps_done),
                    run.steps_done == 1 ? "" : "s");
     } else {
-      text_wrapped("%lld step%s done  (epoch %d/%d, %lld/%lld)",
-                   static_cast<long long>(run.steps_done), run.steps_done == 1 ? "" : "s",
-                   std::max(run.epoch, 1), run.epochs, static_cast<long long>(run.step_in_epoch),
-                   static_cast<long long>(run.steps_per_epoch));
+      text_wrapped(
+          "%lld step%s done  (epoch %d/%d, %lld/%s)", static_cast<long long>(run.steps_done),
+          run.steps_done == 1 ? "" : "s", std::max(run.epoch, 1), run.epochs,
+          static_cast<long long>(run.step_in_epoch),
+          blank_if_asked(frame, "steps_per_epoch", std::to_string(run.steps_per_epoch)).c_str());
     }
     const std::string global_batch =
         blank_if_asked(frame, "global_batch", std::to_string(run.global_batch));
@@ -185,10 +186,10 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
                    run.batch_per_replica(), run.devices.size(), run.workers.size());
     } else {
       // Every worker's replicas (a watched multi-worker run lists no workers).
+      const std::string replicas =
+          blank_if_asked(frame, "replicas", std::to_string(run.replicas_in_sync));
       text_wrapped("Global batch %s = %zu x %s replica%s", global_batch.c_str(),
-                   run.batch_per_replica(),
-                   blank_if_asked(frame, "replicas", std::to_string(run.replicas_in_sync)).c_str(),
-                   run.replicas_in_sync == 1 ? "" : "s");
+                   run.batch_per_replica(), replicas.c_str(), plural_s(replicas));
     }
   }
   if (!run.driven_by.empty()) {  // no buttons: the run is its driver's

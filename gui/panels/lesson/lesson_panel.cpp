@@ -90,8 +90,9 @@ class PlayingLesson final : public LessonPanel {
   void back() override { go_to(player_.step_index() - 1); }
   void page_down() override { follow(clicker_forward(clicker_state())); }
   void page_up() override { follow(clicker_back(clicker_state())); }
+  bool settling() const override { return !columns_settled_; }
   bool busy() const override {
-    return pending_ >= 0 || stage_ == StepStage::kRunning || !columns_settled_ ||
+    return pending_ >= 0 || stage_ == StepStage::kRunning ||
            (stage_ == StepStage::kAsking && (pace_ == LessonPace::kClass || !player_.replayed()));
   }
   int step_number() const override { return (pending_ >= 0 ? pending_ : player_.step_index()) + 1; }
@@ -144,6 +145,7 @@ class PlayingLesson final : public LessonPanel {
   // How tall each column's contents were when last drawn (its window's height to show them
   // whole): one taller than its room keeps a row below it for the "more" tab.
   std::array<float, 2> content_{0, 0};
+  std::array<bool, 2> row_kept_{false, false};  // this frame, below each column
   // Whether the columns showed as much as in the frame before (a new step's first frames lay
   // them out anew: a press or a picture then would meet a layout about to change).
   bool columns_settled_ = true;
@@ -171,6 +173,10 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   given_.assign(step.questions.size(), "");
   answers_.clear();
   checks_.clear();
+  // The new step's columns are measured anew: settled once two frames show them alike.
+  content_.fill(0);
+  shown_before_.clear();
+  columns_settled_ = false;
   view.watched_moment = -1;
   show_introduction(false);  // a step is read from its top, whatever the one before was scrolled to
   view.distance_to_one_worker.reset();
@@ -315,7 +321,8 @@ float PlayingLesson::more_row(std::size_t k, float height) const {
 // thin line on a projector), framed in the colour of the panel the step looks at. Clicked, it
 // pages the column down as Page Down would.
 void PlayingLesson::draw_more_tab(std::size_t k, ImVec2 lower_right) {
-  if (k >= columns_.size() || !hides_below(columns_[k])) return;
+  // Only in the row kept for it (a new step's first frame keeps none yet: it would cover a line).
+  if (k >= columns_.size() || !hides_below(columns_[k]) || !row_kept_[k]) return;
   const float font = ImGui::GetFontSize();
   const char* label = "more";
   const ImVec2 text = ImGui::CalcTextSize(label);
@@ -329,11 +336,15 @@ void PlayingLesson::draw_more_tab(std::size_t k, ImVec2 lower_right) {
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, pad);
   ImGui::PushStyleVar(ImGuiStyleVar_ButtonTextAlign, ImVec2(0, 0.5f));
   ImGui::PushStyleColor(ImGuiCol_Border, rgb(kLookHereRgb));
-  ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetColorU32(ImGuiCol_PopupBg));
+  for (ImGuiCol col : {ImGuiCol_Button, ImGuiCol_ButtonHovered, ImGuiCol_ButtonActive}) {
+    ImGui::PushStyleColor(
+        col,
+        ImGui::GetColorU32(col == ImGuiCol_Button ? ImGuiCol_PopupBg : ImGuiCol_FrameBgHovered));
+  }
   if (ImGui::Button(label, size)) {
     scroll_to_[k] = paged_scroll(columns_[k], 1, ImGui::GetTextLineHeightWithSpacing());
   }
-  ImGui::PopStyleColor(2);
+  ImGui::PopStyleColor(4);
   ImGui::PopStyleVar(4);
   ImGui::PopID();
   const ImVec2 top_left = ImGui::GetItemRectMin();
@@ -344,10 +355,12 @@ void PlayingLesson::draw_more_tab(std::size_t k, ImVec2 lower_right) {
       ImVec2(x0 + arrow * 0.5f, mid_y + arrow * 0.45f), rgb(kLookHereRgb));
 }
 
-// Column k: a child window of `size` (0: to the room's edge) less the row for its tab, scrolled
+// Column k: a child window of `size` (a width of 0: to the room's edge; its height given) less
+// the row for its tab, scrolled
 // where the clicker asked; end_column() keeps how it scrolls and draws the tab below it.
 void PlayingLesson::begin_column(std::size_t k, const char* id, ImVec2 size) {
   const float row = more_row(k, size.y);
+  row_kept_[k] = row > 0;
   // The scroll bar's room is kept whether it shows or not, its track and grab unseen while the
   // column shows all: a bar that came with a line too many would narrow the text, which would
   // then wrap to more lines and keep the bar for good.

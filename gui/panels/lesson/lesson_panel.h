@@ -44,6 +44,9 @@ class LessonPanel : public Panel {
   virtual void page_up() = 0;
   // A step still being set up or run, or a question waiting (a scripted run waits for this).
   virtual bool busy() const = 0;
+  // The step's columns still being laid out (a new step's first frames): a scripted run presses
+  // no key and takes no picture until they show as much as the frame before.
+  virtual bool settling() const = 0;
   // The step shown (from 1; the one asked for, once next() or back() asked), and how many the
   // lesson has.
   virtual int step_number() const = 0;

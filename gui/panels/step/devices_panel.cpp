@@ -44,12 +44,11 @@ std::string mib(std::size_t bytes) {
 // replica's weights' fingerprint after the step).
 void draw_run_line(const FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
-  const std::size_t replicas = std::max<std::size_t>(1, run.replicas_in_sync);
+  const std::string replicas = blank_if_asked(
+      frame, "replicas", std::to_string(std::max<std::size_t>(1, run.replicas_in_sync)));
   text_wrapped("Global batch %s = %zu x %s replica%s in sync",
                blank_if_asked(frame, "global_batch", std::to_string(run.global_batch)).c_str(),
-               run.batch_per_replica(),
-               blank_if_asked(frame, "replicas", std::to_string(replicas)).c_str(),
-               replicas == 1 ? "" : "s");
+               run.batch_per_replica(), replicas.c_str(), plural_s(replicas));
 }
 
 std::string what_it_is(const core::DeviceStatus& d) {
@@ -299,7 +298,8 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
       memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
       ImGui::TableNextColumn();
-      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), mib(d.limit).c_str());
+      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(),
+                  blank_if_asked(frame, "memory_limit_mib", mib(d.limit)).c_str());
       ++drawn;
     }
     ImGui::EndTable();

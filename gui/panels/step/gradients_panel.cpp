@@ -311,10 +311,10 @@ std::vector<GradientWordsLine> GradientsPanel::words(FrameContext& frame, bool a
     if (!line.empty()) lines.push_back({std::move(line)});
   }
   if (record.replicas.size() > 1 && record.all_reduce_steps > 0) {
-    lines.push_back({formatted(
-        "The all-reduce (%s) sums them in %s step%s.", record.all_reduce.c_str(),
-        blank_if_asked(frame, "allreduce_steps", std::to_string(record.all_reduce_steps)).c_str(),
-        record.all_reduce_steps == 1 ? "" : "s")});
+    const std::string steps =
+        blank_if_asked(frame, "allreduce_steps", std::to_string(record.all_reduce_steps));
+    lines.push_back({formatted("The all-reduce (%s) sums them in %s step%s.",
+                               record.all_reduce.c_str(), steps.c_str(), plural_s(steps))});
   }
   if (std::string line = reference_distance_line(frame); !line.empty()) {
     lines.push_back({std::move(line)});
