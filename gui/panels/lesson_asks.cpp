@@ -1,6 +1,7 @@
 #include "gui/panels/lesson_asks.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "gui/drawing/wrapped_text.h"
 
@@ -16,11 +17,10 @@ bool shows_the_lesson_asks(const FrameContext& frame, const char* what) {
 }
 
 std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown) {
-  if (!frame.view.lesson_asks) return shown;
-  for (const std::string& asked : frame.view.asked_values) {
-    if (asked == value) return "?";
-  }
-  return shown;
+  const std::vector<std::string>& asked = frame.view.asked_values;
+  const bool blank =
+      frame.view.lesson_asks && std::find(asked.begin(), asked.end(), value) != asked.end();
+  return blank ? "?" : shown;
 }
 
 const char* plural_s(const std::string& shown) { return shown == "1" ? "" : "s"; }

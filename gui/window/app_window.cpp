@@ -67,10 +67,8 @@ class AppWindow : public AppActions {
   void draw_menu_bar();
   void draw_panels(FrameContext& frame);
   // Draws `panel` as a window at `place`, framed when a lesson's step looks at it. Returns the
-  // height that shows its contents whole (gui/drawing/content_height.h), or -1 when what it drew
-  // fills whatever room it gets.
-  // The room a panel drawn wants: `need` (a window that tall shows it whole), or it fills what
-  // it gets, up to `most` (0: any).
+  // room it wants (gui/drawing/content_height.h): `need` (a window that tall shows it whole), or
+  // it fills what it gets, up to `most` (0: any).
   struct PanelRoom {
     float need = 0;
     bool fills = false;
