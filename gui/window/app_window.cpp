@@ -311,7 +311,8 @@ void AppWindow::draw_menu_bar() {
     const std::string_view k = key;
     const bool runs = k.starts_with("Space:") || k.starts_with("N:");
     if ((k.starts_with("Space/") && !lesson_plays) || (k.starts_with("Space:") && lesson_plays) ||
-        (k.starts_with("T:") && !lesson_) || (runs && watched_ != nullptr)) {
+        (k.starts_with("T:") && !lesson_) || (runs && watched_ != nullptr) ||
+        (k.starts_with("N:") && view_.lesson_asks)) {
       continue;
     }
     words.emplace_back(key);
@@ -493,14 +494,19 @@ void AppWindow::handle_keys() {
   } else if (run && ImGui::IsKeyPressed(GLFW_KEY_SPACE)) {
     snapshot_.state == core::SessionState::kRunning ? run->pause() : run->run();
   }
-  if (run && ImGui::IsKeyPressed(GLFW_KEY_N)) run->step();
+  // While a lesson's step waits for the class's predictions, its run stays where the steps
+  // before left it: N or the Right arrow would run on into what the questions ask (lesson 5's
+  // second step asks the ring's steps: Right had shown "Step 3 of 6"). Recorded moments can
+  // still be walked.
+  const bool run_may_move = !(lesson_ && view_.lesson_asks);
+  if (run && run_may_move && ImGui::IsKeyPressed(GLFW_KEY_N)) run->step();
   FrameContext frame = frame_context();
   if (arrows_walk_the_model(view_, kAllReducePanelName)) {  // the panel clamps to the model's steps
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) ++view_.modelled_step;
     if (ImGui::IsKeyPressed(GLFW_KEY_LEFT))
       view_.modelled_step = std::max(0, view_.modelled_step - 1);
   } else {
-    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) watch_forward(frame);
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) watch_forward(frame, run_may_move);
     if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) watch_back(frame);
   }
   if (ImGui::IsKeyPressed(GLFW_KEY_0)) view_.focused_panel.clear();

@@ -603,6 +603,26 @@ TEST_F(GuiApp, PressedKeysSwitchTheLayoutAndPageBack) {
   EXPECT_EQ(top["panels"]["Lesson"]["step"], 1.0) << top.dump(1);
 }
 
+// While a step waits for the class's predictions, N and the Right arrow leave the lesson's run
+// where the steps before left it: lesson 5's second step asks how many steps the ring takes, and
+// Right had walked the live run into the all-reduce ("Step 3 of 6"). Once the step has run, the
+// same key goes on to the run's next phase. Key 0 shows every panel (the All-reduce one too).
+TEST_F(GuiApp, WhileAStepAsksNOrRightLeaveItsRunWhereItIs) {
+  const auto pressed = [&](const std::string& args, const char* json) {
+    const Result r =
+        gui("--lesson 5 --lesson-step 2 " + args + " --frames 3 --report " + path(json));
+    EXPECT_EQ(r.status, 0) << r.output;
+    return read_json(path(json));
+  };
+  const auto asks = pressed("--unanswered --press 0,right,right,n,right", "asks.json");
+  EXPECT_TRUE(panel_says(asks, "All-reduce", "Before the all-reduce")) << asks.dump(1);
+  EXPECT_FALSE(panel_says(asks, "All-reduce", " of 6")) << asks.dump(1);
+  EXPECT_TRUE(panel_says(asks, "Devices", "held after backward (step 1)")) << asks.dump(1);
+  EXPECT_EQ(asks["notes"]["steps_done"], 0.0) << asks.dump(1);
+  const auto ran = pressed("--press 0,right", "ran.json");
+  EXPECT_TRUE(panel_says(ran, "Devices", "held after update (step 1)")) << ran.dump(1);
+}
+
 TEST_F(GuiApp, PressIsRefusedForAKeyItDoesNotKnowOrWithNothingToWrite) {
   const std::string report = path("report.json"), each = path("report-{step}.json");
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{

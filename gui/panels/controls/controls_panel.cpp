@@ -91,7 +91,7 @@ void state_badge(const core::SessionSnapshot& run, double t, bool not_started) {
 
 }  // namespace
 
-void watch_forward(FrameContext& frame) {
+void watch_forward(FrameContext& frame, bool run_may_move) {
   const int moments = static_cast<int>(frame.run.step_record.points.size());
   int& watched = frame.view.watched_moment;
   if (watched >= 0 && watched + 1 < moments) {
@@ -100,7 +100,7 @@ void watch_forward(FrameContext& frame) {
     return;
   }
   watched = -1;
-  if (frame.session != nullptr) frame.session->next_phase();
+  if (frame.session != nullptr && run_may_move) frame.session->next_phase();
 }
 
 void watch_back(FrameContext& frame) {

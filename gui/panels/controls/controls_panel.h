@@ -14,8 +14,9 @@ namespace mirrorlab::gui {
 
 // Within a step, for the buttons and the arrow keys alike. Forward: when re-watching an earlier
 // moment, the next recorded one; at the live moment, the run's next phase (starting a step that
-// pauses at its phases if none is under way). Back: the moment before the one shown.
-void watch_forward(FrameContext& frame);
+// pauses at its phases if none is under way), unless `run_may_move` is false (a lesson's step
+// waiting for predictions): then only what was recorded. Back: the moment before the one shown.
+void watch_forward(FrameContext& frame, bool run_may_move = true);
 void watch_back(FrameContext& frame);
 
 class ControlsPanel : public Panel {
