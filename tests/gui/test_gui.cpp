@@ -9,6 +9,8 @@
 #include <fstream>
 #include <set>
 
+#include "core/io/synthetic_dataset.h"
+#include "core/session/training_session.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
 #include "gui/drawing/lesson_text.h"
@@ -16,6 +18,7 @@
 #include "gui/model/gui_report.h"
 #include "gui/panels/lesson/clicker.h"
 #include "gui/panels/panel_layout.h"
+#include "gui/panels/step/devices_panel.h"
 #include "gui/panels/step/step_moment.h"
 #include "gui/panels/step/timeline_panel.h"
 #include "gui/panels/strip_fit.h"
@@ -31,6 +34,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/gui/imgui_test_support.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
+#include "virtualgpu/memory/memory_arena.h"
 
 namespace mirrorlab::gui {
 namespace {
@@ -488,6 +492,59 @@ TEST(StepMoment, APictureWithNoStepYetLendsItsRoomOnlyWhileALessonAsks) {
   EXPECT_TRUE(fills(false));
   EXPECT_FALSE(fills(true));
   EXPECT_TRUE(fills(false));
+  ImGui::DestroyContext(context);
+}
+
+// While a lesson's step asks a device's memory limit, the Devices panel shows "?" for it: in its
+// rows and in the tooltip of each memory bar (which had named the limit on hover). The pointer
+// sweeps the panel; the tooltips' words are what ImGui logged while it did (to its clipboard: a
+// tooltip's End finishes the log, which empties a buffer but leaves the clipboard its words).
+TEST(DevicesPanel, WhileAStepAsksTheLimitNoTooltipNamesIt) {
+  ImGuiContext* context = testing::make_windowless_context(ImVec2(800, 300));
+  core::SessionConfig config;  // 2 CPU-backed devices of 1024 MiB, not yet started
+  config.settings.model = core::ModelKind::kMlp;
+  config.settings.train_examples = 256;
+  core::TrainingSession session(
+      std::make_shared<core::FashionMnist>(
+          core::FashionMnist{core::synthetic_dataset(256, 3), core::synthetic_dataset(64, 9)}),
+      config);
+  core::SessionSnapshot run;
+  session.update(run);
+  ASSERT_EQ(run.devices.size(), 2u);
+  const std::string no_error;
+  GuiReport report;
+  testing::NoActions actions;
+  const auto tooltips = [&](bool asks) {
+    ViewSettings view;
+    view.lesson_asks = asks;
+    if (asks) view.asked_values = {"memory_limit_mib"};
+    DevicesPanel panel;
+    std::string said;
+    for (float y = 2; y < 300; y += 3) {
+      for (float x : {100.0f, 300.0f, 500.0f, 700.0f}) {
+        ImGui::GetIO().MousePos = ImVec2(x, y);
+        ImGui::NewFrame();
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImVec2(800, 300));
+        ImGui::Begin("Devices");
+        ImGui::LogToClipboard();
+        FrameContext frame{run, &session, config, no_error, view, report, actions};
+        panel.Draw(frame);
+        ImGui::LogFinish();
+        const std::string words = ImGui::GetClipboardText();
+        ImGui::End();
+        ImGui::Render();
+        if (words.find("(bar)") != std::string::npos) said += words + "\n";
+      }
+    }
+    return said;
+  };
+  const std::string shown = tooltips(false);
+  ASSERT_NE(shown.find("limit 1024 MiB (bar)"), std::string::npos) << "no bar's tooltip came";
+  const std::string asked = tooltips(true);
+  ASSERT_NE(asked.find("(bar)"), std::string::npos) << "no bar's tooltip came";
+  EXPECT_NE(asked.find("limit ? MiB (bar)"), std::string::npos) << asked;
+  EXPECT_EQ(asked.find("1024"), std::string::npos) << asked;
   ImGui::DestroyContext(context);
 }
 

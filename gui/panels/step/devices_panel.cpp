@@ -56,8 +56,10 @@ std::string what_it_is(const core::DeviceStatus& d) {
   return d.what + " on CUDA card " + std::to_string(d.cuda_ordinal);
 }
 
-// The bar: limit is the full width, in use is filled, peak is a tick.
-void memory_bar(const core::DeviceStatus& d, std::uint32_t color, float width, float height) {
+// The bar: limit is the full width, in use is filled, peak is a tick. Its tooltip names the
+// limit as `limit` (a blank while a lesson's step asks for it).
+void memory_bar(const core::DeviceStatus& d, const std::string& limit_shown, std::uint32_t color,
+                float width, float height) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const double limit = static_cast<double>(std::max<std::size_t>(d.limit, 1));
@@ -71,7 +73,7 @@ void memory_bar(const core::DeviceStatus& d, std::uint32_t color, float width, f
   ImGui::Dummy(ImVec2(width, height));
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("in use %s MiB (filled), peak %s MiB (white tick), limit %s MiB (bar)",
-                      mib(d.in_use).c_str(), mib(d.peak).c_str(), mib(d.limit).c_str());
+                      mib(d.in_use).c_str(), mib(d.peak).c_str(), limit_shown.c_str());
   }
 }
 
@@ -173,9 +175,9 @@ void DevicesPanel::Draw(FrameContext& frame) {
                      : first_that_fits({phase, phase.substr(0, step_said)}, room);
     }
     ImGui::Text("%s", phase.c_str());
-    memory_bar(d, replica_color(replica), room, ImGui::GetTextLineHeight() * 0.9f + taller);
     const std::string in_use = mib(d.in_use),
                       limit = blank_if_asked(frame, "memory_limit_mib", mib(d.limit));
+    memory_bar(d, limit, replica_color(replica), room, ImGui::GetTextLineHeight() * 0.9f + taller);
     const std::string full = in_use + " MiB in use, peak " + mib(d.peak) + " MiB, limit " + limit +
                              " MiB",
                       brief = in_use + " / " + limit + " MiB";
@@ -232,10 +234,10 @@ void DevicesPanel::draw_rows(FrameContext& frame) {
     }
     ImGui::TableNextColumn();
     ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
-    memory_bar(d, color, ImGui::GetContentRegionAvail().x, line * 0.7f);
+    const std::string limit = blank_if_asked(frame, "memory_limit_mib", mib(d.limit));
+    memory_bar(d, limit, color, ImGui::GetContentRegionAvail().x, line * 0.7f);
     ImGui::TableNextColumn();
-    ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(),
-                blank_if_asked(frame, "memory_limit_mib", mib(d.limit)).c_str());
+    ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), limit.c_str());
   }
   ImGui::EndTable();
   frame.report.drew(name(), "rows", static_cast<double>(run.devices.size()));
@@ -296,10 +298,10 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       }
       ImGui::TableNextColumn();
       ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
-      memory_bar(d, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
+      const std::string limit = blank_if_asked(frame, "memory_limit_mib", mib(d.limit));
+      memory_bar(d, limit, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
       ImGui::TableNextColumn();
-      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(),
-                  blank_if_asked(frame, "memory_limit_mib", mib(d.limit)).c_str());
+      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), limit.c_str());
       ++drawn;
     }
     ImGui::EndTable();
