@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace mirrorlab::gui {
@@ -39,9 +40,16 @@ std::vector<int> pressed_keys(const std::string& list) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     const int code = key_code(name);
     if (code < 0) {
+      // Where in the list, rather than the list again: it may be thousands of keys long.
+      const std::string where =
+          list.size() <= 60 ? list : "key " + std::to_string(keys.size() + 1) + " of the list";
+      std::size_t cut = std::min<std::size_t>(name.size(), 40);
+      while (cut < name.size() && cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+        --cut;  // not inside a UTF-8 character
+      const std::string named = name.substr(0, cut) + (cut < name.size() ? "..." : "");
       throw std::invalid_argument(
-          list + ": " +
-          (name.empty() ? "an empty key name between commas" : "no key named '" + name + "'") +
+          where + ": " +
+          (name.empty() ? "an empty key name between commas" : "no key named '" + named + "'") +
           "; the keys are " + kPressableKeys + ", separated by commas (space,space,pgup)");
     }
     keys.push_back(code);

@@ -1,6 +1,7 @@
 // The GUI's pure parts, without a window: the timeline's folding, the palettes, the report,
 // the screenshot's row flip, the panels' layout and a scripted run's decisions. The timing
 // model's data the Compare and All-reduce panels draw is in test_gui_model.
+#include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "gui/panels/step/step_moment.h"
 #include "gui/panels/step/timeline_panel.h"
 #include "gui/panels/strip_fit.h"
+#include "gui/window/pressed_keys.h"
 #include "gui/window/screenshot.h"
 #include "gui/window/scripted_run.h"
 #include "gui/window/text_audit.h"
@@ -546,6 +548,32 @@ TEST(DevicesPanel, WhileAStepAsksTheLimitNoTooltipNamesIt) {
   EXPECT_NE(asked.find("limit ? MiB (bar)"), std::string::npos) << asked;
   EXPECT_EQ(asked.find("1024"), std::string::npos) << asked;
   ImGui::DestroyContext(context);
+}
+
+// `--press` names keys as its help does, case and spaces aside; a name it does not know is
+// refused saying which, and where in a long list (not the list again: it may be thousands long),
+// a long name cut at a whole character.
+TEST(PressedKeys, KeysByNameAndARefusalThatSaysWhichAndWhere) {
+  EXPECT_EQ(pressed_keys("Space, pgdn,0,RIGHT"),
+            (std::vector<int>{GLFW_KEY_SPACE, GLFW_KEY_PAGE_DOWN, GLFW_KEY_0, GLFW_KEY_RIGHT}));
+  const auto refusal = [](const std::string& list) {
+    try {
+      pressed_keys(list);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal("space,fire").find("space,fire: no key named 'fire'"), std::string::npos);
+  std::string many;
+  for (int i = 0; i < 2999; ++i) many += "space,";
+  const std::string long_name = std::string(39, 'x') + "\xc3\xa9\xc3\xa9";  // 39 x, then "éé"
+  const std::string said = refusal(many + long_name + ",space");
+  EXPECT_NE(said.find("key 3000 of the list: no key named '" + std::string(39, 'x') + "...'"),
+            std::string::npos)
+      << said;
+  EXPECT_LT(said.size(), 300u) << said;
+  EXPECT_NE(refusal("space,,pgdn").find("an empty key name between commas"), std::string::npos);
 }
 
 // A checkbox, a tab bar and a sentence too long for a narrow panel.
