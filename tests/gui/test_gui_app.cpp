@@ -761,6 +761,17 @@ TEST_F(GuiApp, APredictionsFieldLeavesItsLabelWholeInANarrowColumn) {
   EXPECT_EQ(asks["notes"]["text_cut"], 0.0) << asks["words"]["text cut"];
 }
 
+// Lesson 3's second step asks a number and one of three replicas: its three short choices stand
+// side by side, so at 1280x720 the questions and the run button read whole while the class
+// predicts (a line each, 100 px of them had been hidden below the strip).
+TEST_F(GuiApp, ShortChoicesStandSideBySideSoTheQuestionsReadWhole) {
+  const auto asks = projected("--lesson 3 --lesson-step 2 --unanswered", "asks.json", 5);
+  const auto& lesson = asks["panels"]["Lesson"];
+  EXPECT_EQ(lesson["asked_hidden_below_px"], 0.0) << asks.dump(1);
+  EXPECT_EQ(lesson["text_hidden_below_px"], 0.0) << asks.dump(1);
+  EXPECT_TRUE(panel_says(asks, "Lesson", "/gpu:0 ( ) /gpu:1 ( ) /gpu:2")) << asks.dump(1);
+}
+
 // --unanswered with --every-step: each step of lesson 1 before it runs, a worksheet's pictures.
 // Steps 1 to 3 ask and show no answer; step 4 asks nothing, so it runs as it would. Each step is
 // pictured where the steps before it leave the run: step 1's pause after the split before step

@@ -612,7 +612,17 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
         }
         ImGui::TextUnformatted(label);
       } else {
+        // Side by side where they all fit the column's width, a line each otherwise: three
+        // short choices ("/gpu:0") had taken three lines of a strip with none to spare.
+        const ImGuiStyle& style = ImGui::GetStyle();
+        float row = 0;
+        for (const std::string& choice : q.choices) {
+          row += ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                 ImGui::CalcTextSize(choice.c_str()).x + 2 * style.ItemSpacing.x;
+        }
+        const bool side_by_side = row <= ImGui::GetContentRegionAvail().x;
         for (int c = 0; c < static_cast<int>(q.choices.size()); ++c) {
+          if (c > 0 && side_by_side) ImGui::SameLine(0, 2 * style.ItemSpacing.x);
           ImGui::RadioButton(q.choices[static_cast<std::size_t>(c)].c_str(), &chosen_[k], c);
         }
       }
