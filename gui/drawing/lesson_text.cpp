@@ -29,7 +29,20 @@ ImFont* font_of(const lessons::TextRun& run, const TextFonts& fonts) {
 void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts, float left) {
   const float right = ImGui::GetWindowContentRegionMax().x;
   bool first = true;
-  for (const lessons::TextRun& run : runs) {
+  bool glued = false;  // the word before ended its run with no space: this one stays beside it
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const lessons::TextRun& run = runs[r];
+    // The next run's first word, when it follows this run's last with no space between ("(" then
+    // `CollectiveAllReduce`, `TF_CONFIG` then "s"): a line breaks before the two, not between.
+    float then = 0;
+    if (r + 1 < runs.size() && !runs[r + 1].text.empty() && runs[r + 1].text.front() != ' ') {
+      const std::string_view next = runs[r + 1].text;
+      ImFont* next_font = font_of(runs[r + 1], fonts);
+      if (next_font != nullptr) ImGui::PushFont(next_font);
+      then =
+          ImGui::CalcTextSize(next.data(), next.data() + std::min(next.find(' '), next.size())).x;
+      if (next_font != nullptr) ImGui::PopFont();
+    }
     ImFont* font = font_of(run, fonts);
     if (font != nullptr) ImGui::PushFont(font);
     const bool coloured =
@@ -45,10 +58,13 @@ void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts
       std::size_t end = text.find(' ', at);
       end = end == std::string_view::npos ? text.size() : text.find_first_not_of(' ', end);
       if (end == std::string_view::npos) end = text.size();
-      place_word(text.substr(at, end - at), left, right, first);
+      const bool last = end == text.size() && text.back() != ' ';
+      place_word(text.substr(at, end - at), left, right, first, last ? then : 0, !glued);
       first = false;
+      glued = false;
       at = end;
     }
+    glued = !text.empty() && text.back() != ' ';
     if (coloured) ImGui::PopStyleColor();
     if (font != nullptr) ImGui::PopFont();
   }

@@ -6,6 +6,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "imgui_internal.h"
+
 namespace mirrorlab::gui {
 namespace {
 
@@ -129,16 +131,28 @@ void text_wrapped_unformatted(std::string_view text) {
   if (first) ImGui::NewLine();
 }
 
-void place_word(std::string_view word, float left, float right, bool first) {
+void place_word(std::string_view word, float left, float right, bool first, float then,
+                bool may_break) {
   std::string_view shown = word;
   while (!shown.empty() && shown.back() == ' ') shown.remove_suffix(1);  // measured without
-  const float width = ImGui::CalcTextSize(shown.data(), shown.data() + shown.size()).x;
+  const float width = ImGui::CalcTextSize(shown.data(), shown.data() + shown.size()).x + then;
   if (!first) {
     ImGui::SameLine(0, 0);
-    if (ImGui::GetCursorPosX() + width > right && ImGui::GetCursorPosX() > left) {
+    if (may_break && ImGui::GetCursorPosX() + width > right && ImGui::GetCursorPosX() > left) {
       ImGui::NewLine();
       ImGui::SetCursorPosX(left);
     }
+  }
+  // A line the window would show only in part is left out, its room kept: at a panel's or a
+  // column's edge half a line of glyphs reads as noise from the back of a hall, and a page on
+  // (the window less a line) shows that line whole.
+  const ImRect& clip = ImGui::GetCurrentWindow()->ClipRect;
+  const float top = ImGui::GetCursorScreenPos().y, bottom = top + ImGui::GetTextLineHeight();
+  if ((top < clip.Min.y - 0.5f && bottom > clip.Min.y) ||
+      (bottom > clip.Max.y + 0.5f && top < clip.Max.y)) {
+    ImGui::Dummy(ImVec2(ImGui::CalcTextSize(word.data(), word.data() + word.size()).x,
+                        ImGui::GetTextLineHeight()));
+    return;
   }
   ImGui::TextUnformatted(word.data(), word.data() + word.size());
 }

@@ -26,8 +26,10 @@ std::string formatted(const char* fmt, ...) IM_FMTARGS(1);
 void text_wrapped_unformatted(std::string_view text);
 void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
 // Draws `word` (with the spaces after it) after the item before, unless `first`: beside it, or at
-// `left` on a new line when it would pass `right` (window coordinates).
-void place_word(std::string_view word, float left, float right, bool first);
+// `left` on a new line when it would pass `right` (window coordinates) or leave no room for the
+// `then` pixels that must follow it on its line; never on a new line unless `may_break`.
+void place_word(std::string_view word, float left, float right, bool first, float then = 0,
+                bool may_break = true);
 
 // The first of `labels` whose text is at most `width` wide (the last when none is): a label's
 // longer or shorter form by the room there is.

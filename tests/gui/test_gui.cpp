@@ -372,6 +372,61 @@ TEST(WrappedText, PiecesBreakAtSpacesOnlyAndANumberKeepsItsUnit) {
   EXPECT_EQ(wrap_pieces("/gpu:0 940584"), (std::vector<std::string_view>{"/gpu:0 ", "940584"}));
 }
 
+// What one frame of a window `width` x `height` pixels (ImGui's own font: 7 px a character, 17
+// px a line) logged of what `draw` put in it, and how far down its items went.
+struct LoggedFrame {
+  std::string words;
+  float bottom = 0;
+};
+template <class Draw>
+LoggedFrame log_a_frame(float width, float height, const Draw& draw) {
+  ImGuiContext* context = testing::make_windowless_context(ImVec2(800, 400));
+  LoggedFrame result;
+  for (int frame = 0; frame < 2; ++frame) {
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(width, height));
+    ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
+    ImGui::LogToBuffer();
+    draw();
+    result.words = GImGui->LogBuffer.c_str();
+    ImGui::LogFinish();
+    result.bottom = ImGui::GetCursorPosY();
+    ImGui::End();
+    ImGui::Render();
+  }
+  ImGui::DestroyContext(context);
+  return result;
+}
+
+// A line of wrapped text that the window would show only in part (its lower half below the
+// edge) is left out, and its room kept: half a line of glyphs reads as noise on a projector.
+TEST(WrappedText, ALineShownOnlyInPartIsLeftOutItsRoomKept) {
+  // Five words of 5 characters to a line of 184 px: "kkkk" starts the third line, at 42 px.
+  const auto text = [] {
+    text_wrapped("aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll");
+  };
+  const LoggedFrame tall = log_a_frame(200, 200, text), cut = log_a_frame(200, 48, text);
+  EXPECT_NE(tall.words.find("kkkk"), std::string::npos) << tall.words;
+  EXPECT_NE(cut.words.find("jjjj"), std::string::npos) << "the second line is whole: " << cut.words;
+  EXPECT_EQ(cut.words.find("kkkk"), std::string::npos) << "the third is not: " << cut.words;
+  EXPECT_EQ(cut.bottom, tall.bottom);
+}
+
+// A lesson's text breaks a line before a word and the run that follows it with no space between
+// ("(" then `CollectiveAllReduce`), not between the two.
+TEST(LessonText, ALineBreaksBeforeWordsThatTouchAcrossRuns) {
+  const std::vector<lessons::Paragraph> text{
+      {lessons::ParagraphKind::kParagraph,
+       {{std::string(23, 'a') + " (", lessons::RunStyle::kPlain},
+        {"bbbb", lessons::RunStyle::kCode},
+        {") end", lessons::RunStyle::kPlain}}}};
+  const LoggedFrame frame = log_a_frame(200, 200, [&] { draw_paragraphs(text, TextFonts{}); });
+  // (ImGui logs a space between the items of a line.)
+  EXPECT_NE(frame.words.find(std::string(23, 'a') + " \n( bbbb )"), std::string::npos)
+      << frame.words;
+}
+
 // One ImGui frame without a window system: a panel `width` pixels wide with what `draw` puts in
 // it, audited with and without the words ImGui logged.
 struct AuditedFrame {
