@@ -563,6 +563,22 @@ TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
   EXPECT_LT(played["strip_height_share"].get<double>(), 0.3) << answered.dump(1);
 }
 
+// The Training panel's accuracy chart draws each step's own value (faint) under the smoothed
+// curve: its line "step 10: ... accuracy 0.578" is the end of the faint one, where the smoothed
+// curve of a 10-step run still lags far below (lesson 4 step 1 had shown only that, at 0.37).
+TEST_F(GuiApp, TheTrainingChartsEndWhereTheStepLineSays) {
+  const auto ran = projected("--lesson 4", "ran.json", 5, "1920x1080");
+  const auto& training = ran["panels"]["Training"];
+  ASSERT_TRUE(training.contains("last_step_accuracy_charted")) << ran.dump(1);
+  char said[64];
+  std::snprintf(said, sizeof said, "accuracy %.3f on its",
+                training["last_step_accuracy_charted"].get<double>());
+  EXPECT_TRUE(panel_says(ran, "Training", said)) << said << "\n" << ran.dump(1);
+  EXPECT_LT(training["last_smoothed_accuracy"].get<double>(),
+            training["last_step_accuracy_charted"].get<double>())
+      << "a smoothed rising curve lags: the reason each step is drawn too";
+}
+
 // --press goes through the window's own key handling. In a lesson, Space goes on as Page Down
 // does (as in a slide show): a page more of the step while it hides some, then the step's run
 // (held after the split, as the step plans), then the next step; it must not start the lesson's

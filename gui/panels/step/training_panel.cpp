@@ -11,13 +11,21 @@
 #include "imgui.h"
 
 namespace mirrorlab::gui {
+namespace {
+
+// Each step's own loss and accuracy: the train colour, faint, under its smoothed curve.
+constexpr std::uint32_t kEachStepColor = IM_COL32(0xE6, 0x9F, 0x00, 0x60);
+
+}  // namespace
 
 void TrainingPanel::follow(const core::SessionSnapshot& run) {
   if (session_ != run.session || steps_seen_ > run.steps.size()) {
     session_ = run.session;
     steps_seen_ = epochs_seen_ = 0;
-    loss_ = {"train", rgb(0xE69F00), {}, {}, false};
-    accuracy_ = {"train", rgb(0xE69F00), {}, {}, false};
+    loss_ = {"train, smoothed", rgb(0xE69F00), {}, {}, false};
+    accuracy_ = {"train, smoothed", rgb(0xE69F00), {}, {}, false};
+    loss_steps_ = {"each step", kEachStepColor, {}, {}, false};
+    accuracy_steps_ = {"each step", kEachStepColor, {}, {}, false};
     val_loss_ = {"test", rgb(0x56B4E9), {}, {}, true};
     val_accuracy_ = {"test", rgb(0x56B4E9), {}, {}, true};
   }
@@ -31,6 +39,10 @@ void TrainingPanel::follow(const core::SessionSnapshot& run) {
     loss_.y.push_back(smooth_loss_);
     accuracy_.x.push_back(static_cast<double>(s.step));
     accuracy_.y.push_back(smooth_accuracy_);
+    loss_steps_.x.push_back(static_cast<double>(s.step));
+    loss_steps_.y.push_back(s.loss);
+    accuracy_steps_.x.push_back(static_cast<double>(s.step));
+    accuracy_steps_.y.push_back(s.accuracy);
   }
   for (; epochs_seen_ < run.epoch_logs.size(); ++epochs_seen_) {
     const core::EpochLog& e = run.epoch_logs[epochs_seen_];
@@ -71,13 +83,6 @@ void TrainingPanel::Draw(FrameContext& frame) {
   text_wrapped("%.0f images/s", ips);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("over the last 20 steps, all replicas together, step time only");
-  }
-  const char* note = "  (train curves smoothed)";
-  ImGui::SameLine();
-  if (ImGui::CalcTextSize(note).x <= ImGui::GetContentRegionAvail().x) {
-    ImGui::TextDisabled("%s", note);
-  } else {
-    ImGui::NewLine();  // no room on a narrow panel: left out
   }
   ImGui::PushTextWrapPos(0);
   for (const std::string& line :
@@ -124,13 +129,18 @@ void TrainingPanel::Draw(FrameContext& frame) {
   loss_options.x_label = "global step";
   loss_options.y_label = "loss";
   loss_options.y_from_zero = true;
-  int drawn = draw_chart("loss", {loss_, val_loss_}, loss_options, width, height);
+  int drawn = draw_chart("loss", {loss_steps_, loss_, val_loss_}, loss_options, width, height);
   if (beside) ImGui::SameLine(0, spacing);
   ChartOptions accuracy_options = loss_options;
   accuracy_options.y_label = "accuracy";
   accuracy_options.y_format = "%.2f";
-  drawn += draw_chart("accuracy", {accuracy_, val_accuracy_}, accuracy_options, width, height);
+  drawn += draw_chart("accuracy", {accuracy_steps_, accuracy_, val_accuracy_}, accuracy_options,
+                      width, height);
   frame.report.drew(name(), "points", static_cast<double>(loss_.x.size()));
+  if (!accuracy_steps_.y.empty()) {
+    frame.report.drew(name(), "last_step_accuracy_charted", accuracy_steps_.y.back());
+    frame.report.drew(name(), "last_smoothed_accuracy", accuracy_.y.back());
+  }
   frame.report.drew(name(), "segments", drawn);
   frame.report.drew(name(), "images_per_second", ips);
 }

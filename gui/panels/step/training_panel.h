@@ -16,8 +16,9 @@ class TrainingPanel : public Panel {
   void follow(const core::SessionSnapshot& run);
   const void* session_ = nullptr;
   std::size_t steps_seen_ = 0, epochs_seen_ = 0;
-  // Built incrementally from the snapshot: smoothed train curves, epoch test points.
-  ChartSeries loss_, accuracy_, val_loss_, val_accuracy_;
+  // Built incrementally from the snapshot: the train curves smoothed and each step's own values
+  // (faint, under them: the step line below the title is one of those), epoch test points.
+  ChartSeries loss_, accuracy_, loss_steps_, accuracy_steps_, val_loss_, val_accuracy_;
   double smooth_loss_ = 0, smooth_accuracy_ = 0;
 };
 
