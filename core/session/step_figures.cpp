@@ -16,6 +16,24 @@ std::optional<double> all_reduce_bytes(const RecordedStep& record, int replica, 
   return bytes;
 }
 
+std::optional<double> gradient_spread(const RecordedStep& record, bool before) {
+  const auto values = [before](const ReplicaRecord& r) -> const std::vector<float>& {
+    return before ? r.gradient_before : r.gradient_after;
+  };
+  if (record.replicas.empty() || values(record.replicas[0]).empty()) return std::nullopt;
+  double widest = 0;
+  for (std::size_t i = 0; i < values(record.replicas[0]).size(); ++i) {
+    float lo = values(record.replicas[0])[i], hi = lo;
+    for (const ReplicaRecord& rep : record.replicas) {
+      if (i >= values(rep).size()) return std::nullopt;
+      lo = std::min(lo, values(rep)[i]);
+      hi = std::max(hi, values(rep)[i]);
+    }
+    widest = std::max(widest, static_cast<double>(hi) - lo);
+  }
+  return widest;
+}
+
 std::optional<double> gradient_weight(const RecordedStep& record, LossScaling scaling) {
   if (record.step < 0 || record.replicas.empty() || record.indices.empty()) return std::nullopt;
   double weight = 0;

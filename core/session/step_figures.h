@@ -24,6 +24,10 @@ std::optional<double> all_reduce_bytes(const RecordedStep& record, int replica, 
 // right). nullopt before the split.
 std::optional<double> gradient_weight(const RecordedStep& record, LossScaling scaling);
 
+// Over the recorded layer's kept values: the largest difference between two replicas' gradients
+// before the all-reduce (`before`) or after it. nullopt where a replica has none recorded.
+std::optional<double> gradient_spread(const RecordedStep& record, bool before);
+
 // Mean time of the last `last` steps (or fewer), in milliseconds; nullopt before the first.
 std::optional<double> mean_step_ms(const std::vector<StepRecord>& steps, std::size_t last = 20);
 

@@ -26,20 +26,9 @@ const core::ReplicaRecord* replica_record(const LiveRun& run, int replica) {
 }
 
 // Over the chosen layer's recorded values: the largest difference between two replicas.
-Value spread(const LiveRun& run, std::vector<float> core::ReplicaRecord::*values) {
+Value spread(const LiveRun& run, bool before) {
   const core::RecordedStep* r = recorded(run);
-  if (!r || r->replicas.empty() || (r->replicas[0].*values).empty()) return std::nullopt;
-  double widest = 0;
-  for (std::size_t i = 0; i < (r->replicas[0].*values).size(); ++i) {
-    float lo = (r->replicas[0].*values)[i], hi = lo;
-    for (const core::ReplicaRecord& rep : r->replicas) {
-      if (i >= (rep.*values).size()) return std::nullopt;
-      lo = std::min(lo, (rep.*values)[i]);
-      hi = std::max(hi, (rep.*values)[i]);
-    }
-    widest = std::max(widest, static_cast<double>(hi) - lo);
-  }
-  return widest;
+  return r ? core::gradient_spread(*r, before) : std::nullopt;
 }
 
 Value transfer_bytes(const LiveRun& run, int replica, bool to_me, bool first_step_only) {
@@ -130,16 +119,15 @@ const std::vector<LiveValue> kValues = {
     {"gradient_spread_before",
      "largest difference between two replicas' gradients (the recorded layer) before the "
      "all-reduce",
-     false,
-     [](const LiveRun& run, int) { return spread(run, &core::ReplicaRecord::gradient_before); }},
+     false, [](const LiveRun& run, int) { return spread(run, true); }},
     {"gradients_differ", "1 when two replicas' gradients differ before the all-reduce, else 0",
      false,
      [](const LiveRun& run, int) -> Value {
-       const Value s = spread(run, &core::ReplicaRecord::gradient_before);
+       const Value s = spread(run, true);
        return s ? Value(*s > 0 ? 1.0 : 0.0) : std::nullopt;
      }},
     {"gradient_spread_after", "the same after the all-reduce", false,
-     [](const LiveRun& run, int) { return spread(run, &core::ReplicaRecord::gradient_after); }},
+     [](const LiveRun& run, int) { return spread(run, false); }},
     {"replicas_in_sync",
      "1 when every replica's weights have the same fingerprint after the "
      "update, else 0",

@@ -579,6 +579,18 @@ TEST_F(GuiApp, TheTrainingChartsEndWhereTheStepLineSays) {
       << "a smoothed rising curve lags: the reason each step is drawn too";
 }
 
+// Lesson 9's fourth step: the epoch's last batch of 2 examples on 3 replicas leaves /gpu:2
+// none. The Gradients panel names it ("each saw other examples" alone had hidden it).
+TEST_F(GuiApp, TheGradientsPanelNamesAReplicaThatSawNoExamples) {
+  const auto ran = projected("--lesson 9 --lesson-step 4", "ran.json", 5, "1920x1080");
+  EXPECT_TRUE(
+      panel_says(ran, "Gradients", "each saw other examples, /gpu:2 none (its gradient is 0)"))
+      << ran.dump(1);
+  const auto even = projected("--lesson 5", "even.json", 5, "1920x1080");
+  EXPECT_TRUE(panel_says(even, "Gradients", "the replicas differ, each saw other examples ("))
+      << even.dump(1);
+}
+
 // --press goes through the window's own key handling. In a lesson, Space goes on as Page Down
 // does (as in a slide show): a page more of the step while it hides some, then the step's run
 // (held after the split, as the step plans), then the next step; it must not start the lesson's

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/session/step_figures.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"
@@ -31,24 +32,6 @@ float largest_magnitude(const std::vector<core::ReplicaRecord>& replicas, bool b
     for (float v : before ? r.gradient_before : r.gradient_after) m = std::max(m, std::fabs(v));
   }
   return m;
-}
-
-// The largest |difference| between replica 0's values and any other replica's; -1 if they
-// cannot be compared (missing values).
-double largest_difference(const std::vector<core::ReplicaRecord>& replicas, bool before) {
-  if (replicas.empty()) return -1;
-  const std::vector<float>& first =
-      before ? replicas[0].gradient_before : replicas[0].gradient_after;
-  if (first.empty()) return -1;
-  double d = 0;
-  for (const core::ReplicaRecord& r : replicas) {
-    const std::vector<float>& v = before ? r.gradient_before : r.gradient_after;
-    if (v.size() != first.size()) return -1;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      d = std::max(d, std::fabs(static_cast<double>(v[i]) - first[i]));
-    }
-  }
-  return d;
 }
 
 void upload_heatmap(Texture& texture, const std::vector<float>& values, float scale) {
@@ -130,14 +113,25 @@ GradientsPanel::SquareLayout GradientsPanel::square_layout(std::size_t replicas,
 namespace {
 
 // "Before" and "after" in words: whether the replicas' gradients differ (before) and are the
-// same sum (after). diff_after < 0: not shown yet.
-void add_verdict(std::vector<GradientWordsLine>& lines, std::size_t replicas, double diff_before,
-                 double diff_after) {
+// same sum (after). diff_after < 0: not shown yet. A replica with no examples is named: its
+// gradient is 0, which "each saw other examples" would hide (an uneven last batch).
+void add_verdict(std::vector<GradientWordsLine>& lines, const core::RecordedStep& record,
+                 std::size_t replicas, double diff_before, double diff_after) {
+  std::string empty;
+  std::size_t empties = 0;
+  for (const core::ReplicaRecord& r : record.replicas) {
+    if (r.shard_count > 0) continue;
+    empty += (empty.empty() ? "" : ", ") + r.device;
+    ++empties;
+  }
+  const std::string differ =
+      empties == 0 ? "the replicas differ, each saw other examples"
+                   : "the replicas differ: each saw other examples, " + empty + " none (" +
+                         (empties == 1 ? "its gradient is 0)" : "their gradients are 0)");
   const std::string before =
       replicas > 1 && diff_before >= 0
           ? formatted("Before: %s (largest difference %.3g)",
-                      diff_before > 0 ? "the replicas differ, each saw other examples" : "equal",
-                      diff_before)
+                      diff_before > 0 ? differ.c_str() : "equal", diff_before)
           : "";
   // One sentence where both are said, so that they take a line less.
   const std::string joint = before.empty() ? "" : before + "; after: ";
@@ -304,7 +298,8 @@ std::vector<GradientWordsLine> GradientsPanel::words(FrameContext& frame, bool a
                                                      bool* in_sync) const {
   const core::RecordedStep& record = frame.run.step_record;
   std::vector<GradientWordsLine> lines;
-  add_verdict(lines, std::max<std::size_t>(record.replicas.size(), frame.run.replicas_in_sync),
+  add_verdict(lines, record,
+              std::max<std::size_t>(record.replicas.size(), frame.run.replicas_in_sync),
               before_difference_, after ? after_difference_ : -1);
   // Where the gradients came from and how they are summed, in figures.
   for (std::string line : {shards_line(record), gradient_weight_line(frame)}) {
@@ -511,8 +506,8 @@ void GradientsPanel::upload_heatmaps(const core::RecordedStep& record, bool befo
   after_.resize(n);
   before_scale_ = largest_magnitude(record.replicas, true);
   after_scale_ = largest_magnitude(record.replicas, false);
-  before_difference_ = largest_difference(record.replicas, true);
-  after_difference_ = largest_difference(record.replicas, false);
+  before_difference_ = core::gradient_spread(record, true).value_or(-1);
+  after_difference_ = core::gradient_spread(record, false).value_or(-1);
   for (std::size_t r = 0; r < n; ++r) {
     const core::ReplicaRecord& rep = record.replicas[r];
     // Reuse each texture (Texture::upload replaces its pixels); drop it when there is nothing.

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/nn/fingerprint.h"
+#include "core/session/step_figures.h"
 #include "core/session/step_recorder.h"
 #include "tests/support/step_rig.h"
 
@@ -200,6 +201,24 @@ TEST(StepRecorder, EvaluationIsNotRecorded) {
   rig.strategy->evaluate(rig.data, 4);
   EXPECT_EQ(recorder.version(), version);
   EXPECT_EQ(recorder.snapshot().step, 0);
+}
+
+// The gradients' spread, as the lessons check it and the Gradients panel says it: per value the
+// gap between the largest and the smallest replica, at most (not the gap to replica 0 alone,
+// which had made the panel say 0.0102 where lesson 5's check said 0.0112).
+TEST(StepFigures, TheGradientSpreadIsTheWidestGapBetweenAnyTwoReplicas) {
+  core::RecordedStep record;
+  EXPECT_FALSE(core::gradient_spread(record, true).has_value()) << "no replica";
+  record.replicas.resize(3);
+  record.replicas[0].gradient_before = {0.0f, 0.25f};
+  record.replicas[1].gradient_before = {1.0f, 0.25f};
+  record.replicas[2].gradient_before = {-1.0f, 0.5f};
+  EXPECT_EQ(core::gradient_spread(record, true), 2.0);
+  EXPECT_FALSE(core::gradient_spread(record, false).has_value()) << "nothing after yet";
+  for (core::ReplicaRecord& r : record.replicas) r.gradient_after = {0.5f, 0.5f};
+  EXPECT_EQ(core::gradient_spread(record, false), 0.0);
+  record.replicas[2].gradient_before.pop_back();
+  EXPECT_FALSE(core::gradient_spread(record, true).has_value()) << "a replica short of values";
 }
 
 }  // namespace
