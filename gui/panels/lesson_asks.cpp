@@ -16,11 +16,13 @@ bool shows_the_lesson_asks(const FrameContext& frame, const char* what) {
   return true;
 }
 
-std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown) {
+bool is_asked(const FrameContext& frame, std::string_view value) {
   const std::vector<std::string>& asked = frame.view.asked_values;
-  const bool blank =
-      frame.view.lesson_asks && std::find(asked.begin(), asked.end(), value) != asked.end();
-  return blank ? "?" : shown;
+  return frame.view.lesson_asks && std::find(asked.begin(), asked.end(), value) != asked.end();
+}
+
+std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown) {
+  return is_asked(frame, value) ? "?" : shown;
 }
 
 const char* plural_s(const std::string& shown) { return shown == "1" ? "" : "s"; }

@@ -19,6 +19,8 @@ bool shows_the_lesson_asks(const FrameContext& frame, const char* what);
 // Devices panel's "Global batch ? = 16 x ? replicas in sync" while lesson 10 asks for both), as
 // a worksheet leaves a blank.
 std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown);
+// Whether the step waiting for predictions asks live value `value` (what blank_if_asked blanks).
+bool is_asked(const FrameContext& frame, std::string_view value);
 
 // The plural's "s" after a number as blank_if_asked() shows it: none after "1", and after a
 // blank the plural, so that "? replica" does not say the blank is 1.

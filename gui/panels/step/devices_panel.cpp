@@ -56,6 +56,13 @@ std::string what_it_is(const core::DeviceStatus& d) {
   return d.what + " on CUDA card " + std::to_string(d.cuda_ordinal);
 }
 
+// A device's name and its replica's number, as a card or a row heads it; the name alone while
+// a lesson's step asks how many replicas there are (the last number would say it).
+std::string device_heading(const FrameContext& frame, const std::string& name, int replica) {
+  if (is_asked(frame, "replicas")) return name;
+  return name + "  replica " + std::to_string(replica);
+}
+
 // The bar: limit is the full width, in use is filled, peak is a tick. Its tooltip names the
 // limit as `limit` (a blank while a lesson's step asks for it).
 void memory_bar(const core::DeviceStatus& d, const std::string& limit_shown, std::uint32_t color,
@@ -160,7 +167,7 @@ void DevicesPanel::Draw(FrameContext& frame) {
     ImGui::BeginChild("card", ImVec2(card_width, card_height + taller), true,
                       ImGuiWindowFlags_NoScrollbar);
     swatch(replica_color(replica));
-    ImGui::Text("%s  replica %d", d.name.c_str(), replica);
+    ImGui::TextUnformatted(device_heading(frame, d.name, replica).c_str());
     // Each line in its longer form where the card has room for it, else its shorter one (the
     // longer on hover).
     const float room = ImGui::GetContentRegionAvail().x;
@@ -226,7 +233,8 @@ void DevicesPanel::draw_rows(FrameContext& frame) {
     swatch(color);
     ImGui::TextUnformatted(d.name.c_str());
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("%s, replica %zu: %s", d.name.c_str(), i, kinds[i].c_str());
+      ImGui::SetTooltip("%s: %s", device_heading(frame, d.name, static_cast<int>(i)).c_str(),
+                        kinds[i].c_str());
     }
     if (!one_phase) {
       ImGui::TableNextColumn();
@@ -292,7 +300,7 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       swatch(replica_color(replica));
-      ImGui::Text("%s  replica %d", d.name.c_str(), replica);
+      ImGui::TextUnformatted(device_heading(frame, d.name, replica).c_str());
       if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("worker %zu's %s: %s", w, d.name.c_str(), what_it_is(d).c_str());
       }
