@@ -161,10 +161,13 @@ SpeedupTable predict_speedup(const timing::Topology& t, bool measured_here, cons
     if (packs.size() > 1) {
       out.one_buffer = std::move(out.rows);
       out.rows = timing::predict_steps(t, choice.schedule, gradient_bytes, inputs, t.ranks());
+      out.packs_overlap = run.packs.overlap;
       out.packs_text = core::packs_step_sentence(packs, run.packs, t, seconds_text(inputs.backward),
                                                  "overlap off in Controls");
       packs_summary = " Gradients in " + std::to_string(packs.size()) + " packs" +
-                      (run.packs.overlap ? ", each all-reduced as backward writes it" : "") +
+                      (run.packs.overlap ? ", each all-reduced as backward writes it ('all-reduce "
+                                           "left': what backward does not hide)"
+                                         : "") +
                       ": 'step' with them, 'one buffer' without.";
     }
   } catch (const std::invalid_argument& e) {

@@ -76,7 +76,9 @@ struct SpeedupTable {
   // Where the run's gradients go in several packs: `rows` price them, and these the same steps
   // with one buffer (empty: one buffer).
   std::vector<timing::StepTime> one_buffer;
-  std::string packs_text;  // the packs and how the table prices them, as a sentence
+  std::string packs_text;      // the packs and how the table prices them, as a sentence
+  bool packs_overlap = false;  // and each is all-reduced beside backward: `rows`' all-reduce is
+                               // what backward leaves of it
   timing::StopPoint stop;
   timing::StepVerdict verdict;
 };

@@ -357,6 +357,14 @@ TEST_F(GuiApp, PacksThatOverlapBackwardGetACommunicationLaneEach) {
   const auto compare = panels("--panel Compare --speedup --topology dgx-h100");
   EXPECT_EQ(compare["Compare"]["step_rows"], 8.0) << compare.dump(1);
   EXPECT_EQ(compare["Compare"]["step_one_buffer"], 1.0);
+  // Beside backward, its all-reduce column is what backward leaves of the packs' all-reduces
+  // (the lesson's "six all-reduces take 62 us in all" beside a column of 31.7 had not said so).
+  const auto overlapped = read_json(path("packs.json"));
+  EXPECT_TRUE(panel_says(overlapped, "Compare", "| all-reduce left | step |"))
+      << overlapped.dump(1);
+  panels("--panel Compare --speedup --topology dgx-h100 --no-overlap");
+  const auto apart = read_json(path("packs.json"));
+  EXPECT_TRUE(panel_says(apart, "Compare", "| all-reduce | step |")) << apart.dump(1);
 }
 
 // No fit, or one that cannot be read: the Compare panel says what to run, and nothing crashes.
@@ -743,9 +751,12 @@ TEST_F(GuiApp, APanelLeavesABlankWhereItWouldShowWhatTheStepAsks) {
     EXPECT_FALSE(panel_says(asks, panel, "= 4 replicas")) << panel << "\n" << asks.dump(1);
     EXPECT_FALSE(panel_says(asks, panel, "count is 4")) << panel << "\n" << asks.dump(1);
   }
+  // Nor do the rows number the replicas: "replica 3" would say there are 4.
+  EXPECT_FALSE(panel_says(asks, "Devices", "replica 3")) << asks.dump(1);
   const auto ran = projected("--lesson 10", "ran.json", 5);
   EXPECT_TRUE(panel_says(ran, "Devices", "Global batch 64 = 16 x 4 replicas in sync"))
       << ran.dump(1);
+  EXPECT_TRUE(panel_says(ran, "Devices", "/gpu:1 replica 3")) << ran.dump(1);
   const auto weighs = projected("--lesson 9 --lesson-step 4 --unanswered", "weighs.json", 5);
   EXPECT_TRUE(panel_says(weighs, "Gradients", "weighs ? x")) << weighs.dump(1);
   EXPECT_FALSE(panel_says(weighs, "Lesson", "2/3")) << weighs.dump(1);

@@ -185,17 +185,12 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
     kAdded,
     kDetail
   };
-  const char* labels[kColumns] = {"devices",
-                                  "in turn",
-                                  "compute",
-                                  "all-reduce",
-                                  "step",
-                                  "one buffer",
-                                  "hidden",
-                                  "images/s",
-                                  "speed-up",
-                                  "added",
-                                  t.nccl ? "NCCL picks" : "slowest step"};
+  const char* labels[kColumns] = {
+      "devices", "in turn", "compute",
+      // With packs beside backward: the part not hidden by it.
+      !t.one_buffer.empty() && t.packs_overlap ? "all-reduce left" : "all-reduce", "step",
+      "one buffer", "hidden", "images/s", "speed-up", "added",
+      t.nccl ? "NCCL picks" : "slowest step"};
   // 'in turn' only where engines are shared. A panel too narrow for every column (a projector's
   // large font beside a lesson) leaves some out, in this order, and shows a whole row on hovering
   // it; devices, step, speed-up and added always stay, scrolling sideways if even they do not fit.
