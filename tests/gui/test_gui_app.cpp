@@ -599,6 +599,25 @@ TEST_F(GuiApp, TheGradientsPanelNamesAReplicaThatSawNoExamples) {
       << even.dump(1);
 }
 
+// A run that cannot be made keeps the Devices panel's devices: lesson 2's last step gives /gpu:1
+// 2 MiB, and the panel had said only "No devices: ..." in the step about memory. While a step
+// asks what happens (lesson 7's first, NCCL on CPU-backed devices, every panel shown by key 0),
+// the reason waits for the run, as the Controls' does.
+TEST_F(GuiApp, ARunThatCannotBeMadeShowsWhyAndTheDevicesItWasGiven) {
+  const auto ran = projected("--lesson 2 --lesson-step 3", "ran.json", 5, "1920x1080");
+  EXPECT_TRUE(panel_says(ran, "Devices", "Cannot start this run: /gpu:1: out of memory"))
+      << ran.dump(1);
+  EXPECT_TRUE(panel_says(ran, "Devices", "/gpu:0 limit 1024 MiB /gpu:1 limit 2 MiB <- the one"))
+      << ran.dump(1);
+  const Result r =
+      gui("--lesson 7 --unanswered --press 0 --frames 3 --report " + path("asks.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto asks = read_json(path("asks.json"));
+  EXPECT_TRUE(panel_says(asks, "Devices", "The devices show here when the step runs"))
+      << asks.dump(1);
+  EXPECT_FALSE(panel_says(asks, "Devices", "NCCL")) << asks.dump(1);
+}
+
 // --press goes through the window's own key handling. In a lesson, Space goes on as Page Down
 // does (as in a slide show): a page more of the step while it hides some, then the step's run
 // (held after the split, as the step plans), then the next step; it must not start the lesson's

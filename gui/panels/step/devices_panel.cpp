@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/session/session_config.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/lesson_asks.h"
@@ -120,10 +121,35 @@ void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
   }
 }
 
+// A run that could not be made (a replica that does not fit, NCCL where it cannot run): why, and
+// the devices it was given, the one the reason names marked. While a lesson's step asks what
+// happens, the reason waits for the step's run, as the Controls' does.
+void DevicesPanel::draw_unmade(FrameContext& frame) {
+  if (frame.view.lesson_asks) {
+    text_wrapped_dim(
+        "The devices show here when the step runs: predict first, then \"Run the step and show "
+        "me\".");
+    return;
+  }
+  ImGui::PushStyleColor(ImGuiCol_Text, rgb(0xD55E00));
+  text_wrapped("Cannot start this run: %s", frame.setup_error.c_str());
+  ImGui::PopStyleColor();
+  const std::vector<vgpu::LogicalDeviceConfiguration> devices = core::session_devices(frame.config);
+  text_wrapped("The devices it was given (%zu):", devices.size());
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const std::string device = "/gpu:" + std::to_string(i);
+    const bool named = frame.setup_error.find(device + ":") != std::string::npos;
+    swatch(replica_color(static_cast<int>(i)));
+    ImGui::Text("%s  limit %zu MiB%s", device.c_str(), devices[i].memory_limit_mib,
+                named ? "  <- the one the reason names" : "");
+  }
+  frame.report.drew(name(), "devices_not_made", static_cast<double>(devices.size()));
+}
+
 void DevicesPanel::Draw(FrameContext& frame) {
   const core::SessionSnapshot& run = frame.run;
   if (frame.session == nullptr) {
-    text_wrapped("No devices: %s", frame.setup_error.c_str());
+    draw_unmade(frame);
     return;
   }
   follow_events(run);
