@@ -164,6 +164,22 @@ TEST_F(GuiApp, WalksIntoAStepPhaseByPhaseAndHoldsIt) {
   EXPECT_EQ(panels["Gradients"]["differ_before"], 1.0);
 }
 
+// Reduce-to-one on 4 GPUs: the reduce's three arrows into /gpu:0, then the broadcast's three out
+// of it, each at a place of its own. The broadcast's had left one place and lay on each other,
+// reading as a chain 0 -> 1 -> 2 -> 3 (the ring's pattern).
+TEST_F(GuiApp, EachArrowOfAReduceOrABroadcastHasItsOwnPlace) {
+  for (const int phases : {4, 5}) {
+    const Result r = gui("--gpus 4 --allreduce reduce-to-one --model mlp --train-examples 1024 " +
+                         std::string("--phases ") + std::to_string(phases) +
+                         " --frames 2 --report " + path("r1.json"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto panel = read_json(path("r1.json"))["panels"]["All-reduce"];
+    EXPECT_EQ(panel["step_shown"], phases - 3.0) << panel.dump(1);
+    EXPECT_EQ(panel["arrows"], 3.0) << panel.dump(1);
+    EXPECT_EQ(panel["arrow_places"], 3.0) << panel.dump(1);
+  }
+}
+
 TEST_F(GuiApp, StepsThroughARingAllReduceOnFourGpus) {
   // split, forward, backward and two of the ring's six steps (reduce-scatter): held there, the
   // All-reduce panel draws the second step's four transfers, one per GPU to its neighbour.

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/session/step_figures.h"
@@ -172,8 +174,10 @@ int draw_buffers(ImDrawList* draw, const core::RecordedStep& record,
 }
 
 // The step's transfers as arrows between the rows, their destinations outlined; NCCL's one
-// opaque call as a box across them. Returns the number of arrows drawn.
-int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geometry& g, int n) {
+// opaque call as a box across them. Returns the number of arrows drawn; `places`: the arrows'
+// different x positions (for the report).
+int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geometry& g, int n,
+                   std::set<int>& places) {
   const float line = ImGui::GetTextLineHeight();
   if (step.transfers.empty()) {
     const ImVec2 a(g.x + g.width * 0.2f, g.bar_y(0) + g.row + 2);
@@ -211,15 +215,23 @@ int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geo
     }
     draw_plus(draw, sum, rgb(0xFFFFFF));
   }
+  // A chunk one device sends to several (reduce-to-one's broadcast): from one place, its arrows
+  // would lie on each other and read as a chain 0 -> 1 -> 2 -> 3.
+  std::map<std::tuple<int, std::size_t, std::size_t>, int> sent_to;
+  for (const vgpu::Transfer& t : step.transfers) {
+    if (t.src != t.dst) ++sent_to[{t.src, t.begin, t.end}];
+  }
   for (const vgpu::Transfer& t : step.transfers) {
     if (t.src < 0 || t.src >= n || t.dst < 0 || t.dst >= n || t.src == t.dst) continue;
     if (summed_by_all(t)) continue;
     const bool down = t.dst > t.src;
-    // Several arrows may share a chunk (everyone sends the whole buffer to one device): spread
-    // them by sender.
+    // Several arrows may share a chunk: spread them by receiver where one device sends it to
+    // several, else by sender (everyone sends the whole buffer to one device).
+    const bool fanned_out = sent_to[{t.src, t.begin, t.end}] > 1;
     const float spread = g.width / static_cast<float>(g.count) *
                          static_cast<float>(t.end - t.begin) / static_cast<float>(n + 1);
-    const float x = g.at(t.begin) + spread * static_cast<float>(t.src + 1);
+    const float x = g.at(t.begin) + spread * static_cast<float>((fanned_out ? t.dst : t.src) + 1);
+    places.insert(static_cast<int>(std::lround(x)));
     const ImVec2 from(x, down ? g.bar_y(t.src) + g.row : g.bar_y(t.src));
     const ImVec2 to(x, down ? g.bar_y(t.dst) : g.bar_y(t.dst) + g.row);
     const bool reduce = t.kind == vgpu::TransferKind::kReduce;
@@ -428,10 +440,12 @@ void AllReducePanel::draw_the_run(FrameContext& frame) {
   const Geometry g = plan_geometry(count, n, frame.view.font_scale, below);
   const int stripes = std::max(n, every_workers_replicas(frame.run));
   const int chunks = draw_buffers(draw, record, contributions_, g, left, stripes);
+  std::set<int> arrow_places;
   const int arrows =
-      done > 0
-          ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)], g, n)
-          : 0;
+      done > 0 ? draw_transfers(draw, record.collective_steps[static_cast<std::size_t>(done - 1)],
+                                g, n, arrow_places)
+               : 0;
+  frame.report.drew(name(), "arrow_places", static_cast<double>(arrow_places.size()));
   ImGui::Dummy(ImVec2(g.x + g.width - left, g.bar_y(n) - top));
   const float picture_end = content_height();
   if (!bytes.empty()) text_wrapped("%s", bytes.c_str());
