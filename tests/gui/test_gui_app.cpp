@@ -634,6 +634,15 @@ TEST_F(GuiApp, ARunThatCannotBeMadeShowsWhyAndTheDevicesItWasGiven) {
   EXPECT_FALSE(panel_says(asks, "Devices", "NCCL")) << asks.dump(1);
 }
 
+// Lesson 1's last step: the replicas' weights are the same. The Devices panel says so in a line
+// of its own above the cards (each card's fingerprint is a dim line to compare by eye).
+TEST_F(GuiApp, TheDevicesPanelSaysWhenEveryReplicasWeightsAreTheSame) {
+  const auto ran = projected("--lesson 1 --lesson-step 4", "ran.json", 5, "1920x1080");
+  EXPECT_EQ(ran["panels"]["Devices"]["weights_same"], 1.0) << ran.dump(1);
+  EXPECT_TRUE(panel_says(ran, "Devices", "After step 6 every replica's weights are the same"))
+      << ran.dump(1);
+}
+
 // --press goes through the window's own key handling. In a lesson, Space goes on as Page Down
 // does (as in a slide show): a page more of the step while it hides some, then the step's run
 // (held after the split, as the step plans), then the next step; it must not start the lesson's

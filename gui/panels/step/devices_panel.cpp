@@ -121,6 +121,30 @@ void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
   }
 }
 
+// Whether the replicas' weights are the same after the recorded step, in a sentence above the
+// cards: each card's fingerprint alone is a dim line a class must compare by eye.
+void draw_weights_line(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  if (record.replicas.size() < 2) return;
+  for (const core::ReplicaRecord& r : record.replicas) {
+    if (!r.has_fingerprint) return;
+  }
+  const std::uint64_t first = record.replicas.front().fingerprint;
+  const bool same =
+      std::all_of(record.replicas.begin(), record.replicas.end(),
+                  [&](const core::ReplicaRecord& r) { return r.fingerprint == first; });
+  ImGui::PushStyleColor(ImGuiCol_Text, same ? rgb(0x009E73) : rgb(0xD55E00));
+  if (same) {
+    text_wrapped("After step %lld every replica's weights are the same: fingerprint %016llx",
+                 static_cast<long long>(record.step + 1), static_cast<unsigned long long>(first));
+  } else {
+    text_wrapped("After step %lld the replicas' weights are NOT the same",
+                 static_cast<long long>(record.step + 1));
+  }
+  ImGui::PopStyleColor();
+  frame.report.drew("Devices", "weights_same", same ? 1 : 0);
+}
+
 // A run that could not be made (a replica that does not fit, NCCL where it cannot run): why, and
 // the devices it was given, the one the reason names marked. While a lesson's step asks what
 // happens, the reason waits for the step's run, as the Controls' does.
@@ -161,6 +185,7 @@ void DevicesPanel::Draw(FrameContext& frame) {
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float avail = ImGui::GetContentRegionAvail().x;
   draw_run_line(frame);
+  draw_weights_line(frame);
   const float card_height = ImGui::GetTextLineHeightWithSpacing() * 6.4f;
   // As many cards to a row as fit at full width; more (narrower) when the rows would not fit
   // in the panel's height, so every device stays in view.
