@@ -643,6 +643,15 @@ TEST_F(GuiApp, TheDevicesPanelSaysWhenEveryReplicasWeightsAreTheSame) {
       << ran.dump(1);
 }
 
+// Under thumbnails about as wide as "Ankle boot", the name keeps its last word ("Boot"): it had
+// run into the next thumbnail's name (lesson 9 step 3 at 1920x1080, font 1.5).
+TEST_F(GuiApp, AClassNameTooWideForItsThumbnailIsShortened) {
+  const auto asks =
+      projected("--lesson 9 --lesson-step 3 --unanswered", "asks.json", 5, "1920x1080");
+  EXPECT_EQ(asks["panels"]["Batch split"]["thumbnails"], 48.0) << asks.dump(1);
+  EXPECT_EQ(asks["panels"]["Batch split"]["names_shortened"], 5.0) << asks.dump(1);
+}
+
 // --press goes through the window's own key handling. In a lesson, Space goes on as Page Down
 // does (as in a slide show): a page more of the step while it hides some, then the step's run
 // (held after the split, as the step plans), then the next step; it must not start the lesson's

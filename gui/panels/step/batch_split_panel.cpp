@@ -1,6 +1,7 @@
 #include "gui/panels/step/batch_split_panel.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -122,8 +123,9 @@ GridLayout plan_grid(const std::vector<std::size_t>& counts, ImVec2 avail, float
 }
 
 // One thumbnail: example `example` of the batch at place `k` of the grid starting at `origin`;
-// images in draw channel 0, frames and labels in channel 1.
-void draw_thumbnail(ImDrawList* draw, const Texture& atlas, const core::RecordedStep& record,
+// images in draw channel 0, frames and labels in channel 1. Returns whether its class name was
+// shortened to fit under it.
+bool draw_thumbnail(ImDrawList* draw, const Texture& atlas, const core::RecordedStep& record,
                     const GridLayout& g, ImVec2 origin, std::size_t k, std::size_t example,
                     int replica) {
   const float atlas_w = static_cast<float>(atlas.width());
@@ -140,8 +142,17 @@ void draw_thumbnail(ImDrawList* draw, const Texture& atlas, const core::Recorded
   const float border = std::clamp(tile / 12.0f, 1.0f, 3.0f);
   draw->AddRect(ImVec2(x, y), ImVec2(x + tile, y + tile), replica_color(replica), 0, 0, border);
   const int label = example < record.labels.size() ? record.labels[example] : 0;
+  bool shortened = false;
   if (g.names_fit) {
-    draw_label(draw, ImVec2(x, y + tile + 1), rgb(0xDDDDDD), short_class(label).c_str());
+    // Within its tile, half an em to spare: "Ankle boot" under a tile about as wide ran into the
+    // next one's name ("Ankle boot Ankle boot T-shirt").
+    // A name too wide keeps its last word, capitalised ("Boot").
+    const std::string name = short_class(label);
+    std::string last = name.substr(name.rfind(' ') + 1);
+    last[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(last[0])));
+    const std::string shown = first_that_fits({name, last}, tile - 0.5f * ImGui::GetFontSize());
+    draw_label(draw, ImVec2(x, y + tile + 1), rgb(0xDDDDDD), shown.c_str());
+    shortened = shown != name;
   } else if (g.digits) {
     const char digit[2] = {static_cast<char>('0' + label), 0};
     const ImVec2 size = ImGui::CalcTextSize(digit);
@@ -154,6 +165,7 @@ void draw_thumbnail(ImDrawList* draw, const Texture& atlas, const core::Recorded
                       example + 1, record.indices[example], core::fashion_mnist_class_name(label),
                       record.replicas[static_cast<std::size_t>(replica)].device.c_str(), replica);
   }
+  return shortened;
 }
 
 // Replica r's swatch, device and slice of the batch: long above its own grid, short in the
@@ -207,8 +219,10 @@ std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
     for (std::size_t k = 0; k < g.drawn_counts[r]; ++k) {
       const std::size_t example = rep.shard_begin + k;  // its place in the batch and the atlas
       if (example >= atlas_indices_.size()) break;
-      draw_thumbnail(draw, atlas_, record, g, origin, g.compact ? example : k, example,
-                     static_cast<int>(r));
+      if (draw_thumbnail(draw, atlas_, record, g, origin, g.compact ? example : k, example,
+                         static_cast<int>(r))) {
+        ++names_shortened_;
+      }
       ++thumbnails;
     }
   };
@@ -297,7 +311,9 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
   }
 
   const GridLayout grid = plan_grid(counts, ImGui::GetContentRegionAvail(), frame.view.font_scale);
+  names_shortened_ = 0;
   const std::size_t thumbnails = draw_thumbnails(record, grid);
+  frame.report.drew(name(), "names_shortened", static_cast<double>(names_shortened_));
   draw_footer(record, grid);
   frame.report.drew(name(), "thumbnails", static_cast<double>(thumbnails));
   frame.report.drew(name(), "replicas", static_cast<double>(n));

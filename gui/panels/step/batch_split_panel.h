@@ -28,6 +28,7 @@ class BatchSplitPanel : public Panel {
   void upload_thumbnails(const core::RecordedStep& record);
   // The batch's thumbnails in their replicas' colours; returns how many were drawn.
   std::size_t draw_thumbnails(const core::RecordedStep& record, const GridLayout& grid);
+  std::size_t names_shortened_ = 0;  // this frame's class names cut to fit under their tile
 
   Texture atlas_;  // the batch's images side by side, kAtlasColumns to a row
   const void* atlas_session_ = nullptr;
