@@ -242,8 +242,14 @@ void DevicesPanel::Draw(FrameContext& frame) {
     ImGui::TextUnformatted((narrow ? brief : first_that_fits({full, brief}, room)).c_str());
     const auto& replicas = run.step_record.replicas;
     if (i < replicas.size() && replicas[i].has_fingerprint) {
-      ImGui::TextDisabled("weights' fingerprint %016llx",
-                          static_cast<unsigned long long>(replicas[i].fingerprint));
+      char print[24];
+      std::snprintf(print, sizeof print, "%016llx",
+                    static_cast<unsigned long long>(replicas[i].fingerprint));
+      const std::string longer = std::string("weights' fingerprint ") + print;
+      ImGui::TextDisabled(
+          "%s",
+          first_that_fits({longer, std::string("fingerprint ") + print, std::string(print)}, room)
+              .c_str());
     }
     ImGui::EndChild();
     ImGui::PopStyleVar();
