@@ -145,7 +145,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   }
   text_wrapped(
       "Predicted, not measured: one all-reduce on all %d GPUs. mirrorlab's algorithms step by "
-      "step over the machine's %s%s. Shaded: the fastest.",
+      "step over the machine's %s%s. Shaded: the fastest at each size, in its algorithm's colour.",
       t.ranks(), t.fabric == timing::Fabric::kSharedMemory ? "memory" : "links",
       t.has_nccl ? "; NCCL by its own tuning model" : "");
   if (rows_.empty()) return;
