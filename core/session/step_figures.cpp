@@ -34,6 +34,16 @@ std::optional<double> gradient_spread(const RecordedStep& record, bool before) {
   return widest;
 }
 
+std::optional<bool> weights_in_sync(const RecordedStep& record) {
+  if (record.replicas.empty()) return std::nullopt;
+  bool same = true;
+  for (const ReplicaRecord& r : record.replicas) {
+    if (!r.has_fingerprint) return std::nullopt;
+    same = same && r.fingerprint == record.replicas[0].fingerprint;
+  }
+  return same;
+}
+
 std::optional<double> gradient_weight(const RecordedStep& record, LossScaling scaling) {
   if (record.step < 0 || record.replicas.empty() || record.indices.empty()) return std::nullopt;
   double weight = 0;

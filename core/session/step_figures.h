@@ -28,6 +28,10 @@ std::optional<double> gradient_weight(const RecordedStep& record, LossScaling sc
 // before the all-reduce (`before`) or after it. nullopt where a replica has none recorded.
 std::optional<double> gradient_spread(const RecordedStep& record, bool before);
 
+// Whether every replica's weights have the same fingerprint after the recorded step; nullopt
+// with no replica or one without a fingerprint yet.
+std::optional<bool> weights_in_sync(const RecordedStep& record);
+
 // Mean time of the last `last` steps (or fewer), in milliseconds; nullopt before the first.
 std::optional<double> mean_step_ms(const std::vector<StepRecord>& steps, std::size_t last = 20);
 

@@ -134,12 +134,9 @@ const std::vector<LiveValue> kValues = {
      false,
      [](const LiveRun& run, int) -> Value {
        const core::RecordedStep* r = recorded(run);
-       if (!r || r->replicas.empty() || !r->complete) return std::nullopt;
-       for (const core::ReplicaRecord& rep : r->replicas) {
-         if (!rep.has_fingerprint) return std::nullopt;
-         if (rep.fingerprint != r->replicas[0].fingerprint) return 0.0;
-       }
-       return 1.0;
+       if (!r || !r->complete) return std::nullopt;
+       const std::optional<bool> same = core::weights_in_sync(*r);
+       return same ? Value(*same ? 1.0 : 0.0) : std::nullopt;
      }},
     {"allreduce_steps", "steps (barriers) of one all-reduce with this algorithm", false,
      [](const LiveRun& run, int) -> Value {

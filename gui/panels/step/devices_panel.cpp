@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/session/session_config.h"
+#include "core/session/step_figures.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/wrapped_text.h"
 #include "gui/panels/lesson_asks.h"
@@ -64,6 +66,25 @@ std::string device_heading(const FrameContext& frame, const std::string& name, i
   return name + "  replica " + std::to_string(replica);
 }
 
+// Whether the replicas' weights are the same after the recorded step, in a sentence above the
+// cards: each card's fingerprint alone is a dim line a class must compare by eye.
+void draw_weights_line(FrameContext& frame) {
+  const core::RecordedStep& record = frame.run.step_record;
+  const std::optional<bool> same = core::weights_in_sync(record);
+  if (record.replicas.size() < 2 || !same) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, *same ? rgb(0x009E73) : rgb(0xD55E00));
+  if (*same) {
+    text_wrapped("After step %lld every replica's weights are the same: fingerprint %016llx",
+                 static_cast<long long>(record.step + 1),
+                 static_cast<unsigned long long>(record.replicas.front().fingerprint));
+  } else {
+    text_wrapped("After step %lld the replicas' weights are NOT the same",
+                 static_cast<long long>(record.step + 1));
+  }
+  ImGui::PopStyleColor();
+  frame.report.drew("Devices", "weights_same", *same ? 1 : 0);
+}
+
 // The bar: limit is the full width, in use is filled, peak is a tick. Its tooltip names the
 // limit as `limit` (a blank while a lesson's step asks for it).
 void memory_bar(const core::DeviceStatus& d, const std::string& limit_shown, std::uint32_t color,
@@ -119,30 +140,6 @@ void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
     last_event_[static_cast<std::size_t>(e.device)] = e;
     has_event_[static_cast<std::size_t>(e.device)] = true;
   }
-}
-
-// Whether the replicas' weights are the same after the recorded step, in a sentence above the
-// cards: each card's fingerprint alone is a dim line a class must compare by eye.
-void draw_weights_line(FrameContext& frame) {
-  const core::RecordedStep& record = frame.run.step_record;
-  if (record.replicas.size() < 2) return;
-  for (const core::ReplicaRecord& r : record.replicas) {
-    if (!r.has_fingerprint) return;
-  }
-  const std::uint64_t first = record.replicas.front().fingerprint;
-  const bool same =
-      std::all_of(record.replicas.begin(), record.replicas.end(),
-                  [&](const core::ReplicaRecord& r) { return r.fingerprint == first; });
-  ImGui::PushStyleColor(ImGuiCol_Text, same ? rgb(0x009E73) : rgb(0xD55E00));
-  if (same) {
-    text_wrapped("After step %lld every replica's weights are the same: fingerprint %016llx",
-                 static_cast<long long>(record.step + 1), static_cast<unsigned long long>(first));
-  } else {
-    text_wrapped("After step %lld the replicas' weights are NOT the same",
-                 static_cast<long long>(record.step + 1));
-  }
-  ImGui::PopStyleColor();
-  frame.report.drew("Devices", "weights_same", same ? 1 : 0);
 }
 
 // A run that could not be made (a replica that does not fit, NCCL where it cannot run): why, and

@@ -149,10 +149,9 @@ void add_verdict(std::vector<GradientWordsLine>& lines, const core::RecordedStep
 
 // Fingerprints of the weights after the update; returns whether every replica has the same.
 bool add_fingerprints(std::vector<GradientWordsLine>& lines, const core::RecordedStep& record) {
-  bool same = true;
+  const bool same = record.replicas.empty() || core::weights_in_sync(record).value_or(false);
   std::string prints;
   for (const core::ReplicaRecord& r : record.replicas) {
-    same = same && r.has_fingerprint && r.fingerprint == record.replicas[0].fingerprint;
     prints += formatted("%s%08" PRIx64, prints.empty() ? "" : " ", r.fingerprint >> 32);
   }
   if (same) {

@@ -221,5 +221,19 @@ TEST(StepFigures, TheGradientSpreadIsTheWidestGapBetweenAnyTwoReplicas) {
   EXPECT_FALSE(core::gradient_spread(record, true).has_value()) << "a replica short of values";
 }
 
+// Whether the replicas' weights are the same, as the Devices and Gradients panels and the
+// lessons' replicas_in_sync say it: unknown until every replica has a fingerprint.
+TEST(StepFigures, WeightsAreInSyncWhenEveryFingerprintIsTheFirsts) {
+  core::RecordedStep record;
+  EXPECT_FALSE(core::weights_in_sync(record).has_value()) << "no replica";
+  record.replicas.resize(3);
+  for (core::ReplicaRecord& r : record.replicas) r.fingerprint = 42, r.has_fingerprint = true;
+  EXPECT_EQ(core::weights_in_sync(record), true);
+  record.replicas[2].fingerprint = 43;
+  EXPECT_EQ(core::weights_in_sync(record), false);
+  record.replicas[1].has_fingerprint = false;
+  EXPECT_FALSE(core::weights_in_sync(record).has_value()) << "a replica without one yet";
+}
+
 }  // namespace
 }  // namespace mirrorlab
