@@ -712,6 +712,15 @@ TEST_F(GuiApp, WhileAStepAsksNOrRightLeaveItsRunWhereItIs) {
   EXPECT_TRUE(panel_says(ran, "Devices", "held after update (step 1)")) << ran.dump(1);
 }
 
+// The Controls' run buttons too (lesson 7's first step shows the Controls while it asks): Run,
+// One step and Next phase are off, and the hint does not offer a key that would not act.
+TEST_F(GuiApp, WhileAStepAsksTheControlsDoNotOfferToRunIt) {
+  const auto asks = projected("--lesson 7 --unanswered", "asks.json", 5);
+  EXPECT_TRUE(panel_says(asks, "Controls", "The step's phases show here once it runs"))
+      << asks.dump(1);
+  EXPECT_FALSE(panel_says(asks, "Controls", "Next phase (Right arrow)")) << asks.dump(1);
+}
+
 TEST_F(GuiApp, PressIsRefusedForAKeyItDoesNotKnowOrWithNothingToWrite) {
   const std::string report = path("report.json"), each = path("report-{step}.json");
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{

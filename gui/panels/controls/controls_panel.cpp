@@ -206,7 +206,9 @@ void ControlsPanel::draw_run_state(FrameContext& frame) {
   }
   const bool live = session != nullptr && (run.state == core::SessionState::kPaused ||
                                            run.state == core::SessionState::kRunning);
-  ImGui::BeginDisabled(!live);
+  // While a lesson's step waits for predictions its run stays where the steps before left it,
+  // as the keys leave it (AppWindow::handle_keys): the step runs by "Run the step and show me".
+  ImGui::BeginDisabled(!live || frame.view.lesson_asks);
   const float w = ImGui::GetContentRegionAvail().x;
   const ImVec2 button((w - ImGui::GetStyle().ItemSpacing.x) / 2, 0);
   if (run.state == core::SessionState::kRunning) {
@@ -253,8 +255,8 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
           ? first_that_fits({"Forward >", ">"}, button.x - padding)
           : first_that_fits({"Next phase >", "Phase >", ">"}, button.x - padding);
   // Watched, the live moment is the run's own: only what was recorded can be walked.
-  ImGui::BeginDisabled(watched && frame.view.watched_moment < 0);
-  if (ImGui::Button(forward.c_str(), button)) watch_forward(frame);
+  ImGui::BeginDisabled((watched || frame.view.lesson_asks) && frame.view.watched_moment < 0);
+  if (ImGui::Button(forward.c_str(), button)) watch_forward(frame, !frame.view.lesson_asks);
   ImGui::EndDisabled();
   ImGui::EndDisabled();
   // The moments of this step so far; the one shown is highlighted, a click shows another.
@@ -262,6 +264,8 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   const int shown = frame.view.watched_moment >= 0 ? frame.view.watched_moment : moments - 1;
   if (moments == 0 && watched) {
     text_wrapped_dim("Each step's phases show here once %s has run one.", run.driven_by.c_str());
+  } else if (moments == 0 && frame.view.lesson_asks) {
+    text_wrapped_dim("The step's phases show here once it runs.");
   } else if (moments == 0) {
     text_wrapped_dim("Next phase (Right arrow) starts a step that stops after each phase.");
   } else {

@@ -146,6 +146,10 @@ void DevicesPanel::follow_events(const core::SessionSnapshot& run) {
 // the devices it was given, the one the reason names marked. While a lesson's step asks what
 // happens, the reason waits for the step's run, as the Controls' does.
 void DevicesPanel::draw_unmade(FrameContext& frame) {
+  if (frame.setup_error.empty()) {  // no run asked for yet
+    text_wrapped_dim("No run yet.");
+    return;
+  }
   if (frame.view.lesson_asks) {
     text_wrapped_dim(
         "The devices show here when the step runs: predict first, then \"Run the step and show "
@@ -161,8 +165,8 @@ void DevicesPanel::draw_unmade(FrameContext& frame) {
     const std::string device = "/gpu:" + std::to_string(i);
     const bool named = frame.setup_error.find(device + ":") != std::string::npos;
     swatch(replica_color(static_cast<int>(i)));
-    ImGui::Text("%s  limit %zu MiB%s", device.c_str(), devices[i].memory_limit_mib,
-                named ? "  <- the one the reason names" : "");
+    text_wrapped("%s  limit %zu MiB%s", device.c_str(), devices[i].memory_limit_mib,
+                 named ? "  <- the one the reason names" : "");
   }
   frame.report.drew(name(), "devices_not_made", static_cast<double>(devices.size()));
 }
