@@ -112,6 +112,7 @@ Schedule ring_schedule(int ranks, double bytes) {
 
 Schedule one_shot_schedule(int ranks, double bytes) {
   Schedule s = empty_schedule(ranks, bytes);
+  s.peer_kernels = true;
   if (ranks == 1) return s;
   const double slice = bytes / ranks;
   ScheduleStep step{"sum and write back", {}};

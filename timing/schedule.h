@@ -42,6 +42,10 @@ struct Schedule {
   int ranks = 0;
   double bytes = 0;  // S: each rank's buffer
   std::vector<ScheduleStep> steps;
+  // Its kernels load and store other ranks' buffers in place (the one-shot: one kernel per rank
+  // reads slice r of every buffer and writes the sum into every buffer), rather than each rank's
+  // bytes being sent to it: it runs only where every GPU can reach every other's memory.
+  bool peer_kernels = false;
   // Bytes rank r receives (sends) over the whole schedule from (to) other ranks or the switch.
   double received(int rank) const;
   double sent(int rank) const;

@@ -152,11 +152,29 @@ double step_working_set(const Schedule& schedule, const ScheduleStep& step, bool
   return std::sqrt(std::min(touched, every_buffer) * every_buffer);
 }
 
+std::string cannot_run(const Schedule& schedule, const Topology& topology) {
+  if (!schedule.peer_kernels || schedule.ranks < 2) return "";
+  if (schedule.ranks > topology.gpus_per_node) {
+    return "cannot run across " + topology.id +
+           "'s nodes: its kernels read and write every GPU's memory, and a GPU cannot reach the "
+           "memory of another node's GPU";
+  }
+  if (!topology.peer_access) {
+    return "cannot run on " + topology.id +
+           ": its kernels read and write every GPU's memory, and these GPUs cannot reach each "
+           "other's memory (no peer access)";
+  }
+  return "";
+}
+
 Estimate estimate(const Schedule& schedule, const Topology& topology) {
   if (schedule.ranks > topology.ranks()) {
     throw std::invalid_argument("a schedule of " + std::to_string(schedule.ranks) +
                                 " ranks does not fit " + topology.id + "'s " +
                                 std::to_string(topology.ranks()) + " GPUs");
+  }
+  if (const std::string why = cannot_run(schedule, topology); !why.empty()) {
+    throw std::invalid_argument("this all-reduce " + why);
   }
   const bool shared = topology.fabric == Fabric::kSharedMemory;
   Estimate e;

@@ -73,6 +73,11 @@ struct Topology {
   double flops = 0;       // one GPU's FLOP/s for training (0: unknown)
   ComputeSpec compute;    // how a GPU runs a step's kernels ([compute]; not given: none)
   bool has_nccl = false;  // NCCL can run here (one GPU per rank)
+  // A kernel on one GPU of a node can load and store another GPU's memory (CUDA peer access:
+  // NVLink, or PCIe peer-to-peer). One shared memory always can; GPUs of different nodes never
+  // can, whatever this says. Read from `peer_access`; left out: false on the host fabric, true
+  // on the others.
+  bool peer_access = true;
   NcclMachine nccl;
 
   int ranks() const { return nodes * gpus_per_node; }
@@ -115,7 +120,14 @@ struct Estimate {
 // direction, an engine, the shared memory); the steps run one after the other, after the
 // topology's call latency. Contention is
 // counted only as bytes sharing a resource; congestion, protocols and pipelining are left out.
+// Throws std::invalid_argument for a schedule that cannot run there (cannot_run()).
 Estimate estimate(const Schedule& schedule, const Topology& topology);
+
+// "" where `schedule` can run on the first schedule.ranks GPUs of `topology` (node after node);
+// else why not, as a clause that can follow the algorithm's name ("cannot run on pcie-2: ...").
+// Only a schedule of peer kernels (the one-shot) can fail: it needs every GPU to reach every
+// other's memory, which GPUs without peer access, or on different nodes, cannot.
+std::string cannot_run(const Schedule& schedule, const Topology& topology);
 
 // The bytes at which a step reads the memory's bandwidth curves: a GPU's own memory holds one
 // buffer (the schedule's bytes); one shared memory, between the bytes the step touches (each

@@ -174,7 +174,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   const Reader r(root, file_name, "");
   r.only({"id", "title", "source", "nodes", "gpus_per_node", "fabric", "flops_tflops",
           "step_latency_us", "move_latency_us", "call_latency_us", "gpu_link", "host_link",
-          "network", "memory", "nccl_model", "compute"});
+          "network", "memory", "nccl_model", "compute", "peer_access"});
   Topology t;
   t.path = file_name;
   t.id = r.text("id");
@@ -196,6 +196,12 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   t.gpu_link = read_link(r, "gpu_link", !shared);
   t.host_link = read_link(r, "host_link", t.fabric == Fabric::kPairs);
   t.network = read_link(r, "network", t.nodes > 1);
+  t.peer_access = r.flag("peer_access", t.fabric != Fabric::kHost);
+  if (shared && !t.peer_access) {
+    r.fail(r.node("peer_access"),
+           "`peer_access = false` cannot hold in one shared memory: every device of it reaches "
+           "all of it; leave it out");
+  }
 
   const Reader m = r.table("memory", true);
   m.only({"bandwidth_gbs", "copy", "reduce", "copy_one_engine", "reduce_one_engine", "copy_peer",
@@ -314,6 +320,9 @@ std::string write_topology(const Topology& t) {
       << "\nsource = " << toml_string(t.source) << "\nnodes = " << t.nodes
       << "\ngpus_per_node = " << t.gpus_per_node << "\nfabric = \"" << to_string(t.fabric)
       << "\"\n";
+  if (t.peer_access != (t.fabric != Fabric::kHost)) {
+    out << "peer_access = " << (t.peer_access ? "true" : "false") << "\n";
+  }
   if (t.flops > 0) out << "flops_tflops = " << t.flops / 1e12 << "\n";
   if (t.step_latency > 0) out << "step_latency_us = " << t.step_latency / kUs << "\n";
   if (t.move_latency > 0) out << "move_latency_us = " << t.move_latency / kUs << "\n";

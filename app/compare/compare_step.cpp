@@ -68,6 +68,13 @@ std::string plan_step(const StepFlags& f, const timing::Topology* t, int max_dev
            vgpu::all_reduce_name_list("or", vgpu::kNcclName) +
            (t == nullptr ? ", or a --topology where NCCL runs (dgx-h100, pcie-2, ...)" : "");
   }
+  if (t != nullptr && p.schedule != nullptr) {
+    const std::string why = timing::cannot_run(p.schedule(max_devices, 4096, 0), *t);
+    if (!why.empty()) {
+      return "--allreduce " + p.algorithm + " " + why + ": choose " +
+             vgpu::all_reduce_name_list("or", p.algorithm) + ", or another --topology";
+    }
+  }
 
   const bool has_flops = t != nullptr && (t->compute.given() || t->flops > 0);
   if (f.compute == kComputeFlops && !has_flops) {

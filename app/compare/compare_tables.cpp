@@ -141,7 +141,12 @@ void print_preset_prediction(const timing::Topology& t, const std::vector<std::s
     const double size = static_cast<double>(bytes);
     std::printf("%12s", vgpu::size_label(size).c_str());
     for (const vgpu::AllReduceAlgorithm* a : modelled) {
-      std::printf(" %14.1f", timing::estimate(a->schedule(ranks, size, 0), t).seconds * 1e6);
+      const timing::Schedule s = a->schedule(ranks, size, 0);
+      if (!timing::cannot_run(s, t).empty()) {
+        std::printf(" %14s", "cannot run");
+      } else {
+        std::printf(" %14.1f", timing::estimate(s, t).seconds * 1e6);
+      }
     }
     if (t.has_nccl) {
       const timing::NcclCost c = timing::nccl_choice(t.nccl, ranks, t.nodes, size);
@@ -155,6 +160,10 @@ void print_preset_prediction(const timing::Topology& t, const std::vector<std::s
   if (!t.has_nccl) {
     std::printf("# NCCL cannot run on %s: it needs one GPU per rank (TensorFlow falls back)\n",
                 t.id.c_str());
+  }
+  for (const vgpu::AllReduceAlgorithm* a : modelled) {
+    const std::string why = timing::cannot_run(a->schedule(ranks, 4096, 0), t);
+    if (!why.empty()) print_wrapped(std::string(a->name) + " " + why, "# ");
   }
 }
 

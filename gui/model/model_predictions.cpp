@@ -28,7 +28,9 @@ std::vector<SizePrediction> predict_on_machine(const timing::Topology& machine,
   for (const double bytes : sizes) {
     std::vector<timing::AllReduceSample> samples;
     for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
-      if (a.schedule != nullptr) samples.push_back(sample(a, ranks, bytes, 0));
+      if (a.schedule == nullptr) continue;
+      timing::AllReduceSample s = sample(a, ranks, bytes, 0);
+      if (timing::cannot_run(s.schedule, machine).empty()) samples.push_back(std::move(s));
     }
     SizePrediction row;
     row.bytes = bytes;
@@ -39,6 +41,16 @@ std::vector<SizePrediction> predict_on_machine(const timing::Topology& machine,
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<std::string> cannot_run_on_machine(const timing::Topology& machine) {
+  std::vector<std::string> lines;
+  for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
+    if (a.schedule == nullptr) continue;
+    const std::string why = timing::cannot_run(a.schedule(machine.ranks(), 4096, 0), machine);
+    if (!why.empty()) lines.push_back(std::string(a.name) + " " + why + ".");
+  }
+  return lines;
 }
 
 std::string nccl_pick_text(const timing::NcclCost& cost) {

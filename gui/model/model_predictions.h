@@ -19,8 +19,8 @@ namespace mirrorlab::gui {
 // ---- on a chosen machine, all of its GPUs -----------------------------------------------------
 struct SizePrediction {
   double bytes = 0;  // per GPU
-  // mirrorlab's algorithms in the table's order, timing::estimate() of each schedule (nothing
-  // measured: `measured` is 0).
+  // mirrorlab's algorithms in the table's order that can run there (cannot_run_on_machine()),
+  // timing::estimate() of each schedule (nothing measured: `measured` is 0).
   std::vector<timing::Prediction> algorithms;
   std::optional<timing::NcclCost> nccl;  // what NCCL's model picks; absent where NCCL cannot run
 };
@@ -30,6 +30,9 @@ std::vector<double> machine_view_sizes();
 // bandwidth in a topology file).
 std::vector<SizePrediction> predict_on_machine(const timing::Topology& machine,
                                                const std::vector<double>& sizes);
+// Each of mirrorlab's algorithms that cannot run on all of `machine`'s GPUs, as a sentence
+// saying why ("one-shot cannot run on pcie-2: ..."): predict_on_machine leaves them out.
+std::vector<std::string> cannot_run_on_machine(const timing::Topology& machine);
 // "Ring LL128": the algorithm and protocol NCCL's model picks.
 std::string nccl_pick_text(const timing::NcclCost& cost);
 

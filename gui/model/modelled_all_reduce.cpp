@@ -41,6 +41,14 @@ std::vector<timing::NcclAlgorithm> nccl_algorithms_on(const timing::Topology& ma
   return found;
 }
 
+// "" where mirrorlab's algorithm `name` can run on all of `machine`'s GPUs; else why not
+// (timing::cannot_run: the one-shot without peer access, or across nodes).
+std::string own_cannot_run(const timing::Topology& machine, const std::string& name) {
+  const vgpu::AllReduceAlgorithm* row = vgpu::find_all_reduce(name);
+  if (row == nullptr || row->schedule == nullptr) return "";
+  return timing::cannot_run(row->schedule(machine.ranks(), 4096, 0), machine);
+}
+
 }  // namespace
 
 std::vector<std::string> modelled_algorithm_ids() {
@@ -56,7 +64,9 @@ std::vector<ModelledAlgorithm> modelled_algorithms(const timing::Topology& machi
   for (timing::NcclAlgorithm a : kNcclAlgorithms) {
     if (std::find(nccl.begin(), nccl.end(), a) != nccl.end()) out.push_back(nccl_entry(a));
   }
-  for (const std::string& name : vgpu::modelled_all_reduce_names()) out.push_back({name, name, {}});
+  for (const std::string& name : vgpu::modelled_all_reduce_names()) {
+    if (own_cannot_run(machine, name).empty()) out.push_back({name, name, {}});
+  }
   return out;
 }
 
@@ -70,11 +80,13 @@ std::optional<ModelledAlgorithm> find_modelled_algorithm(const timing::Topology&
   if (why != nullptr) {
     const std::vector<std::string> all = modelled_algorithm_ids();
     const bool known = std::find(all.begin(), all.end(), id) != all.end();
-    *why = (known ? id + " cannot be played on " + machine.id +
-                        (machine.has_nccl ? " (NVLS needs NVSwitch multicast, more than 2 GPUs "
-                                            "and one node)"
-                                          : " (NCCL needs one GPU per rank)")
-                  : "no modelled all-reduce \"" + id + "\"") +
+    const std::string own = known ? own_cannot_run(machine, id) : "";
+    *why = (!known         ? "no modelled all-reduce \"" + id + "\""
+            : !own.empty() ? id + " " + own
+                           : id + " cannot be played on " + machine.id +
+                                 (machine.has_nccl ? " (NVLS needs NVSwitch multicast, more than 2 "
+                                                     "GPUs and one node)"
+                                                   : " (NCCL needs one GPU per rank)")) +
            ": on " + machine.id + " choose " + ids;
   }
   return std::nullopt;

@@ -153,6 +153,14 @@ TEST(CliCompare, PredictsNcclAndTheFallbackOnAPreset) {
   EXPECT_NE(r.output.find("Ring LL"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("NVLS Simple"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(folder.path() / "fit.toml"));
+  EXPECT_EQ(r.output.find("cannot run"), std::string::npos) << r.output;
+  // Two PCIe cards without peer access: the one-shot's column says it cannot run, and why.
+  const Result pcie = compare(folder.path(), "--topology pcie-2 -b 1M -e 4M");
+  ASSERT_EQ(pcie.status, 0) << pcie.output;
+  EXPECT_NE(pcie.output.find("4 MiB"), std::string::npos) << pcie.output;
+  const std::string row = pcie.output.substr(pcie.output.find("4 MiB"));
+  EXPECT_NE(row.substr(0, row.find('\n')).find("cannot run"), std::string::npos) << row;
+  EXPECT_NE(pcie.output.find("# one-shot cannot run on pcie-2"), std::string::npos) << pcie.output;
 }
 
 // The training step's table (app/compare/compare_step.h).
@@ -354,6 +362,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCompare{"--topology laptop-4-logical --allreduce nccl",
                    "NCCL cannot run on laptop-4-logical (it needs one GPU per rank)"},
         BadCompare{"--gpus 2 --allreduce nccl", "NCCL cannot run on the devices at hand"},
+        BadCompare{"--topology pcie-2 --allreduce one-shot",
+                   "--allreduce one-shot cannot run on pcie-2: its kernels read and write every "
+                   "GPU's memory"},
+        BadCompare{"--topology dgx-h100-2-nodes --allreduce one-shot",
+                   "cannot run across dgx-h100-2-nodes's nodes"},
         BadCompare{"--gpus 2 --compute flops", "on the devices at hand the compute is measured"}));
 
 }  // namespace

@@ -277,7 +277,8 @@ TEST_F(GuiApp, TheAllReducePanelPlaysAModelledNcclAllReduceStepByStep) {
 }
 
 // "Predicted on a machine": every preset and this-machine in the chooser; for pcie-2, 10 sizes of
-// reduce-to-one, ring, one-shot, NCCL's time and NCCL's choice.
+// reduce-to-one, ring, NCCL's time and NCCL's choice, and why the one-shot is not among them (no
+// peer access between the two cards).
 TEST_F(GuiApp, TheComparePanelPredictsEachSizeOnAChosenMachine) {
   const Result r = gui_with_fit(path("no-fit.toml"),
                                 "--model mlp --train-examples 1024 --frames 2 --panel Compare "
@@ -293,9 +294,12 @@ TEST_F(GuiApp, TheComparePanelPredictsEachSizeOnAChosenMachine) {
   EXPECT_EQ(compare["machines"], presets + 1.0) << compare.dump(1);
   // The sizes 4 KiB to 1 GiB by 4s, and the MLP's own gradients (785 KiB) among them.
   EXPECT_EQ(compare["machine_rows"], 11.0);
-  EXPECT_EQ(compare["machine_cells"], 55.0);
+  EXPECT_EQ(compare["machine_cells"], 44.0);
   const std::string words = read_json(path("pcie.json"))["words"].value("Compare", "");
   EXPECT_NE(words.find("KiB (this model)"), std::string::npos) << words;
+  const auto report = read_json(path("pcie.json"));
+  EXPECT_TRUE(panel_says(report, "Compare", "one-shot cannot run on pcie-2")) << words;
+  EXPECT_TRUE(panel_says(report, "Compare", "(no peer access)")) << words;
 }
 
 // "Predicted on a machine", its training step: on a preset the run's model's kernels priced on

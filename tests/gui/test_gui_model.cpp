@@ -137,6 +137,7 @@ TEST(ModelPredictions, EachMachinesTableIsWhatEstimateAndNcclsModelGive) {
       std::size_t k = 0;
       for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
         if (a.schedule == nullptr) continue;
+        if (!timing::cannot_run(a.schedule(t.ranks(), row.bytes, 0), t).empty()) continue;
         ASSERT_LT(k, row.algorithms.size());
         EXPECT_EQ(row.algorithms[k].algorithm, a.name);
         EXPECT_EQ(row.algorithms[k].predicted,
@@ -144,6 +145,7 @@ TEST(ModelPredictions, EachMachinesTableIsWhatEstimateAndNcclsModelGive) {
             << t.id << " " << a.name << " " << row.bytes;
         ++k;
       }
+      EXPECT_EQ(k, row.algorithms.size()) << t.id;
       EXPECT_EQ(row.nccl.has_value(), t.has_nccl) << t.id;
       if (row.nccl) {
         const timing::NcclCost c = timing::nccl_choice(t.nccl, t.ranks(), t.nodes, row.bytes);
@@ -155,6 +157,32 @@ TEST(ModelPredictions, EachMachinesTableIsWhatEstimateAndNcclsModelGive) {
     with_nccl += t.has_nccl;
   }
   EXPECT_GE(with_nccl, 4);
+  // The one-shot's kernels reach every GPU's memory: not on PCIe without peer access, not across
+  // nodes; each left out with its reason, the others priced.
+  const auto names = [](const std::vector<SizePrediction>& rows) {
+    std::vector<std::string> out;
+    for (const timing::Prediction& p : rows.front().algorithms) out.push_back(p.algorithm);
+    return out;
+  };
+  const std::vector<std::string> without = {std::string(vgpu::kReduceToOneName),
+                                            std::string(vgpu::kRingName)};
+  for (const char* id : {"pcie-2", "dgx-h100-2-nodes"}) {
+    const timing::Topology& t = *catalog.find(id)->topology;
+    EXPECT_EQ(names(predict_on_machine(t, sizes)), without) << id;
+    const std::vector<std::string> lines = cannot_run_on_machine(t);
+    ASSERT_EQ(lines.size(), 1u) << id;
+    EXPECT_EQ(lines[0].rfind(std::string(vgpu::kOneShotName) + " cannot run", 0), 0u) << lines[0];
+  }
+  EXPECT_NE(cannot_run_on_machine(*catalog.find("pcie-2")->topology)[0].find("no peer access"),
+            std::string::npos);
+  EXPECT_NE(cannot_run_on_machine(*catalog.find("dgx-h100-2-nodes")->topology)[0].find(
+                "another node's GPU"),
+            std::string::npos);
+  for (const char* id : {"dgx-h100", "nvlink-pairs-4", "laptop-4-logical"}) {
+    const timing::Topology& t = *catalog.find(id)->topology;
+    EXPECT_EQ(names(predict_on_machine(t, sizes)).size(), 3u) << id;
+    EXPECT_TRUE(cannot_run_on_machine(t).empty()) << id;
+  }
   // Worked by hand in test_timing: 1 KiB picks Ring LL on dgx-h100, 1 GiB NVLS Simple.
   const std::vector<SizePrediction> dgx =
       predict_on_machine(*catalog.find("dgx-h100")->topology, {1024, 1024 * kMiB});
@@ -201,12 +229,17 @@ TEST(ModelledAllReduce, NcclsAlgorithmsWhereNcclRunsAndNvlsOnlyWithNvSwitch) {
   std::vector<std::string> dgx = {"nccl-ring", "nccl-tree", "nccl-nvls"};
   dgx.insert(dgx.end(), mirrorlab.begin(), mirrorlab.end());
   EXPECT_EQ(ids(timing::find_topology("dgx-h100")), dgx);
-  std::vector<std::string> pcie = {"nccl-ring", "nccl-tree"};
-  pcie.insert(pcie.end(), mirrorlab.begin(), mirrorlab.end());
+  // No NVLS without NVSwitch or across nodes; no one-shot without peer access or across nodes.
+  const std::vector<std::string> pcie = {
+      "nccl-ring", "nccl-tree", std::string(vgpu::kReduceToOneName), std::string(vgpu::kRingName)};
   EXPECT_EQ(ids(timing::find_topology("pcie-2")), pcie);
-  EXPECT_EQ(ids(timing::find_topology("dgx-h100-2-nodes")), pcie);       // NVLS: one node only
+  EXPECT_EQ(ids(timing::find_topology("dgx-h100-2-nodes")), pcie);
   EXPECT_EQ(ids(timing::find_topology("laptop-4-logical")), mirrorlab);  // no NCCL there
   std::string why;
+  EXPECT_FALSE(find_modelled_algorithm(timing::find_topology("pcie-2"),
+                                       std::string(vgpu::kOneShotName), &why));
+  EXPECT_NE(why.find("no peer access"), std::string::npos) << why;
+  EXPECT_NE(why.find("choose nccl-ring, nccl-tree, reduce-to-one, ring"), std::string::npos) << why;
   EXPECT_FALSE(find_modelled_algorithm(timing::find_topology("pcie-2"), "nccl-nvls", &why));
   EXPECT_NE(why.find("NVSwitch"), std::string::npos) << why;
   EXPECT_FALSE(

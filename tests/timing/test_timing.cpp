@@ -405,6 +405,56 @@ TEST(TopologyFile, NumbersNoMachineHasAreRefusedWithTheirRange) {
   EXPECT_GE(load_topologies(default_topology_folder()).size(), 5u);
 }
 
+// The one-shot's kernels load and store every GPU's buffer, as mirrorlab's CUDA one-shot does
+// (it is refused where two GPUs lack peer access): the model prices it only where a kernel can
+// reach every GPU's memory, and says why not elsewhere; the other schedules run anywhere.
+TEST(PeerAccess, TheOneShotRunsOnlyWhereEveryGpuReachesEveryOthersMemory) {
+  const Topology pcie = find_topology("pcie-2");  // host fabric: no peer-to-peer
+  const Topology dgx = find_topology("dgx-h100");
+  const Topology two_nodes = find_topology("dgx-h100-2-nodes");
+  EXPECT_FALSE(pcie.peer_access);
+  EXPECT_TRUE(dgx.peer_access);
+  EXPECT_TRUE(find_topology("laptop-4-logical").peer_access);
+  const std::string no_peers = cannot_run(one_shot_schedule(2, kMiB), pcie);
+  EXPECT_EQ(no_peers.rfind("cannot run on pcie-2: ", 0), 0u) << no_peers;
+  EXPECT_NE(no_peers.find("(no peer access)"), std::string::npos) << no_peers;
+  try {
+    estimate(one_shot_schedule(2, kMiB), pcie);
+    ADD_FAILURE() << "priced a one-shot without peer access";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(no_peers), std::string::npos) << e.what();
+  }
+  // Within one node of two it runs; across them it cannot.
+  EXPECT_EQ(cannot_run(one_shot_schedule(8, kMiB), two_nodes), "");
+  EXPECT_GT(estimate(one_shot_schedule(8, kMiB), two_nodes).seconds, 0);
+  const std::string nodes = cannot_run(one_shot_schedule(16, kMiB), two_nodes);
+  EXPECT_NE(nodes.find("across dgx-h100-2-nodes's nodes"), std::string::npos) << nodes;
+  EXPECT_EQ(cannot_run(one_shot_schedule(8, kMiB), dgx), "");
+  for (const Topology* t : {&pcie, &two_nodes}) {
+    const int n = t->ranks();
+    EXPECT_EQ(cannot_run(ring_schedule(n, kMiB), *t), "") << t->id;
+    EXPECT_EQ(cannot_run(reduce_to_one_schedule(n, kMiB), *t), "") << t->id;
+    EXPECT_EQ(cannot_run(one_shot_schedule(1, kMiB), *t), "") << t->id;  // nothing to reach
+  }
+  // In a file: left out, false on the host fabric only; given, as given; refused in one memory.
+  const std::string head = "id = \"t\"\ntitle = \"T\"\nsource = \"s\"\ngpus_per_node = 2\n";
+  const std::string link = "[gpu_link]\nlatency_us = 2\nbandwidth_gbs = 30\n";
+  const std::string memory = "[memory]\nbandwidth_gbs = 10\n";
+  EXPECT_FALSE(parse_topology(head + "fabric = \"host\"\n" + link + memory, "t").peer_access);
+  EXPECT_TRUE(parse_topology(head + "fabric = \"switch\"\n" + link + memory, "t").peer_access);
+  Topology host_p2p =
+      parse_topology(head + "fabric = \"host\"\npeer_access = true\n" + link + memory, "t");
+  EXPECT_TRUE(host_p2p.peer_access);
+  EXPECT_EQ(cannot_run(one_shot_schedule(2, kMiB), host_p2p), "");
+  EXPECT_TRUE(parse_topology(write_topology(host_p2p), "again").peer_access);
+  host_p2p.fabric = Fabric::kSwitch;
+  host_p2p.peer_access = false;
+  EXPECT_FALSE(parse_topology(write_topology(host_p2p), "again").peer_access);
+  expect_refused(head + "fabric = \"shared-memory\"\npeer_access = false\n" + memory, 6,
+                 "cannot hold in one shared memory");
+  expect_refused(head + "fabric = \"host\"\npeer_access = 1\n" + link + memory, 6, "`peer_access`");
+}
+
 TEST(TopologyFile, ADeviceOrAFolderIsRefusedNotReadForever) {
   for (const char* path : {"/dev/zero", "/tmp"}) {
     try {

@@ -131,6 +131,10 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
     if (own > 0 && std::find(sizes.begin(), sizes.end(), own) == sizes.end()) {
       sizes.insert(std::upper_bound(sizes.begin(), sizes.end(), own), own);
     }
+    not_run_ = t.has_nccl ? "" : "NCCL cannot run on " + t.id + ": it needs one GPU per rank.";
+    for (const std::string& line : cannot_run_on_machine(t)) {
+      not_run_.append(not_run_.empty() ? "" : "\n").append(line);
+    }
     try {
       rows_ = predict_on_machine(t, sizes);
     } catch (const std::exception& e) {
@@ -177,9 +181,8 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   const float wanted = line * (static_cast<float>(rows_.size()) + header_lines + 0.6f);
   // What goes under the table stays in view: the table scrolls within what is left (its own
   // row, the model's size, scrolled to); the sources are one line until opened.
-  const std::string no_nccl = "NCCL cannot run on " + t.id + ": it needs one GPU per rank.";
   const float wrap = ImGui::GetContentRegionAvail().x;
-  const float footer = ((t.has_nccl ? 0.0f : wrapped_line_count(no_nccl, wrap)) + 2.5f) * line;
+  const float footer = (wrapped_line_count(not_run_, wrap) + 2.5f) * line;
   const float room = ImGui::GetContentRegionAvail().y - footer;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
@@ -239,7 +242,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   frame.report.drew(panel, "machine_rows", static_cast<double>(rows_.size()));
   frame.report.drew(panel, "machine_cells", cells);
   const float under = ImGui::GetCursorPosY();
-  if (!t.has_nccl) text_wrapped("%s", no_nccl.c_str());
+  if (!not_run_.empty()) text_wrapped("%s", not_run_.c_str());
   if (ImGui::CollapsingHeader("Where its numbers come from")) {
     ImGui::PushTextWrapPos(0);
     text_wrapped_dim("%s", t.source.c_str());

@@ -39,6 +39,9 @@ class MachineView {
 
   std::vector<SizePrediction> rows_;
   std::string problem_;  // why the rows could not be computed
+  // The algorithms left out, each a sentence saying why (cannot_run_on_machine()), and NCCL's
+  // where it cannot run: the lines under the table.
+  std::string not_run_;
   std::string computed_for_;
   double computed_own_ = 0;       // the run's gradient bytes the rows were computed with
   bool scrolled_to_own_ = false;  // the table was scrolled to that row once
