@@ -21,6 +21,13 @@ bool is_asked(const FrameContext& frame, std::string_view value) {
   return frame.view.lesson_asks && std::find(asked.begin(), asked.end(), value) != asked.end();
 }
 
+bool asks_about(const FrameContext& frame, std::string_view prefix) {
+  const std::vector<std::string>& asked = frame.view.asked_values;
+  return frame.view.lesson_asks &&
+         std::any_of(asked.begin(), asked.end(),
+                     [&](const std::string& v) { return v.starts_with(prefix); });
+}
+
 std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown) {
   return is_asked(frame, value) ? "?" : shown;
 }

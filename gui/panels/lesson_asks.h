@@ -21,6 +21,9 @@ bool shows_the_lesson_asks(const FrameContext& frame, const char* what);
 std::string blank_if_asked(const FrameContext& frame, std::string_view value, std::string shown);
 // Whether the step waiting for predictions asks live value `value` (what blank_if_asked blanks).
 bool is_asked(const FrameContext& frame, std::string_view value);
+// Whether it asks any live value whose name begins with `prefix` ("allreduce_": the all-reduce's
+// steps or bytes).
+bool asks_about(const FrameContext& frame, std::string_view prefix);
 
 // The plural's "s" after a number as blank_if_asked() shows it: none after "1", and after a
 // blank the plural, so that "? replica" does not say the blank is 1.

@@ -638,6 +638,23 @@ TEST_F(GuiApp, ARunThatCannotBeMadeShowsWhyAndTheDevicesItWasGiven) {
   EXPECT_FALSE(panel_says(asks, "Devices", "NCCL")) << asks.dump(1);
 }
 
+// Lesson 6 step 3 asks how many steps the one-shot takes: the All-reduce panel had shown the
+// ring of step 2 ("Step 6 of 6", a slider to 6) beside the question. While a step asks about the
+// all-reduce, no all-reduce's steps already taken are shown: the panel says the all-reduce
+// appears when the step runs; once run, the one-shot's. (The buffers before an all-reduce still
+// show while lesson 5 asks the ring's steps: WhileAStepAsksNOrRightLeaveItsRunWhereItIs.)
+TEST_F(GuiApp, WhileAStepAsksAboutTheAllReduceTheOneBeforeItIsNotShown) {
+  const auto asks =
+      projected("--lesson 6 --lesson-step 3 --unanswered", "asks.json", 5, "1920x1080");
+  EXPECT_TRUE(panel_says(asks, "All-reduce", "The all-reduce appears here when the step runs"))
+      << asks.dump(1);
+  EXPECT_FALSE(panel_says(asks, "All-reduce", "ring of 4")) << asks.dump(1);
+  EXPECT_FALSE(panel_says(asks, "All-reduce", "Step 6 of 6")) << asks.dump(1);
+  const auto ran = projected("--lesson 6 --lesson-step 3", "ran.json", 5, "1920x1080");
+  EXPECT_TRUE(panel_says(ran, "All-reduce", "one-shot of 4 x")) << ran.dump(1);
+  EXPECT_TRUE(panel_says(ran, "All-reduce", "Step 1 of 1")) << ran.dump(1);
+}
+
 // Lesson 1's last step: the replicas' weights are the same. The Devices panel says so in a line
 // of its own above the cards (each card's fingerprint is a dim line to compare by eye).
 TEST_F(GuiApp, TheDevicesPanelSaysWhenEveryReplicasWeightsAreTheSame) {

@@ -399,6 +399,13 @@ void AllReducePanel::Draw(FrameContext& frame) {
 
 void AllReducePanel::draw_the_run(FrameContext& frame) {
   const core::RecordedStep& record = frame.run.step_record;
+  // While the step asks how the all-reduce goes (its steps, its bytes), no all-reduce's steps
+  // already taken: lesson 6 step 3 asked the one-shot's steps beside the ring's "Step 6 of 6",
+  // left by the step before. The buffers before an all-reduce (lesson 5 step 2's) tell nothing.
+  if (asks_about(frame, "allreduce_") && shown_moment(frame).progress.collective_steps > 0 &&
+      shows_the_lesson_asks(frame, "The all-reduce")) {
+    return;
+  }
   if (!has_recorded_step(frame, "The all-reduce")) return;
   const int n = static_cast<int>(record.replicas.size());
   if (n == 1) {
