@@ -34,11 +34,7 @@ std::vector<Word> words_of(const lessons::Paragraph& p) {
 }
 
 // Display width of UTF-8 text: its code points (the lessons' text has no wide characters).
-int cells(const std::string& s) {
-  int n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
+int cells(const std::string& s) { return static_cast<int>(core::character_count(s)); }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/session/text/console_text.h"
 #include "imgui_internal.h"
 
 namespace mirrorlab::gui {
@@ -108,13 +109,10 @@ void text_wrapped_unformatted(std::string_view text) {
              ImGui::CalcTextSize(piece.data(), piece.data() + fit + 1).x <= line) {
         ++fit;
       }
-      const auto continues = [&](std::size_t at) {  // a UTF-8 character's continuation byte
-        return at < piece.size() && (static_cast<unsigned char>(piece[at]) & 0xC0) == 0x80;
-      };
-      while (fit > 0 && continues(fit)) --fit;  // not inside a character
+      fit = core::character_boundary(piece, fit);  // not inside a character
       if (fit == 0) {  // one character wider than the line: that character whole
         fit = 1;
-        while (continues(fit)) ++fit;
+        while (fit < piece.size() && core::continues_character(piece[fit])) ++fit;
       }
       const std::size_t punctuation = piece.substr(0, fit).find_last_of(",:-");
       if (punctuation != std::string_view::npos && punctuation > fit / 2) fit = punctuation + 1;

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "core/session/text/console_text.h"
+
 namespace mirrorlab::gui {
 namespace {
 
@@ -43,9 +45,7 @@ std::vector<int> pressed_keys(const std::string& list) {
       // Where in the list, rather than the list again: it may be thousands of keys long.
       const std::string where =
           list.size() <= 60 ? list : "key " + std::to_string(keys.size() + 1) + " of the list";
-      std::size_t cut = std::min<std::size_t>(name.size(), 40);
-      while (cut < name.size() && cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
-        --cut;  // not inside a UTF-8 character
+      const std::size_t cut = core::character_boundary(name, 40);
       const std::string named = name.substr(0, cut) + (cut < name.size() ? "..." : "");
       throw std::invalid_argument(
           where + ": " +

@@ -1,8 +1,11 @@
-// Small pieces of text the command line draws with: a run of one (UTF-8) cell.
+// Small pieces of text the command line and the GUI draw with: a run of one (UTF-8) cell, and
+// UTF-8 text taken by its characters where a byte count would cut one in two.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace mirrorlab::core {
 
@@ -16,6 +19,24 @@ inline std::string repeat(const char* cell, std::int64_t n) {
 // `s` in bold (ANSI) when `on`, as it is otherwise: for output that may not be a terminal.
 inline std::string bold(const std::string& s, bool on) {
   return on ? "\x1b[1m" + s + "\x1b[0m" : s;
+}
+
+// Whether byte `c` continues a UTF-8 character (10xxxxxx) rather than starting one.
+inline bool continues_character(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The largest place <= `at` (and <= s.size()) that is not inside a UTF-8 character of `s`: where
+// to cut it ("no key named '...'" cut at 40 bytes).
+inline std::size_t character_boundary(std::string_view s, std::size_t at) {
+  if (at >= s.size()) return s.size();
+  while (at > 0 && continues_character(s[at])) --at;
+  return at;
+}
+
+// The characters (code points) of UTF-8 text `s`: its width where no character is wide.
+inline std::size_t character_count(std::string_view s) {
+  std::size_t n = 0;
+  for (const char c : s) n += !continues_character(c);
+  return n;
 }
 
 }  // namespace mirrorlab::core

@@ -27,7 +27,7 @@ std::size_t visible_width(const std::string& s) {
       while (i < s.size() && s[i] != 'm') ++i;
       continue;
     }
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++width;
+    if (!continues_character(s[i])) ++width;
   }
   return width;
 }
