@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "gui/drawing/colors.h"
 #include "imgui.h"
@@ -155,16 +156,20 @@ void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o) {
 
 // One series' line (and markers), then its entry in the legend at `legend`. Returns the
 // segments and markers drawn.
-int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s, ImVec2 legend) {
+int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s, ImVec2 legend,
+                double* last_y) {
   const float line = f.line;
   int drawn = 0;
   const std::size_t n = std::min(s.x.size(), s.y.size());
-  // About one point per pixel: a 10,000-step run draws as fast as a 500-step one.
+  // About one point per pixel: a 10,000-step run draws as fast as a 500-step one; the last point
+  // always, so that the curve ends where the run is.
   const std::size_t stride = std::max<std::size_t>(1, n / std::max(1.0f, f.right - f.left));
   ImVec2 previous;
   bool have_previous = false;
-  for (std::size_t i = 0; i < n; i += stride) {
+  *last_y = std::nan("");
+  for (std::size_t i = 0; i < n; i = (i + 1 < n && i + stride >= n) ? n - 1 : i + stride) {
     if (!std::isfinite(s.y[i])) continue;
+    *last_y = s.y[i];
     const ImVec2 p(f.px(s.x[i]), f.py(s.y[i]));
     if (have_previous) {
       if (s.dashed) {
@@ -209,8 +214,12 @@ void draw_tooltip(const std::vector<ChartSeries>& series, const ChartFrame& f,
     if (best_d == std::numeric_limits<double>::max()) continue;
     const std::string xs = o.x_format ? o.x_format(s.x[best]) : plain_number(s.x[best]);
     std::snprintf(text, sizeof text, o.y_format, s.y[best]);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.color), "%s: %s at %s %s", s.label.c_str(),
-                       text, o.x_label.c_str(), xs.c_str());
+    // Its colour opaque: a faint series (each step's values under a smoothed curve) is faint
+    // only on the plot, its readout as readable as the others'.
+    ImVec4 colour = ImGui::ColorConvertU32ToFloat4(s.color);
+    colour.w = 1.0f;
+    ImGui::TextColored(colour, "%s: %s at %s %s", s.label.c_str(), text, o.x_label.c_str(),
+                       xs.c_str());
   }
   ImGui::EndTooltip();
 }
@@ -218,7 +227,7 @@ void draw_tooltip(const std::vector<ChartSeries>& series, const ChartFrame& f,
 }  // namespace
 
 int draw_chart(const char* id, const std::vector<ChartSeries>& series, const ChartOptions& o,
-               float width, float height) {
+               float width, float height, std::vector<double>* last_drawn) {
   ImGui::PushID(id);
   ChartFrame f;
   f.log_x = o.log_x;
@@ -232,9 +241,11 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw_axes(draw, f, o);
   int drawn = 0;
+  std::vector<double> last(series.size());
   for (std::size_t k = 0; k < series.size(); ++k) {
-    drawn += draw_series(draw, f, series[k], legend_at[k]);
+    drawn += draw_series(draw, f, series[k], legend_at[k], &last[k]);
   }
+  if (last_drawn != nullptr) *last_drawn = std::move(last);
   ImGui::InvisibleButton("chart", ImVec2(width, height));
   if (ImGui::IsItemHovered() && has_points) draw_tooltip(series, f, o);
   ImGui::PopID();

@@ -27,9 +27,11 @@ struct ChartOptions {
 };
 
 // Draws into the current window at the cursor, `width` x `height` pixels; returns the number
-// of line segments and markers drawn.
+// of line segments and markers drawn. A series longer than the plot is wide draws about a point
+// per pixel, always its last one. `last_drawn`, if given: each series' value at the last point
+// it drew (NaN where it drew none), what the chart ends at.
 int draw_chart(const char* id, const std::vector<ChartSeries>& series, const ChartOptions& options,
-               float width, float height);
+               float width, float height, std::vector<double>* last_drawn = nullptr);
 
 std::string format_bytes(double bytes);      // "4 KiB", "16 MiB"
 std::string format_seconds(double seconds);  // "850 ns", "12.3 µs", "4.56 ms", "1.20 s"

@@ -24,6 +24,25 @@ ImFont* font_of(const lessons::TextRun& run, const TextFonts& fonts) {
                                                  : nullptr;
 }
 
+// The width of what follows run `r`'s last word with no space between: the next run's first
+// word, and where that run is one word touching the run after it, that run's first word too, and
+// so on ("(" then `CollectiveAllReduce` then ","): a line breaks before them all, not between.
+float touching_after(const std::vector<lessons::TextRun>& runs, std::size_t r,
+                     const TextFonts& fonts) {
+  float width = 0;
+  for (std::size_t k = r + 1; k < runs.size(); ++k) {
+    const std::string_view text = runs[k].text;
+    if (text.empty() || text.front() == ' ') break;
+    const std::size_t word = std::min(text.find(' '), text.size());
+    ImFont* font = font_of(runs[k], fonts);
+    if (font != nullptr) ImGui::PushFont(font);
+    width += ImGui::CalcTextSize(text.data(), text.data() + word).x;
+    if (font != nullptr) ImGui::PopFont();
+    if (word < text.size()) break;
+  }
+  return width;
+}
+
 // Draws `runs` from the cursor, wrapping at the content region's right edge; continued lines
 // start at `left` (window coordinates).
 void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts, float left) {
@@ -32,17 +51,7 @@ void draw_runs(const std::vector<lessons::TextRun>& runs, const TextFonts& fonts
   bool glued = false;  // the word before ended its run with no space: this one stays beside it
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const lessons::TextRun& run = runs[r];
-    // The next run's first word, when it follows this run's last with no space between ("(" then
-    // `CollectiveAllReduce`, `TF_CONFIG` then "s"): a line breaks before the two, not between.
-    float then = 0;
-    if (r + 1 < runs.size() && !runs[r + 1].text.empty() && runs[r + 1].text.front() != ' ') {
-      const std::string_view next = runs[r + 1].text;
-      ImFont* next_font = font_of(runs[r + 1], fonts);
-      if (next_font != nullptr) ImGui::PushFont(next_font);
-      then =
-          ImGui::CalcTextSize(next.data(), next.data() + std::min(next.find(' '), next.size())).x;
-      if (next_font != nullptr) ImGui::PopFont();
-    }
+    const float then = touching_after(runs, r, fonts);
     ImFont* font = font_of(run, fonts);
     if (font != nullptr) ImGui::PushFont(font);
     const bool coloured =

@@ -12,6 +12,7 @@
 
 #include "core/io/synthetic_dataset.h"
 #include "core/session/training_session.h"
+#include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
 #include "gui/drawing/lesson_text.h"
@@ -413,18 +414,47 @@ TEST(WrappedText, ALineShownOnlyInPartIsLeftOutItsRoomKept) {
   EXPECT_EQ(cut.bottom, tall.bottom);
 }
 
+// A chart of more points than it has pixels draws about one per pixel, and always the last: a
+// run of 1000 steps in a 200 px chart (about 140 px of plot: every 7th point) ended its curve at
+// step 994, short of the step line above it.
+TEST(Chart, ASeriesLongerThanTheChartIsWideEndsAtItsLastPoint) {
+  ChartSeries each{"each step", rgb(0x808080), {}, {}, false};
+  for (int i = 0; i < 1000; ++i) {
+    each.x.push_back(i);
+    each.y.push_back(0.1 * (i % 7));  // step 994 is 0, the last (999) 0.5
+  }
+  ChartSeries none{"none", rgb(0x808080), {}, {}, false};
+  std::vector<double> ends;
+  int drawn = 0;
+  log_a_frame(260, 200, [&] {
+    drawn = draw_chart("c", {each, none}, ChartOptions{}, 200, 150, &ends);
+  });
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_DOUBLE_EQ(ends[0], 0.1 * (999 % 7));
+  EXPECT_TRUE(std::isnan(ends[1])) << "a series with no points drew none";
+  EXPECT_GT(drawn, 100);  // about a segment per pixel of the plot, not 999
+  EXPECT_LT(drawn, 260);
+}
+
 // A lesson's text breaks a line before a word and the run that follows it with no space between
-// ("(" then `CollectiveAllReduce`), not between the two.
+// ("(" then `CollectiveAllReduce`), not between the two; nor between three such runs.
 TEST(LessonText, ALineBreaksBeforeWordsThatTouchAcrossRuns) {
-  const std::vector<lessons::Paragraph> text{
-      {lessons::ParagraphKind::kParagraph,
-       {{std::string(23, 'a') + " (", lessons::RunStyle::kPlain},
-        {"bbbb", lessons::RunStyle::kCode},
-        {") end", lessons::RunStyle::kPlain}}}};
-  const LoggedFrame frame = log_a_frame(200, 200, [&] { draw_paragraphs(text, TextFonts{}); });
-  // (ImGui logs a space between the items of a line.)
-  EXPECT_NE(frame.words.find(std::string(23, 'a') + " \n( bbbb )"), std::string::npos)
-      << frame.words;
+  // `a` letters, " (", then `code` in code, then ") end": the words ImGui logged (with a space
+  // between the items of a line) in a panel of 184 px, 7 px a character.
+  const auto drawn = [](int a, const std::string& code) {
+    const std::vector<lessons::Paragraph> text{
+        {lessons::ParagraphKind::kParagraph,
+         {{std::string(a, 'a') + " (", lessons::RunStyle::kPlain},
+          {code, lessons::RunStyle::kCode},
+          {") end", lessons::RunStyle::kPlain}}}};
+    return log_a_frame(200, 200, [&] { draw_paragraphs(text, TextFonts{}); }).words;
+  };
+  const std::string two = drawn(23, "bbbb");
+  EXPECT_NE(two.find(std::string(23, 'a') + " \n( bbbb )"), std::string::npos) << two;
+  // "(" and "bbb" fit the line (up to 182 px), the ")" after them would not: the three go to the
+  // next line together.
+  const std::string three = drawn(21, "bbb");
+  EXPECT_NE(three.find(std::string(21, 'a') + " \n( bbb )"), std::string::npos) << three;
 }
 
 // One ImGui frame without a window system: a panel `width` pixels wide with what `draw` puts in

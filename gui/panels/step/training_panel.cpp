@@ -1,7 +1,9 @@
 #include "gui/panels/step/training_panel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
@@ -134,12 +136,13 @@ void TrainingPanel::Draw(FrameContext& frame) {
   ChartOptions accuracy_options = loss_options;
   accuracy_options.y_label = "accuracy";
   accuracy_options.y_format = "%.2f";
+  std::vector<double> ends;  // where the chart's each-step and smoothed curves end
   drawn += draw_chart("accuracy", {accuracy_steps_, accuracy_, val_accuracy_}, accuracy_options,
-                      width, height);
+                      width, height, &ends);
   frame.report.drew(name(), "points", static_cast<double>(loss_.x.size()));
-  if (!accuracy_steps_.y.empty()) {
-    frame.report.drew(name(), "last_step_accuracy_charted", accuracy_steps_.y.back());
-    frame.report.drew(name(), "last_smoothed_accuracy", accuracy_.y.back());
+  if (!accuracy_steps_.y.empty() && std::isfinite(ends[0]) && std::isfinite(ends[1])) {
+    frame.report.drew(name(), "last_step_accuracy_charted", ends[0]);
+    frame.report.drew(name(), "last_smoothed_accuracy", ends[1]);
   }
   frame.report.drew(name(), "segments", drawn);
   frame.report.drew(name(), "images_per_second", ips);
