@@ -68,8 +68,8 @@ std::string plan_step(const StepFlags& f, const timing::Topology* t, int max_dev
            vgpu::all_reduce_name_list("or", vgpu::kNcclName) +
            (t == nullptr ? ", or a --topology where NCCL runs (dgx-h100, pcie-2, ...)" : "");
   }
-  if (t != nullptr && p.schedule != nullptr) {
-    const std::string why = timing::cannot_run(p.schedule(max_devices, 4096, 0), *t);
+  if (t != nullptr) {
+    const std::string why = vgpu::cannot_run_on(*row, *t, max_devices);
     if (!why.empty()) {
       return "--allreduce " + p.algorithm + " " + why + ": choose " +
              vgpu::all_reduce_name_list("or", p.algorithm) + ", or another --topology";

@@ -162,7 +162,7 @@ void print_preset_prediction(const timing::Topology& t, const std::vector<std::s
                 t.id.c_str());
   }
   for (const vgpu::AllReduceAlgorithm* a : modelled) {
-    const std::string why = timing::cannot_run(a->schedule(ranks, 4096, 0), t);
+    const std::string why = vgpu::cannot_run_on(*a, t, ranks);
     if (!why.empty()) print_wrapped(std::string(a->name) + " " + why, "# ");
   }
 }

@@ -47,7 +47,7 @@ std::vector<std::string> cannot_run_on_machine(const timing::Topology& machine) 
   std::vector<std::string> lines;
   for (const vgpu::AllReduceAlgorithm& a : vgpu::all_reduce_algorithms()) {
     if (a.schedule == nullptr) continue;
-    const std::string why = timing::cannot_run(a.schedule(machine.ranks(), 4096, 0), machine);
+    const std::string why = vgpu::cannot_run_on(a, machine, machine.ranks());
     if (!why.empty()) lines.push_back(std::string(a.name) + " " + why + ".");
   }
   return lines;

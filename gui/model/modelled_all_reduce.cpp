@@ -45,8 +45,7 @@ std::vector<timing::NcclAlgorithm> nccl_algorithms_on(const timing::Topology& ma
 // (timing::cannot_run: the one-shot without peer access, or across nodes).
 std::string own_cannot_run(const timing::Topology& machine, const std::string& name) {
   const vgpu::AllReduceAlgorithm* row = vgpu::find_all_reduce(name);
-  if (row == nullptr || row->schedule == nullptr) return "";
-  return timing::cannot_run(row->schedule(machine.ranks(), 4096, 0), machine);
+  return row == nullptr ? "" : vgpu::cannot_run_on(*row, machine, machine.ranks());
 }
 
 }  // namespace

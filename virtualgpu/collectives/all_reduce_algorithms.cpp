@@ -184,6 +184,13 @@ std::vector<std::string> modelled_all_reduce_names() {
   return names;
 }
 
+std::string cannot_run_on(const AllReduceAlgorithm& algorithm, const timing::Topology& machine,
+                          int ranks) {
+  if (algorithm.schedule == nullptr) return "";
+  // Whether a schedule can run does not depend on its bytes: any size asks.
+  return timing::cannot_run(algorithm.schedule(ranks, 4096, 0), machine);
+}
+
 std::string all_reduce_name_list(std::string_view last, std::string_view except) {
   std::vector<std::string> names;
   for (const AllReduceAlgorithm& a : all_reduce_algorithms()) {

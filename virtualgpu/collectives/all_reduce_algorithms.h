@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "timing/schedule.h"
+#include "timing/topology.h"
 #include "virtualgpu/collectives/all_reduce_names.h"
 #include "virtualgpu/collectives/collective.h"
 #include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
@@ -56,6 +57,11 @@ const AllReduceAlgorithm* find_all_reduce(std::string_view name);
 std::vector<std::string> all_reduce_names();
 // The algorithms the timing model has a schedule of (every one but nccl), in the table's order.
 std::vector<std::string> modelled_all_reduce_names();
+// "" where `algorithm`'s schedule can run on the first `ranks` GPUs of `machine`; else why not,
+// as timing::cannot_run says it (the one-shot without peer access, or across nodes). "" for a
+// row without a schedule (NCCL: where it runs is the machine's has_nccl).
+std::string cannot_run_on(const AllReduceAlgorithm& algorithm, const timing::Topology& machine,
+                          int ranks);
 
 // An algorithm that is not known, or cannot run on these devices; what() says why and what
 // can run instead (in algorithm names, not flags).
