@@ -30,7 +30,11 @@ float StripFit::next(const StripMeasure& m) {
   } else if (spare < m.base) {
     fitted = std::max(m.strip_need, spare);
   }
-  fitted = std::min(fitted, std::max(m.base, kMostCaptionStripShare * m.total));
+  // The panels keep a quarter, unless they were measured to need less and do not fill their
+  // room (a panel holding one sentence while the step asks): then they keep what shows them whole.
+  float most = std::max(m.base, kMostCaptionStripShare * m.total);
+  if (m.panels_need > 0 && !panels_fill_) most = std::max(most, spare);
+  fitted = std::min(fitted, most);
   // A pixel or so is rounding (a column's scroll bar coming or going), not a new need.
   if (std::abs(fitted - m.strip) < 1.5f) return fitted_;
   const int direction = fitted > m.strip ? 1 : -1;

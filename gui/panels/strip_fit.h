@@ -8,7 +8,8 @@
 
 namespace mirrorlab::gui {
 
-// The most of the work area's height a fitted strip may take: the step's panel keeps a quarter.
+// The most of the work area's height a fitted strip may take: the step's panel keeps a quarter,
+// unless it needs less and shows whole in less (StripFit::next).
 inline constexpr float kMostCaptionStripShare = 0.75f;
 // While a step waits for the class's predictions, panels that fill whatever room they get keep
 // at least this share of the work area (else the room the strip's share leaves them): the

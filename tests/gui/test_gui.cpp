@@ -274,6 +274,19 @@ TEST(StripFit, AStepsTextGrowsTheStripIntoTheRoomThePanelsLeaveEmpty) {
   EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 0, 0)), 0) << "nothing measured yet: its share";
 }
 
+// A panel measured to need less than a quarter (one sentence, while the step asks) keeps what
+// shows it whole, not a quarter: the strip takes the rest for a long step (lesson 9 step 2).
+TEST(StripFit, APanelNeedingLessThanAQuarterLendsTheStripTheRest) {
+  StripFit fit;
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 689, 100)), 589);
+  EXPECT_FALSE(fit.panels_fill());
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 550, 100)), 550) << "no more than the step needs";
+  fit.restart();
+  EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 689, 0)), 689 * kMostCaptionStripShare)
+      << "no panel measured: the quarter stays";
+}
+
 TEST(StripFit, AShortStepGivesThePanelsItsEmptyRoomOnlyWhenTheyNeedIt) {
   StripFit fit;
   EXPECT_FLOAT_EQ(fit.next(strip_measure(180, 100, 600)), 100);
