@@ -815,7 +815,19 @@ TEST_F(GuiApp, ARunThatCannotStartKeepsItsReasonUntilTheStepRuns) {
   EXPECT_FALSE(panel_says(asks, "Lesson", "The run stopped")) << asks.dump(1);
   EXPECT_GT(asks["panels"]["Lesson"]["strip_height_share"].get<double>(), 0.4) << asks.dump(1);
   EXPECT_EQ(asks["panels"]["Lesson"]["text_hidden_below_px"], 0.0) << asks.dump(1);
+  // What the class reads in the Controls meanwhile is the run's settings (NCCL on 2 virtual
+  // GPUs), above the step's phases, which come once it runs; then they go back below them.
+  const auto settings_first = [](const nlohmann::json& report) {
+    const std::string words = report["words"]["Controls"].get<std::string>();
+    const auto nccl = words.find("{ nccl } all-reduce");
+    const auto phases = words.find("Inside a step");
+    EXPECT_NE(nccl, std::string::npos) << words;
+    EXPECT_NE(phases, std::string::npos) << words;
+    return nccl < phases;
+  };
+  EXPECT_TRUE(settings_first(asks)) << asks.dump(1);
   const auto ran = projected("--lesson 7", "ran.json", 5);
+  EXPECT_FALSE(settings_first(ran)) << ran.dump(1);
   EXPECT_EQ(ran["panels"]["Lesson"]["checks_passed"], 1.0) << ran.dump(1);
   EXPECT_TRUE(panel_says(ran, "Controls", "Cannot start this run")) << ran.dump(1);
   EXPECT_TRUE(panel_says(ran, "Lesson", "The run stopped")) << ran.dump(1);

@@ -136,14 +136,24 @@ void ControlsPanel::Draw(FrameContext& frame) {
   }
   draw_run_state(frame);
   ImGui::Separator();
-  draw_within_step(frame);
-  ImGui::Separator();
   if (!frame.run.driven_by.empty()) {
+    draw_within_step(frame);
+    ImGui::Separator();
     draw_watched_settings(frame);
     frame.report.drew(name(), "buttons", 0);
     return;
   }
-  draw_settings(frame);
+  // While a lesson's step waits for predictions, its run's settings are what the class reads
+  // (the step's phases come once it runs): they come first.
+  if (frame.view.lesson_asks) {
+    draw_settings(frame);
+    ImGui::Separator();
+    draw_within_step(frame);
+  } else {
+    draw_within_step(frame);
+    ImGui::Separator();
+    draw_settings(frame);
+  }
   ImGui::Separator();
   draw_faults(frame);
   ImGui::Separator();
@@ -318,17 +328,6 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
     memory_mib_.resize(static_cast<std::size_t>(gpus_),
                        memory_mib_.empty() ? 1024 : memory_mib_.back());
   }
-  for (int i = 0; i < gpus_; ++i) {
-    ImGui::PushID(i);
-    ImGui::PushStyleColor(ImGuiCol_FrameBg, replica_color(i, 90));
-    ImGui::InputInt("", &memory_mib_[static_cast<std::size_t>(i)], 64, 256);
-    ImGui::PopStyleColor();
-    ImGui::SameLine();
-    ImGui::Text("MiB /gpu:%d", i);
-    memory_mib_[static_cast<std::size_t>(i)] =
-        std::max(1, memory_mib_[static_cast<std::size_t>(i)]);
-    ImGui::PopID();
-  }
   ImGui::Combo("model", &model_, model_choice_text, nullptr,
                static_cast<int>(core::choices_of<core::ModelKind>().size()));
   ImGui::Combo("all-reduce", &algorithm_, algorithm_choice_text, nullptr,
@@ -348,6 +347,20 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
     text_wrapped_dim("0: the gradients in one buffer, all-reduced after backward");
   }
   ImGui::Checkbox("overlap packs with backward", &overlap_);
+  // Each device's memory limit last: a row a device, the model and the algorithm read first.
+  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
+  for (int i = 0; i < gpus_; ++i) {
+    ImGui::PushID(i);
+    ImGui::PushStyleColor(ImGuiCol_FrameBg, replica_color(i, 90));
+    ImGui::InputInt("", &memory_mib_[static_cast<std::size_t>(i)], 64, 256);
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    ImGui::Text("MiB /gpu:%d", i);
+    memory_mib_[static_cast<std::size_t>(i)] =
+        std::max(1, memory_mib_[static_cast<std::size_t>(i)]);
+    ImGui::PopID();
+  }
+  ImGui::PopItemWidth();
   if (ImGui::Button("Apply", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
     core::SessionConfig config = frame.config;
     core::RunSettings& s = config.settings;
