@@ -237,6 +237,9 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   f.left = f.corner.x + 4.2f * f.line;
   f.right = f.corner.x + width - f.line * 0.5f;
   const std::vector<ImVec2> legend_at = place_legend(series, o, &f);
+  // The plot keeps three lines under its legend, however many lines that wraps onto, so that the
+  // y axis's labels never run into each other: a chart given less is taller (its window scrolls).
+  height = std::max(height, f.top - f.corner.y + 3 * f.line + 2.1f * f.line);
   f.bottom = f.corner.y + height - f.line * 2.1f;  // a line of ticks, a line for the x label
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw_axes(draw, f, o);

@@ -449,6 +449,24 @@ TEST(Chart, ASeriesLongerThanTheChartIsWideEndsAtItsLastPoint) {
   EXPECT_LT(drawn, 260);
 }
 
+// A chart given too little height (a small Training panel's two charts one above the other, each
+// legend wrapped onto three lines) drew its y axis's labels one over another ("0" on "1.05"); it
+// keeps three lines of plot under its legend however many lines the legend takes.
+TEST(Chart, ThePlotKeepsThreeLinesUnderALegendOfAnyLength) {
+  const std::vector<ChartSeries> series{{"each step", rgb(0x808080), {0, 1}, {1, 2}, false},
+                                        {"train, smoothed", rgb(0x808080), {0, 1}, {1, 2}, false},
+                                        {"test", rgb(0x808080), {0, 1}, {1, 2}, false}};
+  const float line = 13;  // the default font's line
+  ChartOptions o;
+  o.y_label = "loss";
+  const auto height = [&](float width) {
+    return log_a_frame(width + 16, 400, [&] { draw_chart("c", series, o, width, 40); }).bottom;
+  };
+  const float wide = height(600), narrow = height(200);  // the legend on one line, on three
+  EXPECT_GE(wide, 1.3f * line + 3 * line + 2.1f * line);
+  EXPECT_GE(narrow, wide + 2 * line);
+}
+
 // A lesson's text breaks a line before a word and the run that follows it with no space between
 // ("(" then `CollectiveAllReduce`), not between the two; nor between three such runs.
 TEST(LessonText, ALineBreaksBeforeWordsThatTouchAcrossRuns) {
