@@ -460,8 +460,10 @@ AppWindow::PanelRoom AppWindow::draw_panel(Panel& panel, const PixelRect& place,
   const bool fills = open && filling_room();
   const float most = fills ? most_room_filled() : 0;
   if (open) report_.drew(panel.name(), "fills_room", fills ? 1 : 0);
-  // What a panel that fills its room leaves empty below its items.
+  // What a panel that fills its room leaves empty below its items; and where it says the most it
+  // uses (lanes at their tallest), how far short of that its room is.
   if (fills) report_.drew(panel.name(), "empty_below_px", std::max(0.0f, place.h - need));
+  if (most > 0) report_.drew(panel.name(), "short_of_most_px", std::max(0.0f, most - place.h));
   if (keep_words) {
     report_.words(panel.name(), GImGui->LogBuffer.c_str());
     frame_words_.append(GImGui->LogBuffer.c_str()).append("\n");

@@ -117,6 +117,9 @@ struct LanesDrawn {
 
 namespace {
 
+// A lane is at most this many lines tall: more room is left empty below the lanes.
+constexpr float kTallestLaneLines = 3;
+
 LaneArea plan_area(std::size_t lanes) {
   LaneArea area;
   area.line = ImGui::GetTextLineHeight();
@@ -128,7 +131,7 @@ LaneArea plan_area(std::size_t lanes) {
   area.axis_height = area.line * 1.4f;
   area.lane_height =
       std::clamp((area.avail.y - area.axis_height) / std::max<std::size_t>(lanes, 1) - 4, area.line,
-                 3 * area.line);
+                 kTallestLaneLines * area.line);
   return area;
 }
 
@@ -319,6 +322,13 @@ void TimelinePanel::Draw(FrameContext& frame) {
     t0_ = t1_ - follow_width_;
   }
   ImDrawList* draw = ImGui::GetWindowDrawList();
+  // Its lanes at their tallest take no more room than this: a window taller leaves the rest empty
+  // (two devices' lanes under a projector's whole picture share), so the layout may give it to the
+  // lesson's text.
+  const float line = ImGui::GetTextLineHeight();
+  fills_room_up_to(content_height() + line * 1.4f +
+                   static_cast<float>(std::max<std::size_t>(shown_.size(), 1)) *
+                       (kTallestLaneLines * line + 4));
   const LaneArea area = plan_area(shown_.size());
   draw_time_axis(draw, area, t0_, t1_);
   const LanesDrawn drawn = draw_lanes(draw, run, area);
