@@ -396,10 +396,13 @@ void AppWindow::draw_panels(FrameContext& frame) {
     // (no more than it would use).
     float cell_need = got.fills ? r.h * filled_room : got.need;
     if (got.fills && got.most > 0) cell_need = std::min(cell_need, got.most);
-    // While a step asks, a panel that would scroll even at the strip's share (the Controls)
-    // gets no more than one that fills its room: the question is read first.
-    if (view_.lesson_asks && !got.fills && got.need > r.h * at_share.panels.h) {
-      cell_need = r.h * filled_room;
+    // In a lesson, a panel that would scroll even at the strip's share (the Controls) gets no
+    // more than one that fills its room (the step's question, then its answers, are read first),
+    // and all that the step's text leaves.
+    const bool in_lesson = view_.lesson_asks || (lesson_ && lesson_->playing());
+    if (in_lesson && !got.fills && got.need > r.h * at_share.panels.h) {
+      const float strip_need = lesson_ ? lesson_->strip_need_px() : 0;
+      cell_need = r.h * std::max(filled_room, strip_need > 0 ? work.h - strip_need : 0.0f);
     }
     if (r.h > 0) panels_need = std::max(panels_need, cell_need / r.h);
   }
