@@ -102,8 +102,8 @@ bool fit_range(const std::vector<ChartSeries>& series, const ChartOptions& o, Ch
   return !empty;
 }
 
-// The legend runs after the y label and wraps onto more lines when the chart is narrow: each
-// series' place. The plot starts below it (f->top).
+// The legend runs after the y label and wraps onto more lines, from the chart's left edge, when
+// the chart is narrow: each series' place. The plot starts below it (f->top).
 std::vector<ImVec2> place_legend(const std::vector<ChartSeries>& series, const ChartOptions& o,
                                  ChartFrame* f) {
   std::vector<ImVec2> legend_at;
@@ -111,7 +111,8 @@ std::vector<ImVec2> place_legend(const std::vector<ChartSeries>& series, const C
   float lx = f->left + ImGui::CalcTextSize(o.y_label.c_str()).x + line, ly = f->corner.y;
   for (const ChartSeries& s : series) {
     const float w = line * 2 + ImGui::CalcTextSize(s.label.c_str()).x;
-    if (lx + w > f->right && lx > f->left + line) lx = f->left, ly += line;
+    // A line after the first starts at the chart's left edge: the y axis's labels are below.
+    if (lx + w > f->right && lx > f->corner.x + line) lx = f->corner.x, ly += line;
     legend_at.push_back(ImVec2(lx, ly));
     lx += w;
   }

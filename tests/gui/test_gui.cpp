@@ -462,7 +462,7 @@ TEST(Chart, ThePlotKeepsThreeLinesUnderALegendOfAnyLength) {
   const auto height = [&](float width) {
     return log_a_frame(width + 16, 400, [&] { draw_chart("c", series, o, width, 40); }).bottom;
   };
-  const float wide = height(600), narrow = height(200);  // the legend on one line, on three
+  const float wide = height(600), narrow = height(150);  // the legend on one line, on four
   EXPECT_GE(wide, 1.3f * line + 3 * line + 2.1f * line);
   EXPECT_GE(narrow, wide + 2 * line);
 }

@@ -425,6 +425,24 @@ TEST_F(GuiApp, ManyDevicesOnAProjectorFontGetOneRowEach) {
   }
 }
 
+// Before the first step, every device waits for it, whichever took part in copying replica 0's
+// weights: /gpu:1 said "idle; last did broadcast-init (step 1)" beside /gpu:0's "waiting for the
+// first step", two phrases cut at their column at font 1.5 (1600x1000 and 1920x1080). The
+// Training chart's legend ("train, smo") was cut too: its lines after the first now start at the
+// chart's left edge. The first screen a student opens cuts no text.
+TEST_F(GuiApp, BeforeTheFirstStepEveryDeviceWaitsForIt) {
+  const Result r =
+      gui("--font-scale 1.5 --width 1600 --height 1000 --frames 3 --report " + path("start.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(path("start.json"));
+  EXPECT_TRUE(panel_says(report, "Devices", "All waiting for the first step")) << report.dump(1);
+  EXPECT_FALSE(panel_says(report, "Devices", "broadcast-init")) << report.dump(1);
+  const std::string cut = report["words"].value("text cut", "");
+  EXPECT_EQ(cut.find("waiting"), std::string::npos) << cut;
+  EXPECT_EQ(cut.find("idle"), std::string::npos) << cut;
+  EXPECT_EQ(report["notes"]["text_cut"], 0.0) << cut;
+}
+
 TEST_F(GuiApp, AnUnevenLastBatchIsShownUneven) {
   // 1001 examples, 2 x 64 per step: the 8th step is the epoch's last, 105 = 64 + 41 examples.
   const Result r =

@@ -114,7 +114,9 @@ std::string describe_device_phase(const core::SessionSnapshot& run, bool has_eve
     return std::string("held after ") + core::to_string(run.held_at->boundary) + " (step " +
            std::to_string(run.held_at->step + 1) + ")";
   }
-  if (!has_event) return "waiting for the first step";
+  // Copying replica 0's initial weights comes before the first step: a device that took them
+  // waits for that step as one that sent them does.
+  if (!has_event || last.phase == core::Phase::kBroadcastInit) return "waiting for the first step";
   const std::string step = " (step " + std::to_string(last.step + 1) + ")";
   if (run.state == core::SessionState::kRunning && last.phase != core::Phase::kEvaluate) {
     if (last.phase == core::Phase::kUpdate) {
