@@ -858,9 +858,12 @@ TEST_F(GuiApp, ARunThatCannotStartKeepsItsReasonUntilTheStepRuns) {
   const auto ran = projected("--lesson 7", "ran.json", 5);
   EXPECT_FALSE(settings_first(ran)) << ran.dump(1);
   // Once it has run, on a 1920x1080 projector, the Controls (taller than any room) leave the
-  // strip what its answer and check need: they scrolled 158 px below the strip's share before.
+  // strip what its answer and check need, up to what a picture would leave it: they scrolled
+  // 158 px below the strip's quarter before. (0 px here; a build without NCCL says why in a
+  // longer sentence, 39 px past that most.)
   const auto large = projected("--lesson 7", "large.json", 5, "1920x1080");
-  EXPECT_EQ(large["panels"]["Lesson"]["asked_hidden_below_px"], 0.0) << large.dump(1);
+  EXPECT_GT(large["panels"]["Lesson"]["strip_height_share"].get<double>(), 0.3) << large.dump(1);
+  EXPECT_LT(large["panels"]["Lesson"]["asked_hidden_below_px"].get<double>(), 79) << large.dump(1);
   EXPECT_EQ(large["panels"]["Lesson"]["text_hidden_below_px"], 0.0) << large.dump(1);
   EXPECT_EQ(ran["panels"]["Lesson"]["checks_passed"], 1.0) << ran.dump(1);
   EXPECT_TRUE(panel_says(ran, "Controls", "Cannot start this run")) << ran.dump(1);
