@@ -187,6 +187,8 @@ Safetensors parse_safetensors(std::string_view bytes) {
       }
       continue;
     }
+    // No tensor can be named "": it could not be written back (nor loaded by name).
+    if (name.empty()) throw SafetensorsError("has a tensor with an empty name");
     entries.push_back(read_entry(name, info, data.size()));
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
