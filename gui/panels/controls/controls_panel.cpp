@@ -339,7 +339,6 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
   // Gradient packs (TensorFlow's bytes_per_pack, DDP's bucket): 0 is one buffer.
   ImGui::InputInt("KiB a pack", &pack_kib_, 4, 64);
   pack_kib_ = std::clamp(pack_kib_, 0, 1 << 20);
-  ImGui::PopItemWidth();
   if (frame.config.settings.packs.num_packs > 0 && pack_kib_ == loaded_pack_kib_) {
     text_wrapped_dim("%d packs (num_packs); a size here replaces them",
                      frame.config.settings.packs.num_packs);
@@ -348,7 +347,6 @@ void ControlsPanel::draw_settings(FrameContext& frame) {
   }
   ImGui::Checkbox("overlap packs with backward", &overlap_);
   // Each device's memory limit last: a row a device, the model and the algorithm read first.
-  ImGui::PushItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
   for (int i = 0; i < gpus_; ++i) {
     ImGui::PushID(i);
     ImGui::PushStyleColor(ImGuiCol_FrameBg, replica_color(i, 90));

@@ -97,6 +97,11 @@ void TimelinePanel::handle_mouse(float left, float width) {
   }
 }
 
+// A lane is at most this many lines tall: more room is left empty below the lanes.
+constexpr float kTallestLaneLines = 3;
+// Pixels between one lane and the next.
+constexpr float kLaneGap = 4;
+
 // Where the axis and the lanes go.
 struct LaneArea {
   ImVec2 corner, avail;       // of the whole area, axis included
@@ -104,7 +109,7 @@ struct LaneArea {
   float left = 0, width = 0;  // of the spans, right of the lanes' labels
   float axis_height = 0, lane_height = 0;
   float lane_top(std::size_t d) const {
-    return corner.y + axis_height + static_cast<float>(d) * (lane_height + 4);
+    return corner.y + axis_height + static_cast<float>(d) * (lane_height + kLaneGap);
   }
 };
 
@@ -117,9 +122,6 @@ struct LanesDrawn {
 
 namespace {
 
-// A lane is at most this many lines tall: more room is left empty below the lanes.
-constexpr float kTallestLaneLines = 3;
-
 LaneArea plan_area(std::size_t lanes) {
   LaneArea area;
   area.line = ImGui::GetTextLineHeight();
@@ -130,8 +132,8 @@ LaneArea plan_area(std::size_t lanes) {
   area.width = std::max(area.avail.x - label_width, 10.0f);
   area.axis_height = area.line * 1.4f;
   area.lane_height =
-      std::clamp((area.avail.y - area.axis_height) / std::max<std::size_t>(lanes, 1) - 4, area.line,
-                 kTallestLaneLines * area.line);
+      std::clamp((area.avail.y - area.axis_height) / std::max<std::size_t>(lanes, 1) - kLaneGap,
+                 area.line, kTallestLaneLines * area.line);
   return area;
 }
 
@@ -322,14 +324,13 @@ void TimelinePanel::Draw(FrameContext& frame) {
     t0_ = t1_ - follow_width_;
   }
   ImDrawList* draw = ImGui::GetWindowDrawList();
+  const LaneArea area = plan_area(shown_.size());
   // Its lanes at their tallest take no more room than this: a window taller leaves the rest empty
   // (two devices' lanes under a projector's whole picture share), so the layout may give it to the
   // lesson's text.
-  const float line = ImGui::GetTextLineHeight();
-  fills_room_up_to(content_height() + line * 1.4f +
+  fills_room_up_to(content_height() + area.axis_height +
                    static_cast<float>(std::max<std::size_t>(shown_.size(), 1)) *
-                       (kTallestLaneLines * line + 4));
-  const LaneArea area = plan_area(shown_.size());
+                       (kTallestLaneLines * area.line + kLaneGap));
   draw_time_axis(draw, area, t0_, t1_);
   const LanesDrawn drawn = draw_lanes(draw, run, area);
   const ImVec2 avail = area.avail;
