@@ -102,22 +102,57 @@ bool fit_range(const std::vector<ChartSeries>& series, const ChartOptions& o, Ch
   return !empty;
 }
 
+// A series' entry in the legend: where it starts and its label as drawn, broken onto more lines
+// where it is wider than the chart.
+struct LegendEntry {
+  ImVec2 at;
+  std::string label;
+};
+
+// `label` broken at its spaces so that each line fits `room` pixels where it can (a word wider
+// than that is a line of its own): "train,\nsmoothed".
+std::string break_label(const std::string& label, float room) {
+  std::string broken, line;
+  std::size_t from = 0;
+  while (from <= label.size()) {
+    const std::size_t space = std::min(label.find(' ', from), label.size());
+    const std::string word = label.substr(from, space - from);
+    const std::string longer = line.empty() ? word : line + ' ' + word;
+    if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > room) {
+      broken += line + '\n';
+      line = word;
+    } else {
+      line = longer;
+    }
+    from = space + 1;
+  }
+  return broken + line;
+}
+
 // The legend runs after the y label and wraps onto more lines, from the chart's left edge, when
-// the chart is narrow: each series' place. The plot starts below it (f->top).
-std::vector<ImVec2> place_legend(const std::vector<ChartSeries>& series, const ChartOptions& o,
-                                 ChartFrame* f) {
-  std::vector<ImVec2> legend_at;
+// the chart is narrow; a label wider than the chart breaks between its words. Each series' entry;
+// the plot starts below them (f->top).
+std::vector<LegendEntry> place_legend(const std::vector<ChartSeries>& series, const ChartOptions& o,
+                                      ChartFrame* f) {
+  std::vector<LegendEntry> legend;
   const float line = f->line;
   float lx = f->left + ImGui::CalcTextSize(o.y_label.c_str()).x + line, ly = f->corner.y;
   for (const ChartSeries& s : series) {
     const float w = line * 2 + ImGui::CalcTextSize(s.label.c_str()).x;
     // A line after the first starts at the chart's left edge: the y axis's labels are below.
     if (lx + w > f->right && lx > f->corner.x + line) lx = f->corner.x, ly += line;
-    legend_at.push_back(ImVec2(lx, ly));
-    lx += w;
+    if (lx + w <= f->right) {
+      legend.push_back({ImVec2(lx, ly), s.label});
+      lx += w;
+      continue;
+    }
+    const std::string broken = break_label(s.label, f->right - lx - line);
+    legend.push_back({ImVec2(lx, ly), broken});
+    ly += line * static_cast<float>(std::count(broken.begin(), broken.end(), '\n'));
+    lx = f->right;  // the next entry starts a line of its own
   }
   f->top = ly + line * 1.3f;
-  return legend_at;
+  return legend;
 }
 
 // The grid, the ticks and their labels, the axes and their names.
@@ -155,10 +190,10 @@ void draw_axes(ImDrawList* draw, const ChartFrame& f, const ChartOptions& o) {
   draw_label(draw, ImVec2(f.right - xl, f.bottom + 2 + line), axis, o.x_label.c_str());
 }
 
-// One series' line (and markers), then its entry in the legend at `legend`. Returns the
+// One series' line (and markers), then its entry in the legend. Returns the
 // segments and markers drawn.
-int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s, ImVec2 legend,
-                double* last_y) {
+int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s,
+                const LegendEntry& entry, double* last_y) {
   const float line = f.line;
   int drawn = 0;
   const std::size_t n = std::min(s.x.size(), s.y.size());
@@ -187,6 +222,7 @@ int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s, ImV
     previous = p;
     have_previous = true;
   }
+  const ImVec2 legend = entry.at;
   if (s.dashed) {
     draw_dashed_line(draw, ImVec2(legend.x, legend.y + line * 0.6f),
                      ImVec2(legend.x + line * 0.8f, legend.y + line * 0.6f), s.color, line * 0.3f);
@@ -194,7 +230,7 @@ int draw_series(ImDrawList* draw, const ChartFrame& f, const ChartSeries& s, ImV
     draw->AddRectFilled(ImVec2(legend.x, legend.y + line * 0.3f),
                         ImVec2(legend.x + line * 0.8f, legend.y + line * 0.9f), s.color);
   }
-  draw_label(draw, ImVec2(legend.x + line, legend.y), rgb(0xE0E0E0), s.label.c_str());
+  draw_label(draw, ImVec2(legend.x + line, legend.y), rgb(0xE0E0E0), entry.label.c_str());
   return drawn;
 }
 
@@ -237,7 +273,7 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   f.line = ImGui::GetTextLineHeight();
   f.left = f.corner.x + 4.2f * f.line;
   f.right = f.corner.x + width - f.line * 0.5f;
-  const std::vector<ImVec2> legend_at = place_legend(series, o, &f);
+  const std::vector<LegendEntry> legend = place_legend(series, o, &f);
   // The plot keeps three lines under its legend, however many lines that wraps onto, so that the
   // y axis's labels never run into each other: a chart given less is taller (its window scrolls).
   height = std::max(height, f.top - f.corner.y + 3 * f.line + 2.1f * f.line);
@@ -247,7 +283,7 @@ int draw_chart(const char* id, const std::vector<ChartSeries>& series, const Cha
   int drawn = 0;
   std::vector<double> last(series.size());
   for (std::size_t k = 0; k < series.size(); ++k) {
-    drawn += draw_series(draw, f, series[k], legend_at[k], &last[k]);
+    drawn += draw_series(draw, f, series[k], legend[k], &last[k]);
   }
   if (last_drawn != nullptr) *last_drawn = std::move(last);
   ImGui::InvisibleButton("chart", ImVec2(width, height));

@@ -758,6 +758,35 @@ TEST(TextAudit, LabelsInBoxesOfTheirOwnAreJudgedOneByOne) {
   EXPECT_EQ(lines_of(run_together.with_words.cut), "forward backward\n");
 }
 
+// A legend label wider than its chart (the usual layout's Training panel at 1280x720, font 1.5,
+// cut "train, smoothed" by a letter) breaks between its words onto a second line; a label that
+// fits stays on one.
+TEST(Chart, ALegendLabelWiderThanTheChartBreaksBetweenItsWords) {
+  const std::vector<ChartSeries> series{{"each step", rgb(0x808080), {0, 1}, {1, 2}, false},
+                                        {"train, smoothed", rgb(0x808080), {0, 1}, {1, 2}, false}};
+  ChartOptions o;
+  o.y_label = "loss";
+  const auto drawn = [&](float width) {
+    return audit_a_frame(width + 16, [&] { draw_chart("c", series, o, width, 40); }).with_words;
+  };
+  for (const float width : {150.0f, 175.0f, 200.0f, 600.0f}) {  // 24 px DejaVu Sans
+    const TextAudit audit = drawn(width);
+    EXPECT_GT(audit.glyphs, 0);
+    EXPECT_TRUE(audit.cut.empty()) << width << " px: " << lines_of(audit.cut);
+  }
+  const auto says = [](float width, const std::string& words) {
+    return log_a_frame(width + 16, 300,
+                       [&] {
+                         draw_chart("c", {{words, rgb(0x808080), {}, {}, false}}, ChartOptions{},
+                                    width, 40);
+                       })
+        .words;
+  };
+  EXPECT_NE(says(600, "train, smoothed").find("train, smoothed"), std::string::npos);
+  EXPECT_NE(says(60, "train, smoothed").find("train,\nsmoothed"), std::string::npos)
+      << says(60, "train, smoothed");
+}
+
 #ifdef MIRRORLAB_HAVE_LESSONS
 // A lesson's `look_at` is checked against lessons::panel_names() when the file is read: it must
 // name exactly the window's panels (the Controls and the Lesson panel beside those laid out).
