@@ -1001,6 +1001,20 @@ TEST_F(GuiApp, TheDevicesPanelGroupsTheDevicesOfSeveralWorkers) {
   EXPECT_EQ(report["panels"]["Controls"]["faults_enabled"], 0.0) << report.dump(1);
   EXPECT_EQ(report["panels"]["Lesson"]["checks_passed"], 3.0) << report.dump(1);
   EXPECT_EQ(report["panels"]["Lesson"]["checks_failed"], 0.0) << report.dump(1);
+  EXPECT_EQ(report["panels"]["Devices"]["worker_columns"], 1.0)
+      << "the usual layout's narrow panel";
+}
+
+// On a projector the lesson's Devices panel spans the window: the workers' devices side by side,
+// not one worker under the other, so that the step's questions show whole below them (at
+// 1280x720 font 1.5 they scrolled 84 px, and its text 146 px, under 4 rows of memory bars).
+TEST_F(GuiApp, OnAProjectorTheWorkersDevicesStandSideBySide) {
+  const auto asks =
+      projected("--lesson several-machines --lesson-step 1 --unanswered", "asks.json");
+  EXPECT_EQ(asks["panels"]["Devices"]["worker_columns"], 2.0) << asks.dump(1);
+  EXPECT_EQ(asks["panels"]["Devices"]["worker_devices"], 4.0) << asks.dump(1);
+  EXPECT_EQ(asks["panels"]["Lesson"]["asked_hidden_below_px"], 0.0) << asks.dump(1);
+  EXPECT_EQ(asks["notes"]["text_cut"], 0.0) << asks["words"].dump(1);
 }
 
 #ifdef MIRRORLAB_MPIEXEC

@@ -18,6 +18,9 @@
 namespace mirrorlab::gui {
 namespace {
 
+// The width, in lines of text, a worker's devices need to read side by side with another's.
+constexpr float kWorkerColumnLines = 26;
+
 core::Phase next_phase(core::Phase p) {
   switch (p) {
     case core::Phase::kSplit:
@@ -337,45 +340,74 @@ void DevicesPanel::draw_workers(FrameContext& frame) {
         run.workers_found_in_sync == 1 ? "" : "s",
         static_cast<unsigned long long>(run.workers[0].fingerprint), same, run.workers.size());
   }
+  // Side by side where the panel is wide enough for each worker's devices to read (a lesson's
+  // full-width Devices panel): a line of the strip below saved per device, a column per worker.
+  const std::size_t columns = std::clamp<std::size_t>(
+      static_cast<std::size_t>(ImGui::GetContentRegionAvail().x / (kWorkerColumnLines * line)), 1,
+      run.workers.size());
   std::size_t drawn = 0;
-  for (std::size_t w = 0; w < run.workers.size(); ++w) {
-    const core::WorkerStatus& worker = run.workers[w];
+  if (columns > 1) {
     ImGui::Separator();
-    ImGui::Text("worker %zu", w);
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s; TF_CONFIG task index %zu", worker.place.c_str(), w);
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("TF_CONFIG='%s'\nweights' fingerprint after its last step: %016llx",
-                        worker.tf_config.c_str(),
-                        static_cast<unsigned long long>(worker.fingerprint));
-    }
-    const std::string id = "worker " + std::to_string(w);
-    if (!ImGui::BeginTable(id.c_str(), 3, ImGuiTableFlags_SizingStretchProp)) continue;
-    ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthFixed);
-    ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("MiB", ImGuiTableColumnFlags_WidthFixed);
-    for (std::size_t i = 0; i < worker.devices.size(); ++i) {
-      const core::DeviceStatus& d = worker.devices[i];
-      const int replica = static_cast<int>(w * per_worker + i);  // replica_id_in_sync_group
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      swatch(replica_color(replica));
-      ImGui::TextUnformatted(device_heading(frame, d.name, replica).c_str());
-      if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip("worker %zu's %s: %s", w, d.name.c_str(), what_it_is(d).c_str());
+    if (ImGui::BeginTable("workers", static_cast<int>(columns),
+                          ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_BordersInnerV)) {
+      for (std::size_t w = 0; w < run.workers.size(); ++w) {
+        ImGui::TableNextColumn();
+        drawn += draw_worker(frame, w);
       }
-      ImGui::TableNextColumn();
-      ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
-      const std::string limit = blank_if_asked(frame, "memory_limit_mib", mib(d.limit));
-      memory_bar(d, limit, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
-      ImGui::TableNextColumn();
-      ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), limit.c_str());
-      ++drawn;
+      ImGui::EndTable();
     }
-    ImGui::EndTable();
+  } else {
+    for (std::size_t w = 0; w < run.workers.size(); ++w) {
+      ImGui::Separator();
+      drawn += draw_worker(frame, w);
+    }
   }
+  frame.report.drew(name(), "worker_columns", static_cast<double>(columns));
   frame.report.drew(name(), "workers", static_cast<double>(run.workers.size()));
   frame.report.drew(name(), "worker_devices", static_cast<double>(drawn));
+}
+
+std::size_t DevicesPanel::draw_worker(FrameContext& frame, std::size_t w) {
+  const core::SessionSnapshot& run = frame.run;
+  const float line = ImGui::GetTextLineHeight();
+  const core::WorkerStatus& worker = run.workers[w];
+  const std::size_t per_worker = run.workers[0].devices.size();
+  ImGui::BeginGroup();  // hovered anywhere, the tooltip below
+  ImGui::Text("worker %zu", w);
+  ImGui::SameLine();
+  text_wrapped_dim("%s; TF_CONFIG task index %zu", worker.place.c_str(), w);
+  ImGui::EndGroup();
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("TF_CONFIG='%s'\nweights' fingerprint after its last step: %016llx",
+                      worker.tf_config.c_str(),
+                      static_cast<unsigned long long>(worker.fingerprint));
+  }
+  const std::string id = "worker " + std::to_string(w);
+  if (!ImGui::BeginTable(id.c_str(), 3, ImGuiTableFlags_SizingStretchProp)) return 0;
+  ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("MiB", ImGuiTableColumnFlags_WidthFixed);
+  std::size_t drawn = 0;
+  for (std::size_t i = 0; i < worker.devices.size(); ++i) {
+    const core::DeviceStatus& d = worker.devices[i];
+    const int replica = static_cast<int>(w * per_worker + i);  // replica_id_in_sync_group
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    swatch(replica_color(replica));
+    ImGui::TextUnformatted(device_heading(frame, d.name, replica).c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("worker %zu's %s: %s", w, d.name.c_str(), what_it_is(d).c_str());
+    }
+    ImGui::TableNextColumn();
+    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + line * 0.15f);
+    const std::string limit = blank_if_asked(frame, "memory_limit_mib", mib(d.limit));
+    memory_bar(d, limit, replica_color(replica), ImGui::GetContentRegionAvail().x, line * 0.7f);
+    ImGui::TableNextColumn();
+    ImGui::Text("%s / %s MiB", mib(d.in_use).c_str(), limit.c_str());
+    ++drawn;
+  }
+  ImGui::EndTable();
+  return drawn;
 }
 
 }  // namespace mirrorlab::gui

@@ -18,7 +18,8 @@ class DevicesPanel : public Panel {
   void follow_events(const core::SessionSnapshot& run);
   void draw_rows(FrameContext& frame);     // one row per device, for when cards would be too narrow
   void draw_workers(FrameContext& frame);  // several workers: their devices grouped by worker
-  void draw_unmade(FrameContext& frame);   // a run that could not be made: why, and its devices
+  std::size_t draw_worker(FrameContext& frame, std::size_t w);  // one worker's: how many drawn
+  void draw_unmade(FrameContext& frame);  // a run that could not be made: why, and its devices
   const void* session_ = nullptr;
   std::size_t events_seen_ = 0;
   std::vector<core::RunEvent> last_event_;  // per device, the latest training event
