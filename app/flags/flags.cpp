@@ -1,5 +1,6 @@
 #include "app/flags/flags.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <system_error>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 
@@ -462,9 +464,84 @@ std::string command_path(const CLI::App& root) {
   return path;
 }
 
+namespace {
+
+// The edits (a letter added, removed or changed) that turn `a` into `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string lowered(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The flag of `command` a user most likely meant by `given`: the nearest by a letter or two
+// ("--gpu": "--gpus"), the one flag it begins ("--mem": "--memory-limit"), or the flag whose help
+// says its words ("--learning-rate": "--lr", "Learning rate"); "" when none is.
+std::string flag_meant(const CLI::App& command, std::string given) {
+  given = given.substr(0, given.find('='));
+  const std::size_t dashes = given.find_first_not_of('-');
+  if (dashes == std::string::npos) return "";
+  const std::string name = lowered(given.substr(dashes));
+  std::string nearest, begun, described;
+  std::size_t nearest_distance = std::max<std::size_t>(1, (name.size() + 1) / 3) + 1;
+  int begins = 0;
+  std::string words = name;
+  std::replace(words.begin(), words.end(), '-', ' ');
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& long_name : option->get_lnames()) {
+      const std::string flag = lowered(long_name);
+      const std::size_t distance = edit_distance(name, flag);
+      if (distance < nearest_distance) nearest_distance = distance, nearest = "--" + long_name;
+      if (name.size() >= 3 && flag.starts_with(name)) ++begins, begun = "--" + long_name;
+      if (described.empty() && words.find(' ') != std::string::npos &&
+          lowered(option->get_description()).find(words) != std::string::npos) {
+        described = "--" + long_name;
+      }
+    }
+  }
+  if (!nearest.empty()) return nearest;
+  return begins == 1 ? begun : described;
+}
+
+// "no flag --gpu (did you mean --gpus?)" for a flag the command does not have; for a word that
+// follows no flag, that it does not.
+std::string unknown_flag(const CLI::App& root) {
+  const CLI::App* command = &root;
+  while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+  for (const std::string& arg : command->remaining()) {
+    const bool number =
+        arg.size() > 1 && (std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.');
+    if (arg.size() < 2 || arg[0] != '-' || number) continue;
+    const std::string meant = flag_meant(*command, arg);
+    return "no flag " + arg.substr(0, arg.find('=')) +
+           (meant.empty() ? "" : " (did you mean " + meant + "?)");
+  }
+  const std::vector<std::string> extra = command->remaining();
+  if (extra.empty()) return "";
+  return "'" + extra.front() + "' follows no flag: give each value after its flag (--NAME VALUE)";
+}
+
+}  // namespace
+
 std::string describe_parse_failure(const CLI::App& root, const CLI::Error& error) {
   const std::string path = command_path(root);
-  return path + ": " + error.what() + "\nRun '" + path + " --help' for the flags.\n";
+  const std::string unknown =
+      dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr ? unknown_flag(root) : "";
+  return path + ": " + (unknown.empty() ? std::string(error.what()) : unknown) + "\nRun '" + path +
+         " --help' for the flags.\n";
 }
 
 }  // namespace mirrorlab::app

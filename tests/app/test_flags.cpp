@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -183,6 +184,30 @@ TEST(Flags, MessagesSayWhatIsWrongAndTheRealBounds) {
   EXPECT_NE(l.parse_error({"bench", "allreduce", "--algorithms", "ring,ring"})
                 .find("'ring' is listed twice"),
             std::string::npos);
+}
+
+// A flag the command does not have is named, with the one most likely meant: a letter or two
+// away, the one flag it begins, or the flag whose help says its words. CLI11's own message was
+// "The following arguments were not expected: 2 --gpu".
+TEST(Flags, AnUnknownFlagIsNamedWithTheOneMeant) {
+  const auto said = [](const std::vector<std::string>& args) {
+    return CommandLine().parse_error(args);
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"train", "--gpu", "2"}, "mirrorlab train: no flag --gpu (did you mean --gpus?)\n"},
+      {{"train", "--modle", "mlp"}, "no flag --modle (did you mean --model?)\n"},
+      {{"train", "--epoch=3"}, "no flag --epoch (did you mean --epochs?)\n"},
+      {{"train", "--mem", "5"}, "no flag --mem (did you mean --memory-limit?)\n"},
+      {{"train", "--learning-rate", "0.1"}, "no flag --learning-rate (did you mean --lr?)\n"},
+      {{"compare", "--topolgy", "dgx-h100"}, "no flag --topolgy (did you mean --topology?)\n"},
+      {{"train", "--frobnicate"}, "mirrorlab train: no flag --frobnicate\n"},
+      {{"train", "-x"}, "mirrorlab train: no flag -x\n"},
+      {{"train", "--gpus", "2", "3"}, "'3' follows no flag"}};
+  for (const auto& [args, words] : cases) {
+    const std::string error = said(args);
+    EXPECT_NE(error.find(words), std::string::npos) << args[1] << ": " << error;
+    EXPECT_NE(error.find("--help' for the flags"), std::string::npos) << error;
+  }
 }
 
 TEST(Flags, GoodValuesLandInTheOptions) {
