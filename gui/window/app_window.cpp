@@ -602,6 +602,7 @@ void AppWindow::note_text_out_of_place(const ImDrawData& draw_data) {
   report_.note("glyphs", audit.glyphs);
   report_.note("text_cut", static_cast<double>(audit.cut.size()));
   report_.note("numbers_broken", static_cast<double>(audit.broken_numbers.size()));
+  report_.note("text_in_part", static_cast<double>(audit.in_part.size()));
   const auto joined = [](const std::vector<std::string>& lines) {
     std::string all;
     for (const std::string& line : lines) all.append(all.empty() ? "" : "\n").append(line);
@@ -609,6 +610,7 @@ void AppWindow::note_text_out_of_place(const ImDrawData& draw_data) {
   };
   report_.words("text cut", joined(audit.cut));
   report_.words("numbers broken", joined(audit.broken_numbers));
+  report_.words("text in part", joined(audit.in_part));
 }
 
 bool AppWindow::write_screenshot(const std::string& path) {

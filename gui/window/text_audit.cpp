@@ -235,9 +235,17 @@ TextAudit audit_text(const ImDrawData& draw_data, const ImFontAtlas& atlas,
     }
     if (!line.glyphs.empty()) lines.push_back(std::move(line));
   }
-  std::set<std::string> cut, broken;
+  std::set<std::string> cut, broken, in_part;
   const std::string words = squeezed(logged);
   for (const Line& line : lines) {
+    // In part: some of its glyphs' ink in view, less than three quarters of its line.
+    const DrawnGlyph& first = *line.glyphs.front();
+    const float in_view = std::min(first.line_top + first.line_height, first.clip.w) -
+                          std::max(first.line_top, first.clip.y);
+    const bool seen = std::any_of(line.glyphs.begin(), line.glyphs.end(), [](const DrawnGlyph* g) {
+      return std::min(g->y1, g->clip.w) - std::max(g->y0, g->clip.y) > 0.5f;
+    });
+    if (seen && in_view < 0.75f * first.line_height) in_part.insert(line.text());
     if (std::any_of(line.glyphs.begin(), line.glyphs.end(),
                     [](const DrawnGlyph* g) { return g->clipped; })) {
       cut.insert(line.text());
@@ -297,6 +305,7 @@ TextAudit audit_text(const ImDrawData& draw_data, const ImFontAtlas& atlas,
   }
   audit.cut.assign(cut.begin(), cut.end());
   audit.broken_numbers.assign(broken.begin(), broken.end());
+  audit.in_part.assign(in_part.begin(), in_part.end());
   return audit;
 }
 

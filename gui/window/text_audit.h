@@ -22,6 +22,9 @@ struct TextAudit {
   int glyphs = 0;                           // glyphs drawn in the frame
   std::vector<std::string> cut;             // the lines with a glyph cut off, as drawn
   std::vector<std::string> broken_numbers;  // "0. | 126 ms": a line's end | the next's start
+  // Lines shown only in part at their region's top or bottom edge (less than three quarters of
+  // the line's height in view): half a line of glyphs reads as noise from the back of a hall.
+  std::vector<std::string> in_part;
 };
 
 // `logged`: the frame's words as ImGui logged them (empty: the glyph cuts and broken numbers

@@ -732,6 +732,30 @@ TEST(TextAudit, ALineStoppedAtItsEdgeOrEndedWithDotsIsCutWhereTheWordsGoOn) {
 // Two labels drawn side by side in boxes of their own, the second ending at the panel's edge, as
 // the Timeline labels its spans: whole, though a legend logs the same words with more after them.
 // Drawn with no box between them they are one line of text, which the legend says goes on.
+// A line the window shows only in part, at its bottom edge (lesson 4 step 1's "Answer: 1" under
+// a two-line question at 1280x720), is found; wrapped text leaves that line out and is not.
+TEST(TextAudit, ALineShownOnlyInPartAtTheEdgeIsFound) {
+  // Lines of 24 px DejaVu Sans (a line and its spacing: 28 px) from 8 px down a window of 300 px:
+  // the eleventh, at 288 px, has 12 of its 24 px in view.
+  const auto lines = [](bool wrapped) {
+    return [wrapped] {
+      for (int k = 1; k <= 12; ++k) {
+        const std::string line = "line " + std::to_string(k);
+        if (wrapped) {
+          text_wrapped("%s", line.c_str());
+        } else {
+          ImGui::TextUnformatted(line.c_str());
+        }
+      }
+    };
+  };
+  const AuditedFrame plain = audit_a_frame(400, lines(false));
+  EXPECT_EQ(lines_of(plain.without_words.in_part), "line 11\n");
+  const AuditedFrame wrapped = audit_a_frame(400, lines(true));
+  EXPECT_GT(wrapped.without_words.glyphs, 0);
+  EXPECT_TRUE(wrapped.without_words.in_part.empty()) << lines_of(wrapped.without_words.in_part);
+}
+
 TEST(TextAudit, LabelsInBoxesOfTheirOwnAreJudgedOneByOne) {
   if (!std::filesystem::exists(kDejaVuSans)) GTEST_SKIP() << kDejaVuSans << " not installed";
   const auto spans = [](bool boxes) {
