@@ -731,6 +731,25 @@ TEST_F(GuiApp, PressedKeysSwitchTheLayoutAndPageBack) {
   EXPECT_EQ(top["panels"]["Lesson"]["step"], 1.0) << top.dump(1);
 }
 
+// Once a step has run, its first answer comes into the strip's view: lesson 4's first step at
+// 1280x720 shows two lines of each column beside the Training charts, and its two-line question
+// had left "Answer: 1" below them (half of it drawn). Page Up (a line a press there) reads the
+// question again, and the column stays there.
+TEST_F(GuiApp, OnceAStepRunsItsFirstAnswerComesIntoTheStripsView) {
+  const auto ran = projected("--lesson 4", "ran.json", 5);
+  const auto& lesson = ran["panels"]["Lesson"];
+  EXPECT_GT(lesson["asked_scrolled_px"].get<double>(), 0.0) << ran.dump(1);
+  EXPECT_TRUE(panel_says(ran, "Lesson", "Answer: 1")) << ran["words"].dump(1);
+  EXPECT_TRUE(panel_says(ran, "Lesson", "Each replica's mean")) << ran["words"].dump(1);
+  EXPECT_EQ(ran["notes"]["text_in_part"], 0.0) << ran["words"]["text in part"];
+  const auto back = projected("--lesson 4 --press pgup,pgup", "back.json", 5);
+  EXPECT_EQ(back["panels"]["Lesson"]["asked_scrolled_px"], 0.0) << back.dump(1);
+  EXPECT_TRUE(panel_says(back, "Lesson", "How much does the summed gradient")) << back.dump(1);
+  // Where the strip shows the question and its answer together, nothing scrolls.
+  const auto large = projected("--lesson 4", "large.json", 5, "1920x1080");
+  EXPECT_EQ(large["panels"]["Lesson"]["asked_scrolled_px"], 0.0) << large.dump(1);
+}
+
 // While a step waits for the class's predictions, N and the Right arrow leave the lesson's run
 // where the steps before left it: lesson 5's second step asks how many steps the ring takes, and
 // Right had walked the live run into the all-reduce ("Step 3 of 6"). Once the step has run, the

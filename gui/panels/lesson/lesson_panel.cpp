@@ -127,6 +127,7 @@ class PlayingLesson final : public LessonPanel {
   bool draw_introduction_button();
   void draw_look_at(FrameContext& frame, const lessons::LessonStep& step);
   void draw_questions(FrameContext& frame, const lessons::LessonStep& step);
+  void keep_in_view(float question_top);  // the answer from the cursor on, where it is hidden
   void draw_checks(FrameContext& frame, const lessons::LessonStep& step);
   void draw_score(FrameContext& frame);
 
@@ -142,6 +143,10 @@ class PlayingLesson final : public LessonPanel {
   // panel's window in the usual layout), and where the clicker asked each to scroll (or -1).
   std::vector<ColumnScroll> columns_;
   std::array<float, 2> scroll_to_{-1, -1};
+  // Once a step has run, the strip's right column keeps its first answer in view (scrolled to its
+  // top where it would be below the column's edge) until the column is scrolled by hand, paged,
+  // or the step left.
+  bool follow_answer_ = false;
   // How tall each column's contents were when last drawn (its window's height to show them
   // whole): one taller than its room keeps a row below it for the "more" tab.
   std::array<float, 2> content_{0, 0};
@@ -173,6 +178,7 @@ void PlayingLesson::enter(int i, ViewSettings& view) {
   given_.assign(step.questions.size(), "");
   answers_.clear();
   checks_.clear();
+  follow_answer_ = false;
   // The new step's columns are measured anew: settled once two frames show them alike.
   content_.fill(0);
   shown_before_.clear();
@@ -223,8 +229,10 @@ void PlayingLesson::advance(ViewSettings& view) {
 void PlayingLesson::finish_step() {
   stage_ = StepStage::kDone;
   // The answers replace the questions at the top of the strip's right column: it is read from
-  // there again, wherever its questions had been scrolled to.
+  // there again, wherever its questions had been scrolled to, and the first answer comes into view
+  // where the column shows the question only (a 1280x720 projector's strip of two lines).
   if (strip_) scroll_to_[1] = 0;
+  follow_answer_ = true;
   const lessons::LessonStep& step = player_.step();
   StepScore& score = scores_[static_cast<std::size_t>(player_.step_index())];
   score = StepScore{true, 0, static_cast<int>(step.checks.size()), 0, 0};
@@ -266,6 +274,7 @@ void PlayingLesson::follow(ClickerMove move) {
   switch (move) {
     case ClickerMove::kPageDown:
     case ClickerMove::kPageUp:
+      follow_answer_ = false;  // the reader pages on from where the column is
       for (std::size_t k = 0; k < columns_.size() && k < scroll_to_.size(); ++k) {
         scroll_to_[k] = paged_scroll(columns_[k], move == ClickerMove::kPageDown ? 1 : -1, line);
         columns_[k].y = scroll_to_[k];  // a second press before the next frame goes on from it
@@ -290,8 +299,30 @@ void PlayingLesson::follow(ClickerMove move) {
 
 // Inside column k's window, after its Begin: scrolls it where the clicker asked.
 void PlayingLesson::scroll_column(std::size_t k) {
+  // Scrolled by hand (the wheel, or the bar dragged): the answer is no longer kept in view; nor
+  // once paged (follow(), the "more" tab).
+  const ImGuiIO& io = ImGui::GetIO();
+  if (k == 1 && ImGui::IsWindowHovered() && (io.MouseWheel != 0 || io.MouseDown[0])) {
+    follow_answer_ = false;
+  }
   if (scroll_to_[k] < 0) return;
   ImGui::SetScrollY(scroll_to_[k]);  // done as the window begins next frame
+}
+
+// The answer and the first line of its explanation, from the cursor on, in view: the column
+// read from its top where they show there, else scrolled to put its question at its top where
+// all three fit the column, else the answer. Each frame while followed, as the strip's height is
+// fitted to the step.
+void PlayingLesson::keep_in_view(float question_top) {
+  const float top = ImGui::GetCursorPosY(), pad = ImGui::GetStyle().WindowPadding.y;
+  const float bottom = top + 2 * ImGui::GetTextLineHeightWithSpacing();
+  const float height = ImGui::GetWindowHeight() - 2 * pad;
+  const float scroll = bottom <= pad + height            ? 0
+                       : bottom - question_top <= height ? question_top - pad
+                                                         : top - pad;
+  if (std::abs(scroll - ImGui::GetScrollY()) <= 0.5f) return;
+  ImGui::SetScrollY(scroll);
+  scroll_to_[1] = scroll;  // where a press in this frame pages on from (keep_column)
 }
 
 // Inside column k's window, before its End: keeps where it is for the clicker (where it was
@@ -342,6 +373,7 @@ void PlayingLesson::draw_more_tab(std::size_t k, ImVec2 lower_right) {
         ImGui::GetColorU32(col == ImGuiCol_Button ? ImGuiCol_PopupBg : ImGuiCol_FrameBgHovered));
   }
   if (ImGui::Button(label, size)) {
+    follow_answer_ = false;
     scroll_to_[k] = paged_scroll(columns_[k], 1, ImGui::GetTextLineHeightWithSpacing());
   }
   ImGui::PopStyleColor(4);
@@ -592,6 +624,7 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
   for (std::size_t k = 0; k < step.questions.size(); ++k) {
     const lessons::Question& q = step.questions[k];
     ImGui::PushID(static_cast<int>(k));
+    const float question_top = ImGui::GetCursorPosY();
     bold_text(fonts, stage_ == StepStage::kAsking ? "Predict: " + q.ask : q.ask);
     if (stage_ == StepStage::kAsking) {
       if (q.choices.empty()) {
@@ -627,12 +660,15 @@ void PlayingLesson::draw_questions(FrameContext& frame, const lessons::LessonSte
         }
       }
     } else if (stage_ == StepStage::kRunning) {
-      ImGui::TextDisabled(
-          "%s", given_[k].empty() ? "(no prediction)"
-                                  : ("you said " + lessons::prediction_text(q, given_[k])).c_str());
+      text_wrapped_dim("%s", given_[k].empty()
+                                 ? "(no prediction)"
+                                 : ("you said " + lessons::prediction_text(q, given_[k])).c_str());
     } else if (k < answers_.size()) {
       const lessons::Answer& a = answers_[k];
-      ImGui::Text("Answer: %s", a.text.c_str());
+      if (k == 0 && follow_answer_ && strip_) keep_in_view(question_top);
+      // Wrapped text, as every line of the strip's columns: a line the column shows only in part
+      // (the answer under a two-line question at 1280x720) is left out, not half drawn.
+      text_wrapped("Answer: %s", a.text.c_str());
       // For a test that looks for the answer in the step's panel: the question, its answer.
       const std::string key = "answer " + std::to_string(k + 1);
       frame.report.words(key, a.text);
@@ -675,7 +711,7 @@ void PlayingLesson::draw_checks(FrameContext& frame, const lessons::LessonStep& 
     const lessons::CheckResult& r = checks_[k];
     passed += r.passed ? 1 : 0;
     ImGui::PushStyleColor(ImGuiCol_Text, rgb(r.passed ? kPassRgb : kFailRgb));
-    ImGui::TextUnformatted(r.passed ? "pass" : "FAIL");
+    text_wrapped("%s", r.passed ? "pass" : "FAIL");
     ImGui::PopStyleColor();
     ImGui::SameLine();
     text_wrapped("%s", step.checks[k].says.c_str());
