@@ -87,10 +87,16 @@ void draw_code(const std::string& code, const TextFonts& fonts, float indent) {
   ImGui::Indent(indent);
   const float column = ImGui::CalcTextSize("M").x;
   const int room = static_cast<int>(ImGui::GetContentRegionAvail().x / column);
-  std::string wrapped;
-  for (const std::string& line : wrap_code_lines(code, room)) wrapped.append(line).append("\n");
-  if (!wrapped.empty()) wrapped.pop_back();
-  ImGui::TextUnformatted(wrapped.c_str());
+  // A line at a time, so that one the column would show only in part is left out; no spacing
+  // between them but after the last, as one block of text.
+  const std::vector<std::string> lines = wrap_code_lines(code, room);
+  const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(spacing.x, 0));
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    if (k + 1 == lines.size()) ImGui::PopStyleVar();
+    text_line(lines[k]);
+  }
+  if (lines.empty()) ImGui::PopStyleVar();
   ImGui::Unindent(indent);
   ImGui::PopStyleColor();
   if (fonts.mono != nullptr) ImGui::PopFont();

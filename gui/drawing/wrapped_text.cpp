@@ -141,18 +141,31 @@ void place_word(std::string_view word, float left, float right, bool first, floa
       ImGui::SetCursorPosX(left);
     }
   }
+  text_line(word);
+}
+
+namespace {
+
+// Whether a line of text at the cursor would show only in part, at the window's top or bottom.
+bool shown_in_part() {
+  const ImRect& clip = ImGui::GetCurrentWindow()->ClipRect;
+  const float top = ImGui::GetCursorScreenPos().y, bottom = top + ImGui::GetTextLineHeight();
+  return (top < clip.Min.y - 0.5f && bottom > clip.Min.y) ||
+         (bottom > clip.Max.y + 0.5f && top < clip.Max.y);
+}
+
+}  // namespace
+
+void text_line(std::string_view text) {
   // A line the window would show only in part is left out, its room kept: at a panel's or a
   // column's edge half a line of glyphs reads as noise from the back of a hall, and a page on
   // (the window less a line) shows that line whole.
-  const ImRect& clip = ImGui::GetCurrentWindow()->ClipRect;
-  const float top = ImGui::GetCursorScreenPos().y, bottom = top + ImGui::GetTextLineHeight();
-  if ((top < clip.Min.y - 0.5f && bottom > clip.Min.y) ||
-      (bottom > clip.Max.y + 0.5f && top < clip.Max.y)) {
-    ImGui::Dummy(ImVec2(ImGui::CalcTextSize(word.data(), word.data() + word.size()).x,
+  if (shown_in_part()) {
+    ImGui::Dummy(ImVec2(ImGui::CalcTextSize(text.data(), text.data() + text.size()).x,
                         ImGui::GetTextLineHeight()));
     return;
   }
-  ImGui::TextUnformatted(word.data(), word.data() + word.size());
+  ImGui::TextUnformatted(text.data(), text.data() + text.size());
 }
 
 std::string first_that_fits(std::initializer_list<std::string> labels, float width) {

@@ -31,6 +31,10 @@ void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
 void place_word(std::string_view word, float left, float right, bool first, float then = 0,
                 bool may_break = true);
 
+// One line of text at the cursor, left out (its room kept) where the window would show it only in
+// part: half a line of glyphs at a panel's or a column's edge reads as noise on a projector.
+void text_line(std::string_view text);
+
 // The first of `labels` whose text is at most `width` wide (the last when none is): a label's
 // longer or shorter form by the room there is.
 std::string first_that_fits(std::initializer_list<std::string> labels, float width);

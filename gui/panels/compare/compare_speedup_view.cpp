@@ -33,32 +33,11 @@ std::string grouped(double value) {
   return out;
 }
 
-// `text` wrapped to the panel at its spaces only: ImGui's own wrapping also breaks after a '.',
-// which splits "4.92 us" across two lines.
-void wrapped_at_spaces(const std::string& text, bool dim = false) {
-  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
-  if (dim) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  std::string line;
-  for (std::size_t at = 0; at <= text.size();) {
-    const std::size_t end = std::min(text.find(' ', at), text.size());
-    const std::string word = text.substr(at, end - at);
-    std::string longer = line.empty() ? word : line + " " + word;
-    if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
-      ImGui::TextUnformatted(line.c_str());
-      longer = word;
-    }
-    line = std::move(longer);
-    at = end + 1;
-  }
-  if (!line.empty()) ImGui::TextUnformatted(line.c_str());
-  if (dim) ImGui::PopStyleColor();
-}
-
 void bold_wrapped(const FrameContext& frame, const std::string& text) {
   const bool bold = frame.fonts != nullptr && frame.fonts->bold != nullptr;
   if (bold) ImGui::PushFont(frame.fonts->bold);
   ImGui::BeginGroup();  // every line beside what came before on the line (a tag)
-  wrapped_at_spaces(text);
+  text_wrapped_unformatted(text);
   ImGui::EndGroup();
   if (bold) ImGui::PopFont();
 }
@@ -144,7 +123,7 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
   }
   // The table near the top, where a projector's narrow panel still shows it; how each number is
   // worked out, in `mirrorlab compare`'s words, below it.
-  wrapped_at_spaces(t.summary);
+  text_wrapped_unformatted(t.summary);
   // The verdict under the table stays in view: the table scrolls within what is left.
   const float wrap = ImGui::GetContentRegionAvail().x;
   const float below =
@@ -152,13 +131,13 @@ void SpeedupView::Draw(FrameContext& frame, const char* panel, const ModelMachin
       ImGui::GetTextLineHeightWithSpacing();
   draw_table(frame, panel, below);
   const float under = ImGui::GetCursorPosY();
-  wrapped_at_spaces(verdict_);
-  if (!t.verdict.why.empty()) wrapped_at_spaces(t.verdict.why);
+  text_wrapped_unformatted(verdict_);
+  if (!t.verdict.why.empty()) text_wrapped_unformatted(t.verdict.why);
   // How each number is worked out: one line until opened, so that the table and its verdict
   // fill a projector's panel without scrolling.
   if (!details_.empty() && ImGui::CollapsingHeader("How each number is worked out")) {
     for (const std::string& detail : details_) {
-      if (!detail.empty()) wrapped_at_spaces(detail, true);
+      if (!detail.empty()) text_wrapped_dim("%s", detail.c_str());
     }
   }
   // The room the table left for these, had it all (gui/drawing/content_height.h).
@@ -276,7 +255,7 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
   // Scrolling, or drawn whole in less than the room it asks of the panel (see
   // gui/drawing/content_height.h).
   wants_more_height(whole - (ImGui::GetCursorPosY() - top - ImGui::GetStyle().ItemSpacing.y));
-  if (left_out) wrapped_at_spaces(note, true);
+  if (left_out) text_wrapped_dim("%s", note);
   frame.report.drew(panel, "step_cells", cells);
   frame.report.drew(panel, "step_columns", columns);
 }
