@@ -615,8 +615,8 @@ TEST(StepMoment, APictureWithNoStepYetLendsItsRoomOnlyWhileALessonAsks) {
 
 // While a lesson's step asks a device's memory limit, the Devices panel shows "?" for it: in its
 // rows and in the tooltip of each memory bar (which had named the limit on hover). The pointer
-// sweeps the panel; the tooltips' words are what ImGui logged while it did (to its clipboard: a
-// tooltip's End finishes the log, which empties a buffer but leaves the clipboard its words).
+// sweeps the panel; the tooltips' words are what ImGui logged while it did, and the cards' words
+// those of a frame with the pointer away.
 TEST(DevicesPanel, WhileAStepAsksTheLimitNoTooltipNamesIt) {
   ImGuiContext* context = testing::make_windowless_context(ImVec2(800, 300));
   core::SessionConfig config;  // 2 CPU-backed devices of 1024 MiB, not yet started
@@ -632,26 +632,32 @@ TEST(DevicesPanel, WhileAStepAsksTheLimitNoTooltipNamesIt) {
   const std::string no_error;
   GuiReport report;
   testing::NoActions actions;
-  const auto tooltips = [&](bool asks) {
+  // One frame of the panel with the pointer at `mouse`: the words ImGui logged (to its clipboard:
+  // a tooltip's End finishes the log, which empties a buffer but leaves the clipboard its words).
+  const auto frame_words = [&](DevicesPanel& panel, bool asks, ImVec2 mouse) {
     ViewSettings view;
     view.lesson_asks = asks;
     if (asks) view.asked_values = {"memory_limit_mib"};
+    ImGui::GetIO().MousePos = mouse;
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(800, 300));
+    ImGui::Begin("Devices");
+    ImGui::LogToClipboard();
+    FrameContext frame{run, &session, config, no_error, view, report, actions};
+    panel.Draw(frame);
+    ImGui::LogFinish();
+    const std::string words = ImGui::GetClipboardText();
+    ImGui::End();
+    ImGui::Render();
+    return words;
+  };
+  const auto tooltips = [&](bool asks) {
     DevicesPanel panel;
     std::string said;
     for (float y = 2; y < 300; y += 3) {
       for (float x : {100.0f, 300.0f, 500.0f, 700.0f}) {
-        ImGui::GetIO().MousePos = ImVec2(x, y);
-        ImGui::NewFrame();
-        ImGui::SetNextWindowPos(ImVec2(0, 0));
-        ImGui::SetNextWindowSize(ImVec2(800, 300));
-        ImGui::Begin("Devices");
-        ImGui::LogToClipboard();
-        FrameContext frame{run, &session, config, no_error, view, report, actions};
-        panel.Draw(frame);
-        ImGui::LogFinish();
-        const std::string words = ImGui::GetClipboardText();
-        ImGui::End();
-        ImGui::Render();
+        const std::string words = frame_words(panel, asks, ImVec2(x, y));
         if (words.find("(bar)") != std::string::npos) said += words + "\n";
       }
     }
@@ -663,6 +669,14 @@ TEST(DevicesPanel, WhileAStepAsksTheLimitNoTooltipNamesIt) {
   ASSERT_NE(asked.find("(bar)"), std::string::npos) << "no bar's tooltip came";
   EXPECT_NE(asked.find("limit ? MiB (bar)"), std::string::npos) << asked;
   EXPECT_EQ(asked.find("1024"), std::string::npos) << asked;
+  // A tooltip's words end the log at the bar hovered: the whole panel's, the pointer away, are
+  // read in a frame of their own (what comes after the bars too).
+  DevicesPanel panel;
+  const std::string rows = frame_words(panel, false, ImVec2(-100, -100)),
+                    asked_rows = frame_words(panel, true, ImVec2(-100, -100));
+  EXPECT_NE(rows.find("limit 1024 MiB"), std::string::npos) << rows;
+  EXPECT_NE(asked_rows.find("limit ? MiB"), std::string::npos) << asked_rows;
+  EXPECT_EQ(asked_rows.find("1024"), std::string::npos) << asked_rows;
   ImGui::DestroyContext(context);
 }
 
