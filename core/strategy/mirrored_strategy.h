@@ -115,7 +115,7 @@ struct StrategyOptions {
   // each kernel. The weights are the same bit for bit either way.
   bool cuda_graphs = true;
   // Where CUDA devices' cuBLAS and kernels come from: null for the process's
-  // (runtime_gpu_model_api()); a test's fake (tests/support/fake_gpu_model_api.h).
+  // (runtime_gpu_model_api()); a test's fake (tests/support/cuda/fake_gpu_model_api.h).
   GpuModelApi* gpu_model = nullptr;
 };
 

@@ -17,10 +17,10 @@
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
 #include "core/nn/optimizer.h"
-#include "tests/support/cuda_test_devices.h"
+#include "tests/support/cuda/cuda_test_devices.h"
 #ifdef MIRRORLAB_OPS_FAKE_CUDA
-#include "tests/support/fake_cuda_api.h"
-#include "tests/support/fake_gpu_model_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
+#include "tests/support/cuda/fake_gpu_model_api.h"
 #endif
 
 namespace mirrorlab::testing {

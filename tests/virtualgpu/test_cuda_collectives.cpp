@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/support/all_reduce_check.h"
-#include "tests/support/cuda_test_devices.h"
+#include "tests/support/cuda/cuda_test_devices.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/collective.h"

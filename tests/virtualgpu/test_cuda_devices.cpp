@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cuda_test_devices.h"
-#include "tests/support/cuda_test_kernels.h"
+#include "tests/support/cuda/cuda_test_devices.h"
+#include "tests/support/cuda/cuda_test_kernels.h"
 #include "virtualgpu/cuda/cuda_api.h"
 #include "virtualgpu/cuda/cuda_check.h"
 #include "virtualgpu/cuda/gpu_configuration.h"

@@ -1,6 +1,6 @@
 // The CUDA code paths above the thin interfaces (virtualgpu/cuda/cuda_api.h, nccl_api.h), run on
-// any machine against the fakes of tests/support/fake_cuda_api.h: the cudaMalloc allocator and its
-// arena, the devices' streams, the CUDA transport (ring, reduce-to-one, one-shot; one card and
+// any machine against the fakes of tests/support/cuda/fake_cuda_api.h: the cudaMalloc allocator and
+// its arena, the devices' streams, the CUDA transport (ring, reduce-to-one, one-shot; one card and
 // several, with and without peer access), the NCCL all-reduce and its fallback. Each test checks
 // the numbers bit for bit (small integers: any order of the sums is exact) and that every call
 // kept CUDA's rules (the fake's violations() and leaks() are empty). What is left to a GPU is
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "tests/support/all_reduce_check.h"
-#include "tests/support/fake_cuda_api.h"
-#include "tests/support/fake_nccl_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
+#include "tests/support/cuda/fake_nccl_api.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/collective.h"

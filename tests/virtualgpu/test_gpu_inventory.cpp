@@ -1,13 +1,13 @@
 // Enumeration, free memory and peer access (virtualgpu/cuda/gpu_inventory.h) against the fake CUDA
-// runtime of tests/support/fake_cuda_api.h: what each GPU is asked and with which GPU current, the
-// caller's current GPU put back, the peer matrix, and peers enabled only where the hardware
+// runtime of tests/support/cuda/fake_cuda_api.h: what each GPU is asked and with which GPU current,
+// the caller's current GPU put back, the peer matrix, and peers enabled only where the hardware
 // allows, each from its own GPU. Left to a GPU: each CudaApi method's one runtime call.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "tests/support/fake_cuda_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
 #include "virtualgpu/cuda/gpu_inventory.h"
 
 namespace mirrorlab::testing {

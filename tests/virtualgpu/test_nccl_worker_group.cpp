@@ -1,10 +1,10 @@
 // NCCL across processes (virtualgpu/workers/nccl_worker_group.h) on any machine: the workers are
 // threads over vgpu::ThreadWorkers (as mpirun's processes would be), each with its own fake GPU,
-// sharing the fakes of tests/support/fake_cuda_api.h and fake_nccl_api.h. What is checked: worker 0
-// alone makes the unique id and every worker joins with it, on its own GPU; the all-reduce of the
-// NCCL device's buffer goes through NCCL on its stream and is synchronized before it is read (the
-// sums, bit for bit), another device's buffer through the host; failures reach every worker as a
-// sentence, never a hang; every communicator is destroyed. The real NCCL under mpirun:
+// sharing the fakes of tests/support/cuda/fake_cuda_api.h and fake_nccl_api.h. What is checked:
+// worker 0 alone makes the unique id and every worker joins with it, on its own GPU; the all-reduce
+// of the NCCL device's buffer goes through NCCL on its stream and is synchronized before it is read
+// (the sums, bit for bit), another device's buffer through the host; failures reach every worker as
+// a sentence, never a hang; every communicator is destroyed. The real NCCL under mpirun:
 // test_nccl_workers (a GPU per worker).
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/fake_cuda_api.h"
-#include "tests/support/fake_nccl_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
+#include "tests/support/cuda/fake_nccl_api.h"
 #include "tests/support/worker_threads.h"
 #include "virtualgpu/devices/device_buffers.h"
 #include "virtualgpu/devices/device_registry.h"

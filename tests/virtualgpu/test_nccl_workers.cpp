@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "tests/support/cuda_test_devices.h"
+#include "tests/support/cuda/cuda_test_devices.h"
 #include "virtualgpu/mpi/nccl_workers.h"
 
 namespace mirrorlab {

@@ -5,8 +5,8 @@
 //     checked (MIRRORLAB_CUDA_CHECK). The kernel launches are completed one layer up
 //     (virtualgpu/devices/process_cuda_api.h), where the collectives' kernels are. This is the
 //     layer only a GPU can check.
-//   - FakeCudaApi (tests/support/fake_cuda_api.h): host memory, and a record of every call, checked
-//   as
+//   - FakeCudaApi (tests/support/cuda/fake_cuda_api.h): host memory, and a record of every call,
+//   checked as
 //     CUDA would check it (a stream used only between its creation and destruction and on its
 //     own GPU, an event recorded before it is waited for or timed, every block freed once, on its
 //     own GPU). The real code paths above it (the cudaMalloc allocator and arena accounting, the

@@ -1,6 +1,7 @@
 // The CudaApi (cuda/cuda_api.h) this process's CUDA devices are made with: the CUDA runtime, with
 // the collectives' kernels (collective_kernels.h) as its launches. The device registry gives it
-// to every CUDA device; tests make devices with a fake instead (tests/support/fake_cuda_api.h).
+// to every CUDA device; tests make devices with a fake instead
+// (tests/support/cuda/fake_cuda_api.h).
 #pragma once
 
 #include "virtualgpu/cuda/cuda_api.h"

@@ -6,8 +6,8 @@
 //
 //   - runtime_gpu_model_api() (gpu_model_api_runtime.cpp, CUDA builds): each method one cuBLAS
 //     call or one kernel launch. This is the layer only a GPU can check.
-//   - FakeGpuModelApi (tests/support/fake_gpu_model_api.h): each kernel as the CPU reference of the
-//   same
+//   - FakeGpuModelApi (tests/support/cuda/fake_gpu_model_api.h): each kernel as the CPU reference
+//   of the same
 //     name computes it, on the fake runtime's host memory, checking that every pointer is inside
 //     a live block of the current GPU and every stream and handle is live.
 #pragma once

@@ -1,6 +1,6 @@
 // GpuModelApi on the CUDA runtime and cuBLAS: each method one cuBLAS call or one launch of
 // kernels_cuda_*.cu (the handle's setup: four). The layer only a GPU can check; CudaOps above it
-// runs against tests/support/fake_gpu_model_api.h everywhere.
+// runs against tests/support/cuda/fake_gpu_model_api.h everywhere.
 #include <cuda_runtime_api.h>
 
 #include <string>

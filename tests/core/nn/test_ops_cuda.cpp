@@ -11,7 +11,7 @@
 #include "core/session/step_recorder.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/support/cuda_test_devices.h"
+#include "tests/support/cuda/cuda_test_devices.h"
 #include "tests/support/ops_agreement.h"
 #include "tests/support/step_rig.h"
 #include "virtualgpu/devices/device_registry.h"

@@ -13,8 +13,8 @@
 
 #include "core/nn/cuda/ops_cuda.h"
 #include "core/nn/loss.h"
-#include "tests/support/fake_cuda_api.h"
-#include "tests/support/fake_gpu_model_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
+#include "tests/support/cuda/fake_gpu_model_api.h"
 #include "tests/support/ops_agreement.h"
 
 namespace mirrorlab::testing {

@@ -15,7 +15,7 @@
 
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/support/counting_fake_card.h"
+#include "tests/support/cuda/counting_fake_card.h"
 
 namespace mirrorlab::testing {
 namespace {

@@ -13,7 +13,7 @@
 #include "core/strategy/mirrored_strategy.h"
 #include "core/strategy/run_events.h"
 #include "core/strategy/step_kernels.h"
-#include "tests/support/counting_fake_card.h"
+#include "tests/support/cuda/counting_fake_card.h"
 
 namespace mirrorlab::testing {
 namespace {

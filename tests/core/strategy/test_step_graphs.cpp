@@ -12,8 +12,8 @@
 
 #include "core/io/synthetic_dataset.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "tests/support/fake_cuda_api.h"
-#include "tests/support/fake_gpu_model_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
+#include "tests/support/cuda/fake_gpu_model_api.h"
 
 namespace mirrorlab::testing {
 namespace {

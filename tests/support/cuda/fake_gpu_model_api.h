@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/nn/cuda/gpu_model_api.h"
-#include "tests/support/fake_cuda_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
 
 namespace mirrorlab::testing {
 

@@ -1,5 +1,5 @@
-// The fakes of tests/support/fake_cuda_api.h.
-#include "tests/support/fake_cuda_api.h"
+// The fakes of tests/support/cuda/fake_cuda_api.h.
+#include "tests/support/cuda/fake_cuda_api.h"
 
 #include <algorithm>
 #include <chrono>

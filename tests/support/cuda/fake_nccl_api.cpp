@@ -1,5 +1,5 @@
-// The fake NCCL of tests/support/fake_nccl_api.h.
-#include "tests/support/fake_nccl_api.h"
+// The fake NCCL of tests/support/cuda/fake_nccl_api.h.
+#include "tests/support/cuda/fake_nccl_api.h"
 
 #include <algorithm>
 #include <chrono>

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/nn/cuda/counting_gpu_model_api.h"
-#include "tests/support/fake_cuda_api.h"
-#include "tests/support/fake_gpu_model_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
+#include "tests/support/cuda/fake_gpu_model_api.h"
 #include "virtualgpu/cuda/counting_cuda_api.h"
 
 namespace mirrorlab::testing {

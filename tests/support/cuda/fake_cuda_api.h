@@ -1,4 +1,4 @@
-// A fake CUDA runtime for tests on machines without a GPU (and tests/support/fake_nccl_api.h,
+// A fake CUDA runtime for tests on machines without a GPU (and tests/support/cuda/fake_nccl_api.h,
 // NCCL's): the real code paths above CudaApi (the cudaMalloc allocator and its arena, the devices'
 // streams, the CUDA transport and the one-shot) run against it.
 //

@@ -1,4 +1,4 @@
-#include "tests/support/cuda_test_kernels.h"
+#include "tests/support/cuda/cuda_test_kernels.h"
 #include "virtualgpu/cuda/cuda_check.h"
 
 namespace mirrorlab::testing {

@@ -1,4 +1,4 @@
-#include "tests/support/fake_gpu_model_api.h"
+#include "tests/support/cuda/fake_gpu_model_api.h"
 
 #include <algorithm>
 

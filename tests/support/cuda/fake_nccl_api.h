@@ -1,5 +1,5 @@
-// A fake NCCL over tests/support/fake_cuda_api.h's fake GPUs, for tests on machines without a GPU:
-// the NCCL all-reduce of one process (init_all: all-reduces queued between group_start and
+// A fake NCCL over tests/support/cuda/fake_cuda_api.h's fake GPUs, for tests on machines without a
+// GPU: the NCCL all-reduce of one process (init_all: all-reduces queued between group_start and
 // group_end, summed at group_end in rank order) and NCCL across processes (unique_id, init_rank:
 // each process's worker a thread here, sharing one fake; a rank's all-reduce outside a group waits
 // for every rank of its communicator, then all are summed in rank order, as ncclAllReduce's
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/support/fake_cuda_api.h"
+#include "tests/support/cuda/fake_cuda_api.h"
 #include "virtualgpu/collectives/nccl/nccl_api.h"
 
 namespace mirrorlab::testing {
