@@ -202,8 +202,8 @@ void draw_footer(const core::RecordedStep& record, const GridLayout& g) {
 
 }  // namespace
 
-std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
-                                             const GridLayout& g) {
+BatchSplitPanel::Drawn BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
+                                                        const GridLayout& g) {
   // Images in one channel, frames and labels in another: each channel is then one draw call
   // with one texture, instead of two per thumbnail (the atlas, then the font's for the frame),
   // and a software renderer pays per draw call.
@@ -211,7 +211,7 @@ std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
   draw->ChannelsSplit(2);
   draw->ChannelsSetCurrent(1);
   const std::size_t n = record.replicas.size();
-  std::size_t thumbnails = 0;
+  Drawn drawn;
   // The replicas' thumbnails from `origin`, each at its place in the batch (compact) or in its
   // replica's own grid.
   const auto grid = [&](std::size_t r, ImVec2 origin) {
@@ -221,9 +221,9 @@ std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
       if (example >= atlas_indices_.size()) break;
       if (draw_thumbnail(draw, atlas_, record, g, origin, g.compact ? example : k, example,
                          static_cast<int>(r))) {
-        ++names_shortened_;
+        ++drawn.names_shortened;
       }
-      ++thumbnails;
+      ++drawn.thumbnails;
     }
   };
   const auto rows_of = [&](std::size_t count) {
@@ -246,7 +246,7 @@ std::size_t BatchSplitPanel::draw_thumbnails(const core::RecordedStep& record,
     }
   }
   draw->ChannelsMerge();
-  return thumbnails;
+  return drawn;
 }
 
 void BatchSplitPanel::Draw(FrameContext& frame) {
@@ -307,15 +307,14 @@ void BatchSplitPanel::Draw(FrameContext& frame) {
     ImGui::PopTextWrapPos();
   }
   if (!shown.progress.split) {
-    ImGui::TextDisabled("Not split yet: each replica will get its slice when the step starts.");
+    text_wrapped_dim("Not split yet: each replica will get its slice when the step starts.");
   }
 
   const GridLayout grid = plan_grid(counts, ImGui::GetContentRegionAvail(), frame.view.font_scale);
-  names_shortened_ = 0;
-  const std::size_t thumbnails = draw_thumbnails(record, grid);
-  frame.report.drew(name(), "names_shortened", static_cast<double>(names_shortened_));
+  const Drawn drawn = draw_thumbnails(record, grid);
+  frame.report.drew(name(), "names_shortened", static_cast<double>(drawn.names_shortened));
   draw_footer(record, grid);
-  frame.report.drew(name(), "thumbnails", static_cast<double>(thumbnails));
+  frame.report.drew(name(), "thumbnails", static_cast<double>(drawn.thumbnails));
   frame.report.drew(name(), "replicas", static_cast<double>(n));
   frame.report.drew(name(), "uneven", uneven ? 1 : 0);
 }

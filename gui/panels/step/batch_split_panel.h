@@ -26,9 +26,12 @@ class BatchSplitPanel : public Panel {
  private:
   // The atlas of the record's pictures (those it kept: core::kRecordedImages).
   void upload_thumbnails(const core::RecordedStep& record);
-  // The batch's thumbnails in their replicas' colours; returns how many were drawn.
-  std::size_t draw_thumbnails(const core::RecordedStep& record, const GridLayout& grid);
-  std::size_t names_shortened_ = 0;  // this frame's class names cut to fit under their tile
+  struct Drawn {
+    std::size_t thumbnails = 0;
+    std::size_t names_shortened = 0;  // class names cut to fit under their tile
+  };
+  // The batch's thumbnails in their replicas' colours: how many were drawn, and shortened.
+  Drawn draw_thumbnails(const core::RecordedStep& record, const GridLayout& grid);
 
   Texture atlas_;  // the batch's images side by side, kAtlasColumns to a row
   const void* atlas_session_ = nullptr;
