@@ -12,7 +12,7 @@
 #include "app/output/interrupt.h"
 #include "app/output/output_files.h"
 #include "app/train/run_launch.h"
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/session/worker_followers.h"
 
 #ifdef MIRRORLAB_HAVE_GUI

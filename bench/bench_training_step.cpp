@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "core/io/synthetic_dataset.h"
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/session/step_control.h"
 #include "core/session/step_recorder.h"
 #include "core/strategy/mirrored_strategy.h"

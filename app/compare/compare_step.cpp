@@ -5,7 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "app/compare/compare_tables.h"
 #include "app/flags/flags.h"
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/session/text/keras_summary.h"
 #include "core/strategy/gradient_packs.h"
 #include "core/strategy/step_kernels.h"

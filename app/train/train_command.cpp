@@ -13,7 +13,7 @@
 #include "app/train/train_report.h"
 #include "app/train/train_run.h"
 #include "app/train/workers.h"
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/strategy/fit.h"
 
 namespace mirrorlab::app {

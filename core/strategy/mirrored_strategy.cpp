@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "core/nn/batch.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/nn/cuda/gpu_model_api.h"
 #include "core/nn/cuda/ops_cuda.h"
-#include "core/nn/kernels_cpu.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 #include "virtualgpu/cuda/gpu_work_counts.h"

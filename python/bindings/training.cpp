@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/nn/model_spec.h"
 #include "core/session/text/keras_progress_text.h"
 #include "core/session/text/keras_summary.h"

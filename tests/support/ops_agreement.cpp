@@ -11,9 +11,9 @@
 #include <limits>
 #include <random>
 
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/nn/cuda/gpu_model_api.h"
 #include "core/nn/cuda/ops_cuda.h"
-#include "core/nn/kernels_cpu.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
 #include "core/nn/optimizer.h"

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/nn/kernel_elements.h"
 #include "core/nn/kernel_elements_train.h"
-#include "core/nn/kernels_cpu.h"
 #include "core/nn/loss.h"
 #include "virtualgpu/devices/collective_elements.h"
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/nn/layers.h"
 #include "core/nn/tensor.h"
 #include "virtualgpu/memory/memory_arena.h"

@@ -2,7 +2,7 @@
 // runs the reference kernels themselves, except gemm, which goes through OpenBLAS when the build
 // has it; so these tests check the interface's plumbing (every argument reaches its kernel) and
 // the BLAS path, and they check the harness that test_ops_cuda runs on a GPU.
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "tests/support/ops_agreement.h"
 
 namespace mirrorlab::testing {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/strategy/replica_compute.h"
 #include "virtualgpu/devices/device_registry.h"
 #include "virtualgpu/memory/memory_arena.h"

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/nn/loss.h"
 
 namespace mirrorlab::core {

@@ -4,7 +4,7 @@
 //   1. GEMM reference (netlib order: scale C by beta, then accumulate; vectorisable inner loops)
 //   2. GEMM front end (OpenBLAS when built with it)
 //   3. im2col / col2im for 3x3 valid convolutions, NHWC
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 
 #include <algorithm>
 #include <cmath>

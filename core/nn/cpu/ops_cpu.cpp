@@ -3,7 +3,7 @@
 // serves every device and thread.
 #include <cstring>
 
-#include "core/nn/kernels_cpu.h"
+#include "core/nn/cpu/kernels_cpu.h"
 #include "core/nn/loss.h"
 #include "core/nn/ops.h"
 
