@@ -1,5 +1,5 @@
-// Green contexts (virtualgpu/cuda/green_contexts.h) on any machine, against a fake driver that
-// records every call and keeps the driver's rules: a stream made only in a live context, every
+// Green contexts (virtualgpu/cuda/green/green_contexts.h) on any machine, against a fake driver
+// that records every call and keeps the driver's rules: a stream made only in a live context, every
 // stream destroyed before its context, everything made destroyed once. What is left to a GPU is
 // each GreenDriver method's driver call (cuda_green_context.cpp; scripts/gpu-check runs them).
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 
 #include "virtualgpu/cuda/configuration_error.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
-#include "virtualgpu/cuda/green_contexts.h"
+#include "virtualgpu/cuda/green/green_contexts.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "virtualgpu/cuda/cuda_check.h"
-#include "virtualgpu/cuda/cuda_green_context.h"
+#include "virtualgpu/cuda/green/cuda_green_context.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -4,7 +4,7 @@
 // failure to load. Each method is one driver call (or two), checked; what is done with them is
 // green_contexts.cpp's, tested against a fake in every build. Memory is the primary context's,
 // so cudaMalloc'd arenas work in every green context of the card.
-#include "virtualgpu/cuda/cuda_green_context.h"
+#include "virtualgpu/cuda/green/cuda_green_context.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "virtualgpu/cuda/cuda_check.h"
-#include "virtualgpu/cuda/green_contexts.h"
+#include "virtualgpu/cuda/green/green_contexts.h"
 
 namespace mirrorlab::vgpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "virtualgpu/cuda/green_contexts.h"
+#include "virtualgpu/cuda/green/green_contexts.h"
 
 #include <utility>
 
