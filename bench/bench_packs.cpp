@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "core/io/synthetic_dataset.h"
+#include "core/strategy/events/run_events.h"
 #include "core/strategy/gradient_packs.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "core/strategy/run_events.h"
 #include "timing/pack_schedule.h"
 #include "timing/step_time.h"
 #include "timing/topology_file.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/strategy/events/run_events.h"
 #include "core/strategy/fit.h"
-#include "core/strategy/run_events.h"
 #include "nlohmann/json.hpp"
 
 namespace mirrorlab::app {

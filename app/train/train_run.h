@@ -12,9 +12,9 @@
 #include "app/output/output_files.h"
 #include "app/train/run_launch.h"
 #include "app/train/train_checkpoints.h"
+#include "core/strategy/events/run_events.h"
 #include "core/strategy/faults.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "core/strategy/run_events.h"
 #include "virtualgpu/cuda/gpu_work_counts.h"
 #include "virtualgpu/devices/device_registry.h"
 

@@ -12,7 +12,7 @@
 
 #include "app/flags/cli_declarations.h"
 #include "core/io/dataset.h"
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 #include "nlohmann/json.hpp"
 #include "virtualgpu/workers/worker_group.h"
 

@@ -37,10 +37,10 @@
 #include "core/session/session_config.h"
 #include "core/session/step_control.h"
 #include "core/session/step_recorder.h"
+#include "core/strategy/events/run_events.h"
 #include "core/strategy/faults.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "core/strategy/run_events.h"
 #include "virtualgpu/devices/device_registry.h"
 
 namespace mirrorlab::core {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/io/synthetic_dataset.h"
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 #include "virtualgpu/memory/clock.h"
 
 namespace mirrorlab::core {

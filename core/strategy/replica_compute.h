@@ -10,8 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include "core/strategy/events/run_event.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "core/strategy/run_event.h"
 #include "virtualgpu/devices/device.h"
 
 namespace mirrorlab::core {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/strategy/run_event.h"
+#include "core/strategy/events/run_event.h"
 #include "core/strategy/step_boundary.h"
 #include "virtualgpu/collectives/collective.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 
 struct ImDrawList;
 struct ImVec2;

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/session/step_figures.h"
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 #include "virtualgpu/workers/hierarchical_all_reduce.h"
 
 namespace mirrorlab::lessons {

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "core/session/step_figures.h"
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
 #include "gui/drawing/wrapped_text.h"

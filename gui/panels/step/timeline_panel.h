@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 #include "gui/panels/panel.h"
 #include "imgui.h"
 

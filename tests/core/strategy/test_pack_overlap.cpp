@@ -12,10 +12,10 @@
 
 #include "core/io/synthetic_dataset.h"
 #include "core/session/step_recorder.h"
+#include "core/strategy/events/run_events.h"
 #include "core/strategy/faults.h"
 #include "core/strategy/fit.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "core/strategy/run_events.h"
 #include "tests/support/hang_guard.h"
 #include "tests/support/training_reference.h"
 #include "virtualgpu/devices/device_registry.h"

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <vector>
 
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 
 namespace mirrorlab {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/io/synthetic_dataset.h"
+#include "core/strategy/events/run_events.h"
 #include "core/strategy/mirrored_strategy.h"
-#include "core/strategy/run_events.h"
 #include "core/strategy/step_kernels.h"
 #include "tests/support/cuda/counting_fake_card.h"
 

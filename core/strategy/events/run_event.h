@@ -1,5 +1,6 @@
 // One timed event of a run: which device did which phase of which step, when, moving how many
-// bytes. The event store keeps them (core/strategy/run_events.h); listeners see each as it happens.
+// bytes. The event store keeps them (core/strategy/events/run_events.h); listeners see each as it
+// happens.
 #pragma once
 
 #include <array>

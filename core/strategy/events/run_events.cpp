@@ -1,4 +1,4 @@
-#include "core/strategy/run_events.h"
+#include "core/strategy/events/run_events.h"
 
 #include <algorithm>
 #include <iomanip>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/strategy/run_event.h"
+#include "core/strategy/events/run_event.h"
 #include "core/strategy/step_listener.h"
 #include "virtualgpu/memory/clock.h"
 
