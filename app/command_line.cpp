@@ -31,8 +31,7 @@ std::string CommandLine::message_for(const CLI::ParseError& error, int* status) 
   *status = error.get_exit_code() == 0 ? 0 : 2;
   if (*status == 0) return "";  // --help: printed by CLI11
   // The command that was being parsed: the deepest one chosen.
-  CLI::App* deepest = app_.get();
-  while (!deepest->get_subcommands().empty()) deepest = deepest->get_subcommands().front();
+  const CLI::App* deepest = &chosen_command(*app_);
   const bool needs_command = deepest->get_require_subcommand_min() > 0 &&
                              dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
   if (!needs_command) return describe_parse_failure(*app_, error);

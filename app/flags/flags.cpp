@@ -455,6 +455,12 @@ CLI::Option* add_text_flag(CLI::App* command, const std::string& names, std::str
       [&value](const std::string& text) { value = text; });
 }
 
+const CLI::App& chosen_command(const CLI::App& root) {
+  const CLI::App* command = &root;
+  while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+  return *command;
+}
+
 std::string command_path(const CLI::App& root) {
   std::string path = "mirrorlab";
   for (const CLI::App* c = &root; !c->get_subcommands().empty();) {
@@ -519,17 +525,16 @@ std::string flag_meant(const CLI::App& command, std::string given) {
 // "no flag --gpu (did you mean --gpus?)" for a flag the command does not have; for a word that
 // follows no flag, that it does not.
 std::string unknown_flag(const CLI::App& root) {
-  const CLI::App* command = &root;
-  while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
-  for (const std::string& arg : command->remaining()) {
+  const CLI::App& command = chosen_command(root);
+  const std::vector<std::string> extra = command.remaining();
+  for (const std::string& arg : extra) {
     const bool number =
         arg.size() > 1 && (std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.');
     if (arg.size() < 2 || arg[0] != '-' || number) continue;
-    const std::string meant = flag_meant(*command, arg);
+    const std::string meant = flag_meant(command, arg);
     return "no flag " + arg.substr(0, arg.find('=')) +
            (meant.empty() ? "" : " (did you mean " + meant + "?)");
   }
-  const std::vector<std::string> extra = command->remaining();
   if (extra.empty()) return "";
   return "'" + extra.front() + "' follows no flag: give each value after its flag (--NAME VALUE)";
 }

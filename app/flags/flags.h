@@ -101,6 +101,8 @@ CLI::Option* add_entry_list_flag(CLI::App* command, const std::string& names,
 CLI::Option* add_text_flag(CLI::App* command, const std::string& names, std::string& value,
                            const std::string& help);
 
+// The deepest command chosen on the command line `root` parsed ("allreduce" of "bench allreduce").
+const CLI::App& chosen_command(const CLI::App& root);
 // "mirrorlab bench allreduce": the commands chosen on the command line `root` parsed.
 std::string command_path(const CLI::App& root);
 // A command line error as mirrorlab says it: "mirrorlab train: --lr: 'nan' is not a number: give
