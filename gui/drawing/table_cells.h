@@ -12,6 +12,17 @@ namespace mirrorlab::gui {
 // table's TableSetupColumn calls, in place of TableHeadersRow. `lines`: the most any label takes.
 void table_headers_wrapped(float lines = 1);
 
+// A table whose rows scroll under its header, shown in whole rows: a row half under the header or
+// half off the table's foot is a row nobody at the back of a hall can read. The height of a header
+// of `header_lines` (table_headers_wrapped's, or 1 for TableHeadersRow) and `shown` one-line rows;
+// how many of `rows` fit in `room`, at least `least` of them (fewer only where there are fewer).
+float table_height(float header_lines, int shown);
+int table_rows_that_fit(float header_lines, float room, int rows, int least);
+// Inside such a table (after BeginTable), once: scroll it so that row `row` (from 0) is in the
+// middle of the `shown` rows, a whole row at each edge. Applied from the next frame, as ImGui's
+// scrolling is.
+void table_scroll_to_row(int row, int shown);
+
 // Shades the current cell, one line of text tall, in `color`; before the cell's text.
 void shade_cell(ImU32 color);
 

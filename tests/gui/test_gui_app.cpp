@@ -750,6 +750,23 @@ TEST_F(GuiApp, OnceAStepRunsItsFirstAnswerComesIntoTheStripsView) {
   EXPECT_EQ(large["panels"]["Lesson"]["asked_scrolled_px"], 0.0) << large.dump(1);
 }
 
+// A table whose rows scroll under its header shows them whole: lesson 7's third step at 1366x768
+// predicts eleven sizes on a DGX H100, and its table had shown six and a half of them, the model's
+// own row scrolled to the middle and a half row at the top and the foot (12 lines in part). Now
+// the rows that fit, whole, the model's in the middle; the speed-up table likewise (lesson 8).
+TEST_F(GuiApp, AScrollingTableShowsItsRowsWhole) {
+  const auto sizes = projected("--lesson 7 --lesson-step 3", "sizes.json", 5, "1366x768");
+  EXPECT_EQ(sizes["notes"]["text_in_part"], 0.0) << sizes["words"]["text in part"];
+  const auto& compare = sizes["panels"]["Compare"];
+  EXPECT_EQ(compare["machine_rows"], 11.0) << compare.dump(1);
+  EXPECT_GE(compare["machine_rows_shown"].get<double>(), 7.0) << compare.dump(1);
+  EXPECT_LT(compare["machine_rows_shown"].get<double>(), 11.0) << "the rows scroll here";
+  // At 1280x800 the speed-up table had shown three and a half of its eight rows (8 in part).
+  const auto step = projected("--lesson 8 --lesson-step 3", "step.json", 5, "1280x800");
+  EXPECT_EQ(step["notes"]["text_in_part"], 0.0) << step["words"]["text in part"];
+  EXPECT_EQ(step["panels"]["Compare"]["step_rows"], 8.0) << step["panels"]["Compare"].dump(1);
+}
+
 // While a step waits for the class's predictions, N and the Right arrow leave the lesson's run
 // where the steps before left it: lesson 5's second step asks how many steps the ring takes, and
 // Right had walked the live run into the all-reduce ("Step 3 of 6"). Once the step has run, the

@@ -178,17 +178,20 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
   if (t.has_nccl) {
     header_lines = std::max(header_lines, wrapped_line_count("NCCL (its model)", time_width));
   }
-  const float wanted = line * (static_cast<float>(rows_.size()) + header_lines + 0.6f);
-  // What goes under the table stays in view: the table scrolls within what is left (its own
-  // row, the model's size, scrolled to); the sources are one line until opened.
+  // What goes under the table stays in view: the table scrolls within what is left, in whole
+  // rows (its own row, the model's size, scrolled to the middle); the sources are one line until
+  // opened.
   const float wrap = ImGui::GetContentRegionAvail().x;
-  const float footer = (wrapped_line_count(not_run_, wrap) + 2.5f) * line;
-  const float room = ImGui::GetContentRegionAvail().y - footer;
+  const float footer = wrapped_line_count(not_run_, wrap) * line +
+                       ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  const int rows = static_cast<int>(rows_.size());
+  const int shown =
+      table_rows_that_fit(header_lines, ImGui::GetContentRegionAvail().y - footer, rows, 3);
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
   int cells = 0;
-  const float height = std::max(std::min(wanted, room), line * (header_lines + 3.6f));
-  wants_more_height(wanted - height);  // its rows scroll (gui/drawing/content_height.h)
+  const float height = table_height(header_lines, shown);
+  wants_more_height(table_height(header_lines, rows) - height);  // gui/drawing/content_height.h
   if (ImGui::BeginTable("by size", columns, flags, ImVec2(0, height))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("size per GPU", ImGuiTableColumnFlags_WidthFixed, size_width);
@@ -200,16 +203,20 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
       ImGui::TableSetupColumn("NCCL picks", ImGuiTableColumnFlags_WidthFixed, pick_width);
     }
     table_headers_wrapped(header_lines);
+    if (!scrolled_to_own_) {  // the run's gradients: their row, scrolled to once
+      const auto it = std::find_if(rows_.begin(), rows_.end(),
+                                   [&](const SizePrediction& r) { return r.bytes == own; });
+      if (it != rows_.end()) table_scroll_to_row(static_cast<int>(it - rows_.begin()), shown);
+      scrolled_to_own_ = true;
+    }
     for (const SizePrediction& row : rows_) {
       ImGui::TableNextRow();
       double fastest = std::numeric_limits<double>::max();
       for (const timing::Prediction& p : row.algorithms) fastest = std::min(fastest, p.predicted);
       if (row.nccl) fastest = std::min(fastest, row.nccl->time_us * 1e-6);
       ImGui::TableNextColumn();
-      if (row.bytes == own) {  // the run's gradients: their row, scrolled to once
+      if (row.bytes == own) {
         ImGui::Text("%s (this model)", format_bytes(row.bytes).c_str());
-        if (!scrolled_to_own_) ImGui::SetScrollHereY(0.5f);
-        scrolled_to_own_ = true;
       } else {
         ImGui::TextUnformatted(format_bytes(row.bytes).c_str());
       }
@@ -240,6 +247,7 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
     ImGui::EndTable();
   }
   frame.report.drew(panel, "machine_rows", static_cast<double>(rows_.size()));
+  frame.report.drew(panel, "machine_rows_shown", shown);
   frame.report.drew(panel, "machine_cells", cells);
   const float under = ImGui::GetCursorPosY();
   if (!not_run_.empty()) text_wrapped("%s", not_run_.c_str());

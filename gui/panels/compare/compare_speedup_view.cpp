@@ -7,6 +7,7 @@
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
+#include "gui/drawing/table_cells.h"
 #include "gui/drawing/wrapped_text.h"
 #include "imgui.h"
 
@@ -212,8 +213,13 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
                                 (narrow ? ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit
                                         : ImGuiTableFlags_SizingStretchProp) |
                                 (scrolls ? ImGuiTableFlags_ScrollY : 0);
-  // Scrolling, at least the header and a row or two: never more than the whole table.
-  const float height = scrolls ? std::max(room_y, std::min(whole, 4 * line)) : narrow ? whole : 0;
+  // Scrolling, at least the header and three rows, in whole rows: never more than the whole table.
+  const float sideways = narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+  const int rows = static_cast<int>(cells_.size());
+  const float height =
+      scrolls  ? table_height(1, table_rows_that_fit(1, room_y - sideways, rows, 3)) + sideways
+      : narrow ? whole
+               : 0;
   const float top = ImGui::GetCursorPosY();
   if (!ImGui::BeginTable("training step", columns, flags, ImVec2(0, height))) return;
   if (scrolls) ImGui::TableSetupScrollFreeze(0, 1);
