@@ -765,6 +765,11 @@ TEST_F(GuiApp, AScrollingTableShowsItsRowsWhole) {
   const auto step = projected("--lesson 8 --lesson-step 3", "step.json", 5, "1280x800");
   EXPECT_EQ(step["notes"]["text_in_part"], 0.0) << step["words"]["text in part"];
   EXPECT_EQ(step["panels"]["Compare"]["step_rows"], 8.0) << step["panels"]["Compare"].dump(1);
+  // Where even three rows leave the lines under the table short of room (lesson 11 step 3 at
+  // 1440x900: the sources' header half below the panel's foot), it shows two.
+  const auto packs = projected("--lesson 11 --lesson-step 3", "packs.json", 5, "1440x900");
+  EXPECT_EQ(packs["notes"]["text_in_part"], 0.0) << packs["words"]["text in part"];
+  EXPECT_EQ(packs["panels"]["Compare"]["hidden_below_px"], 0.0) << packs.dump(1);
 }
 
 // While a step waits for the class's predictions, N and the Right arrow leave the lesson's run

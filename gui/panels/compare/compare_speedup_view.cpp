@@ -213,11 +213,11 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
                                 (narrow ? ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit
                                         : ImGuiTableFlags_SizingStretchProp) |
                                 (scrolls ? ImGuiTableFlags_ScrollY : 0);
-  // Scrolling, at least the header and three rows, in whole rows: never more than the whole table.
+  // Scrolling, at least the header and two rows, in whole rows: never more than the whole table.
   const float sideways = narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f;
   const int rows = static_cast<int>(cells_.size());
   const float height =
-      scrolls  ? table_height(1, table_rows_that_fit(1, room_y - sideways, rows, 3)) + sideways
+      scrolls  ? table_height(1, table_rows_that_fit(1, room_y - sideways, rows, 2)) + sideways
       : narrow ? whole
                : 0;
   const float top = ImGui::GetCursorPosY();
