@@ -1,6 +1,8 @@
 #include "app/command_line.h"
 
 #include <cstdio>
+#include <memory>
+#include <string>
 
 #include "CLI/CLI.hpp"
 #include "app/advice.h"
@@ -9,12 +11,34 @@
 
 namespace mirrorlab::app {
 
+namespace {
+
+// CLI11's help, but a flag with a "no" form shows its two names without the value each sets:
+// "--overlap,--no-overlap{false}" read as if the flag were off unless given (it is on; its help
+// says which is the default).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* option, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(option, is_positional);
+    if (is_positional) return name;
+    for (std::size_t open = name.find('{'); open != std::string::npos; open = name.find('{')) {
+      const std::size_t close = name.find('}', open);
+      if (close == std::string::npos) break;
+      name.erase(open, close - open + 1);
+    }
+    return name;
+  }
+};
+
+}  // namespace
+
 CommandLine::CommandLine()
     : app_(std::make_unique<CLI::App>(
           "mirrorlab: watch and run mirrored (synchronous data-parallel) training, as "
           "TensorFlow's MirroredStrategy does it, on virtual GPUs",
           "mirrorlab")) {
   app_->require_subcommand(1);
+  app_->formatter(std::make_shared<HelpFormatter>());  // before the commands, which take it on
   train_ = add_train_command(*app_, train_options);
   bench_allreduce_ = add_bench_command(*app_, bench_options);
   compare_ = add_compare_command(*app_, compare_options);

@@ -210,6 +210,23 @@ TEST(Flags, AnUnknownFlagIsNamedWithTheOneMeant) {
   }
 }
 
+// A flag with a "no" form shows its two names in the help, not the value each sets: CLI11 wrote
+// "--overlap,--no-overlap{false}", which reads as if overlap were off unless asked for.
+TEST(Flags, AFlagWithANoFormShowsItsTwoNamesInTheHelp) {
+  CommandLine command_line;
+  std::vector<CLI::App*> commands = {&command_line.app()};
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    for (CLI::App* sub : commands[i]->get_subcommands({})) commands.push_back(sub);
+    const std::string help = commands[i]->help();
+    EXPECT_EQ(help.find("{false}"), std::string::npos) << help;
+    EXPECT_EQ(help.find("{true}"), std::string::npos) << help;
+  }
+  CLI::App* train = command_line.app().get_subcommand("train");
+  EXPECT_NE(train->help().find("--overlap,--no-overlap "), std::string::npos) << train->help();
+  EXPECT_NE(train->help().find("--cuda-graphs,--no-cuda-graphs"), std::string::npos);
+  EXPECT_GT(commands.size(), 8u) << "every command and its subcommands";
+}
+
 TEST(Flags, GoodValuesLandInTheOptions) {
   CommandLine cl;
   ASSERT_EQ(
