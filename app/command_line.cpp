@@ -69,7 +69,10 @@ std::string CommandLine::message_for(const CLI::ParseError& error, int* status) 
     return path + ": '" + extra.front() + "' is not a command; the commands are " + commands +
            ". Run '" + path + " --help' for what each does.\n";
   }
-  return deepest->help() + "\n" + path + ": choose a command (" + commands + "), for example: " +
+  // Its help, its usage line with the command's whole name ("mirrorlab lesson"), as typed.
+  const std::string parent = deepest == app_.get() ? "" : path.substr(0, path.rfind(' '));
+  return deepest->help(parent) + "\n" + path + ": choose a command (" + commands +
+         "), for example: " +
          (deepest == app_.get()
               ? "mirrorlab train --help"
               : path + " " + deepest->get_subcommands({}).front()->get_name() + " --help") +

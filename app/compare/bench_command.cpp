@@ -16,7 +16,9 @@
 namespace mirrorlab::app {
 
 CLI::App* add_bench_command(CLI::App& app, BenchAllReduceOptions& o) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Benchmarks on these devices: allreduce, each all-reduce algorithm over a size sweep");
   bench->require_subcommand(1);
   CLI::App* cmd = bench->add_subcommand(
       "allreduce",

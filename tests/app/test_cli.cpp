@@ -74,6 +74,16 @@ TEST(Cli, NoSubcommandSaysWhatToDo) {
   const Result r = run("");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("train"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Usage: mirrorlab [OPTIONS] SUBCOMMAND"), std::string::npos) << r.output;
+  // A command of commands, given alone: its help with its whole name, as one types it (CLI11's
+  // own usage line said "Usage: lesson [OPTIONS] SUBCOMMAND").
+  const Result lesson = run("lesson");
+  EXPECT_EQ(lesson.status, 2) << lesson.output;
+  EXPECT_NE(lesson.output.find("Usage: mirrorlab lesson [OPTIONS] SUBCOMMAND"), std::string::npos)
+      << lesson.output;
+  EXPECT_NE(lesson.output.find("mirrorlab lesson: choose a command (list, run, check)"),
+            std::string::npos)
+      << lesson.output;
 }
 
 // More training examples than the data holds were cut to what it holds without a word.
