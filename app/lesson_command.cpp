@@ -93,11 +93,17 @@ class Terminal {
   bool eof_ = false;
 };
 
+// Where a question's, an answer's or a check's line goes on when it wraps.
+constexpr const char* kHanging = "  ";
+
 int play(const LessonOptions& o) {
   lessons::Lesson lesson = find_lesson(o);
   Terminal term(o);
   std::printf("%s\n%s\n", term.bold(lesson.title).c_str(), core::repeat("═", o.width).c_str());
-  std::printf("%d minutes. Needs: %s\n\n", lesson.minutes, lesson.needs.c_str());
+  std::printf(
+      "%s\n\n",
+      wrap_line(std::to_string(lesson.minutes) + " minutes. Needs: " + lesson.needs, o.width, 0, "")
+          .c_str());
   term.text(lesson.introduction);
   if (lesson.coming) {
     std::printf("This lesson is coming: what it needs is not built yet, so it is not played.\n");
@@ -126,7 +132,8 @@ int play(const LessonOptions& o) {
         choices += (c ? ", " : " (") + std::to_string(c + 1) + ": " + q.choices[c];
       }
       if (!choices.empty()) choices += ")";
-      std::printf("%s %s%s\n", term.bold("Question:").c_str(), q.ask.c_str(), choices.c_str());
+      std::printf("%s %s\n", term.bold("Question:").c_str(),
+                  wrap_line(q.ask + choices, o.width, 10, kHanging).c_str());
       given.push_back(term.ask("Your answer (Enter to skip): "));
     }
     player.enter(i);
@@ -136,9 +143,13 @@ int play(const LessonOptions& o) {
     }
     if (!step.look_at.empty())
       std::printf("(In the GUI: look at the %s panel.)\n", step.look_at.c_str());
-    for (const std::string& note : player.notes()) std::printf("The run said: %s\n", note.c_str());
-    if (!player.run_error().empty())
-      std::printf("The run stopped: %s\n", player.run_error().c_str());
+    for (const std::string& note : player.notes()) {
+      std::printf("The run said: %s\n", wrap_line(note, o.width, 14, kHanging).c_str());
+    }
+    if (!player.run_error().empty()) {
+      std::printf("The run stopped: %s\n",
+                  wrap_line(player.run_error(), o.width, 17, kHanging).c_str());
+    }
     for (std::size_t k = 0; k < step.questions.size(); ++k) {
       const lessons::Question& q = step.questions[k];
       const lessons::Answer a = player.answer(q, given[k]);
@@ -148,14 +159,17 @@ int play(const LessonOptions& o) {
           given[k].empty() ? ""
           : a.correct      ? "  (you were right)"
                            : "  (you said " + lessons::prediction_text(q, given[k]) + ")";
-      std::printf("%s %s: %s%s\n", term.bold("Answer:").c_str(), q.ask.c_str(), a.text.c_str(),
-                  verdict.c_str());
-      if (!q.explain.empty()) std::printf("  %s\n", q.explain.c_str());
+      std::printf("%s %s\n", term.bold("Answer:").c_str(),
+                  wrap_line(q.ask + ": " + a.text + verdict, o.width, 8, kHanging).c_str());
+      if (!q.explain.empty()) {
+        std::printf("%s%s\n", kHanging, wrap_line(q.explain, o.width, 2, kHanging).c_str());
+      }
     }
     for (const lessons::Check& c : step.checks) {
       const lessons::CheckResult r = player.evaluate(c);
       (r.passed ? passed : failed)++;
-      std::printf("%s %s: %s\n", r.passed ? "[pass]" : "[FAIL]", c.says.c_str(), r.shown.c_str());
+      std::printf("%s %s\n", r.passed ? "[pass]" : "[FAIL]",
+                  wrap_line(c.says + ": " + r.shown, o.width, 7, kHanging).c_str());
     }
     if (i + 1 < steps) term.ask("\nEnter: next step ");
   }

@@ -1,5 +1,7 @@
 #include "app/output/lesson_text.h"
 
+#include <algorithm>
+
 #include "core/session/text/console_text.h"
 
 namespace mirrorlab::app {
@@ -63,9 +65,15 @@ std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int wid
     std::string line = first;
     int used = cells(first);
     bool line_empty = true;
-    for (const Word& w : words_of(p)) {
-      const int need = cells(w.text) + (line_empty || w.glued ? 0 : 1);
-      if (!line_empty && !w.glued && used + need > width) {
+    const std::vector<Word> words = words_of(p);
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      const Word& w = words[i];
+      // A word and the runs glued to it ("(`--flag`,") break as one.
+      int group = cells(w.text);
+      for (std::size_t j = i + 1; !w.glued && j < words.size() && words[j].glued; ++j) {
+        group += cells(words[j].text);
+      }
+      if (!line_empty && !w.glued && used + 1 + group > width) {
         out += line + "\n";
         line = rest;
         used = cells(rest);
@@ -83,6 +91,30 @@ std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int wid
     const bool list_goes_on =
         p.kind == lessons::ParagraphKind::kBullet || p.kind == lessons::ParagraphKind::kNumbered;
     if (!list_goes_on || &p == &text.back() || (&p + 1)->kind != p.kind) out += "\n";
+  }
+  return out;
+}
+
+std::string wrap_line(const std::string& text, int width, int used, const std::string& indent) {
+  std::string out;
+  bool line_empty = true;
+  for (std::size_t b = 0; b < text.size();) {
+    const std::size_t e = std::min(text.find(' ', b), text.size());
+    const std::string word = text.substr(b, e - b);
+    b = e + 1;
+    if (word.empty()) continue;
+    if (!line_empty && used + 1 + cells(word) > width) {
+      out += "\n" + indent;
+      used = cells(indent);
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++used;
+    }
+    out += word;
+    used += cells(word);
+    line_empty = false;
   }
   return out;
 }
