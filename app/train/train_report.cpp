@@ -329,7 +329,7 @@ void print_results(const TrainRun& run, const core::FitLoop& loop,
   print_gpu_work(run, steps_made);
   std::printf("Peak memory:");
   for (const vgpu::Device* d : run.devices) {
-    std::printf(" %s %.1f of %zu MiB;", d->name().c_str(),
+    std::printf("%s %s %.1f of %zu MiB", d == run.devices.front() ? "" : ";", d->name().c_str(),
                 static_cast<double>(d->memory().peak()) / vgpu::kMiB,
                 d->memory().limit() / vgpu::kMiB);
   }

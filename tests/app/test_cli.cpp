@@ -287,6 +287,10 @@ TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
       "Training: [0-9]+ images/s over 6 steps; [0-9]+ after the first, "
       "which took [0-9]+ ms"))
       << r.output;
+  // Each device's peak memory, separated, the line ending with the last (it ended in ";").
+  EXPECT_TRUE(mirrorlab::testing::regex_found(
+      r.output, "\nPeak memory: /gpu:0 [0-9.]+ of 1024 MiB; /gpu:1 [0-9.]+ of 1024 MiB\n"))
+      << r.output;
 
   std::ifstream in(history);
   ASSERT_TRUE(in) << "no history file at " << history;
