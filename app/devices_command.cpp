@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
+#include "virtualgpu/cuda/gpu_inventory.h"
 
 namespace mirrorlab::app {
 
@@ -36,8 +37,7 @@ int run_devices(const DevicesOptions& o) {
   const vgpu::GpuInventory& inventory = registry.gpu_inventory();
   std::printf("\nCUDA: %s", vgpu::cuda_build_description().c_str());
   if (inventory.driver_version > 0) {
-    std::printf("; driver for CUDA %d.%d", inventory.driver_version / 1000,
-                inventory.driver_version % 1000 / 10);
+    std::printf("; driver for CUDA %s", vgpu::cuda_version_text(inventory.driver_version).c_str());
   }
   std::printf("\n");
   if (inventory.gpus.empty()) {

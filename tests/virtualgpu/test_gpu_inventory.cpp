@@ -21,6 +21,8 @@ FakeCudaApi::Options gpus(int count) {
   return options;
 }
 
+// CUDA's words for a machine with no driver at all are "driver version is insufficient", as
+// for a driver too old: the reason says which it is (cudaDriverGetVersion gives 0 for none).
 TEST(GpuInventory, NoGpuSaysWhyInCudasWordsAndAsksNothingMore) {
   FakeCudaApi::Options options = gpus(0);
   options.driver_version = 0;
@@ -30,10 +32,30 @@ TEST(GpuInventory, NoGpuSaysWhyInCudasWordsAndAsksNothingMore) {
   EXPECT_TRUE(inventory.gpus.empty());
   EXPECT_TRUE(inventory.peer_access.empty());
   EXPECT_EQ(inventory.unavailable_reason,
-            "no CUDA GPU visible (cudaGetDeviceCount: CUDA driver version is insufficient)");
+            "no CUDA GPU visible (no NVIDIA driver is installed; cudaGetDeviceCount: CUDA driver "
+            "version is insufficient)");
   EXPECT_EQ(inventory.runtime_version, 13000);
   EXPECT_EQ(inventory.driver_version, 0);
   EXPECT_EQ(api.calls(), Calls{"gpu_count"});
+}
+
+TEST(GpuInventory, ADriverOlderThanTheRuntimeIsNamedWithWhatToDo) {
+  FakeCudaApi::Options options = gpus(0);
+  options.driver_version = 12040;
+  options.why_no_gpu = "cudaGetDeviceCount: CUDA driver version is insufficient";
+  FakeCudaApi old(options);
+  EXPECT_EQ(vgpu::enumerate_gpus(old).unavailable_reason,
+            "no CUDA GPU visible (the NVIDIA driver supports CUDA 12.4, older than this build's "
+            "CUDA 13.0 runtime: install a newer driver; cudaGetDeviceCount: CUDA driver version "
+            "is insufficient)");
+  // A driver as new as the runtime that finds no GPU: CUDA's words alone.
+  options.driver_version = 13000;
+  options.why_no_gpu = "cudaGetDeviceCount: no CUDA-capable device is detected";
+  FakeCudaApi none(options);
+  EXPECT_EQ(vgpu::enumerate_gpus(none).unavailable_reason,
+            "no CUDA GPU visible (cudaGetDeviceCount: no CUDA-capable device is detected)");
+  EXPECT_EQ(vgpu::cuda_version_text(13000), "13.0");
+  EXPECT_EQ(vgpu::cuda_version_text(12090), "12.9");
 }
 
 TEST(GpuInventory, EachGpuIsAskedWithItselfCurrentAndTheCallersGpuIsPutBack) {

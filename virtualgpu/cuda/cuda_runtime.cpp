@@ -8,6 +8,7 @@
 #include <string>
 
 #include "virtualgpu/cuda/cuda_check.h"
+#include "virtualgpu/cuda/gpu_inventory.h"
 
 namespace mirrorlab::vgpu {
 
@@ -46,8 +47,7 @@ std::string no_cuda_error(std::string_view what) {
 }
 
 std::string cuda_build_description() {
-  return "built with CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
-         std::to_string(CUDART_VERSION % 1000 / 10);
+  return "built with CUDA " + cuda_version_text(CUDART_VERSION);
 }
 
 }  // namespace mirrorlab::vgpu

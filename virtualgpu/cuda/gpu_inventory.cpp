@@ -12,8 +12,16 @@ GpuInventory enumerate_gpus(CudaApi& api) {
   std::string why_none;
   const int count = api.gpu_count(&why_none);
   if (count <= 0) {
-    inventory.unavailable_reason =
-        "no CUDA GPU visible (" + (why_none.empty() ? std::string("none found") : why_none) + ")";
+    std::string why = why_none.empty() ? std::string("none found") : why_none;
+    // cudaDriverGetVersion gives 0 where no driver is installed.
+    if (inventory.driver_version == 0) {
+      why = "no NVIDIA driver is installed; " + why;
+    } else if (inventory.driver_version < inventory.runtime_version) {
+      why = "the NVIDIA driver supports CUDA " + cuda_version_text(inventory.driver_version) +
+            ", older than this build's CUDA " + cuda_version_text(inventory.runtime_version) +
+            " runtime: install a newer driver; " + why;
+    }
+    inventory.unavailable_reason = "no CUDA GPU visible (" + why + ")";
     return inventory;
   }
   for (int i = 0; i < count; ++i) {
@@ -32,6 +40,10 @@ GpuInventory enumerate_gpus(CudaApi& api) {
     }
   }
   return inventory;
+}
+
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
 std::size_t gpu_free_bytes(CudaApi& api, int ordinal) {

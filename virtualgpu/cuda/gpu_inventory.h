@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "virtualgpu/cuda/cuda_api.h"
@@ -14,8 +15,13 @@ namespace mirrorlab::vgpu {
 // The GPUs `api` sees: each one's properties and free memory (asked with that GPU current, the
 // caller's current GPU put back after) and which pairs can reach each other's memory. Never
 // throws for "no GPU": unavailable_reason says why there is none ("no CUDA GPU visible
-// (cudaGetDeviceCount: ...)"). A GPU that is there but does not answer throws CudaError.
+// (cudaGetDeviceCount: ...)"), and what to do where the driver is missing or too old for this
+// build's runtime (CUDA's own words say "driver version is insufficient" for both). A GPU that is
+// there but does not answer throws CudaError.
 GpuInventory enumerate_gpus(CudaApi& api);
+
+// "13.0" for CUDA's 13000 (cudaRuntimeGetVersion's, cudaDriverGetVersion's, CUDART_VERSION).
+std::string cuda_version_text(int version);
 
 // GPU `ordinal`'s free memory now, asked with it current (the caller's GPU put back after).
 std::size_t gpu_free_bytes(CudaApi& api, int ordinal);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "virtualgpu/cuda/cuda_check.h"
+#include "virtualgpu/cuda/gpu_inventory.h"
 #include "virtualgpu/cuda/green/green_contexts.h"
 
 namespace mirrorlab::vgpu {
@@ -30,10 +31,6 @@ struct GreenApi {
   PFN_cuStreamDestroy_v4000 stream_destroy = nullptr;
 };
 
-std::string version_text(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
-
 // One driver function at the ABI version its PFN type names; false, with the reason, if missing.
 template <class Fn>
 bool load(const char* symbol, unsigned version, Fn* fn, std::string* why) {
@@ -49,7 +46,7 @@ bool load(const char* symbol, unsigned version, Fn* fn, std::string* why) {
   int driver = 0;
   (void)cudaDriverGetVersion(&driver);
   *why = "green contexts need a CUDA 12.4 driver or newer, and this driver (CUDA " +
-         version_text(driver) + ") has no " + symbol +
+         cuda_version_text(driver) + ") has no " + symbol +
          (status != cudaSuccess ? " (" + cuda_error_text(status) + ")" : std::string());
   return false;
 }
