@@ -4,8 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
+#include <regex>
+#include <string>
 #include <thread>
 
+#include "core/session/text/console_text.h"
 #include "core/strategy/plain_trainer.h"
 #include "timing/topology_file.h"
 
@@ -138,6 +142,31 @@ bool compare(double value, Comparison c, double target) {
 
 }  // namespace
 
+std::optional<double> read_prediction(const Question& q, std::string given) {
+  const auto trim = [&] {
+    const std::size_t b = given.find_first_not_of(" \t\r");
+    given = b == std::string::npos ? "" : given.substr(b, given.find_last_not_of(" \t\r") - b + 1);
+  };
+  trim();
+  if (given.ends_with('%') && q.value.find("percent") != std::string::npos) {
+    given.pop_back();
+    trim();
+  }
+  // Commas: digits in groups of three ("2,821,752"), else one decimal comma ("0,5").
+  static const std::regex kGrouped("-?[0-9]{1,3}(,[0-9]{3})+(\\.[0-9]*)?");
+  if (std::regex_match(given, kGrouped)) {
+    given.erase(std::remove(given.begin(), given.end(), ','), given.end());
+  } else if (std::count(given.begin(), given.end(), ',') == 1 &&
+             given.find('.') == std::string::npos) {
+    given[given.find(',')] = '.';
+  }
+  if (given.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double g = std::strtod(given.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !std::isfinite(g)) return std::nullopt;
+  return g;
+}
+
 std::string answer_text(std::string_view value, double v) {
   char buf[64];
   const bool whole = std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15;
@@ -148,7 +177,7 @@ std::string answer_text(std::string_view value, double v) {
   } else {
     std::snprintf(buf, sizeof buf, whole ? "%.0f" : "%.3g", v);
   }
-  std::string text = buf;
+  std::string text = core::grouped_digits(buf);  // "2,821,752 bytes", as a class reads it
   const auto ends = [&](std::string_view suffix) { return value.ends_with(suffix); };
   if (ends("_us")) {
     text += " \u00b5s";
@@ -445,12 +474,9 @@ Answer LessonPlayer::answer(const Question& q, const std::string& given) const {
   }
   if (q.choices.empty()) {
     a.text = answer_text(q.value, *a.value);
-    if (!given.empty()) {
-      char* end = nullptr;
-      const double g = std::strtod(given.c_str(), &end);
-      const double allowed = q.tolerance_relative ? q.tolerance * std::abs(*a.value) : q.tolerance;
-      a.correct = end && *end == '\0' && std::isfinite(g) && std::abs(g - *a.value) <= allowed;
-    }
+    const std::optional<double> g = read_prediction(q, given);
+    const double allowed = q.tolerance_relative ? q.tolerance * std::abs(*a.value) : q.tolerance;
+    a.correct = g && std::abs(*g - *a.value) <= allowed;
     return a;
   }
   const double index = *a.value;

@@ -35,9 +35,14 @@ struct Answer {
 };
 
 // An answer as a class reads it: whole numbers in full, others to 3 significant digits (a time
-// measured here is not known to 6) and never in exponent form, with the unit its value's name
-// says ("98.8 µs", "65.3 ms", "1160 ms", "2821752 bytes").
+// measured here is not known to 6) and never in exponent form, digits in groups of three, with
+// the unit its value's name says ("98.8 µs", "65.3 ms", "1,160 ms", "2,821,752 bytes").
 std::string answer_text(std::string_view value, double v);
+
+// A number typed as a prediction for `q`, as a student types it: spaces around it, digits in
+// groups of three ("2,821,752") or a decimal comma ("0,5"), a "%" where the answer is a percent.
+// Nothing for text that is not one number ("32 examples", "nan").
+std::optional<double> read_prediction(const Question& q, std::string given);
 
 // How a session is built for a step's setup: the devices (CPU-backed virtual GPUs unless the
 // app chooses CUDA ones) and anything a test wants to change.

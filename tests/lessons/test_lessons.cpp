@@ -477,12 +477,34 @@ TEST(LessonPlayer, AnswersAreRoundedAndCarryTheirUnit) {
 // A slow machine's step (a sanitizer build, a busy laptop) takes over a second: still three
 // significant digits, never "1.16e+03 ms".
 TEST(LessonPlayer, AnswersOfAThousandOrMoreHaveNoExponent) {
-  EXPECT_EQ(answer_text("step_ms", 1163.4), "1160 ms");
-  EXPECT_EQ(answer_text("step_ms", 11634.2), "11600 ms");
-  EXPECT_EQ(answer_text("model_step_us", 999.7), "1000 \u00b5s");  // %.3g: "1e+03"
+  EXPECT_EQ(answer_text("step_ms", 1163.4), "1,160 ms");
+  EXPECT_EQ(answer_text("step_ms", 11634.2), "11,600 ms");
+  EXPECT_EQ(answer_text("model_step_us", 999.7), "1,000 \u00b5s");  // %.3g: "1e+03"
   EXPECT_EQ(answer_text("step_ms", 65.27), "65.3 ms");
-  EXPECT_EQ(answer_text("step_ms", -1234.5), "-1230 ms");
-  EXPECT_EQ(answer_text("gradient_bytes", 2821752), "2821752 bytes");
+  EXPECT_EQ(answer_text("step_ms", -1234.5), "-1,230 ms");
+  EXPECT_EQ(answer_text("gradient_bytes", 2821752), "2,821,752 bytes");  // groups of three
+  EXPECT_EQ(answer_text("replicas", 16), "16");
+}
+
+// A prediction is read as a student types it in a terminal: with spaces, its digits grouped as
+// the answers show them, a decimal comma, a "%" for a percent; not a number with a word after it.
+// (Before: "2,821,752" and " 16" were marked wrong whatever their value.)
+TEST(LessonPlayer, APredictionIsReadAsAStudentTypesIt) {
+  Question bytes;
+  bytes.value = "gradient_bytes";
+  EXPECT_EQ(read_prediction(bytes, "2,821,752"), 2821752.0);
+  EXPECT_EQ(read_prediction(bytes, " 2821752 "), 2821752.0);
+  EXPECT_EQ(read_prediction(bytes, "-1,230.5"), -1230.5);
+  EXPECT_EQ(read_prediction(bytes, "0,5"), 0.5);
+  EXPECT_EQ(read_prediction(bytes, "1e3"), 1000.0);
+  for (const char* not_one :
+       {"", "  ", "nan", "inf", "32 examples", "1,2,3", "12,34,567", "1.5,0", "50%"}) {
+    EXPECT_EQ(read_prediction(bytes, not_one), std::nullopt) << "'" << not_one << "'";
+  }
+  Question percent;
+  percent.value = "allreduce_hidden_percent";
+  EXPECT_EQ(read_prediction(percent, "47%"), 47.0);
+  EXPECT_EQ(read_prediction(percent, "47.2 %"), 47.2);
 }
 
 TEST(LessonPlayer, GoingBackReplaysTheRunUpToThatStep) {

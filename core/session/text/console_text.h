@@ -1,5 +1,5 @@
-// Small pieces of text the command line and the GUI draw with: a run of one (UTF-8) cell, and
-// UTF-8 text taken by its characters where a byte count would cut one in two.
+// Small pieces of text the command line and the GUI draw with: a run of one (UTF-8) cell, UTF-8
+// text taken by its characters where a byte count would cut one in two, and numbers grouped.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +37,20 @@ inline std::size_t character_count(std::string_view s) {
   std::size_t n = 0;
   for (const char c : s) n += !continues_character(c);
   return n;
+}
+
+// A printed number with the digits of its whole part in groups of three, read from afar:
+// "2821752" -> "2,821,752", "-1230" -> "-1,230", "1234.5" -> "1,234.5"; other text as it is.
+inline std::string grouped_digits(std::string_view printed) {
+  const std::size_t sign = !printed.empty() && printed[0] == '-' ? 1 : 0;
+  std::size_t end = sign;
+  while (end < printed.size() && printed[end] >= '0' && printed[end] <= '9') ++end;
+  std::string out(printed.substr(0, sign));
+  for (std::size_t i = sign; i < end; ++i) {
+    if (i > sign && (end - i) % 3 == 0) out += ',';
+    out += printed[i];
+  }
+  return out.append(printed.substr(end));
 }
 
 }  // namespace mirrorlab::core

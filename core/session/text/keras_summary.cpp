@@ -27,14 +27,7 @@ std::string row(const char* bar, const std::string& name, const std::string& sha
 
 }  // namespace
 
-std::string with_commas(std::size_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
+std::string with_commas(std::size_t n) { return grouped_digits(std::to_string(n)); }
 
 std::string readable_memory_size(double bytes) {
   const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};

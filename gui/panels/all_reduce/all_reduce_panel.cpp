@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/session/step_figures.h"
+#include "core/session/text/console_text.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
@@ -244,7 +245,7 @@ int draw_transfers(ImDrawList* draw, const vgpu::CollectiveStep& step, const Geo
   return arrows;
 }
 
-// What each device received and sent in the steps shown, in bytes: "/gpu:0 940584" each; "" before
+// What each device received and sent in the steps shown, in bytes: "/gpu:0 940,584" each; "" before
 // the all-reduce's first step.
 std::string bytes_text(const core::RecordedStep& record, int done) {
   if (done <= 0) return "";
@@ -255,13 +256,9 @@ std::string bytes_text(const core::RecordedStep& record, int done) {
     const double in = core::all_reduce_bytes(record, replica, true, done).value_or(0);
     const double out = core::all_reduce_bytes(record, replica, false, done).value_or(0);
     same = same && in == out;
-    char text[96];
-    std::snprintf(text, sizeof text, "%s%s %.0f", r == 0 ? "" : ", ",
-                  record.replicas[r].device.c_str(), in);
-    received += text;
-    std::snprintf(text, sizeof text, "%s%s %.0f", r == 0 ? "" : ", ",
-                  record.replicas[r].device.c_str(), out);
-    sent += text;
+    const std::string device = (r == 0 ? "" : ", ") + record.replicas[r].device + " ";
+    received += device + core::grouped_digits(std::to_string(std::llround(in)));
+    sent += device + core::grouped_digits(std::to_string(std::llround(out)));
   }
   const std::string steps = done == 1 ? "In step 1" : "In steps 1 to " + std::to_string(done);
   return steps + ", bytes received: " + received +
@@ -317,9 +314,10 @@ int AllReducePanel::draw_heading(FrameContext& frame, std::size_t count) {
                                                " steps, the last layer's first"
                                          : "";
   const std::string steps = blank_if_asked(frame, "allreduce_steps", std::to_string(total_steps));
-  text_wrapped("%s of %d x %s (%zu floats) in %s step%s%s%s", record.all_reduce.c_str(), n,
-               format_bytes(static_cast<double>(count) * sizeof(float)).c_str(), count,
-               steps.c_str(), plural_s(steps), in_packs.c_str(), whose.c_str());
+  text_wrapped("%s of %d x %s (%s floats) in %s step%s%s%s", record.all_reduce.c_str(), n,
+               format_bytes(static_cast<double>(count) * sizeof(float)).c_str(),
+               core::grouped_digits(std::to_string(count)).c_str(), steps.c_str(), plural_s(steps),
+               in_packs.c_str(), whose.c_str());
   // The slider walks the all-reduce: 0 is before it, k after its k-th step.
   int wanted = done;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);

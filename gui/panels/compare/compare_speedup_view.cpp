@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/nn/training_flops.h"
+#include "core/session/text/console_text.h"
 #include "gui/drawing/chart.h"
 #include "gui/drawing/colors.h"
 #include "gui/drawing/content_height.h"
@@ -23,16 +24,7 @@ std::string printed(const char* format, double value) {
 }
 
 // "13,006,153": a whole number in groups of three, read from afar.
-std::string grouped(double value) {
-  const std::string digits = printed("%.0f", value);
-  const std::size_t sign = digits[0] == '-' ? 1 : 0;
-  std::string out = digits.substr(0, sign);
-  for (std::size_t i = sign; i < digits.size(); ++i) {
-    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
+std::string grouped(double value) { return core::grouped_digits(printed("%.0f", value)); }
 
 void bold_wrapped(const FrameContext& frame, const std::string& text) {
   const bool bold = frame.fonts != nullptr && frame.fonts->bold != nullptr;
