@@ -108,7 +108,7 @@ std::string number_text(double v) {
   // Whole numbers (bytes, examples, steps) in full; others to 6 significant digits.
   const bool whole = std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15;
   std::snprintf(buf, sizeof buf, whole ? "%.0f" : "%.6g", v);
-  return buf;
+  return core::grouped_digits(buf);  // "1,410,876", as the answers and panels show it
 }
 
 // Whether any question or check of the lesson reads `value`.
