@@ -84,7 +84,9 @@ class Terminal {
       eof_ = true;
       std::printf("\n");
     }
-    return line;
+    // As typed, less the spaces around it (and a Windows line end's \r).
+    const std::size_t b = line.find_first_not_of(" \t\r");
+    return b == std::string::npos ? "" : line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
   }
 
  private:
@@ -92,6 +94,15 @@ class Terminal {
   bool styled_;
   bool eof_ = false;
 };
+
+// What was wrong with a prediction that is no answer at all: ", which is not a number" ("abc"
+// for a number), ", which is none of the choices"; "" for one that is an answer.
+std::string unreadable(const lessons::Question& q, const std::string& given) {
+  if (q.choices.empty()) return lessons::read_prediction(q, given) ? "" : ", which is not a number";
+  const bool a_choice = std::find(q.choices.begin(), q.choices.end(), given) != q.choices.end();
+  const bool quoted = lessons::prediction_text(q, given) != given;  // a choice's number
+  return a_choice || quoted ? "" : ", which is none of the choices";
+}
 
 // Where a question's, an answer's or a check's line goes on when it wraps.
 constexpr const char* kHanging = "  ";
@@ -155,10 +166,11 @@ int play(const LessonOptions& o) {
       const lessons::Answer a = player.answer(q, given[k]);
       ++asked;
       right += a.correct;
-      const std::string verdict =
-          given[k].empty() ? ""
-          : a.correct      ? "  (you were right)"
-                           : "  (you said " + lessons::prediction_text(q, given[k]) + ")";
+      const std::string verdict = given[k].empty() ? ""
+                                  : a.correct
+                                      ? "  (you were right)"
+                                      : "  (you said " + lessons::prediction_text(q, given[k]) +
+                                            unreadable(q, given[k]) + ")";
       std::printf("%s %s\n", term.bold("Answer:").c_str(),
                   wrap_line(q.ask + ": " + a.text + verdict, o.width, 8, kHanging).c_str());
       if (!q.explain.empty()) {

@@ -465,6 +465,33 @@ TEST(CliLesson, ListLinesUpItsColumnsAndNumbersTheLessons) {
   EXPECT_NE(past.output.find("numbered 1 to 11"), std::string::npos) << past.output;
 }
 
+// `lesson run` in a terminal: a prediction that is no answer at all is told so ("abc" for a
+// number, "maybe" for a choice of no or yes), and one typed with its digits grouped is read.
+TEST(CliLesson, APredictionThatIsNoAnswerIsToldSo) {
+#ifndef MIRRORLAB_HAVE_LESSONS
+  GTEST_SKIP() << "this build has no lessons (libtomlplusplus-dev or libmd4c-dev missing)";
+#endif
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const auto typed = [](const std::string& answer) {
+    std::string lines;  // every question and every "Enter: next step" of lesson 1 gets it
+    for (int i = 0; i < 12; ++i) lines += answer + "\\n";
+    return mirrorlab::testing::run_command("printf '" + lines + "' | " +
+                                           std::string(MIRRORLAB_BINARY_DIR) +
+                                           "/app/mirrorlab lesson run 1");
+  };
+  const Result words = typed("abc");
+  EXPECT_EQ(words.status, 0) << words.output;
+  EXPECT_NE(words.output.find("(you said\n  abc, which is not a number)"), std::string::npos)
+      << words.output;
+  const Result maybe = typed("maybe");
+  EXPECT_NE(maybe.output.find("maybe, which is none of the choices)"), std::string::npos)
+      << maybe.output;
+  // The 32 examples /gpu:1 gets, typed with spaces around: read, right, echoed without them.
+  const Result spaced = typed(" 32 ");
+  EXPECT_NE(spaced.output.find("get?: 32 (you were"), std::string::npos) << spaced.output;
+  EXPECT_NE(spaced.output.find("said 32, which is none"), std::string::npos) << spaced.output;
+}
+
 // `cmake --install` into a prefix gives a mirrorlab that finds the lessons installed beside it,
 // not the source tree's it was built from.
 TEST(CliLesson, AnInstalledMirrorlabReadsTheLessonsInstalledBesideIt) {
