@@ -609,6 +609,25 @@ TEST_F(GuiApp, UnansweredShowsAStepBeforeItRunsItsTextAndQuestionWhole) {
   EXPECT_LT(played["strip_height_share"].get<double>(), 0.3) << answered.dump(1);
 }
 
+// The usual layout on a laptop's 1366x768: the Training panel's words (images/s, the step's time,
+// the last step's and epoch's loss) filled it, and its charts were below its edge, seen only by
+// scrolling. Where the words leave no room for a chart, the charts come first; where they do
+// (1920x1080), the words stay first and the loss chart under them is whole.
+TEST_F(GuiApp, OnALaptopScreenTheTrainingPanelShowsItsLossChart) {
+  for (const char* screen : {"1366x768", "1920x1080"}) {
+    const std::string size = screen;
+    const Result r =
+        shell(kHeadless + " " + size + " " + kMirrorlab +
+              " gui --model mlp --train-examples 2048 --steps 20 --width " +
+              size.substr(0, size.find('x')) + " --height " + size.substr(size.find('x') + 1) +
+              " --frames 3 --report " + path("usual.json"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto training = read_json(path("usual.json"))["panels"]["Training"];
+    EXPECT_EQ(training["loss_chart_whole"], 1.0) << screen << "\n" << training.dump(1);
+    EXPECT_EQ(training["charts_first"], size == "1366x768" ? 1.0 : 0.0) << training.dump(1);
+  }
+}
+
 // The Training panel's accuracy chart draws each step's own value (faint) under the smoothed
 // curve: its line "step 10: ... accuracy 0.578" is the end of the faint one, where the smoothed
 // curve of a 10-step run still lags far below (lesson 4 step 1 had shown only that, at 0.37).

@@ -86,6 +86,27 @@ void TrainingPanel::Draw(FrameContext& frame) {
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("over the last 20 steps, all replicas together, step time only");
   }
+  // The two charts side by side where the panel is wide (a projector's presenter layout), else
+  // one above the other. Where the words would leave no room for a chart (a small panel: the
+  // usual layout on a laptop's screen), the charts come first, sized to the panel, and the
+  // words after them (the panel scrolls to them): the curves are what the panel is for; not in
+  // a panel too narrow for a chart's labels (a large font), where the numbers say more. The
+  // words' height is the last frame's.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 room = ImGui::GetContentRegionAvail();
+  const bool charts_first =
+      words_height_ > 0 && room.y - words_height_ < 5 * line && room.x >= 9 * line;
+  if (charts_first) draw_charts(frame, room);
+  const float top = ImGui::GetCursorPosY();
+  draw_words(frame);
+  words_height_ = ImGui::GetCursorPosY() - top;
+  if (!charts_first) draw_charts(frame, ImGui::GetContentRegionAvail());
+  frame.report.drew(name(), "charts_first", charts_first ? 1 : 0);
+  frame.report.drew(name(), "images_per_second", ips);
+}
+
+void TrainingPanel::draw_words(FrameContext& frame) {
+  const core::SessionSnapshot& run = frame.run;
   ImGui::PushTextWrapPos(0);
   for (const std::string& line :
        {step_time_line(run), gradient_weight_line(frame), reference_distance_line(frame)}) {
@@ -118,20 +139,28 @@ void TrainingPanel::Draw(FrameContext& frame) {
     frame.report.drew("Training", "loss_growth_step", static_cast<double>(run.loss_growth->step));
   }
   ImGui::PopTextWrapPos();
-  // The two charts side by side where the panel is wide (a projector's presenter layout), else
-  // one above the other; never so small that the axes' labels run into each other or into the
-  // text above (a small panel scrolls to its charts instead).
+}
+
+// The loss and accuracy charts in `room`: never so small that the axes' labels run into each
+// other or into the text above (a small panel scrolls to its charts instead). One above the
+// other where each gets 8 lines; in less, each as tall as the room, the accuracy scrolled to: a
+// narrow chart's legend takes a line a series, and two would each keep a sliver of a plot.
+void TrainingPanel::draw_charts(FrameContext& frame, ImVec2 room) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const ImVec2 room = ImGui::GetContentRegionAvail();
   const bool beside = room.x >= 2 * 18 * line;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float width = beside ? (room.x - spacing) / 2 : room.x;
-  const float height = std::max(beside ? room.y - 4 : room.y / 2 - 4, 5 * line);
+  const float stacked = room.y / 2 - 4 >= 8 * line ? room.y / 2 - 4 : room.y - 4;
+  const float height = std::max(beside ? room.y - 4 : stacked, 5 * line);
   ChartOptions loss_options;
   loss_options.x_label = "global step";
   loss_options.y_label = "loss";
   loss_options.y_from_zero = true;
   int drawn = draw_chart("loss", {loss_steps_, loss_, val_loss_}, loss_options, width, height);
+  // Whether the loss chart is in view whole, unscrolled (the panel's window's bottom edge).
+  const float window_bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight();
+  frame.report.drew(name(), "loss_chart_whole",
+                    ImGui::GetScrollY() == 0 && ImGui::GetItemRectMax().y <= window_bottom ? 1 : 0);
   if (beside) ImGui::SameLine(0, spacing);
   ChartOptions accuracy_options = loss_options;
   accuracy_options.y_label = "accuracy";
@@ -145,7 +174,6 @@ void TrainingPanel::Draw(FrameContext& frame) {
     frame.report.drew(name(), "last_smoothed_accuracy", ends[1]);
   }
   frame.report.drew(name(), "segments", drawn);
-  frame.report.drew(name(), "images_per_second", ips);
 }
 
 }  // namespace mirrorlab::gui

@@ -4,6 +4,7 @@
 
 #include "gui/drawing/chart.h"
 #include "gui/panels/panel.h"
+#include "imgui.h"
 
 namespace mirrorlab::gui {
 
@@ -14,6 +15,9 @@ class TrainingPanel : public Panel {
 
  private:
   void follow(const core::SessionSnapshot& run);
+  void draw_words(FrameContext& frame);
+  void draw_charts(FrameContext& frame, ImVec2 room);
+  float words_height_ = 0;  // the words under images/s, as the last frame drew them
   const void* session_ = nullptr;
   std::size_t steps_seen_ = 0, epochs_seen_ = 0;
   // Built incrementally from the snapshot: the train curves smoothed and each step's own values
