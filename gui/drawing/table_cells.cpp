@@ -44,6 +44,10 @@ void table_scroll_to_row(int row, int shown) {
   ImGui::SetScrollY(static_cast<float>(std::max(0, row - (shown - 1) / 2)) * row_height());
 }
 
+int table_first_row_shown() {
+  return static_cast<int>(std::ceil(ImGui::GetScrollY() / row_height() - 0.01f));
+}
+
 void shade_cell(ImU32 color) {
   // Drawn in the cell's own draw channel, so clipped as its text is.
   const ImGuiStyle& style = ImGui::GetStyle();

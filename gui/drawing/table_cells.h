@@ -22,6 +22,8 @@ int table_rows_that_fit(float header_lines, float room, int rows, int least);
 // middle of the `shown` rows, a whole row at each edge. Applied from the next frame, as ImGui's
 // scrolling is.
 void table_scroll_to_row(int row, int shown);
+// Inside such a table: the first row (from 0) its scrolling shows whole.
+int table_first_row_shown();
 
 // Shades the current cell, one line of text tall, in `color`; before the cell's text.
 void shade_cell(ImU32 color);

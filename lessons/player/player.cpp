@@ -5,7 +5,6 @@
 #include <cmath>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 
@@ -142,6 +141,35 @@ bool compare(double value, Comparison c, double target) {
 
 }  // namespace
 
+namespace {
+
+// Whether `s` is a number with its whole part's digits in groups of three: "2,821,752",
+// "-1,230.5"; not "0,500" (a decimal comma) nor "12,34".
+bool grouped_by_three(std::string_view s) {
+  std::size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i >= s.size() || s[i] == '0') return false;
+  const std::size_t lead = digits();
+  if (lead < 1 || lead > 3) return false;
+  int groups = 0;
+  while (i < s.size() && s[i] == ',') {
+    ++i;
+    if (digits() != 3) return false;
+    ++groups;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    digits();
+  }
+  return groups > 0 && i == s.size();
+}
+
+}  // namespace
+
 std::optional<double> read_prediction(const Question& q, std::string given) {
   const auto trim = [&] {
     const std::size_t b = given.find_first_not_of(" \t\r");
@@ -152,9 +180,8 @@ std::optional<double> read_prediction(const Question& q, std::string given) {
     given.pop_back();
     trim();
   }
-  // Commas: digits in groups of three ("2,821,752"), else one decimal comma ("0,5").
-  static const std::regex kGrouped("-?[0-9]{1,3}(,[0-9]{3})+(\\.[0-9]*)?");
-  if (std::regex_match(given, kGrouped)) {
+  // Commas: digits in groups of three ("2,821,752"), else one decimal comma ("0,5", "0,500").
+  if (grouped_by_three(given)) {
     given.erase(std::remove(given.begin(), given.end(), ','), given.end());
   } else if (std::count(given.begin(), given.end(), ',') == 1 &&
              given.find('.') == std::string::npos) {
@@ -484,8 +511,8 @@ Answer LessonPlayer::answer(const Question& q, const std::string& given) const {
       index >= 0 && index < static_cast<double>(q.choices.size()) && index == std::floor(index);
   a.text = in_range ? q.choices[static_cast<std::size_t>(index)]
                     : "(live value " + number_text(index) + " is none of the choices)";
-  if (in_range && !given.empty()) {
-    a.correct = given == a.text || given == std::to_string(static_cast<int>(index) + 1);
+  if (in_range && !given.empty()) {  // the choice's text, or its number as prediction_text reads it
+    a.correct = given == a.text || prediction_text(q, given) == "\"" + a.text + "\"";
   }
   return a;
 }

@@ -52,6 +52,9 @@ TEST(LessonText, ALineWrapsAfterItsLeadWithAHangingIndent) {
   const std::string long_word(30, 'x');
   EXPECT_EQ(wrap_line("a " + long_word + " b", 20, 0, "  "), "a\n  " + long_word + "\n  b");
   EXPECT_EQ(wrap_line("", 20, 0, "  "), "");
+  // A line break of the text's own (an error's second line) starts a line, indented too.
+  EXPECT_EQ(wrap_line("first line\nsecond", 80, 10, "  "), "first line\n  second");
+  EXPECT_EQ(wrap_line("ends with a break\n", 80, 0, "  "), "ends with a break");
 }
 
 }  // namespace

@@ -780,10 +780,18 @@ TEST_F(GuiApp, AScrollingTableShowsItsRowsWhole) {
   EXPECT_EQ(compare["machine_rows"], 11.0) << compare.dump(1);
   EXPECT_GE(compare["machine_rows_shown"].get<double>(), 7.0) << compare.dump(1);
   EXPECT_LT(compare["machine_rows_shown"].get<double>(), 11.0) << "the rows scroll here";
+  EXPECT_EQ(compare["own_row_shown"], 1.0) << "the model's own size in view: " << compare.dump(1);
+  // At 1280x720, five rows of eleven: the model's (the sixth) is one unscrolled rows leave out.
+  const auto laptop = projected("--lesson 7 --lesson-step 5", "laptop.json", 5);
+  EXPECT_EQ(laptop["panels"]["Compare"]["machine_rows_shown"], 5.0) << laptop.dump(1);
+  EXPECT_EQ(laptop["panels"]["Compare"]["own_row_shown"], 1.0) << laptop.dump(1);
+  EXPECT_EQ(laptop["notes"]["text_in_part"], 0.0) << laptop["words"]["text in part"];
   // At 1280x800 the speed-up table had shown three and a half of its eight rows (8 in part).
   const auto step = projected("--lesson 8 --lesson-step 3", "step.json", 5, "1280x800");
   EXPECT_EQ(step["notes"]["text_in_part"], 0.0) << step["words"]["text in part"];
   EXPECT_EQ(step["panels"]["Compare"]["step_rows"], 8.0) << step["panels"]["Compare"].dump(1);
+  EXPECT_GE(step["panels"]["Compare"]["step_rows_shown"].get<double>(), 2.0);
+  EXPECT_LT(step["panels"]["Compare"]["step_rows_shown"].get<double>(), 8.0) << "they scroll";
   // Where even three rows leave the lines under the table short of room (lesson 11 step 3 at
   // 1440x900: the sources' header half below the panel's foot), it shows two.
   const auto packs = projected("--lesson 11 --lesson-step 3", "packs.json", 5, "1440x900");

@@ -496,6 +496,13 @@ TEST(LessonPlayer, APredictionIsReadAsAStudentTypesIt) {
   EXPECT_EQ(read_prediction(bytes, " 2821752 "), 2821752.0);
   EXPECT_EQ(read_prediction(bytes, "-1,230.5"), -1230.5);
   EXPECT_EQ(read_prediction(bytes, "0,5"), 0.5);
+  EXPECT_EQ(read_prediction(bytes, "0,500"), 0.5);  // a decimal comma, not 500
+  EXPECT_EQ(read_prediction(bytes, "+1,234"), 1234.0);
+  // A pasted line of any length is no number, and no crash (a regex recursed per group).
+  std::string pasted = "1";
+  for (int i = 0; i < 50000; ++i) pasted += ",000";
+  EXPECT_EQ(read_prediction(bytes, pasted), std::nullopt);  // 1e150000: not finite
+  EXPECT_EQ(read_prediction(bytes, "1,000." + std::string(50000, '0')), 1000.0);
   EXPECT_EQ(read_prediction(bytes, "1e3"), 1000.0);
   for (const char* not_one :
        {"", "  ", "nan", "inf", "32 examples", "1,2,3", "12,34,567", "1.5,0", "50%"}) {

@@ -48,11 +48,16 @@ TEST(GpuInventory, ADriverOlderThanTheRuntimeIsNamedWithWhatToDo) {
             "no CUDA GPU visible (the NVIDIA driver supports CUDA 12.4, older than this build's "
             "CUDA 13.0 runtime: install a newer driver; cudaGetDeviceCount: CUDA driver version "
             "is insufficient)");
-  // A driver as new as the runtime that finds no GPU: CUDA's words alone.
+  // A driver of the runtime's major version, older or not, runs it: CUDA's words alone.
   options.driver_version = 13000;
   options.why_no_gpu = "cudaGetDeviceCount: no CUDA-capable device is detected";
   FakeCudaApi none(options);
   EXPECT_EQ(vgpu::enumerate_gpus(none).unavailable_reason,
+            "no CUDA GPU visible (cudaGetDeviceCount: no CUDA-capable device is detected)");
+  options.driver_version = 12080;
+  options.runtime_version = 12090;
+  FakeCudaApi minor(options);
+  EXPECT_EQ(vgpu::enumerate_gpus(minor).unavailable_reason,
             "no CUDA GPU visible (cudaGetDeviceCount: no CUDA-capable device is detected)");
   EXPECT_EQ(vgpu::cuda_version_text(13000), "13.0");
   EXPECT_EQ(vgpu::cuda_version_text(12090), "12.9");

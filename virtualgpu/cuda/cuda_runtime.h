@@ -52,7 +52,8 @@ struct GpuInventory {
   std::vector<PhysicalGpu> gpus;
   // peer_access[i][j]: GPU i can read and write GPU j's memory directly (false on the diagonal).
   std::vector<std::vector<bool>> peer_access;
-  int driver_version = 0, runtime_version = 0;  // 13000 for CUDA 13.0; 0 when unknown
+  // 13000 for CUDA 13.0; 0 when unknown (and cudaDriverGetVersion's 0: no driver installed)
+  int driver_version = 0, runtime_version = 0;
 };
 
 // True when this build has the CUDA code; the text says what the build has or why it has none.

@@ -16,7 +16,9 @@ GpuInventory enumerate_gpus(CudaApi& api) {
     // cudaDriverGetVersion gives 0 where no driver is installed.
     if (inventory.driver_version == 0) {
       why = "no NVIDIA driver is installed; " + why;
-    } else if (inventory.driver_version < inventory.runtime_version) {
+    } else if (inventory.driver_version / 1000 < inventory.runtime_version / 1000) {
+      // An older driver of the runtime's major version runs it (CUDA's minor version
+      // compatibility); one of an older major version does not.
       why = "the NVIDIA driver supports CUDA " + cuda_version_text(inventory.driver_version) +
             ", older than this build's CUDA " + cuda_version_text(inventory.runtime_version) +
             " runtime: install a newer driver; " + why;

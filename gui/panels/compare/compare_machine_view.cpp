@@ -203,12 +203,14 @@ void MachineView::draw_by_size(FrameContext& frame, const char* panel,
       ImGui::TableSetupColumn("NCCL picks", ImGuiTableColumnFlags_WidthFixed, pick_width);
     }
     table_headers_wrapped(header_lines);
-    if (!scrolled_to_own_) {  // the run's gradients: their row, scrolled to once
-      const auto it = std::find_if(rows_.begin(), rows_.end(),
-                                   [&](const SizePrediction& r) { return r.bytes == own; });
-      if (it != rows_.end()) table_scroll_to_row(static_cast<int>(it - rows_.begin()), shown);
-      scrolled_to_own_ = true;
-    }
+    // The run's gradients: their row, scrolled to once.
+    const auto it = std::find_if(rows_.begin(), rows_.end(),
+                                 [&](const SizePrediction& r) { return r.bytes == own; });
+    const int own_row = static_cast<int>(it - rows_.begin());
+    if (!scrolled_to_own_ && it != rows_.end()) table_scroll_to_row(own_row, shown);
+    scrolled_to_own_ = true;
+    const int first = table_first_row_shown();
+    frame.report.drew(panel, "own_row_shown", own_row >= first && own_row < first + shown ? 1 : 0);
     for (const SizePrediction& row : rows_) {
       ImGui::TableNextRow();
       double fastest = std::numeric_limits<double>::max();

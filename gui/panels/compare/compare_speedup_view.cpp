@@ -208,10 +208,9 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
   // Scrolling, at least the header and two rows, in whole rows: never more than the whole table.
   const float sideways = narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f;
   const int rows = static_cast<int>(cells_.size());
-  const float height =
-      scrolls  ? table_height(1, table_rows_that_fit(1, room_y - sideways, rows, 2)) + sideways
-      : narrow ? whole
-               : 0;
+  const int in_view = scrolls ? table_rows_that_fit(1, room_y - sideways, rows, 2) : rows;
+  const float height = scrolls ? table_height(1, in_view) + sideways : narrow ? whole : 0;
+  frame.report.drew(panel, "step_rows_shown", in_view);
   const float top = ImGui::GetCursorPosY();
   if (!ImGui::BeginTable("training step", columns, flags, ImVec2(0, height))) return;
   if (scrolls) ImGui::TableSetupScrollFreeze(0, 1);
