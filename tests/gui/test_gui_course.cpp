@@ -114,6 +114,9 @@ TEST(GuiCourseWords, AnAnswerIsFoundByItsNumberInAnyUnitOfItsKind) {
   EXPECT_TRUE(shows("reduce-to-one 98.8 \xC2\xB5s, NCCL 33 \xC2\xB5s", "98.8 \xC2\xB5s"));
   EXPECT_TRUE(shows("took 0.0988 ms", "98.8 \xC2\xB5s"));
   EXPECT_TRUE(shows("bytes received: /gpu:0 2821752, /gpu:1 940584", "2821752 bytes"));
+  // Both grouped by three, as the answers and the All-reduce panel now write them.
+  EXPECT_TRUE(shows("bytes received: /gpu:0 2,821,752, /gpu:1 940,584", "2,821,752 bytes"));
+  EXPECT_FALSE(shows("bytes received: /gpu:0 2,821,752", "940,584 bytes"));
   EXPECT_TRUE(shows("4.1 MiB in use, limit 1,024 MiB", "1024 MiB"));
   EXPECT_TRUE(shows("they give 1.97x the images/s of one", "1.97"));
   EXPECT_FALSE(shows("they give 1.97x the images/s of one", "1.9"));
