@@ -365,13 +365,6 @@ int run_gui(const GuiOptions& o) {
   gui::AppOptions app = o.app;
   std::string problem = check_gui_options(o, chief, &gpus, &app);
   if (workers && problem.empty()) problem = not_for_gui_workers(o);
-#ifdef MIRRORLAB_HAVE_GUI
-  // No display: said before the dataset's second of loading, as the window would say it.
-  if (problem.empty() && chief && !o.check_display) {
-    std::string why;
-    if (!gui::can_open_window(&why)) problem = gui::no_display_message(why);
-  }
-#endif
   if (!launch.agree(problem, o.train)) return 2;
 #ifdef MIRRORLAB_HAVE_GUI
   if (o.check_display) {
