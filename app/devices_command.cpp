@@ -5,7 +5,6 @@
 #include "CLI/CLI.hpp"
 #include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
-#include "virtualgpu/cuda/gpu_inventory.h"
 
 namespace mirrorlab::app {
 

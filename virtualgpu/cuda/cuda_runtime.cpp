@@ -8,7 +8,6 @@
 #include <string>
 
 #include "virtualgpu/cuda/cuda_check.h"
-#include "virtualgpu/cuda/gpu_inventory.h"
 
 namespace mirrorlab::vgpu {
 

@@ -56,6 +56,11 @@ struct GpuInventory {
   int driver_version = 0, runtime_version = 0;
 };
 
+// "13.0" for CUDA's 13000 (cudaRuntimeGetVersion's, cudaDriverGetVersion's, CUDART_VERSION).
+inline std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 // True when this build has the CUDA code; the text says what the build has or why it has none.
 bool cuda_built();
 std::string cuda_build_description();

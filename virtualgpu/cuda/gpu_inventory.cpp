@@ -44,10 +44,6 @@ GpuInventory enumerate_gpus(CudaApi& api) {
   return inventory;
 }
 
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
-
 std::size_t gpu_free_bytes(CudaApi& api, int ordinal) {
   CurrentGpu current(api, ordinal);
   return api.free_bytes();

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <vector>
 
 #include "virtualgpu/cuda/cuda_api.h"
@@ -19,9 +18,6 @@ namespace mirrorlab::vgpu {
 // build's runtime (CUDA's own words say "driver version is insufficient" for both). A GPU that is
 // there but does not answer throws CudaError.
 GpuInventory enumerate_gpus(CudaApi& api);
-
-// "13.0" for CUDA's 13000 (cudaRuntimeGetVersion's, cudaDriverGetVersion's, CUDART_VERSION).
-std::string cuda_version_text(int version);
 
 // GPU `ordinal`'s free memory now, asked with it current (the caller's GPU put back after).
 std::size_t gpu_free_bytes(CudaApi& api, int ordinal);

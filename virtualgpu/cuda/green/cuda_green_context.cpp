@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "virtualgpu/cuda/cuda_check.h"
-#include "virtualgpu/cuda/gpu_inventory.h"
+#include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/cuda/green/green_contexts.h"
 
 namespace mirrorlab::vgpu {
