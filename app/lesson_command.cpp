@@ -84,9 +84,7 @@ class Terminal {
       eof_ = true;
       std::printf("\n");
     }
-    // As typed, less the spaces around it (and a Windows line end's \r).
-    const std::size_t b = line.find_first_not_of(" \t\r");
-    return b == std::string::npos ? "" : line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+    return core::trimmed(line);  // as typed, less the spaces around it (and a Windows \r)
   }
 
  private:

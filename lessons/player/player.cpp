@@ -171,14 +171,10 @@ bool grouped_by_three(std::string_view s) {
 }  // namespace
 
 std::optional<double> read_prediction(const Question& q, std::string given) {
-  const auto trim = [&] {
-    const std::size_t b = given.find_first_not_of(" \t\r");
-    given = b == std::string::npos ? "" : given.substr(b, given.find_last_not_of(" \t\r") - b + 1);
-  };
-  trim();
+  given = core::trimmed(given);
   if (given.ends_with('%') && q.value.find("percent") != std::string::npos) {
     given.pop_back();
-    trim();
+    given = core::trimmed(given);
   }
   // Commas: digits in groups of three ("2,821,752"), else one decimal comma ("0,5", "0,500").
   if (grouped_by_three(given)) {

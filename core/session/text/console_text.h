@@ -39,6 +39,14 @@ inline std::size_t character_count(std::string_view s) {
   return n;
 }
 
+// `s` without the spaces, tabs and carriage returns around it (a line as typed).
+inline std::string trimmed(std::string_view s) {
+  const std::size_t b = s.find_first_not_of(" \t\r");
+  return b == std::string_view::npos
+             ? ""
+             : std::string(s.substr(b, s.find_last_not_of(" \t\r") - b + 1));
+}
+
 // A printed number with the digits of its whole part in groups of three, read from afar:
 // "2821752" -> "2,821,752", "-1230" -> "-1,230", "1234.5" -> "1,234.5"; other text as it is.
 inline std::string grouped_digits(std::string_view printed) {
