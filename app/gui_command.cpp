@@ -377,6 +377,12 @@ int run_gui(const GuiOptions& o) {
   // Before the dataset's second of loading: --backend cuda with no GPU visible is said at once.
   const DevicePlan plan = plan_devices(o.train.settings.devices, gpus);
   check_gpu_visible(plan);
+  // No display: said before the dataset's second of loading, as the window would say it. Only
+  // worker 0 opens a window; every worker leaves with its answer.
+  std::string no_display;
+  if (std::string why; chief && !gui::can_open_window(&why))
+    no_display = gui::no_display_message(why);
+  if (!launch.agree(no_display, o.train)) return 2;
   core::set_blas_single_threaded();
   std::string too_many;
   auto data = std::make_shared<core::FashionMnist>(load_training_data(o.train, &too_many));

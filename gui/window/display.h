@@ -22,4 +22,7 @@ class NoDisplayError : public std::runtime_error {
 // Whether a window can be opened here (a display that answers); if not, *why says so.
 bool can_open_window(std::string* why);
 
+// "cannot open a window: <why>. The GUI needs a display: ..." with what to do at the command line.
+std::string no_display_message(const std::string& why);
+
 }  // namespace mirrorlab::gui

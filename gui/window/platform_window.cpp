@@ -96,11 +96,7 @@ PlatformWindow::PlatformWindow(int width, int height, float font_scale, bool pro
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (!init_glfw()) {
-    throw NoDisplayError(
-        "cannot open a window: " + g_glfw_error +
-            ". The GUI needs a display: run it on a desktop, or headless under a virtual X server "
-            "with 'xvfb-run -a mirrorlab gui ...'; 'mirrorlab train' trains without one.",
-        g_glfw_error);
+    throw NoDisplayError(no_display_message(g_glfw_error), g_glfw_error);
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -186,6 +182,12 @@ void PlatformWindow::draw(ImDrawData* data) {
 }
 
 void PlatformWindow::show() { glfwSwapBuffers(window_); }
+
+std::string no_display_message(const std::string& why) {
+  return "cannot open a window: " + why +
+         ". The GUI needs a display: run it on a desktop, or headless under a virtual X server "
+         "with 'xvfb-run -a mirrorlab gui ...'; 'mirrorlab train' trains without one.";
+}
 
 bool can_open_window(std::string* why) {
   if (!init_glfw()) {

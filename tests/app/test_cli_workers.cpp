@@ -173,6 +173,20 @@ TEST_F(Workers, GuiLessonsAndFaultsAreRefusedUnderMpirun) {
   }
 }
 
+TEST_F(Workers, GuiWithNoDisplayIsSaidOnceBeforeTheDataAndEveryWorkerLeaves) {
+#ifndef MIRRORLAB_HAVE_GUI
+  GTEST_SKIP() << "this build has no GUI (Dear ImGui, GLFW or OpenGL missing when configured)";
+#endif
+  const auto run = mirrorlab::testing::run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + kMpirun +
+                                                   "-np 2 " + kMirrorlab + " gui --model mlp");
+  EXPECT_EQ(run.status, 2) << run.output;
+  const std::string said = "cannot open a window";
+  const auto first = run.output.find(said);
+  ASSERT_NE(first, std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find(said, first + 1), std::string::npos) << "said twice:\n" << run.output;
+  EXPECT_EQ(run.output.find("Loading Fashion-MNIST"), std::string::npos) << run.output;
+}
+
 TEST_F(Workers, CheckpointsAndFaultsAreRefusedWithSeveralWorkers) {
   const auto run = mirrorlab::testing::run_command(
       kMpirun + "-np 2 " + kMirrorlab + " train --model mlp --max-steps 2 --checkpoint-dir " +

@@ -1157,6 +1157,8 @@ TEST(GuiAppWithoutDisplay, SaysHowToGetOneAndExits2) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("xvfb-run"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mirrorlab train"), std::string::npos) << r.output;
+  // Said before the dataset's second of loading, not after it.
+  EXPECT_EQ(r.output.find("Loading Fashion-MNIST"), std::string::npos) << r.output;
 }
 
 TEST(GuiAppWithoutDisplay, UnknownPanelIsABadFlag) {
