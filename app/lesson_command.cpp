@@ -25,27 +25,26 @@ lessons::Lesson find_lesson(const LessonOptions& o) {
   return lessons::find_lesson(o.lesson, folder_of(o));
 }
 
+// Each lesson on two lines or three, within the terminal's width: its number and title, then its
+// id, minutes and what it needs (as `lesson run` starts), wrapped under the title.
 int list(const LessonOptions& o) {
   const std::filesystem::path folder = folder_of(o);
   const auto course = lessons::load_course(folder);
-  // Columns as wide as their widest entry, so that every row lines up.
-  int id_width = 2, title_width = 5;
-  for (const lessons::Lesson& l : course) {
-    id_width = std::max(id_width, static_cast<int>(l.id.size()));
-    title_width = std::max(title_width, static_cast<int>(l.title.size()));
-  }
-  std::printf("%2s  %-*s  %-*s  %7s  %s\n", "#", id_width, "id", title_width, "title", "minutes",
-              "needs");
+  const bool styled = isatty(fileno(stdout)) != 0;
+  const std::string indent = "    ";
   int number = 0;
   for (const lessons::Lesson& l : course) {
-    std::printf("%2d  %-*s  %-*s  %7d  %s\n", ++number, id_width, l.id.c_str(), title_width,
-                l.title.c_str(), l.minutes,
-                l.coming ? "coming: not playable yet" : l.needs.c_str());
+    std::printf("%2d  %s\n", ++number,
+                core::bold(wrap_line(l.title, o.width, 4, indent), styled).c_str());
+    const std::string about =
+        l.id + ", " + std::to_string(l.minutes) + " minutes. " +
+        (l.coming ? std::string("Coming: not playable yet.") : "Needs: " + l.needs);
+    std::printf("%s%s\n", indent.c_str(), wrap_line(about, o.width, 4, indent).c_str());
   }
   std::printf(
       "\nMinutes are class time: the lesson played and talked through with a class.\n"
-      "Play one: mirrorlab lesson run N (its number or its id); on a projector: mirrorlab gui "
-      "--lesson N --present\n"
+      "Play one:       mirrorlab lesson run N     (N: its number or its id)\n"
+      "On a projector: mirrorlab gui --lesson N --present\n"
       "The lesson files are in %s\n",
       folder.c_str());
   return 0;
