@@ -2,11 +2,13 @@
 
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "app/advice.h"
 #include "app/flags/flags.h"
+#include "core/session/text/console_text.h"
 #include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::app {
@@ -27,6 +29,42 @@ class HelpFormatter : public CLI::Formatter {
       name.erase(open, close - open + 1);
     }
     return name;
+  }
+  // Every line within a terminal's 80 columns: descriptions wrapped at their spaces under their
+  // column, the command's description and footer at the margin.
+  std::string make_description(const CLI::App* app) const override {
+    return wrapped(CLI::Formatter::make_description(app), kWidth);
+  }
+  std::string make_option_desc(const CLI::Option* option) const override {
+    return wrapped(CLI::Formatter::make_option_desc(option), description_width());
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true),
+                             wrapped(sub->get_description(), description_width()), column_width_);
+    return out.str();
+  }
+  std::string make_footer(const CLI::App* app) const override {
+    return wrapped(CLI::Formatter::make_footer(app), kWidth);
+  }
+
+ private:
+  static constexpr int kWidth = 80;
+  int description_width() const { return kWidth - static_cast<int>(column_width_); }
+  // Each line of `text` wrapped to `width`, its own indent kept on the lines it wraps into.
+  static std::string wrapped(const std::string& text, int width) {
+    std::string out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::string indent = line.substr(
+          0, line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' '));
+      out += indent +
+             core::wrap_line(line.substr(indent.size()), width, static_cast<int>(indent.size()),
+                             indent) +
+             "\n";
+    }
+    if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
+    return out;
   }
 };
 

@@ -35,11 +35,11 @@ int list(const LessonOptions& o) {
   int number = 0;
   for (const lessons::Lesson& l : course) {
     std::printf("%2d  %s\n", ++number,
-                core::bold(wrap_line(l.title, o.width, 4, indent), styled).c_str());
+                core::bold(core::wrap_line(l.title, o.width, 4, indent), styled).c_str());
     const std::string about =
         l.id + ", " + std::to_string(l.minutes) + " minutes. " +
         (l.coming ? std::string("Coming: not playable yet.") : "Needs: " + l.needs);
-    std::printf("%s%s\n", indent.c_str(), wrap_line(about, o.width, 4, indent).c_str());
+    std::printf("%s%s\n", indent.c_str(), core::wrap_line(about, o.width, 4, indent).c_str());
   }
   std::printf(
       "\nMinutes are class time: the lesson played and talked through with a class.\n"
@@ -108,10 +108,10 @@ int play(const LessonOptions& o) {
   lessons::Lesson lesson = find_lesson(o);
   Terminal term(o);
   std::printf("%s\n%s\n", term.bold(lesson.title).c_str(), core::repeat("═", o.width).c_str());
-  std::printf(
-      "%s\n\n",
-      wrap_line(std::to_string(lesson.minutes) + " minutes. Needs: " + lesson.needs, o.width, 0, "")
-          .c_str());
+  std::printf("%s\n\n",
+              core::wrap_line(std::to_string(lesson.minutes) + " minutes. Needs: " + lesson.needs,
+                              o.width, 0, "")
+                  .c_str());
   term.text(lesson.introduction);
   if (lesson.coming) {
     std::printf("This lesson is coming: what it needs is not built yet, so it is not played.\n");
@@ -141,7 +141,7 @@ int play(const LessonOptions& o) {
       }
       if (!choices.empty()) choices += ")";
       std::printf("%s %s\n", term.bold("Question:").c_str(),
-                  wrap_line(q.ask + choices, o.width, 10, kHanging).c_str());
+                  core::wrap_line(q.ask + choices, o.width, 10, kHanging).c_str());
       given.push_back(term.ask("Your answer (Enter to skip): "));
     }
     player.enter(i);
@@ -152,11 +152,11 @@ int play(const LessonOptions& o) {
     if (!step.look_at.empty())
       std::printf("(In the GUI: look at the %s panel.)\n", step.look_at.c_str());
     for (const std::string& note : player.notes()) {
-      std::printf("The run said: %s\n", wrap_line(note, o.width, 14, kHanging).c_str());
+      std::printf("The run said: %s\n", core::wrap_line(note, o.width, 14, kHanging).c_str());
     }
     if (!player.run_error().empty()) {
       std::printf("The run stopped: %s\n",
-                  wrap_line(player.run_error(), o.width, 17, kHanging).c_str());
+                  core::wrap_line(player.run_error(), o.width, 17, kHanging).c_str());
     }
     for (std::size_t k = 0; k < step.questions.size(); ++k) {
       const lessons::Question& q = step.questions[k];
@@ -169,16 +169,16 @@ int play(const LessonOptions& o) {
                                       : "  (you said " + lessons::prediction_text(q, given[k]) +
                                             unreadable(q, given[k]) + ")";
       std::printf("%s %s\n", term.bold("Answer:").c_str(),
-                  wrap_line(q.ask + ": " + a.text + verdict, o.width, 8, kHanging).c_str());
+                  core::wrap_line(q.ask + ": " + a.text + verdict, o.width, 8, kHanging).c_str());
       if (!q.explain.empty()) {
-        std::printf("%s%s\n", kHanging, wrap_line(q.explain, o.width, 2, kHanging).c_str());
+        std::printf("%s%s\n", kHanging, core::wrap_line(q.explain, o.width, 2, kHanging).c_str());
       }
     }
     for (const lessons::Check& c : step.checks) {
       const lessons::CheckResult r = player.evaluate(c);
       (r.passed ? passed : failed)++;
       std::printf("%s %s\n", r.passed ? "[pass]" : "[FAIL]",
-                  wrap_line(c.says + ": " + r.shown, o.width, 7, kHanging).c_str());
+                  core::wrap_line(c.says + ": " + r.shown, o.width, 7, kHanging).c_str());
     }
     if (i + 1 < steps) term.ask("\nEnter: next step ");
   }

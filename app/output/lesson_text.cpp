@@ -95,36 +95,4 @@ std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int wid
   return out;
 }
 
-std::string wrap_line(const std::string& text, int width, int used, const std::string& indent) {
-  std::string out;
-  bool line_empty = true;
-  for (std::size_t b = 0; b < text.size();) {
-    const std::size_t e = std::min(text.find_first_of(" \n", b), text.size());
-    const std::string word = text.substr(b, e - b);
-    const bool breaks = e < text.size() && text[e] == '\n';  // the text's own line break
-    b = e + 1;
-    if (word.empty() && !breaks) continue;
-    if (!word.empty() && !line_empty && used + 1 + cells(word) > width) {
-      out += "\n" + indent;
-      used = cells(indent);
-      line_empty = true;
-    }
-    if (!word.empty()) {
-      if (!line_empty) {
-        out += ' ';
-        ++used;
-      }
-      out += word;
-      used += cells(word);
-      line_empty = false;
-    }
-    if (breaks && b < text.size()) {
-      out += "\n" + indent;
-      used = cells(indent);
-      line_empty = true;
-    }
-  }
-  return out;
-}
-
 }  // namespace mirrorlab::app

@@ -11,8 +11,4 @@ namespace mirrorlab::app {
 
 std::string wrap_paragraphs(const std::vector<lessons::Paragraph>& text, int width, bool styled);
 
-// A line of plain text wrapped at its spaces to `width` columns: its first line goes on after
-// `used` columns already printed, the next ones start with `indent`. No line break at its end.
-std::string wrap_line(const std::string& text, int width, int used, const std::string& indent);
-
 }  // namespace mirrorlab::app

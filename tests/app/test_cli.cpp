@@ -552,7 +552,8 @@ TEST(CliLesson, CheckGivesAMalformedLessonStatus2AsRunDoes) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("well formed"), std::string::npos) << r.output;
   // And the help says so.
-  EXPECT_NE(run("lesson check --help").output.find("exit status 2 for a malformed lesson"),
+  EXPECT_NE(mirrorlab::testing::unwrapped(run("lesson check --help").output)
+                .find("exit status 2 for a malformed lesson"),
             std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "CLI/CLI.hpp"
 #include "app/command_line.h"
 #include "app/flags/flags.h"
+#include "core/session/text/console_text.h"
+#include "tests/support/command_output.h"
 
 namespace {
 
@@ -224,6 +227,32 @@ TEST(Flags, AFlagWithANoFormShowsItsTwoNamesInTheHelp) {
   CLI::App* train = command_line.app().get_subcommand("train");
   EXPECT_NE(train->help().find("--overlap,--no-overlap "), std::string::npos) << train->help();
   EXPECT_NE(train->help().find("--cuda-graphs,--no-cuda-graphs"), std::string::npos);
+  EXPECT_GT(commands.size(), 8u) << "every command and its subcommands";
+}
+
+// Every command's help fits an 80-column terminal (a description was one line of up to 500
+// columns), and says every word of each flag's and command's description, in order.
+TEST(Flags, EveryHelpFitsIn80ColumnsAndSaysEveryDescriptionWhole) {
+  CommandLine command_line;
+  std::vector<CLI::App*> commands = {&command_line.app()};
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    for (CLI::App* sub : commands[i]->get_subcommands({})) commands.push_back(sub);
+    const std::string help = commands[i]->help();
+    std::istringstream lines(help);
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_LE(mirrorlab::core::character_count(line), 80u) << commands[i]->get_name() << ":\n"
+                                                             << line;
+    }
+    const std::string read = mirrorlab::testing::unwrapped(help);
+    for (const CLI::Option* option : commands[i]->get_options()) {
+      EXPECT_NE(read.find(mirrorlab::testing::unwrapped(option->get_description())),
+                std::string::npos)
+          << option->get_name() << " in " << commands[i]->get_name();
+    }
+    for (const CLI::App* sub : commands[i]->get_subcommands({})) {
+      EXPECT_NE(read.find(sub->get_description()), std::string::npos) << sub->get_name();
+    }
+  }
   EXPECT_GT(commands.size(), 8u) << "every command and its subcommands";
 }
 

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "app/output/lesson_text.h"
+#include "core/session/text/console_text.h"
 
 namespace {
 
-using mirrorlab::app::wrap_line;
 using mirrorlab::app::wrap_paragraphs;
+using mirrorlab::core::wrap_line;
 using mirrorlab::lessons::Paragraph;
 using mirrorlab::lessons::RunStyle;
 

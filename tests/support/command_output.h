@@ -57,6 +57,22 @@ inline CommandOutput run_command(const std::string& command) {
   return result;
 }
 
+// `text` with each line break and the spaces around it as one space: a command's help, whose
+// descriptions wrap at 80 columns, read as the sentences it says.
+inline std::string unwrapped(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      out += text[i];
+      continue;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+    out += ' ';
+  }
+  return out;
+}
+
 // Whether `train`'s output shows an epoch begun or ended: "Epoch 2/5", or the line that ends an
 // epoch ("24/24 ━━━━ 1s 35ms/step - ..."; a fit of one epoch prints no "Epoch 1/1", as Keras).
 inline bool started_training(const std::string& output) {

@@ -1,7 +1,9 @@
 // Small pieces of text the command line and the GUI draw with: a run of one (UTF-8) cell, UTF-8
-// text taken by its characters where a byte count would cut one in two, and numbers grouped.
+// text taken by its characters where a byte count would cut one in two, numbers grouped, and a
+// line wrapped to a terminal's width.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,6 +39,42 @@ inline std::size_t character_count(std::string_view s) {
   std::size_t n = 0;
   for (const char c : s) n += !continues_character(c);
   return n;
+}
+
+// A line of plain text wrapped at its spaces to `width` columns: its first line goes on after
+// `used` columns already printed, the next ones start with `indent`. No line break at its end.
+inline std::string wrap_line(const std::string& text, int width, int used,
+                             const std::string& indent) {
+  const auto cells = [](std::string_view s) { return static_cast<int>(character_count(s)); };
+  std::string out;
+  bool line_empty = true;
+  for (std::size_t b = 0; b < text.size();) {
+    const std::size_t e = std::min(text.find_first_of(" \n", b), text.size());
+    const std::string word = text.substr(b, e - b);
+    const bool breaks = e < text.size() && text[e] == '\n';  // the text's own line break
+    b = e + 1;
+    if (word.empty() && !breaks) continue;
+    if (!word.empty() && !line_empty && used + 1 + cells(word) > width) {
+      out += "\n" + indent;
+      used = cells(indent);
+      line_empty = true;
+    }
+    if (!word.empty()) {
+      if (!line_empty) {
+        out += ' ';
+        ++used;
+      }
+      out += word;
+      used += cells(word);
+      line_empty = false;
+    }
+    if (breaks && b < text.size()) {
+      out += "\n" + indent;
+      used = cells(indent);
+      line_empty = true;
+    }
+  }
+  return out;
 }
 
 // `s` without the spaces, tabs and carriage returns around it (a line as typed).
