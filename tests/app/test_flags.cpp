@@ -22,6 +22,15 @@ namespace {
 
 using mirrorlab::app::CommandLine;
 
+// `mirrorlab` and every command under it, at every depth ("lesson run" too).
+std::vector<CLI::App*> every_command(CommandLine& command_line) {
+  std::vector<CLI::App*> commands = {&command_line.app()};
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    for (CLI::App* sub : commands[i]->get_subcommands({})) commands.push_back(sub);
+  }
+  return commands;
+}
+
 struct ValueFlag {
   std::vector<std::string> command;  // {"bench", "allreduce"}
   std::string name;                  // "--lr"
@@ -217,10 +226,9 @@ TEST(Flags, AnUnknownFlagIsNamedWithTheOneMeant) {
 // "--overlap,--no-overlap{false}", which reads as if overlap were off unless asked for.
 TEST(Flags, AFlagWithANoFormShowsItsTwoNamesInTheHelp) {
   CommandLine command_line;
-  std::vector<CLI::App*> commands = {&command_line.app()};
-  for (std::size_t i = 0; i < commands.size(); ++i) {
-    for (CLI::App* sub : commands[i]->get_subcommands({})) commands.push_back(sub);
-    const std::string help = commands[i]->help();
+  const std::vector<CLI::App*> commands = every_command(command_line);
+  for (const CLI::App* command : commands) {
+    const std::string help = command->help();
     EXPECT_EQ(help.find("{false}"), std::string::npos) << help;
     EXPECT_EQ(help.find("{true}"), std::string::npos) << help;
   }
@@ -234,22 +242,21 @@ TEST(Flags, AFlagWithANoFormShowsItsTwoNamesInTheHelp) {
 // columns), and says every word of each flag's and command's description, in order.
 TEST(Flags, EveryHelpFitsIn80ColumnsAndSaysEveryDescriptionWhole) {
   CommandLine command_line;
-  std::vector<CLI::App*> commands = {&command_line.app()};
-  for (std::size_t i = 0; i < commands.size(); ++i) {
-    for (CLI::App* sub : commands[i]->get_subcommands({})) commands.push_back(sub);
-    const std::string help = commands[i]->help();
+  const std::vector<CLI::App*> commands = every_command(command_line);
+  for (const CLI::App* command : commands) {
+    const std::string help = command->help();
     std::istringstream lines(help);
     for (std::string line; std::getline(lines, line);) {
-      EXPECT_LE(mirrorlab::core::character_count(line), 80u) << commands[i]->get_name() << ":\n"
+      EXPECT_LE(mirrorlab::core::character_count(line), 80u) << command->get_name() << ":\n"
                                                              << line;
     }
     const std::string read = mirrorlab::testing::unwrapped(help);
-    for (const CLI::Option* option : commands[i]->get_options()) {
+    for (const CLI::Option* option : command->get_options()) {
       EXPECT_NE(read.find(mirrorlab::testing::unwrapped(option->get_description())),
                 std::string::npos)
-          << option->get_name() << " in " << commands[i]->get_name();
+          << option->get_name() << " in " << command->get_name();
     }
-    for (const CLI::App* sub : commands[i]->get_subcommands({})) {
+    for (const CLI::App* sub : command->get_subcommands({})) {
       EXPECT_NE(read.find(sub->get_description()), std::string::npos) << sub->get_name();
     }
   }
