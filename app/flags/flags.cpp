@@ -539,14 +539,56 @@ std::string unknown_flag(const CLI::App& root) {
   return "'" + extra.front() + "' follows no flag: give each value after its flag (--NAME VALUE)";
 }
 
+// CLI11's words, where they read as its own ("--gpus: 1 required N missing", "Could not convert:
+// --overlap = maybe", "file is required"), said as what was wrong and what to give; else its own.
+std::string said_plainly(const CLI::App& command, const std::string& path,
+                         const CLI::Error& error) {
+  const std::string what = error.what();
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
+    const std::size_t colon = what.find(": "), required = what.find(" required ");
+    if (colon != std::string::npos && required != std::string::npos && required > colon &&
+        what.ends_with(" missing")) {
+      const std::string flag = what.substr(0, colon);
+      const std::size_t type = required + std::string(" required ").size();
+      return flag + ": no value after it: give one, as in " + flag + " " +
+             what.substr(type, what.size() - std::string(" missing").size() - type);
+    }
+  }
+  const std::string unconverted = "Could not convert: ";
+  const std::size_t equals = what.find(" = ");
+  if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr &&
+      what.starts_with(unconverted) && equals != std::string::npos) {
+    const std::string name = what.substr(unconverted.size(), equals - unconverted.size());
+    const CLI::Option* option = command.get_option_no_throw(name);
+    if (option != nullptr && option->get_expected_max() == 0) {    // a flag: on when given
+      const std::vector<std::string>& off = option->get_fnames();  // its "no" form, if any
+      return name + " is on or off, not \"" + what.substr(equals + 3) + "\": " +
+             (off.empty() ? "give " + name + " alone to turn it on"
+                          : name + " turns it on, --" + off.front() + " off");
+    }
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr &&
+      what.ends_with(" is required")) {
+    const std::string name = what.substr(0, what.size() - std::string(" is required").size());
+    for (const CLI::Option* option : command.get_options()) {
+      if (option->get_positional() && option->get_name() == name) {
+        return "which " + name + "? give it after the command, as in: " + path + " " +
+               option->get_type_name();
+      }
+    }
+  }
+  return what;
+}
+
 }  // namespace
 
 std::string describe_parse_failure(const CLI::App& root, const CLI::Error& error) {
   const std::string path = command_path(root);
   const std::string unknown =
       dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr ? unknown_flag(root) : "";
-  return path + ": " + (unknown.empty() ? std::string(error.what()) : unknown) + "\nRun '" + path +
-         " --help' for the flags.\n";
+  return path + ": " +
+         (unknown.empty() ? said_plainly(chosen_command(root), path, error) : unknown) + "\nRun '" +
+         path + " --help' for the flags.\n";
 }
 
 }  // namespace mirrorlab::app

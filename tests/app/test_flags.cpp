@@ -222,6 +222,32 @@ TEST(Flags, AnUnknownFlagIsNamedWithTheOneMeant) {
   }
 }
 
+// A flag given without its value, an on-or-off flag given one it cannot be, and a command's
+// missing argument are said as what was wrong and what to give. CLI11's own words were
+// "--gpus: 1 required N missing", "Could not convert: --overlap = maybe", "file is required".
+TEST(Flags, AMissingOrImpossibleValueSaysWhatToGive) {
+  std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"train", "--gpus"},
+       "mirrorlab train: --gpus: no value after it: give one, as in --gpus N\n"},
+      {{"train", "--model"}, "--model: no value after it: give one, as in --model cnn|mlp\n"},
+      {{"compare", "--topology"}, "as in --topology ID|FILE\n"},
+      {{"train", "--no-overlap=maybe"},
+       "--overlap is on or off, not \"maybe\": --overlap turns it on, --no-overlap off\n"},
+      {{"train", "--sm-split=abc"},
+       "--sm-split is on or off, not \"abc\": give --sm-split alone to turn it on\n"}};
+#ifdef MIRRORLAB_HAVE_LESSONS
+  cases.push_back({{"lesson", "check"},
+                   "mirrorlab lesson check: which file? give it after the command, as in: "
+                   "mirrorlab lesson check FILE\n"});
+  cases.push_back({{"lesson", "run"}, "which lesson? give it after the command"});
+#endif
+  for (const auto& [args, words] : cases) {
+    const std::string error = CommandLine().parse_error(args);
+    EXPECT_NE(error.find(words), std::string::npos) << args[1] << ": " << error;
+    EXPECT_NE(error.find("--help' for the flags"), std::string::npos) << error;
+  }
+}
+
 // A flag with a "no" form shows its two names in the help, not the value each sets: CLI11 wrote
 // "--overlap,--no-overlap{false}", which reads as if overlap were off unless asked for.
 TEST(Flags, AFlagWithANoFormShowsItsTwoNamesInTheHelp) {
