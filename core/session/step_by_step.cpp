@@ -101,8 +101,10 @@ int StepByStep::replicas() const { return strategy_->num_local_replicas(); }
 Replica& StepByStep::held_replica(int replica) {
   if (!held_) throw std::logic_error("the step has ended: its replicas are no longer held");
   if (replica < 0 || replica >= replicas()) {
-    throw std::invalid_argument("no replica " + std::to_string(replica) + ": there are " +
-                                std::to_string(replicas()));
+    throw std::invalid_argument("no replica " + std::to_string(replica) + ": " +
+                                (replicas() == 1
+                                     ? std::string("the one replica is 0")
+                                     : "the replicas are 0 to " + std::to_string(replicas() - 1)));
   }
   return strategy_->replica(replica);
 }

@@ -189,8 +189,11 @@ class Run {
     std::vector<vgpu::Device*> devices;
     for (int i : device_indices) {
       if (i < 0 || i >= static_cast<int>(all.size())) {
-        throw py::value_error("no logical GPU " + std::to_string(i) + ": there are " +
-                              std::to_string(all.size()));
+        const std::string there =
+            all.empty()       ? "there is no logical GPU"
+            : all.size() == 1 ? "the one logical GPU is 0"
+                              : "the logical GPUs are 0 to " + std::to_string(all.size() - 1);
+        throw py::value_error("no logical GPU " + std::to_string(i) + ": " + there);
       }
       devices.push_back(all[static_cast<std::size_t>(i)]);
     }

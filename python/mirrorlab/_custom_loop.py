@@ -377,7 +377,8 @@ class StepByStep:
         n = self.local_replicas
         if isinstance(replica, bool) or not isinstance(replica, (int, np.integer)) or \
                 not 0 <= replica < n:
-            raise ValueError(f"replica {replica!r}: there are {n}, 0 to {n - 1}")
+            raise ValueError(f"replica {replica!r}: the replicas are 0 to {n - 1}" if n > 1
+                             else f"replica {replica!r}: the one replica is 0")
         if isinstance(gradients, (list, tuple)):
             if len(gradients) != len(self._shapes):
                 raise ValueError(f"give {len(self._shapes)} arrays (one per weight), not "

@@ -111,7 +111,10 @@ def _device_index(name: Union[str, config.LogicalDevice], count: int) -> int:
                          f"'/gpu:{count - 1}'")
     index = int(parts[1])
     if index >= count:
-        raise ValueError(f"device {text!r}: there are {count} logical GPUs "
+        there = (f"there are {count} logical GPUs, '/gpu:0' to '/gpu:{count - 1}'" if count > 1
+                 else "there is 1 logical GPU, '/gpu:0'" if count == 1
+                 else "there is no logical GPU")
+        raise ValueError(f"device {text!r}: {there} "
                          "(mirrorlab.config.list_logical_devices('GPU'))")
     return index
 

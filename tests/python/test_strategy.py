@@ -30,7 +30,7 @@ class Strategy(unittest.TestCase):
         self.assertEqual(strategy.extended.worker_devices,
                          ["/job:localhost/replica:0/task:0/device:GPU:1",
                           "/job:localhost/replica:0/task:0/device:GPU:3"])
-        with self.assertRaisesRegex(ValueError, "there are 4 logical GPUs"):
+        with self.assertRaisesRegex(ValueError, "there are 4 logical GPUs, '/gpu:0' to '/gpu:3'"):
             ml.distribute.MirroredStrategy(devices=["/gpu:4"])
         with self.assertRaisesRegex(ValueError, "twice"):
             ml.distribute.MirroredStrategy(devices=["/gpu:1", "/gpu:1"])

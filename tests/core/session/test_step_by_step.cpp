@@ -85,6 +85,12 @@ TEST(StepByStep, EachReplicaHoldsItsShardItsLogitsAndTheirLoss) {
   EXPECT_EQ(step.labels(1),
             std::vector<std::uint8_t>(rig.data.labels.begin() + 8, rig.data.labels.begin() + 11));
   EXPECT_EQ(step.images(1).size(), 3u * 28 * 28);
+  try {
+    step.labels(2);
+    ADD_FAILURE() << "replica 2 of 2";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "no replica 2: the replicas are 0 to 1");
+  }
   EXPECT_THROW(step.logits(0), std::logic_error);
   EXPECT_THROW(step.gradients(0), std::logic_error);
   step.advance();
