@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
+#include "core/session/text/console_text.h"
 #include "core/strategy/mirrored_strategy.h"
 
 namespace mirrorlab::app {
@@ -170,16 +171,18 @@ std::string check_fault_steps(const core::FaultPlan& plan, std::int64_t first_st
     if (step > first_step && step <= last_step) return "";
     const std::string fault =
         std::string(flag) + " /gpu:" + std::to_string(device) + "@" + std::to_string(step) + ": ";
-    if (step <= first_step) {
-      return fault + "the run goes on from step " + std::to_string(first_step) +
-             " (its checkpoint), so step " + std::to_string(step) +
-             " never comes; give a step "
-             "from " +
-             std::to_string(first_step + 1) + " to " + std::to_string(last_step);
-    }
-    return fault + "the run makes " + std::to_string(last_step) + " steps, so step " +
-           std::to_string(step) + " never comes; give a step from " +
-           std::to_string(first_step + 1) + " to " + std::to_string(last_step);
+    const std::string why = step <= first_step
+                                ? "the run goes on from step " + std::to_string(first_step) +
+                                      " (its checkpoint), so step " + std::to_string(step) +
+                                      " never comes"
+                                : "the run makes " + core::counted(last_step, "step") +
+                                      ", so step " + std::to_string(step) + " never comes";
+    const std::string give = first_step >= last_step ? "no step is left to run"
+                             : first_step + 1 == last_step
+                                 ? "give step " + std::to_string(last_step)
+                                 : "give a step from " + std::to_string(first_step + 1) + " to " +
+                                       std::to_string(last_step);
+    return fault + why + "; " + give;
   };
   for (const core::DeviceFailure& f : plan.failures) {
     if (std::string p = outside("--fail-device", f.device, f.step); !p.empty()) return p;

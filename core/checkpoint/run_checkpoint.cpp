@@ -4,7 +4,8 @@ namespace mirrorlab::core {
 namespace {
 
 std::string steps_text(std::int64_t max_steps) {
-  return max_steps > 0 ? std::to_string(max_steps) + " steps" : "no step limit";
+  if (max_steps <= 0) return "no step limit";
+  return std::to_string(max_steps) + (max_steps == 1 ? " step" : " steps");
 }
 
 }  // namespace
@@ -42,8 +43,9 @@ std::vector<std::string> checkpoint_changes(const CheckpointConfig& saved,
   const std::size_t global_then = was.batch_per_replica * static_cast<std::size_t>(saved.replicas);
   const std::size_t global_now = is.batch_per_replica * static_cast<std::size_t>(now.replicas);
   if (saved.replicas != now.replicas) {
-    changes.push_back(std::to_string(now.replicas) + " replicas, where the checkpoint's run had " +
-                      std::to_string(saved.replicas) +
+    changes.push_back(std::to_string(now.replicas) +
+                      (now.replicas == 1 ? " replica" : " replicas") +
+                      ", where the checkpoint's run had " + std::to_string(saved.replicas) +
                       ": every replica takes the same one copy of the weights and the "
                       "optimizer's state");
   }

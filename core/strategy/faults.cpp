@@ -81,10 +81,11 @@ void FaultInjector::attach(MirroredStrategy& strategy, FaultPlan plan) {
           "replica: there is nothing to reduce");
     }
     if (f.phase == FailurePhase::kAllReduce && f.all_reduce_step >= steps) {
-      throw std::invalid_argument("the " + strategy.all_reduce().name() + " all-reduce on " +
-                                  std::to_string(n) + " replicas has " + std::to_string(steps) +
-                                  " steps, so a device cannot fail after its step " +
-                                  std::to_string(f.all_reduce_step + 1));
+      throw std::invalid_argument(
+          "the " + strategy.all_reduce().name() + " all-reduce on " + std::to_string(n) +
+          (n == 1 ? " replica" : " replicas") + " has " + std::to_string(steps) +
+          (steps == 1 ? " step" : " steps") + ", so a device cannot fail after its step " +
+          std::to_string(f.all_reduce_step + 1));
     }
   }
   // Every slowdown is checked before any is set.

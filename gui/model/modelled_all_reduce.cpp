@@ -4,6 +4,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "core/session/text/console_text.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
 namespace mirrorlab::gui {
@@ -151,7 +152,7 @@ std::string check_model_choice(const TopologyCatalog& machines, const std::strin
     const int steps = static_cast<int>(m.estimate.steps.size());
     if (step > steps) {
       return "--model-step " + std::to_string(step) + ": " + chosen->title + " on " + machine_id +
-             " has " + std::to_string(steps) + " steps: give 0 (before it) to " +
+             " has " + core::counted(steps, "step") + ": give 0 (before it) to " +
              std::to_string(steps);
     }
   } catch (const std::exception& e) {

@@ -397,7 +397,7 @@ bool LessonPlayer::action_finished(const Action& a) {
       if (s.held_at->boundary == core::StepBoundary::kUpdate &&
           a.moment.rfind("allreduce-step-", 0) == 0) {
         run_error_ = "pause_at \"" + a.moment + "\": this all-reduce has only " +
-                     std::to_string(s.step_record.all_reduce_steps) + " steps";
+                     core::counted(s.step_record.all_reduce_steps, "step");
         return true;
       }
       last_point_ = here;

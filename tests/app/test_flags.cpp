@@ -14,6 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/command_line.h"
+#include "app/flags/fault_flags.h"
 #include "app/flags/flags.h"
 #include "core/session/text/console_text.h"
 #include "tests/support/command_output.h"
@@ -246,6 +247,22 @@ TEST(Flags, AMissingOrImpossibleValueSaysWhatToGive) {
     EXPECT_NE(error.find(words), std::string::npos) << args[1] << ": " << error;
     EXPECT_NE(error.find("--help' for the flags"), std::string::npos) << error;
   }
+}
+
+// A fault's step the run never makes says which steps it does: a range, the one step, or none
+// left (a run resumed at its end), each count in English ("1 step").
+TEST(Flags, AFaultStepOutsideTheRunSaysWhichStepsThereAre) {
+  mirrorlab::core::FaultPlan plan;
+  plan.failures.push_back({.device = 1, .step = 5});
+  EXPECT_EQ(mirrorlab::app::check_fault_steps(plan, 0, 1),
+            "--fail-device /gpu:1@5: the run makes 1 step, so step 5 never comes; give step 1");
+  EXPECT_EQ(mirrorlab::app::check_fault_steps(plan, 0, 3),
+            "--fail-device /gpu:1@5: the run makes 3 steps, so step 5 never comes; give a step "
+            "from 1 to 3");
+  EXPECT_EQ(mirrorlab::app::check_fault_steps(plan, 8, 8),
+            "--fail-device /gpu:1@5: the run goes on from step 8 (its checkpoint), so step 5 "
+            "never comes; no step is left to run");
+  EXPECT_EQ(mirrorlab::app::check_fault_steps(plan, 4, 9), "");
 }
 
 // A flag with a "no" form shows its two names in the help, not the value each sets: CLI11 wrote

@@ -18,6 +18,11 @@ inline std::string repeat(const char* cell, std::int64_t n) {
   return s;
 }
 
+// "1 step", "2 steps": a count and its noun, the noun plural unless the count is one.
+inline std::string counted(std::int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 // `s` in bold (ANSI) when `on`, as it is otherwise: for output that may not be a terminal.
 inline std::string bold(const std::string& s, bool on) {
   return on ? "\x1b[1m" + s + "\x1b[0m" : s;
