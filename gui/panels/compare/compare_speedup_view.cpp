@@ -193,8 +193,9 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
   const bool narrow = needed() > room;
   const int columns = static_cast<int>(std::count(shown.begin(), shown.end(), true));
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float whole = line * (static_cast<float>(cells_.size()) + 1.5f) +
-                      (narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f);
+  const float sideways = narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+  const int rows = static_cast<int>(cells_.size());
+  const float whole = table_height(1, rows) + sideways;  // the header and every row
   // The note under the table when columns are left out stays in view too.
   const char* note = "A wider panel shows every column; hover a row for all of it.";
   const float note_height =
@@ -206,8 +207,6 @@ void SpeedupView::draw_table(FrameContext& frame, const char* panel, float below
                                         : ImGuiTableFlags_SizingStretchProp) |
                                 (scrolls ? ImGuiTableFlags_ScrollY : 0);
   // Scrolling, at least the header and two rows, in whole rows: never more than the whole table.
-  const float sideways = narrow ? ImGui::GetStyle().ScrollbarSize : 0.0f;
-  const int rows = static_cast<int>(cells_.size());
   const int in_view = scrolls ? table_rows_that_fit(1, room_y - sideways, rows, 2) : rows;
   const float height = scrolls ? table_height(1, in_view) + sideways : narrow ? whole : 0;
   frame.report.drew(panel, "step_rows_shown", in_view);
