@@ -1,5 +1,6 @@
 #include "app/command_line.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "app/advice.h"
 #include "app/flags/flags.h"
+#include "app/output/terminal_width.h"
 #include "core/session/text/console_text.h"
 #include "virtualgpu/workers/worker_group.h"
 
@@ -30,10 +32,11 @@ class HelpFormatter : public CLI::Formatter {
     }
     return name;
   }
-  // Every line within a terminal's 80 columns: descriptions wrapped at their spaces under their
-  // column, the command's description and footer at the margin.
+  // Every line within the terminal's width (terminal_width(): 80 where it is not a terminal):
+  // descriptions wrapped at their spaces under their column, the command's description and footer
+  // at the margin.
   std::string make_description(const CLI::App* app) const override {
-    return wrapped(CLI::Formatter::make_description(app), kWidth);
+    return wrapped(CLI::Formatter::make_description(app), width());
   }
   std::string make_option_desc(const CLI::Option* option) const override {
     return wrapped(CLI::Formatter::make_option_desc(option), description_width());
@@ -45,12 +48,14 @@ class HelpFormatter : public CLI::Formatter {
     return out.str();
   }
   std::string make_footer(const CLI::App* app) const override {
-    return wrapped(CLI::Formatter::make_footer(app), kWidth);
+    return wrapped(CLI::Formatter::make_footer(app), width());
   }
 
  private:
-  static constexpr int kWidth = 80;
-  int description_width() const { return kWidth - static_cast<int>(column_width_); }
+  // A terminal narrower than 60 columns wraps the help's lines itself: a description 20 columns
+  // wide would read worse.
+  static int width() { return std::max(terminal_width(), 60); }
+  int description_width() const { return width() - static_cast<int>(column_width_); }
   // Each line of `text` wrapped to `width`, its own indent kept on the lines it wraps into.
   static std::string wrapped(const std::string& text, int width) {
     std::string out;

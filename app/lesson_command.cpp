@@ -10,6 +10,7 @@
 #include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "app/output/lesson_text.h"
+#include "app/output/terminal_width.h"
 #include "core/io/dataset.h"
 #include "core/session/text/console_text.h"
 #include "lessons/player/player.h"
@@ -41,12 +42,15 @@ int list(const LessonOptions& o) {
         (l.coming ? std::string("Coming: not playable yet.") : "Needs: " + l.needs);
     std::printf("%s%s\n", indent.c_str(), core::wrap_line(about, o.width, 4, indent).c_str());
   }
-  std::printf(
-      "\nMinutes are class time: the lesson played and talked through with a class.\n"
-      "Play one:       mirrorlab lesson run N     (N: its number or its id)\n"
-      "On a projector: mirrorlab gui --lesson N --present\n"
-      "The lesson files are in %s\n",
-      folder.c_str());
+  std::printf("\n");
+  for (const std::string& line :
+       {std::string("Minutes are class time: the lesson played and talked through with a class."),
+        std::string("Play one:       mirrorlab lesson run N     (N: its number or its id)"),
+        std::string("On a projector: mirrorlab gui --lesson N --present")}) {
+    const bool fits = core::character_count(line) <= static_cast<std::size_t>(o.width);
+    std::printf("%s\n", fits ? line.c_str() : core::wrap_line(line, o.width, 0, indent).c_str());
+  }
+  std::printf("The lesson files are in %s\n", folder.c_str());  // whole, to be copied
   return 0;
 }
 
@@ -107,7 +111,8 @@ constexpr const char* kHanging = "  ";
 int play(const LessonOptions& o) {
   lessons::Lesson lesson = find_lesson(o);
   Terminal term(o);
-  std::printf("%s\n%s\n", term.bold(lesson.title).c_str(), core::repeat("═", o.width).c_str());
+  std::printf("%s\n%s\n", term.bold(core::wrap_line(lesson.title, o.width, 0, "")).c_str(),
+              core::repeat("═", o.width).c_str());
   std::printf("%s\n\n",
               core::wrap_line(std::to_string(lesson.minutes) + " minutes. Needs: " + lesson.needs,
                               o.width, 0, "")
@@ -117,7 +122,9 @@ int play(const LessonOptions& o) {
     std::printf("This lesson is coming: what it needs is not built yet, so it is not played.\n");
     return 0;
   }
-  std::printf("Loading Fashion-MNIST from %s ...\n", o.data_dir.c_str());
+  std::printf("%s\n",
+              core::wrap_line("Loading Fashion-MNIST from " + o.data_dir + " ...", o.width, 0, "  ")
+                  .c_str());
   auto data = std::make_shared<core::FashionMnist>(core::load_fashion_mnist(o.data_dir));
   lessons::PlayerOptions options;
   options.data = data;
@@ -127,8 +134,9 @@ int play(const LessonOptions& o) {
   for (int i = 0; i < steps; ++i) {
     const lessons::LessonStep& step = player.lesson().steps[static_cast<std::size_t>(i)];
     std::printf("\n%s\n%s\n",
-                term.bold("Step " + std::to_string(i + 1) + " of " + std::to_string(steps) + ": " +
-                          step.title)
+                term.bold(core::wrap_line("Step " + std::to_string(i + 1) + " of " +
+                                              std::to_string(steps) + ": " + step.title,
+                                          o.width, 0, kHanging))
                     .c_str(),
                 core::repeat("─", o.width).c_str());
     term.text(step.text);
@@ -149,8 +157,11 @@ int play(const LessonOptions& o) {
       std::printf("The run did not finish this step's actions in time.\n");
       return 1;
     }
-    if (!step.look_at.empty())
-      std::printf("(In the GUI: look at the %s panel.)\n", step.look_at.c_str());
+    if (!step.look_at.empty()) {
+      std::printf("%s\n", core::wrap_line("(In the GUI: look at the " + step.look_at + " panel.)",
+                                          o.width, 0, kHanging)
+                              .c_str());
+    }
     for (const std::string& note : player.notes()) {
       std::printf("The run said: %s\n", core::wrap_line(note, o.width, 14, kHanging).c_str());
     }
@@ -224,7 +235,9 @@ CLI::App* add_lesson_command(CLI::App& app, LessonOptions& o, LessonCommands& co
   return cmd;
 }
 
-int run_lesson_command(const LessonOptions& o, const LessonCommands& commands) {
+int run_lesson_command(const LessonOptions& options, const LessonCommands& commands) {
+  LessonOptions o = options;
+  if (o.width <= 0) o.width = terminal_width();
   try {
     if (*commands.list) return list(o);
     if (*commands.check) return check(o);

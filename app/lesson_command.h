@@ -17,7 +17,7 @@ struct LessonOptions {
   std::string folder;  // empty: the built-in lessons/
   std::string data_dir;
   bool non_interactive = false;
-  int width = 80;
+  int width = 0;  // columns the text is wrapped to; 0: the terminal's (terminal_width())
 };
 
 struct LessonCommands {

@@ -2,14 +2,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/session/text/console_text.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/command_output.h"
 #include "tests/support/posix_regex.h"
@@ -439,7 +442,8 @@ TEST(CliLesson, ListNumbersTheLessonsWithin80Columns) {
 #ifndef MIRRORLAB_HAVE_LESSONS
   GTEST_SKIP() << "this build has no lessons (libtomlplusplus-dev or libmd4c-dev missing)";
 #endif
-  const Result r = run("lesson list");
+  const Result r = mirrorlab::testing::run_command(  // not a terminal, COLUMNS unset: 80 columns
+      "env -u COLUMNS " MIRRORLAB_BINARY_DIR "/app/mirrorlab lesson list");
   ASSERT_EQ(r.status, 0) << r.output;
   std::istringstream lines(r.output);
   std::string line;
@@ -467,6 +471,39 @@ TEST(CliLesson, ListNumbersTheLessonsWithin80Columns) {
   const Result past = run("lesson run 12 --non-interactive");
   EXPECT_EQ(past.status, 2) << past.output;
   EXPECT_NE(past.output.find("numbered 1 to 11"), std::string::npos) << past.output;
+}
+
+// The course's text is wrapped to the terminal's width, as COLUMNS says it (a terminal's own
+// width where COLUMNS is unset): 40 to 100 columns, 80 where it says no whole number.
+TEST(CliLesson, TheTextFitsTheTerminalsWidth) {
+#ifndef MIRRORLAB_HAVE_LESSONS
+  GTEST_SKIP() << "this build has no lessons (libtomlplusplus-dev or libmd4c-dev missing)";
+#endif
+  for (const auto& [columns, widest] : std::vector<std::pair<std::string, std::size_t>>{
+           {"50", 50}, {"20", 40}, {"500", 100}, {"abc", 80}, {"", 80}}) {
+    for (const std::string command : {"lesson list", "lesson run 1 --non-interactive"}) {
+      const Result r = mirrorlab::testing::run_command(
+          "env COLUMNS=" + columns + " " + MIRRORLAB_BINARY_DIR "/app/mirrorlab " + command);
+      ASSERT_EQ(r.status, 0) << r.output;
+      std::istringstream lines(r.output);
+      std::size_t most = 0;
+      for (std::string line; std::getline(lines, line);) {
+        // The run's own lines (Keras' progress, TensorFlow's log) are not the course's text; a
+        // folder's path is said whole.
+        if (line.find("INFO:tensorflow") != std::string::npos ||
+            line.find("━") != std::string::npos || line.starts_with("The lesson files are in ")) {
+          continue;
+        }
+        most = std::max(most, mirrorlab::core::character_count(line));
+        EXPECT_LE(mirrorlab::core::character_count(line), widest)
+            << "COLUMNS=" << columns << " " << command << ":\n"
+            << line;
+      }
+      if (command == "lesson list") {
+        EXPECT_GE(most, widest - 12) << "COLUMNS=" << columns << ": the width is used";
+      }
+    }
+  }
 }
 
 // `lesson run` in a terminal: a prediction that is no answer at all is told so ("abc" for a

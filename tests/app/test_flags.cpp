@@ -284,6 +284,7 @@ TEST(Flags, AFlagWithANoFormShowsItsTwoNamesInTheHelp) {
 // Every command's help fits an 80-column terminal (a description was one line of up to 500
 // columns), and says every word of each flag's and command's description, in order.
 TEST(Flags, EveryHelpFitsIn80ColumnsAndSaysEveryDescriptionWhole) {
+  setenv("COLUMNS", "80", 1);  // an 80-column terminal, whatever runs the test
   CommandLine command_line;
   const std::vector<CLI::App*> commands = every_command(command_line);
   for (const CLI::App* command : commands) {
