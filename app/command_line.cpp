@@ -103,14 +103,18 @@ std::string CommandLine::message_for(const CLI::ParseError& error, int* status) 
                              dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
   if (!needs_command) return describe_parse_failure(*app_, error);
   std::string commands;
+  std::vector<std::string> names;
   for (const CLI::App* sub : deepest->get_subcommands({})) {
     commands += (commands.empty() ? "" : ", ") + sub->get_name();
+    names.push_back(sub->get_name());
   }
   const std::string path = command_path(*app_);
   const std::vector<std::string> extra = deepest->remaining();
   if (!extra.empty() && !extra.front().empty() && extra.front()[0] != '-') {
-    return path + ": '" + extra.front() + "' is not a command; the commands are " + commands +
-           ". Run '" + path + " --help' for what each does.\n";
+    const std::string meant = nearest_name(extra.front(), names);
+    return path + ": '" + extra.front() + "' is not a command" +
+           (meant.empty() ? "" : " (did you mean " + meant + "?)") + "; the commands are " +
+           commands + ". Run '" + path + " --help' for what each does.\n";
   }
   // Its help, its usage line with the command's whole name ("mirrorlab lesson"), as typed.
   const std::string parent = deepest == app_.get() ? "" : path.substr(0, path.rfind(' '));

@@ -500,26 +500,22 @@ std::string flag_meant(const CLI::App& command, std::string given) {
   given = given.substr(0, given.find('='));
   const std::size_t dashes = given.find_first_not_of('-');
   if (dashes == std::string::npos) return "";
-  const std::string name = lowered(given.substr(dashes));
-  std::string nearest, begun, described;
-  std::size_t nearest_distance = std::max<std::size_t>(1, (name.size() + 1) / 3) + 1;
-  int begins = 0;
-  std::string words = name;
+  const std::string name = given.substr(dashes);
+  std::vector<std::string> flags;
+  std::string described;
+  std::string words = lowered(name);
   std::replace(words.begin(), words.end(), '-', ' ');
   for (const CLI::Option* option : command.get_options()) {
     for (const std::string& long_name : option->get_lnames()) {
-      const std::string flag = lowered(long_name);
-      const std::size_t distance = edit_distance(name, flag);
-      if (distance < nearest_distance) nearest_distance = distance, nearest = "--" + long_name;
-      if (name.size() >= 3 && flag.starts_with(name)) ++begins, begun = "--" + long_name;
+      flags.push_back(long_name);
       if (described.empty() && words.find(' ') != std::string::npos &&
           lowered(option->get_description()).find(words) != std::string::npos) {
         described = "--" + long_name;
       }
     }
   }
-  if (!nearest.empty()) return nearest;
-  return begins == 1 ? begun : described;
+  const std::string meant = nearest_name(name, flags);
+  return meant.empty() ? described : "--" + meant;
 }
 
 // "no flag --gpu (did you mean --gpus?)" for a flag the command does not have; for a word that
@@ -581,6 +577,19 @@ std::string said_plainly(const CLI::App& command, const std::string& path,
 }
 
 }  // namespace
+
+std::string nearest_name(const std::string& given, const std::vector<std::string>& names) {
+  const std::string name = lowered(given);
+  std::string nearest, begun;
+  std::size_t nearest_distance = std::max<std::size_t>(1, (name.size() + 1) / 3) + 1;
+  int begins = 0;
+  for (const std::string& candidate : names) {
+    const std::size_t distance = edit_distance(name, lowered(candidate));
+    if (distance < nearest_distance) nearest_distance = distance, nearest = candidate;
+    if (name.size() >= 3 && lowered(candidate).starts_with(name)) ++begins, begun = candidate;
+  }
+  return !nearest.empty() ? nearest : begins == 1 ? begun : "";
+}
 
 std::string describe_parse_failure(const CLI::App& root, const CLI::Error& error) {
   const std::string path = command_path(root);

@@ -223,6 +223,23 @@ TEST(Flags, AnUnknownFlagIsNamedWithTheOneMeant) {
   }
 }
 
+// A command that is not one is named with the one most likely meant, as a flag is: a letter or
+// two away, or the one command it begins; none where nothing is near.
+TEST(Flags, AnUnknownCommandIsNamedWithTheOneMeant) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"trian"}, "mirrorlab: 'trian' is not a command (did you mean train?); the commands are"},
+      {{"comp"}, "'comp' is not a command (did you mean compare?)"},
+      {{"devcies"}, "(did you mean devices?)"},
+      {{"bench", "allredcue"},
+       "mirrorlab bench: 'allredcue' is not a command (did you mean "
+       "allreduce?)"}};
+  for (const auto& [args, words] : cases) {
+    const std::string error = CommandLine().parse_error(args);
+    EXPECT_NE(error.find(words), std::string::npos) << args.back() << ": " << error;
+  }
+  EXPECT_EQ(CommandLine().parse_error({"frobnicate"}).find("did you mean"), std::string::npos);
+}
+
 // A flag given without its value, an on-or-off flag given one it cannot be, and a command's
 // missing argument are said as what was wrong and what to give. CLI11's own words were
 // "--gpus: 1 required N missing", "Could not convert: --overlap = maybe", "file is required".
