@@ -11,6 +11,7 @@
 #include "app/flags/flags.h"
 #include "app/output/terminal_width.h"
 #include "core/session/text/console_text.h"
+#include "files/field_words.h"
 #include "virtualgpu/workers/worker_group.h"
 
 namespace mirrorlab::app {
@@ -111,7 +112,7 @@ std::string CommandLine::message_for(const CLI::ParseError& error, int* status) 
   const std::string path = command_path(*app_);
   const std::vector<std::string> extra = deepest->remaining();
   if (!extra.empty() && !extra.front().empty() && extra.front()[0] != '-') {
-    const std::string meant = nearest_name(extra.front(), names);
+    const std::string meant = files::field_words::nearest_name(extra.front(), names);
     return path + ": '" + extra.front() + "' is not a command" +
            (meant.empty() ? "" : " (did you mean " + meant + "?)") + "; the commands are " +
            commands + ". Run '" + path + " --help' for what each does.\n";

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mirrorlab::files::field_words {
 
@@ -32,6 +33,14 @@ std::string outside(std::string_view value, std::string_view min, std::string_vi
 std::string out_of_range(std::string_view value);
 // is 'lion', not one of sgd, adam or nadam (`names` as the reader lists them)
 std::string not_one_of(std::string_view value, std::string_view names);
+
+// The one of `names` a user most likely meant by `given` ("trian": "train"): the nearest by a
+// letter or two (more for a longer name), else the one name it begins ("comp": "compare"); ""
+// when none is. Letters are compared whatever their case.
+std::string nearest_name(std::string_view given, const std::vector<std::string>& names);
+// " (did you mean train?)" where nearest_name finds one, else "".
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& names);
+std::string lowered(std::string text);  // "ABC" -> "abc" (ASCII letters)
 
 // The shortest text that reads back to `value` ("1e-09", "0.5", "1024", "1e+18").
 std::string number_text(double value);

@@ -405,13 +405,17 @@ Topology find_topology(const std::string& id_or_file, const std::filesystem::pat
     return read_topology(fitted);
   }
   std::string ids;
+  std::vector<std::string> names{kFittedTopologyId};
   for (Topology& t : load_topologies(folder.empty() ? default_topology_folder() : folder)) {
     if (t.id == id_or_file) return std::move(t);
     ids.append(ids.empty() ? "" : ", ").append(t.id);
+    names.push_back(t.id);
   }
-  throw std::invalid_argument(joined({"no topology \"", id_or_file, "\": the presets are ", ids,
-                                      ", this-machine (once fitted), or give a topology file's "
-                                      "path (.toml)"}));
+  throw std::invalid_argument(
+      joined({"no topology \"", id_or_file, "\"",
+              files::field_words::did_you_mean(id_or_file, names), ": the presets are ", ids,
+              ", this-machine (once fitted), or give a topology file's "
+              "path (.toml)"}));
 }
 
 }  // namespace mirrorlab::timing

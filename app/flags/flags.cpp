@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "files/field_words.h"
 
 namespace mirrorlab::app {
 namespace {
@@ -190,7 +191,8 @@ std::string check_choice(std::string_view text, const std::vector<std::string>& 
   for (const std::string& c : choices) {
     if (c == text) return "";
   }
-  return shown(text) + " is not one of " + join(choices);
+  return shown(text) + " is not one of " + join(choices) +
+         files::field_words::did_you_mean(text, choices);
 }
 
 std::vector<std::string> split_commas(std::string_view text) {
@@ -472,27 +474,6 @@ std::string command_path(const CLI::App& root) {
 
 namespace {
 
-// The edits (a letter added, removed or changed) that turn `a` into `b`.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string lowered(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // The flag of `command` a user most likely meant by `given`: the nearest by a letter or two
 // ("--gpu": "--gpus"), the one flag it begins ("--mem": "--memory-limit"), or the flag whose help
 // says its words ("--learning-rate": "--lr", "Learning rate"); "" when none is.
@@ -503,18 +484,18 @@ std::string flag_meant(const CLI::App& command, std::string given) {
   const std::string name = given.substr(dashes);
   std::vector<std::string> flags;
   std::string described;
-  std::string words = lowered(name);
+  std::string words = files::field_words::lowered(name);
   std::replace(words.begin(), words.end(), '-', ' ');
   for (const CLI::Option* option : command.get_options()) {
     for (const std::string& long_name : option->get_lnames()) {
       flags.push_back(long_name);
       if (described.empty() && words.find(' ') != std::string::npos &&
-          lowered(option->get_description()).find(words) != std::string::npos) {
+          files::field_words::lowered(option->get_description()).find(words) != std::string::npos) {
         described = "--" + long_name;
       }
     }
   }
-  const std::string meant = nearest_name(name, flags);
+  const std::string meant = files::field_words::nearest_name(name, flags);
   return meant.empty() ? described : "--" + meant;
 }
 
@@ -577,19 +558,6 @@ std::string said_plainly(const CLI::App& command, const std::string& path,
 }
 
 }  // namespace
-
-std::string nearest_name(const std::string& given, const std::vector<std::string>& names) {
-  const std::string name = lowered(given);
-  std::string nearest, begun;
-  std::size_t nearest_distance = std::max<std::size_t>(1, (name.size() + 1) / 3) + 1;
-  int begins = 0;
-  for (const std::string& candidate : names) {
-    const std::size_t distance = edit_distance(name, lowered(candidate));
-    if (distance < nearest_distance) nearest_distance = distance, nearest = candidate;
-    if (name.size() >= 3 && lowered(candidate).starts_with(name)) ++begins, begun = candidate;
-  }
-  return !nearest.empty() ? nearest : begins == 1 ? begun : "";
-}
 
 std::string describe_parse_failure(const CLI::App& root, const CLI::Error& error) {
   const std::string path = command_path(root);

@@ -105,9 +105,6 @@ CLI::Option* add_text_flag(CLI::App* command, const std::string& names, std::str
 const CLI::App& chosen_command(const CLI::App& root);
 // "mirrorlab bench allreduce": the commands chosen on the command line `root` parsed.
 std::string command_path(const CLI::App& root);
-// The one of `names` a user most likely meant by `given`: the nearest by a letter or two
-// ("trian": "train"), or the one name it begins ("comp": "compare"); "" when none is.
-std::string nearest_name(const std::string& given, const std::vector<std::string>& names);
 // A command line error as mirrorlab says it: "mirrorlab train: --lr: 'nan' is not a number: give
 // a number from 1e-09 to 10", then where the help is.
 std::string describe_parse_failure(const CLI::App& root, const CLI::Error& error);

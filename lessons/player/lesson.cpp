@@ -14,6 +14,7 @@
 #include "core/nn/optimizer.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "files/bounded_file.h"
+#include "files/field_words.h"
 #include "lessons/player/live_values.h"
 #include "lessons/player/markdown_sections.h"
 #include "lessons/player/toml_block.h"
@@ -579,13 +580,16 @@ Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& f
                                 " ('mirrorlab lesson list' shows them)");
   }
   std::string ids;
+  std::vector<std::string> names;
   for (Lesson& l : course) {
     if (l.id == id_or_file) return std::move(l);
     if (!ids.empty()) ids.append(", ");
     ids.append(l.id);
+    names.push_back(l.id);
   }
   std::string what = "no lesson \"";
-  what.append(id_or_file).append("\": the lessons are ").append(ids);
+  what.append(id_or_file).append("\"").append(files::field_words::did_you_mean(id_or_file, names));
+  what.append(": the lessons are ").append(ids);
   what.append(" ('mirrorlab lesson list' shows them), or give a lesson file's path");
   throw std::invalid_argument(what);
 }

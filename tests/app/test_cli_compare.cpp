@@ -327,6 +327,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCompare{"", "this machine has not been fitted yet"},
         BadCompare{"--topology nowhere", "no topology \"nowhere\": the presets are"},
+        BadCompare{"--topology dgx-h10",
+                   "no topology \"dgx-h10\" (did you mean dgx-h100?): the presets are"},
         BadCompare{"--topology /no/such/file.toml", "/no/such/file.toml"},
         BadCompare{"--topology dgx-h100 --fit", "give one"},
         // Flags a prediction on a preset would ignore.

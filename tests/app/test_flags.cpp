@@ -238,6 +238,12 @@ TEST(Flags, AnUnknownCommandIsNamedWithTheOneMeant) {
     EXPECT_NE(error.find(words), std::string::npos) << args.back() << ": " << error;
   }
   EXPECT_EQ(CommandLine().parse_error({"frobnicate"}).find("did you mean"), std::string::npos);
+  // A choice too.
+  EXPECT_NE(CommandLine()
+                .parse_error({"train", "--allreduce", "rign"})
+                .find("--allreduce: 'rign' is not one of auto, reduce-to-one, ring, one-shot, nccl "
+                      "(did you mean ring?)"),
+            std::string::npos);
 }
 
 // A flag given without its value, an on-or-off flag given one it cannot be, and a command's

@@ -381,6 +381,17 @@ TEST(LessonReader, ALessonIsFoundByItsNumberInTheCourse) {
           << e.what();
     }
   }
+  // A mistyped id: the one meant, then every id.
+  try {
+    find_lesson("mirrored-strategi", folder);
+    ADD_FAILURE() << "a mistyped id was found";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "no lesson \"mirrored-strategi\" (did you mean mirrored-strategy?): the lessons "
+                  "are mirrored-strategy, devices"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // A prediction is echoed as the class gave it: a choice by its text, a number as typed.
