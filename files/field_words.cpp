@@ -93,6 +93,11 @@ std::string did_you_mean(std::string_view given, const std::vector<std::string>&
   return meant.empty() ? "" : " (did you mean " + meant + "?)";
 }
 
+std::string did_you_mean_key(std::string_view given, const std::vector<std::string>& names) {
+  const std::string meant = nearest_name(given, names);
+  return meant.empty() ? "" : ": did you mean `" + meant + "`?";
+}
+
 std::string number_text(double value) {
   char text[48];
   const auto result = std::to_chars(text, text + sizeof text, value);

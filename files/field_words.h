@@ -40,6 +40,9 @@ std::string not_one_of(std::string_view value, std::string_view names);
 std::string nearest_name(std::string_view given, const std::vector<std::string>& names);
 // " (did you mean train?)" where nearest_name finds one, else "".
 std::string did_you_mean(std::string_view given, const std::vector<std::string>& names);
+// ": did you mean `title`?" where nearest_name finds one, else "": for a file's unknown key,
+// before the list of the keys it may have.
+std::string did_you_mean_key(std::string_view given, const std::vector<std::string>& names);
 std::string lowered(std::string text);  // "ABC" -> "abc" (ASCII letters)
 
 // The shortest text that reads back to `value` ("1e-09", "0.5", "1024", "1e+18").

@@ -51,8 +51,10 @@ class Reader {
       if (std::find(keys.begin(), keys.end(), key.str()) != keys.end()) continue;
       std::string list;
       for (std::string_view k : keys) list.append(list.empty() ? "" : ", ").append(k);
-      fail(&value,
-           joined({"unknown key `", key.str(), "`", where_, " (expected one of: ", list, ")"}));
+      const std::vector<std::string> names(keys.begin(), keys.end());
+      fail(&value, joined({"unknown key `", key.str(), "`", where_,
+                           files::field_words::did_you_mean_key(key.str(), names),
+                           " (expected one of: ", list, ")"}));
     }
   }
   bool has(std::string_view key) const { return table_.contains(key); }

@@ -73,8 +73,9 @@ void TomlBlock::only(const std::vector<std::string>& allowed, std::string_view w
     if (known) continue;
     std::string list;
     for (const std::string& a : allowed) list.append(list.empty() ? "" : ", ").append(a);
-    fail(line_of(value),
-         words({"unknown key `", key.str(), "` in ", where, " (expected one of: ", list, ")"}));
+    fail(line_of(value), words({"unknown key `", key.str(), "` in ", where,
+                                files::field_words::did_you_mean_key(key.str(), allowed),
+                                " (expected one of: ", list, ")"}));
   }
 }
 

@@ -164,6 +164,9 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"NotToml", with_step("gpus = = 2\n"), 13, "not valid TOML"},
         Malformed{"UnknownKey", with_step("look_at = \"Devices\"\nlok = 1\n"), 14,
                   "unknown key `lok`"},
+        Malformed{"MistypedKey", with_step("lok_at = \"Devices\"\n"), 13,
+                  "unknown key `lok_at` in a step's block: did you mean `look_at`? (expected one "
+                  "of: setup, do, look_at"},
         Malformed{"DeviceNotAGpu", with_step("device = \"gpu1\"\n"), 13,
                   "give a device as \"/gpu:0\" to \"/gpu:7\""},
         Malformed{"DevicePastTheLast", with_step("device = \"/gpu:12\"\n"), 13,

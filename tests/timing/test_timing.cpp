@@ -329,6 +329,8 @@ TEST(TopologyFile, MalformedFilesAreRefusedWithTheLine) {
                  "[gpu_link] is missing");
   expect_refused(head + "fabric = \"shared-memory\"\ncolour = 1\n[memory]\nbandwidth_gbs = 1\n", 6,
                  "unknown key `colour`");
+  expect_refused(head + "fabric = \"shared-memory\"\nnodse = 1\n[memory]\nbandwidth_gbs = 1\n", 6,
+                 "unknown key `nodse`: did you mean `nodes`? (expected one of: id, title");
   expect_refused(head +
                      "fabric = \"shared-memory\"\n[memory]\ncopy = [[2, 1], [1, 1]]\n"
                      "reduce = [[1, 1]]\n",
