@@ -55,8 +55,11 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
                 "The presenter layout with the lesson's strip taking 55% of the window rather "
                 "than 25%: a step's text and questions read whole at a large font (T switches in "
                 "the window)");
-  add_whole_number_flag(cmd, "--width", o.app.width, 640, 8192, "Window width in pixels");
-  add_whole_number_flag(cmd, "--height", o.app.height, 400, 8192, "Window height in pixels");
+  add_whole_number_flag(cmd, "--width", o.app.width, 640, 8192,
+                        "Window width in pixels (default: 1600, or the screen's width where less)");
+  add_whole_number_flag(
+      cmd, "--height", o.app.height, 400, 8192,
+      "Window height in pixels (default: 1000, or the screen's height where less)");
   add_real_flag(cmd, "--max-fps", o.app.max_fps, 0.0, 1000.0,
                 "Frame cap, so drawing leaves the cores to training (0: none)");
   add_real_flag(cmd, "--refresh-hz", o.app.refresh_hz, 0.0, 1000.0,
@@ -363,6 +366,7 @@ int run_gui(const GuiOptions& o) {
   const bool chief = launch.chief();
   int gpus = 0;
   gui::AppOptions app = o.app;
+  app.fit_screen = !o.train.given.contains("--width") && !o.train.given.contains("--height");
   std::string problem = check_gui_options(o, chief, &gpus, &app);
   if (workers && problem.empty()) problem = not_for_gui_workers(o);
   if (!launch.agree(problem, o.train)) return 2;

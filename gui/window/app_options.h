@@ -10,10 +10,13 @@ namespace mirrorlab::gui {
 
 struct AppOptions {
   int width = 1600, height = 1000;  // window size in screen pixels
-  float font_scale = 1.0f;          // 1.5 or more for a projector
-  bool present = false;             // the presenter layout (ViewSettings::present)
-  bool tall_caption = false;        // its lesson strip tall (ViewSettings::tall_caption)
-  double max_fps = 60;              // frame cap, so drawing leaves the cores to training (0: none)
+  // The size above at most the screen's work area (where neither was asked for: a laptop's
+  // 1366x768 screen or a 1280x720 projector gets a window it can show whole).
+  bool fit_screen = false;
+  float font_scale = 1.0f;    // 1.5 or more for a projector
+  bool present = false;       // the presenter layout (ViewSettings::present)
+  bool tall_caption = false;  // its lesson strip tall (ViewSettings::tall_caption)
+  double max_fps = 60;        // frame cap, so drawing leaves the cores to training (0: none)
   // While training runs freely, the run's results are copied for drawing at most this often;
   // the frames in between show the same picture and are not drawn again (0: every frame).
   double refresh_hz = 15;

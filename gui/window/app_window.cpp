@@ -201,8 +201,9 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
                                                  : LessonPace::kAnswered;
     lesson_ = make_lesson_panel(options.lesson_file, options.lesson_step, pace, data_, config);
   }
-  window_ = std::make_unique<PlatformWindow>(options_.width, options_.height, view_.font_scale,
-                                             lesson_ != nullptr, &fonts_);
+  window_ = std::make_unique<PlatformWindow>(options_.width, options_.height, options_.fit_screen,
+                                             view_.font_scale, lesson_ != nullptr, &fonts_);
+  window_->window_size(&options_.width, &options_.height);  // fitted to the screen, maybe
   // A lesson on a small screen with a large font leaves its panels too narrow to read beside
   // the Controls and the lesson's column: it opens in the presenter layout (F5 goes back).
   if (lesson_ && !view_.present) {

@@ -3,6 +3,7 @@
 #include <GLFW/glfw3.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -87,8 +88,8 @@ bool load_fonts(float font_scale, bool prose_fonts, TextFonts* fonts) {
 
 }  // namespace
 
-PlatformWindow::PlatformWindow(int width, int height, float font_scale, bool prose_fonts,
-                               TextFonts* fonts) {
+PlatformWindow::PlatformWindow(int width, int height, bool fit_screen, float font_scale,
+                               bool prose_fonts, TextFonts* fonts) {
   // Mesa's software OpenGL allocates and frees buffers of a few hundred KiB every frame; by
   // default glibc maps and unmaps each one, and the page faults that follow cost as much as the
   // drawing (measured: system time 2.1 s down to 0.3 s over 200 frames). Keep such blocks in
@@ -97,6 +98,11 @@ PlatformWindow::PlatformWindow(int width, int height, float font_scale, bool pro
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (!init_glfw()) {
     throw NoDisplayError(no_display_message(g_glfw_error), g_glfw_error);
+  }
+  if (GLFWmonitor* monitor = fit_screen ? glfwGetPrimaryMonitor() : nullptr) {
+    int x = 0, y = 0, w = 0, h = 0;
+    glfwGetMonitorWorkarea(monitor, &x, &y, &w, &h);
+    if (w > 0 && h > 0) width = std::min(width, w), height = std::min(height, h);
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -170,6 +176,10 @@ void PlatformWindow::new_frame() {
 
 void PlatformWindow::framebuffer_size(int* width, int* height) const {
   glfwGetFramebufferSize(window_, width, height);
+}
+
+void PlatformWindow::window_size(int* width, int* height) const {
+  glfwGetWindowSize(window_, width, height);
 }
 
 void PlatformWindow::draw(ImDrawData* data) {

@@ -14,9 +14,11 @@ class PlatformWindow {
  public:
   // Opens a window of `width` x `height` pixels with ImGui on it, its text at `font_scale`
   // (DejaVu Sans when installed, baked at its size; ImGui's own font scaled otherwise); with
-  // `prose_fonts`, the bold and monospaced faces too (*fonts). Throws NoDisplayError
-  // (gui/window/display.h) when there is no display or no OpenGL 3.3.
-  PlatformWindow(int width, int height, float font_scale, bool prose_fonts, TextFonts* fonts);
+  // `prose_fonts`, the bold and monospaced faces too (*fonts). With `fit_screen`, no larger than
+  // the primary monitor's work area. Throws NoDisplayError (gui/window/display.h) when there is
+  // no display or no OpenGL 3.3.
+  PlatformWindow(int width, int height, bool fit_screen, float font_scale, bool prose_fonts,
+                 TextFonts* fonts);
   ~PlatformWindow();
   PlatformWindow(const PlatformWindow&) = delete;
   PlatformWindow& operator=(const PlatformWindow&) = delete;
@@ -31,6 +33,7 @@ class PlatformWindow {
 
   void new_frame();  // the platform's and the renderer's part of ImGui::NewFrame
   void framebuffer_size(int* width, int* height) const;
+  void window_size(int* width, int* height) const;  // in screen pixels, as opened
   // Clears the screen to the panels' background and draws `data` (not yet shown).
   void draw(ImDrawData* data);
   void show();  // swaps the buffers: waits for the software rasterizer to finish the frame

@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "nlohmann/json.hpp"
 #include "tests/gui/gui_app_support.h"
@@ -126,6 +127,30 @@ TEST_F(GuiApp, ScriptedRunTrainsMeasuresAndDrawsEveryPanel) {
   EXPECT_TRUE(colors.count(0xE69F00)) << "replica 0's Okabe-Ito orange is missing";
   EXPECT_TRUE(colors.count(0x56B4E9)) << "replica 1's Okabe-Ito sky blue is missing";
   EXPECT_TRUE(colors.count(0xEE6677)) << "the timeline's all-reduce spans are missing";
+}
+
+// Without --width or --height the window is 1600x1000 at most the screen's work area: a 1280x720
+// projector shows it whole (it opened 1600x1000, a fifth of it off the screen), and a lesson at
+// font 1.5 there opens in the presenter layout. A size asked for is the size given.
+TEST_F(GuiApp, TheWindowFitsASmallerScreenUnlessASizeIsAsked) {
+  const std::string on_720 = kHeadless + " 1280x720 " + kMirrorlab + " gui --frames 3 ";
+  const Result fitted = shell(on_720 + "--lesson 1 --font-scale 1.5 --screenshot " +
+                              path("fitted.png") + " --report " + path("fitted.json"));
+  ASSERT_EQ(fitted.status, 0) << fitted.output;
+  const Image small = load_png(path("fitted.png"));
+  ASSERT_TRUE(small.pixels) << fitted.output;
+  EXPECT_EQ(small.width, 1280);
+  EXPECT_EQ(small.height, 720);
+  EXPECT_EQ(read_json(path("fitted.json"))["notes"]["presenter_layout"], 1.0);
+  for (const auto& [flags, width, height] : std::vector<std::tuple<std::string, int, int>>{
+           {"--width 1000 --height 600", 1000, 600}, {"--width 1600 --height 1000", 1600, 1000}}) {
+    const Result asked = shell(on_720 + flags + " --screenshot " + path("asked.png"));
+    ASSERT_EQ(asked.status, 0) << asked.output;
+    const Image image = load_png(path("asked.png"));
+    ASSERT_TRUE(image.pixels) << asked.output;
+    EXPECT_EQ(image.width, width) << flags;
+    EXPECT_EQ(image.height, height) << flags;
+  }
 }
 
 TEST_F(GuiApp, EachPanelCanFillTheWindowAlone) {
