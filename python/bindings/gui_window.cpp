@@ -29,9 +29,16 @@ std::atomic<bool> a_window_is_open = false;  // Dear ImGui's context is the proc
 
 class Window {
  public:
+  // `width` and `height` 0: 1600x1000 at most the screen's work area, as the command's default.
   Window(py::object run, int width, int height, float font_scale, bool present,
          const std::string& panel, const std::string& report)
       : run_(std::move(run)) {
+    gui::AppOptions options;
+    if (width == 0 && height == 0) {
+      options.fit_screen = true;
+      width = options.width;
+      height = options.height;
+    }
     if (width < 320 || height < 240 || width > 16384 || height > 16384) {
       throw py::value_error("the window's size is " + std::to_string(width) + "x" +
                             std::to_string(height) +
@@ -41,7 +48,6 @@ class Window {
       throw py::value_error("font_scale " + std::to_string(font_scale) +
                             ": give one from 0.5 to 4 (1.5 or more for a projector)");
     }
-    gui::AppOptions options;
     options.width = width;
     options.height = height;
     options.font_scale = font_scale;

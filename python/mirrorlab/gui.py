@@ -118,16 +118,17 @@ def _model_of(target):
                     f"keras.Sequential model, not {type(target).__name__}")
 
 
-def watch(strategy_or_model, *, width: int = 1600, height: int = 1000, font_scale: float = 1.0,
-          present: bool = False, panel: Optional[str] = None,
+def watch(strategy_or_model, *, width: Optional[int] = None, height: Optional[int] = None,
+          font_scale: float = 1.0, present: bool = False, panel: Optional[str] = None,
           report: "os.PathLike[str] | str | None" = None) -> Watch:
     """Opens the mirrorlab window on a model's run, as it trains from here.
 
     ``strategy_or_model``: a MirroredStrategy (the model built last in its scope) or a model.
-    ``width``, ``height``: the window in screen pixels; ``font_scale``: 1.5 or more for a
-    projector; ``present``: the presenter layout (fewer, larger panels); ``panel``: only this
-    panel ("Timeline", "Devices", ...), filling the window; ``report``: a JSON file of what each
-    panel drew, written when the window closes.
+    ``width``, ``height``: the window in screen pixels (neither given: 1600x1000, or the
+    screen's work area where that is smaller; one given: the other 1600 or 1000);
+    ``font_scale``: 1.5 or more for a projector; ``present``: the presenter layout (fewer,
+    larger panels); ``panel``: only this panel ("Timeline", "Devices", ...), filling the window;
+    ``report``: a JSON file of what each panel drew, written when the window closes.
 
     One window at a time in a process. Watch before ``model.fit``: a model compiled again is a
     new run, to watch again. Where no window can open, warns why and returns a Watch whose
@@ -137,6 +138,11 @@ def watch(strategy_or_model, *, width: int = 1600, height: int = 1000, font_scal
     if not _mirrorlab._has_window:
         return _no_window(_mirrorlab._no_window_why)
     try:
+        if width is None and height is None:
+            width = height = 0  # the binding's "fit the screen"
+        else:
+            width = 1600 if width is None else width
+            height = 1000 if height is None else height
         window = _mirrorlab._Window(model._run, int(width), int(height), float(font_scale),
                                     bool(present), panel or "",
                                     os.fspath(report) if report is not None else "")

@@ -184,6 +184,18 @@ class WithADisplay(unittest.TestCase):
         with open(self.path("again.json")) as f:
             self.assertEqual(json.load(f)["panels"]["Training"]["points"], 40)
 
+    def test_without_a_size_the_window_fits_the_screen(self):
+        # ctest's virtual screen is 1280x800: the default 1600x1000 would not fit it.
+        def size_of(picture):
+            with open(picture, "rb") as f:
+                head = f.read(24)
+            return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+        model = make_model()
+        with ml.gui.watch(model) as window:
+            self.assertEqual(size_of(window.screenshot(self.path("fitted.png"))), (1280, 800))
+        with ml.gui.watch(model, width=900) as window:  # one given: the other is 1000
+            self.assertEqual(size_of(window.screenshot(self.path("asked.png"))), (900, 1000))
+
     def test_one_window_at_a_time_and_a_picture_that_cannot_be_written(self):
         model = make_model()
         ml.gui.watch(model, width=800, height=600)  # kept open though nobody holds it
