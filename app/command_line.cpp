@@ -62,8 +62,8 @@ class HelpFormatter : public CLI::Formatter {
     std::string out;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
-      const std::string indent = line.substr(
-          0, line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' '));
+      const std::size_t lead = line.find_first_not_of(' ');  // a blank line: none
+      const std::string indent(lead == std::string::npos ? 0 : lead, ' ');
       out += indent +
              core::wrap_line(line.substr(indent.size()), width, static_cast<int>(indent.size()),
                              indent) +
@@ -103,18 +103,17 @@ std::string CommandLine::message_for(const CLI::ParseError& error, int* status) 
   const bool needs_command = deepest->get_require_subcommand_min() > 0 &&
                              dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
   if (!needs_command) return describe_parse_failure(*app_, error);
-  std::string commands;
   std::vector<std::string> names;
+  std::string commands;
   for (const CLI::App* sub : deepest->get_subcommands({})) {
-    commands += (commands.empty() ? "" : ", ") + sub->get_name();
     names.push_back(sub->get_name());
+    commands += (commands.size() ? ", " : "") + names.back();
   }
   const std::string path = command_path(*app_);
   const std::vector<std::string> extra = deepest->remaining();
   if (!extra.empty() && !extra.front().empty() && extra.front()[0] != '-') {
-    const std::string meant = files::field_words::nearest_name(extra.front(), names);
     return path + ": '" + extra.front() + "' is not a command" +
-           (meant.empty() ? "" : " (did you mean " + meant + "?)") + "; the commands are " +
+           files::field_words::did_you_mean(extra.front(), names) + "; the commands are " +
            commands + ". Run '" + path + " --help' for what each does.\n";
   }
   // Its help, its usage line with the command's whole name ("mirrorlab lesson"), as typed.
