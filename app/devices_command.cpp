@@ -47,7 +47,7 @@ int run_devices(const DevicesOptions& o) {
 
   std::printf("\nLogical devices with these flags (tf.config.list_logical_devices()):\n");
   const std::vector<vgpu::Device*>& devices =
-      make_devices(plan_devices(o.devices, count), registry);
+      make_devices(plan_devices(o.devices, count), registry, inventory.cuda_built);
   std::printf("LogicalDevice(name='/device:CPU:0', device_type='CPU')\n");
   for (const vgpu::Device* d : devices) {
     std::printf("LogicalDevice(name='/device:GPU:%d', device_type='GPU')  # %s, %s\n", d->index(),

@@ -109,7 +109,7 @@ std::string no_gpu_error(const DevicePlan& plan, const vgpu::GpuInventory& inven
 
 // --backend auto and cuda, resolved against what is visible: true for CUDA devices. Auto falls
 // back to CPU-backed virtual GPUs, saying why, unless the flags name GPUs (--devices, --sm-split).
-bool use_cuda(const DevicePlan& plan, vgpu::DeviceRegistry& registry) {
+bool use_cuda(const DevicePlan& plan, vgpu::DeviceRegistry& registry, bool why_no_gpu_said) {
   if (plan.backend == "cpu") return false;
   const vgpu::GpuInventory& inventory = registry.gpu_inventory();
   if (requires_cuda(plan) && inventory.gpus.empty()) {
@@ -118,7 +118,8 @@ bool use_cuda(const DevicePlan& plan, vgpu::DeviceRegistry& registry) {
   if (plan.backend != "auto") return true;
   if (inventory.gpus.empty()) {
     std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n",
-                inventory.unavailable_reason.c_str());
+                why_no_gpu_said ? "no CUDA GPU visible (said above)"
+                                : inventory.unavailable_reason.c_str());
     return false;
   }
   std::printf("INFO: --backend auto: %zu CUDA GPU%s visible; using CUDA devices\n",
@@ -135,8 +136,9 @@ void check_gpu_visible(const DevicePlan& plan) {
 }
 
 const std::vector<vgpu::Device*>& make_devices(const DevicePlan& plan,
-                                               vgpu::DeviceRegistry& registry) {
-  const bool cuda = use_cuda(plan, registry);
+                                               vgpu::DeviceRegistry& registry,
+                                               bool why_no_gpu_said) {
+  const bool cuda = use_cuda(plan, registry, why_no_gpu_said);
   if (!cuda) {
     registry.set_logical_device_configuration(plan.devices);
   } else if (plan.physical_gpus.size() > 1) {

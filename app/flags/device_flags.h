@@ -58,9 +58,11 @@ std::string cuda_flag(const DevicePlan& plan);
 // Configures `registry` as the plan says, makes the devices and prints TensorFlow's line saying
 // what they are. --backend auto takes CUDA devices when a GPU is visible, else CPU-backed virtual
 // GPUs, and says which. Throws vgpu::ConfigurationError for what the user can fix (no GPU
-// visible, too much memory asked for).
+// visible, too much memory asked for). `why_no_gpu_said`: the caller has printed why no GPU is
+// visible (`devices`), so auto's fallback line points to it rather than saying it again.
 const std::vector<vgpu::Device*>& make_devices(const DevicePlan& plan,
-                                               vgpu::DeviceRegistry& registry);
+                                               vgpu::DeviceRegistry& registry,
+                                               bool why_no_gpu_said = false);
 
 // Throws vgpu::ConfigurationError when the plan needs a CUDA GPU (requires_cuda) and none is
 // visible, with the sentence make_devices would give. For commands that make their devices late

@@ -372,6 +372,13 @@ TEST(CliDevices, AutoFallsBackToTheCpuSayingWhyWhenNoGpuIsVisible) {
   EXPECT_NE(r.output.find("no CUDA GPU visible ("), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("using CPU-backed virtual GPUs"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("PhysicalDevice(name='/physical_device:GPU"), std::string::npos);
+  // The reason is said once: under CUDA's line, or (a build without CUDA) in auto's fallback.
+  const std::size_t at = r.output.find("no CUDA GPU visible (");
+  const std::string reason = r.output.substr(at, r.output.find_first_of(";\n", at) - at);
+  EXPECT_EQ(r.output.rfind(reason), at) << r.output;
+  EXPECT_EQ(r.output.find("no CUDA GPU visible (said above)") == std::string::npos,
+            r.output.find("--backend auto: " + reason) != std::string::npos)
+      << r.output;
 }
 
 TEST(CliDevices, BackendCudaWithoutAGpuIsAClearErrorWithStatus2) {
