@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "CLI/CLI.hpp"
+#include "app/compare/compare_tables.h"
 #include "app/flags/flags.h"
 #include "app/output/interrupt.h"
 #include "virtualgpu/devices/device.h"
@@ -56,10 +57,10 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   const std::size_t bound_bytes = std::min<std::size_t>(
       std::max<std::size_t>(sweep.max_bytes, std::size_t{64} << 20),
       static_cast<std::size_t>(smallest_memory_limit_mib(o.devices, gpus)) * vgpu::kMiB / 2);
-  std::printf(
-      "# Measuring the memory's bandwidth B (%.1f MiB per device, copy and add "
-      "kernels on every device at once, the best of 5) ...",
-      static_cast<double>(bound_bytes) / vgpu::kMiB);
+  print_comment(formatted("Measuring the memory's bandwidth B (%.1f MiB per device, copy and add "
+                          "kernels on every device at once, the best of 5) ...",
+                          static_cast<double>(bound_bytes) / vgpu::kMiB),
+                "# ");
   std::fflush(stdout);
   const vgpu::MemoryBound bound = vgpu::measure_memory_bound(devices, bound_bytes, 5);
   // The same kernels at each size, once for every algorithm: which sizes run in the caches.
@@ -69,21 +70,27 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
       cached_sizes.insert(bytes);
     }
   }
-  std::printf(" B = %.2f GB/s (%s, read + written)\n", bound.bandwidth / 1e9,
+  std::printf("# B = %.2f GB/s (%s, read + written)\n", bound.bandwidth / 1e9,
               vgpu::to_string(bound.kernel));
   if (bound.cache_bytes > 0 && !bound.past_caches()) {
-    std::printf(
-        "# The CPU's largest cache holds %.0f MiB: B's working set (%.0f MiB) is not twice "
-        "that, so B may be a cache's, not main memory's (raise --memory-limit and -e)\n",
-        static_cast<double>(bound.cache_bytes) / vgpu::kMiB,
-        static_cast<double>(bound.bytes_per_device * bound.devices) / vgpu::kMiB);
+    print_comment(
+        formatted("The CPU's largest cache holds %.0f MiB: B's working set (%.0f MiB) is not twice "
+                  "that, so B may be a cache's, not main memory's (raise --memory-limit and -e)",
+                  static_cast<double>(bound.cache_bytes) / vgpu::kMiB,
+                  static_cast<double>(bound.bytes_per_device * bound.devices) / vgpu::kMiB),
+        "# ");
   }
-  std::printf(
-      "# All replicas share one memory, so an all-reduce of S bytes per replica needs at "
-      "least\n# T_min = 2*N*S/B (each byte read once and written once); %%bound = "
-      "T_min / time;\n# %%own = (the bytes the algorithm itself moves)/B / time.\n# A size "
-      "marked 'cache' runs faster than B in the same kernels: it fits in the caches, and may "
-      "pass 100%%.\n#\n");
+  print_comment(
+      "All replicas share one memory, so an all-reduce of S bytes per replica needs at least "
+      "T_min = 2*N*S/B (each byte read once and written once).",
+      "# ");
+  print_comment("%bound = T_min / time; %own = (the bytes the algorithm itself moves)/B / time.",
+                "# ");
+  print_comment(
+      "A size marked 'cache' runs faster than B in the same kernels: it fits in the caches, and "
+      "may pass 100%.",
+      "# ");
+  std::printf("#\n");
   std::size_t total_wrong = 0;
   for (const std::string& name : o.algorithms) {
     if (interrupt_signal() != 0) break;
@@ -92,7 +99,8 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
       algorithm = vgpu::make_all_reduce(name, devices);
     } catch (const std::invalid_argument& e) {
       // NCCL on CPU-backed or shared GPUs, or not built: listed, not run.
-      std::printf("# %s on %d devices: skipped: %s\n#\n", name.c_str(), gpus, e.what());
+      print_comment(name + " on " + std::to_string(gpus) + " devices: skipped: " + e.what(), "# ");
+      std::printf("#\n");
       continue;
     }
     std::printf("# %s on %d devices, op %s, %d iterations after %d warm-up\n", name.c_str(), gpus,

@@ -33,7 +33,7 @@ constexpr int kDefaultDevices = 4;
 bool stop_requested() { return interrupt_signal() != 0; }
 
 void say(const std::string& line) {
-  std::printf("# measuring %s ...\n", line.c_str());
+  print_comment("measuring " + line + " ...", "# ");
   std::fflush(stdout);
 }
 
@@ -59,10 +59,10 @@ int measure_step_compute(const StepPlan& step, vgpu::Device& device, ReplicaComp
     std::fflush(stdout);
     return compare_bad_input(compute_out_of_memory(step, e.what()));
   }
-  std::printf(
-      "# Interrupted by %s while measuring one replica's compute: nothing more was "
-      "measured\n",
-      interrupt_name(interrupt_signal()));
+  print_comment(formatted("Interrupted by %s while measuring one replica's compute: nothing more "
+                          "was measured",
+                          interrupt_name(interrupt_signal())),
+                "# ");
   return interrupt_exit_status(interrupt_signal());
 }
 
@@ -243,13 +243,16 @@ int measure(const CompareOptions& o, Measurement& m) {
   vgpu::FitRecording recorded = recording_here(
       o.fit ? vgpu::FitRecording::Kind::kFit : vgpu::FitRecording::Kind::kCheck, devices);
   if (o.fit) {
-    std::printf("# Fitting the timing model to %zu %s (%s)\n", devices.size(),
-                recorded.cuda ? "CUDA devices" : "CPU virtual GPUs", recorded.machine.c_str());
+    print_comment(
+        formatted("Fitting the timing model to %zu %s (%s)", devices.size(),
+                  recorded.cuda ? "CUDA devices" : "CPU virtual GPUs", recorded.machine.c_str()),
+        "# ");
     recorded.measured =
         vgpu::measure_for_fit(devices, fit_plan(m.gpus, o, sweep), say, stop_requested);
     if (stop_requested()) {
-      std::printf("# Interrupted by %s before the fit was complete: nothing was fitted\n",
-                  interrupt_name(interrupt_signal()));
+      print_comment(formatted("Interrupted by %s before the fit was complete: nothing was fitted",
+                              interrupt_name(interrupt_signal())),
+                    "# ");
       // What was measured is kept where asked (a fit needs the memory at one size at least).
       recorded.interrupted = true;
       if (!recorded.measured.memory.empty()) save_recording(recorded, m.files, o.record);
@@ -272,8 +275,10 @@ int measure(const CompareOptions& o, Measurement& m) {
     print_memory_drift(m.model, recorded.memory_before, recorded.memory_after);
   }
   if (const int signal = interrupt_signal(); signal != 0) {
-    std::printf("# Interrupted by %s: the rows above are complete, the rest was not measured\n",
-                interrupt_name(signal));
+    print_comment(formatted("Interrupted by %s: the rows above are complete, the rest was not "
+                            "measured",
+                            interrupt_name(signal)),
+                  "# ");
     return interrupt_exit_status(signal);
   }
   print_step_table(m.step, m.model, compute);

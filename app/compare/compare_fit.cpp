@@ -108,8 +108,10 @@ timing::Topology fit_recorded(const vgpu::FitRecording& r, const std::string& re
 void save_fit(const timing::Topology& fitted, OutputFiles& files, const std::string& path) {
   const std::string problem = write_output(files, "--output", timing::write_topology(fitted));
   if (!problem.empty()) throw std::runtime_error(problem);
-  std::printf("# Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts with it\n",
-              path.c_str(), timing::kFittedTopologyId);
+  print_comment(formatted("Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts "
+                          "with it",
+                          path.c_str(), timing::kFittedTopologyId),
+                "# ");
 }
 
 void save_recording(const vgpu::FitRecording& recording, OutputFiles& files,
@@ -121,11 +123,11 @@ void save_recording(const vgpu::FitRecording& recording, OutputFiles& files,
     std::fprintf(stderr, "mirrorlab compare: %s\n", problem.c_str());
     return;
   }
-  std::printf(
-      "# What was measured is recorded in %s: 'mirrorlab compare --replay %s' %s again "
-      "from it, measuring nothing\n",
-      path.c_str(), path.c_str(),
-      recording.kind == vgpu::FitRecording::Kind::kFit ? "fits" : "checks");
+  print_comment(formatted("What was measured is recorded in %s: 'mirrorlab compare --replay %s' %s "
+                          "again from it, measuring nothing",
+                          path.c_str(), path.c_str(),
+                          recording.kind == vgpu::FitRecording::Kind::kFit ? "fits" : "checks"),
+                "# ");
 }
 
 int replay_compare(const CompareOptions& o) {
@@ -155,16 +157,19 @@ int replay_compare(const CompareOptions& o) {
   files.add_input("--fitted", o.fitted);
   if (std::string p = files.add("--output", o.output); !p.empty()) return compare_bad_input(p);
   if (r.interrupted) {
-    std::printf(
-        "# %s was interrupted: it holds what was measured before (fewer sizes, or "
-        "rounds)\n",
-        o.replay.c_str());
+    print_comment(o.replay +
+                      " was interrupted: it holds what was measured before (fewer sizes, or "
+                      "rounds)",
+                  "# ");
   }
   timing::Topology model;
   if (fit) {
-    std::printf("# Fitting the timing model again to what %s recorded: a fit on %s, %d %s, %s\n",
-                o.replay.c_str(), r.date.c_str(), r.devices,
-                r.cuda ? "CUDA devices" : "CPU virtual GPUs", r.machine.c_str());
+    print_comment(
+        formatted("Fitting the timing model again to what %s recorded: a fit on %s, %d %s, "
+                  "%s",
+                  o.replay.c_str(), r.date.c_str(), r.devices,
+                  r.cuda ? "CUDA devices" : "CPU virtual GPUs", r.machine.c_str()),
+        "# ");
     try {
       model = fit_recorded(r, o.replay);
     } catch (const std::invalid_argument& e) {  // curves that cannot be fitted
@@ -188,16 +193,18 @@ int replay_compare(const CompareOptions& o) {
                                  " only " + std::to_string(model.ranks()) + " GPUs");
       }
     }
-    std::printf("# Checking %s against what %s recorded: a check on %s, %d %s, %s\n",
-                model.path.empty() ? model.id.c_str() : model.path.c_str(), o.replay.c_str(),
-                r.date.c_str(), r.devices, r.cuda ? "CUDA devices" : "CPU virtual GPUs",
-                r.machine.c_str());
+    print_comment(formatted("Checking %s against what %s recorded: a check on %s, %d %s, %s",
+                            model.path.empty() ? model.id.c_str() : model.path.c_str(),
+                            o.replay.c_str(), r.date.c_str(), r.devices,
+                            r.cuda ? "CUDA devices" : "CPU virtual GPUs", r.machine.c_str()),
+                  "# ");
   }
   print_check(model, timing::predict(model, r.measured.check));
   if (!fit) print_memory_drift(model, r.memory_before, r.memory_after);
-  std::printf(
-      "# Replayed: nothing was measured, so there is no training step's table (run "
-      "'mirrorlab compare' without --replay for it)\n");
+  print_comment(
+      "Replayed: nothing was measured, so there is no training step's table (run 'mirrorlab "
+      "compare' without --replay for it)",
+      "# ");
   return 0;
 }
 

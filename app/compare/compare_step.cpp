@@ -1,5 +1,6 @@
 #include "app/compare/compare_step.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
@@ -20,7 +21,7 @@ namespace {
 using timing::time_text;
 
 // A paragraph of the table's heading, wrapped.
-void say(const std::string& text) { print_wrapped(text, "# ", 98); }
+void say(const std::string& text) { print_comment(text, "# "); }
 
 }  // namespace
 
@@ -97,8 +98,10 @@ bool measure_compute(const StepPlan& plan, vgpu::Device& device, const std::func
   const std::string what = std::string(core::to_string(plan.strategy.model)) + ", " +
                            std::to_string(plan.batch_per_replica) + " examples, " +
                            core::to_string(plan.strategy.optimizer.kind);
-  std::printf("# measuring one replica's forward, backward and update (%s) on %s, %d steps ...\n",
-              what.c_str(), device.name().c_str(), plan.compute_steps);
+  print_comment(formatted("measuring one replica's forward, backward and update (%s) on %s, %d "
+                          "steps ...",
+                          what.c_str(), device.name().c_str(), plan.compute_steps),
+                "# ");
   std::fflush(stdout);
   core::set_blas_single_threaded();  // one BLAS thread per device thread, as in training
   core::ReplicaComputeOptions options;
@@ -171,23 +174,30 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
                                   "--no-overlap"));
   }
   const bool packed = packs.size() > 1;
-  std::printf("%8s %8s %12s %12s %12s %14s %9s %7s  %s\n", "devices", "in turn", "compute",
-              "all-reduce", "step", "images/s", "speed-up", "added",
-              packed ? "all-reduce in all | one buffer's step"
-              : nccl ? "NCCL picks"
-                     : "all-reduce's slowest step: busiest resource");
+  const char* last_heading = packed ? "all-reduce in all | one buffer's step"
+                             : nccl ? "NCCL picks"
+                                    : "all-reduce's slowest step: busiest resource";
   const timing::StopPoint stop = timing::where_adding_stops(rows);
+  std::vector<std::string> figures, lasts, keys;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const timing::StepTime& r = rows[i];
     const bool past = stop.stopped && r.devices == stop.next;
-    const std::string last =
-        packed ? time_text(r.all_reduce_total) + " | " + time_text(one_buffer[i].seconds)
-               : (r.all_reduce_how.empty() ? "-" : r.all_reduce_how);
-    std::printf("%8d %8d %12s %12s %12s %14.0f %8.2fx %+7.2f%s %s\n", r.devices,
-                r.replicas_per_engine, time_text(r.compute).c_str(),
-                time_text(r.all_reduce).c_str(), time_text(r.seconds).c_str(), r.images_per_second,
-                r.speedup, r.added, past ? "!" : " ", last.c_str());
+    char speedup[32];
+    std::snprintf(speedup, sizeof speedup, "%.2fx", r.speedup);
+    // The '!' beside the first count whose device does not pay for itself.
+    figures.push_back(formatted(
+        "%7d%s%7d %8s %10s %8s %8.0f %8s %+5.2f", r.devices, past ? "!" : " ",
+        r.replicas_per_engine, time_text(r.compute).c_str(), time_text(r.all_reduce).c_str(),
+        time_text(r.seconds).c_str(), r.images_per_second, speedup, r.added));
+    lasts.push_back(packed
+                        ? time_text(r.all_reduce_total) + " | " + time_text(one_buffer[i].seconds)
+                        : (r.all_reduce_how.empty() ? "-" : r.all_reduce_how));
+    keys.push_back(std::to_string(r.devices));
   }
+  print_table_with_words(
+      formatted("%7s %7s %8s %10s %8s %8s %8s %5s", "devices", "in turn", "compute", "all-reduce",
+                "step", "images/s", "speed-up", "added"),
+      figures, last_heading, lasts, "devices", keys);
   const timing::StepVerdict verdict = timing::step_verdict(rows, "--batch-per-replica");
   say(timing::pays_rule_sentence() + " " + verdict.verdict);
   if (!verdict.why.empty()) say(verdict.why);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/output/printed_text.h"
 #include "timing/fit.h"
 #include "timing/topology.h"
 
@@ -17,9 +18,16 @@ inline constexpr double kModelTolerance = 0.25;
 // A memory this much faster or slower than when it was fitted is said to have changed.
 inline constexpr double kMemoryDriftTolerance = 0.15;
 
-// Words of `text` on lines of at most `width` characters, each starting with `prefix`.
-void print_wrapped(const std::string& text, const std::string& prefix = "#   ",
-                   std::size_t width = 96);
+// A comment of the output (`text` after `prefix` on every line), within the terminal's width.
+void print_comment(const std::string& text, const std::string& prefix = "#   ");
+
+// A table of figures whose last column is words: beside the others where the terminal is wide
+// enough for its longest, else in a table of its own under them, each row named by the first
+// column's `keys` (right-aligned under `key_heading`). `headings` and each of `figures`: the
+// other columns, laid out.
+void print_table_with_words(const std::string& headings, const std::vector<std::string>& figures,
+                            const std::string& words_heading, const std::vector<std::string>& words,
+                            const std::string& key_heading, const std::vector<std::string>& keys);
 
 void print_fit(const timing::Topology& fitted, const std::vector<timing::MemorySample>& memory);
 void print_check(const timing::Topology& model, const std::vector<timing::Prediction>& rows);

@@ -8,7 +8,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "core/session/text/console_text.h"
 #include "tests/support/command_output.h"
 #include "tests/support/temp_folder.h"
 
@@ -187,7 +190,7 @@ TEST(CliCompareStep, PricesTheCnnsKernelsOnAPresetAndPredictsEachDeviceCount) {
       << r.output;
   EXPECT_NE(text.find("NCCL picks"), std::string::npos) << r.output;
   for (int n = 1; n <= 8; ++n) {
-    EXPECT_NE(text.find("\n       " + std::to_string(n) + "        1 "), std::string::npos)
+    EXPECT_NE(text.find("\n      " + std::to_string(n) + "       1 "), std::string::npos)
         << n << " devices\n"
         << r.output;
   }
@@ -198,9 +201,9 @@ TEST(CliCompareStep, PastOneNodeCountsWholeNodes) {
   mirrorlab::testing::TempFolder folder("compare-step");
   const Result r = compare(folder.path(), "--topology dgx-h100-2-nodes -b 1M -e 1M");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("\n       8        1 "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\n      16        1 "), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("\n       9        1 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n      8       1 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n     16       1 "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\n      9       1 "), std::string::npos) << r.output;
 }
 
 TEST(CliCompareStep, LogicalGpusOfOneCardTakeTurnsOnIt) {
@@ -217,7 +220,7 @@ TEST(CliCompareStep, LogicalGpusOfOneCardTakeTurnsOnIt) {
       << r.output;
   // One card: on 4 logical GPUs it computes the 4 replicas one after another.
   EXPECT_NE(text.find("share one card"), std::string::npos) << r.output;
-  EXPECT_NE(text.find("\n       4        4 "), std::string::npos) << r.output;
+  EXPECT_NE(text.find("\n      4       4 "), std::string::npos) << r.output;
 }
 
 TEST(CliCompareStep, MeasuresTheComputeHereAndAddsThePredictedAllReduce) {
@@ -228,8 +231,8 @@ TEST(CliCompareStep, MeasuresTheComputeHereAndAddsThePredictedAllReduce) {
   const Result here = compare(folder.path(), "--gpus 2 -b 64K -e 64K -n 2 -w 1 --rounds 1 " + step);
   ASSERT_EQ(here.status, 0) << here.output;
   const std::string text = flat(here.output);
-  EXPECT_NE(here.output.find("# measuring one replica's forward, backward and update (mlp, 8 "
-                             "examples, adam) on /gpu:0, 3 steps"),
+  EXPECT_NE(text.find("measuring one replica's forward, backward and update (mlp, 8 "
+                      "examples, adam) on /gpu:0, 3 steps"),
             std::string::npos)
       << here.output;
   EXPECT_NE(text.find("measured here on /gpu:0 (CPU-backed virtual GPU): the median of 3 "
@@ -241,7 +244,10 @@ TEST(CliCompareStep, MeasuresTheComputeHereAndAddsThePredictedAllReduce) {
   // The ring of the MLP's 940,584 bytes on 2: a reduce step (3 S through the memory) and a copy
   // step (2 S), at 10 GB/s, with 5 us each: 480.3 us, whatever the compute measured.
   EXPECT_NE(text.find("480.3 us"), std::string::npos) << here.output;
-  EXPECT_NE(text.find("\n       2        1 "), std::string::npos) << here.output;
+  // The row of 2 devices (marked '!' where the second does not pay for itself).
+  EXPECT_TRUE(text.find("\n      2       1 ") != std::string::npos ||
+              text.find("\n      2!      1 ") != std::string::npos)
+      << here.output;
   // --topology this-machine gives no FLOP/s: its compute is measured too.
   const Result fitted = compare(folder.path(), "--topology this-machine -b 1M -e 1M " + step);
   ASSERT_EQ(fitted.status, 0) << fitted.output;
@@ -303,6 +309,58 @@ TEST(CliCompare, NoOutputReplacesTheRecordingItReplays) {
         << r.output;
     EXPECT_EQ(mirrorlab::testing::read_file(recording), before) << output;
   }
+}
+
+// The lines of `output` wider than `columns` characters, but for one word alone after its
+// prefix ("# " or an indent): a path is said whole.
+std::string lines_wider_than(const std::string& output, std::size_t columns) {
+  std::istringstream lines(output);
+  std::string wider;
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t words = line.find_first_not_of("# ");
+    if (mirrorlab::core::character_count(line) <= columns ||
+        (words != std::string::npos && line.find(' ', words) == std::string::npos)) {
+      continue;
+    }
+    wider += line + "\n";
+  }
+  return wider;
+}
+
+// Every line within the terminal's width: the prose wrapped, the tables narrow enough, and a
+// column of long words (the busiest resource) under the table where it does not fit beside it.
+TEST(CliCompare, EveryLineFitsTheTerminalsWidth) {
+  mirrorlab::testing::TempFolder folder("compare-width");
+  const std::string recorded = std::string(MIRRORLAB_SOURCE_DIR) + "/docs/bench/compare-";
+  const std::string fit = recorded + "fit-4gpus-2026-11-27-recorded-2core-vm.json";
+  const std::string fitted = (folder.path() / "fitted.toml").string();
+  const Result refit = compare(folder.path(), "--replay " + fit + " --output " + fitted);
+  ASSERT_EQ(refit.status, 0) << refit.output;
+  const std::vector<std::string> commands = {
+      "--topology dgx-h100",
+      "--topology dgx-h100-2-nodes --model mlp",
+      "--topology pcie-2 --bytes-per-pack 65536",
+      "--topology laptop-4-logical",
+      "--topology nvlink-pairs-4 --allreduce ring",
+      "--replay " + fit,
+      "--replay " + recorded + "check-4gpus-2026-11-27-recorded-2core-vm.json --fitted " + fitted};
+  for (const auto& [columns, widest] :
+       std::vector<std::pair<std::string, std::size_t>>{{"80", 80}, {"100", 100}, {"", 80}}) {
+    for (const std::string& args : commands) {
+      const Result r =
+          mirrorlab::testing::run_command("env COLUMNS=" + columns + " MIRRORLAB_FIT_FILE=" +
+                                          (folder.path() / "fit.toml").string() + " " +
+                                          MIRRORLAB_BINARY_DIR + "/app/mirrorlab compare " + args);
+      ASSERT_EQ(r.status, 0) << args << "\n" << r.output;
+      EXPECT_EQ(lines_wider_than(r.output, widest), "") << "COLUMNS=" << columns << " " << args;
+    }
+  }
+  // Where the resource's words do not fit beside the figures: a table of their own.
+  const Result shared = compare(folder.path(), "--topology laptop-4-logical");
+  EXPECT_NE(shared.output.find("\ndevices  all-reduce's slowest step: busiest resource\n      1  "
+                               "-\n      2  reduce-scatter: memory\n"),
+            std::string::npos)
+      << shared.output;
 }
 
 struct BadCompare {
