@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "app/output/printed_text.h"
 #include "virtualgpu/cuda/cuda_runtime.h"
 #include "virtualgpu/cuda/gpu_configuration.h"
 
@@ -40,7 +41,7 @@ int run_devices(const DevicesOptions& o) {
   }
   std::printf("\n");
   if (inventory.gpus.empty()) {
-    if (inventory.cuda_built) std::printf("%s\n", inventory.unavailable_reason.c_str());
+    if (inventory.cuda_built) print_wrapped(inventory.unavailable_reason);
   } else {
     std::printf("%s", vgpu::format_gpu_table(inventory).c_str());
   }

@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
+#include "app/output/printed_text.h"
 #include "virtualgpu/devices/process_cuda_api.h"
 
 namespace mirrorlab::app {
@@ -117,13 +118,13 @@ bool use_cuda(const DevicePlan& plan, vgpu::DeviceRegistry& registry, bool why_n
   }
   if (plan.backend != "auto") return true;
   if (inventory.gpus.empty()) {
-    std::printf("INFO: --backend auto: %s; using CPU-backed virtual GPUs\n",
-                why_no_gpu_said ? "no CUDA GPU visible (said above)"
-                                : inventory.unavailable_reason.c_str());
+    print_wrapped(formatted("INFO: --backend auto: %s; using CPU-backed virtual GPUs",
+                            why_no_gpu_said ? "no CUDA GPU visible (said above)"
+                                            : inventory.unavailable_reason.c_str()));
     return false;
   }
-  std::printf("INFO: --backend auto: %zu CUDA GPU%s visible; using CUDA devices\n",
-              inventory.gpus.size(), inventory.gpus.size() == 1 ? "" : "s");
+  print_wrapped(formatted("INFO: --backend auto: %zu CUDA GPU%s visible; using CUDA devices",
+                          inventory.gpus.size(), inventory.gpus.size() == 1 ? "" : "s"));
   return true;
 }
 
@@ -148,10 +149,10 @@ const std::vector<vgpu::Device*>& make_devices(const DevicePlan& plan,
     registry.set_logical_device_configuration(card, plan.devices, plan.sm_split);
   }
   const std::vector<vgpu::Device*>& devices = registry.logical_devices();
-  std::printf("%s\n", registry.description().c_str());
+  print_wrapped(registry.description());
   if (!registry.sm_note().empty()) {
-    std::printf("INFO: %s%s\n", registry.sm_note().c_str(),
-                plan.sm_split ? "" : " (--sm-split gives each its own share)");
+    print_wrapped(formatted("INFO: %s%s", registry.sm_note().c_str(),
+                            plan.sm_split ? "" : " (--sm-split gives each its own share)"));
   }
   return devices;
 }

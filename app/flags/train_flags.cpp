@@ -5,6 +5,9 @@
 
 #include "CLI/CLI.hpp"
 #include "app/flags/fault_flags.h"
+#include "app/output/printed_text.h"
+#include "app/output/terminal_width.h"
+#include "core/session/text/console_text.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
 #include "virtualgpu/memory/clock.h"
@@ -122,7 +125,12 @@ std::string check_train_options(const TrainOptions& o, int* gpus, OutputFiles* o
 
 core::FashionMnist load_training_data(const TrainOptions& o, std::string* problem) {
   const auto load_start = vgpu::Clock::now();
-  std::printf("Loading Fashion-MNIST from %s ...", o.data_dir.c_str());
+  // Said before the load (a second or two), what it loaded after it: on the same line where
+  // the terminal has room.
+  const int width = terminal_width();
+  const std::string loading =
+      core::wrap_line("Loading Fashion-MNIST from " + o.data_dir + " ...", width, 0, "  ");
+  std::printf("%s", loading.c_str());
   std::fflush(stdout);
   core::FashionMnist data = core::load_fashion_mnist(o.data_dir);
   if (o.settings.train_examples > data.train.size()) {
@@ -134,8 +142,18 @@ core::FashionMnist load_training_data(const TrainOptions& o, std::string* proble
     return data;
   }
   if (o.settings.train_examples > 0) data.train = data.train.head(o.settings.train_examples);
-  std::printf(" %zu training and %zu test images (%.1f s)\n", data.train.size(), data.test.size(),
-              vgpu::seconds_between(load_start, vgpu::Clock::now()));
+  const std::string loaded =
+      formatted("%zu training and %zu test images (%.1f s)", data.train.size(), data.test.size(),
+                vgpu::seconds_between(load_start, vgpu::Clock::now()));
+  const std::size_t line_start = loading.rfind('\n');
+  const int used = static_cast<int>(core::character_count(
+      line_start == std::string::npos ? loading : loading.substr(line_start + 1)));
+  if (used + 1 + static_cast<int>(loaded.size()) <= width) {
+    std::printf(" %s\n", loaded.c_str());
+  } else {
+    std::printf("\n");
+    print_wrapped(loaded, "  ", "  ", width);
+  }
   std::fflush(stdout);  // before any error on stderr, also when stdout is a pipe
   return data;
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "app/output/printed_text.h"
 #include "core/io/output_file.h"
 
 namespace mirrorlab::app {
@@ -187,7 +188,7 @@ bool resume_run(const ResumePoint& resume, const core::CheckpointConfig& now,
     std::printf("after epoch %d\n", p.epoch);
   }
   for (const std::string& change : core::checkpoint_changes(resume.checkpoint.config, now)) {
-    std::printf("Changed: %s\n", change.c_str());
+    print_wrapped("Changed: " + change);
   }
   std::fflush(stdout);
   try {

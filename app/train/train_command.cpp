@@ -10,6 +10,7 @@
 #include "app/flags/fault_flags.h"
 #include "app/flags/flags.h"
 #include "app/output/interrupt.h"
+#include "app/output/printed_text.h"
 #include "app/train/train_report.h"
 #include "app/train/train_run.h"
 #include "app/train/workers.h"
@@ -84,7 +85,7 @@ std::optional<int> make_strategy(TrainRun& run) {
   vgpu::WorkerGroup* workers = run.launch.workers();
   std::string no_nccl;
   if (workers) run.on_gpus = nccl_workers(*workers, run.devices, &no_nccl);
-  if (!no_nccl.empty()) std::printf("NCCL across workers not used: %s\n", no_nccl.c_str());
+  if (!no_nccl.empty()) print_wrapped("NCCL across workers not used: " + no_nccl);
   try {
     run.strategy = std::make_unique<core::MirroredStrategy>(
         run.devices, core::strategy_options(run.o.settings), &run.events,
@@ -117,7 +118,7 @@ std::optional<int> before_first_step(TrainRun& run, core::FitLoop& loop,
     const std::string problem =
         check_fault_steps(run.o.faults, loop.history().steps, loop.steps_in_all());
     if (!problem.empty()) return refuse(problem);
-    std::printf("Faults: %s\n", run.o.faults.describe().c_str());
+    print_wrapped("Faults: " + run.o.faults.describe());
   }
   return std::nullopt;
 }
@@ -181,7 +182,7 @@ RunEnd train_steps(TrainRun& run, core::FitLoop& loop, TrainProgress& progress,
                        std::to_string(loop.epoch()) + ", step " +
                        std::to_string(loop.step_in_epoch()) + " of " +
                        std::to_string(loop.steps_per_epoch()) + ")";
-    std::printf("Interrupted: %s.\n", end.stop_message.c_str());
+    print_wrapped("Interrupted: " + end.stop_message + ".");
   }
   return end;
 }

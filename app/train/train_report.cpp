@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "app/output/history_json.h"
+#include "app/output/printed_text.h"
 #include "app/train/workers.h"
 #include "core/session/text/keras_summary.h"
 
@@ -35,34 +36,35 @@ void print_last_batch(std::size_t examples, std::size_t global, int gpus, bool o
     split += (split.empty() ? "" : " + ") + std::to_string(s.count);
   }
   if (gpus > 8) split = std::to_string(shards[0].count) + " per replica until none are left";
-  std::printf("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it\n",
-              examples, split.c_str());
+  print_wrapped(
+      formatted("Last batch of each epoch: %zu examples, split %s, as TensorFlow splits it",
+                examples, split.c_str()));
   const bool uneven = shards.front().count != shards.back().count;
   if (only_batch && uneven) {
-    std::printf(
+    print_wrapped(
         "Keras 3.15's model.fit fails on this: its first global batch is uneven, and building "
-        "the model on it stops with an AddN of unequal shapes (measured); mirrorlab trains it\n");
+        "the model on it stops with an AddN of unequal shapes (measured); mirrorlab trains it");
   }
   if (options.loss_scaling == core::LossScaling::kGlobalBatch) {
-    std::printf(
+    print_wrapped(formatted(
         "Loss scaling global-batch, as compute_average_loss(global_batch_size=%zu): on that "
-        "batch each example weighs 1/%zu, so its step is %zu/%zu of a full batch's\n",
-        global, global, examples, global);
+        "batch each example weighs 1/%zu, so its step is %zu/%zu of a full batch's",
+        global, global, examples, global));
     return;
   }
   if (!uneven) return;                                                // even: both scalings agree
   if (options.loss_scaling == core::LossScaling::kShardMean) return;  // said at the start
   if (options.loss_scaling == core::LossScaling::kReplicaMean) {
     // Keras fails on an uneven first batch (said above): only a later one is weighed its way.
-    std::printf(
+    print_wrapped(formatted(
         "Loss scaling replica-mean, as Keras' model.fit%s: on that batch each replica's mean "
-        "loss weighs the same (--loss-scaling batch-mean: each example)\n",
-        only_batch ? " weighs a short batch after the first" : "");
+        "loss weighs the same (--loss-scaling batch-mean: each example)",
+        only_batch ? " weighs a short batch after the first" : ""));
     return;
   }
-  std::printf(
+  print_wrapped(
       "Loss scaling batch-mean: on that batch each example weighs the same, as on one device "
-      "(Keras' model.fit weighs each replica's mean the same)\n");
+      "(Keras' model.fit weighs each replica's mean the same)");
 }
 
 void print_phase_table(const core::MirroredStrategy& strategy,
@@ -86,16 +88,18 @@ void print_phase_table(const core::MirroredStrategy& strategy,
   if (steps > 0) {
     const double per_step =
         1e3 / static_cast<double>(strategy.devices().size()) / static_cast<double>(steps);
-    std::printf("All-reduce (%s): %.3f ms per step on average over the devices\n",
-                strategy.all_reduce().name().c_str(), all_reduce * per_step);
+    print_wrapped(formatted("All-reduce (%s): %.3f ms per step on average over the devices",
+                            strategy.all_reduce().name().c_str(), all_reduce * per_step));
     const std::size_t packs = strategy.packs().size();
     if (packs > 1 && strategy.num_local_replicas() > 1) {
-      std::printf("  in %zu packs a step, %s: %.3f ms of it (%.0f%%) while backward still ran\n",
-                  packs,
-                  strategy.options().packs.overlap ? "each started as backward wrote it"
-                                                   : "after backward (--no-overlap)",
-                  hidden.hidden * per_step,
-                  hidden.all_reduce > 0 ? 100 * hidden.hidden / hidden.all_reduce : 0.0);
+      print_wrapped(
+          formatted("in %zu packs a step, %s: %.3f ms of it (%.0f%%) while backward still ran",
+                    packs,
+                    strategy.options().packs.overlap ? "each started as backward wrote it"
+                                                     : "after backward (--no-overlap)",
+                    hidden.hidden * per_step,
+                    hidden.all_reduce > 0 ? 100 * hidden.hidden / hidden.all_reduce : 0.0),
+          "  ", "    ");
     }
   }
 }
@@ -112,12 +116,12 @@ void print_gpu_work(const TrainRun& run, std::int64_t steps) {
       "steps; counted where mirrorlab calls CUDA and cuBLAS)\n%s",
       run.devices.size(), static_cast<long long>(steps),
       vgpu::format_gpu_work(table, static_cast<double>(steps)).c_str());
-  std::printf(
+  print_wrapped(
       "(events: made; freed: events destroyed; GPU waits: a stream waiting for another's event; "
-      "graphs: captured steps launched)\n");
+      "graphs: captured steps launched)");
   if (run.strategy == nullptr) return;
   if (!run.strategy->options().cuda_graphs) {
-    std::printf("CUDA graphs: off (--no-cuda-graphs): every kernel launched by the host\n");
+    print_wrapped("CUDA graphs: off (--no-cuda-graphs): every kernel launched by the host");
     return;
   }
   int captured = 0;
@@ -126,15 +130,15 @@ void print_gpu_work(const TrainRun& run, std::int64_t steps) {
     const core::Replica& replica = run.strategy->replica(r);
     if (replica.step_captured()) ++captured;
     if (!replica.graphs_off().empty()) {
-      std::printf("CUDA graphs on %s: %s\n",
-                  run.devices[static_cast<std::size_t>(r)]->name().c_str(),
-                  replica.graphs_off().c_str());
+      print_wrapped(formatted("CUDA graphs on %s: %s",
+                              run.devices[static_cast<std::size_t>(r)]->name().c_str(),
+                              replica.graphs_off().c_str()));
     }
   }
-  std::printf(
+  print_wrapped(formatted(
       "CUDA graphs: %d of %d replicas ran their forward and backward as one captured graph a "
-      "step at the end (--no-cuda-graphs: launched kernel by kernel)\n",
-      captured, replicas);
+      "step at the end (--no-cuda-graphs: launched kernel by kernel)",
+      captured, replicas));
 }
 
 // The same counts as a JSON object for the trace: {"forward": {"kernels": 14, ...}, ...}, per
@@ -195,9 +199,9 @@ void print_strategy(const TrainRun& run) {
   if (workers) {
     // What TensorFlow logs for MultiWorkerMirroredStrategy is not checked against TensorFlow
     // yet (docs/multi-worker.md): mirrorlab's own words only.
-    std::printf("Multi-worker mirrored training: %d workers x %d device%s = %d replicas in sync\n",
-                workers->size(), run.gpus, run.gpus == 1 ? "" : "s",
-                strategy.num_replicas_in_sync());
+    print_wrapped(formatted(
+        "Multi-worker mirrored training: %d workers x %d device%s = %d replicas in sync",
+        workers->size(), run.gpus, run.gpus == 1 ? "" : "s", strategy.num_replicas_in_sync()));
   } else {
     // TensorFlow's own log lines, as it writes them, then mirrorlab's.
     print_tensorflow_log("Using MirroredStrategy with devices " + strategy.device_tuple());
@@ -208,16 +212,19 @@ void print_strategy(const TrainRun& run) {
   if (!workers && !strategy.tensorflow_all_reduce_log().empty()) {
     print_tensorflow_log(strategy.tensorflow_all_reduce_log());
   }
-  for (const std::string& note : strategy.all_reduce_notes()) std::printf("%s\n", note.c_str());
+  for (const std::string& note : strategy.all_reduce_notes()) print_wrapped(note);
   const core::PackOptions& packs = strategy.options().packs;
   if (strategy.packs().size() > 1 || packs.bytes_per_pack > 0 || packs.num_packs > 0) {
-    std::printf("Gradient packs: %s\n", core::describe_packs(strategy.packs(), packs).c_str());
+    print_wrapped(
+        formatted("Gradient packs: %s", core::describe_packs(strategy.packs(), packs).c_str()));
     if (packs.num_packs > 0) {
-      std::printf(
-          "  (num_packs is TensorFlow's NcclAllReduce and HierarchicalCopyAllReduce option: "
-          "there TensorFlow 2.21 logs \"batch_all_reduce: %d all-reduces with algorithm = ..., "
-          "num_packs = %d\"; with num_packs 2 to 4 it failed on CPU devices, run here)\n",
-          strategy.replica(0).model().num_weight_tensors(), packs.num_packs);
+      print_wrapped(
+          formatted(
+              "(num_packs is TensorFlow's NcclAllReduce and HierarchicalCopyAllReduce option: "
+              "there TensorFlow 2.21 logs \"batch_all_reduce: %d all-reduces with algorithm = ..., "
+              "num_packs = %d\"; with num_packs 2 to 4 it failed on CPU devices, run here)",
+              strategy.replica(0).model().num_weight_tensors(), packs.num_packs),
+          "  ", "    ");
     }
   }
 }
@@ -234,14 +241,14 @@ void print_batches(const TrainRun& run, std::size_t train_examples) {
                   optimizer.momentum == 0 ? ", as Keras' SGD" : "");
   }
   const vgpu::WorkerGroup* workers = run.launch.workers();
-  std::printf(
-      "Global batch %zu = %zu per replica x %d replicas%s; %s optimizer%s, lr %g\n", global,
+  print_wrapped(formatted(
+      "Global batch %zu = %zu per replica x %d replicas%s; %s optimizer%s, lr %g", global,
       run.o.settings.batch_per_replica, replicas,
       workers ? (" (" + std::to_string(run.gpus) + (run.gpus == 1 ? " device x " : " devices x ") +
                  std::to_string(workers->size()) + " workers)")
                     .c_str()
               : "",
-      core::to_string(optimizer.kind), momentum, static_cast<double>(optimizer.learning_rate));
+      core::to_string(optimizer.kind), momentum, static_cast<double>(optimizer.learning_rate)));
   const bool short_batch_differs =
       replicas > 1 || strategy.options().loss_scaling == core::LossScaling::kGlobalBatch;
   if (short_batch_differs && train_examples % global != 0) {
@@ -249,11 +256,11 @@ void print_batches(const TrainRun& run, std::size_t train_examples) {
                      strategy.options());
   }
   if (strategy.options().loss_scaling == core::LossScaling::kShardMean && replicas > 1) {
-    std::printf(
-        "Loss scaling shard-mean: each replica's own mean, not divided by the %d "
-        "replicas, so the summed gradients are %d times too large (the custom-loop "
-        "mistake; model.fit's is replica-mean)\n",
-        replicas, replicas);
+    print_wrapped(
+        formatted("Loss scaling shard-mean: each replica's own mean, not divided by the %d "
+                  "replicas, so the summed gradients are %d times too large (the custom-loop "
+                  "mistake; model.fit's is replica-mean)",
+                  replicas, replicas));
   }
 }
 
@@ -268,7 +275,7 @@ void TrainProgress::on_loss_growth(const core::LossGrowth& g) {
                 static_cast<long long>(g.step), g.loss, core::kLossGrowthFactor, g.first_loss);
   run_->warnings.push_back(text + divergence_advice(run_->o) + ".");
   interrupt_line();
-  std::printf("WARNING: %s\n", run_->warnings.back().c_str());
+  print_wrapped(formatted("WARNING: %s", run_->warnings.back().c_str()));
 }
 
 std::string divergence_advice(const TrainOptions& o, const core::NonFiniteValue& where) {
@@ -299,41 +306,41 @@ void print_results(const TrainRun& run, const core::FitLoop& loop,
                    const std::vector<core::PhaseTotals>& totals, std::int64_t steps_made) {
   const core::History& history = loop.history();
   if (history.stopped_by_max_steps) {
-    std::printf("Stopped after --max-steps %lld global steps.\n",
-                static_cast<long long>(run.o.settings.max_steps));
+    print_wrapped(formatted("Stopped after --max-steps %lld global steps.",
+                            static_cast<long long>(run.o.settings.max_steps)));
   }
   const core::Metrics test = last_test(history);
   if (test.examples > 0) {
-    std::printf("Test accuracy: %.4f, test loss: %.4f (%lld test images)\n", test.accuracy,
-                test.loss, static_cast<long long>(test.examples));
+    print_wrapped(formatted("Test accuracy: %.4f, test loss: %.4f (%lld test images)",
+                            test.accuracy, test.loss, static_cast<long long>(test.examples)));
   } else {
-    std::printf("Test accuracy: not evaluated (the run stopped before the end of its epoch)\n");
+    print_wrapped("Test accuracy: not evaluated (the run stopped before the end of its epoch)");
   }
-  std::printf("Training: %.0f images/s over %lld steps",
-              history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
-              static_cast<long long>(history.steps));
+  std::string rate =
+      formatted("Training: %.0f images/s over %lld steps",
+                history.train_seconds > 0 ? history.train_examples / history.train_seconds : 0.0,
+                static_cast<long long>(history.steps));
   // The first step pays what is made once; after it, the rate a longer run would see.
   const double later_seconds = history.train_seconds - loop.first_step_seconds();
   const double later_examples =
       static_cast<double>(history.train_examples - loop.first_step_examples());
   if (steps_made > 1 && history.steps == steps_made && later_seconds > 0 && later_examples > 0 &&
       loop.first_step_examples() > 0) {
-    std::printf(
-        "; %.0f after the first, which took %.0f ms (made once: kernels loaded, "
-        "buffers sized%s)",
+    rate += formatted(
+        "; %.0f after the first, which took %.0f ms (made once: kernels loaded, buffers sized%s)",
         later_examples / later_seconds, 1e3 * loop.first_step_seconds(),
         run.devices.empty() || !run.devices[0]->is_cuda() ? "" : ", cuBLAS started");
   }
-  std::printf("\n");
+  print_wrapped(rate);
   print_phase_table(*run.strategy, totals, steps_made, run.events.hidden_all_reduce());
   print_gpu_work(run, steps_made);
-  std::printf("Peak memory:");
+  std::string peaks;
   for (const vgpu::Device* d : run.devices) {
-    std::printf("%s %s %.1f of %zu MiB", d == run.devices.front() ? "" : ";", d->name().c_str(),
-                static_cast<double>(d->memory().peak()) / vgpu::kMiB,
-                d->memory().limit() / vgpu::kMiB);
+    peaks += formatted("%s %s %.1f of %zu MiB", d == run.devices.front() ? "" : ";",
+                       d->name().c_str(), static_cast<double>(d->memory().peak()) / vgpu::kMiB,
+                       d->memory().limit() / vgpu::kMiB);
   }
-  std::printf("\n");
+  print_wrapped("Peak memory:" + peaks);
 }
 
 void write_run_files(TrainRun& run, const core::FitLoop& loop, const RunEnd& end,

@@ -211,9 +211,9 @@ TEST(Cli, SaysHowTheUnevenLastBatchIsSplitAndWeighed) {
       << keras.output;
   const Result exact = run(flags + " --loss-scaling batch-mean");
   ASSERT_EQ(exact.status, 0) << exact.output;
-  EXPECT_NE(
-      exact.output.find("Loss scaling batch-mean: on that batch each example weighs the same"),
-      std::string::npos)
+  EXPECT_NE(mirrorlab::testing::unwrapped(exact.output)
+                .find("Loss scaling batch-mean: on that batch each example weighs the same"),
+            std::string::npos)
       << exact.output;
   EXPECT_EQ(keras.output.find("Keras 3.15's model.fit fails"), std::string::npos)
       << "its first batch is a full one";
@@ -222,18 +222,20 @@ TEST(Cli, SaysHowTheUnevenLastBatchIsSplitAndWeighed) {
       run("train --model mlp --gpus 3 --batch-per-replica 16 --epochs 1 "
           "--train-examples 40");
   ASSERT_EQ(only.status, 0) << only.output;
-  EXPECT_NE(only.output.find("Keras 3.15's model.fit fails on this: its first global batch is "
-                             "uneven"),
+  EXPECT_NE(mirrorlab::testing::unwrapped(only.output)
+                .find("Keras 3.15's model.fit fails on this: its first global batch is "
+                      "uneven"),
             std::string::npos)
       << only.output;
   EXPECT_EQ(only.output.find("Loss scaling replica-mean, as Keras' model.fit:"), std::string::npos)
       << only.output;
   const Result tutorial = run(flags + " --loss-scaling global-batch");
   ASSERT_EQ(tutorial.status, 0) << tutorial.output;
-  EXPECT_NE(tutorial.output.find(
-                "Loss scaling global-batch, as compute_average_loss(global_batch_size=48): on "
+  EXPECT_NE(
+      mirrorlab::testing::unwrapped(tutorial.output)
+          .find("Loss scaling global-batch, as compute_average_loss(global_batch_size=48): on "
                 "that batch each example weighs 1/48, so its step is 40/48 of a full batch's"),
-            std::string::npos)
+      std::string::npos)
       << tutorial.output;
   const Result even =
       run("train --model mlp --gpus 2 --batch-per-replica 50 --epochs 1 "
@@ -286,7 +288,7 @@ TEST(Cli, ShortRealRunPrintsTensorFlowStyleAndWritesHistory) {
   EXPECT_NE(r.output.find("Stopped after --max-steps 6"), std::string::npos);
   // The rate over every step, then after the first (which pays what is made once), in numbers.
   EXPECT_TRUE(mirrorlab::testing::regex_found(
-      r.output,
+      mirrorlab::testing::unwrapped(r.output),
       "Training: [0-9]+ images/s over 6 steps; [0-9]+ after the first, "
       "which took [0-9]+ ms"))
       << r.output;
@@ -361,7 +363,9 @@ TEST(CliDevices, ListsPhysicalAndLogicalDevicesAsTensorFlowDoes) {
         "/gpu:2 64 MiB)",
         "LogicalDevice(name='/device:CPU:0', device_type='CPU')",
         "LogicalDevice(name='/device:GPU:2', device_type='GPU')"}) {
-    EXPECT_NE(r.output.find(words), std::string::npos) << words << " missing from:\n" << r.output;
+    EXPECT_NE(mirrorlab::testing::unwrapped(r.output).find(words), std::string::npos)
+        << words << " missing from:\n"
+        << r.output;
   }
 }
 
@@ -370,7 +374,9 @@ TEST(CliDevices, AutoFallsBackToTheCpuSayingWhyWhenNoGpuIsVisible) {
   const Result r = run("devices --backend auto");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("no CUDA GPU visible ("), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("using CPU-backed virtual GPUs"), std::string::npos) << r.output;
+  EXPECT_NE(mirrorlab::testing::unwrapped(r.output).find("using CPU-backed virtual GPUs"),
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(r.output.find("PhysicalDevice(name='/physical_device:GPU"), std::string::npos);
   // The reason is said once: under CUDA's line, or (a build without CUDA) in auto's fallback.
   const std::size_t at = r.output.find("no CUDA GPU visible (");
@@ -399,7 +405,9 @@ TEST(CliDevices, TrainWithAutoRunsOnCpuVirtualGpusWhenNoGpuIsVisible) {
       run("train --backend auto --model mlp --gpus 2 --epochs 1 --max-steps 2 "
           "--batch-per-replica 16 --train-examples 256");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("using CPU-backed virtual GPUs"), std::string::npos) << r.output;
+  EXPECT_NE(mirrorlab::testing::unwrapped(r.output).find("using CPU-backed virtual GPUs"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("1 Physical CPU, 2 Logical GPUs"), std::string::npos) << r.output;
 }
 
@@ -509,6 +517,41 @@ TEST(CliLesson, TheTextFitsTheTerminalsWidth) {
       if (command == "lesson list") {
         EXPECT_GE(most, widest - 12) << "COLUMNS=" << columns << ": the width is used";
       }
+    }
+  }
+}
+
+// `train`'s own lines within the terminal's width (TensorFlow's log lines, Keras' progress bar
+// and model summary are theirs, kept whole; a folder's path is said whole): an uneven last batch,
+// packs, the rate.
+TEST(CliTrain, ItsOwnLinesFitTheTerminalsWidth) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  for (const auto& [columns, widest] :
+       std::vector<std::pair<std::string, std::size_t>>{{"50", 50}, {"80", 80}}) {
+    const Result r = mirrorlab::testing::run_command(
+        "env COLUMNS=" + columns + " " + MIRRORLAB_BINARY_DIR +
+        "/app/mirrorlab train --model mlp --gpus 3 --epochs 1 --max-steps 11 "
+        "--batch-per-replica 16 --train-examples 500 --bytes-per-pack 65536");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("Last batch of each epoch"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Gradient packs"), std::string::npos) << r.output;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+      // Keras' own: its progress bar and its model summary's box.
+      bool keras = false;
+      for (const char* theirs : {"INFO:tensorflow", "━", "│", "┃", "─"}) {
+        keras = keras || line.find(theirs) != std::string::npos;
+      }
+      if (keras) continue;
+      const std::size_t words = line.find_first_not_of(' ');
+      if (words != std::string::npos && line.find(' ', words) == std::string::npos) continue;
+      // A table's row (its columns apart by spaces) within 80 columns however narrow the
+      // terminal; prose within the terminal's width.
+      const bool row = line.find("   ") != std::string::npos;
+      EXPECT_LE(mirrorlab::core::character_count(line),
+                row ? std::max<std::size_t>(widest, 80) : widest)
+          << "COLUMNS=" << columns << ":\n"
+          << line;
     }
   }
 }
