@@ -10,6 +10,7 @@
 #include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
 #include "app/output/lesson_text.h"
+#include "app/output/printed_text.h"
 #include "app/output/terminal_width.h"
 #include "core/io/dataset.h"
 #include "core/session/text/console_text.h"
@@ -59,8 +60,11 @@ int check(const LessonOptions& o) {
     const lessons::Lesson l = lessons::load_lesson(o.file);
     std::size_t checks = 0, questions = 0;
     for (const auto& s : l.steps) checks += s.checks.size(), questions += s.questions.size();
-    std::printf("%s: lesson \"%s\" (%s): %zu steps, %zu questions, %zu checks: well formed\n",
-                o.file.c_str(), l.id.c_str(), l.title.c_str(), l.steps.size(), questions, checks);
+    print_wrapped(
+        formatted("%s: lesson \"%s\" (%s): %zu steps, %zu questions, %zu checks: well "
+                  "formed",
+                  o.file.c_str(), l.id.c_str(), l.title.c_str(), l.steps.size(), questions, checks),
+        "", "  ", o.width);
     return 0;
   } catch (const lessons::LessonError& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -100,10 +100,9 @@ void print_check(const timing::Topology& model, const std::vector<timing::Predic
     print_table_with_words(formatted("%8s %10s %10s %8s", "size", "measured", "predicted", "error"),
                            figures, "slowest step: busiest resource", words, "size", keys);
   }
-  std::string summary = formatted(
-      "Within %.0f%% of the measured time: %d of %d ('!' marks the "
-      "others)",
-      100 * kModelTolerance, within, total);
+  std::string summary =
+      formatted("Within %.0f%% of the measured time: %d of %d ('!' marks the others)",
+                100 * kModelTolerance, within, total);
   if (worst != nullptr) {
     summary +=
         formatted("; the farthest: %s on %d devices at %s, %+.1f%%", worst->algorithm.c_str(),

@@ -637,7 +637,8 @@ TEST(CliLesson, CheckGivesAMalformedLessonStatus2AsRunDoes) {
                                                        "/lessons/01-mirrored-strategy.md");
   const Result r = run("lesson check " + good.string());
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("well formed"), std::string::npos) << r.output;
+  EXPECT_NE(mirrorlab::testing::unwrapped(r.output).find("well formed"), std::string::npos)
+      << r.output;
   // And the help says so.
   EXPECT_NE(mirrorlab::testing::unwrapped(run("lesson check --help").output)
                 .find("exit status 2 for a malformed lesson"),
