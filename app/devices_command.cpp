@@ -50,9 +50,11 @@ int run_devices(const DevicesOptions& o) {
   const std::vector<vgpu::Device*>& devices =
       make_devices(plan_devices(o.devices, count), registry, inventory.cuda_built);
   std::printf("LogicalDevice(name='/device:CPU:0', device_type='CPU')\n");
+  // Each named as mirrorlab names it; what they are (CPU-backed, logical GPUs of a card) the
+  // line above said.
   for (const vgpu::Device* d : devices) {
-    std::printf("LogicalDevice(name='/device:GPU:%d', device_type='GPU')  # %s, %s\n", d->index(),
-                vgpu::to_string(d->kind()), d->name().c_str());
+    std::printf("LogicalDevice(name='/device:GPU:%d', device_type='GPU')  # %s\n", d->index(),
+                d->name().c_str());
   }
   return 0;
 }
