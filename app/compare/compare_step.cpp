@@ -20,6 +20,11 @@ namespace {
 
 using timing::time_text;
 
+// A time in a column of 8 ("183.9 ms", where time_text says "183.95 ms").
+std::string cell_time(double seconds) {
+  return seconds >= 0.1 && seconds < 1 ? formatted("%.1f ms", seconds * 1e3) : time_text(seconds);
+}
+
 // A paragraph of the table's heading, wrapped.
 void say(const std::string& text) { print_comment(text, "# "); }
 
@@ -187,8 +192,8 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
     // The '!' beside the first count whose device does not pay for itself.
     figures.push_back(formatted(
         "%7d%s%7d %8s %10s %8s %8.0f %8s %+5.2f", r.devices, past ? "!" : " ",
-        r.replicas_per_engine, time_text(r.compute).c_str(), time_text(r.all_reduce).c_str(),
-        time_text(r.seconds).c_str(), r.images_per_second, speedup, r.added));
+        r.replicas_per_engine, cell_time(r.compute).c_str(), cell_time(r.all_reduce).c_str(),
+        cell_time(r.seconds).c_str(), r.images_per_second, speedup, r.added));
     lasts.push_back(packed
                         ? time_text(r.all_reduce_total) + " | " + time_text(one_buffer[i].seconds)
                         : (r.all_reduce_how.empty() ? "-" : r.all_reduce_how));

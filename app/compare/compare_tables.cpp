@@ -35,7 +35,9 @@ void print_table_with_words(const std::string& headings, const std::vector<std::
     std::printf("%s\n", line(figures[i], words[i]).c_str());
   }
   if (beside) return;
-  const int key = static_cast<int>(key_heading.size());
+  std::size_t key_width = key_heading.size();
+  for (const std::string& k : keys) key_width = std::max(key_width, k.size());
+  const int key = static_cast<int>(key_width);
   std::printf("%*s  %s\n", key, key_heading.c_str(), words_heading.c_str());
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::printf("%*s  %s\n", key, keys[i].c_str(), words[i].c_str());
@@ -54,10 +56,14 @@ void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample
   std::printf("# %11s %7s %7s %7s %7s %7s %7s %7s %7s\n", "working set", "copy", "add", "copy",
               "add", "copy", "add", "copy", "add");
   for (const timing::MemorySample& s : memory) {
-    std::printf("# %11s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f\n",
-                vgpu::size_label(s.bytes).c_str(), s.copy_one / 1e9, s.reduce_one / 1e9,
-                s.copy_all / 1e9, s.reduce_all / 1e9, s.copy_peer_one / 1e9,
-                s.reduce_peer_one / 1e9, s.copy_peer_all / 1e9, s.reduce_peer_all / 1e9);
+    std::printf("# %11s", vgpu::size_label(s.bytes).c_str());
+    for (const double rate : {s.copy_one, s.reduce_one, s.copy_all, s.reduce_all, s.copy_peer_one,
+                              s.reduce_peer_one, s.copy_peer_all, s.reduce_peer_all}) {
+      // Two decimals where they fit the column's 7 (below 10,000 GB/s), else fewer.
+      const double gbs = rate / 1e9;
+      std::printf(" %7s", formatted(gbs < 1e4 ? "%.2f" : gbs < 1e5 ? "%.1f" : "%.0f", gbs).c_str());
+    }
+    std::printf("\n");
   }
   print_comment(
       formatted("Engines that run at once: %d; the latencies fitted: %.1f us an "
