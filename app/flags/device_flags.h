@@ -55,11 +55,12 @@ DevicePlan plan_devices(const DeviceFlags& flags, int count);
 bool requires_cuda(const DevicePlan& plan);
 std::string cuda_flag(const DevicePlan& plan);
 
-// Configures `registry` as the plan says, makes the devices and prints TensorFlow's line saying
-// what they are. --backend auto takes CUDA devices when a GPU is visible, else CPU-backed virtual
-// GPUs, and says which. Throws vgpu::ConfigurationError for what the user can fix (no GPU
-// visible, too much memory asked for). `why_no_gpu_said`: the caller has printed why no GPU is
-// visible (`devices`), so auto's fallback line points to it rather than saying it again.
+// Configures `registry` as the plan says, makes the devices and prints the line TensorFlow's
+// guide prints saying what they are ("1 Physical CPU, 2 Logical GPUs"; wrapped to the terminal).
+// --backend auto takes CUDA devices when a GPU is visible, else CPU-backed virtual GPUs, and says
+// which. Throws vgpu::ConfigurationError for what the user can fix (no GPU visible, too much memory
+// asked for). `why_no_gpu_said`: the caller has printed why no GPU is visible (`devices`), so
+// auto's fallback line points to it rather than saying it again.
 const std::vector<vgpu::Device*>& make_devices(const DevicePlan& plan,
                                                vgpu::DeviceRegistry& registry,
                                                bool why_no_gpu_said = false);

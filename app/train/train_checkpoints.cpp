@@ -178,15 +178,12 @@ std::string TrainCheckpoints::save() {
 bool resume_run(const ResumePoint& resume, const core::CheckpointConfig& now,
                 core::MirroredStrategy& strategy, core::FitLoop& loop) {
   const core::FitPosition& p = resume.checkpoint.position;
-  std::printf("Resuming from %s: step %lld, ", resume.entry.state.c_str(),
-              static_cast<long long>(p.history.steps));
-  if (p.in_epoch) {
-    std::printf("inside epoch %d (%lld steps, %zu of %zu examples done)\n", p.epoch,
-                static_cast<long long>(p.step_in_epoch), p.examples_in_epoch,
-                now.settings.train_examples);
-  } else {
-    std::printf("after epoch %d\n", p.epoch);
-  }
+  print_wrapped(formatted("Resuming from %s: step %lld, ", resume.entry.state.c_str(),
+                          static_cast<long long>(p.history.steps)) +
+                (p.in_epoch ? formatted("inside epoch %d (%lld steps, %zu of %zu examples done)",
+                                        p.epoch, static_cast<long long>(p.step_in_epoch),
+                                        p.examples_in_epoch, now.settings.train_examples)
+                            : formatted("after epoch %d", p.epoch)));
   for (const std::string& change : core::checkpoint_changes(resume.checkpoint.config, now)) {
     print_wrapped("Changed: " + change);
   }

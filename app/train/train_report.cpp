@@ -111,11 +111,12 @@ void print_gpu_work(const TrainRun& run, std::int64_t steps) {
   if (steps <= 0 || run.devices.empty() || !run.devices[0]->is_cuda()) return;
   const vgpu::GpuWorkTable table =
       vgpu::difference(vgpu::process_gpu_work_counts().snapshot(), run.gpu_work_before);
-  std::printf(
-      "\nGPU work per training step (all %zu devices of this worker, the mean of %lld "
-      "steps; counted where mirrorlab calls CUDA and cuBLAS)\n%s",
-      run.devices.size(), static_cast<long long>(steps),
-      vgpu::format_gpu_work(table, static_cast<double>(steps)).c_str());
+  std::printf("\n");
+  print_wrapped(
+      formatted("GPU work per training step (all %zu devices of this worker, the mean of "
+                "%lld steps; counted where mirrorlab calls CUDA and cuBLAS)",
+                run.devices.size(), static_cast<long long>(steps)));
+  std::printf("%s", vgpu::format_gpu_work(table, static_cast<double>(steps)).c_str());
   print_wrapped(
       "(events: made; freed: events destroyed; GPU waits: a stream waiting for another's event; "
       "graphs: captured steps launched)");

@@ -62,8 +62,9 @@ TEST_F(CheckpointCli, ThirtyStepsThenResumedToSixtyEndWithTheBytesOfOneRunOfSixt
   r = train("--resume " + part.string() + " --max-steps 60 --history " +
             (dir_ / "h1.json").string());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("Resuming from " + (part / "ckpt-00000030.json").string() +
-                          ": step 30, inside epoch 3 (8 steps, 384 of 500 examples done)"),
+  EXPECT_NE(mirrorlab::testing::unwrapped(r.output).find(
+                "Resuming from " + (part / "ckpt-00000030.json").string() +
+                ": step 30, inside epoch 3 (8 steps, 384 of 500 examples done)"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("Changed: 60 steps in all, was 30 steps\n"), std::string::npos)

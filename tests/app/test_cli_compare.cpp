@@ -94,7 +94,8 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_NE(fit.output.find("of 6 ('!' marks the others)"), std::string::npos) << fit.output;
 
   // What the fit measured, fitted again from its recording: the same parameters, bit for bit.
-  EXPECT_NE(fit.output.find("What was measured is recorded in " + fit_json), std::string::npos)
+  EXPECT_NE(flat(fit.output).find("What was measured is recorded in " + fit_json),
+            std::string::npos)
       << fit.output;
   // A fit's recording is fitted again: a model to check it against is refused.
   const Result beside = compare(folder.path(), "--replay " + fit_json + " --fitted x.toml");

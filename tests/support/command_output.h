@@ -48,7 +48,9 @@ inline std::string mpirun_test_environment() {
 
 inline CommandOutput run_command(const std::string& command) {
   CommandOutput result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  // As CI runs it: into a pipe, 80 columns wide (app/output/terminal_width.h), whatever COLUMNS
+  // the shell that runs the tests exports; a command may set its own (env COLUMNS=50 ...).
+  FILE* pipe = popen(("export COLUMNS=80; " + command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return result;
   char buffer[4096];
   while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) result.output += buffer;
@@ -109,6 +111,7 @@ inline pid_t start_command(const std::string& program, const std::string& args,
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     const std::string command = "exec " + program + " " + args;
+    ::setenv("COLUMNS", "80", 1);  // as run_command: 80 columns, whatever the shell exports
     ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
