@@ -125,14 +125,12 @@ bool measure_compute(const StepPlan& plan, vgpu::Device& device, const std::func
       },
       stop);
   if (c.stopped || c.steps == 0) return false;
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "measured here on %s (%s): the median of %d steps, %s (forward %s, backward %s, "
-                "update %s)",
-                device.name().c_str(), vgpu::to_string(device.kind()), c.steps,
-                time_text(c.seconds).c_str(), time_text(c.forward).c_str(),
-                time_text(c.backward).c_str(), time_text(c.update).c_str());
-  *out = {c.seconds, text};
+  *out = {c.seconds,
+          formatted("measured here on %s (%s): the median of %d steps, %s (forward %s, backward "
+                    "%s, update %s)",
+                    device.name().c_str(), vgpu::to_string(device.kind()), c.steps,
+                    time_text(c.seconds).c_str(), time_text(c.forward).c_str(),
+                    time_text(c.backward).c_str(), time_text(c.update).c_str())};
   return true;
 }
 
@@ -187,13 +185,12 @@ void print_step_table(const StepPlan& plan, const timing::Topology& t,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const timing::StepTime& r = rows[i];
     const bool past = stop.stopped && r.devices == stop.next;
-    char speedup[32];
-    std::snprintf(speedup, sizeof speedup, "%.2fx", r.speedup);
     // The '!' beside the first count whose device does not pay for itself.
-    figures.push_back(formatted(
-        "%7d%s%7d %8s %10s %8s %8.0f %8s %+5.2f", r.devices, past ? "!" : " ",
-        r.replicas_per_engine, cell_time(r.compute).c_str(), cell_time(r.all_reduce).c_str(),
-        cell_time(r.seconds).c_str(), r.images_per_second, speedup, r.added));
+    figures.push_back(formatted("%7d%s%7d %8s %10s %8s %8.0f %8s %+5.2f", r.devices,
+                                past ? "!" : " ", r.replicas_per_engine,
+                                cell_time(r.compute).c_str(), cell_time(r.all_reduce).c_str(),
+                                cell_time(r.seconds).c_str(), r.images_per_second,
+                                formatted("%.2fx", r.speedup).c_str(), r.added));
     lasts.push_back(packed
                         ? time_text(r.all_reduce_total) + " | " + time_text(one_buffer[i].seconds)
                         : (r.all_reduce_how.empty() ? "-" : r.all_reduce_how));

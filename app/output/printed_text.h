@@ -3,10 +3,12 @@
 
 #include <string>
 
+#include "core/session/text/formatted_text.h"
+
 namespace mirrorlab::app {
 
 // printf's text as a string.
-[[gnu::format(printf, 1, 2)]] std::string formatted(const char* format, ...);
+using core::formatted;
 
 // The words of `text` on lines of at most `width` columns (0: the terminal's, terminal_width()),
 // the first starting with `first`, the others with `next` (a line of its own, its next lines

@@ -269,12 +269,11 @@ TrainProgress::TrainProgress(TrainRun& run)
     : KerasProgress(stdout, isatty(fileno(stdout)) != 0), run_(&run) {}
 
 void TrainProgress::on_loss_growth(const core::LossGrowth& g) {
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "the mean loss of step %lld is %.4g, more than %.0f times the %.4g of step 1: "
+  run_->warnings.push_back(
+      formatted("the mean loss of step %lld is %.4g, more than %.0f times the %.4g of step 1: "
                 "training is diverging. ",
-                static_cast<long long>(g.step), g.loss, core::kLossGrowthFactor, g.first_loss);
-  run_->warnings.push_back(text + divergence_advice(run_->o) + ".");
+                static_cast<long long>(g.step), g.loss, core::kLossGrowthFactor, g.first_loss) +
+      divergence_advice(run_->o) + ".");
   interrupt_line();
   print_wrapped(formatted("WARNING: %s", run_->warnings.back().c_str()));
 }

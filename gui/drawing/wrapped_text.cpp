@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdarg>
-#include <cstdio>
 
 #include "core/session/text/console_text.h"
 #include "imgui_internal.h"
@@ -39,16 +38,6 @@ bool is_unit(std::string_view word) {
     }
   }
   return false;
-}
-
-std::string format(const char* fmt, va_list args) {
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
-  std::string text(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, fmt, args);
-  return text;
 }
 
 }  // namespace
@@ -190,18 +179,10 @@ void next_beside_if_fits(float width) {
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
-std::string formatted(const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  std::string text = format(fmt, args);
-  va_end(args);
-  return text;
-}
-
 void text_wrapped(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  const std::string text = format(fmt, args);
+  const std::string text = core::vformatted(fmt, args);
   va_end(args);
   text_wrapped_unformatted(text);
 }
@@ -209,7 +190,7 @@ void text_wrapped(const char* fmt, ...) {
 void text_wrapped_dim(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  const std::string text = format(fmt, args);
+  const std::string text = core::vformatted(fmt, args);
   va_end(args);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   text_wrapped_unformatted(text);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/session/text/formatted_text.h"
 #include "imgui.h"
 
 namespace mirrorlab::gui {
@@ -21,7 +22,7 @@ std::vector<std::string_view> wrap_pieces(std::string_view text);
 
 // printf into a string, as long as it needs: for a sentence built before it is drawn (or
 // measured).
-std::string formatted(const char* fmt, ...) IM_FMTARGS(1);
+using core::formatted;
 
 void text_wrapped_unformatted(std::string_view text);
 void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
