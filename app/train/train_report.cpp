@@ -118,8 +118,8 @@ void print_gpu_work(const TrainRun& run, std::int64_t steps) {
                 run.devices.size(), static_cast<long long>(steps)));
   std::printf("%s", vgpu::format_gpu_work(table, static_cast<double>(steps)).c_str());
   print_wrapped(
-      "(events: made; freed: events destroyed; GPU waits: a stream waiting for another's event; "
-      "graphs: captured steps launched)");
+      "(host waits: the host waiting for a GPU; stream waits: a GPU's stream waiting for "
+      "another's event; graphs launched: captured steps)");
   if (run.strategy == nullptr) return;
   if (!run.strategy->options().cuda_graphs) {
     print_wrapped("CUDA graphs: off (--no-cuda-graphs): every kernel launched by the host");

@@ -1,6 +1,8 @@
 #include "virtualgpu/cuda/gpu_work_counts.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace mirrorlab::vgpu {
 namespace {
@@ -72,10 +74,8 @@ std::int64_t total(const GpuWorkTable& table, GpuWork work) {
 }
 
 std::string format_gpu_work(const GpuWorkTable& table, double per) {
-  // Short column heads: the table must fit a terminal of 100 columns.
-  static constexpr const char* kHeads[kNumGpuWork] = {
-      "kernels", "cuBLAS", "host waits", "to GPU",    "to host", "on GPU",
-      "events",  "freed",  "recorded",   "GPU waits", "graphs"};
+  // A row per kind of work and a column per phase of a step (kOther left out) with their total
+  // at the end: 7 columns of at most 10 characters beside the longest kind, within 80 columns.
   const auto cell = [per](std::int64_t count) {
     char text[32];
     const double value = static_cast<double>(count) / (per > 0 ? per : 1.0);
@@ -88,31 +88,38 @@ std::string format_gpu_work(const GpuWorkTable& table, double per) {
     }
     return std::string(text);
   };
-  std::string out = "phase     ";
-  for (const char* head : kHeads) {
-    out += ' ';
-    out += head;
-  }
-  out += '\n';
-  const auto row = [&](const char* name, const std::array<std::int64_t, kNumGpuWork>& counts) {
-    char label[16];
-    std::snprintf(label, sizeof label, "%-10s", name);
-    out += label;
-    for (int w = 0; w < kNumGpuWork; ++w) {
-      const std::string value = cell(counts[w]);
-      const std::size_t width = std::string(kHeads[w]).size();
-      out.append(1 + (width > value.size() ? width - value.size() : 0), ' ');
-      out += value;
-    }
-    out += '\n';
-  };
+  std::vector<std::string> heads;
+  std::vector<const std::array<std::int64_t, kNumGpuWork>*> columns;
   std::array<std::int64_t, kNumGpuWork> sum{};
   for (int p = 0; p < kNumWorkPhases; ++p) {
     if (static_cast<WorkPhase>(p) == WorkPhase::kOther) continue;
-    row(to_string(static_cast<WorkPhase>(p)), table[p]);
+    heads.push_back(to_string(static_cast<WorkPhase>(p)));
+    columns.push_back(&table[p]);
     for (int w = 0; w < kNumGpuWork; ++w) sum[w] += table[p][w];
   }
-  row("the step", sum);
+  heads.push_back("the step");
+  columns.push_back(&sum);
+  std::size_t label = std::string("per step").size();
+  for (int w = 0; w < kNumGpuWork; ++w)
+    label = std::max(label, std::string(to_string(static_cast<GpuWork>(w))).size());
+  // `text` after a space, right-aligned in `width` columns.
+  const auto add_cell = [](std::string& line, const std::string& text, std::size_t width) {
+    line.append(1 + (width > text.size() ? width - text.size() : 0), ' ');
+    line.append(text);
+  };
+  const auto width = [&](std::size_t c) { return std::max<std::size_t>(heads[c].size(), 6); };
+  std::string out = "per step";
+  out.append(label - out.size(), ' ');
+  for (std::size_t c = 0; c < heads.size(); ++c) add_cell(out, heads[c], width(c));
+  out += '\n';
+  for (int w = 0; w < kNumGpuWork; ++w) {
+    const std::string kind = to_string(static_cast<GpuWork>(w));
+    out.append(kind);
+    out.append(label - kind.size(), ' ');
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      add_cell(out, cell((*columns[c])[static_cast<std::size_t>(w)]), width(c));
+    out += '\n';
+  }
   return out;
 }
 

@@ -50,9 +50,9 @@ using GpuWorkTable = std::array<std::array<std::int64_t, kNumGpuWork>, kNumWorkP
 GpuWorkTable difference(const GpuWorkTable& later, const GpuWorkTable& earlier);
 // A column's total over every phase.
 std::int64_t total(const GpuWorkTable& table, GpuWork work);
-// The table as text, each count divided by `per` (the steps it covers), a row per phase of a step
-// (kOther left out) and their total: "phase  kernels  cuBLAS  host waits ...", one decimal where
-// a count is not a whole number per step.
+// The table as text, each count divided by `per` (the steps it covers): a row per kind of work
+// ("kernels", "host waits", ...), a column per phase of a step (kOther left out) and their total
+// ("the step"), one decimal where a count is not a whole number per step; within 80 columns.
 std::string format_gpu_work(const GpuWorkTable& table, double per);
 
 // Thread-safe counters (relaxed atomics: a count, not an ordering).

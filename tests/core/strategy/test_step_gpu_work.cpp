@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -221,10 +222,22 @@ TEST(GpuWorkCounts, CountsUnderTheThreadsPhase) {
   EXPECT_EQ(at(t, WorkPhase::kForward, GpuWork::kBlas), 1);
   EXPECT_EQ(at(t, WorkPhase::kAllReduce, GpuWork::kHostWait), 1);
   EXPECT_EQ(total(t, GpuWork::kKernel), 2);
-  // The table as train prints it: per step, a row per phase of a step and their total.
+  // The table as train prints it, per step: a row per kind of work, a column per phase of a
+  // step and their total, within a terminal of 80 columns.
   const std::string text = vgpu::format_gpu_work(t, 2.0);
-  EXPECT_NE(text.find("forward"), std::string::npos) << text;
-  EXPECT_NE(text.find("0.5"), std::string::npos) << text;  // 1 kernel over 2 steps
+  std::istringstream lines(text);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 80u) << line;
+    rows.push_back(line);
+  }
+  ASSERT_EQ(rows.size(), 1u + vgpu::kNumGpuWork) << text;
+  EXPECT_EQ(rows[0],
+            "per step            split forward backward all-reduce update step end the step");
+  // 1 kernel outside a step (not shown), 1 in forward: 0.5 a step, under forward and the step.
+  EXPECT_EQ(rows[1],
+            "kernels                 0     0.5        0          0      0        0      0.5");
+  EXPECT_EQ(rows[3].rfind("host waits", 0), 0u) << rows[3];
   EXPECT_EQ(text.find("other"), std::string::npos) << text;
   EXPECT_NE(vgpu::format_gpu_work(t, 400.0).find("<0.1"), std::string::npos)
       << "a count made once in 400 steps reads as none";
