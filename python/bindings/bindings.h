@@ -19,8 +19,10 @@ namespace mirrorlab::python {
 // the process uses these.
 vgpu::DeviceRegistry& registry();
 
-// The strategy of a model's run (a _Run, training.cpp), for the custom loop's steps.
-core::MirroredStrategy& strategy_of(pybind11::handle run);
+// The strategy of a model's run (a _Run, training.cpp), for the custom loop's steps; throws
+// std::logic_error (RuntimeError) naming `what` while that model's fit or evaluate runs on
+// another thread.
+core::MirroredStrategy& strategy_of(pybind11::handle run, const std::string& what);
 // The session a window watches that run through (made at the first call: training.cpp).
 core::TrainingSession& watching_session_of(pybind11::handle run);
 // custom_loop.cpp: a StepByStep held between its phases holds every device (their streams).

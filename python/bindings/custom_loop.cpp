@@ -65,7 +65,7 @@ class PyStepByStep {
                std::size_t batch_per_replica, const std::string& loss_scaling)
       : run_(std::move(run)), data_(std::move(data)), indices_(std::move(indices)) {
     check_devices_free("another step");
-    core::MirroredStrategy& strategy = strategy_of(run_);
+    core::MirroredStrategy& strategy = strategy_of(run_, "a step taken phase by phase");
     for (std::uint32_t i : indices_) {
       if (i >= data_->dataset.size()) throw py::index_error("an example beyond the data set");
     }

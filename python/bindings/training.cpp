@@ -147,10 +147,28 @@ class PythonCallback : public core::FitCallback {
   std::unique_ptr<py::error_already_set> interrupt_;
 };
 
+// A run's one call at a time: fit, evaluate or a step taken phase by phase on a model that
+// another thread is fitting or evaluating would mix their steps on the same weights (or wait on
+// each other's collectives for ever), so the second is refused, saying what runs.
+[[noreturn]] void refuse_busy(const std::string& what) {
+  throw std::logic_error(what +
+                         " cannot start while this model trains or evaluates on another thread: "
+                         "wait for that call to return (model.progress() says where it stands), "
+                         "or use a model of its own");
+}
+
+void check_not_busy(const std::atomic<bool>& flag, const std::string& what) {
+  if (flag.load()) refuse_busy(what);
+}
+
 // Marks a run busy (a fit or an evaluation) for as long as it lives.
 class Busy {
  public:
-  explicit Busy(std::atomic<bool>& flag) : flag_(&flag) { flag_->store(true); }
+  // Claims `flag` for `what` ("model.fit"), or throws std::logic_error (RuntimeError) if another
+  // thread holds it.
+  Busy(std::atomic<bool>& flag, const std::string& what) : flag_(&flag) {
+    if (flag_->exchange(true)) refuse_busy(what);
+  }
   ~Busy() { flag_->store(false); }
   Busy(const Busy&) = delete;
   Busy& operator=(const Busy&) = delete;
@@ -228,7 +246,11 @@ class Run {
     return strategy_->replica(0).model().params_fingerprint();
   }
   std::int64_t steps_done() const { return strategy_->steps_done(); }
-  core::MirroredStrategy& strategy() { return *strategy_; }
+  // The strategy, for a step taken phase by phase (`what`), refused while fit or evaluate runs.
+  core::MirroredStrategy& strategy(const std::string& what) {
+    check_not_busy(busy_, what);
+    return *strategy_;
+  }
 
   // The session a window watches this run through (mirrorlab.gui.watch), made at the first
   // call, on this thread, between steps; it lives as long as the run, so a window opened again
@@ -236,11 +258,7 @@ class Run {
   core::TrainingSession& watching_session() {
     if (watching_) return *watching_;
     check_devices_free("mirrorlab.gui.watch");
-    if (busy_) {
-      throw std::logic_error(
-          "mirrorlab.gui.watch cannot start while this model trains or "
-          "evaluates on another thread: watch it before model.fit");
-    }
+    check_not_busy(busy_, "mirrorlab.gui.watch");
     core::SessionConfig config;
     config.settings = settings_;
     config.settings.devices.gpus = strategy_->num_local_replicas();
@@ -290,6 +308,7 @@ class Run {
                std::int64_t max_steps, std::optional<Bytes> x_val, std::optional<Bytes> y_val,
                py::object write, bool live, bool one_line, bool with_accuracy) {
     check_devices_free("model.fit");
+    const Busy busy(busy_, "model.fit");
     const core::Dataset train = dataset_of(x, y);
     std::optional<core::Dataset> validation;
     if (x_val && y_val) validation = dataset_of(*x_val, *y_val);
@@ -305,7 +324,6 @@ class Run {
     strategy_->set_loss_scaling(
         settings_.loss_scaling);  // model.fit's (a custom loop sets its own)
     {
-      const Busy busy(busy_);
       py::gil_scoped_release computing;
       if (watching_) {
         const std::size_t global =
@@ -349,11 +367,11 @@ class Run {
                                       py::object write, bool live, bool one_line,
                                       bool with_accuracy) {
     check_devices_free("model.evaluate");
+    const Busy busy(busy_, "model.evaluate");
     const core::Dataset data = dataset_of(x, y);
     core::LossStats stats;
     double seconds = 0;
     {
-      const Busy busy(busy_);
       py::gil_scoped_release computing;
       const auto start = std::chrono::steady_clock::now();
       stats = strategy_->evaluate(data, batch_per_replica);
@@ -400,7 +418,9 @@ class Run {
 
 }  // namespace
 
-core::MirroredStrategy& strategy_of(py::handle run) { return run.cast<Run&>().strategy(); }
+core::MirroredStrategy& strategy_of(py::handle run, const std::string& what) {
+  return run.cast<Run&>().strategy(what);
+}
 core::TrainingSession& watching_session_of(py::handle run) {
   return run.cast<Run&>().watching_session();
 }

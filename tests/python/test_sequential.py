@@ -210,6 +210,45 @@ class Sequential(unittest.TestCase):
         # The watcher ran while fit computed (the GIL was free), seeing steps between.
         self.assertTrue(any(0 < s < 128 for s in seen), seen[-5:])
 
+    def test_a_second_call_on_a_model_another_thread_fits_is_refused(self):
+        # fit (or evaluate, or a step taken phase by phase) on a model that another thread is
+        # fitting would mix both calls' steps on the same weights, or leave both threads waiting
+        # on each other's collectives: it is refused, and the first fit goes on unharmed.
+        model = compiled(self.strategy)
+        failed = []
+
+        def fit():
+            try:
+                model.fit(X[:16384], Y[:16384], batch_size=64, epochs=1, verbose=0)
+            except Exception as e:  # pragma: no cover - reported below
+                failed.append(e)
+
+        batch = next(iter(self.strategy.experimental_distribute_dataset(
+            ml.data.Dataset.from_tensor_slices((X[:64] / 255.0, Y[:64])).batch(64))))
+        fitting = threading.Thread(target=fit)
+        fitting.start()
+        try:
+            while model.progress().get("steps", 0) < 2 and fitting.is_alive():
+                time.sleep(0.005)
+            refused = []
+            for call in (lambda: model.fit(X[:256], Y[:256], verbose=0),
+                         lambda: model.evaluate(X[:256], Y[:256], verbose=0),
+                         lambda: model.train_step(batch)):
+                if not fitting.is_alive():
+                    break
+                with self.assertRaisesRegex(RuntimeError, "on another thread") as e:
+                    call()
+                refused.append(str(e.exception))
+        finally:
+            fitting.join()
+        self.assertEqual(failed, [])
+        self.assertEqual(model.progress()["steps"], 256)  # every step of the first fit ran
+        self.assertTrue(refused, "the fit ended before a second call was tried")
+        self.assertIn("model.fit cannot start while this model trains", refused[0])
+        # Once it has returned, the model is the caller's again.
+        loss, accuracy = model.evaluate(X_TEST[:1000], Y_TEST[:1000], verbose=0)
+        self.assertTrue(np.isfinite(loss))
+
 
 if __name__ == "__main__":
     unittest.main()
