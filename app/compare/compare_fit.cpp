@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "app/compare/compare_tables.h"
+#include "core/io/output_file.h"
 #include "timing/fit.h"
 #include "timing/topology_file.h"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
@@ -108,10 +109,19 @@ timing::Topology fit_recorded(const vgpu::FitRecording& r, const std::string& re
 void save_fit(const timing::Topology& fitted, OutputFiles& files, const std::string& path) {
   const std::string problem = write_output(files, "--output", timing::write_topology(fitted));
   if (!problem.empty()) throw std::runtime_error(problem);
-  print_comment(formatted("Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts "
-                          "with it",
-                          path.c_str(), timing::kFittedTopologyId),
-                "# ");
+  // This machine's own file is what 'compare' checks and 'this-machine' names; another is named.
+  const std::string own = timing::fitted_topology_file().string();
+  if (!own.empty() && core::same_output_path(path, own)) {
+    print_comment(formatted("Saved to %s: 'mirrorlab compare' checks it, '--topology %s' predicts "
+                            "with it",
+                            path.c_str(), timing::kFittedTopologyId),
+                  "# ");
+  } else {
+    print_comment(formatted("Saved to %s: 'mirrorlab compare --fitted %s' checks it, '--topology "
+                            "%s' predicts with it",
+                            path.c_str(), path.c_str(), path.c_str()),
+                  "# ");
+  }
 }
 
 void save_recording(const vgpu::FitRecording& recording, OutputFiles& files,
@@ -121,6 +131,13 @@ void save_recording(const vgpu::FitRecording& recording, OutputFiles& files,
   if (!problem.empty()) {
     std::fflush(stdout);
     std::fprintf(stderr, "mirrorlab compare: %s\n", problem.c_str());
+    return;
+  }
+  if (recording.kind == vgpu::FitRecording::Kind::kFit && !vgpu::fittable(recording)) {
+    print_comment(formatted("What was measured before the interrupt is recorded in %s, too little "
+                            "to fit from (the small all-reduces come last)",
+                            path.c_str()),
+                  "# ");
     return;
   }
   print_comment(formatted("What was measured is recorded in %s: 'mirrorlab compare --replay %s' %s "
@@ -142,7 +159,9 @@ int replay_compare(const CompareOptions& o) {
     r = vgpu::read_fit_recording(o.replay);
   } catch (const vgpu::RecordingError& e) {
     return compare_bad_input(std::string("--replay ") + e.what() +
-                             ": give a file that 'mirrorlab compare --record FILE' wrote");
+                             (e.interrupted_too_soon
+                                  ? ": 'mirrorlab compare --fit' measures them (all of it again)"
+                                  : ": give a file that 'mirrorlab compare --record FILE' wrote"));
   }
   const bool fit = r.kind == vgpu::FitRecording::Kind::kFit;
   if (fit && !o.fitted.empty()) {

@@ -81,6 +81,10 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   EXPECT_NE(fit.output.find("the latencies fitted:"), std::string::npos) << fit.output;
   EXPECT_NE(fit.output.find("Saved to " + (folder.path() / "fit.toml").string()), std::string::npos)
       << fit.output;
+  // This machine's own file (MIRRORLAB_FIT_FILE here): what compare checks and this-machine names.
+  EXPECT_NE(flat(fit.output).find("'mirrorlab compare' checks it, '--topology this-machine'"),
+            std::string::npos)
+      << fit.output;
   std::ifstream in(folder.path() / "fit.toml");
   std::stringstream text;
   text << in.rdbuf();
@@ -105,6 +109,13 @@ TEST(CliCompare, FitsSavesAndChecksOnCpuVirtualGpus) {
   const Result refit = compare(folder.path(), "--replay " + fit_json + " --output " +
                                                   (folder.path() / "refit.toml").string());
   ASSERT_EQ(refit.status, 0) << refit.output;
+  // Another file is named where it is used: compare and this-machine read their own.
+  const std::string refit_toml = (folder.path() / "refit.toml").string();
+  EXPECT_NE(flat(refit.output)
+                .find("'mirrorlab compare --fitted " + refit_toml + "' checks it, '--topology " +
+                      refit_toml + "' predicts with it"),
+            std::string::npos)
+      << refit.output;
   EXPECT_EQ(refit.output.find("# measuring"), std::string::npos) << refit.output;
   EXPECT_NE(refit.output.find("of 6 ('!' marks the others)"), std::string::npos) << refit.output;
   const auto parameters = [](const std::filesystem::path& file) {

@@ -224,11 +224,18 @@ TEST(FitRecording, AFitWithTooFewSmallAllReducesForItsLatenciesIsRefused) {
       EXPECT_EQ(said.find("this fit was interrupted before it measured them") != std::string::npos,
                 interrupted)
           << said;
+      EXPECT_EQ(e.interrupted_too_soon, interrupted) << "measure again, not another file";
     }
   }
+  // What compare --record says of it, before it is read back: whether it can be fitted from.
+  FitRecording cut = a_fit();
+  EXPECT_TRUE(mirrorlab::vgpu::fittable(cut));
+  cut.measured.latency.resize(2);
+  EXPECT_FALSE(mirrorlab::vgpu::fittable(cut));
   // A check's recording holds none: it fits nothing.
   FitRecording check = a_fit();
   check.kind = FitRecording::Kind::kCheck;
+  EXPECT_FALSE(mirrorlab::vgpu::fittable(check));
   EXPECT_NO_THROW(
       mirrorlab::vgpu::parse_fit_recording(mirrorlab::vgpu::write_fit_recording(check), "c.json"));
 }

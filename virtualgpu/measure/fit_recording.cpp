@@ -28,7 +28,6 @@ constexpr std::uintmax_t kMaxFileBytes = 64u << 20;
 constexpr double kMaxBytes = timing::kMaxCurveBytes;
 constexpr double kMinBandwidth = timing::kMinGBs * 1e9, kMaxBandwidth = timing::kMaxGBs * 1e9;
 // A fit's latencies (call, step and move) are fitted to its small all-reduces: at least one each.
-constexpr std::size_t kMinLatencySamples = 3;
 
 // The memory sample's bandwidths, by their names in the file.
 constexpr std::pair<const char*, double timing::MemorySample::*> kOwnBandwidths[] = {
@@ -227,11 +226,14 @@ FitRecording parse_fit_recording(const std::string& text, const std::string& fil
     if (r.measured.memory.empty()) in.fail("memory", "holds no samples: a fit needs them");
     r.measured.latency = read_samples(in, "latency", r.devices, load);
     if (r.measured.latency.size() < kMinLatencySamples) {
-      in.fail("latency",
-              files::field_words::too_few(r.measured.latency.size(), kMinLatencySamples) +
-                  ": a fit needs one small all-reduce at least for each latency it fits (call, "
-                  "step and move)" +
-                  (r.interrupted ? ", and this fit was interrupted before it measured them" : ""));
+      RecordingError e(
+          file_name,
+          "latency " + files::field_words::too_few(r.measured.latency.size(), kMinLatencySamples) +
+              ": a fit needs one small all-reduce at least for each latency it fits (call, step "
+              "and move)" +
+              (r.interrupted ? ", and this fit was interrupted before it measured them" : ""));
+      e.interrupted_too_soon = r.interrupted;
+      throw e;
     }
   } else {
     const std::vector<timing::MemorySample> around =
@@ -247,6 +249,11 @@ FitRecording parse_fit_recording(const std::string& text, const std::string& fil
   }
   r.measured.check = read_samples(in, "check", r.devices, load);
   return r;
+}
+
+bool fittable(const FitRecording& r) {
+  return r.kind == FitRecording::Kind::kFit && !r.measured.memory.empty() &&
+         r.measured.latency.size() >= kMinLatencySamples;
 }
 
 FitRecording read_fit_recording(const std::string& path) {

@@ -36,7 +36,16 @@ const char* to_string(FitRecording::Kind kind);  // "fit", "check"
 class RecordingError : public files::FileError {
  public:
   RecordingError(const std::string& file, const std::string& what) : FileError(file, 0, what) {}
+  // A fit interrupted before it measured enough to fit from: a whole file, but too little in it
+  // (what to do is to measure again, not to find another file).
+  bool interrupted_too_soon = false;
 };
+
+// The fewest small all-reduces a fit is fitted from: one for each latency (call, step, move).
+inline constexpr std::size_t kMinLatencySamples = 3;
+// Whether a fit's recording holds enough to fit from (its memory, and kMinLatencySamples small
+// all-reduces): one interrupted may not, and the reader refuses it then.
+bool fittable(const FitRecording& r);
 
 // The most devices and samples a recording may hold: more than any machine measures (a fit on
 // 64 devices holds about 250 all-reduces, of 4 devices about 50), few enough that a recording
