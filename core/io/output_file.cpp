@@ -235,9 +235,13 @@ void write_file_whole(const std::filesystem::path& path, std::string_view bytes)
 }
 
 bool same_output_path(const std::filesystem::path& a, const std::filesystem::path& b) {
+  // Absolute first: weakly_canonical leaves a relative path whose first part does not exist yet
+  // as it is, so "new.json" and "./new.json" (that is "/here/new.json") would differ.
   std::error_code ea, eb;
-  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ea);
-  const std::filesystem::path cb = std::filesystem::weakly_canonical(b, eb);
+  const std::filesystem::path ca =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+  const std::filesystem::path cb =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
   if (ea || eb) return a.lexically_normal() == b.lexically_normal();
   return ca == cb;
 }

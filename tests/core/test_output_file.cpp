@@ -159,6 +159,15 @@ TEST_F(OutputFileTest, SamePathThroughDotsAndLinkedFolders) {
   EXPECT_TRUE(same_output_path(dir_ / "a.json", dir_ / "sub" / ".." / "a.json"));
   EXPECT_TRUE(same_output_path(dir_ / "sub" / "a.json", dir_ / "alias" / "a.json"));
   EXPECT_FALSE(same_output_path(dir_ / "a.json", dir_ / "b.json"));
+  // Files not there yet, named from the folder the command runs in (--history ./new.json
+  // --trace new.json wrote the trace over the history).
+  const fs::path was = fs::current_path();
+  fs::current_path(dir_);
+  EXPECT_TRUE(same_output_path("new.json", "./new.json"));
+  EXPECT_TRUE(same_output_path("new.json", dir_ / "new.json"));
+  EXPECT_TRUE(same_output_path("sub/new.json", "alias/new.json"));
+  EXPECT_FALSE(same_output_path("new.json", "sub/new.json"));
+  fs::current_path(was);
 }
 
 TEST_F(OutputFileTest, SameFileThroughLinksOfEitherKind) {
