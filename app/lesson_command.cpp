@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "app/flags/flags.h"
+#include "app/output/interrupt.h"
 #include "app/output/lesson_text.h"
 #include "app/output/printed_text.h"
 #include "app/output/terminal_width.h"
@@ -113,6 +114,9 @@ std::string unreadable(const lessons::Question& q, const std::string& given) {
 constexpr const char* kHanging = "  ";
 
 int play(const LessonOptions& o) {
+  // A lesson saves nothing, and it waits for answers where finishing the step under way would
+  // leave Ctrl-C unheard: the first Ctrl-C ends it (status 130).
+  stop_at_once_on_interrupt();
   lessons::Lesson lesson = find_lesson(o);
   Terminal term(o);
   std::printf("%s\n%s\n", term.bold(core::wrap_line(lesson.title, o.width, 0, "")).c_str(),

@@ -1,8 +1,11 @@
 #include "app/output/output_files.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+
+#include "app/output/interrupt.h"
 
 namespace mirrorlab::app {
 
@@ -55,6 +58,11 @@ int finish_stdout(int status) {
   const bool flushed = std::fflush(stdout) == 0;
   const int error = errno;
   if (flushed && !std::ferror(stdout)) return status;
+  if (interrupt_signal() == SIGPIPE) {
+    // The reader went away (`| head`): what it did not read is no error of ours to report, but
+    // the output stopped short, as the status of a process SIGPIPE stops says.
+    return status != 0 ? status : interrupt_exit_status(SIGPIPE);
+  }
   std::fprintf(stderr, "mirrorlab: error: writing to standard output failed: %s\n",
                error != 0 ? std::strerror(error) : "an earlier write was refused");
   return 1;

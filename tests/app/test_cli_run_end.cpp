@@ -1,11 +1,14 @@
-// How a run of `mirrorlab train` ends, and what it leaves: training that diverges, Ctrl-C and
-// SIGTERM, output files that cannot be written (a link, a device, a full disk, one file for two
-// flags), and a standard output that refuses writes. Run as a user runs it.
+// How a run of `mirrorlab train` ends, and what it leaves: training that diverges, Ctrl-C,
+// SIGTERM, SIGHUP and a reader of its output that goes away (and Ctrl-C in a lesson), output files
+// that cannot be written (a link, a device, a full disk, one file for two flags), and a standard
+// output that refuses writes. Run as a user runs it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -141,17 +144,78 @@ TEST_F(RunEnd, CtrlCFinishesTheStepSavesHistoryAndTraceAndExits130) {
   EXPECT_TRUE(hidden_files().empty());
 }
 
-TEST_F(RunEnd, SigtermDoesTheSameAndExits143) {
+// A short MLP run, sent `signals` (one right after another) in its first epoch: it finishes the
+// step, saves its history and trace and exits with `status`, naming `name`.
+class SignalledRun : public RunEnd {
+ protected:
+  void expect_saved_after(const std::vector<int>& signals, int status, const char* name) {
+    const fs::path log = dir_ / "log", history = dir_ / "h.json", trace = dir_ / "t.json";
+    const pid_t pid = start("train --model mlp --epochs 3 --train-examples 10000 --history " +
+                                history.string() + " --trace " + trace.string(),
+                            log);
+    ASSERT_TRUE(wait_for_text(log, "Epoch 1/3", 60)) << read(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (const int signal : signals) kill(pid, signal);
+    EXPECT_EQ(wait_exit(pid, 60), status) << read(log);
+    EXPECT_EQ(read(log).find("second interrupt"), std::string::npos) << read(log);
+    expect_saved_after_signal(log, history, trace, name);
+    EXPECT_TRUE(hidden_files().empty());
+  }
+};
+
+TEST_F(SignalledRun, SigtermDoesTheSameAndExits143) {
   if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  const fs::path log = dir_ / "log", history = dir_ / "h.json", trace = dir_ / "t.json";
-  const pid_t pid = start("train --model mlp --epochs 3 --train-examples 10000 --history " +
-                              history.string() + " --trace " + trace.string(),
-                          log);
-  ASSERT_TRUE(wait_for_text(log, "Epoch 1/3", 60)) << read(log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  kill(pid, SIGTERM);
-  EXPECT_EQ(wait_exit(pid, 60), 143) << read(log);
-  expect_saved_after_signal(log, history, trace, "SIGTERM");
+  expect_saved_after({SIGTERM}, 143, "SIGTERM");
+}
+
+TEST_F(SignalledRun, SighupFromAClosedTerminalDoesTheSameAndExits129) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  expect_saved_after({SIGHUP}, 129, "SIGHUP (its terminal closed)");
+}
+
+// `timeout -s INT` signals the process and then its group: one request, delivered twice at
+// once, which stopped the run at once without saving, as a second Ctrl-C does.
+TEST_F(SignalledRun, TheSameSignalTwiceAtOnceIsOneRequest) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  expect_saved_after({SIGINT, SIGINT}, 130, "SIGINT (Ctrl-C)");
+}
+
+// `train | head -1`, or Ctrl-C taking `| tee log` with it: the first line printed after the
+// reader has gone raises SIGPIPE, which killed the run with nothing saved and a temporary file
+// left. The run stops as if interrupted and saves its history, with SIGPIPE's status.
+TEST_F(RunEnd, AReaderThatGoesAwayStopsTheRunWhichSavesItsHistory) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path history = dir_ / "h.json";
+  const Result r = mirrorlab::testing::run_command(
+      "bash -c '" + kMirrorlab + " train --model mlp --epochs 3 --train-examples 10000 --history " +
+      history.string() + " 2> /dev/null | head -1; exit ${PIPESTATUS[0]}'");
+  EXPECT_EQ(r.status, 141) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  const nlohmann::json h = nlohmann::json::parse(read(history));
+  EXPECT_EQ(h["stopped"]["reason"], "interrupted");
+  EXPECT_NE(h["stopped"]["message"].get<std::string>().find("stopped by SIGPIPE"),
+            std::string::npos)
+      << h["stopped"];
+  EXPECT_LT(h["steps"].get<int>(), 3 * 79);  // it stopped early
+  EXPECT_TRUE(hidden_files().empty());
+}
+
+// A lesson saves nothing: Ctrl-C while it waits for an answer ends it then and there.
+TEST_F(RunEnd, CtrlCEndsALessonWaitingForAnAnswer) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  // Its input a pipe that stays open and says nothing: a student who has not answered yet.
+  const fs::path input = dir_ / "answers";
+  ASSERT_EQ(mkfifo(input.c_str(), 0600), 0);
+  const int keep_open = ::open(input.c_str(), O_RDWR);
+  ASSERT_GE(keep_open, 0);
+  const fs::path log = dir_ / "log";
+  const pid_t pid = start("lesson run 1 < " + input.string(), log);
+  ASSERT_TRUE(wait_for_text(log, "Your answer", 60)) << read(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit(pid, 10), 130) << read(log);
+  ::close(keep_open);
+  EXPECT_EQ(read(log).find("checks passed"), std::string::npos) << read(log);
 }
 
 TEST_F(RunEnd, ASecondCtrlCStopsAtOnceKeepingTheOldFilesAndLeavingNoTemporary) {
@@ -167,7 +231,8 @@ TEST_F(RunEnd, ASecondCtrlCStopsAtOnceKeepingTheOldFilesAndLeavingNoTemporary) {
   ASSERT_TRUE(wait_for_text(log, "Epoch 1/", 60)) << read(log);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   kill(pid, SIGINT);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Later than the same signal delivered twice at once (that is one request: see below).
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
   kill(pid, SIGINT);
   const auto before = std::chrono::steady_clock::now();
   EXPECT_EQ(wait_exit(pid, 30), 130) << read(log);
@@ -216,6 +281,14 @@ TEST_F(RunEnd, OutputFilesThatCannotBeWrittenAreRefusedBeforeTraining) {
     EXPECT_NE(r.output.find(c.words), std::string::npos) << c.flags << "\n" << r.output;
     EXPECT_FALSE(mirrorlab::testing::started_training(r.output)) << "trained first: " << r.output;
   }
+  // Named from the folder it runs in, neither there yet: the trace was written over the history.
+  const Result relative =
+      mirrorlab::testing::run_command("cd " + dir_.string() + " && " + kMirrorlab +
+                                      " train --max-steps 1 --history ./new.json --trace new.json");
+  EXPECT_EQ(relative.status, 2) << relative.output;
+  EXPECT_NE(relative.output.find("--history writes the same file"), std::string::npos)
+      << relative.output;
+  EXPECT_FALSE(fs::exists(dir_ / "new.json"));
   EXPECT_TRUE(fs::is_symlink(dir_ / "link.json"));
   EXPECT_EQ(read(real), "real");
   EXPECT_TRUE(hidden_files().empty());
