@@ -216,7 +216,8 @@ class StepByStep:
     ReplicasOutOfSyncError). ``global_batch_size``: what compute_average_loss divides by (None:
     each replica's mean over num_replicas_in_sync, as model.fit; the data set's global batch; or
     this batch's examples). The step is the one model.fit takes, bit for bit. Used as a context
-    manager, it ends on leaving the block; a step dropped half-way runs to its end.
+    manager, it ends on leaving the block, by an exception too (which goes on); a step dropped
+    half-way runs to its end.
     """
 
     def __init__(self, model: Any, batch: DistributedBatch,
@@ -398,8 +399,19 @@ class StepByStep:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
+        # The step ends on leaving the block, by an exception too: left held, it would hold every
+        # device (no fit, evaluation or new model until it ended). It is finished, not abandoned:
+        # the core has no way to leave a step half-way (its replicas are inside one
+        # strategy.run; its own end, dropping a step, runs it to its end too), so the model takes
+        # this step's update, as it would from a dropped StepByStep.
         if kind is None:
             self.finish()
+            return
+        try:
+            self.finish()
+        except Exception as end:  # the step has ended anyway; the block's exception is the news
+            if hasattr(value, "add_note"):  # Python 3.11 on
+                value.add_note(f"(ending the StepByStep on leaving the block failed too: {end})")
 
     def __repr__(self) -> str:
         return f"<StepByStep of {self._model.name}: {self.where}>"

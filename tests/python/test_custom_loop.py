@@ -134,6 +134,26 @@ class CustomLoop(unittest.TestCase):
         self.assertIsInstance(caught.exception, FloatingPointError)
         self.assertTrue(step.ended)
 
+    def test_an_exception_in_the_with_block_ends_the_step_and_goes_on(self):
+        model = make_model(self.strategy)
+        with self.assertRaisesRegex(ValueError, "the block's own"):
+            with ml.distribute.StepByStep(model, batches(self.strategy)[0]) as step:
+                step.forward()
+                raise ValueError("the block's own")
+        self.assertTrue(step.ended)
+        model.fit(X, Y, batch_size=24, verbose=0)  # the devices are free
+
+    def test_a_step_that_fails_to_end_leaves_the_blocks_exception_noted(self):
+        model = make_model(self.strategy)
+        with self.assertRaisesRegex(KeyError, "the block's own") as caught:
+            with ml.distribute.StepByStep(model, batches(self.strategy)[0]) as step:
+                summed = step.all_reduce().values[1]
+                step.set_gradients(1, [2 * g for g in summed])  # out of sync at the update
+                raise KeyError("the block's own")
+        self.assertTrue(step.ended)
+        if hasattr(caught.exception, "__notes__"):
+            self.assertIn("ending the StepByStep", caught.exception.__notes__[0])
+
     def test_wrong_uses_say_what_to_do(self):
         model = make_model(self.strategy)
         batch = batches(self.strategy)[0]
