@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from . import _arrays, _mirrorlab, data
+from . import _arrays, _mirrorlab, _numbers, data
 
 ReplicasOutOfSyncError = _mirrorlab.ReplicasOutOfSyncError
 DivergedError = _mirrorlab.DivergedError
@@ -183,7 +183,7 @@ def loss_scaling(batch: DistributedBatch, global_batch_size: Optional[int]) -> T
     the divisor of every replica's sum (0: each its own count x the replicas)."""
     if global_batch_size is None:
         return "replica-mean", 0  # compute_average_loss without global_batch_size (and model.fit)
-    if isinstance(global_batch_size, bool) or not isinstance(global_batch_size, (int, np.integer)):
+    if not _numbers.is_whole(global_batch_size):
         raise TypeError(f"global_batch_size must be a whole number, not {global_batch_size!r}")
     nominal = batch._per_replica * batch._strategy.num_replicas_in_sync
     if global_batch_size == nominal:
@@ -376,8 +376,7 @@ class StepByStep:
         """Replica ``replica``'s gradients from now on: a list of arrays as ``gradients`` gives,
         or one flat array. After backward or between the all-reduce's steps."""
         n = self.local_replicas
-        if isinstance(replica, bool) or not isinstance(replica, (int, np.integer)) or \
-                not 0 <= replica < n:
+        if not _numbers.is_whole(replica) or not 0 <= replica < n:
             raise ValueError(f"replica {replica!r}: the replicas are 0 to {n - 1}" if n > 1
                              else f"replica {replica!r}: the one replica is 0")
         if isinstance(gradients, (list, tuple)):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import List, NamedTuple, Optional, Sequence
 
-from . import _mirrorlab
+from . import _mirrorlab, _numbers
 
 __all__ = [
     "PhysicalDevice",
@@ -52,11 +52,12 @@ class LogicalDeviceConfiguration:
                  experimental_priority: Optional[int] = None,
                  experimental_device_ordinal: Optional[int] = None) -> None:
         if memory_limit is not None:
-            if isinstance(memory_limit, bool) or not isinstance(memory_limit, int):
+            if not _numbers.is_whole(memory_limit):
                 raise TypeError(
                     f"memory_limit must be a whole number of MiB (or None), not {memory_limit!r}")
             if memory_limit < 1:
                 raise ValueError(f"memory_limit {memory_limit}: give a number of MiB of at least 1")
+            memory_limit = int(memory_limit)
         if experimental_priority is not None or experimental_device_ordinal is not None:
             raise ValueError("mirrorlab's devices have no priorities or ordinals: "
                              "give memory_limit only")

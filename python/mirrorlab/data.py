@@ -13,11 +13,13 @@ from typing import Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _numbers
+
 __all__ = ["Dataset"]
 
 
 def _count(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+    if not _numbers.is_whole(value) or value < low:
         raise ValueError(f"{name} must be a whole number of at least {low}, not {value!r}")
     return int(value)
 

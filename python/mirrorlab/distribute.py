@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Iterator, List, Optional, Sequence, Union
 
-from . import _mirrorlab, config
+from . import _mirrorlab, _numbers, config
 from ._custom_loop import (DistributedBatch, DistributedDataset, DivergedError, PerReplica,
                            ReduceOp, ReplicaContext, ReplicasOutOfSyncError, StepByStep,
                            get_replica_context)
@@ -50,9 +50,9 @@ class CrossDeviceOps:
     _algorithm = "auto"
 
     def __init__(self, num_packs: int = 1) -> None:
-        if isinstance(num_packs, bool) or not isinstance(num_packs, int) or num_packs < 0:
+        if not _numbers.is_whole(num_packs) or num_packs < 0:
             raise ValueError(f"num_packs must be a whole number of at least 0, not {num_packs!r}")
-        self.num_packs = num_packs
+        self.num_packs = int(num_packs)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_packs={self.num_packs})"

@@ -2,6 +2,8 @@
 
 import unittest
 
+import numpy as np
+
 import mirrorlab as ml
 
 
@@ -25,6 +27,7 @@ class Config(unittest.TestCase):
             ml.config.LogicalDeviceConfiguration(memory_limit=0)
         with self.assertRaisesRegex(TypeError, "whole number"):
             ml.config.LogicalDeviceConfiguration(memory_limit=1.5)
+        self.assertEqual(ml.config.LogicalDeviceConfiguration(memory_limit=np.int64(512)), config)
         ml.config.set_logical_device_configuration(cpu, [config] * 3)
         self.assertEqual(ml.config.get_logical_device_configuration(cpu), [config] * 3)
 

@@ -140,6 +140,26 @@ class Sequential(unittest.TestCase):
         with redirect_stdout(io.StringIO()):
             model.fit(X[:512:2], Y[:512:2], batch_size=64, verbose=0)
 
+    def test_numpy_scalars_are_numbers(self):
+        with self.strategy.scope():
+            model = ml.keras.Sequential([layers.Flatten(input_shape=(28, 28)),
+                                         layers.Dense(np.int64(10))])
+            model.compile(optimizer=ml.keras.optimizers.Adam(np.float32(1e-3),
+                                                             beta_1=np.float64(0.9)),
+                          loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        self.assertEqual(model.layers[-1].units, 10)
+        self.assertIs(type(model.layers[-1].units), int)
+        self.assertAlmostEqual(model._optimizer.learning_rate, 1e-3)
+        self.assertEqual(layers.Conv2D(np.int32(4), np.int64(3)).filters, 4)
+        history = model.fit(X[:256], Y[:256], batch_size=np.int64(64), epochs=np.int32(1),
+                            validation_split=np.float32(0.25), verbose=0)
+        self.assertEqual(len(history.history["val_loss"]), 1)
+        # A bool is no number here, NumPy's or Python's.
+        with self.assertRaisesRegex(ValueError, "Dense units True"):
+            layers.Dense(True)
+        with self.assertRaisesRegex(TypeError, "learning_rate must be a number"):
+            ml.keras.optimizers.SGD(np.bool_(True))
+
     def test_compile_says_what_mirrorlab_lacks_and_what_does_not_fit(self):
         with self.strategy.scope():
             model = mlp()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import collections
 from typing import List, Optional, Sequence, Tuple, Union
 
+from .. import _numbers
+
 __all__ = ["Layer", "Conv2D", "MaxPooling2D", "Flatten", "Dense", "ReLU", "Activation", "Input",
            "InputLayer"]
 
@@ -27,7 +29,7 @@ def _unique_name(base: str) -> str:
 
 
 def _pair(name: str, value: Union[int, Sequence[int]], only: int, what: str) -> None:
-    pair = (value, value) if isinstance(value, int) and not isinstance(value, bool) else tuple(value)
+    pair = (value, value) if _numbers.is_whole(value) else tuple(value)
     if pair != (only, only):
         raise ValueError(f"{name}={value!r}: mirrorlab's core has {what} only "
                          f"({name}={only} or ({only}, {only}))")
@@ -35,9 +37,9 @@ def _pair(name: str, value: Union[int, Sequence[int]], only: int, what: str) -> 
 
 def _whole_size(what: str, value: int) -> int:
     """A Dense's units or a Conv2D's filters: a whole number the core can make."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_SIZE:
+    if not _numbers.is_whole(value) or not 1 <= value <= _MAX_SIZE:
         raise ValueError(f"{what} {value!r}: give a whole number from 1 to {_MAX_SIZE}")
-    return value
+    return int(value)
 
 
 def _valid_padding(padding: str) -> None:

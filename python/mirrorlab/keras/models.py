@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import _arrays, _mirrorlab, distribute
+from .. import _arrays, _mirrorlab, _numbers, distribute
 from . import callbacks, layers as layers_module, losses, optimizers, utils
 
 __all__ = ["Sequential"]
@@ -18,12 +18,7 @@ __all__ = ["Sequential"]
 _ACCURACY = ("accuracy", "acc", "sparse_categorical_accuracy")
 
 
-def _whole(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be a whole number, not {value!r}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name}={value!r}: give a whole number from {low} to {high}")
-    return int(value)
+_whole = _numbers.whole
 
 
 class Sequential:
@@ -227,7 +222,7 @@ class Sequential:
             vx = self._images(validation_data[0], "validation_data's x")
             val = (vx, self._labels(validation_data[1], len(vx), "validation_data's y"))
         elif validation_split:
-            if not isinstance(validation_split, (int, float)) or not 0 < validation_split < 1:
+            if not _numbers.is_number(validation_split) or not 0 < validation_split < 1:
                 raise ValueError(f"validation_split={validation_split!r}: give a fraction "
                                  "between 0 and 1")
             keep = int(len(images) * (1 - validation_split))

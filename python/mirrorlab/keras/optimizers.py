@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Dict
 
+from .. import _numbers
+
 __all__ = ["Optimizer", "SGD", "Adam", "Nadam"]
 
 
 def _number(name: str, value: object, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _numbers.is_number(value):
         raise TypeError(f"{name} must be a number, not {value!r}")
     value = float(value)
     if not low <= value <= high:  # also refuses NaN
