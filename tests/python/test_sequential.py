@@ -160,6 +160,22 @@ class Sequential(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "learning_rate must be a number"):
             ml.keras.optimizers.SGD(np.bool_(True))
 
+    def test_the_seed_is_one_the_core_takes(self):
+        try:
+            ml.keras.utils.set_random_seed(np.int64(3))
+            self.assertIs(type(ml.keras.utils._current_seed()), int)
+            ml.keras.utils.set_random_seed(2**64 - 1)
+            compiled(self.strategy)
+            with self.assertRaisesRegex(ValueError, "give a whole number from 0 to "
+                                                    "18446744073709551615$"):
+                ml.keras.utils.set_random_seed(2**64)
+            with self.assertRaisesRegex(ValueError, "from 0 to"):
+                ml.keras.utils.set_random_seed(-1)
+            with self.assertRaisesRegex(TypeError, "whole number"):
+                ml.keras.utils.set_random_seed(1.5)
+        finally:
+            ml.keras.utils.set_random_seed(42)
+
     def test_compile_says_what_mirrorlab_lacks_and_what_does_not_fit(self):
         with self.strategy.scope():
             model = mlp()
