@@ -188,6 +188,10 @@ class Sequential(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "metric 'mse'"):
             model.compile(optimizer="adam", metrics=["mse"],
                           loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        with self.assertRaisesRegex(ValueError, r"metrics is a list, e\.g\. "
+                                                r"metrics=\['accuracy'\]"):
+            model.compile(optimizer="adam", metrics="accuracy",
+                          loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         other = ml.distribute.MirroredStrategy(devices=["/gpu:0"])
         with other.scope():
             with self.assertRaisesRegex(RuntimeError, r'Need to be inside "with strategy.scope\(\)"'):

@@ -132,6 +132,9 @@ class Sequential:
                 f"the loss takes probabilities (from_logits=False) but {last.name} gives logits "
                 "(no activation): Keras would take them as probabilities and train badly; give "
                 "SparseCategoricalCrossentropy(from_logits=True), or activation='softmax'")
+        if isinstance(metrics, str):  # Keras 3 refuses one too (its letters are no metrics)
+            raise ValueError(f"metrics is a list, e.g. metrics=[{metrics!r}], not the string "
+                             f"{metrics!r}")
         metrics = list(metrics or [])
         for m in metrics:
             if m not in _ACCURACY:
