@@ -29,7 +29,8 @@ def image_bytes(x: object, what: str, shape: Tuple[int, ...], takes: str) -> np.
                              "finite numbers")
         scaled = a.astype(np.float64) * 255.0
         steps = np.rint(scaled)
-        if (np.abs(scaled - steps) > 1e-3).any() or steps.min() < 0 or steps.max() > 255:
+        if a.size and ((np.abs(scaled - steps) > 1e-3).any() or steps.min() < 0 or
+                       steps.max() > 255):
             raise ValueError(
                 f"{what}: mirrorlab trains on Fashion-MNIST's bytes (0 to 255 in steps of "
                 "1), and these values lie between them or outside: give load_data()'s "

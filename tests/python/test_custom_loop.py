@@ -46,6 +46,8 @@ class CustomLoop(unittest.TestCase):
         np.testing.assert_array_equal(np.concatenate([y for _, y in second.values]), Y[24:])
         self.assertIs(self.strategy.experimental_local_results(first), first.values)
         self.assertIn("PerReplica:{\n  0: ", repr(first))
+        empty = ml.data.Dataset.from_tensor_slices((X[:0] / 255.0, Y[:0])).batch(24)
+        self.assertEqual(list(self.strategy.experimental_distribute_dataset(empty)), [])
 
     def test_phase_by_phase_ends_with_the_weights_of_the_whole_step(self):
         stepped, whole = make_model(self.strategy), make_model(self.strategy)

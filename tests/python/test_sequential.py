@@ -130,6 +130,13 @@ class Sequential(unittest.TestCase):
             (ValueError, "does not split over 2 replicas", lambda: model.fit(x, y, batch_size=33)),
             (ValueError, "epochs", lambda: model.fit(x, y, epochs=-1)),
             (TypeError, "whole number", lambda: model.fit(x, y, epochs=1.5)),
+            (ValueError, "^x holds no images", lambda: model.fit(X[:0] / 255.0, Y[:0])),
+            (ValueError, "^x holds no images", lambda: model.evaluate(X[:0] / 255.0, Y[:0])),
+            (ValueError, "^x holds no images", lambda: model.evaluate(X[:0], Y[:0])),
+            (ValueError, "^validation_data's x holds no images",
+             lambda: model.fit(x, y, validation_data=(X[:0] / 255.0, Y[:0]))),
+            (ValueError, "^validation_data's x holds no images",
+             lambda: model.fit(x, y, validation_data=(X[:0], Y[:0]))),
         ]
         for error, words, call in cases:
             with self.subTest(words=words):

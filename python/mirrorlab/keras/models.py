@@ -161,7 +161,10 @@ class Sequential:
         return self._strategy.num_replicas_in_sync
 
     def _images(self, x: object, what: str) -> np.ndarray:
-        return _arrays.image_bytes(x, what, self._input_shape, self.name)
+        images = _arrays.image_bytes(x, what, self._input_shape, self.name)
+        if not len(images):  # a loss or an accuracy of no images would be a number of nothing
+            raise ValueError(f"{what} holds no images: give at least one")
+        return images
 
     def _classes(self) -> int:
         last = self._layers[-1]
