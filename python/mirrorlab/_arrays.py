@@ -29,16 +29,26 @@ def image_bytes(x: object, what: str, shape: Tuple[int, ...], takes: str) -> np.
                              "finite numbers")
         scaled = a.astype(np.float64) * 255.0
         steps = np.rint(scaled)
+        if a.size and _unscaled_bytes(a):
+            raise ValueError(
+                f"{what}: float images are taken as already scaled to [0, 1], and these go "
+                f"up to {a.max():g}: divide them by 255 (x / 255.0), or give the uint8 images "
+                "as load_data() gives them")
         if a.size and ((np.abs(scaled - steps) > 1e-3).any() or steps.min() < 0 or
                        steps.max() > 255):
             raise ValueError(
-                f"{what}: mirrorlab trains on Fashion-MNIST's bytes (0 to 255 in steps of "
-                "1), and these values lie between them or outside: give load_data()'s "
-                "images, or them divided by 255")
+                f"{what}: float images are taken as already scaled to [0, 1], Fashion-MNIST's "
+                "bytes divided by 255 (steps of 1/255), and these values lie between those "
+                "steps or outside [0, 1]: give load_data()'s images, or them divided by 255")
         a = steps
     elif a.size and (a.min() < 0 or a.max() > 255):
         raise ValueError(f"{what}: image values must lie from 0 to 255")
     return np.ascontiguousarray(a.reshape(len(a), 28, 28), dtype=np.uint8)
+
+
+def _unscaled_bytes(a: np.ndarray) -> bool:
+    """Float images that are the bytes themselves, 0 to 255, not yet divided by 255."""
+    return a.max() > 1 and a.min() >= 0 and a.max() <= 255 and bool((a == np.rint(a)).all())
 
 
 def class_numbers(y: object, count: int, what: str, classes: int) -> np.ndarray:

@@ -123,7 +123,9 @@ class Sequential(unittest.TestCase):
             (ValueError, r"shape \(256, 784\)", lambda: model.fit(x.reshape(256, 784), y)),
             (ValueError, "NaN", lambda: model.fit(np.where(np.arange(256)[:, None, None] == 7,
                                                             np.nan, x / 255.0), y)),
-            (ValueError, "between them", lambda: model.fit(x / 7.0, y)),
+            (ValueError, "between those steps", lambda: model.fit(x / 7.0, y)),
+            (ValueError, r"already scaled to \[0, 1\], and these go up to 255: divide them by "
+                         "255", lambda: model.fit(x.astype(np.float32), y)),
             (ValueError, "cardinality", lambda: model.fit(x, y[:255])),
             (ValueError, "gives 10 classes", lambda: model.fit(x, y + 10)),
             (ValueError, "not class numbers", lambda: model.fit(x, y + 0.5)),
