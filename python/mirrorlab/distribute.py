@@ -101,20 +101,37 @@ class HierarchicalCopyAllReduce(CrossDeviceOps):
 _scopes = threading.local()
 
 
+# Where this process's devices are, in TensorFlow's full names ("/job:localhost/replica:0/task:0
+# /device:GPU:1", strategy.extended.worker_devices): a name may say so, or leave it out.
+_LOCAL = {"job": "localhost", "replica": "0", "task": "0"}
+
+
+def _gpu_number(text: str, count: int) -> int:
+    """N of a GPU's name: '/gpu:N', '/device:GPU:N', or the full name of a local one."""
+    *where, device = [p for p in text.lower().split("/") if p] or [""]
+    for part in where:
+        key, _, value = part.partition(":")
+        if _LOCAL.get(key) != value:
+            raise ValueError(f"device {text!r} is not one of this process's: a MirroredStrategy "
+                             "runs on the local GPUs, '/gpu:N' or "
+                             "'/job:localhost/replica:0/task:0/device:GPU:N'")
+    kind, _, number = device.removeprefix("device:").partition(":")
+    if kind != "gpu" or not number.removeprefix("-").isdigit():
+        raise ValueError(f"device {text!r}: mirrorlab's replicas run on GPUs: give '/gpu:0' to "
+                         f"'/gpu:{count - 1}'")
+    return int(number)
+
+
 def _device_index(name: Union[str, config.LogicalDevice], count: int) -> int:
     text = name.name if isinstance(name, config.LogicalDevice) else name
     if not isinstance(text, str):
         raise TypeError(f"a device is a name such as '/gpu:0', not {name!r}")
-    parts = text.lower().replace("/device:", "/").strip("/").split(":")
-    if len(parts) != 2 or parts[0] != "gpu" or not parts[1].isdigit():
-        raise ValueError(f"device {text!r}: mirrorlab's replicas run on GPUs: give '/gpu:0' to "
-                         f"'/gpu:{count - 1}'")
-    index = int(parts[1])
-    if index >= count:
+    index = _gpu_number(text, count)
+    if not 0 <= index < count:
         there = (f"there are {count} logical GPUs, '/gpu:0' to '/gpu:{count - 1}'" if count > 1
                  else "there is 1 logical GPU, '/gpu:0'" if count == 1
                  else "there is no logical GPU")
-        raise ValueError(f"device {text!r}: {there} "
+        raise ValueError(f"device {text!r}: GPU {index} is out of range: {there} "
                          "(mirrorlab.config.list_logical_devices('GPU'))")
     return index
 
@@ -122,7 +139,8 @@ def _device_index(name: Union[str, config.LogicalDevice], count: int) -> int:
 class MirroredStrategy:
     """Synchronous training on several devices of one machine, as tf.distribute.MirroredStrategy.
 
-    ``devices``: names of logical GPUs ("/gpu:0", "/device:GPU:1"); None: every logical GPU.
+    ``devices``: names of logical GPUs ("/gpu:0", "/device:GPU:1", or TensorFlow's full
+    "/job:localhost/replica:0/task:0/device:GPU:1"); None: every logical GPU.
     ``cross_device_ops``: how the gradients are all-reduced (None: TensorFlow's choice, "auto").
     Making it makes the devices: the configuration is fixed from then on.
     """

@@ -36,6 +36,16 @@ class Strategy(unittest.TestCase):
             ml.distribute.MirroredStrategy(devices=["/gpu:1", "/gpu:1"])
         with self.assertRaisesRegex(ValueError, "GPUs"):
             ml.distribute.MirroredStrategy(devices=["/cpu:0"])
+        # TensorFlow's full names of this process's GPUs, as worker_devices gives them.
+        again = ml.distribute.MirroredStrategy(devices=strategy.extended.worker_devices)
+        self.assertEqual(again.extended.worker_devices, strategy.extended.worker_devices)
+        self.assertEqual(ml.distribute.MirroredStrategy(
+            devices=["/job:localhost/replica:0/task:0/gpu:2"]).num_replicas_in_sync, 1)
+        with self.assertRaisesRegex(ValueError, "not one of this process's"):
+            ml.distribute.MirroredStrategy(
+                devices=["/job:worker/replica:0/task:1/device:GPU:0"])
+        with self.assertRaisesRegex(ValueError, r"'/gpu:-1': GPU -1 is out of range: there are 4"):
+            ml.distribute.MirroredStrategy(devices=["/gpu:-1"])
 
     def test_cross_device_ops_name_the_algorithms_and_say_what_is_missing(self):
         strategy = ml.distribute.MirroredStrategy(
