@@ -29,8 +29,11 @@ class FashionMnist(unittest.TestCase):
 
     def test_a_missing_folder_says_where_the_files_come_from(self):
         with tempfile.TemporaryDirectory() as empty:
-            with self.assertRaisesRegex(FileNotFoundError, "dataset-fashion-mnist"):
+            with self.assertRaisesRegex(FileNotFoundError, "dataset-fashion-mnist") as caught:
                 ml.datasets.fashion_mnist.load_data(path=os.path.join(empty, "nothing"))
+        said = str(caught.exception)
+        self.assertEqual(said.count("apt-get install"), 1, said)  # the advice once
+        self.assertIn("load_data(path=FOLDER)", said)
 
     def test_a_damaged_file_is_a_value_error(self):
         with tempfile.TemporaryDirectory() as folder:

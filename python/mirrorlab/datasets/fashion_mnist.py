@@ -26,7 +26,7 @@ def load_data(path: Optional[str] = None) -> Tuple[Split, Split]:
     try:
         train, test = _mirrorlab._load_fashion_mnist(os.fspath(folder))
     except FileNotFoundError as e:
-        raise FileNotFoundError(
-            f"{e} (Fashion-MNIST comes in Debian's package dataset-fashion-mnist: "
-            "apt-get install dataset-fashion-mnist; or give load_data(path=FOLDER))") from None
+        # The core's sentence says how to install the package already: only Python's way is added.
+        raise FileNotFoundError(f"{e}; or give load_data(path=FOLDER), a folder holding the "
+                                "four gzipped IDX files") from None
     return train, test
