@@ -46,6 +46,7 @@ class ReplicaContext:
 
     @property
     def num_replicas_in_sync(self) -> int:
+        """The replicas training in step, every worker's."""
         return self.strategy.num_replicas_in_sync
 
     def __repr__(self) -> str:
@@ -248,10 +249,13 @@ class StepByStep:
 
     @property
     def local_replicas(self) -> int:
+        """This process's replicas: how many values each PerReplica here holds."""
         return self._core.replicas
 
     @property
     def ended(self) -> bool:
+        """Whether the step has run to its end (update(), finish(), or an error that ended it):
+        the devices are free again."""
         return self._core.boundary == ""
 
     @property

@@ -190,6 +190,7 @@ class MirroredStrategy:
 
     @property
     def extended(self) -> "MirroredStrategy":
+        """TensorFlow's strategy.extended: here the strategy itself (its worker_devices)."""
         return self
 
     @property

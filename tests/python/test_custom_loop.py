@@ -156,6 +156,13 @@ class CustomLoop(unittest.TestCase):
         if hasattr(caught.exception, "__notes__"):
             self.assertIn("ending the StepByStep", caught.exception.__notes__[0])
 
+    def test_what_a_user_calls_says_what_it_does(self):
+        step, strategy = ml.distribute.StepByStep, ml.distribute.MirroredStrategy
+        for thing in (step.ended, step.local_replicas, strategy.extended,
+                      ml.distribute.ReplicaContext.num_replicas_in_sync):
+            with self.subTest(thing=thing):
+                self.assertTrue((thing.__doc__ or "").strip())
+
     def test_wrong_uses_say_what_to_do(self):
         model = make_model(self.strategy)
         batch = batches(self.strategy)[0]

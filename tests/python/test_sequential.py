@@ -185,6 +185,13 @@ class Sequential(unittest.TestCase):
         finally:
             ml.keras.utils.set_random_seed(42)
 
+    def test_what_a_user_calls_says_what_it_does(self):
+        seq, opt = ml.keras.Sequential, ml.keras.optimizers
+        for thing in (seq.add, seq.layers, seq.count_params, seq.num_replicas_in_sync,
+                      ml.keras.Input, opt.Optimizer, opt.Adam, opt.Nadam):
+            with self.subTest(thing=getattr(thing, "__qualname__", thing)):
+                self.assertTrue((thing.__doc__ or "").strip())
+
     def test_compile_says_what_mirrorlab_lacks_and_what_does_not_fit(self):
         with self.strategy.scope():
             model = mlp()

@@ -174,4 +174,6 @@ class InputLayer:
 
 
 def Input(shape: Sequence[int]) -> InputLayer:
+    """keras.Input: the shape of one image, (28, 28), or (28, 28, 1) before a Conv2D; the first
+    thing of a Sequential, instead of the first layer's input_shape."""
     return InputLayer(shape)

@@ -48,9 +48,12 @@ class Sequential:
 
     @property
     def layers(self) -> List[layers_module.Layer]:
+        """The model's layers in order (a copy: add() changes the model). keras.Input is no
+        layer here, as in Keras."""
         return list(self._layers)
 
     def add(self, layer: Union[layers_module.Layer, layers_module.InputLayer]) -> None:
+        """Appends ``layer`` (or keras.Input(...), first only); before the model is built."""
         if self._run is not None:
             raise ValueError(f"{self.name} is built (compiled, summarised or asked for its "
                              "weights): add its layers before")
@@ -149,6 +152,7 @@ class Sequential:
         print(self._run.summary(self.name), end="")
 
     def count_params(self) -> int:
+        """How many numbers the weights hold, every kernel and bias (summary()'s Total params)."""
         return sum(int(w.size) for w in self.get_weights())
 
     def get_weights(self) -> List[np.ndarray]:
@@ -158,6 +162,7 @@ class Sequential:
 
     @property
     def num_replicas_in_sync(self) -> int:
+        """The replicas of the strategy the model was made under, each holding a copy."""
         return self._strategy.num_replicas_in_sync
 
     def _images(self, x: object, what: str) -> np.ndarray:

@@ -19,6 +19,9 @@ def _number(name: str, value: object, low: float, high: float) -> float:
 
 
 class Optimizer:
+    """What the optimizers share: a learning rate from 1e-9 to 10. Give compile() one of SGD,
+    Adam or Nadam (or its name)."""
+
     _kind = ""
 
     def __init__(self, learning_rate: float) -> None:
@@ -46,6 +49,10 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
+    """Adam, as Keras 3 computes it: m and v, moving means of the gradient (beta_1) and of its
+    square (beta_2); w -= lr_t * m / (sqrt(v) + epsilon), lr_t the learning rate corrected for
+    the means' bias at step t."""
+
     _kind = "adam"
 
     def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
@@ -61,6 +68,9 @@ class Adam(Optimizer):
 
 
 class Nadam(Adam):
+    """Nadam, as Keras 3 computes it: Adam with Nesterov momentum (the step looks ahead along
+    the moving mean); the same arguments as Adam."""
+
     _kind = "nadam"
 
 
