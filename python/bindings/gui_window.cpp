@@ -9,12 +9,15 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
+#include "gui/panels/panel_layout.h"
 #include "gui/window/app_options.h"
 #include "gui/window/app_window.h"
 #include "gui/window/display.h"  // NoDisplayError
@@ -26,6 +29,16 @@ namespace mirrorlab::python {
 namespace {
 
 std::atomic<bool> a_window_is_open = false;  // Dear ImGui's context is the process's: one window
+
+// The panel asked for, refused in the words of Python's argument (panel='Nope'): the check the
+// command shares (check_app_options) names its flag, --panel, which Python has not.
+void check_panel(const std::string& panel) {
+  const std::vector<std::unique_ptr<gui::Panel>> panels = gui::make_panels();
+  if (gui::check_panel_name(panel, panels).empty()) return;
+  std::string names;
+  for (const auto& p : panels) names += std::string(names.empty() ? "" : ", ") + p->name();
+  throw py::value_error("panel='" + panel + "': no such panel; the panels are " + names);
+}
 
 class Window {
  public:
@@ -52,6 +65,7 @@ class Window {
     options.height = height;
     options.font_scale = font_scale;
     options.present = present;
+    check_panel(panel);
     options.panel = panel;
     options.report = report;  // written as the window closes
     if (std::string problem = gui::check_app_options(options); !problem.empty()) {

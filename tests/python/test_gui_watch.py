@@ -59,7 +59,8 @@ class WhatIsWatched(unittest.TestCase):
             ml.gui.watch(model, width=100, height=50)
         with self.assertRaisesRegex(ValueError, "font_scale"):
             ml.gui.watch(model, font_scale=0)
-        with self.assertRaisesRegex(ValueError, "Nowhere"):
+        with self.assertRaisesRegex(ValueError, "^panel='Nowhere': no such panel; the panels "
+                                                "are Devices, "):
             ml.gui.watch(model, panel="Nowhere")
 
 
