@@ -58,6 +58,19 @@ class Strategy(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "num_packs"):
             ml.distribute.NcclAllReduce(num_packs=-1)
 
+    def test_an_all_reduce_that_cannot_run_names_the_classes_that_can(self):
+        nccl = ml.distribute.MirroredStrategy(cross_device_ops=ml.distribute.NcclAllReduce())
+        with nccl.scope():
+            model = ml.keras.Sequential([ml.keras.layers.Flatten(input_shape=(28, 28)),
+                                         ml.keras.layers.Dense(10)])
+            with self.assertRaisesRegex(ValueError, "CPU-backed virtual GPUs") as caught:
+                model.compile(optimizer="adam", loss=ml.keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True))
+        said = str(caught.exception)
+        self.assertIn("give cross_device_ops=None (TensorFlow's choice), ReductionToOneDevice(), "
+                      "RingAllReduce() or OneShotAllReduce()", said)
+        self.assertNotIn("use auto", said)
+
     def test_scopes_nest_per_thread_and_outside_is_one_device(self):
         outer = ml.distribute.MirroredStrategy()
         inner = ml.distribute.MirroredStrategy(devices=["/gpu:0"])
