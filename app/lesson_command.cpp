@@ -32,11 +32,19 @@ lessons::Lesson find_lesson(const LessonOptions& o) {
 // id, minutes and what it needs (as `lesson run` starts), wrapped under the title.
 int list(const LessonOptions& o) {
   const std::filesystem::path folder = folder_of(o);
-  const auto course = lessons::load_course(folder);
+  const auto course = lessons::read_course(folder);
   const bool styled = isatty(fileno(stdout)) != 0;
   const std::string indent = "    ";
   int number = 0;
-  for (const lessons::Lesson& l : course) {
+  for (const lessons::CourseFile& file : course) {
+    if (!file.lesson) {  // a draft: it keeps its number, and says what is wrong with it
+      std::printf("%2d  %s\n", ++number,
+                  core::wrap_line(std::string("Not a lesson yet: ") + file.problem->what(), o.width,
+                                  4, indent)
+                      .c_str());
+      continue;
+    }
+    const lessons::Lesson& l = *file.lesson;
     std::printf("%2d  %s\n", ++number,
                 core::bold(core::wrap_line(l.title, o.width, 4, indent), styled).c_str());
     const std::string about =

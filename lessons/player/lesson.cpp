@@ -12,6 +12,7 @@
 
 #include "core/nn/model.h"
 #include "core/nn/optimizer.h"
+#include "core/session/text/console_text.h"
 #include "core/strategy/mirrored_strategy.h"
 #include "files/bounded_file.h"
 #include "files/field_words.h"
@@ -507,7 +508,7 @@ Lesson load_lesson(const std::filesystem::path& file) {
   }
 }
 
-std::vector<Lesson> load_course(const std::filesystem::path& folder) {
+std::vector<CourseFile> read_course(const std::filesystem::path& folder) {
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
@@ -522,16 +523,31 @@ std::vector<Lesson> load_course(const std::filesystem::path& folder) {
                           "DIR/share/mirrorlab/lessons");
   }
   std::sort(files.begin(), files.end());
-  std::vector<Lesson> course;
+  std::vector<CourseFile> course;
   std::map<std::string, std::string> ids;
   for (const auto& f : files) {
-    course.push_back(load_lesson(f));
-    const auto [at, fresh] = ids.emplace(course.back().id, f.string());
-    if (!fresh)
-      throw LessonError(f.string(), 0,
-                        "id \"" + course.back().id + "\" is " + at->second + "'s too");
+    CourseFile& file = course.emplace_back();
+    file.path = f;
+    try {
+      Lesson lesson = load_lesson(f);
+      const auto [at, fresh] = ids.emplace(lesson.id, f.string());
+      if (!fresh)
+        throw LessonError(f.string(), 0, "id \"" + lesson.id + "\" is " + at->second + "'s too");
+      file.lesson = std::move(lesson);
+    } catch (const LessonError& e) {
+      file.problem = e;
+    }
   }
   return course;
+}
+
+std::vector<Lesson> load_course(const std::filesystem::path& folder) {
+  std::vector<Lesson> lessons;
+  for (CourseFile& file : read_course(folder)) {
+    if (file.problem) throw *file.problem;
+    lessons.push_back(std::move(*file.lesson));
+  }
+  return lessons;
 }
 
 std::filesystem::path default_lesson_folder() {
@@ -565,32 +581,53 @@ std::string why_not_playable(const Lesson& lesson, int first_step) {
 }
 
 Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& folder) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(id_or_file, ec)) {
+    throw std::invalid_argument(id_or_file +
+                                " is a folder: give a lesson file in it, or name the folder with "
+                                "--lessons and a lesson by its number or id");
+  }
   if (id_or_file.find('/') != std::string::npos || id_or_file.ends_with(".md")) {
     return load_lesson(id_or_file);
   }
-  std::vector<Lesson> course = load_course(folder.empty() ? default_lesson_folder() : folder);
+  std::vector<CourseFile> course = read_course(folder.empty() ? default_lesson_folder() : folder);
   // A number is the lesson's place in the course ('lesson list' numbers them): 1, or 01.
   if (!id_or_file.empty() && id_or_file.size() <= 3 &&
       std::all_of(id_or_file.begin(), id_or_file.end(),
                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
     const std::size_t number = std::stoul(id_or_file);
-    if (number >= 1 && number <= course.size()) return std::move(course[number - 1]);
+    if (number >= 1 && number <= course.size()) {
+      CourseFile& file = course[number - 1];
+      if (file.problem) throw *file.problem;
+      return std::move(*file.lesson);
+    }
     throw std::invalid_argument("no lesson " + id_or_file + ": the lessons are numbered 1 to " +
                                 std::to_string(course.size()) +
                                 " ('mirrorlab lesson list' shows them)");
   }
   std::string ids;
   std::vector<std::string> names;
-  for (Lesson& l : course) {
-    if (l.id == id_or_file) return std::move(l);
+  std::size_t broken = 0;
+  for (CourseFile& file : course) {
+    if (!file.lesson) {
+      ++broken;
+      continue;
+    }
+    if (file.lesson->id == id_or_file) return std::move(*file.lesson);
     if (!ids.empty()) ids.append(", ");
-    ids.append(l.id);
-    names.push_back(l.id);
+    ids.append(file.lesson->id);
+    names.push_back(file.lesson->id);
   }
+  // A file of that name here ("my-lesson.txt"), when no lesson of the course has it.
+  if (std::filesystem::is_regular_file(id_or_file, ec)) return load_lesson(id_or_file);
   std::string what = "no lesson \"";
   what.append(id_or_file).append("\"").append(files::field_words::did_you_mean(id_or_file, names));
-  what.append(": the lessons are ").append(ids);
-  what.append(" ('mirrorlab lesson list' shows them), or give a lesson file's path");
+  what.append(": the lessons are ").append(ids).append(" ('mirrorlab lesson list' shows them");
+  if (broken > 0) {
+    what.append(", and ").append(core::counted(static_cast<std::int64_t>(broken), "file"));
+    what.append(broken == 1 ? " that is" : " that are").append(" no lesson yet");
+  }
+  what.append("), or give a lesson file's path");
   throw std::invalid_argument(what);
 }
 

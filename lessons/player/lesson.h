@@ -114,16 +114,27 @@ const std::vector<std::string>& panel_names();
 Lesson parse_lesson(std::string_view markdown, const std::string& path);
 // Reads a lesson file. Throws LessonError (also when it cannot be read).
 Lesson load_lesson(const std::filesystem::path& file);
-// Every lesson (*.md but README.md) in `folder`, in file-name order. Throws LessonError for the
-// first malformed one, or when two share an id.
+// A lesson file of a course's folder: its lesson, or why it is none.
+struct CourseFile {
+  std::filesystem::path path;
+  std::optional<Lesson> lesson;
+  std::optional<LessonError> problem;  // when there is no lesson: malformed, or an id taken
+};
+// Every lesson file (*.md but README.md) in `folder`, in file-name order (their numbers in the
+// course), each read or with what is wrong with it: a lecturer's draft that is not a lesson yet
+// keeps its number and stops no other lesson. A lesson whose id an earlier file's lesson has is
+// no lesson. Throws LessonError when the folder cannot be read.
+std::vector<CourseFile> read_course(const std::filesystem::path& folder);
+// The same, every file a lesson: throws the first one's problem (a LessonError).
 std::vector<Lesson> load_course(const std::filesystem::path& folder);
 // The lesson folder: $MIRRORLAB_LESSONS, else the one installed beside the program
 // (PREFIX/share/mirrorlab/lessons for PREFIX/bin/mirrorlab), else the source tree's lessons/
 // (compiled in).
 std::filesystem::path default_lesson_folder();
-// A lesson by its id in `folder` (empty: default_lesson_folder()), or by a file's path (one
-// with a '/' or ending in .md). Throws LessonError for a malformed lesson, std::invalid_argument
-// (listing the ids there are) for an id that is none of the course's.
+// A lesson by its number or id in `folder` (empty: default_lesson_folder()), or by a file's path
+// (one with a '/' or ending in .md, or a file there that is no lesson's id). Throws LessonError for
+// a malformed lesson (that one: others of the folder may be malformed), std::invalid_argument
+// (listing the ids there are) for an id that is none of the course's, or a folder given for a file.
 Lesson find_lesson(const std::string& id_or_file, const std::filesystem::path& folder = {});
 // "" when `lesson` can be played from step `first_step` (1-based), else why not: it is coming,
 // or it has no such step (said in terms of --lesson-step).

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/lesson_play.h"
 #include "tests/support/settings_variations.h"
+#include "tests/support/temp_folder.h"
 
 namespace mirrorlab::lessons {
 namespace {
@@ -395,6 +398,45 @@ TEST(LessonReader, ALessonIsFoundByItsNumberInTheCourse) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A lecturer's draft in the course's folder (malformed, or a copy whose id is taken) is no
+// lesson yet: it keeps its number and stops no other lesson, and asked for, says what is wrong.
+TEST(LessonReader, ADraftInTheFolderKeepsItsNumberAndStopsNoOtherLesson) {
+  namespace fs = std::filesystem;
+  mirrorlab::testing::TempFolder folder("course");
+  const fs::path lessons = MIRRORLAB_SOURCE_DIR "/lessons";
+  const std::vector<Lesson> real = load_course(lessons);
+  ASSERT_GE(real.size(), 2u);
+  fs::copy_file(real[0].path, folder.path() / "01-first.md");
+  { std::ofstream(folder.path() / "02-draft.md") << "# Draft\n\nnot done\n"; }
+  fs::copy_file(real[0].path, folder.path() / "03-copy.md");
+  fs::copy_file(real[1].path, folder.path() / "04-second.md");
+  const std::vector<CourseFile> course = read_course(folder.path());
+  ASSERT_EQ(course.size(), 4u);
+  EXPECT_TRUE(course[0].lesson && course[3].lesson);
+  ASSERT_TRUE(course[1].problem && course[2].problem);
+  EXPECT_NE(std::string(course[1].problem->what()).find("02-draft.md:1:"), std::string::npos);
+  EXPECT_NE(std::string(course[2].problem->what()).find("id \"" + real[0].id + "\" is "),
+            std::string::npos)
+      << course[2].problem->what();
+  EXPECT_EQ(find_lesson("1", folder.path()).id, real[0].id);
+  EXPECT_EQ(find_lesson("4", folder.path()).id, real[1].id);
+  EXPECT_EQ(find_lesson(real[1].id, folder.path()).id, real[1].id);
+  EXPECT_THROW(find_lesson("2", folder.path()), LessonError);
+  EXPECT_THROW(load_course(folder.path()), LessonError);  // every file a lesson, or none
+  try {
+    find_lesson("nope", folder.path());
+    ADD_FAILURE() << "found";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("shows them, and 2 files that are no lesson yet)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A lesson file by any name, and a folder given for one.
+  fs::copy_file(real[1].path, folder.path() / "mine.txt");
+  EXPECT_EQ(find_lesson((folder.path() / "mine.txt").string()).id, real[1].id);
+  EXPECT_THROW(find_lesson(folder.path().string()), std::invalid_argument);
 }
 
 // A prediction is echoed as the class gave it: a choice by its text, a number as typed.
