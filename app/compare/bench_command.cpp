@@ -45,7 +45,7 @@ int run_bench_allreduce(const BenchAllReduceOptions& o) {
   const vgpu::AllReduceBenchOptions sweep =
       o.sweep.options(o.op == "mean" ? vgpu::ReduceOp::kMean : vgpu::ReduceOp::kSum);
   std::string problem;
-  const int gpus = device_count(o.devices, &problem);
+  const int gpus = all_reduce_device_count(o.devices, &problem);
   if (problem.empty()) problem = sweep_problem(o.sweep, o.devices, gpus, 1);
   if (!problem.empty()) return bad_input(problem);
 

@@ -127,6 +127,10 @@ int predict_on_topology(const CompareOptions& o) {
                              " does not use: give one");
   }
   if (!o.output.empty()) return compare_bad_input("--output needs --fit; --topology saves nothing");
+  if (!o.record.empty()) {
+    return compare_bad_input("--record keeps what is measured here, and --topology " + o.topology +
+                             " measures no all-reduce: leave --record out");
+  }
   if (o.devices.gpus != 0) {
     return compare_bad_input("--gpus " + std::to_string(o.devices.gpus) + ": --topology " +
                              o.topology + " predicts on its own GPUs; leave --gpus out");
@@ -188,12 +192,12 @@ std::string prepare_measurement(const CompareOptions& o, Measurement* m) {
            "your own), or fit logical GPUs of one card (--devices with one card)";
   }
   std::string problem;
-  m->gpus = device_count(m->devices, &problem);
-  if (problem.empty() && m->gpus < 2)
-    problem = "--gpus " + std::to_string(m->gpus) + ": an all-reduce needs at least 2 devices";
+  m->gpus = all_reduce_device_count(m->devices, &problem);
   // The fit's kernels hold two buffers of -e on each device.
   if (problem.empty()) problem = sweep_problem(o.sweep, m->devices, m->gpus, 2);
-  if (problem.empty() && !o.fit && !o.output.empty()) problem = "--output needs --fit";
+  if (problem.empty() && !o.fit && !o.output.empty()) {
+    problem = "--output needs --fit (or --replay of a fit's recording)";
+  }
   if (problem.empty()) problem = plan_step(o.step, nullptr, m->gpus, &m->step);
   if (!problem.empty()) return problem;
   m->save_to = !o.output.empty() ? o.output : timing::fitted_topology_file().string();
@@ -215,6 +219,15 @@ std::string prepare_measurement(const CompareOptions& o, Measurement* m) {
            " --fit' first (about 2 minutes), or give --fitted FILE";
   } catch (const std::exception& e) {
     return e.what();
+  }
+  // A check measures devices of one memory here: a topology of GPUs joined by links (a preset)
+  // is predicted, not checked against them.
+  if (m->model.fabric != timing::Fabric::kSharedMemory) {
+    return "--fitted " + o.fitted + " is " + m->model.id + ", a machine of separate GPUs (fabric " +
+           timing::to_string(m->model.fabric) +
+           "), not a fit of devices that share one memory as those measured here do: predict on "
+           "it with --topology " +
+           o.fitted + ", or give a file that 'mirrorlab compare --fit' wrote";
   }
   if (m->model.ranks() < m->gpus) {
     return m->model.id + " (" + m->model.path + ") has " + std::to_string(m->model.ranks()) +

@@ -76,6 +76,14 @@ int device_count(const DeviceFlags& flags, std::string* problem) {
   return flags.gpus;
 }
 
+int all_reduce_device_count(const DeviceFlags& flags, std::string* problem) {
+  const int gpus = device_count(flags, problem);
+  if (problem->empty() && gpus < 2) {
+    *problem = "--gpus " + std::to_string(gpus) + ": an all-reduce needs at least 2 devices";
+  }
+  return gpus;
+}
+
 DevicePlan plan_devices(const DeviceFlags& flags, int count) {
   DevicePlan plan;
   plan.backend = flags.backend;

@@ -30,6 +30,8 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags, int default_gpus = 
 
 // The number of devices the flags ask for, or a sentence saying why they disagree.
 int device_count(const DeviceFlags& flags, std::string* problem);
+// The same for a command that all-reduces (compare, bench): fewer than 2 devices is a problem.
+int all_reduce_device_count(const DeviceFlags& flags, std::string* problem);
 
 // The memory limit of device `i` in MiB.
 std::int64_t memory_limit_mib(const DeviceFlags& flags, int i);

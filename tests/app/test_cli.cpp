@@ -339,7 +339,7 @@ TEST(CliBench, RejectsBadSweepsWithStatus2) {
        {"bench allreduce -b 1M -e 1K", "bench allreduce -f 1", "bench allreduce --algorithms tree",
         "bench allreduce -n 0", "bench allreduce -e 2G --memory-limit 1024",
         "bench allreduce -e 16M --memory-limit 1024,8", "bench allreduce -b lots", "bench",
-        "bench allreduce --backend cuda"}) {
+        "bench allreduce --backend cuda", "bench allreduce --gpus 1"}) {
     if (gpu_visible && std::string(args) == "bench allreduce --backend cuda") continue;
     const Result r = run(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;

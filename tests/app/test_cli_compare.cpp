@@ -405,6 +405,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCompare{"--topology dgx-h100 --fitted x.toml", "which --topology dgx-h100 does not use"},
         BadCompare{"--topology dgx-h100 --output x.toml", "--output needs --fit"},
         BadCompare{"--topology dgx-h100 --gpus 3", "predicts on its own GPUs; leave --gpus out"},
+        BadCompare{"--topology pcie-2 --record x.json", "measures no all-reduce: leave --record"},
+        // A preset is no fit of devices measured here: said before minutes of measuring.
+        BadCompare{"--fitted " MIRRORLAB_SOURCE_DIR "/timing/topologies/pcie-2.toml --gpus 2",
+                   "is pcie-2, a machine of separate GPUs (fabric host)"},
         BadCompare{"--fit --backend cuda --devices 0,1", "is not built yet"},
         BadCompare{"--output x.toml", "--output needs --fit"},
         BadCompare{"--fit --gpus 1", "an all-reduce needs at least 2 devices"},
