@@ -164,11 +164,14 @@ std::string TrainCheckpoints::after_step() {
 }
 
 std::string TrainCheckpoints::at_end() {
-  if (!folder_ || (last_ && last_->step == loop_->history().steps)) return "";
+  if (!folder_) return "";
+  const std::int64_t step = loop_->history().steps;
+  if ((last_ && last_->step == step) || tried_step_ == step) return "";
   return save();
 }
 
 std::string TrainCheckpoints::save() {
+  tried_step_ = loop_->history().steps;
   last_ = folder_->save(core::capture_checkpoint(*strategy_, *loop_, config_), keep_);
   return last_->state.string();
 }

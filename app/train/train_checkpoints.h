@@ -50,7 +50,8 @@ class TrainCheckpoints {
   // After each step: saves when one is due (every N steps, or as every Nth epoch closes).
   // Returns the path saved, "" when none was due, or throws core::OutputFileError.
   std::string after_step();
-  // At the end of a run (finished, step limit, Ctrl-C): saves unless this step is saved already.
+  // At the end of a run (finished, step limit, Ctrl-C): saves unless this step is saved already
+  // (or its save was just tried and failed: said once is enough).
   std::string at_end();
   // The newest saved by this run or found when resuming, for the sentence after a failure.
   const std::optional<core::CheckpointEntry>& last() const { return last_; }
@@ -68,6 +69,7 @@ class TrainCheckpoints {
   core::CheckpointConfig config_;
   std::size_t epochs_seen_ = 0;
   std::optional<core::CheckpointEntry> last_;
+  std::int64_t tried_step_ = -1;  // the step whose save was tried last, saved or not
 };
 
 }  // namespace mirrorlab::app

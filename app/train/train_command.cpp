@@ -15,6 +15,7 @@
 #include "app/train/train_run.h"
 #include "app/train/workers.h"
 #include "core/nn/cpu/kernels_cpu.h"
+#include "core/session/text/console_text.h"
 #include "core/strategy/fit.h"
 
 namespace mirrorlab::app {
@@ -139,7 +140,7 @@ RunEnd train_steps(TrainRun& run, core::FitLoop& loop, TrainProgress& progress,
       progress.interrupt_line();
       std::fflush(stdout);
       std::fprintf(stderr, "mirrorlab train: error: checkpoint not saved: %s\n", e.what());
-      run.write_errors.push_back(std::string("checkpoint not saved: ") + e.what());
+      ++run.checkpoints_not_saved;
     }
   };
   RunEnd end;
@@ -221,12 +222,17 @@ int run_train(const TrainOptions& options) {
   const std::vector<core::PhaseTotals> totals = run.events.phase_totals();
   print_results(run, loop, totals, loop.history().steps - steps_before);
   write_run_files(run, loop, end, totals, data.train.size());
+  std::fflush(stdout);
+  if (run.checkpoints_not_saved > 0) {  // said as each failed: at the end, how many (scrolled away)
+    std::fprintf(stderr, "mirrorlab train: error: %s not saved (said above)\n",
+                 core::counted(run.checkpoints_not_saved, "checkpoint").c_str());
+  }
   for (const std::string& e : run.write_errors) {
-    std::fflush(stdout);
     std::fprintf(stderr, "mirrorlab train: error: %s\n", e.c_str());
   }
   run.launch.finish();
-  return end.status == 0 && !run.write_errors.empty() ? 1 : end.status;  // main() checks stdout
+  const bool lost = run.checkpoints_not_saved > 0 || !run.write_errors.empty();
+  return end.status == 0 && lost ? 1 : end.status;  // main() checks stdout
 }
 
 }  // namespace mirrorlab::app

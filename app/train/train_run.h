@@ -37,7 +37,8 @@ struct TrainRun {
   std::unique_ptr<core::MirroredStrategy> strategy;
   core::FaultInjector faults;
   std::vector<std::string> warnings;      // said during the run, kept in the history
-  std::vector<std::string> write_errors;  // a checkpoint, the history or the trace not written
+  std::vector<std::string> write_errors;  // the history or the trace not written
+  int checkpoints_not_saved = 0;          // each said as it failed
   // What the process had asked of its GPUs before the first step (gpu_work_counts.h), and the
   // steps made before it (by the run resumed).
   vgpu::GpuWorkTable gpu_work_before{};

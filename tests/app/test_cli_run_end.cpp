@@ -310,6 +310,28 @@ TEST_F(RunEnd, ATraceOverAFullDiskKeepsThePreviousTraceAndExits1) {
   EXPECT_TRUE(hidden_files().empty());
 }
 
+// A checkpoint that cannot be written is said as it fails, the run goes on, and its end counts
+// them once (the last epoch's was tried twice, as it closed and as the run ended, and said twice).
+TEST_F(RunEnd, CheckpointsOverAFullDiskAreEachSaidOnceAndExit1) {
+  if (!has_dataset()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const fs::path folder = dir_ / "checkpoints";
+  const Result r = mirrorlab::testing::run_command(
+      "sh -c \"trap '' XFSZ; ulimit -f 8; exec " + kMirrorlab +
+      " train --model mlp --train-examples 2048 --epochs 2 --checkpoint-dir " + folder.string() +
+      "\"");
+  EXPECT_EQ(r.status, 1) << r.output;
+  const auto count = [&r](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = r.output.find(what); at != std::string::npos; at = r.output.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("error: checkpoint not saved: "), 2u) << r.output;
+  EXPECT_EQ(count("ckpt-00000032.safetensors: write failed"), 1u) << r.output;
+  EXPECT_EQ(count("error: 2 checkpoints not saved (said above)"), 1u) << r.output;
+  EXPECT_TRUE(fs::is_empty(folder));
+}
+
 TEST_F(RunEnd, AStandardOutputThatRefusesWritesIsAnError) {
   // In a shell of its own: run_command sends stderr where stdout goes, and it must not be
   // /dev/full too.
