@@ -70,9 +70,11 @@ int check(const LessonOptions& o) {
     std::size_t checks = 0, questions = 0;
     for (const auto& s : l.steps) checks += s.checks.size(), questions += s.questions.size();
     print_wrapped(
-        formatted("%s: lesson \"%s\" (%s): %zu steps, %zu questions, %zu checks: well "
-                  "formed",
-                  o.file.c_str(), l.id.c_str(), l.title.c_str(), l.steps.size(), questions, checks),
+        formatted("%s: lesson \"%s\" (%s): %s, %s, %s: well formed", o.file.c_str(), l.id.c_str(),
+                  l.title.c_str(),
+                  core::counted(static_cast<std::int64_t>(l.steps.size()), "step").c_str(),
+                  core::counted(static_cast<std::int64_t>(questions), "question").c_str(),
+                  core::counted(static_cast<std::int64_t>(checks), "check").c_str()),
         "", "  ", o.width);
     return 0;
   } catch (const lessons::LessonError& e) {
@@ -145,7 +147,7 @@ int play(const LessonOptions& o) {
   lessons::PlayerOptions options;
   options.data = data;
   lessons::LessonPlayer player(std::move(lesson), options);
-  int failed = 0, passed = 0, right = 0, asked = 0;
+  int failed = 0, passed = 0, right = 0, answered = 0;
   const int steps = static_cast<int>(player.lesson().steps.size());
   for (int i = 0; i < steps; ++i) {
     const lessons::LessonStep& step = player.lesson().steps[static_cast<std::size_t>(i)];
@@ -188,8 +190,10 @@ int play(const LessonOptions& o) {
     for (std::size_t k = 0; k < step.questions.size(); ++k) {
       const lessons::Question& q = step.questions[k];
       const lessons::Answer a = player.answer(q, given[k]);
-      ++asked;
-      right += a.correct;
+      if (!given[k].empty()) {  // skipped (Enter) is no answer, right or wrong
+        ++answered;
+        right += a.correct;
+      }
       const std::string verdict = given[k].empty() ? ""
                                   : a.correct
                                       ? "  (you were right)"
@@ -210,7 +214,8 @@ int play(const LessonOptions& o) {
     if (i + 1 < steps) term.ask("\nEnter: next step ");
   }
   std::printf("\n%s: %d of %d checks passed", player.lesson().id.c_str(), passed, passed + failed);
-  if (asked > 0 && !o.non_interactive) std::printf("; %d of %d answers right", right, asked);
+  if (answered > 0)
+    std::printf("; %d of %s right", right, core::counted(answered, "answer").c_str());
   std::printf(".\n");
   return failed ? 1 : 0;
 }

@@ -66,9 +66,11 @@ void print_fit(const timing::Topology& t, const std::vector<timing::MemorySample
     std::printf("\n");
   }
   print_comment(
-      formatted("Engines that run at once: %d; the latencies fitted: %.1f us an "
+      formatted("Engines that run at once: %s; the latencies fitted: %.1f us an "
                 "all-reduce, %.1f us a step, %.1f us a move of a step",
-                t.memory.engines, t.call_latency * 1e6, t.step_latency * 1e6, t.move_latency * 1e6),
+                t.memory.engines > 0 ? std::to_string(t.memory.engines).c_str()
+                                     : "one per device",  // 0: as many as there are devices
+                t.call_latency * 1e6, t.step_latency * 1e6, t.move_latency * 1e6),
       "# ");
   std::printf("#\n");
 }

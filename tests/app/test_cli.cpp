@@ -581,6 +581,12 @@ TEST(CliLesson, APredictionThatIsNoAnswerIsToldSo) {
   const Result spaced = typed(" 32 ");
   EXPECT_NE(spaced.output.find("get?: 32 (you were"), std::string::npos) << spaced.output;
   EXPECT_NE(spaced.output.find("said 32, which is none"), std::string::npos) << spaced.output;
+  // Lesson 1's 3 questions all answered: one right (32 is a choice of none of the others).
+  EXPECT_NE(spaced.output.find("5 of 5 checks passed; 1 of 3 answers right."), std::string::npos)
+      << spaced.output;
+  // Skipped (Enter) is no answer: none given, none counted.
+  const Result skipped = typed("");
+  EXPECT_NE(skipped.output.find("5 of 5 checks passed.\n"), std::string::npos) << skipped.output;
 }
 
 // `cmake --install` into a prefix gives a mirrorlab that finds the lessons installed beside it,
