@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "files/field_words.h"
 #include "gui/panels/all_reduce/all_reduce_panel.h"
 #include "gui/panels/compare/compare_panel.h"
 #include "gui/panels/step/batch_split_panel.h"
@@ -24,15 +25,24 @@ std::vector<std::unique_ptr<Panel>> make_panels() {
   return panels;
 }
 
-std::string check_panel_name(const std::string& name,
-                             const std::vector<std::unique_ptr<Panel>>& panels) {
+std::string unknown_panel(const std::string& name,
+                          const std::vector<std::unique_ptr<Panel>>& panels) {
   if (name.empty()) return "";
   std::string names;
+  std::vector<std::string> all;
   for (const auto& p : panels) {
     if (name == p->name()) return "";
     names += std::string(names.empty() ? "" : ", ") + p->name();
+    all.push_back(p->name());
   }
-  return "--panel " + name + ": no such panel; the panels are " + names;
+  return "no such panel" + files::field_words::did_you_mean(name, all) + "; the panels are " +
+         names;
+}
+
+std::string check_panel_name(const std::string& name,
+                             const std::vector<std::unique_ptr<Panel>>& panels) {
+  const std::string problem = unknown_panel(name, panels);
+  return problem.empty() ? "" : "--panel " + name + ": " + problem;
 }
 
 const std::vector<LayoutRow>& layout() {

@@ -15,7 +15,11 @@ namespace mirrorlab::gui {
 // The panels in the window's order, which is also that of their keys 1 to 7.
 std::vector<std::unique_ptr<Panel>> make_panels();
 
-// "" when `name` is empty or one of `panels`, else what is wrong and the names there are.
+// "" when `name` is empty or one of `panels`, else "no such panel (did you mean ...?); the
+// panels are ...": each face puts its own name for what was given before it.
+std::string unknown_panel(const std::string& name,
+                          const std::vector<std::unique_ptr<Panel>>& panels);
+// The same as the command says it: "--panel NAME: no such panel ...".
 std::string check_panel_name(const std::string& name,
                              const std::vector<std::unique_ptr<Panel>>& panels);
 

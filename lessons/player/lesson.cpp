@@ -293,7 +293,9 @@ void read_step_block(const TomlBlock& b, LessonStep& step) {
   const auto& panels = panel_names();
   if (!step.look_at.empty() &&
       std::find(panels.begin(), panels.end(), step.look_at) == panels.end()) {
-    b.fail(b.line(), "`look_at = \"" + step.look_at + "\"`: give a panel: " + joined(panels));
+    b.fail(b.line(), "`look_at = \"" + step.look_at + "\"`" +
+                         files::field_words::did_you_mean(step.look_at, panels) +
+                         ": give a panel: " + joined(panels));
   }
   if (const auto device = b.text("device")) {
     // "/gpu:N", N a replica's index: what the GUI highlights.

@@ -33,11 +33,8 @@ std::atomic<bool> a_window_is_open = false;  // Dear ImGui's context is the proc
 // The panel asked for, refused in the words of Python's argument (panel='Nope'): the check the
 // command shares (check_app_options) names its flag, --panel, which Python has not.
 void check_panel(const std::string& panel) {
-  const std::vector<std::unique_ptr<gui::Panel>> panels = gui::make_panels();
-  if (gui::check_panel_name(panel, panels).empty()) return;
-  std::string names;
-  for (const auto& p : panels) names += std::string(names.empty() ? "" : ", ") + p->name();
-  throw py::value_error("panel='" + panel + "': no such panel; the panels are " + names);
+  const std::string problem = gui::unknown_panel(panel, gui::make_panels());
+  if (!problem.empty()) throw py::value_error("panel='" + panel + "': " + problem);
 }
 
 class Window {

@@ -198,7 +198,14 @@ TEST(PanelLayout, AnUnknownPanelNameIsRefusedWithTheNamesThereAre) {
   EXPECT_EQ(check_panel_name("", panels), "");
   EXPECT_EQ(check_panel_name("Timeline", panels), "");
   const std::string problem = check_panel_name("Timelines", panels);
-  EXPECT_NE(problem.find("no such panel"), std::string::npos) << problem;
+  EXPECT_EQ(problem.rfind("--panel Timelines: no such panel (did you mean Timeline?); the panels "
+                          "are ",
+                          0),
+            0u)
+      << problem;
+  // Without the flag, for a face that names what was given its own way (Python's panel=).
+  EXPECT_EQ(unknown_panel("Gradient", panels).rfind("no such panel (did you mean Gradients?)", 0),
+            0u);
   for (const std::string& name : panel_names()) {
     EXPECT_NE(problem.find(name), std::string::npos) << name;
   }

@@ -207,7 +207,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"RunStepsNegative", with_step("do = [{ run_steps = -1 }]\n[setup]\n"), 13,
                   "`run_steps` is -1, outside ["},
         Malformed{"UnknownPanel", with_step("look_at = \"Gradient\"\n[setup]\n"), 13,
-                  "give a panel"},
+                  "`look_at = \"Gradient\"` (did you mean Gradients?): give a panel"},
         Malformed{"UnknownLiveValue",
                   with_step("[setup]\n[[check]]\nthat = \"lossy\"\nequals = 1\nsays = \"x\"\n"), 14,
                   "unknown live value \"lossy\""},
