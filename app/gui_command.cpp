@@ -121,9 +121,9 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
   add_text_flag(cmd, "--topology", o.app.topology,
                 "The timing model's machine in the Compare panel (opened on its 'Predicted on a "
                 "machine' tab) and the All-reduce panel's model: a preset (dgx-h100, "
-                "dgx-h100-2-nodes, nvlink-pairs-4, pcie-2, laptop-4-logical) or this-machine "
-                "(once 'mirrorlab compare --fit' saved it)")
-      ->type_name("ID");
+                "dgx-h100-2-nodes, nvlink-pairs-4, pcie-2, laptop-4-logical), this-machine "
+                "(once 'mirrorlab compare --fit' saved it) or a topology file")
+      ->type_name("ID|FILE");
   cmd->add_flag("--speedup", o.app.speedup,
                 "Open the Compare panel on the training step of the run's model on --topology's "
                 "machine (default dgx-h100): its time on 1 to all of its GPUs, the speed-up and "

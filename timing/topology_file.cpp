@@ -397,10 +397,12 @@ std::vector<Topology> load_topologies(const std::filesystem::path& folder) {
   return out;
 }
 
+bool names_a_topology_file(const std::string& id_or_file) {
+  return id_or_file.find('/') != std::string::npos || id_or_file.ends_with(".toml");
+}
+
 Topology find_topology(const std::string& id_or_file, const std::filesystem::path& folder) {
-  if (id_or_file.find('/') != std::string::npos || id_or_file.ends_with(".toml")) {
-    return read_topology(id_or_file);
-  }
+  if (names_a_topology_file(id_or_file)) return read_topology(id_or_file);
   if (id_or_file == kFittedTopologyId) {
     const std::filesystem::path fitted = fitted_topology_file();
     if (fitted.empty() || !std::filesystem::exists(fitted)) throw NotFittedError(fitted);

@@ -58,5 +58,7 @@ std::vector<Topology> load_topologies(const std::filesystem::path& folder);
 // A preset by id, "this-machine" for the fitted file, or a file by its path (one with a '/' or
 // ending in .toml); an unknown id is refused, listing the presets.
 Topology find_topology(const std::string& id_or_file, const std::filesystem::path& folder = {});
+// Whether find_topology() reads `id_or_file` as a file's path rather than an id.
+bool names_a_topology_file(const std::string& id_or_file);
 
 }  // namespace mirrorlab::timing

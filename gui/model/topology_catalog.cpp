@@ -39,6 +39,25 @@ TopologyCatalog::TopologyCatalog(const std::filesystem::path& presets,
 TopologyCatalog::TopologyCatalog()
     : TopologyCatalog(timing::default_topology_folder(), timing::fitted_topology_file()) {}
 
+void TopologyCatalog::add_file(const std::string& path) {
+  if (!timing::names_a_topology_file(path) || find(path) != nullptr) return;
+  ModelMachine m;
+  m.id = path;
+  try {
+    timing::Topology t = timing::read_topology(path);
+    if (t.ranks() > kMostGpusShown) {
+      m.problem = "it has " + std::to_string(t.ranks()) + " GPUs; the window shows at most " +
+                  std::to_string(kMostGpusShown);
+    } else {
+      m.topology = std::move(t);
+    }
+  } catch (const std::exception& e) {
+    m.problem = e.what();
+  }
+  machines_.insert(machines_.end() - 1, std::move(m));  // this-machine stays last
+  ++version_;
+}
+
 const ModelMachine* TopologyCatalog::find(std::string_view id) const {
   for (const ModelMachine& m : machines_) {
     if (m.id == id) return &m;

@@ -21,7 +21,7 @@ namespace mirrorlab::gui {
 inline constexpr int kMostGpusShown = 256;
 
 struct ModelMachine {
-  std::string id;                            // "dgx-h100", ..., "this-machine"
+  std::string id;                            // "dgx-h100", ..., a file's path, "this-machine"
   std::optional<timing::Topology> topology;  // absent: `problem` says why
   std::string problem;
 };
@@ -34,11 +34,16 @@ class TopologyCatalog {
   // The presets' folder and the fit's file of `mirrorlab compare`.
   TopologyCatalog();
 
+  // A topology file of the user's (`--topology FILE`, as compare takes one): read and added
+  // before this-machine, its path as its id (its problem, if it cannot be read or drawn, said
+  // when it is chosen). Nothing for a preset's id or this-machine.
+  void add_file(const std::string& path);
+
   // Reads the fit file again if it changed since it was last read; looks at most once a second
   // (`now_seconds`: any clock that only goes up).
   void refresh(double now_seconds);
 
-  // The presets by id, then this-machine (always present, always last).
+  // The presets by id, the files added, then this-machine (always present, always last).
   const std::vector<ModelMachine>& machines() const { return machines_; }
   const ModelMachine* find(std::string_view id) const;
   const ModelMachine& fitted() const { return machines_.back(); }

@@ -178,6 +178,7 @@ AppWindow::AppWindow(std::shared_ptr<const core::FashionMnist> data,
   view_.tall_caption = options.tall_caption;
   view_.focused_panel = options.panel;
   if (!options.topology.empty()) {
+    machines_.add_file(options.topology);
     view_.model_machine = options.topology;
     view_.compare_shows_machine = true;
   }
@@ -713,8 +714,10 @@ std::string check_app_options(const AppOptions& options) {
       options.modelled_step == 0) {
     return "";  // nothing of the model asked for: a missing fit or preset is no reason to stop
   }
+  TopologyCatalog machines;
+  machines.add_file(options.topology);
   return check_model_choice(
-      TopologyCatalog(), options.topology.empty() ? ViewSettings{}.model_machine : options.topology,
+      machines, options.topology.empty() ? ViewSettings{}.model_machine : options.topology,
       options.modelled_allreduce, static_cast<double>(options.modelled_bytes),
       options.modelled_step);
 }

@@ -54,6 +54,32 @@ TEST(TopologyCatalog, ListsEveryPresetThenThisMachine) {
   EXPECT_TRUE(catalog.presets_problem().empty());
 }
 
+// A topology file of the user's (--topology FILE, as compare takes one) is one more machine,
+// before this-machine, by its path; one that cannot be read says why when it is chosen.
+TEST(TopologyCatalog, AUsersTopologyFileIsAddedByItsPath) {
+  testing::TempFolder folder("catalog");
+  TopologyCatalog catalog(timing::default_topology_folder(), folder / "fit.toml");
+  const std::size_t presets = catalog.machines().size() - 1;
+  timing::Topology mine = timing::find_topology("pcie-2");
+  mine.id = "my-cluster";
+  const std::string file = (folder / "my-cluster.toml").string();
+  write_file(file, timing::write_topology(mine));
+  catalog.add_file(file);
+  catalog.add_file(file);        // once
+  catalog.add_file("dgx-h100");  // a preset's id: there already
+  ASSERT_EQ(catalog.machines().size(), presets + 2);
+  const ModelMachine* added = catalog.find(file);
+  ASSERT_NE(added, nullptr);
+  ASSERT_TRUE(added->topology) << added->problem;
+  EXPECT_EQ(added->topology->id, "my-cluster");
+  EXPECT_EQ(catalog.machines().back().id, "this-machine");
+  EXPECT_EQ(check_model_choice(catalog, file, "ring", kMiB, 0), "");
+  const std::string missing = (folder / "none.toml").string();
+  catalog.add_file(missing);
+  EXPECT_NE(check_model_choice(catalog, missing, "", 0, 0).find("--topology " + missing + ": "),
+            std::string::npos);
+}
+
 TEST(TopologyCatalog, AMissingOrMalformedFitIsASentenceAndANewFitIsReadAgain) {
   testing::TempFolder folder("catalog");
   const std::filesystem::path fit = folder / "fit.toml";
