@@ -63,9 +63,12 @@ class Workers {
     group_->all_reduce_sum(span);
     return out;
   }
-  // The last barriers, then MPI's end: at the interpreter's exit, on every worker.
+  // The last barriers, then MPI's end: at the interpreter's exit, on every worker; once (MPI
+  // cannot be used after its end).
   void finish() {
 #if MIRRORLAB_HAVE_MPI
+    if (finished_) return;
+    finished_ = true;
     py::gil_scoped_release finishing;
     if (auto* mpi = dynamic_cast<vgpu::MpiWorkerGroup*>(group_.get())) mpi->finish();
     vgpu::finalize_mpi();
@@ -75,6 +78,7 @@ class Workers {
 
  private:
   std::unique_ptr<vgpu::WorkerGroup> group_;
+  bool finished_ = false;
 };
 
 }  // namespace

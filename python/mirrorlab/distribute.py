@@ -253,6 +253,25 @@ def _tf_config() -> Optional[dict]:
     return value
 
 
+_workers_of_process = None  # (the _Workers, its timeout): made once a process
+
+
+def _process_workers(timeout: float):
+    """This process's workers, made by the first MultiWorkerMirroredStrategy (every worker at
+    the same point) and ended once, as the interpreter exits: a second strategy (a notebook's
+    cell run again) uses them, where making them again would end MPI twice at exit."""
+    global _workers_of_process
+    if _workers_of_process is None:
+        workers = _mirrorlab._Workers(timeout)
+        atexit.register(workers.finish)
+        _workers_of_process = (workers, timeout)
+    elif _workers_of_process[1] != timeout:
+        logging.getLogger("mirrorlab").warning(
+            "MultiWorkerMirroredStrategy: this process's workers were made with worker_timeout="
+            "%g, which they keep (worker_timeout=%g is not used)", _workers_of_process[1], timeout)
+    return _workers_of_process[0]
+
+
 class MultiWorkerMirroredStrategy(MirroredStrategy):
     """tf.distribute.MultiWorkerMirroredStrategy: this process is one worker of several, each
     mirroring on its logical GPUs, the gradients all-reduced within each worker, across the workers
@@ -270,6 +289,9 @@ class MultiWorkerMirroredStrategy(MirroredStrategy):
 
     def __init__(self, communication_options: object = None, *,
                  worker_timeout: float = 60.0) -> None:
+        if not _numbers.is_number(worker_timeout) or not 0 < worker_timeout < float("inf"):
+            raise ValueError(f"worker_timeout={worker_timeout!r}: give the seconds a worker waits "
+                             "for the others before it names them gone, a number above 0")
         size, rank, launcher = _mirrorlab._launched_by()
         tf_config = _tf_config()
         workers = None
@@ -302,8 +324,7 @@ class MultiWorkerMirroredStrategy(MirroredStrategy):
                                "apt-get install libopenmpi-dev openmpi-bin, then build again")
         super().__init__(_default=True)
         if size > 1:
-            self._workers = _mirrorlab._Workers(float(worker_timeout))
-            atexit.register(self._workers.finish)
+            self._workers = _process_workers(float(worker_timeout))
             self._worker_index = self._workers.rank
             self._num_workers = self._workers.size
         logging.getLogger("mirrorlab").info(

@@ -59,6 +59,22 @@ class MultiWorker(unittest.TestCase):
         self.assertEqual(w1["label_sum"], w0["label_sum"])
         self.assertAlmostEqual(w0["step_loss"], w1["step_loss"], places=12)
 
+    def test_a_second_strategy_in_a_process_uses_its_workers_and_ends_once(self):
+        # A notebook's cell run again makes a second strategy: each made its own workers and
+        # ended MPI at exit, the second end aborting the job ("MPI_Barrier ... after
+        # MPI_FINALIZE"). The process's workers are made once and serve both.
+        program = ("import mirrorlab as ml, numpy as np\n"
+                   "first = ml.distribute.MultiWorkerMirroredStrategy()\n"
+                   "again = ml.distribute.MultiWorkerMirroredStrategy(worker_timeout=30)\n"
+                   "assert again._workers is first._workers\n"
+                   "print('sum', again._workers.all_reduce_sum(np.array([1.0]))[0])\n")
+        run = subprocess.run([MPIEXEC, "--oversubscribe", "-np", "2", sys.executable, "-c",
+                              program], capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertEqual(run.stdout.count("sum 2.0"), 2, run.stdout)
+        self.assertNotIn("MPI_FINALIZE", run.stderr)
+        self.assertIn("which they keep (worker_timeout=30 is not used)", run.stderr)
+
     def test_tf_config_naming_two_workers_without_mpirun_says_how_to_start_them(self):
         env = dict(os.environ, TF_CONFIG=json.dumps(
             {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 0}}))
@@ -78,6 +94,13 @@ class MultiWorker(unittest.TestCase):
             capture_output=True, text=True, env=env)
         self.assertIn("ValueError: TF_CONFIG's task index 3 is not one of its 1 workers (0 to 0)",
                       run.stderr)
+        for timeout in ("-1", "0", "float('nan')", "float('inf')"):
+            run = subprocess.run(
+                [sys.executable, "-c", "import mirrorlab as ml; "
+                 f"ml.distribute.MultiWorkerMirroredStrategy(worker_timeout={timeout})"],
+                capture_output=True, text=True, env=env)
+            self.assertIn("ValueError: worker_timeout=", run.stderr)
+            self.assertIn("a number above 0", run.stderr)
 
 
 if __name__ == "__main__":
