@@ -19,7 +19,7 @@ const char* to_string(StepBoundary boundary) {
 }
 
 std::string PausePoint::label() const {
-  std::string text = "step " + std::to_string(step) + ": ";
+  std::string text = "step " + std::to_string(step + 1) + ": ";  // counted from 1, as said
   if (boundary != StepBoundary::kAllReduceStep) return text + "after " + to_string(boundary);
   text += "all-reduce step " + std::to_string(all_reduce_step + 1) + " of " +
           std::to_string(all_reduce_steps);

@@ -25,7 +25,8 @@ struct PausePoint {
   // The step meets at every boundary (a listener pauses it): every other replica waits while
   // the listeners see this point, and it may be held here. False: the others may have gone on.
   bool pausing = false;
-  // "step 12: after backward", "step 12: all-reduce step 2 of 4 (reduce-scatter)"
+  // "step 12: after backward", "step 12: all-reduce step 2 of 4 (reduce-scatter)": the step
+  // counted from 1, as every sentence counts them (step is 0-based)
   std::string label() const;
 };
 

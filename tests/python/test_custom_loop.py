@@ -67,7 +67,7 @@ class CustomLoop(unittest.TestCase):
         model = make_model(self.strategy)
         batch = batches(self.strategy)[0]
         step = ml.distribute.StepByStep(model, batch)
-        self.assertEqual(step.where, "step 0: after split")
+        self.assertEqual(step.where, "step 1: after split")
         for (images, labels), (x, y) in zip(step.shards.values, batch.values):
             self.assertEqual(images.shape, (8, 28, 28, 1))
             np.testing.assert_allclose(images[..., 0], x, atol=1e-7)
@@ -204,11 +204,11 @@ class CustomLoop(unittest.TestCase):
                         lambda: other.evaluate(X, Y, batch_size=24, verbose=0),
                         lambda: ml.distribute.StepByStep(other, batches(self.strategy)[0])):
             with self.assertRaisesRegex(RuntimeError, r"while a StepByStep holds the devices "
-                                                      r"between its phases \(step 0: after "
+                                                      r"between its phases \(step 1: after "
                                                       r"backward\): end it first"):
                 attempt()
         del other  # its strategy ends once the step has (its end waits for the devices)
-        self.assertEqual(step.where, "step 0: after backward")
+        self.assertEqual(step.where, "step 1: after backward")
         step.update()
         make_model(self.strategy).fit(X, Y, batch_size=24, verbose=0)
 

@@ -50,7 +50,7 @@ class Notebooks(unittest.TestCase):
     def test_step_by_step(self):
         text, images = run("step_by_step.ipynb")
         self.assertIn("num_replicas_in_sync: 4", text)
-        self.assertIn("step 0: after split", text)
+        self.assertIn("step 1: after split", text)
         self.assertIn("all-reduce step 6 of 6 (all-gather)", text)
         self.assertIn("in sync: True", text)
         self.assertIn("ReplicasOutOfSyncError:", text)

@@ -284,7 +284,7 @@ void ControlsPanel::draw_within_step(FrameContext& frame) {
   for (int i = 0; i < moments; ++i) {
     const core::PausePoint& p = record.points[static_cast<std::size_t>(i)];
     // "all-reduce step 1 of 2 (reduce-scatter) (now)", shorter where the column is narrow.
-    std::string label = moment_label(p);
+    std::string label = p.label();
     label.erase(0, label.find(": ") + 2);
     const std::string now = i == moments - 1 && run.held_at ? " (now)" : "";
     const std::string plain = label.substr(0, label.find(" ("));

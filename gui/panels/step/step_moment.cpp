@@ -31,13 +31,8 @@ ShownMoment shown_moment(const FrameContext& frame) {
   shown.rewatching = watched >= 0 && watched < moments - 1;
   shown.moment = shown.rewatching ? watched : moments - 1;
   shown.progress = core::moment_progress(record, static_cast<std::size_t>(shown.moment));
-  shown.label = moment_label(record.points[static_cast<std::size_t>(shown.moment)]);
+  shown.label = record.points[static_cast<std::size_t>(shown.moment)].label();
   return shown;
-}
-
-std::string moment_label(const core::PausePoint& point) {
-  const std::string what = point.label();  // "step 2: after split", 0-based as the core counts
-  return "step " + std::to_string(point.step + 1) + what.substr(what.find(':'));
 }
 
 int moment_after_all_reduce_step(const core::RecordedStep& record, int k) {

@@ -28,9 +28,6 @@ struct ShownMoment {
 
 ShownMoment shown_moment(const FrameContext& frame);
 
-// "step 3: after backward", with steps counted from 1 as the Training panel and fit() count.
-std::string moment_label(const core::PausePoint& point);
-
 // The moment right after the all-reduce's step `k` (1-based; 0: right before the all-reduce,
 // i.e. after backward), or -1 if the record has not reached it.
 int moment_after_all_reduce_step(const core::RecordedStep& record, int k);

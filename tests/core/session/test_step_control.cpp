@@ -66,9 +66,9 @@ TEST_P(PausingAtPhases, StopsAtEveryBoundaryInOrderWithEveryReplicaHeld) {
   for (const auto& p : seen) EXPECT_EQ(p.step, 0);
   EXPECT_EQ(controller.pauses(), seen.size());
   EXPECT_EQ(rig.strategy->steps_done(), 1);
-  EXPECT_EQ(seen[4].label(), "step 0: all-reduce step 2 of " + std::to_string(k) + " (" +
+  EXPECT_EQ(seen[4].label(), "step 1: all-reduce step 2 of " + std::to_string(k) + " (" +
                                  seen[4].all_reduce_phase + ")");
-  EXPECT_EQ(seen[2].label(), "step 0: after backward");
+  EXPECT_EQ(seen[2].label(), "step 1: after backward");
 }
 
 INSTANTIATE_TEST_SUITE_P(RingAndReduceToOne, PausingAtPhases, testing_rig::kAlgorithmCases,
