@@ -60,10 +60,11 @@ struct AppOptions {
   // Told once, when the window is on the screen, before its first frame.
   std::function<void()> window_opened;
   // Asked every frame: a path to write the next frame to as a PNG ("": none), as F12 writes a
-  // numbered one; then told the path and whether it was written. A window watched from Python
-  // takes its pictures so.
+  // numbered one; then told the path and why it was not written ("": it was). A window watched
+  // from Python takes its pictures so, and says what became of them itself: with these set, the
+  // window prints nothing of its pictures (a notebook would not see it).
   std::function<std::string()> screenshot_wanted;
-  std::function<void(const std::string& path, bool written)> screenshot_done;
+  std::function<void(const std::string& path, const std::string& problem)> screenshot_done;
 };
 
 }  // namespace mirrorlab::gui

@@ -113,7 +113,8 @@ class AppWindow : public AppActions {
                         &machines_};
   }
   void follow_lesson();  // drives the lesson's step; a new run shown starts a new snapshot
-  bool write_screenshot(const std::string& path);  // false (said on stderr) if not written
+  // "" when written, else why not (said on stderr too, unless screenshot_done says it).
+  std::string write_screenshot(const std::string& path);
   void note_text_out_of_place(const ImDrawData& draw_data);
   // The report of the run (or, --every-step, of a lesson's step) to `path` ("": nowhere), its
   // last frame's text audited; false when it could not be written (said on stderr).
@@ -589,9 +590,9 @@ void AppWindow::draw_frame() {
     if (screenshot_path_.empty()) {
       screenshot_path_ = next_screenshot_path("", &screenshots_taken_).string();
     }
-    const bool written = write_screenshot(screenshot_path_);
-    if (!written) screenshot_failed_ = true;
-    if (options_.screenshot_done) options_.screenshot_done(screenshot_path_, written);
+    const std::string problem = write_screenshot(screenshot_path_);
+    if (!problem.empty()) screenshot_failed_ = true;
+    if (options_.screenshot_done) options_.screenshot_done(screenshot_path_, problem);
     screenshot_path_.clear();
   }
   window_->show();  // waits for the software rasterizer to finish the frame
@@ -615,16 +616,17 @@ void AppWindow::note_text_out_of_place(const ImDrawData& draw_data) {
   report_.words("text in part", joined(audit.in_part));
 }
 
-bool AppWindow::write_screenshot(const std::string& path) {
+std::string AppWindow::write_screenshot(const std::string& path) {
   int width = 0, height = 0;
   window_->framebuffer_size(&width, &height);
+  const bool say = !options_.screenshot_done;  // else the face that asked says it
   try {
     write_framebuffer_png(path, width, height);
-    std::printf("Screenshot written to %s (%dx%d)\n", path.c_str(), width, height);
-    return true;
+    if (say) std::printf("Screenshot written to %s (%dx%d)\n", path.c_str(), width, height);
+    return "";
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
-    return false;
+    if (say) std::fprintf(stderr, "mirrorlab gui: %s\n", e.what());
+    return e.what();
   }
 }
 

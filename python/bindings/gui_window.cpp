@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/io/output_file.h"
 #include "gui/panels/panel_layout.h"
 #include "gui/window/app_options.h"
 #include "gui/window/app_window.h"
@@ -64,7 +65,14 @@ class Window {
     options.present = present;
     check_panel(panel);
     options.panel = panel;
-    options.report = report;  // written as the window closes
+    options.report = report;  // written as the window closes: a path it cannot be is said now
+    if (!report.empty()) {
+      try {
+        core::check_output_path(report);
+      } catch (const core::OutputFileError& e) {
+        throw py::value_error(std::string("report: ") + e.what());
+      }
+    }
     if (std::string problem = gui::check_app_options(options); !problem.empty()) {
       throw py::value_error(problem);
     }
@@ -78,11 +86,11 @@ class Window {
       taking_path_ = std::exchange(wanted_, std::string());
       return taking_path_;
     };
-    options.screenshot_done = [this](const std::string& path, bool written) {
+    options.screenshot_done = [this](const std::string& path, const std::string& problem) {
       std::lock_guard lock(mutex_);
       if (taking_ == 0 || path != taking_path_) return;  // F12's, not one asked for here
       taken_ = std::exchange(taking_, 0);
-      written_ = written;
+      not_written_ = problem;
       changed_.notify_all();
     };
     options.window_opened = [this] {
@@ -163,7 +171,8 @@ class Window {
 
   // The next frame drawn, written to `path` as a PNG; waits up to `timeout` seconds for it.
   void screenshot(const std::string& path, double timeout) {
-    bool was_open = true, taken = false, written = false;
+    bool was_open = true, taken = false;
+    std::string not_written;
     {
       py::gil_scoped_release waiting;  // before the lock: never the lock waiting for the GIL
       std::unique_lock lock(mutex_);
@@ -174,7 +183,7 @@ class Window {
         changed_.wait_for(lock, std::chrono::duration<double>(timeout),
                           [&] { return taken_ == id || !open_; });
         taken = taken_ == id;
-        written = written_;
+        not_written = not_written_;
         if (!taken && wanted_id_ == id) wanted_.clear();  // not taken yet: not at all
       } else {
         was_open = false;
@@ -187,9 +196,8 @@ class Window {
                                    : "the window drew no frame in " + std::to_string(timeout) +
                                          " s: is its display still there?");
     }
-    if (!written) {
-      throw std::runtime_error("the picture could not be written to " + path +
-                               ": is its folder there and writable?");
+    if (!not_written.empty()) {
+      throw std::runtime_error("the picture was not written: " + not_written);
     }
   }
 
@@ -207,8 +215,8 @@ class Window {
   std::uint64_t wanted_id_ = 0;
   std::string taking_path_;               // the one the window is drawing
   std::uint64_t taking_ = 0, taken_ = 0;  // its number, and the last one written (or not)
-  bool written_ = false;
-  std::thread thread_;  // last: starts once everything above is built
+  std::string not_written_;               // why the picture last taken was not written ("": it was)
+  std::thread thread_;                    // last: starts once everything above is built
 };
 
 }  // namespace

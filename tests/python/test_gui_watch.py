@@ -205,9 +205,23 @@ class WithADisplay(unittest.TestCase):
             self.assertTrue(window.is_open)
             with self.assertRaisesRegex(RuntimeError, "open already: close it"):
                 ml.gui.watch(make_model(seed=2))
-            with self.assertRaisesRegex(RuntimeError, "could not be written to /no/such/folder"):
+            with self.assertRaisesRegex(RuntimeError,
+                                        "^the picture was not written: /no/such/folder/x.png"):
                 window.screenshot("/no/such/folder/x.png")
+            # Why, in the exception (a notebook sees no C stderr), and the link left alone.
+            target = self.path("target.txt")
+            with open(target, "w") as f:
+                f.write("kept")
+            os.symlink(target, self.path("link.png"))
+            with self.assertRaisesRegex(RuntimeError, "link.png.*is a symbolic link"):
+                window.screenshot(self.path("link.png"))
+            with open(target) as f:
+                self.assertEqual(f.read(), "kept")
             self.assertTrue(window.is_open)
+        # A report that could not be written as the window closes is said as it opens.
+        with self.assertRaisesRegex(ValueError, "^report: .*link.png.*is a symbolic link"):
+            ml.gui.watch(make_model(seed=3), width=800, height=600,
+                         report=self.path("link.png"))
 
     def test_in_a_jupyter_kernel_as_a_notebook_runs_it(self):
         try:
