@@ -63,15 +63,21 @@ class MultiWorker(unittest.TestCase):
         # A notebook's cell run again makes a second strategy: each made its own workers and
         # ended MPI at exit, the second end aborting the job ("MPI_Barrier ... after
         # MPI_FINALIZE"). The process's workers are made once and serve both.
-        program = ("import mirrorlab as ml, numpy as np\n"
+        # Each rank writes its sum to a file of its own: mpirun interleaves the ranks' output.
+        program = ("import sys, mirrorlab as ml, numpy as np\n"
                    "first = ml.distribute.MultiWorkerMirroredStrategy()\n"
                    "again = ml.distribute.MultiWorkerMirroredStrategy(worker_timeout=30)\n"
                    "assert again._workers is first._workers\n"
-                   "print('sum', again._workers.all_reduce_sum(np.array([1.0]))[0])\n")
-        run = subprocess.run([MPIEXEC, "--oversubscribe", "-np", "2", sys.executable, "-c",
-                              program], capture_output=True, text=True, timeout=300)
-        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-        self.assertEqual(run.stdout.count("sum 2.0"), 2, run.stdout)
+                   "total = again._workers.all_reduce_sum(np.array([1.0]))[0]\n"
+                   "with open(f'{sys.argv[1]}/sum.{again._workers.rank}', 'w') as f:\n"
+                   "    f.write(repr(float(total)))\n")
+        with tempfile.TemporaryDirectory() as folder:
+            run = subprocess.run([MPIEXEC, "--oversubscribe", "-np", "2", sys.executable, "-c",
+                                  program, folder], capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            for rank in range(2):
+                with open(os.path.join(folder, f"sum.{rank}")) as f:
+                    self.assertEqual(f.read(), "2.0")
         self.assertNotIn("MPI_FINALIZE", run.stderr)
         self.assertIn("which they keep (worker_timeout=30 is not used)", run.stderr)
 
