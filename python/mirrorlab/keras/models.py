@@ -49,7 +49,7 @@ class Sequential:
     @property
     def layers(self) -> List[layers_module.Layer]:
         """The model's layers in order (a copy: add() changes the model). keras.Input is no
-        layer here, as in Keras."""
+        layer here."""
         return list(self._layers)
 
     def add(self, layer: Union[layers_module.Layer, layers_module.InputLayer]) -> None:
@@ -135,7 +135,7 @@ class Sequential:
                 f"the loss takes probabilities (from_logits=False) but {last.name} gives logits "
                 "(no activation): Keras would take them as probabilities and train badly; give "
                 "SparseCategoricalCrossentropy(from_logits=True), or activation='softmax'")
-        if isinstance(metrics, str):  # Keras 3 refuses one too (its letters are no metrics)
+        if isinstance(metrics, str):  # its letters would be read as metrics, one by one
             raise ValueError(f"metrics is a list, e.g. metrics=[{metrics!r}], not the string "
                              f"{metrics!r}")
         metrics = list(metrics or [])
