@@ -80,7 +80,7 @@ CLI::App* add_gui_command(CLI::App& app, GuiOptions& o) {
       ->type_name("NAME");
   add_text_flag(cmd, "--screenshot", o.app.screenshot,
                 "Scripted run: once --steps and --compare are done, render --frames frames, "
-                "write this PNG and exit")
+                "write this picture (.png, or .jpg for a JPEG) and exit")
       ->type_name("FILE");
   add_whole_number_flag(cmd, "--frames", o.app.frames, 1, 100000,
                         "Frames to render before the screenshot")

@@ -48,7 +48,7 @@ struct AppOptions {
   std::uint64_t modelled_bytes = std::uint64_t{64} << 20;
   int modelled_step = 0;
   // Scripted run: once the steps and the measurement are done, render `frames` frames, write
-  // the PNG to `screenshot` (if set) and the report (if set), and return.
+  // the picture to `screenshot` (if set: .png or .jpg) and the report (if set), and return.
   std::string screenshot;
   int frames = 0;
   std::string report;             // JSON of what each panel drew, frame rate, images/s
@@ -59,8 +59,8 @@ struct AppOptions {
   std::function<bool()> close_requested;
   // Told once, when the window is on the screen, before its first frame.
   std::function<void()> window_opened;
-  // Asked every frame: a path to write the next frame to as a PNG ("": none), as F12 writes a
-  // numbered one; then told the path and why it was not written ("": it was). A window watched
+  // Asked every frame: a path to write the next frame to (a PNG, or .jpg) ("": none), as F12 writes
+  // a numbered one; then told the path and why it was not written ("": it was). A window watched
   // from Python takes its pictures so, and says what became of them itself: with these set, the
   // window prints nothing of its pictures (a notebook would not see it).
   std::function<std::string()> screenshot_wanted;

@@ -621,7 +621,7 @@ std::string AppWindow::write_screenshot(const std::string& path) {
   window_->framebuffer_size(&width, &height);
   const bool say = !options_.screenshot_done;  // else the face that asked says it
   try {
-    write_framebuffer_png(path, width, height);
+    write_framebuffer_picture(path, width, height);
     if (say) std::printf("Screenshot written to %s (%dx%d)\n", path.c_str(), width, height);
     return "";
   } catch (const std::exception& e) {
@@ -708,6 +708,11 @@ bool AppWindow::write_step_report(const std::string& path) {
 std::string check_app_options(const AppOptions& options) {
   if (std::string problem = check_panel_name(options.panel, make_panels()); !problem.empty()) {
     return problem;
+  }
+  if (!options.screenshot.empty()) {
+    if (std::string problem = picture_name_problem(options.screenshot); !problem.empty()) {
+      return "--screenshot " + problem;
+    }
   }
   if (options.modelled_allreduce.empty() && options.modelled_bytes != AppOptions{}.modelled_bytes) {
     return "--model-size needs --model-allreduce: the size of which all-reduce?";

@@ -1,16 +1,21 @@
-// Saving what the window shows as a PNG (F12 or P in the GUI, --screenshot in scripted runs).
+// Saving what the window shows as a picture (F12 or P in the GUI, --screenshot in scripted runs).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace mirrorlab::gui {
 
 // Reads the current OpenGL back buffer (call after rendering, before swapping buffers) and
-// writes it as an RGB PNG, top row first. Throws std::runtime_error if the file cannot be
-// written.
-void write_framebuffer_png(const std::filesystem::path& path, int width, int height);
+// writes it, top row first, as the picture its name asks for: a JPEG for ".jpg" or ".jpeg", else
+// a PNG. Throws std::runtime_error if the file cannot be written.
+void write_framebuffer_picture(const std::filesystem::path& path, int width, int height);
+
+// "" when `path` ends as a picture mirrorlab writes (".png", ".jpg" or ".jpeg", case aside), else
+// what is wrong and what to do.
+std::string picture_name_problem(const std::filesystem::path& path);
 
 // Where F12 saves a screenshot in `folder` ("": the working folder): mirrorlab-001.png, -002, ...,
 // the first number after

@@ -22,6 +22,7 @@
 #include "gui/window/app_options.h"
 #include "gui/window/app_window.h"
 #include "gui/window/display.h"  // NoDisplayError
+#include "gui/window/screenshot.h"
 #include "python/bindings/bindings.h"
 
 namespace py = pybind11;
@@ -169,8 +170,12 @@ class Window {
     return error_;
   }
 
-  // The next frame drawn, written to `path` as a PNG; waits up to `timeout` seconds for it.
+  // The next frame drawn, written to `path` (a PNG or a JPEG, by its name); waits up to `timeout`
+  // seconds for it.
   void screenshot(const std::string& path, double timeout) {
+    if (std::string problem = gui::picture_name_problem(path); !problem.empty()) {
+      throw py::value_error(problem);
+    }
     bool was_open = true, taken = false;
     std::string not_written;
     {

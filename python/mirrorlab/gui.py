@@ -68,8 +68,9 @@ class Watch:
                           stacklevel=3)
 
     def screenshot(self, path: "os.PathLike[str] | str", timeout: float = 30.0) -> str:
-        """Writes the window's next frame to ``path`` (a PNG) and returns the path. Raises
-        RuntimeError when no window is open or the picture could not be written."""
+        """Writes the window's next frame to ``path`` (a PNG, or a JPEG if it ends in .jpg) and
+        returns the path. Raises ValueError for another ending, RuntimeError when no window is
+        open or the picture could not be written."""
         path = os.fspath(path)
         if self._window is None:
             raise RuntimeError(f"no window to take a picture of: {self.why_not}")

@@ -71,6 +71,29 @@ Image load_png(const std::string& path) {
   return image;
 }
 
+// A screenshot is the picture its name asks for: a JPEG for .jpg, a PNG for .png; another ending
+// is refused before the window opens (it was written as a PNG whatever the name said).
+TEST_F(GuiApp, AScreenshotIsAPngOrAJpegByItsName) {
+  const std::string on_800 = kHeadless + " 1280x800 " + kMirrorlab + " gui --frames 2 ";
+  const Result jpeg = shell(on_800 + "--screenshot " + path("shot.JPG"));
+  ASSERT_EQ(jpeg.status, 0) << jpeg.output;
+  std::ifstream in(path("shot.JPG"), std::ios::binary);
+  std::string magic(3, '\0');
+  in.read(magic.data(), 3);
+  EXPECT_EQ(magic, "\xFF\xD8\xFF") << "not a JPEG";
+  const Image image = load_png(path("shot.JPG"));  // stb reads either
+  ASSERT_TRUE(image.pixels);
+  EXPECT_EQ(image.width, 1280);
+  EXPECT_GT(image.colors().size(), 50U) << "a blank picture";
+  const Result gif = shell(on_800 + "--screenshot " + path("shot.gif"));
+  EXPECT_EQ(gif.status, 2) << gif.output;
+  EXPECT_NE(gif.output.find("shot.gif: mirrorlab saves pictures as PNG or JPEG: end the name in "
+                            ".png or .jpg"),
+            std::string::npos)
+      << gif.output;
+  EXPECT_FALSE(fs::exists(path("shot.gif")));
+}
+
 TEST_F(GuiApp, ScriptedRunTrainsMeasuresAndDrawsEveryPanel) {
   const Result r = gui_with_fit(kSavedFit,
                                 "--gpus 2 --train-examples 2048 --steps 6 --compare --frames 3 "

@@ -217,6 +217,13 @@ class WithADisplay(unittest.TestCase):
                 window.screenshot(self.path("link.png"))
             with open(target) as f:
                 self.assertEqual(f.read(), "kept")
+            # The picture its name asks for: .jpg a JPEG; another ending refused, nothing written.
+            with open(window.screenshot(self.path("shot.jpg")), "rb") as f:
+                self.assertEqual(f.read(3), b"\xff\xd8\xff")
+            with self.assertRaisesRegex(ValueError, "shot.gif: mirrorlab saves pictures as PNG or "
+                                        "JPEG: end the name in .png or .jpg"):
+                window.screenshot(self.path("shot.gif"))
+            self.assertFalse(os.path.exists(self.path("shot.gif")))
             self.assertTrue(window.is_open)
         # A report that could not be written as the window closes is said as it opens.
         with self.assertRaisesRegex(ValueError, "^report: .*link.png.*is a symbolic link"):
