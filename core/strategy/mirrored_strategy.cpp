@@ -374,6 +374,16 @@ LossStats ReplicaContext::evaluate() {
   return stats;
 }
 
+std::vector<float> ReplicaContext::predict(int* classes) {
+  const TimeMark begin = replica_->ops().mark();
+  const Tensor& logits = model().forward(images());
+  std::vector<float> rows(logits.size());
+  replica_->ops().copy_to_host(rows.data(), logits.data(), rows.size() * sizeof(float));
+  *classes = logits.dim(1);
+  record(Phase::kEvaluate, begin);
+  return rows;
+}
+
 void ReplicaContext::all_reduce_sum(std::span<float> values) {
   all_reduce_range(*strategy_, *replica_, step_, values, {});
 }
@@ -653,6 +663,35 @@ std::optional<LossStats> MirroredStrategy::evaluate(const Dataset& data,
         batch, [](ReplicaContext& ctx) { return ctx.evaluate(); }, /*training=*/false));
   }
   return sum_over_workers(total);
+}
+
+std::vector<float> MirroredStrategy::predict(const Dataset& data, std::size_t batch_per_replica) {
+  const std::size_t global = batch_per_replica * static_cast<std::size_t>(num_replicas_in_sync());
+  std::vector<std::uint32_t> indices(data.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint32_t>(i);
+  std::vector<float> logits;
+  std::vector<std::vector<float>> rows(replicas_.size());
+  std::vector<int> classes(replicas_.size(), 0);
+  for (std::size_t begin = 0; begin < indices.size(); begin += global) {
+    const std::size_t count = std::min(global, indices.size() - begin);
+    const GlobalBatch batch{&data, std::span(indices).subspan(begin, count), batch_per_replica};
+    run_on_replicas(
+        batch,
+        [&](ReplicaContext& ctx) {
+          const auto r = static_cast<std::size_t>(ctx.replica().id());
+          rows[r] = ctx.predict(&classes[r]);
+          return LossStats{};
+        },
+        /*training=*/false);
+    const auto width = static_cast<std::size_t>(classes[0]);
+    logits.resize(data.size() * width);  // 0 where another worker's shards are
+    const std::vector<Shard> shards = local_shards(count, batch_per_replica);
+    for (std::size_t r = 0; r < shards.size(); ++r) {
+      std::copy(rows[r].begin(), rows[r].end(),
+                logits.begin() + static_cast<std::ptrdiff_t>((begin + shards[r].begin) * width));
+    }
+  }
+  return logits;
 }
 
 std::vector<Shard> MirroredStrategy::local_shards(std::size_t batch_size,

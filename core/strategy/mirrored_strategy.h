@@ -253,6 +253,9 @@ class ReplicaContext {
   LossStats forward_and_backward();
   // Forward and loss only (no gradients): for evaluation.
   LossStats evaluate();
+  // Forward only: the logits, this shard's examples x the model's classes (*classes), on the
+  // host. For prediction.
+  std::vector<float> predict(int* classes);
   // Cross-replica sum of `values` (this replica's buffer; every replica must call it with the
   // same length) with the strategy's all-reduce.
   void all_reduce_sum(std::span<float> values);
@@ -400,6 +403,11 @@ class MirroredStrategy {
   // with nullopt and no sum across the workers.
   std::optional<LossStats> evaluate(const Dataset& data, std::size_t batch_per_replica,
                                     const std::function<bool()>& stop);
+  // Keras' model.predict: the logits of every example of `data` (its labels unused), row by row
+  // in its order, each global batch split among the replicas as evaluate() splits it. With
+  // several workers, the rows of other workers' shards are 0: a sum across the workers fills
+  // them.
+  std::vector<float> predict(const Dataset& data, std::size_t batch_per_replica);
   // Throws ReplicasOutOfSync naming the replicas (or the worker) that differ from replica 0.
   void check_in_sync();
 

@@ -345,6 +345,30 @@ class Run {
     }
     return out;
   }
+  // Keras' set_weights(): `weights` (float32, C order, the shapes get_weights() gives; the package
+  // checked them) on every replica. The optimizer's slots and progress stay replica 0's: replicas
+  // that had left sync are in it again.
+  void set_weights(const std::vector<py::array_t<float, py::array::c_style>>& weights) {
+    check_devices_free("model.set_weights");
+    const Busy busy(busy_, "model.set_weights");
+    const std::vector<core::WeightTensor> tensors = strategy_->replica(0).model().weight_tensors();
+    if (weights.size() != tensors.size()) {
+      throw py::value_error("set_weights: " + std::to_string(weights.size()) + " arrays for " +
+                            std::to_string(tensors.size()) + " weights");
+    }
+    py::gil_scoped_release copying;
+    core::ReplicaState state = strategy_->state();
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      if (static_cast<std::size_t>(weights[i].size()) != tensors[i].size) {
+        throw std::invalid_argument("set_weights: " + tensors[i].name + " holds " +
+                                    std::to_string(tensors[i].size) + " numbers");
+      }
+      std::copy(weights[i].data(), weights[i].data() + weights[i].size(),
+                state.params.begin() + static_cast<std::ptrdiff_t>(tensors[i].offset));
+    }
+    strategy_->restore(state, strategy_->steps_done());
+  }
+
   std::vector<std::string> weight_names() {
     std::vector<std::string> names;
     for (const core::WeightTensor& t : strategy_->replica(0).model().weight_tensors()) {
@@ -422,6 +446,7 @@ class Run {
     double seconds = 0;
     {
       py::gil_scoped_release computing;
+      check_in_sync("model.evaluate");
       const auto start = std::chrono::steady_clock::now();
       stats = strategy_->evaluate(data, batch_per_replica);
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -435,6 +460,23 @@ class Run {
       write(text.evaluate_end(steps, seconds, m));
     }
     return {m.loss, m.accuracy};
+  }
+
+  // Keras' predict(): the logits of every image of `x`, (images, classes).
+  py::array_t<float> predict(const Bytes& x, std::size_t batch_per_replica) {
+    check_devices_free("model.predict");
+    const Busy busy(busy_, "model.predict");
+    const core::Dataset data = dataset_of(x, Bytes(static_cast<py::ssize_t>(x.shape(0))));
+    std::vector<float> logits;
+    {
+      py::gil_scoped_release computing;
+      check_in_sync("model.predict");
+      logits = strategy_->predict(data, batch_per_replica);
+    }
+    const auto images = static_cast<py::ssize_t>(data.labels.size());
+    py::array_t<float> out({images, images ? static_cast<py::ssize_t>(logits.size()) / images : 0});
+    std::copy(logits.begin(), logits.end(), out.mutable_data());
+    return out;
   }
 
   py::dict progress() {
@@ -455,6 +497,19 @@ class Run {
   }
 
  private:
+  // Replicas out of sync (weights changed on one after the all-reduce) would each score their
+  // shard with other weights: refused, as the next training step refuses them.
+  void check_in_sync(const std::string& what) {
+    if (strategy_->num_replicas_in_sync() < 2) return;
+    try {
+      strategy_->check_in_sync();
+    } catch (const core::ReplicasOutOfSync& e) {
+      throw core::ReplicasOutOfSync(what + ": " + e.what() +
+                                    " Put every replica back in step with model.set_weights("
+                                    "weights), or make the model again.");
+    }
+  }
+
   py::object workers_;  // kept while the strategy uses its group
   core::RunSettings settings_;
   std::vector<core::LayerSpec> layers_;  // the model's
@@ -490,6 +545,8 @@ void bind_training(py::module_& m) {
       .def("fingerprint", &Run::fingerprint)
       .def("steps_done", &Run::steps_done)
       .def("get_weights", &Run::get_weights)
+      .def("set_weights", &Run::set_weights, py::arg("weights"))
+      .def("predict", &Run::predict, py::arg("x"), py::arg("batch_per_replica"))
       .def("weight_names", &Run::weight_names)
       .def("fit", &Run::fit, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
            py::arg("epochs"), py::arg("max_steps"), py::arg("x_val"), py::arg("y_val"),

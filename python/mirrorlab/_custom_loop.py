@@ -164,6 +164,17 @@ def reduce(strategy: Any, reduce_op: Any, value: Any, axis: Optional[int]) -> An
     op = op.upper() if isinstance(op, str) else op
     if op not in (ReduceOp.SUM, ReduceOp.MEAN):
         raise ValueError(f"reduce_op {reduce_op!r}: give ReduceOp.SUM or ReduceOp.MEAN")
+    if isinstance(value, PerReplica):
+        if len(value.values) != strategy._local_replicas:
+            count = len(value.values)
+            raise ValueError(f"the PerReplica holds {count} value{'s' if count != 1 else ''}, but "
+                             "the strategy "
+                             f"has {strategy._local_replicas} replicas here: reduce takes one "
+                             "value per replica, as strategy.run gives them")
+    elif op == ReduceOp.SUM and strategy._local_replicas > 1:  # one replica here: its value
+        raise ValueError(f"A non-DistributedValues value {value!r} cannot be reduced with "
+                         "ReduceOp.SUM (TensorFlow refuses it too): give what strategy.run "
+                         "returned, one value per replica; ReduceOp.MEAN gives it back as it is")
     values = [np.asarray(v, dtype=np.float64) for v in local_results(value)]
     parts = values if axis is None else [v.sum(axis=axis) for v in values]
     total = sum(parts[1:], parts[0])

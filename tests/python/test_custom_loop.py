@@ -124,6 +124,18 @@ class CustomLoop(unittest.TestCase):
         with self.assertRaisesRegex(ml.distribute.ReplicasOutOfSyncError, "1"):
             step.update()
         self.assertTrue(issubclass(ml.distribute.ReplicasOutOfSyncError, RuntimeError))
+        # Each replica would score its shard with other weights: refused until set_weights puts
+        # every replica back in step (evaluate gave a number of mixed weights).
+        for call in (lambda: model.evaluate(X / 255.0, Y, batch_size=24, verbose=0),
+                     lambda: model.predict(X / 255.0, batch_size=24)):
+            with self.assertRaisesRegex(ml.distribute.ReplicasOutOfSyncError,
+                                        r"^model\.(evaluate|predict): replicas out of sync .* "
+                                        r"back in step with model\.set_weights"):
+                call()
+        model.set_weights(model.get_weights())
+        self.assertGreater(model.evaluate(X / 255.0, Y, batch_size=24, verbose=0), 0)
+        prints = self.strategy.run(model.train_step, args=(batches(self.strategy)[0],))
+        self.assertEqual(len(prints.values), REPLICAS)  # a step in sync again
 
     def test_a_nan_gradient_ends_the_step_before_the_all_reduce(self):
         model = make_model(self.strategy)
@@ -230,6 +242,16 @@ class CustomLoop(unittest.TestCase):
                                float(Y[24:].mean()))
         with self.assertRaisesRegex(ValueError, "ReduceOp.SUM or ReduceOp.MEAN"):
             self.strategy.reduce("MAX", counts)
+        # One value per replica, or none: a PerReplica short of values was summed as it was.
+        with self.assertRaisesRegex(ValueError, "holds 2 values, but the strategy has 3 replicas"):
+            self.strategy.reduce("SUM", ml.distribute.PerReplica(counts.values[:2]))
+        # A value of no replica: its sum over 3 replicas is refused, as TensorFlow refuses it
+        # (ValueError: A non-DistributedValues value ... cannot be reduced with the given reduce
+        # op ReduceOp.SUM); its mean is itself.
+        with self.assertRaisesRegex(ValueError, "non-DistributedValues value 2.5 cannot be "
+                                    "reduced with ReduceOp.SUM"):
+            self.strategy.reduce("SUM", 2.5)
+        self.assertEqual(self.strategy.reduce("MEAN", 2.5), 2.5)
 
     def test_train_steps_losses_reduce_to_the_batchs_loss(self):
         model = make_model(self.strategy)

@@ -10,6 +10,8 @@ import sys
 import tempfile
 import unittest
 
+import numpy as np
+
 MPIEXEC = os.environ.get("MIRRORLAB_MPIEXEC", "")
 MIRRORLAB = os.path.join(os.environ.get("MIRRORLAB_BINARY_DIR", ""), "app", "mirrorlab")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,6 +60,9 @@ class MultiWorker(unittest.TestCase):
         self.assertEqual(w0["label_sum"], w0["expected_label_sum"])
         self.assertEqual(w1["label_sum"], w0["label_sum"])
         self.assertAlmostEqual(w0["step_loss"], w1["step_loss"], places=12)
+        # model.predict: every row on both workers, each worker's shards' and the other's.
+        self.assertEqual(w0["predicted"], w1["predicted"])
+        np.testing.assert_allclose(w0["predicted"], w0["forward"], rtol=1e-4, atol=1e-5)
 
     def test_a_second_strategy_in_a_process_uses_its_workers_and_ends_once(self):
         # A notebook's cell run again makes a second strategy: each made its own workers and

@@ -115,6 +115,35 @@ class Sequential(unittest.TestCase):
         self.assertEqual(model.count_params(), 13610)
         self.assertTrue(all(w.dtype == np.float32 for w in model.get_weights()))
 
+    def test_predict_gives_every_images_outputs_and_set_weights_every_replicas(self):
+        model = compiled(self.strategy)  # not fitted: predict needs no fit, as in Keras
+        images = X_TEST[:7] / 255.0
+        kernel, bias, out_kernel, out_bias = model.get_weights()
+        expected = np.maximum(images.reshape(7, -1) @ kernel + bias, 0) @ out_kernel + out_bias
+        predicted = model.predict(images, batch_size=3)  # does not split over 2: Keras takes it
+        self.assertEqual((predicted.shape, predicted.dtype), ((7, 10), np.float32))
+        np.testing.assert_allclose(predicted, expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_array_equal(model.predict(images), predicted)  # whatever the batch
+        # set_weights: every replica takes them (predict reads replica 1's shards too).
+        zeroed = [np.zeros_like(kernel), bias, out_kernel, out_bias + 1]
+        model.set_weights(zeroed)
+        for a, b in zip(model.get_weights(), zeroed):
+            np.testing.assert_array_equal(a, b)
+        row = np.maximum(bias, 0) @ out_kernel + out_bias + 1
+        np.testing.assert_allclose(model.predict(images, batch_size=2),
+                                   np.tile(row, (7, 1)), rtol=1e-5, atol=1e-6)
+        model.fit(X[:64] / 255.0, Y[:64], batch_size=32, verbose=0)  # trains from them
+        for bad, error, words in [
+                (zeroed[:3], ValueError, "takes a list of 4 arrays, as get_weights"),
+                ([kernel.T, bias, out_kernel, out_bias], ValueError,
+                 r"dense(_\d+)?/kernel has the shape \(784, 64\), not \(64, 784\)"),
+                ([kernel, bias * np.nan, out_kernel, out_bias], ValueError, "NaN or infinity"),
+                (["w", bias, out_kernel, out_bias], TypeError, "an array of numbers")]:
+            with self.assertRaisesRegex(error, words):
+                model.set_weights(bad)
+        with self.assertRaisesRegex(ValueError, "x holds no images"):
+            model.predict(images[:0])
+
     def test_bad_input_raises_what_a_keras_user_expects(self):
         model = compiled(self.strategy)
         x, y = X[:256], Y[:256]

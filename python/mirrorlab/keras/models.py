@@ -160,6 +160,54 @@ class Sequential:
         self._build()
         return self._run.get_weights()
 
+    def set_weights(self, weights: Sequence[object]) -> None:
+        """Every kernel and bias, in get_weights()' order and shapes, on every replica (replicas
+        that had left sync are in it again; the optimizer's state is kept)."""
+        self._check_idle()
+        self._build()
+        now = self._run.get_weights()
+        given = list(weights) if not isinstance(weights, np.ndarray) else None
+        if given is None or len(given) != len(now):
+            count = "an array" if given is None else f"{len(given)} arrays"
+            raise ValueError(f"set_weights takes a list of {len(now)} arrays, as get_weights() "
+                             f"gives them, not {count}")
+        arrays = []
+        for name, old, new in zip(self._run.weight_names(), now, given):
+            try:
+                array = np.asarray(new, dtype=np.float32)
+            except (TypeError, ValueError):
+                raise TypeError(f"set_weights: {name} must be an array of numbers, not "
+                                f"{type(new).__name__}") from None
+            if array.shape != old.shape:
+                raise ValueError(f"set_weights: {name} has the shape {old.shape}, not "
+                                 f"{array.shape}")
+            if not np.isfinite(array).all():
+                raise ValueError(f"set_weights: {name} holds NaN or infinity: training or "
+                                 "predicting from it would give NaN")
+            arrays.append(np.ascontiguousarray(array))
+        self._run.set_weights(arrays)
+
+    def predict(self, x=None, batch_size: Optional[int] = None,
+                verbose: Union[str, int] = "auto") -> np.ndarray:
+        """The last layer's outputs for every image of ``x`` (logits, for a last Dense without
+        softmax), shape (images, classes), every replica taking its share of each global batch
+        (one that does not split evenly too, as in Keras: each image's outputs are its own).
+        Prints no progress line, whatever ``verbose``."""
+        self._check_idle()
+        if verbose != "auto":
+            _whole("verbose", verbose, 0, 2)
+        n = self._strategy.num_replicas_in_sync
+        batch = 32 if batch_size is None else _whole("batch_size", batch_size, 1, 65536 * n)
+        per_replica = -(-batch // n)  # the global batch rounded up to a multiple of n
+        images = self._images(x, "x")
+        self._build()
+        logits = self._run.predict(images, per_replica)
+        workers = self._strategy._workers
+        if workers is not None:  # each worker predicted its shards: the others' rows are 0
+            summed = workers.all_reduce_sum(logits.astype(np.float64).ravel())
+            logits = summed.reshape(logits.shape).astype(np.float32)
+        return logits
+
     @property
     def num_replicas_in_sync(self) -> int:
         """The replicas of the strategy the model was made under, each holding a copy."""
