@@ -210,7 +210,9 @@ std::string prepare_measurement(const CompareOptions& o, Measurement* m) {
     std::filesystem::create_directories(std::filesystem::path(m->save_to).parent_path(), ignored);
     if (std::string p = m->files.add("--output", m->save_to); !p.empty()) return p;
   }
-  if (std::string p = m->files.add("--record", o.record); !p.empty()) return p;
+  if (std::string p = m->files.add("--record", o.record, true, OutputFiles::Writes::kRecording);
+      !p.empty())
+    return p;
   if (o.fit) return "";
   try {
     m->model = timing::find_topology(o.fitted.empty() ? timing::kFittedTopologyId : o.fitted);

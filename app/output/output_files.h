@@ -18,11 +18,15 @@ class OutputFiles {
   // A file the command reads (given to `flag`): no output may be that file, whatever path names
   // it (a link, another spelling). Call before add().
   void add_input(const std::string& flag, const std::string& path);
-  // "" when `path` (given to `flag`) can be written, no earlier flag names the same file and it
-  // is none of the inputs; else a sentence naming the flag, the path and what to do. An empty
-  // path (the flag not given) is fine. `hold`: keep the file open until take() (else only
-  // checked).
-  std::string add(const std::string& flag, const std::string& path, bool hold = true);
+  // What a flag writes, for the files of mirrorlab's it may replace: a checkpoint's file none
+  // does; a recording of `compare --record` only --record does.
+  enum class Writes { kOther, kRecording };
+  // "" when `path` (given to `flag`) can be written, no earlier flag names the same file, it is
+  // none of the inputs and no file of mirrorlab's of another kind (a checkpoint's, a recording);
+  // else a sentence naming the flag, the path and what to do. An empty path (the flag not given)
+  // is fine. `hold`: keep the file open until take() (else only checked).
+  std::string add(const std::string& flag, const std::string& path, bool hold = true,
+                  Writes writes = Writes::kOther);
   // The file held for `flag`, or nullptr when the flag was not given.
   core::OutputFile* find(const std::string& flag);
 

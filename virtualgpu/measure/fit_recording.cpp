@@ -19,7 +19,7 @@ using ordered = nlohmann::ordered_json;
 using files::JsonFields;
 using files::JsonList;
 
-constexpr const char* kFormat = "mirrorlab compare measurements";
+constexpr const char* kFormat = kFitRecordingFormat;
 constexpr int kVersion = 1;
 // The largest file read: a recording at the limits below is a few megabytes.
 constexpr std::uintmax_t kMaxFileBytes = 64u << 20;

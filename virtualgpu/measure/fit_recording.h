@@ -16,6 +16,9 @@
 
 namespace mirrorlab::vgpu {
 
+// The "format" a recording's JSON opens with.
+inline constexpr const char* kFitRecordingFormat = "mirrorlab compare measurements";
+
 struct FitRecording {
   enum class Kind { kFit, kCheck };
   Kind kind = Kind::kFit;
