@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -46,8 +47,33 @@ bool JsonFields::has(std::string_view key) const {
   return it != object_->end() && !it->is_null();
 }
 
+namespace {
+
+// A number written with a point or an exponent (2.0, 1e9: what some JSON writers give) is the
+// whole number it is worth; within [min, max] it counts as that, else it is said outside them.
+std::optional<double> whole_real(const json& v) {
+  if (!v.is_number_float()) return std::nullopt;
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || x != std::floor(x)) return std::nullopt;
+  return x;
+}
+
+// Whether `x` (whole) lies in [min, max], compared where a double cannot round past them.
+bool whole_within(double x, long double min, long double max) {
+  return static_cast<long double>(x) >= min && static_cast<long double>(x) <= max;
+}
+
+}  // namespace
+
 std::int64_t JsonFields::integer(std::string_view key, std::int64_t min, std::int64_t max) const {
   const json& v = at(key);
+  if (const std::optional<double> x = whole_real(v)) {
+    if (!whole_within(*x, static_cast<long double>(min), static_cast<long double>(max)) ||
+        *x >= 0x1p63) {
+      fail(key, words::outside(v.dump(), std::to_string(min), std::to_string(max)));
+    }
+    return static_cast<std::int64_t>(*x);
+  }
   if (!v.is_number_integer())
     fail(key, v.is_number() ? words::not_whole(v.dump()) : words::not_whole());
   if (v.is_number_unsigned() &&
@@ -62,6 +88,12 @@ std::int64_t JsonFields::integer(std::string_view key, std::int64_t min, std::in
 
 std::uint64_t JsonFields::unsigned_integer(std::string_view key, std::uint64_t max) const {
   const json& v = at(key);
+  if (const std::optional<double> x = whole_real(v)) {
+    if (!whole_within(*x, 0, static_cast<long double>(max)) || *x >= 0x1p64) {
+      fail(key, words::outside(v.dump(), "0", std::to_string(max)));
+    }
+    return static_cast<std::uint64_t>(*x);
+  }
   if (!v.is_number_integer())
     fail(key, v.is_number() ? words::not_whole(v.dump()) : words::not_whole());
   if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {

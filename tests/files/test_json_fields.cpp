@@ -43,7 +43,8 @@ std::string refusal(Read read) {
 const json kDocument = json::parse(R"({
   "a": {"b": [1, {"c": 3}, {"d": "x"}, "text"]},
   "whole": 7, "big": 18446744073709551615, "negative": -2, "half": 1.5, "name": "ann",
-  "yes": true, "nothing": null, "real": 0.25, "zero": 0, "list": [1, 2, 3]
+  "yes": true, "nothing": null, "real": 0.25, "zero": 0, "list": [1, 2, 3],
+  "pointed": 2.0, "billion": 1e9, "huge": 1e300, "edge": 9223372036854775808.0
 })");
 
 TEST(JsonFields, GivesEachFieldOfTheKindAskedFor) {
@@ -68,6 +69,10 @@ TEST(JsonFields, GivesEachFieldOfTheKindAskedFor) {
   EXPECT_EQ(b.object(2).path(), "a.b[2]");
   EXPECT_EQ(b.text(3), "text");
   EXPECT_EQ(f.list("list", 3).size(), 3u);
+  // A whole number written with a point or an exponent (some JSON writers give 2.0) is one.
+  EXPECT_EQ(f.integer("pointed", 0, 7), 2);
+  EXPECT_EQ(f.unsigned_integer("pointed", 7), 2u);
+  EXPECT_EQ(f.integer("billion", 0, 2'000'000'000), 1'000'000'000);
 }
 
 TEST(JsonFields, RefusesEachFieldNamingItsPath) {
@@ -90,6 +95,13 @@ TEST(JsonFields, RefusesEachFieldNamingItsPath) {
             "negative is -2, outside [0, 18446744073709551615]");
   EXPECT_EQ(refusal([&] { f.unsigned_integer("whole", 6); }), "whole is 7, outside [0, 6]");
   EXPECT_EQ(refusal([&] { f.unsigned_integer("half"); }), "half is 1.5, not a whole number");
+  // Too big, and said so (it was "not a whole number"), not cut down to fit.
+  EXPECT_EQ(refusal([&] { f.integer("billion", 0, 64); }),
+            "billion is 1000000000.0, outside [0, 64]");
+  EXPECT_EQ(refusal([&] { f.unsigned_integer("huge"); }),
+            "huge is 1e+300, outside [0, 18446744073709551615]");
+  EXPECT_EQ(refusal([&] { f.integer("edge", 0, std::numeric_limits<std::int64_t>::max()); }),
+            "edge is 9.223372036854776e+18, outside [0, 9223372036854775807]");
   EXPECT_EQ(refusal([&] { f.real("name"); }), "name is not a number");
   EXPECT_EQ(refusal([&] { f.real("real", 0.5, 1e18); }), "real is 0.25, outside [0.5, 1e+18]");
   EXPECT_EQ(refusal([&] { f.real("negative", 1, 2, true); }),
