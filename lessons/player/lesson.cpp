@@ -131,23 +131,37 @@ core::RunSettings read_setup(const TomlBlock& b) {
     if (info.role != core::SettingRole::kMachine) keys.emplace_back(info.key);
   });
   b.only(keys, "[setup]");
+  // The settings a lesson holds to a range of its own, said as one range whatever was wrong.
+  const std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> ranges = {
+      {"gpus", {1, 8}},
+      {"workers", {1, 4}},
+      {"batch_per_replica", {1, 4096}},
+      {"train_examples", {1, 60000}}};
+  const auto give = [&ranges](const std::string& key) {
+    const auto& [lo, hi] = ranges.at(key);
+    return "give a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+  };
   core::RunSettings s;
   try {
     s = core::read_settings_json(b.as_json(), defaults);
   } catch (const core::SettingError& e) {
-    b.fail(b.line_of_key(e.key()), e.what());
-  }
-  const auto limit = [&b](const char* key, std::int64_t value, std::int64_t lo, std::int64_t hi) {
-    if (value < lo || value > hi) {
-      b.fail(b.line_of_key(key), "`" + std::string(key) + " = " + std::to_string(value) +
-                                     "` is out of range for a lesson: give " + std::to_string(lo) +
-                                     " to " + std::to_string(hi));
+    std::string problem = e.problem();
+    if (ranges.count(e.key()) > 0) {  // "is 2.5, not a whole number: give ... from 0 to 64"
+      problem = problem.substr(0, problem.find(": give ")) + ": " + give(e.key());
     }
-  };
-  limit("gpus", s.devices.gpus, 1, 8);
-  limit("workers", s.workers, 1, 4);
-  limit("batch_per_replica", static_cast<std::int64_t>(s.batch_per_replica), 1, 4096);
-  limit("train_examples", static_cast<std::int64_t>(s.train_examples), 1, 60000);
+    b.fail(b.line_of_key(e.key()), "`" + e.key() + "`: " + problem);
+  }
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::int64_t>{"gpus", s.devices.gpus},
+        {"workers", s.workers},
+        {"batch_per_replica", static_cast<std::int64_t>(s.batch_per_replica)},
+        {"train_examples", static_cast<std::int64_t>(s.train_examples)}}) {
+    const auto& [lo, hi] = ranges.at(key);
+    if (value < lo || value > hi) {
+      b.fail(b.line_of_key(key), "`" + key + "`: is " + std::to_string(value) +
+                                     ", out of range for a lesson: " + give(key));
+    }
+  }
   if (s.devices.gpus * s.workers > 8) {
     b.fail(b.line(), "`workers` x `gpus` is " + std::to_string(s.devices.gpus * s.workers) +
                          " virtual GPUs: give at most 8 in all");

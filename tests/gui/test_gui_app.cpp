@@ -1086,12 +1086,13 @@ TEST_F(GuiApp, UnansweredEveryStepPicturesEachStepsQuestionsWithoutAnswers) {
 
 TEST_F(GuiApp, EveryStepIsRefusedWithoutALessonOrWithAFileOfOneNameForEveryStep) {
   const std::string report = path("report.json"), each = path("report-{step}.json");
+  const std::string picture = path("step-{step}.png");  // a picture's name: only the path clashes
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
            {"--every-step --report " + each, "give --lesson too"},
            {"--lesson 1 --every-step", "give --screenshot or --report"},
            {"--lesson 1 --every-step --report " + report, "put {step} in its path"},
            {"--lesson 1 --report " + each, "filled in by --every-step only"},
-           {"--lesson 1 --every-step --report " + each + " --screenshot " + each,
+           {"--lesson 1 --every-step --report " + picture + " --screenshot " + picture,
             "writes the same file"},
            {"--lesson 1 --every-step --report " + each + " --steps 3", "leave them out"},
            {"--unanswered --report " + report, "give --lesson too"},
