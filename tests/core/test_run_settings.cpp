@@ -105,6 +105,8 @@ TEST(RunSettings, BadValuesAreRefusedNamingTheSetting) {
       {{{"epochs", 1.5}},
        "`epochs`: is 1.5, not a whole number: give a whole number from 1 to 1000"},
       {{{"epochs", 0}}, "`epochs`: is 0, out of range: give a whole number from 1 to 1000"},
+      {{{"epochs", 1e4}}, "`epochs`: is 10000.0, out of range: give a whole number from 1 to 1000"},
+      {{{"seed", 1e300}}, "`seed`: is 1e+300, out of range: give a whole number from 0 to"},
       {{{"batch_per_replica", -3}}, "`batch_per_replica`: is -3, out of range"},
       {{{"seed", -1}}, "`seed`: is -1, out of range: give a whole number from 0 to the largest"},
       {{{"allreduce", "tree"}}, "`allreduce`: is 'tree', not one of auto, "},
@@ -130,6 +132,9 @@ TEST(RunSettings, BadValuesAreRefusedNamingTheSetting) {
   for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
     EXPECT_THROW(core::read_settings_json(json{{"learning_rate", bad}}, {}), core::SettingError);
   }
+  // A whole number written with a point (TOML's 2.0, 1e3) is that number.
+  EXPECT_EQ(core::read_settings_json(json{{"epochs", 3.0}}, {}).epochs, 3);
+  EXPECT_EQ(core::read_settings_json(json{{"train_examples", 1e3}}, {}).train_examples, 1000u);
   // A file mirrorlab wrote has every setting: with every_key, one missing is an error.
   json all = core::settings_json({});
   all.erase("momentum");
