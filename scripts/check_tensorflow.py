@@ -20,6 +20,7 @@ import numpy as np
 warnings.filterwarnings("ignore")
 import tensorflow as tf  # noqa: E402  (after the warnings filter)
 import keras  # noqa: E402
+import check_tensorflow_python  # noqa: E402
 import check_tensorflow_workers  # noqa: E402
 from check_tensorflow_training import (  # noqa: E402
     TRAIN_BATCH_PER_REPLICA, TRAIN_FIRST_STEPS, tf_train, training_tables)
@@ -479,6 +480,7 @@ def main():
     check_optimizers(args, row, rng)
     check_initialisers(args, row)
     check_metrics(args, row, rng)
+    check_tensorflow_python.check(row, os.path.dirname(os.path.dirname(args.answers)))
     return report(rows, check_training_runs(args, row), args.markdown)
 
 

@@ -1,0 +1,89 @@
+"""The Python module against TensorFlow and Keras: what check_tensorflow.py runs for mirrorlab's
+`mirrorlab` package (model.predict, evaluate, set_weights, strategy.reduce), on 3 replicas and 40
+images whose global batches of 32 do not split evenly. TensorFlow's side runs in the Python of the
+check (isolated); mirrorlab's in the Python the package was built for (build/python)."""
+
+import json
+import os
+import subprocess
+import sys
+
+# Each case: (what, how it is called). Both sides answer with one line each, in these words:
+# "gives SHAPE or VALUE", "raises TYPE".
+CASES = [
+    ("model.predict, uncompiled", "40 images, batch_size=32, 3 replicas"),
+    ("model.predict", "40 images, batch_size=32, 3 replicas"),
+    ("model.evaluate", "40 images, batch_size=32, 3 replicas"),
+    ("strategy.reduce(SUM, a value of no replica)", "2.5 on 3 replicas"),
+    ("strategy.reduce(MEAN, a value of no replica)", "2.5 on 3 replicas"),
+    ("model.set_weights", "2 arrays for 4 weights"),
+]
+
+# What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
+# model's maker: one answer per case, in CASES' order.
+PROGRAM = """
+def answer(call):
+    try:
+        value = call()
+    except Exception as e:  # the type says it: ValueError, InvalidArgumentError, ...
+        return "raises " + type(e).__name__
+    shape = getattr(value, "shape", None)
+    return "gives " + (str(tuple(shape)) if shape not in (None, ()) else f"{float(value):g}")
+
+x = np.random.default_rng(0).integers(0, 256, (40, 28, 28)).astype(np.uint8) / 255.0
+y = np.arange(40) % 10
+with strategy.scope():
+    model = make()
+answers = [answer(lambda: model.predict(x, batch_size=32, verbose=0))]
+with strategy.scope():
+    model.compile(optimizer="sgd", loss=loss(from_logits=True))
+answers += [answer(lambda: model.predict(x, batch_size=32, verbose=0)),
+            answer(lambda: model.evaluate(x, y, batch_size=32, verbose=0)),
+            answer(lambda: strategy.reduce("SUM", 2.5, axis=None)),
+            answer(lambda: strategy.reduce("MEAN", 2.5, axis=None)),
+            answer(lambda: model.set_weights(model.get_weights()[:2]))]
+print(json.dumps(answers))
+"""
+
+TENSORFLOW = """
+import json, numpy as np, tensorflow as tf, keras
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 3)
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1", "/cpu:2"])
+loss = keras.losses.SparseCategoricalCrossentropy
+make = lambda: keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(),
+                                 keras.layers.Dense(16, activation="relu"), keras.layers.Dense(10)])
+"""
+
+MIRRORLAB = """
+import json, numpy as np, mirrorlab as ml
+cpu = ml.config.list_physical_devices("CPU")[0]
+ml.config.set_logical_device_configuration(cpu, [ml.config.LogicalDeviceConfiguration()] * 3)
+strategy = ml.distribute.MirroredStrategy()
+loss = ml.keras.losses.SparseCategoricalCrossentropy
+make = lambda: ml.keras.Sequential([ml.keras.Input((28, 28)), ml.keras.layers.Flatten(),
+                                    ml.keras.layers.Dense(16, activation="relu"),
+                                    ml.keras.layers.Dense(10)])
+"""
+
+
+def answers(python, preamble, env=None):
+    out = subprocess.run([python, "-c", preamble + PROGRAM], capture_output=True, text=True,
+                         env=dict(os.environ, **(env or {})))
+    if out.returncode != 0:
+        raise RuntimeError(f"{python} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def check(row, build, python="/usr/bin/python3"):
+    """A row per case. `build`: the build folder whose python/ holds the package; `python`: the
+    interpreter it was built for (not the check's own, which has TensorFlow and not NumPy's
+    build of the module)."""
+    tf_answers = answers(sys.executable, TENSORFLOW, {"TF_CPP_MIN_LOG_LEVEL": "3"})
+    ml_answers = answers(python, MIRRORLAB, {"PYTHONPATH": os.path.join(build, "python")})
+    for (what, case), tf_answer, ml_answer in zip(CASES, tf_answers, ml_answers):
+        # Where both fail, the exception's type is each library's own (TensorFlow's AddN
+        # InvalidArgumentError, mirrorlab's ValueError saying Keras fails there): failing agrees.
+        agree = tf_answer == ml_answer or (tf_answer.startswith("raises") and
+                                           ml_answer.startswith("raises"))
+        row(f"Python: {what}", case, tf_answer, ml_answer, agree=agree)
