@@ -57,8 +57,9 @@ core::Dataset dataset_of(const Bytes& images, const Bytes& labels) {
   return d;
 }
 
-// mirrorlab.distribute's class of an all-reduce of the core's table.
+// mirrorlab.distribute's class of an all-reduce of the core's table; auto is cross_device_ops=None.
 std::string python_class(std::string_view algorithm) {
+  if (algorithm == vgpu::kAutoAllReduce) return "cross_device_ops=None";
   if (algorithm == vgpu::kReduceToOneName) return "ReductionToOneDevice()";
   if (algorithm == vgpu::kRingName) return "RingAllReduce()";
   if (algorithm == vgpu::kOneShotName) return "OneShotAllReduce()";
@@ -66,37 +67,15 @@ std::string python_class(std::string_view algorithm) {
   return std::string(algorithm);
 }
 
-// Why an all-reduce cannot run, its advice in Python's words: the core's sentence names the
-// command's --allreduce values (auto, ring, ...), Python's all-reduces are classes and auto is
-// cross_device_ops=None. Each advice is rebuilt here as nccl_unavailable() builds it, from the
-// same names (virtualgpu/collectives/all_reduce_algorithms.cpp).
-std::string in_python_words(std::string why) {
-  const std::string ring(vgpu::kRingName), one_shot(vgpu::kOneShotName);
-  std::string classes;  // every algorithm but nccl, in the table's order
-  const std::vector<std::string> names = vgpu::all_reduce_names();
-  std::vector<std::string> others;
-  for (const std::string& n : names) {
-    if (n != vgpu::kNcclName) others.push_back(python_class(n));
-  }
-  for (std::size_t i = 0; i < others.size(); ++i) {
-    classes += i == 0 ? "" : i + 1 == others.size() ? " or " : ", ";
-    classes += others[i];
-  }
-  const std::pair<std::string, std::string> advice[] = {
-      {"use auto, " + vgpu::all_reduce_name_list("or", vgpu::kNcclName),
-       "give cross_device_ops=None (TensorFlow's choice), " + classes},
-      {"Use auto (the " + ring + ", as TensorFlow chooses there) or " + one_shot,
-       "Give cross_device_ops=None (" + python_class(ring) + ", as TensorFlow chooses there) or " +
-           python_class(one_shot)},
-      {"Use auto, " + one_shot + " or " + ring + ",",
-       "Give cross_device_ops=None, " + python_class(one_shot) + " or " + python_class(ring) + ","},
-  };
-  for (const auto& [command, python] : advice) {
-    if (const std::size_t at = why.find(command); at != std::string::npos) {
-      why.replace(at, command.size(), python);
-    }
-  }
-  return why;
+// Why an all-reduce cannot run, its advice in Python's words: the classes to give, not the
+// command's --allreduce values.
+std::string in_python_words(const vgpu::AllReduceRefusal& refusal) {
+  vgpu::AllReduceWords words;
+  words.verb = "give";
+  words.name = python_class;
+  words.the = python_class;
+  words.auto_alone = " (TensorFlow's choice)";
+  return vgpu::refusal_text(refusal, words);
 }
 
 // Where a fit stands, for another Python thread to read while it runs.
@@ -269,7 +248,7 @@ class Run {
       py::gil_scoped_release building;
       strategy_ = std::make_unique<core::MirroredStrategy>(devices, options, nullptr, group);
     } catch (const vgpu::AllReduceUnavailable& e) {
-      throw py::value_error(in_python_words(e.what()));
+      throw py::value_error(in_python_words(e.refusal()));
     }
   }
 

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 #include "virtualgpu/collectives/all_reduce_choice.h"
@@ -161,6 +162,48 @@ TEST(AllReduceChoice, NcclWhereItCannotRunSaysWhy) {
   EXPECT_NE(before_230.find("2.30"), std::string::npos) << before_230;
   const std::string three = refusal("nccl", cuda({0, 0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230);
   EXPECT_NE(three.find("at most 2 ranks per GPU"), std::string::npos) << three;
+}
+
+// Each refusal's advice is names, said in each face's words: the command line's --allreduce
+// values (what()), or another's (Python's classes) from the same refusal, never by rewriting the
+// command line's sentence.
+TEST(AllReduceChoice, EachRefusalSaysWhatCanRunInEachFacesWords) {
+  AllReduceWords classes;
+  classes.verb = "give";
+  classes.name = [](std::string_view a) { return "<" + std::string(a) + ">"; };
+  classes.the = classes.name;
+  classes.auto_alone = " (its choice)";
+  struct Case {
+    std::vector<ReplicaPlacement> replicas;
+    NcclRuntime nccl;
+    std::string command_line, other;  // how the advice ends in each
+  };
+  for (const Case& c : std::vector<Case>{
+           {cpu(2), kNccl228, "virtual GPUs: use auto, reduce-to-one, ring or one-shot",
+            "virtual GPUs: give <auto> (its choice), <reduce-to-one>, <ring> or <one-shot>"},
+           {cuda({0}, DeviceKind::kCudaPhysicalGpu), kNoNccl,
+            "CUDA toolkit); use auto, reduce-to-one, ring or one-shot",
+            "CUDA toolkit); give <auto> (its choice), <reduce-to-one>, <ring> or <one-shot>"},
+           {cuda({0, 0}, DeviceKind::kCudaLogicalGpu), kNccl228,
+            "per GPU. Use auto (the ring, as TensorFlow chooses there) or one-shot for logical "
+            "GPUs that share a card",
+            "per GPU. Give <auto> (<ring>, as TensorFlow chooses there) or <one-shot> for "
+            "logical GPUs that share a card"},
+           {cuda({0, 0, 0}, DeviceKind::kCudaLogicalGpu), kNccl230,
+            "per GPU. Use auto, one-shot or ring, or at most 2 logical GPUs per card",
+            "per GPU. Give <auto> (its choice), <one-shot> or <ring>, or at most 2 logical GPUs "
+            "per card"}}) {
+    try {
+      choose_all_reduce("nccl", c.replicas, c.nccl);
+      ADD_FAILURE() << "granted: " << c.command_line;
+    } catch (const AllReduceUnavailable& e) {
+      const std::string said = e.what(), other = refusal_text(e.refusal(), classes);
+      EXPECT_TRUE(said.ends_with(c.command_line)) << said;
+      EXPECT_TRUE(other.ends_with(c.other)) << other;
+      EXPECT_EQ(said.substr(0, e.refusal().reason.size()),
+                other.substr(0, e.refusal().reason.size()));
+    }
+  }
 }
 
 TEST(AllReduceChoice, NcclOnTwoLogicalGpusWithNccl230IsTheLabelledExperimentalMode) {

@@ -1,6 +1,8 @@
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
+#include <cctype>
 #include <map>
+#include <utility>
 
 #include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 #include "virtualgpu/collectives/one_shot_all_reduce.h"
@@ -13,10 +15,10 @@ namespace {
 std::string name(std::string_view n) { return std::string(n); }
 
 // The algorithms that run anywhere: CPU-backed virtual GPUs, logical or physical CUDA GPUs.
-std::string runs_anywhere(const std::vector<ReplicaPlacement>&, const NcclRuntime&,
-                          bool* experimental) {
+AllReduceRefusal runs_anywhere(const std::vector<ReplicaPlacement>&, const NcclRuntime&,
+                               bool* experimental) {
   *experimental = false;
-  return "";
+  return {};
 }
 
 // ---- reduce-to-one ------------------------------------------------------------------------
@@ -77,39 +79,48 @@ std::string describe_one_shot(const std::vector<ReplicaPlacement>& replicas, con
 std::string no_tensorflow_log(const std::vector<ReplicaPlacement>&, int, int) { return ""; }
 
 // ---- nccl ---------------------------------------------------------------------------------
-std::string nccl_unavailable(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
-                             bool* experimental) {
+AllReduceRefusal nccl_unavailable(const std::vector<ReplicaPlacement>& replicas,
+                                  const NcclRuntime& nccl, bool* experimental) {
   *experimental = false;
-  const std::string others = "use auto, " + all_reduce_name_list("or", kNcclName);
+  std::vector<std::string> others{std::string(kAutoAllReduce)};  // every other row, in order
+  for (const std::string& n : all_reduce_names()) {
+    if (n != kNcclName) others.push_back(n);
+  }
   const std::string not_built = "this build has no NCCL, so the " + name(kNcclName) +
                                 " all-reduce is not in this build (NCCL was not found when "
                                 "mirrorlab was configured: nccl.h and libnccl under the CUDA "
                                 "toolkit)";
   const int most = most_replicas_per_gpu(replicas);
   if (most == 0) {  // TensorFlow's reason first; the build's too, where it also holds
-    return "NCCL all-reduce needs one CUDA GPU per replica, but these are CPU-backed virtual "
-           "GPUs" +
-           (nccl.built ? std::string() : ", and " + not_built) + ": " + others;
+    return {
+        "NCCL all-reduce needs one CUDA GPU per replica, but these are CPU-backed virtual "
+        "GPUs" +
+            (nccl.built ? std::string() : ", and " + not_built),
+        ": ", others, "", ""};
   }
-  if (!nccl.built) return not_built + "; " + others;
-  if (most == 1) return "";
+  if (!nccl.built) return {not_built, "; ", others, "", ""};
+  if (most == 1) return {};
   const std::string version = nccl_version_text(nccl.version_code);
-  const std::string sharing = name(kOneShotName) + " or " + name(kRingName);
   if (nccl.version_code < kNcclMultiRankGpuVersion) {
-    return "NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
-           version +
-           " refuses two ranks on the same GPU (\"Duplicate GPU detected\"); NCCL 2.30 added an "
-           "experimental mode for up to 2 ranks per GPU. Use auto (the " +
-           name(kRingName) + ", as TensorFlow chooses there) or " + name(kOneShotName) +
-           " for logical GPUs that share a card";
+    return {"NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
+                version +
+                " refuses two ranks on the same GPU (\"Duplicate GPU detected\"); NCCL 2.30 added "
+                "an experimental mode for up to 2 ranks per GPU",
+            ". ",
+            {std::string(kAutoAllReduce), name(kOneShotName)},
+            name(kRingName),
+            " for logical GPUs that share a card"};
   }
   if (most > kNcclMaxRanksPerGpu) {
-    return "NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
-           version + "'s experimental multi-rank mode allows at most 2 ranks per GPU. Use auto, " +
-           sharing + ", or at most 2 logical GPUs per card";
+    return {"NCCL all-reduce cannot run " + std::to_string(most) + " replicas on one GPU: NCCL " +
+                version + "'s experimental multi-rank mode allows at most 2 ranks per GPU",
+            ". ",
+            {std::string(kAutoAllReduce), name(kOneShotName), name(kRingName)},
+            "",
+            ", or at most 2 logical GPUs per card"};
   }
   *experimental = true;
-  return "";
+  return {};
 }
 std::unique_ptr<AllReduce> make_nccl(const std::vector<Device*>& devices, int, bool experimental) {
   return make_nccl_all_reduce(devices, experimental);
@@ -191,6 +202,29 @@ std::string cannot_run_on(const AllReduceAlgorithm& algorithm, const timing::Top
   return timing::cannot_run(algorithm.schedule(ranks, 4096, 0), machine);
 }
 
+std::string refusal_text(const AllReduceRefusal& r, const AllReduceWords& words) {
+  if (r.instead.empty()) return r.reason;
+  std::string text = r.reason + r.joint;
+  std::string verb = words.verb;
+  if (r.joint == ". " && !verb.empty()) {
+    verb[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(verb[0])));
+  }
+  text += verb;
+  for (std::size_t i = 0; i < r.instead.size(); ++i) {
+    text += i == 0 ? " " : i + 1 == r.instead.size() ? " or " : ", ";
+    text += words.name(r.instead[i]);
+    if (r.instead[i] != kAutoAllReduce) continue;
+    if (!r.auto_picks.empty()) {
+      text += " (";
+      text += words.the(r.auto_picks);
+      text += ", as TensorFlow chooses there)";
+    } else {
+      text += words.auto_alone;
+    }
+  }
+  return text + r.tail;
+}
+
 std::string all_reduce_name_list(std::string_view last, std::string_view except) {
   std::vector<std::string> names;
   for (const AllReduceAlgorithm& a : all_reduce_algorithms()) {
@@ -218,8 +252,9 @@ std::unique_ptr<AllReduce> make_all_reduce(std::string_view wanted,
                                            "': choose " + all_reduce_name_list());
   }
   bool experimental = false;
-  const std::string why = row->unavailable(placements_of(devices), nccl_runtime(), &experimental);
-  if (!why.empty()) throw AllReduceUnavailable(row->name, why);
+  AllReduceRefusal refused =
+      row->unavailable(placements_of(devices), nccl_runtime(), &experimental);
+  if (!refused.empty()) throw AllReduceUnavailable(row->name, std::move(refused));
   return row->make(devices, destination, experimental);
 }
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "timing/schedule.h"
@@ -24,13 +25,42 @@
 
 namespace mirrorlab::vgpu {
 
+// Why an algorithm cannot run on given replicas, and what to choose instead, as names of the
+// table's rows (kAutoAllReduce: TensorFlow's own choice there), for each face to say in its own
+// words (the command line's algorithm names, Python's classes): refusal_text().
+struct AllReduceRefusal {
+  std::string reason;                // "" where it can run
+  std::string joint = ": ";          // between the reason and the advice: ": ", "; " or ". "
+  std::vector<std::string> instead;  // what can run, in the order said (none: the reason alone)
+  std::string auto_picks;            // what auto chooses there, said beside it ("": not said)
+  std::string tail;                  // after the names ("for logical GPUs that share a card")
+  bool empty() const { return reason.empty(); }
+};
+
+// How a face says the algorithms in advice: the command line's words by default ("use auto,
+// reduce-to-one, ring or one-shot"; "Use auto (the ring, as TensorFlow chooses there) ...").
+struct AllReduceWords {
+  std::string verb = "use";  // capitalised after a ". "
+  // An algorithm's name, and the same as the object of a sentence ("ring", "the ring").
+  std::string (*name)(std::string_view algorithm) = [](std::string_view a) {
+    return std::string(a);
+  };
+  std::string (*the)(std::string_view algorithm) = [](std::string_view a) {
+    return "the " + std::string(a);
+  };
+  std::string auto_alone;  // after auto's name where auto_picks is not said ("": nothing)
+};
+
+// The refusal as one sentence in `words`.
+std::string refusal_text(const AllReduceRefusal& refusal, const AllReduceWords& words = {});
+
 struct AllReduceAlgorithm {
   std::string_view name;
   std::string_view what;  // one line, for the command line's help and the GUI: how it works
-  // "" when it can run on `replicas` with this NCCL; else why not, as a sentence. Sets
+  // Empty when it can run on `replicas` with this NCCL; else why not and what can. Sets
   // *experimental when it can only run in an experimental mode (NCCL's ranks sharing a GPU).
-  std::string (*unavailable)(const std::vector<ReplicaPlacement>& replicas, const NcclRuntime& nccl,
-                             bool* experimental);
+  AllReduceRefusal (*unavailable)(const std::vector<ReplicaPlacement>& replicas,
+                                  const NcclRuntime& nccl, bool* experimental);
   // Makes one over `devices` (availability checked first); `destination`: where reduce-to-one
   // reduces.
   std::unique_ptr<AllReduce> (*make)(const std::vector<Device*>& devices, int destination,
@@ -64,15 +94,21 @@ std::string cannot_run_on(const AllReduceAlgorithm& algorithm, const timing::Top
                           int ranks);
 
 // An algorithm that is not known, or cannot run on these devices; what() says why and what
-// can run instead (in algorithm names, not flags).
+// can run instead in the command line's words (refusal(): for a face of other words).
 class AllReduceUnavailable : public std::invalid_argument {
  public:
   AllReduceUnavailable(std::string_view algorithm, const std::string& why)
-      : std::invalid_argument(why), algorithm_(algorithm) {}
+      : AllReduceUnavailable(algorithm, AllReduceRefusal{why, ": ", {}, "", ""}) {}
+  AllReduceUnavailable(std::string_view algorithm, AllReduceRefusal refusal)
+      : std::invalid_argument(refusal_text(refusal)),
+        algorithm_(algorithm),
+        refusal_(std::move(refusal)) {}
   const std::string& algorithm() const { return algorithm_; }
+  const AllReduceRefusal& refusal() const { return refusal_; }
 
  private:
   std::string algorithm_;
+  AllReduceRefusal refusal_;
 };
 
 // The row's make(), after its unavailable(): throws AllReduceUnavailable for an unknown name and

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <stdexcept>
+#include <utility>
 
 #include "virtualgpu/collectives/nccl/nccl_all_reduce.h"
 
@@ -54,8 +55,8 @@ AllReduceChoice choose_all_reduce(std::string_view requested,
                                                 "': choose " + std::string(kAutoAllReduce) + ", " +
                                                 all_reduce_name_list());
     }
-    const std::string reason = choice.row->unavailable(replicas, nccl, &choice.nccl_multi_rank);
-    if (!reason.empty()) throw AllReduceUnavailable(choice.row->name, reason);
+    AllReduceRefusal refused = choice.row->unavailable(replicas, nccl, &choice.nccl_multi_rank);
+    if (!refused.empty()) throw AllReduceUnavailable(choice.row->name, std::move(refused));
   }
   choice.algorithm = std::string(choice.row->name);
   choice.notes.push_back(choice.row->describe(replicas, nccl, choice.nccl_multi_rank));

@@ -23,9 +23,6 @@
 
 namespace mirrorlab::vgpu {
 
-// What to ask for to get what TensorFlow chooses; not an algorithm of its own.
-inline constexpr std::string_view kAutoAllReduce = "auto";
-
 struct AllReduceChoice {
   const AllReduceAlgorithm* row = nullptr;  // the chosen algorithm
   std::string algorithm;                    // its name

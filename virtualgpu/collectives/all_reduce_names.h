@@ -11,6 +11,8 @@ inline constexpr std::string_view kReduceToOneName = "reduce-to-one";
 inline constexpr std::string_view kRingName = "ring";
 inline constexpr std::string_view kOneShotName = "one-shot";
 inline constexpr std::string_view kNcclName = "nccl";
+// What to ask for to get what TensorFlow chooses; not an algorithm of its own.
+inline constexpr std::string_view kAutoAllReduce = "auto";
 
 // "reduce-to-one, ring, one-shot or nccl": every algorithm of the table in its order but
 // `except`, the last two joined by `last` (defined with the table, all_reduce_algorithms.cpp).
