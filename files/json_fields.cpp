@@ -49,15 +49,6 @@ bool JsonFields::has(std::string_view key) const {
 
 namespace {
 
-// A number written with a point or an exponent (2.0, 1e9: what some JSON writers give) is the
-// whole number it is worth; within [min, max] it counts as that, else it is said outside them.
-std::optional<double> whole_real(const json& v) {
-  if (!v.is_number_float()) return std::nullopt;
-  const double x = v.get<double>();
-  if (!std::isfinite(x) || x != std::floor(x)) return std::nullopt;
-  return x;
-}
-
 // Whether `x` (whole) lies in [min, max], compared where a double cannot round past them.
 bool whole_within(double x, long double min, long double max) {
   return static_cast<long double>(x) >= min && static_cast<long double>(x) <= max;
@@ -65,9 +56,17 @@ bool whole_within(double x, long double min, long double max) {
 
 }  // namespace
 
+std::optional<double> whole_float(const json& value) {
+  if (!value.is_number_float()) return std::nullopt;
+  const double x = value.get<double>();
+  if (!std::isfinite(x) || x != std::floor(x)) return std::nullopt;
+  return x;
+}
+
+// Within [min, max] a whole float counts as that number, else it is said outside them.
 std::int64_t JsonFields::integer(std::string_view key, std::int64_t min, std::int64_t max) const {
   const json& v = at(key);
-  if (const std::optional<double> x = whole_real(v)) {
+  if (const std::optional<double> x = whole_float(v)) {
     if (!whole_within(*x, static_cast<long double>(min), static_cast<long double>(max)) ||
         *x >= 0x1p63) {
       fail(key, words::outside(v.dump(), std::to_string(min), std::to_string(max)));
@@ -88,7 +87,7 @@ std::int64_t JsonFields::integer(std::string_view key, std::int64_t min, std::in
 
 std::uint64_t JsonFields::unsigned_integer(std::string_view key, std::uint64_t max) const {
   const json& v = at(key);
-  if (const std::optional<double> x = whole_real(v)) {
+  if (const std::optional<double> x = whole_float(v)) {
     if (!whole_within(*x, 0, static_cast<long double>(max)) || *x >= 0x1p64) {
       fail(key, words::outside(v.dump(), "0", std::to_string(max)));
     }

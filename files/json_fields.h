@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,11 @@ namespace mirrorlab::files {
 using FieldFailure = std::function<void(const std::string& name, const std::string& problem)>;
 
 class JsonList;
+
+// A JSON number written with a point or an exponent (2.0, 1e9: what some JSON and TOML writers
+// give) whose value is whole and finite: that value; anything else (1.5, an integer, text):
+// nullopt. The readers take it as the whole number it is worth, within their own bounds.
+std::optional<double> whole_float(const nlohmann::json& value);
 
 // A JSON object and its path.
 class JsonFields {

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <type_traits>
 
 #include "files/field_words.h"
+#include "files/json_fields.h"
 #include "nlohmann/json.hpp"
 #include "virtualgpu/collectives/all_reduce_algorithms.h"
 
@@ -94,16 +96,14 @@ T read_number(const json& j, const SettingInfo& info) {
   } else {
     // A whole number written 2.0 or 1e3 (TOML's and some JSON writers' floats) is that number;
     // past 2^53 a double holds no exact whole number to give.
-    if (j.is_number_float()) {
-      const double v = j.get<double>();
-      if (std::isfinite(v) && v == std::floor(v)) {
-        constexpr double kExact = 9007199254740992.0;  // 2^53
-        if (v < info.min || v > info.max || std::fabs(v) > kExact ||
-            (std::is_unsigned_v<T> && v < 0)) {
-          throw SettingError(key, words::out_of_range(j.dump()) + ": " + range_text(info, true));
-        }
-        return static_cast<T>(v);
+    if (const std::optional<double> whole = files::whole_float(j)) {
+      const double v = *whole;
+      constexpr double kExact = 9007199254740992.0;  // 2^53
+      if (v < info.min || v > info.max || std::fabs(v) > kExact ||
+          (std::is_unsigned_v<T> && v < 0)) {
+        throw SettingError(key, words::out_of_range(j.dump()) + ": " + range_text(info, true));
       }
+      return static_cast<T>(v);
     }
     if (!j.is_number_integer()) {
       throw SettingError(key, (j.is_number() ? words::not_whole(j.dump()) : words::not_whole()) +
