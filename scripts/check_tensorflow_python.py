@@ -1,12 +1,14 @@
 """The Python module against TensorFlow and Keras: what check_tensorflow.py runs for mirrorlab's
 `mirrorlab` package (model.predict, evaluate, set_weights, strategy.reduce), on 3 replicas and 40
-images whose global batches of 32 do not split evenly. TensorFlow's side runs in the Python of the
-check (isolated); mirrorlab's in the Python the package was built for (build/python)."""
+images whose global batches of 32 do not split evenly, and the weights files each side writes,
+read by the other. TensorFlow's side runs in the Python of the check (isolated); mirrorlab's in
+the Python the package was built for (build/python)."""
 
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 # Each case: (what, how it is called). Both sides answer with one line each, in these words:
 # "gives SHAPE or VALUE", "raises TYPE".
@@ -67,8 +69,28 @@ make = lambda: ml.keras.Sequential([ml.keras.Input((28, 28)), ml.keras.layers.Fl
 """
 
 
-def answers(python, preamble, env=None):
-    out = subprocess.run([python, "-c", preamble + PROGRAM], capture_output=True, text=True,
+# The weights files: each side saves its model's initial weights and its outputs for x, then
+# loads the other side's file and says how far its outputs are from the other's.
+EXCHANGE = """
+x = np.random.default_rng(0).integers(0, 256, (40, 28, 28)).astype(np.uint8) / 255.0
+model = make()
+model.compile(optimizer="adam", loss=loss(from_logits=True))
+mine = os.path.join(folder, side + ".weights.h5")
+theirs = os.path.join(folder, other + ".weights.h5")
+if not os.path.exists(mine):
+    model.save_weights(mine)
+    np.save(os.path.join(folder, side + ".npy"), model.predict(x, verbose=0))
+if os.path.exists(theirs):
+    model.load_weights(theirs)
+    far = np.abs(model.predict(x, verbose=0) - np.load(os.path.join(folder, other + ".npy")))
+    print(json.dumps(float(far.max())))
+else:
+    print(json.dumps(None))
+"""
+
+
+def answers(python, preamble, env=None, program=PROGRAM):
+    out = subprocess.run([python, "-c", preamble + program], capture_output=True, text=True,
                          env=dict(os.environ, **(env or {})))
     if out.returncode != 0:
         raise RuntimeError(f"{python} failed:\n{out.stderr[-3000:]}")
@@ -87,3 +109,24 @@ def check(row, build, python="/usr/bin/python3"):
         agree = tf_answer == ml_answer or (tf_answer.startswith("raises") and
                                            ml_answer.startswith("raises"))
         row(f"Python: {what}", case, tf_answer, ml_answer, agree=agree)
+    check_weights_files(row, build, python)
+
+
+def check_weights_files(row, build, python):
+    """mirrorlab's save_weights read by Keras' load_weights, and Keras' by mirrorlab's: the same
+    outputs for the same images (to float32's rounding: the two compute in other orders)."""
+    with tempfile.TemporaryDirectory() as folder:
+        def side(python, preamble, me, other, env):
+            where = f"import os\nfolder, side, other = {folder!r}, {me!r}, {other!r}\n"
+            return answers(python, preamble + where, env, EXCHANGE)
+        tf_env = {"TF_CPP_MIN_LOG_LEVEL": "3"}
+        ml_env = {"PYTHONPATH": os.path.join(build, "python")}
+        side(python, MIRRORLAB, "mirrorlab", "keras", ml_env)  # saves mirrorlab's
+        keras_far = side(sys.executable, TENSORFLOW, "keras", "mirrorlab", tf_env)
+        mirrorlab_far = side(python, MIRRORLAB, "mirrorlab", "keras", ml_env)
+    def said(far):
+        return "not read" if far is None else f"outputs {far:.0e} from the writer's at most"
+    row("Python: save_weights, read by the other's load_weights",
+        "an MLP's initial weights, 40 images; TensorFlow: Keras reads mirrorlab's file",
+        said(keras_far), said(mirrorlab_far),
+        agree=all(far is not None and far <= 1e-5 for far in (keras_far, mirrorlab_far)))

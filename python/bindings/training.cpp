@@ -475,9 +475,9 @@ class Run {
     return out;
   }
 
- private:
   // Replicas out of sync (weights changed on one after the all-reduce) would each score their
-  // shard with other weights: refused, as the next training step refuses them.
+  // shard with other weights (or save replica 0's as everyone's): refused, as the next training
+  // step refuses them.
   void check_in_sync(const std::string& what) {
     if (strategy_->num_replicas_in_sync() < 2) return;
     try {
@@ -489,6 +489,7 @@ class Run {
     }
   }
 
+ private:
   py::object workers_;  // kept while the strategy uses its group
   core::RunSettings settings_;
   std::vector<core::LayerSpec> layers_;  // the model's
@@ -527,6 +528,7 @@ void bind_training(py::module_& m) {
       .def("set_weights", &Run::set_weights, py::arg("weights"))
       .def("predict", &Run::predict, py::arg("x"), py::arg("batch_per_replica"))
       .def("weight_names", &Run::weight_names)
+      .def("check_in_sync", &Run::check_in_sync, py::arg("what"))
       .def("fit", &Run::fit, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
            py::arg("epochs"), py::arg("max_steps"), py::arg("x_val"), py::arg("y_val"),
            py::arg("write"), py::arg("live"), py::arg("one_line"), py::arg("accuracy"))

@@ -2,6 +2,8 @@
 with model.train_step or a function of the student's, reduce, and one training step taken phase
 by phase, every replica's values as NumPy, ending with the weights the whole step gives."""
 
+import os
+import tempfile
 import unittest
 
 import numpy as np
@@ -126,10 +128,14 @@ class CustomLoop(unittest.TestCase):
         self.assertTrue(issubclass(ml.distribute.ReplicasOutOfSyncError, RuntimeError))
         # Each replica would score its shard with other weights: refused until set_weights puts
         # every replica back in step (evaluate gave a number of mixed weights).
+        # Nor is replica 0's saved as every replica's.
         for call in (lambda: model.evaluate(X / 255.0, Y, batch_size=24, verbose=0),
-                     lambda: model.predict(X / 255.0, batch_size=24)):
+                     lambda: model.predict(X / 255.0, batch_size=24),
+                     lambda: model.save_weights(os.path.join(tempfile.gettempdir(),
+                                                             "never.weights.h5"))):
             with self.assertRaisesRegex(ml.distribute.ReplicasOutOfSyncError,
-                                        r"^model\.(evaluate|predict): replicas out of sync .* "
+                                        r"^model\.(evaluate|predict|save_weights): replicas out "
+                                        r"of sync .* "
                                         r"back in step with model\.set_weights"):
                 call()
         model.set_weights(model.get_weights())

@@ -160,7 +160,9 @@ def Activation(activation: str, name: Optional[str] = None) -> Layer:
     """keras.layers.Activation: "relu" only, a ReLU layer."""
     if activation != "relu":
         raise ValueError(f"Activation({activation!r}): mirrorlab's core has Activation('relu')")
-    return ReLU(name=name)
+    layer = ReLU(name=name)
+    layer._key = "activation"  # Keras' class, in a weights file (ReLU computes it here)
+    return layer
 
 
 class InputLayer:

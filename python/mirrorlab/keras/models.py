@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import _arrays, _mirrorlab, _numbers, distribute
-from . import callbacks, layers as layers_module, losses, optimizers, utils
+from . import _weights_file, callbacks, layers as layers_module, losses, optimizers, utils
 
 __all__ = ["Sequential"]
 
@@ -186,6 +186,34 @@ class Sequential:
                                  "predicting from it would give NaN")
             arrays.append(np.ascontiguousarray(array))
         self._run.set_weights(arrays)
+
+    def save_weights(self, filepath, overwrite: bool = True) -> None:
+        """Every layer's kernel and bias in Keras 3's weights file (``filepath`` ends in
+        ``.weights.h5``; HDF5, through h5py): keras.Sequential(...).load_weights(filepath) reads
+        it into the same layers in TensorFlow. The optimizer's state is not written (Keras writes
+        it). An existing file is replaced only if it is HDF5 and ``overwrite`` (Keras asks on a
+        terminal when overwrite=False; mirrorlab refuses)."""
+        self._check_idle()
+        self._build()
+        self._run.check_in_sync("model.save_weights")
+        optimizer = self._optimizer._kind if self._optimizer else ""
+        _weights_file.save(filepath, overwrite, self.name, optimizer, self._file_layers())
+
+    def load_weights(self, filepath) -> None:
+        """The layers' weights from a weights file of save_weights, or of Keras 3's for a model
+        of the same layers (by their kinds in order, whatever their names), on every replica, as
+        set_weights. The optimizer's state is kept: variables of it in the file are not loaded
+        (a warning says so)."""
+        self._check_idle()
+        self._build()
+        self.set_weights(_weights_file.load(filepath, self._file_layers()))
+
+    def _file_layers(self):
+        """(the layer's group in a weights file, its name, its arrays now) for every layer."""
+        grouped = _weights_file.by_layer(self._run.weight_names(), self._run.get_weights())
+        keys = _weights_file.layer_keys(self._layers)
+        return [(k, layer.name, grouped.get(layer.name, []))
+                for k, layer in zip(keys, self._layers)]
 
     def predict(self, x=None, batch_size: Optional[int] = None,
                 verbose: Union[str, int] = "auto") -> np.ndarray:

@@ -1,0 +1,152 @@
+"""Keras 3's weights file, NAME.weights.h5: what model.save_weights writes and load_weights reads.
+
+An HDF5 file (through h5py), laid out as Keras 3.15 was seen to write it:
+    vars                        a group named for the model ("sequential")
+    layers/KEY/vars             one group a layer, named for the layer (its attribute "name"),
+    layers/KEY/vars/0, /1, ...  holding the layer's arrays: a kernel, then a bias
+    optimizer/vars              the optimizer's variables (mirrorlab writes none of them)
+KEY is the layer's class in snake case, numbered within the model in order ("dense", "dense_1"),
+whatever the layers' names: a file loads into any model of the same layers.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import tempfile
+import warnings
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+ENDING = ".weights.h5"
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError:
+        raise ImportError("save_weights and load_weights write and read HDF5 through h5py, which "
+                          "is not installed: apt-get install python3-h5py, or pip install "
+                          "h5py") from None
+    return h5py
+
+
+def _path(filepath: object, call: str) -> str:
+    if not isinstance(filepath, (str, os.PathLike)):
+        raise TypeError(f"{call} takes a file name ending in {ENDING}, not "
+                        f"{type(filepath).__name__}")
+    path = os.fspath(filepath)
+    if not str(path).endswith(ENDING):
+        verb = "writes" if call == "save_weights" else "reads"
+        raise ValueError(f"The filename must end in `{ENDING}`. Received: filepath={path} "
+                         f"(Keras 3's weights file: {call} {verb} no other)")
+    return str(path)
+
+
+def layer_keys(layers: Sequence[object]) -> List[str]:
+    """Each layer's group in the file: its class in snake case, numbered within the model."""
+    seen: "collections.Counter[str]" = collections.Counter()
+    keys = []
+    for layer in layers:
+        base = getattr(layer, "_key", layer._base)
+        keys.append(base if seen[base] == 0 else f"{base}_{seen[base]}")
+        seen[base] += 1
+    return keys
+
+
+def _is_hdf5(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(len(_HDF5_SIGNATURE)) == _HDF5_SIGNATURE
+
+
+def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str,
+         layers: Sequence[Tuple[str, str, List[np.ndarray]]]) -> None:
+    """Writes the file: ``layers`` as (key, name, arrays). An existing file is replaced only if
+    ``overwrite`` and it is HDF5 (weights written before); written beside it first, then moved
+    over it, so a failure leaves it as it was."""
+    path = _path(filepath, "save_weights")
+    h5py = _h5py()
+    if os.path.lexists(path):
+        if not overwrite:
+            raise FileExistsError(f"{path} exists and overwrite=False: not replaced (give "
+                                  "overwrite=True, or another name)")
+        if not os.path.isfile(path) or not _is_hdf5(path):
+            raise FileExistsError(f"{path} exists and is no weights file (not HDF5): not "
+                                  "replaced; move it away or give another name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"{path}: no folder {folder} to write it in")
+    fd, temporary = tempfile.mkstemp(prefix=".", suffix=".part", dir=folder)
+    os.close(fd)
+    try:
+        with h5py.File(temporary, "w") as f:
+            f.create_group("vars").attrs["name"] = model_name
+            for key, name, arrays in layers:
+                group = f.create_group(f"layers/{key}/vars")
+                group.attrs["name"] = name
+                for i, array in enumerate(arrays):
+                    group.create_dataset(str(i), data=np.asarray(array, dtype=np.float32))
+            if optimizer_name:
+                f.create_group("optimizer/vars").attrs["name"] = optimizer_name
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def load(filepath: object, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
+         ) -> List[np.ndarray]:
+    """The arrays for ``layers`` (key, name, the model's arrays now) from the file, checked
+    against the model's: every array there, of the same shape, and no layer more."""
+    path = _path(filepath, "load_weights")
+    h5py = _h5py()
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file (save_weights writes one)")
+    if not _is_hdf5(path):
+        raise ValueError(f"{path} is no weights file: not HDF5 (save_weights writes one)")
+    out: List[np.ndarray] = []
+    with h5py.File(path, "r") as f:
+        saved = f.get("layers")
+        keys = {key for key, _, _ in layers}
+        if saved is not None:
+            for key in saved:
+                arrays = saved[key].get("vars")
+                if key not in keys and arrays is not None and len(arrays) > 0:
+                    raise ValueError(f"{path} holds the weights of a layer {key} this model "
+                                     "has not: it was saved from another model")
+        for key, name, now in layers:
+            group = f.get(f"layers/{key}/vars")
+            if not now:
+                continue
+            if group is None:
+                raise ValueError(f"{path} has no weights for {name} (layers/{key}): it was "
+                                 "saved from another model")
+            if len(group) != len(now):
+                raise ValueError(f"{path} holds {len(group)} arrays for {name} (layers/{key}), "
+                                 f"this model's has {len(now)}")
+            for i, mine in enumerate(now):
+                data = group.get(str(i))
+                if not isinstance(data, h5py.Dataset) or data.shape != mine.shape:
+                    shape = getattr(data, "shape", None)
+                    raise ValueError(f"{path}: {name}'s array {i} (layers/{key}/vars/{i}) has "
+                                     f"the shape {shape}, this model's {mine.shape}")
+                if not np.issubdtype(data.dtype, np.number):
+                    raise ValueError(f"{path}: {name}'s array {i} holds {data.dtype}, not "
+                                     "numbers")
+                out.append(np.asarray(data[()], dtype=np.float32))
+        optimizer = f.get("optimizer/vars")
+        if optimizer is not None and len(optimizer) > 0:
+            warnings.warn(f"{path}: the optimizer's {len(optimizer)} variables saved there were "
+                          "not loaded: mirrorlab loads the layers' weights and keeps its "
+                          "optimizer's state", stacklevel=3)
+    return out
+
+
+def by_layer(names: Sequence[str], arrays: Sequence[np.ndarray]) -> Dict[str, List[np.ndarray]]:
+    """get_weights()' arrays grouped by layer, from weight_names() ("dense/kernel", ...)."""
+    grouped: Dict[str, List[np.ndarray]] = collections.defaultdict(list)
+    for name, array in zip(names, arrays):
+        grouped[name.rsplit("/", 1)[0]].append(array)
+    return grouped
