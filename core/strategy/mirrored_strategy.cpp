@@ -647,50 +647,64 @@ LossStats MirroredStrategy::evaluate(const Dataset& data, std::size_t batch_per_
   return *evaluate(data, batch_per_replica, {});
 }
 
+bool MirroredStrategy::for_each_global_batch(
+    const Dataset& data, std::size_t global, std::size_t batch_per_replica,
+    const std::function<bool(std::size_t, const GlobalBatch&)>& each) {
+  std::vector<std::uint32_t> indices(data.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint32_t>(i);
+  for (std::size_t begin = 0; begin < indices.size(); begin += global) {
+    const std::size_t count = std::min(global, indices.size() - begin);
+    if (!each(begin,
+              GlobalBatch{&data, std::span(indices).subspan(begin, count), batch_per_replica})) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<LossStats> MirroredStrategy::evaluate(const Dataset& data,
                                                     std::size_t batch_per_replica,
                                                     const std::function<bool()>& stop) {
-  const std::size_t global = batch_per_replica * static_cast<std::size_t>(num_replicas_in_sync());
   tell_workers("the evaluation");
-  std::vector<std::uint32_t> indices(data.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint32_t>(i);
+  const std::size_t global = batch_per_replica * static_cast<std::size_t>(num_replicas_in_sync());
   LossStats total;
-  for (std::size_t begin = 0; begin < indices.size(); begin += global) {
-    if (begin > 0 && stop && stop()) return std::nullopt;
-    const std::size_t count = std::min(global, indices.size() - begin);
-    const GlobalBatch batch{&data, std::span(indices).subspan(begin, count), batch_per_replica};
-    total += reduce_sum(run_on_replicas(
-        batch, [](ReplicaContext& ctx) { return ctx.evaluate(); }, /*training=*/false));
-  }
+  const bool whole = for_each_global_batch(
+      data, global, batch_per_replica, [&](std::size_t begin, const GlobalBatch& b) {
+        if (begin > 0 && stop && stop()) return false;
+        total += reduce_sum(run_on_replicas(
+            b, [](ReplicaContext& ctx) { return ctx.evaluate(); }, /*training=*/false));
+        return true;
+      });
+  if (!whole) return std::nullopt;
   return sum_over_workers(total);
 }
 
-std::vector<float> MirroredStrategy::predict(const Dataset& data, std::size_t batch_per_replica) {
-  const std::size_t global = batch_per_replica * static_cast<std::size_t>(num_replicas_in_sync());
-  std::vector<std::uint32_t> indices(data.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint32_t>(i);
+std::vector<float> MirroredStrategy::predict(const Dataset& data, std::size_t global_batch) {
+  const auto n = static_cast<std::size_t>(num_replicas_in_sync());
+  const std::size_t batch_per_replica = (global_batch + n - 1) / n;
   std::vector<float> logits;
   std::vector<std::vector<float>> rows(replicas_.size());
   std::vector<int> classes(replicas_.size(), 0);
-  for (std::size_t begin = 0; begin < indices.size(); begin += global) {
-    const std::size_t count = std::min(global, indices.size() - begin);
-    const GlobalBatch batch{&data, std::span(indices).subspan(begin, count), batch_per_replica};
-    run_on_replicas(
-        batch,
-        [&](ReplicaContext& ctx) {
-          const auto r = static_cast<std::size_t>(ctx.replica().id());
-          rows[r] = ctx.predict(&classes[r]);
-          return LossStats{};
-        },
-        /*training=*/false);
-    const auto width = static_cast<std::size_t>(classes[0]);
-    logits.resize(data.size() * width);  // 0 where another worker's shards are
-    const std::vector<Shard> shards = local_shards(count, batch_per_replica);
-    for (std::size_t r = 0; r < shards.size(); ++r) {
-      std::copy(rows[r].begin(), rows[r].end(),
-                logits.begin() + static_cast<std::ptrdiff_t>((begin + shards[r].begin) * width));
-    }
-  }
+  for_each_global_batch(
+      data, global_batch, batch_per_replica, [&](std::size_t begin, const GlobalBatch& b) {
+        run_on_replicas(
+            b,
+            [&](ReplicaContext& ctx) {
+              const auto r = static_cast<std::size_t>(ctx.replica().id());
+              rows[r] = ctx.predict(&classes[r]);
+              return LossStats{};
+            },
+            /*training=*/false);
+        const auto width = static_cast<std::size_t>(classes[0]);
+        logits.resize(data.size() * width);  // 0 where another worker's shards are
+        const std::vector<Shard> shards = local_shards(b.size(), batch_per_replica);
+        for (std::size_t r = 0; r < shards.size(); ++r) {
+          std::copy(
+              rows[r].begin(), rows[r].end(),
+              logits.begin() + static_cast<std::ptrdiff_t>((begin + shards[r].begin) * width));
+        }
+        return true;
+      });
   return logits;
 }
 

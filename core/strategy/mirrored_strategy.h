@@ -404,10 +404,11 @@ class MirroredStrategy {
   std::optional<LossStats> evaluate(const Dataset& data, std::size_t batch_per_replica,
                                     const std::function<bool()>& stop);
   // Keras' model.predict: the logits of every example of `data` (its labels unused), row by row
-  // in its order, each global batch split among the replicas as evaluate() splits it. With
+  // in its order, in global batches of `global_batch` (any size: each split among the replicas
+  // as TensorFlow splits a short batch, ceil(global_batch / N) each until none are left). With
   // several workers, the rows of other workers' shards are 0: a sum across the workers fills
   // them.
-  std::vector<float> predict(const Dataset& data, std::size_t batch_per_replica);
+  std::vector<float> predict(const Dataset& data, std::size_t global_batch);
   // Throws ReplicasOutOfSync naming the replicas (or the worker) that differ from replica 0.
   void check_in_sync();
 
@@ -432,6 +433,11 @@ class MirroredStrategy {
   // The replicas' shards of the global batch: this worker's part of the split over every
   // replica in sync (offsets into the whole batch).
   std::vector<Shard> local_shards(std::size_t batch_size, std::size_t per_replica) const;
+  // Evaluation's and prediction's walk: `data` in order, in global batches of `global` examples
+  // (the last one short) of at most batch_per_replica a replica, `each(first example's index,
+  // batch)` for each until it returns false. Whether the walk reached the end.
+  bool for_each_global_batch(const Dataset& data, std::size_t global, std::size_t batch_per_replica,
+                             const std::function<bool(std::size_t, const GlobalBatch&)>& each);
   // multi_worker.cpp: what several workers add.
   void check_workers_agree();      // same device count and model on every worker
   void broadcast_from_worker_0();  // replica 0's variables := worker 0's

@@ -432,25 +432,34 @@ class Run {
     }
     const core::Metrics m = core::Metrics::from(stats);
     if (!write.is_none()) {
-      const std::size_t global =
-          batch_per_replica * static_cast<std::size_t>(strategy_->num_replicas_in_sync());
-      const auto steps = static_cast<std::int64_t>((data.labels.size() + global - 1) / global);
       core::KerasProgressText text(core::KerasTextStyle{live, one_line, with_accuracy});
-      write(text.evaluate_end(steps, seconds, m));
+      write(text.evaluate_end(
+          steps_of(data,
+                   batch_per_replica * static_cast<std::size_t>(strategy_->num_replicas_in_sync())),
+          seconds, m));
     }
     return {m.loss, m.accuracy};
   }
 
-  // Keras' predict(): the logits of every image of `x`, (images, classes).
-  py::array_t<float> predict(const Bytes& x, std::size_t batch_per_replica) {
+  // Keras' predict(): the logits of every image of `x`, (images, classes); Keras' line written
+  // through `write` unless it is None.
+  py::array_t<float> predict(const Bytes& x, std::size_t global_batch, py::object write, bool live,
+                             bool one_line) {
     check_devices_free("model.predict");
     const Busy busy(busy_, "model.predict");
     const core::Dataset data = dataset_of(x, Bytes(static_cast<py::ssize_t>(x.shape(0))));
     std::vector<float> logits;
+    double seconds = 0;
     {
       py::gil_scoped_release computing;
       check_in_sync("model.predict");
-      logits = strategy_->predict(data, batch_per_replica);
+      const auto start = std::chrono::steady_clock::now();
+      logits = strategy_->predict(data, global_batch);
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    if (!write.is_none()) {
+      core::KerasProgressText text(core::KerasTextStyle{live, one_line, false});
+      write(text.predict_end(steps_of(data, global_batch), seconds));
     }
     const auto images = static_cast<py::ssize_t>(data.labels.size());
     py::array_t<float> out({images, images ? static_cast<py::ssize_t>(logits.size()) / images : 0});
@@ -473,6 +482,11 @@ class Run {
     out["loss"] = p.loss;
     out["accuracy"] = p.accuracy;
     return out;
+  }
+
+  // The global batches of `global` examples evaluate and predict walk `data` in.
+  static std::int64_t steps_of(const core::Dataset& data, std::size_t global) {
+    return static_cast<std::int64_t>((data.labels.size() + global - 1) / global);
   }
 
   // Replicas out of sync (weights changed on one after the all-reduce) would each score their
@@ -526,7 +540,8 @@ void bind_training(py::module_& m) {
       .def("steps_done", &Run::steps_done)
       .def("get_weights", &Run::get_weights)
       .def("set_weights", &Run::set_weights, py::arg("weights"))
-      .def("predict", &Run::predict, py::arg("x"), py::arg("batch_per_replica"))
+      .def("predict", &Run::predict, py::arg("x"), py::arg("global_batch"), py::arg("write"),
+           py::arg("live"), py::arg("one_line"))
       .def("weight_names", &Run::weight_names)
       .def("check_in_sync", &Run::check_in_sync, py::arg("what"))
       .def("fit", &Run::fit, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),

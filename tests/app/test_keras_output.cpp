@@ -140,6 +140,9 @@ TEST(KerasProgress, OneEpochVerboseTwoNoAccuracyAndEvaluateAsKeras3) {
             "16/16 ━━━━━━━━━━━━━━━━━━━━ 1s 75ms/step - loss: 2.4212 - val_loss: 2.3802\n");
   EXPECT_EQ(loss_only.evaluate_end(16, 0.064, log.train),
             "16/16 ━━━━━━━━━━━━━━━━━━━━ 0s 4ms/step - loss: 2.4212\n");
+  // predict's: evaluate's without metrics (Keras 3.15: "2/2 - 0s - 17ms/step" at verbose=2).
+  EXPECT_EQ(two.predict_end(2, 0.034), "2/2 - 0s - 17ms/step\n");
+  EXPECT_EQ(loss_only.predict_end(16, 0.064), "16/16 ━━━━━━━━━━━━━━━━━━━━ 0s 4ms/step\n");
 }
 
 }  // namespace

@@ -123,7 +123,11 @@ class Sequential(unittest.TestCase):
         predicted = model.predict(images, batch_size=3)  # does not split over 2: Keras takes it
         self.assertEqual((predicted.shape, predicted.dtype), ((7, 10), np.float32))
         np.testing.assert_allclose(predicted, expected, rtol=1e-4, atol=1e-5)
-        np.testing.assert_array_equal(model.predict(images), predicted)  # whatever the batch
+        # Whatever the batch: 32 (4 and 3 a replica), or one image (replica 1 takes none of it,
+        # TensorFlow's split of a short batch). A product of one row sums in its own order.
+        for batch in (None, 1):
+            np.testing.assert_allclose(model.predict(images, batch_size=batch), predicted,
+                                       rtol=1e-5, atol=1e-6)
         # set_weights: every replica takes them (predict reads replica 1's shards too).
         zeroed = [np.zeros_like(kernel), bias, out_kernel, out_bias + 1]
         model.set_weights(zeroed)
@@ -143,6 +147,17 @@ class Sequential(unittest.TestCase):
                 model.set_weights(bad)
         with self.assertRaisesRegex(ValueError, "x holds no images"):
             model.predict(images[:0])
+
+    def test_predict_prints_keras_line_by_verbose(self):
+        model = compiled(self.strategy)
+        images = X_TEST[:7] / 255.0
+        for verbose, line in [(2, r"3/3 - \d+s - \d+(ms|us)/step\n"),
+                              ("auto", r"3/3 ━{20} \d+s \d+(ms|us)/step\n"),
+                              (0, "")]:
+            out = io.StringIO()
+            with redirect_stdout(out):
+                model.predict(images, batch_size=3, verbose=verbose)  # 3, 3, 1: as Keras
+            self.assertRegex(out.getvalue(), f"^{line}$")
 
     def test_bad_input_raises_what_a_keras_user_expects(self):
         model = compiled(self.strategy)

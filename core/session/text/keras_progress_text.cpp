@@ -107,19 +107,20 @@ std::string KerasProgressText::interrupt_line() {
 }
 
 std::string KerasProgressText::final_line(std::int64_t steps, std::int64_t total, double seconds,
-                                          const Metrics& metrics) {
+                                          const Metrics* metrics) {
   const double per_step = steps > 0 ? seconds / static_cast<double>(steps) : 0.0;
   const std::string took = std::to_string(std::lround(seconds)) + "s";
+  const std::string after = metrics ? metrics_text("", *metrics, style_.accuracy) : "";
   if (style_.one_line) {  // "469/469 - 12s - 26ms/step - accuracy: ..."
     return std::to_string(steps) + "/" + std::to_string(total) + " - " + took + " - " +
-           format_duration_per_step(per_step) + metrics_text("", metrics, style_.accuracy);
+           format_duration_per_step(per_step) + after;
   }
   return progress_bar(steps, total, live()) + " " + bold(took, live()) + " " +
-         format_duration_per_step(per_step) + metrics_text("", metrics, style_.accuracy);
+         format_duration_per_step(per_step) + after;
 }
 
 std::string KerasProgressText::epoch_end(const EpochLog& log) {
-  std::string line = final_line(log.steps, log.steps_per_epoch, log.seconds, log.train);
+  std::string line = final_line(log.steps, log.steps_per_epoch, log.seconds, &log.train);
   if (log.has_validation) line += metrics_text("val_", log.validation, style_.accuracy);
   const std::size_t width = visible_width(line);
   if (live() && width < last_width_) line.append(last_width_ - width, ' ');
@@ -130,7 +131,12 @@ std::string KerasProgressText::epoch_end(const EpochLog& log) {
 std::string KerasProgressText::evaluate_end(std::int64_t steps, double seconds,
                                             const Metrics& metrics) {
   last_width_ = 0;
-  return final_line(steps, steps, seconds, metrics) + "\n";
+  return final_line(steps, steps, seconds, &metrics) + "\n";
+}
+
+std::string KerasProgressText::predict_end(std::int64_t steps, double seconds) {
+  last_width_ = 0;
+  return final_line(steps, steps, seconds, nullptr) + "\n";
 }
 
 }  // namespace mirrorlab::core

@@ -46,13 +46,15 @@ class KerasProgressText {
   std::string epoch_end(const EpochLog& log);
   // model.evaluate's line over `steps` batches: the epoch's line without validation.
   std::string evaluate_end(std::int64_t steps, double seconds, const Metrics& metrics);
+  // model.predict's line over `steps` batches: evaluate's without metrics.
+  std::string predict_end(std::int64_t steps, double seconds);
   // Ends a live line in the middle of an epoch, so a message can follow on its own ("" if none).
   std::string interrupt_line();
 
  private:
-  // The line that ends an epoch or an evaluation.
+  // The line that ends an epoch, an evaluation (with its metrics) or a prediction (nullptr).
   std::string final_line(std::int64_t steps, std::int64_t total, double seconds,
-                         const Metrics& metrics);
+                         const Metrics* metrics);
   bool live() const { return style_.live && !style_.one_line; }
 
   KerasTextStyle style_;

@@ -220,16 +220,17 @@ class Sequential:
         """The last layer's outputs for every image of ``x`` (logits, for a last Dense without
         softmax), shape (images, classes), every replica taking its share of each global batch
         (one that does not split evenly too, as in Keras: each image's outputs are its own).
-        Prints no progress line, whatever ``verbose``."""
+        Keras' line by ``verbose``, as evaluate's without metrics."""
         self._check_idle()
-        if verbose != "auto":
-            _whole("verbose", verbose, 0, 2)
+        verbose = 1 if verbose == "auto" else _whole("verbose", verbose, 0, 2)
         n = self._strategy.num_replicas_in_sync
         batch = 32 if batch_size is None else _whole("batch_size", batch_size, 1, 65536 * n)
-        per_replica = -(-batch // n)  # the global batch rounded up to a multiple of n
         images = self._images(x, "x")
         self._build()
-        logits = self._run.predict(images, per_replica)
+        try:
+            logits = self._run.predict(images, batch, *self._printing(verbose)[:3])
+        finally:
+            sys.stdout.flush()
         workers = self._strategy._workers
         if workers is not None:  # each worker predicted its shards: the others' rows are 0
             summed = workers.all_reduce_sum(logits.astype(np.float64).ravel())
