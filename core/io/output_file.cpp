@@ -86,13 +86,16 @@ OutputFile OutputFile::create(const std::filesystem::path& path) {
                                       ", not a regular file; give a file's path");
     }
     // Replacing is renaming over it, which the folder allows whatever the file's own mode:
-    // a file the user could not write (a 0444 result kept on purpose) is not replaced either.
-    if (::access(path.c_str(), W_OK) != 0) {
-      const int error = errno;
+    // a file the user could not write (a 0444 result kept on purpose) is not replaced either,
+    // nor one no one may write, though root may (access() says yes to root).
+    const bool read_only = (info.st_mode & 0222) == 0;
+    if (read_only || ::access(path.c_str(), W_OK) != 0) {
+      const int error = read_only ? EACCES : errno;
       char mode[8];
       std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+      const std::string why = read_only ? "is read-only (mode " : "is not writable for you (mode ";
       throw OutputFileError(path, error == EACCES
-                                      ? std::string("is not writable for you (mode ") + mode +
+                                      ? why + mode +
                                             "), and mirrorlab does not replace such a file: "
                                             "make it writable (chmod u+w) or write elsewhere"
                                       : "cannot be written: " + reason(error));

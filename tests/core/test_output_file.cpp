@@ -196,6 +196,25 @@ TEST_F(OutputFileTest, AReplacedFileKeepsItsModeAndANewOneTakesTheUmasks) {
             0666 & ~mask);
 }
 
+// A file no one may write (0444, kept on purpose) is not replaced, by root either: access()
+// would let root write it, and the folder would let a rename replace it.
+TEST_F(OutputFileTest, AReadOnlyFileIsNotReplacedWhoeverAsks) {
+  const fs::path kept = dir_ / "result.json";
+  write_file_whole(kept, "keep me");
+  fs::permissions(kept, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  try {
+    write_file_whole(kept, "replaced");
+    ADD_FAILURE() << "a read-only file was replaced";
+  } catch (const OutputFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("is read-only (mode 0444), and mirrorlab does not "
+                                         "replace such a file: make it writable (chmod u+w)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read(kept), "keep me");
+  EXPECT_EQ(leftovers({"result.json"}).size(), 0u);
+}
+
 // A file the user may not write is not replaced, though the folder would let a rename do it.
 // Checked as an unprivileged user: root may write any file. Run as root, the check runs in a
 // child process that becomes "nobody" (uid 65534) in a folder it may write.
@@ -212,7 +231,7 @@ TEST_F(OutputFileTest, AFileTheUserMayNotWriteIsNotReplaced) {
       write_file_whole(kept, "replaced");
     } catch (const OutputFileError& e) {
       const std::string what = e.what();
-      return what.find("not writable for you (mode 0444)") != std::string::npos ? 0 : 2;
+      return what.find("is read-only (mode 0444)") != std::string::npos ? 0 : 2;
     }
     return 1;
   };

@@ -123,6 +123,10 @@ class WeightsFile(unittest.TestCase):
         cnn(self.strategy, 2).save_weights(self.path)  # a weights file: replaced (Keras' default)
         with self.assertRaisesRegex(FileExistsError, "overwrite=False: not replaced"):
             model.save_weights(self.path, overwrite=False)
+        os.chmod(self.path, 0o444)  # kept on purpose: not replaced, by root either
+        with self.assertRaisesRegex(PermissionError, r"read-only \(mode 0444\): not replaced"):
+            model.save_weights(self.path)
+        os.chmod(self.path, 0o644)
         loaded = cnn(self.strategy, 3)
         loaded.load_weights(self.path)
         second = cnn(self.strategy, 2).get_weights()[0]

@@ -75,6 +75,10 @@ def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str
         if not os.path.isfile(path) or not _is_hdf5(path):
             raise FileExistsError(f"{path} exists and is no weights file (not HDF5): not "
                                   "replaced; move it away or give another name")
+        mode = os.stat(path).st_mode
+        if mode & 0o222 == 0 or not os.access(path, os.W_OK):
+            raise PermissionError(f"{path} is read-only (mode {mode & 0o7777:04o}): not replaced; "
+                                  "make it writable (chmod u+w) or give another name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"{path}: no folder {folder} to write it in")
