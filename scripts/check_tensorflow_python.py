@@ -19,6 +19,9 @@ CASES = [
     ("strategy.reduce(SUM, a value of no replica)", "2.5 on 3 replicas"),
     ("strategy.reduce(MEAN, a value of no replica)", "2.5 on 3 replicas"),
     ("model.set_weights", "2 arrays for 4 weights"),
+    ("fit(callbacks=[EarlyStopping(monitor='loss', mode='max', patience=1)])",
+     "5 epochs of 30 images, batch_size=15: the epochs run"),
+    ("fit(callbacks=[a Callback])", "its calls, stop_training set at epoch 1"),
 ]
 
 # What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
@@ -29,6 +32,8 @@ def answer(call):
         value = call()
     except Exception as e:  # the type says it: ValueError, InvalidArgumentError, ...
         return "raises " + type(e).__name__
+    if isinstance(value, str):
+        return "gives " + value
     shape = getattr(value, "shape", None)
     return "gives " + (str(tuple(shape)) if shape not in (None, ()) else f"{float(value):g}")
 
@@ -44,6 +49,39 @@ answers += [answer(lambda: model.predict(x, batch_size=32, verbose=0)),
             answer(lambda: strategy.reduce("SUM", 2.5, axis=None)),
             answer(lambda: strategy.reduce("MEAN", 2.5, axis=None)),
             answer(lambda: model.set_weights(model.get_weights()[:2]))]
+
+
+class Calls(callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def on_train_begin(self, logs=None):
+        self.calls.append(f"train_begin steps={self.params['steps']}")
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.calls.append(f"epoch_begin {epoch}")
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.calls.append(f"epoch_end {epoch} {sorted(logs)}")
+        self.model.stop_training = epoch == 1
+
+    def on_train_end(self, logs=None):
+        self.calls.append(f"train_end {sorted(logs)}")
+
+
+def epochs_run(callback):
+    with strategy.scope():
+        fitted = make()
+        fitted.compile(optimizer="sgd", loss=loss(from_logits=True))
+    history = fitted.fit(x[:30], y[:30], batch_size=15, epochs=5, verbose=0,
+                         callbacks=[callback])
+    return callback.calls if isinstance(callback, Calls) else len(history.history["loss"])
+
+
+answers += [answer(lambda: epochs_run(callbacks.EarlyStopping(monitor="loss", mode="max",
+                                                                patience=1))),
+            answer(lambda: "; ".join(epochs_run(Calls())))]
 print(json.dumps(answers))
 """
 
@@ -53,6 +91,7 @@ cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 3)
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1", "/cpu:2"])
 loss = keras.losses.SparseCategoricalCrossentropy
+callbacks = keras.callbacks
 make = lambda: keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(),
                                  keras.layers.Dense(16, activation="relu"), keras.layers.Dense(10)])
 """
@@ -63,6 +102,7 @@ cpu = ml.config.list_physical_devices("CPU")[0]
 ml.config.set_logical_device_configuration(cpu, [ml.config.LogicalDeviceConfiguration()] * 3)
 strategy = ml.distribute.MirroredStrategy()
 loss = ml.keras.losses.SparseCategoricalCrossentropy
+callbacks = ml.keras.callbacks
 make = lambda: ml.keras.Sequential([ml.keras.Input((28, 28)), ml.keras.layers.Flatten(),
                                     ml.keras.layers.Dense(16, activation="relu"),
                                     ml.keras.layers.Dense(10)])

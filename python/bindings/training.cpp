@@ -90,9 +90,13 @@ struct Progress {
 class PythonCallback : public core::FitCallback {
  public:
   // `watching`: a window's session told of the fit too (mirrorlab.gui.watch), or nullptr.
-  PythonCallback(py::object write, core::KerasTextStyle style, std::mutex& progress_mutex,
-                 Progress& progress, core::FitCallback* watching)
+  // `epochs`: None, or Python's hook(event, epoch, logs) -> bool called with the GIL as an
+  // epoch begins ("begin", logs {}) and ends ("end", before its line is printed, as Keras calls
+  // its callbacks): true ends the fit there; an exception ends it and is raised after it.
+  PythonCallback(py::object write, py::object epochs, core::KerasTextStyle style,
+                 std::mutex& progress_mutex, Progress& progress, core::FitCallback* watching)
       : write_(std::move(write)),
+        epochs_(std::move(epochs)),
         text_(style),
         mutex_(&progress_mutex),
         progress_(&progress),
@@ -100,6 +104,7 @@ class PythonCallback : public core::FitCallback {
   ~PythonCallback() override {
     py::gil_scoped_acquire python;
     write_ = py::object();
+    epochs_ = py::object();
   }
 
   void on_epoch_begin(int epoch, int epochs, std::int64_t steps_per_epoch) override {
@@ -111,6 +116,7 @@ class PythonCallback : public core::FitCallback {
       progress_->step_in_epoch = 0;
       progress_->steps_per_epoch = steps_per_epoch;
     }
+    hook("begin", epoch, nullptr);
     print(text_.epoch_begin(epoch, epochs));
   }
   void on_train_step(const core::LossStats& step, double seconds) override {
@@ -135,6 +141,7 @@ class PythonCallback : public core::FitCallback {
   }
   void on_epoch_end(const core::EpochLog& log) override {
     if (watching_) watching_->on_epoch_end(log);
+    hook("end", log.epoch, &log);
     print(text_.epoch_end(log));
   }
   void on_loss_growth(const core::LossGrowth& growth) override {
@@ -142,6 +149,8 @@ class PythonCallback : public core::FitCallback {
   }
 
   bool stop_requested() const { return stop_; }
+  // Whether a hook ended the fit (not Ctrl-C, not an exception).
+  bool stopped_by_hook() const { return stopped_by_hook_; }
   // After the fit, with the GIL: the KeyboardInterrupt it was stopped by, raised again.
   void raise_interrupt() {
     if (!interrupt_) return;
@@ -152,6 +161,28 @@ class PythonCallback : public core::FitCallback {
   }
 
  private:
+  // Calls the epochs' hook (epochs 0-based, as Keras numbers them for callbacks) with the
+  // epoch's logs (none as it begins).
+  void hook(const char* event, int epoch, const core::EpochLog* log) {
+    if (interrupt_) return;
+    py::gil_scoped_acquire python;
+    if (epochs_.is_none()) return;
+    py::dict logs;
+    if (log != nullptr) {
+      logs["loss"] = log->train.loss;
+      logs["accuracy"] = log->train.accuracy;
+      if (log->has_validation) {
+        logs["val_loss"] = log->validation.loss;
+        logs["val_accuracy"] = log->validation.accuracy;
+      }
+    }
+    try {
+      if (epochs_(event, epoch - 1, logs).cast<bool>()) stop_ = stopped_by_hook_ = true;
+    } catch (py::error_already_set& e) {
+      interrupt_ = std::make_unique<py::error_already_set>(std::move(e));
+      stop_ = true;
+    }
+  }
   void print(const std::string& text) {
     if (text.empty()) return;
     py::gil_scoped_acquire python;
@@ -163,6 +194,8 @@ class PythonCallback : public core::FitCallback {
   }
 
   py::object write_;
+  py::object epochs_;
+  bool stopped_by_hook_ = false;
   core::KerasProgressText text_;
   std::mutex* mutex_;
   Progress* progress_;
@@ -176,9 +209,10 @@ class PythonCallback : public core::FitCallback {
 // each other's collectives for ever), so the second is refused, saying what runs.
 [[noreturn]] void refuse_busy(const std::string& what) {
   throw std::logic_error(what +
-                         " cannot start while this model trains or evaluates on another thread: "
-                         "wait for that call to return (model.progress() says where it stands), "
-                         "or use a model of its own");
+                         " cannot start while this model trains or evaluates (on another thread, "
+                         "or in a callback of its fit): wait for that call to return "
+                         "(model.progress() says where it stands; a callback may read "
+                         "get_weights and save_weights), or use a model of its own");
 }
 
 void check_not_busy(const std::atomic<bool>& flag, const std::string& what) {
@@ -358,7 +392,8 @@ class Run {
 
   py::dict fit(const Bytes& x, const Bytes& y, std::size_t batch_per_replica, int epochs,
                std::int64_t max_steps, std::optional<Bytes> x_val, std::optional<Bytes> y_val,
-               py::object write, bool live, bool one_line, bool with_accuracy) {
+               py::object write, bool live, bool one_line, bool with_accuracy,
+               py::object epoch_hook) {
     check_devices_free("model.fit");
     const Busy busy(busy_, "model.fit");
     const core::Dataset train = dataset_of(x, y);
@@ -368,9 +403,9 @@ class Run {
     options.batch_per_replica = batch_per_replica;
     options.epochs = epochs;
     options.max_steps = max_steps;
-    PythonCallback callback(std::move(write), core::KerasTextStyle{live, one_line, with_accuracy},
-                            progress_mutex_, progress_,
-                            watching_ ? &watching_->watched_fit() : nullptr);
+    PythonCallback callback(std::move(write), std::move(epoch_hook),
+                            core::KerasTextStyle{live, one_line, with_accuracy}, progress_mutex_,
+                            progress_, watching_ ? &watching_->watched_fit() : nullptr);
     options.stop_requested = [&callback] { return callback.stop_requested(); };
     core::History history;
     strategy_->set_loss_scaling(
@@ -408,7 +443,8 @@ class Run {
       out["val_accuracy"] = val_accuracy;
       out["val_loss"] = val_loss;
     }
-    out["stop_reason"] = core::to_string(history.stop_reason);
+    out["stop_reason"] =
+        callback.stopped_by_hook() ? "callback" : core::to_string(history.stop_reason);
     out["steps"] = history.steps;
     out["seconds"] = history.train_seconds;
     return out;
@@ -546,7 +582,8 @@ void bind_training(py::module_& m) {
       .def("check_in_sync", &Run::check_in_sync, py::arg("what"))
       .def("fit", &Run::fit, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
            py::arg("epochs"), py::arg("max_steps"), py::arg("x_val"), py::arg("y_val"),
-           py::arg("write"), py::arg("live"), py::arg("one_line"), py::arg("accuracy"))
+           py::arg("write"), py::arg("live"), py::arg("one_line"), py::arg("accuracy"),
+           py::arg("epoch_hook") = py::none())
       .def("evaluate", &Run::evaluate, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
            py::arg("write"), py::arg("live"), py::arg("one_line"), py::arg("accuracy"))
       .def("progress", &Run::progress);

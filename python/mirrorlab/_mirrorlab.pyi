@@ -40,7 +40,9 @@ class _Run:
     def fit(self, x: npt.NDArray[np.uint8], y: npt.NDArray[np.uint8], batch_per_replica: int,
             epochs: int, max_steps: int, x_val: Optional[npt.NDArray[np.uint8]],
             y_val: Optional[npt.NDArray[np.uint8]], write: Optional[Callable[[str], object]],
-            live: bool, one_line: bool, accuracy: bool) -> Dict[str, object]: ...
+            live: bool, one_line: bool, accuracy: bool,
+            epoch_hook: Optional[Callable[[str, int, Dict[str, float]], bool]] = None
+            ) -> Dict[str, object]: ...
     def evaluate(self, x: npt.NDArray[np.uint8], y: npt.NDArray[np.uint8],
                  batch_per_replica: int, write: Optional[Callable[[str], object]], live: bool,
                  one_line: bool, accuracy: bool) -> Tuple[float, float]: ...

@@ -1,8 +1,21 @@
-"""keras.callbacks.History: what model.fit returns."""
+"""keras.callbacks: History (what model.fit returns) and the callbacks model.fit(callbacks=...)
+calls at the training's and each epoch's begin and end: Callback (subclass it), LambdaCallback,
+EarlyStopping and ModelCheckpoint (weights files), as Keras 3.15 was seen to run them: a
+callback's on_epoch_end runs before the epoch's line is printed, EarlyStopping says it stopped
+and restores the best weights when the training ends, ModelCheckpoint's lines start with an empty
+one. The batches' hooks (on_train_batch_end, ...) are not called: a callback that defines one is
+refused, not left silent."""
 
 from __future__ import annotations
 
-from typing import Dict, List
+import math
+import os
+import warnings
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+__all__ = ["Callback", "EarlyStopping", "History", "LambdaCallback", "ModelCheckpoint"]
 
 
 class History:
@@ -16,3 +29,193 @@ class History:
 
     def __repr__(self) -> str:
         return f"<History epochs={len(self.epoch)} keys={list(self.history)}>"
+
+
+class Callback:
+    """keras.callbacks.Callback: subclass it and define on_train_begin, on_epoch_begin,
+    on_epoch_end or on_train_end; ``self.model`` is the model (``self.model.stop_training =
+    True`` ends the fit after this epoch), ``self.params`` the fit's (verbose, epochs, steps)."""
+
+    _NOT_CALLED = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin",
+                   "on_batch_end", "on_test_begin", "on_test_end", "on_test_batch_begin",
+                   "on_test_batch_end", "on_predict_begin", "on_predict_end",
+                   "on_predict_batch_begin", "on_predict_batch_end")
+
+    def __init__(self) -> None:
+        self.model: Any = None
+        self.params: Dict[str, object] = {}
+
+    def set_model(self, model: Any) -> None:
+        self.model = model
+
+    def set_params(self, params: Dict[str, object]) -> None:
+        self.params = params
+
+    def on_train_begin(self, logs: Optional[Dict[str, float]] = None) -> None:
+        pass
+
+    def on_train_end(self, logs: Optional[Dict[str, float]] = None) -> None:
+        pass
+
+    def on_epoch_begin(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        pass
+
+    def on_epoch_end(self, epoch: int, logs: Optional[Dict[str, float]] = None) -> None:
+        pass
+
+    def _hooks_not_called(self) -> List[str]:
+        """The batch and test hooks this callback defines, which mirrorlab's fit does not call."""
+        return [name for name in self._NOT_CALLED
+                if callable(getattr(self, name, None)) and
+                getattr(type(self), name, None) is not getattr(Callback, name, None)]
+
+
+class LambdaCallback(Callback):
+    """keras.callbacks.LambdaCallback: functions for on_epoch_begin(epoch, logs),
+    on_epoch_end(epoch, logs), on_train_begin(logs) and on_train_end(logs)."""
+
+    def __init__(self, on_epoch_begin: Optional[Callable] = None,
+                 on_epoch_end: Optional[Callable] = None,
+                 on_train_begin: Optional[Callable] = None,
+                 on_train_end: Optional[Callable] = None, **batch_hooks: Callable) -> None:
+        super().__init__()
+        if batch_hooks:
+            raise ValueError(f"LambdaCallback({', '.join(sorted(batch_hooks))}=...): mirrorlab's "
+                             "fit calls a callback at the epochs' and the training's begin and "
+                             "end only")
+        for name, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
+                         ("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
+            if fn is not None:
+                setattr(self, name, fn)
+
+
+def _better(monitor: str, mode: str, what: str) -> Callable[[float, float], bool]:
+    if mode not in ("auto", "min", "max"):
+        raise ValueError(f"{what} mode={mode!r}: give 'auto', 'min' or 'max'")
+    if mode == "auto":  # Keras: an accuracy rises, anything else falls
+        mode = "max" if "acc" in monitor else "min"
+    return np.greater if mode == "max" else np.less
+
+
+def _monitored(logs: Optional[Dict[str, float]], monitor: str) -> Optional[float]:
+    value = (logs or {}).get(monitor)
+    return None if value is None else float(value)
+
+
+class EarlyStopping(Callback):
+    """keras.callbacks.EarlyStopping: ends the fit once ``monitor`` has not improved by more
+    than ``min_delta`` for ``patience`` epochs; ``restore_best_weights``: the best epoch's weights
+    put back when the training ends (on every replica)."""
+
+    def __init__(self, monitor: str = "val_loss", min_delta: float = 0, patience: int = 0,
+                 verbose: int = 0, mode: str = "auto", baseline: Optional[float] = None,
+                 restore_best_weights: bool = False, start_from_epoch: int = 0) -> None:
+        super().__init__()
+        self.monitor = monitor
+        self.patience = patience
+        self.verbose = verbose
+        self.baseline = baseline
+        self.restore_best_weights = restore_best_weights
+        self.start_from_epoch = start_from_epoch
+        self.monitor_op = _better(monitor, mode, "EarlyStopping")
+        self.min_delta = abs(min_delta) * (1 if self.monitor_op is np.greater else -1)
+
+    def _improves(self, value: float, reference: Optional[float]) -> bool:
+        return reference is None or bool(self.monitor_op(value - self.min_delta, reference))
+
+    def on_train_begin(self, logs=None) -> None:
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best: Optional[float] = None
+        self.best_weights = None
+        self.best_epoch = 0
+
+    def on_epoch_end(self, epoch: int, logs=None) -> None:
+        current = _monitored(logs, self.monitor)
+        if current is None:
+            warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(sorted(logs or {}))}",
+                          stacklevel=2)
+            return
+        if epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+        self.wait += 1
+        if self._improves(current, self.best):
+            self.best, self.best_epoch = current, epoch
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._improves(current, self.baseline):
+                self.wait = 0
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None) -> None:
+        if self.stopped_epoch > 0 and self.verbose > 0:
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose > 0:
+                print("Restoring model weights from the end of the best epoch: "
+                      f"{self.best_epoch + 1}.")
+            self.model.set_weights(self.best_weights)
+
+
+class ModelCheckpoint(Callback):
+    """keras.callbacks.ModelCheckpoint for weights: after each epoch, model.save_weights to
+    ``filepath`` (ending in .weights.h5; "{epoch:02d}", "{val_loss:.3f}" and the like filled in
+    from the epoch's logs), or with ``save_best_only`` only when ``monitor`` improved. mirrorlab
+    saves weights only (Keras' whole-model .keras files are not written)."""
+
+    def __init__(self, filepath: Any, monitor: str = "val_loss", verbose: int = 0,
+                 save_best_only: bool = False, save_weights_only: bool = False,
+                 mode: str = "auto", save_freq: Any = "epoch",
+                 initial_value_threshold: Optional[float] = None) -> None:
+        super().__init__()
+        self.filepath = os.fspath(filepath)
+        if not self.filepath.endswith(".weights.h5"):
+            raise ValueError("mirrorlab's ModelCheckpoint saves weights only (save_weights_only"
+                             "=True; Keras' whole-model .keras files are not written): the "
+                             "filepath must end in `.weights.h5` (Keras weights format). "
+                             f"Received: filepath={self.filepath}")
+        if save_freq != "epoch":
+            raise ValueError(f"ModelCheckpoint save_freq={save_freq!r}: mirrorlab saves at the "
+                             "end of an epoch (save_freq='epoch')")
+        self.monitor = monitor
+        self.verbose = verbose
+        self.save_best_only = save_best_only
+        self.monitor_op = _better(monitor, mode, "ModelCheckpoint")
+        self.best = initial_value_threshold
+
+    def _say(self, text: str) -> None:
+        if self.verbose > 0:
+            print(f"\n{text}")
+
+    def on_epoch_end(self, epoch: int, logs=None) -> None:
+        logs = dict(logs or {})
+        try:
+            path = self.filepath.format(epoch=epoch + 1, **logs)
+        except (KeyError, IndexError, ValueError) as e:
+            raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". '
+                           f"Reason: {e!r} (the epoch's logs have {', '.join(sorted(logs))})"
+                           ) from None
+        if self.save_best_only:
+            current = _monitored(logs, self.monitor)
+            if current is None or math.isnan(current):
+                warnings.warn(f"Can save best model only with {self.monitor} available, "
+                              "skipping.", stacklevel=2)
+                return
+            if self.best is not None and not self.monitor_op(current, self.best):
+                self._say(f"Epoch {epoch + 1}: {self.monitor} did not improve from "
+                          f"{self.best:.5f}")
+                return
+            before = "None" if self.best is None else f"{self.best:.5f}"
+            self._say(f"Epoch {epoch + 1}: {self.monitor} improved from {before} to "
+                      f"{current:.5f}, saving model to {path}")
+            self.best = current
+        else:
+            self._say(f"Epoch {epoch + 1}: saving model to {path}")
+        self.model.save_weights(path, overwrite=True)
+        self._say(f"Epoch {epoch + 1}: finished saving model to {path}")

@@ -11,7 +11,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import _arrays, _mirrorlab, _numbers, distribute
-from . import _weights_file, callbacks, layers as layers_module, losses, optimizers, utils
+from . import _weights_file, callbacks as callbacks_module, layers as layers_module, losses
+from . import optimizers, utils
 
 __all__ = ["Sequential"]
 
@@ -291,11 +292,16 @@ class Sequential:
 
     def fit(self, x=None, y=None, batch_size: Optional[int] = None, epochs: int = 1,
             verbose: Union[str, int] = "auto", validation_split: float = 0.0,
-            validation_data=None, shuffle: bool = True) -> callbacks.History:
+            validation_data=None, shuffle: bool = True,
+            callbacks: Optional[Sequence["callbacks_module.Callback"]] = None
+            ) -> "callbacks_module.History":
         """Trains on (x, y): every epoch shuffled, each global batch of ``batch_size`` split
-        among the replicas. Ctrl-C (KeyboardInterrupt) stops after the step under way."""
+        among the replicas. ``callbacks``: keras.callbacks (EarlyStopping, ModelCheckpoint,
+        LambdaCallback, a Callback of yours), called as each epoch and the training begin and
+        end. Ctrl-C (KeyboardInterrupt) stops after the step under way."""
         self._check_compiled()
         self._check_idle()
+        called = self._callbacks(callbacks)
         if shuffle is not True:
             raise ValueError("mirrorlab shuffles the examples every epoch (Keras' default): "
                              "shuffle=False is not offered")
@@ -319,23 +325,68 @@ class Sequential:
         if len(images) == 0:
             raise ValueError("no images to train on")
         verbose = 1 if verbose == "auto" else _whole("verbose", verbose, 0, 2)
+        global_batch = per_replica * self._strategy.num_replicas_in_sync
+        params = {"verbose": verbose, "epochs": epochs,
+                  "steps": -(-len(images) // global_batch)}  # an epoch's, as Keras
         if epochs == 0:  # as Keras: nothing trained, an empty history
-            return callbacks.History({}, {"verbose": verbose, "epochs": 0, "steps": 0})
+            return callbacks_module.History({}, dict(params, steps=0))
         self._build()
         self._trained = True
+        keys = ["loss"] + (["accuracy"] if self._accuracy else [])
+        keys += [f"val_{k}" for k in keys] if val else []
+        for callback in called:
+            callback.set_model(self)
+            callback.set_params(params)
+        self.stop_training = False
+        last_logs: Dict[str, float] = {}
+
+        def epoch_hook(event: str, epoch: int, logs: Dict[str, float]) -> bool:
+            nonlocal last_logs
+            if event == "begin":
+                for callback in called:
+                    callback.on_epoch_begin(epoch, {})
+                return self.stop_training
+            last_logs = {k: logs[k] for k in sorted(keys)}
+            for callback in called:
+                callback.on_epoch_end(epoch, dict(last_logs))
+            sys.stdout.flush()
+            return self.stop_training
+
+        for callback in called:
+            callback.on_train_begin({})
         try:
             result = self._run.fit(images, labels, per_replica, epochs, 0,
                                    val[0] if val else None, val[1] if val else None,
-                                   *self._printing(verbose))
+                                   *self._printing(verbose),
+                                   epoch_hook=epoch_hook if called else None)
         finally:
             sys.stdout.flush()
-        keys = ["loss"] + (["accuracy"] if self._accuracy else [])
-        keys += [f"val_{k}" for k in keys] if val else []
+        for callback in called:
+            callback.on_train_end(dict(last_logs))
+        sys.stdout.flush()
         history = {k: result[k] for k in sorted(keys)}
         # train_seconds: the steps' time, as `mirrorlab train` reports it (its images/s).
-        return callbacks.History(history, {"verbose": verbose, "epochs": epochs,
-                                           "steps": result["steps"],
-                                           "train_seconds": result["seconds"]})
+        return callbacks_module.History(history, dict(params, train_seconds=result["seconds"]))
+
+    @staticmethod
+    def _callbacks(given) -> List["callbacks_module.Callback"]:
+        """fit's callbacks, checked: Callback objects whose hooks mirrorlab calls."""
+        if given is None:
+            return []
+        if isinstance(given, callbacks_module.Callback) or not isinstance(given, (list, tuple)):
+            raise TypeError("callbacks is a list of keras.callbacks objects, e.g. "
+                            f"callbacks=[{type(given).__name__}(...)]")
+        for callback in given:
+            if not isinstance(callback, callbacks_module.Callback):
+                raise TypeError(f"callbacks: {callback!r} is no keras.callbacks.Callback; "
+                                "subclass keras.callbacks.Callback, or use LambdaCallback")
+            not_called = callback._hooks_not_called()
+            if not_called:
+                raise ValueError(f"{type(callback).__name__} defines {', '.join(not_called)}, "
+                                 "which mirrorlab's fit does not call: it calls a callback as "
+                                 "the training and each epoch begin and end (on_train_begin, "
+                                 "on_epoch_begin, on_epoch_end, on_train_end)")
+        return list(given)
 
     def evaluate(self, x=None, y=None, batch_size: Optional[int] = None,
                  verbose: Union[str, int] = "auto", return_dict: bool = False):

@@ -1,0 +1,176 @@
+"""model.fit(callbacks=[...]): keras.callbacks called as Keras 3.15 was seen to call them (each
+epoch's on_epoch_end before its line, EarlyStopping and its restored weights at the end,
+ModelCheckpoint's weights files), on 2 replicas; what mirrorlab does not call is refused."""
+
+import io
+import os
+import tempfile
+import unittest
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+
+import mirrorlab as ml
+
+CPU = ml.config.list_physical_devices("CPU")[0]
+ml.config.set_logical_device_configuration(
+    CPU, [ml.config.LogicalDeviceConfiguration(memory_limit=512)] * 2)
+keras = ml.keras
+X = np.random.default_rng(0).integers(0, 256, (64, 28, 28)).astype(np.uint8)
+Y = np.arange(64) % 10
+
+
+def model(strategy):
+    keras.utils.set_random_seed(1)
+    with strategy.scope():
+        m = keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(),
+                              keras.layers.Dense(10)])
+        m.compile(optimizer="sgd", metrics=["accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return m
+
+
+class Recorder(keras.callbacks.Callback):
+    """What was called, in order, and the weights at each epoch's end."""
+
+    def __init__(self, stop_after=None):
+        super().__init__()
+        self.calls, self.weights, self.stop_after = [], [], stop_after
+
+    def on_train_begin(self, logs=None):
+        self.calls.append(("train_begin", dict(self.params)))
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.calls.append(("epoch_begin", epoch))
+
+    def on_epoch_end(self, epoch, logs=None):
+        print(f"recorded epoch {epoch}")
+        self.calls.append(("epoch_end", epoch, sorted(logs)))
+        self.weights.append(self.model.get_weights())
+        self.model.stop_training = epoch == self.stop_after
+
+    def on_train_end(self, logs=None):
+        self.calls.append(("train_end", sorted(logs)))
+
+
+class Callbacks(unittest.TestCase):
+    def setUp(self):
+        self.strategy = ml.distribute.MirroredStrategy()
+        self.folder = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def fit(self, m, callbacks, epochs=4, verbose=2, **kw):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            history = m.fit(X, Y, batch_size=16, epochs=epochs, verbose=verbose,
+                            callbacks=callbacks, **kw)
+        return history, out.getvalue()
+
+    def test_a_callback_is_called_as_keras_calls_it_and_can_stop_the_fit(self):
+        recorder = Recorder(stop_after=1)
+        history, out = self.fit(model(self.strategy), [recorder], validation_split=0.25)
+        self.assertEqual(recorder.calls, [
+            ("train_begin", {"verbose": 2, "epochs": 4, "steps": 3}),  # steps: an epoch's
+            ("epoch_begin", 0), ("epoch_end", 0, ["accuracy", "loss", "val_accuracy", "val_loss"]),
+            ("epoch_begin", 1), ("epoch_end", 1, ["accuracy", "loss", "val_accuracy", "val_loss"]),
+            ("train_end", ["accuracy", "loss", "val_accuracy", "val_loss"])])
+        self.assertEqual(len(history.history["loss"]), 2)  # stop_training after epoch 1
+        self.assertEqual(history.params["steps"], 3)
+        # on_epoch_end runs before the epoch's line is printed, as in Keras.
+        lines = out.splitlines()
+        self.assertRegex(lines[1], "^recorded epoch 0$")
+        self.assertRegex(lines[2], r"^3/3 - \d+s - .* - val_loss: ")
+
+    def test_early_stopping_stops_says_so_and_restores_the_best_weights(self):
+        recorder = Recorder()
+        stop = keras.callbacks.EarlyStopping(monitor="loss", mode="max", patience=1, verbose=1,
+                                             restore_best_weights=True)
+        m = model(self.strategy)
+        history, out = self.fit(m, [recorder, stop])
+        self.assertEqual(len(history.history["loss"]), 2)  # the loss fell: epoch 1 is the best
+        self.assertTrue(out.endswith("Epoch 2: early stopping\nRestoring model weights from the "
+                                     "end of the best epoch: 1.\n"), out)
+        for restored, best in zip(m.get_weights(), recorder.weights[0]):
+            np.testing.assert_array_equal(restored, best)
+        self.assertFalse(np.array_equal(recorder.weights[1][0], recorder.weights[0][0]))
+
+    def test_early_stopping_on_a_metric_not_there_warns_and_trains_every_epoch(self):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            history, _ = self.fit(model(self.strategy),
+                                  [keras.callbacks.EarlyStopping(patience=0)], epochs=3)
+        self.assertEqual(len(history.history["loss"]), 3)
+        self.assertIn("Early stopping conditioned on metric `val_loss` which is not available. "
+                      "Available metrics are: accuracy,loss", str(seen[0].message))
+
+    def test_model_checkpoint_writes_weights_files_each_epoch_or_the_best(self):
+        every = os.path.join(self.folder.name, "e{epoch:02d}.weights.h5")
+        best = os.path.join(self.folder.name, "best.weights.h5")
+        recorder = Recorder()
+        m = model(self.strategy)
+        _, out = self.fit(m, [recorder, keras.callbacks.ModelCheckpoint(every),
+                              keras.callbacks.ModelCheckpoint(best, monitor="loss", verbose=1,
+                                                              save_best_only=True)], epochs=3)
+        self.assertEqual(sorted(os.listdir(self.folder.name)),
+                         ["best.weights.h5", "e01.weights.h5", "e02.weights.h5",
+                          "e03.weights.h5"])
+        self.assertIn("\n\nEpoch 1: loss improved from None to ", out)
+        self.assertIn(f"saving model to {best}\n\nEpoch 1: finished saving model to {best}\n",
+                      out)
+        for epoch in range(3):
+            loaded = model(self.strategy)
+            loaded.load_weights(os.path.join(self.folder.name, f"e{epoch + 1:02d}.weights.h5"))
+            for a, b in zip(loaded.get_weights(), recorder.weights[epoch]):
+                np.testing.assert_array_equal(a, b)
+        loaded = model(self.strategy)
+        loaded.load_weights(best)  # the loss fell each epoch: the last is the best
+        np.testing.assert_array_equal(loaded.get_weights()[0], recorder.weights[2][0])
+
+    def test_what_mirrorlab_does_not_call_or_save_is_refused_before_training(self):
+        class PerBatch(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):
+                pass
+
+        m = model(self.strategy)
+        before = m.get_weights()[0]
+        for callbacks, error, words in [
+                ([PerBatch()], ValueError, "PerBatch defines on_train_batch_end, which "
+                                           "mirrorlab's fit does not call"),
+                (keras.callbacks.EarlyStopping(), TypeError, "callbacks is a list"),
+                ([print], TypeError, "is no keras.callbacks.Callback")]:
+            with self.assertRaisesRegex(error, words):
+                m.fit(X, Y, epochs=1, verbose=0, callbacks=callbacks)
+        np.testing.assert_array_equal(m.get_weights()[0], before)
+        with self.assertRaisesRegex(ValueError, r"saves weights only .* must end in "
+                                                r"`\.weights\.h5`"):
+            keras.callbacks.ModelCheckpoint(os.path.join(self.folder.name, "m.keras"))
+        with self.assertRaisesRegex(ValueError, "save_freq='epoch'"):
+            keras.callbacks.ModelCheckpoint("m.weights.h5", save_freq=10)
+        with self.assertRaisesRegex(ValueError,
+                                    r"on_train_batch_end=\.\.\.\): mirrorlab.s fit calls"):
+            keras.callbacks.LambdaCallback(on_train_batch_end=print)
+
+    def test_a_callbacks_exception_ends_the_fit_and_leaves_the_model_usable(self):
+        class Fails(keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                raise KeyError(f"fails at {epoch}")
+
+        class SetsWeights(keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                self.model.set_weights(self.model.get_weights())
+
+        m = model(self.strategy)
+        with self.assertRaisesRegex(KeyError, "fails at 0"):
+            self.fit(m, [Fails()])
+        with self.assertRaisesRegex(RuntimeError, "set_weights cannot start while this model "
+                                                  "trains .* in a callback of its fit"):
+            self.fit(m, [SetsWeights()])
+        history, _ = self.fit(m, [], epochs=2)  # trains on, in sync
+        self.assertEqual(len(history.history["loss"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
