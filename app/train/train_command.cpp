@@ -209,7 +209,9 @@ int run_train(const TrainOptions& options) {
   core::FitOptions fit = core::fit_options(run.o.settings);
   vgpu::WorkerGroup* group = run.launch.workers();
   // Every worker stops after the same step (app/train/workers.h): any one asked, all stop.
-  const auto stop_asked = [group] { return agreed_stop(group, interrupt_signal() != 0); };
+  // Each worker sees Ctrl-C or mpirun's SIGTERM at its own moment: every one stops after the
+  // same step, the first any of them asks.
+  const auto stop_asked = [group] { return vgpu::any_worker_asks(group, interrupt_signal() != 0); };
   fit.stop_requested = stop_asked;
   core::FitLoop loop(*run.strategy, data.train, &data.test, fit, &progress);
   if (const std::optional<int> refused = before_first_step(run, loop, data.train)) return *refused;

@@ -250,13 +250,6 @@ std::string check_same_data(vgpu::WorkerGroup& workers, const core::FashionMnist
   return "";
 }
 
-bool agreed_stop(vgpu::WorkerGroup* workers, bool mine) {
-  if (workers == nullptr) return mine;
-  double asked = mine ? 1 : 0;
-  workers->all_reduce_sum(std::span<double>(&asked, 1));
-  return asked > 0;
-}
-
 void gather_workers(vgpu::WorkerGroup& workers, const std::vector<vgpu::Device*>& devices,
                     const std::vector<core::PhaseTotals>& totals, nlohmann::json* history_workers,
                     std::vector<core::TraceProcess>* trace) {

@@ -73,10 +73,6 @@ std::string agree_to_train(vgpu::WorkerGroup& workers, const std::string& own_pr
 bool announce_worker(vgpu::WorkerGroup& workers);
 // "" when every worker loaded the same data (sizes and training labels), else the sentence.
 std::string check_same_data(vgpu::WorkerGroup& workers, const core::FashionMnist& data);
-// Whether to stop after this step: `mine` alone, or with workers, whether any worker's is true
-// (an exchange: each worker sees Ctrl-C or mpirun's SIGTERM at its own moment, and every one
-// must stop after the same step).
-bool agreed_stop(vgpu::WorkerGroup* workers, bool mine);
 // Every worker's devices (phase seconds, peak memory) and trace to every worker (an exchange):
 // *history_workers becomes the history's "workers", *trace a process per worker.
 void gather_workers(vgpu::WorkerGroup& workers, const std::vector<vgpu::Device*>& devices,

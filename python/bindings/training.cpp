@@ -87,12 +87,19 @@ struct Progress {
 
 // Keras' progress printed through `write` (Python's sys.stdout.write), and Ctrl-C: asked after
 // every step, it stops the fit there, and the KeyboardInterrupt is raised once the fit returns.
+// Thrown through the core's fit when a callback raised as an epoch began: the fit ends there,
+// before the epoch's first batch, and the callback's exception is raised after it.
+struct CallbackRaised : std::runtime_error {
+  CallbackRaised() : std::runtime_error("a callback raised an exception") {}
+};
+
 class PythonCallback : public core::FitCallback {
  public:
   // `watching`: a window's session told of the fit too (mirrorlab.gui.watch), or nullptr.
   // `epochs`: None, or Python's hook(event, epoch, logs) -> bool called with the GIL as an
   // epoch begins ("begin", logs {}) and ends ("end", before its line is printed, as Keras calls
-  // its callbacks): true ends the fit there; an exception ends it and is raised after it.
+  // its callbacks): true at the end ends the fit there; an exception ends it (as the epoch
+  // begins: before its first batch) and is raised after it.
   PythonCallback(py::object write, py::object epochs, core::KerasTextStyle style,
                  std::mutex& progress_mutex, Progress& progress, core::FitCallback* watching)
       : write_(std::move(write)),
@@ -117,6 +124,7 @@ class PythonCallback : public core::FitCallback {
       progress_->steps_per_epoch = steps_per_epoch;
     }
     hook("begin", epoch, nullptr);
+    if (interrupt_) throw CallbackRaised();
     print(text_.epoch_begin(epoch, epochs));
   }
   void on_train_step(const core::LossStats& step, double seconds) override {
@@ -177,7 +185,8 @@ class PythonCallback : public core::FitCallback {
       }
     }
     try {
-      if (epochs_(event, epoch - 1, logs).cast<bool>()) stop_ = stopped_by_hook_ = true;
+      const bool stop = epochs_(event, epoch - 1, logs).cast<bool>();
+      if (stop && log != nullptr) stop_ = stopped_by_hook_ = true;
     } catch (py::error_already_set& e) {
       interrupt_ = std::make_unique<py::error_already_set>(std::move(e));
       stop_ = true;
@@ -406,7 +415,12 @@ class Run {
     PythonCallback callback(std::move(write), std::move(epoch_hook),
                             core::KerasTextStyle{live, one_line, with_accuracy}, progress_mutex_,
                             progress_, watching_ ? &watching_->watched_fit() : nullptr);
-    options.stop_requested = [&callback] { return callback.stop_requested(); };
+    // With several workers, a stop one asks (Ctrl-C, a callback) is every worker's, agreed
+    // between the same steps: else the others would wait for it in the next all-reduce.
+    vgpu::WorkerGroup* group = worker_group_of(workers_);
+    options.stop_requested = [&callback, group] {
+      return vgpu::any_worker_asks(group, callback.stop_requested());
+    };
     core::History history;
     strategy_->set_loss_scaling(
         settings_.loss_scaling);  // model.fit's (a custom loop sets its own)
@@ -420,6 +434,8 @@ class Run {
       try {
         history =
             core::fit(*strategy_, train, validation ? &*validation : nullptr, options, &callback);
+      } catch (const CallbackRaised& e) {
+        if (watching_) watching_->watched_fit_ended(e.what());
       } catch (const std::exception& e) {
         if (watching_) watching_->watched_fit_ended(e.what());
         throw;
@@ -579,7 +595,8 @@ void bind_training(py::module_& m) {
       .def("predict", &Run::predict, py::arg("x"), py::arg("global_batch"), py::arg("write"),
            py::arg("live"), py::arg("one_line"))
       .def("weight_names", &Run::weight_names)
-      .def("check_in_sync", &Run::check_in_sync, py::arg("what"))
+      .def("check_in_sync", &Run::check_in_sync, py::arg("what"),
+           py::call_guard<py::gil_scoped_release>())  // with workers: an exchange among them
       .def("fit", &Run::fit, py::arg("x"), py::arg("y"), py::arg("batch_per_replica"),
            py::arg("epochs"), py::arg("max_steps"), py::arg("x_val"), py::arg("y_val"),
            py::arg("write"), py::arg("live"), py::arg("one_line"), py::arg("accuracy"),

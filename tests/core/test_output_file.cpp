@@ -225,13 +225,15 @@ TEST_F(OutputFileTest, AFileTheUserMayNotWriteIsNotReplaced) {
   fs::permissions(dir_, fs::perms::all);
   const fs::path kept = open_folder / "result.json";
   write_file_whole(kept, "keep me");
-  fs::permissions(kept, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  // 0420: writable by the group only, so no read-only file: refused because the user (the
+  // owner, or nobody, in no group of it) may not write it.
+  fs::permissions(kept, fs::perms::owner_read | fs::perms::group_write);
   const auto try_to_replace = [&]() -> int {
     try {
       write_file_whole(kept, "replaced");
     } catch (const OutputFileError& e) {
       const std::string what = e.what();
-      return what.find("is read-only (mode 0444)") != std::string::npos ? 0 : 2;
+      return what.find("is not writable for you (mode 0420)") != std::string::npos ? 0 : 2;
     }
     return 1;
   };

@@ -50,6 +50,19 @@ for i in range(0, len(kernels), 2):
     h = h @ kernels[i] + kernels[i + 1]
     h = np.maximum(h, 0) if i + 2 < len(kernels) else h
 
+# Callbacks across the workers: a stop only worker 0 asks ends every worker's fit after the same
+# epoch; ModelCheckpoint, run by every worker (save_weights is an exchange among them), keeps
+# the weights every worker holds.
+asks = ml.keras.callbacks.LambdaCallback(
+    on_epoch_end=lambda epoch, logs: setattr(model, "stop_training",
+                                             strategy._worker_index == 0))
+saved = f"{out}.checkpoint.weights.h5"
+stopped = model.fit(x[:256] / 255.0, y[:256], batch_size=64, epochs=3, verbose=0,
+                    callbacks=[asks, ml.keras.callbacks.ModelCheckpoint(saved)])
+loaded = mlp_with_adam()
+loaded.load_weights(saved)
+checkpoint = [np.array_equal(a, b) for a, b in zip(loaded.get_weights(), model.get_weights())]
+
 with open(f"{out}.{strategy._worker_index}", "w") as f:
     json.dump({"worker": strategy._worker_index, "workers": strategy._num_workers,
                "replicas": strategy.num_replicas_in_sync, "loss": history.history["loss"],
@@ -58,5 +71,6 @@ with open(f"{out}.{strategy._worker_index}", "w") as f:
                "label_sum": total, "expected_label_sum": float(y[:8].sum()),
                "step_loss": float(strategy.reduce("SUM", losses)),
                "predicted": predicted.tolist(), "forward": h.tolist(),
+               "stopped_epochs": len(stopped.history["loss"]), "checkpoint": checkpoint,
                "after_step": hashlib.sha256(
                    b"".join(w.tobytes() for w in model.get_weights())).hexdigest()}, f)

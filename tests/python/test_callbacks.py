@@ -48,7 +48,8 @@ class Recorder(keras.callbacks.Callback):
         print(f"recorded epoch {epoch}")
         self.calls.append(("epoch_end", epoch, sorted(logs)))
         self.weights.append(self.model.get_weights())
-        self.model.stop_training = epoch == self.stop_after
+        if self.stop_after is not None:
+            self.model.stop_training = epoch == self.stop_after
 
     def on_train_end(self, logs=None):
         self.calls.append(("train_end", sorted(logs)))
@@ -129,6 +130,38 @@ class Callbacks(unittest.TestCase):
         loaded.load_weights(best)  # the loss fell each epoch: the last is the best
         np.testing.assert_array_equal(loaded.get_weights()[0], recorder.weights[2][0])
 
+    def test_stop_training_set_as_an_epoch_begins_ends_the_fit_after_it_as_keras(self):
+        class StopsAtBegin(keras.callbacks.Callback):
+            def on_epoch_begin(self, epoch, logs=None):
+                self.model.stop_training = epoch == 1
+
+        recorder = Recorder()
+        history, out = self.fit(model(self.strategy), [StopsAtBegin(), recorder],
+                                validation_split=0.25)
+        # Keras 3.15: epoch 2 runs whole (3 of 3 batches) and is validated, then the fit ends.
+        self.assertEqual(len(history.history["val_loss"]), 2)
+        self.assertRegex(out.splitlines()[-1], r"^3/3 - .* - val_loss: ")
+        self.assertEqual(recorder.calls[-2], ("epoch_end", 1,
+                                              ["accuracy", "loss", "val_accuracy", "val_loss"]))
+
+    def test_zero_epochs_still_tell_the_callbacks_as_keras(self):
+        recorder = Recorder()
+        history, _ = self.fit(model(self.strategy), [recorder], epochs=0)
+        self.assertEqual(recorder.calls, [("train_begin", {"verbose": 2, "epochs": 0,
+                                                           "steps": 4}), ("train_end", [])])
+        self.assertEqual(history.history, {})
+
+    def test_model_checkpoint_makes_its_folder_and_saves_without_its_metric(self):
+        path = os.path.join(self.folder.name, "runs", "best.weights.h5")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            checkpoint = keras.callbacks.ModelCheckpoint(path, save_best_only=True, mode="most")
+            self.fit(model(self.strategy), [checkpoint], epochs=1)
+        said = [str(w.message) for w in seen]
+        self.assertIn("ModelCheckpoint mode 'most' is unknown, fallback to auto mode.", said)
+        self.assertIn("Can save best model only with val_loss available.", said)  # Keras 3.15
+        self.assertTrue(os.path.isfile(path))  # saved anyway, as Keras, in the folder made
+
     def test_what_mirrorlab_does_not_call_or_save_is_refused_before_training(self):
         class PerBatch(keras.callbacks.Callback):
             def on_train_batch_end(self, batch, logs=None):
@@ -162,7 +195,16 @@ class Callbacks(unittest.TestCase):
             def on_epoch_end(self, epoch, logs=None):
                 self.model.set_weights(self.model.get_weights())
 
+        class FailsAtBegin(keras.callbacks.Callback):
+            def on_epoch_begin(self, epoch, logs=None):
+                raise ValueError(f"fails as {epoch} begins")
+
         m = model(self.strategy)
+        before = m.get_weights()
+        with self.assertRaisesRegex(ValueError, "fails as 0 begins"):
+            self.fit(m, [FailsAtBegin()])
+        for now, then in zip(m.get_weights(), before):  # before any batch, as Keras
+            np.testing.assert_array_equal(now, then)
         with self.assertRaisesRegex(KeyError, "fails at 0"):
             self.fit(m, [Fails()])
         with self.assertRaisesRegex(RuntimeError, "set_weights cannot start while this model "

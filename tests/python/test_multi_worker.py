@@ -53,6 +53,11 @@ class MultiWorker(unittest.TestCase):
         self.assertEqual(w0["loss"][0], epochs[0]["loss"], cli)
         self.assertEqual(w0["val_loss"][0], epochs[0]["val_loss"], cli)
 
+    def test_a_callbacks_stop_on_one_worker_stops_every_worker(self):
+        (w0, w1), _ = workers()
+        self.assertEqual((w0["stopped_epochs"], w1["stopped_epochs"]), (1, 1))
+        self.assertTrue(all(w0["checkpoint"]) and all(w1["checkpoint"]))
+
     def test_the_custom_loop_spans_the_workers(self):
         (w0, w1), _ = workers("--tf-config")
         self.assertEqual([len(s) for s in w0["shard_labels"] + w1["shard_labels"]], [4, 4])

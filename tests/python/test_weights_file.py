@@ -6,6 +6,7 @@ import os
 import tempfile
 import unittest
 import warnings
+from unittest import mock
 
 import h5py
 import numpy as np
@@ -137,6 +138,36 @@ class WeightsFile(unittest.TestCase):
             model.save_weights(os.path.join(self.folder.name, "no", "cnn.weights.h5"))
         self.assertEqual(sorted(os.listdir(self.folder.name)), ["cnn.weights.h5",
                                                                 "notes.weights.h5"])
+
+
+    def test_modes_links_and_a_failed_write_leave_the_files_as_a_user_expects(self):
+        model = cnn(self.strategy, 1)
+        umask = os.umask(0o022)
+        try:
+            model.save_weights(self.path)  # new: the mode the umask gives, as h5py's own
+            self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o644)
+        finally:
+            os.umask(umask)
+        os.chmod(self.path, 0o640)
+        model.save_weights(self.path)  # replaced: its mode kept
+        self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o640)
+        link = os.path.join(self.folder.name, "link.weights.h5")
+        os.symlink("cnn.weights.h5", link)
+        other = cnn(self.strategy, 2)
+        other.save_weights(link)  # the link's file written, the link kept
+        self.assertTrue(os.path.islink(link))
+        with h5py.File(self.path, "r") as f:
+            np.testing.assert_array_equal(f["layers/dense_1/vars/1"][()],
+                                          other.get_weights()[5])
+        with open(self.path, "rb") as f:
+            before = f.read()
+        with mock.patch("os.replace", side_effect=OSError(28, "No space left on device")):
+            with self.assertRaisesRegex(OSError, "No space left"):
+                model.save_weights(self.path)
+        with open(self.path, "rb") as f:
+            self.assertEqual(f.read(), before)  # the old file whole
+        self.assertEqual(sorted(os.listdir(self.folder.name)),
+                         ["cnn.weights.h5", "link.weights.h5"])  # no temporary left
 
 
 if __name__ == "__main__":

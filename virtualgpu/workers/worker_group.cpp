@@ -20,6 +20,13 @@ void WorkerGroup::all_reduce_sum(std::span<float> values, Device& holder) {
   write_buffer(holder, values, staging);
 }
 
+bool any_worker_asks(WorkerGroup* workers, bool mine) {
+  if (workers == nullptr) return mine;
+  double asked = mine ? 1 : 0;
+  workers->all_reduce_sum(std::span<double>(&asked, 1));
+  return asked > 0;
+}
+
 std::string describe_worker(const WorkerGroup& workers, int rank) {
   std::string text = "worker " + std::to_string(rank);
   if (rank >= 0 && rank < static_cast<int>(workers.places().size())) {

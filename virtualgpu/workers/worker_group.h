@@ -61,6 +61,10 @@ class WorkerGroup {
 // "worker 1 (pid 4242 on vm)".
 std::string describe_worker(const WorkerGroup& workers, int rank);
 
+// Whether any worker of the group asks (`mine` is this worker's answer): collective, every
+// worker calls it at the same point. Without a group (nullptr), `mine`.
+bool any_worker_asks(WorkerGroup* workers, bool mine);
+
 // TF_CONFIG as seed note 002 writes it, for this worker: the cluster's worker addresses (each
 // worker's host:20000 + index, the note's ports) and the task,
 // {"cluster":{"worker":["vm:20000","vm:20001"]},"task":{"type":"worker","index":1}}.

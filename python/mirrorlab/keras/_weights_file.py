@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import collections
 import os
-import tempfile
+import secrets
+import stat
 import warnings
 from typing import Dict, List, Sequence, Tuple
 
@@ -64,27 +65,33 @@ def _is_hdf5(path: str) -> bool:
 def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str,
          layers: Sequence[Tuple[str, str, List[np.ndarray]]]) -> None:
     """Writes the file: ``layers`` as (key, name, arrays). An existing file is replaced only if
-    ``overwrite`` and it is HDF5 (weights written before); written beside it first, then moved
-    over it, so a failure leaves it as it was."""
+    ``overwrite`` and it is HDF5 (weights written before) and writable; written beside it
+    first, then moved over it, so a failure leaves it as it was. A link's file is written (the
+    link stays); a new file gets the mode the umask gives, a replaced one keeps its own."""
     path = _path(filepath, "save_weights")
     h5py = _h5py()
-    if os.path.lexists(path):
+    target = os.path.realpath(path)
+    mode = None
+    if os.path.exists(target):
         if not overwrite:
             raise FileExistsError(f"{path} exists and overwrite=False: not replaced (give "
                                   "overwrite=True, or another name)")
-        if not os.path.isfile(path) or not _is_hdf5(path):
+        if not os.path.isfile(target) or not _is_hdf5(target):
             raise FileExistsError(f"{path} exists and is no weights file (not HDF5): not "
                                   "replaced; move it away or give another name")
-        mode = os.stat(path).st_mode
-        if mode & 0o222 == 0 or not os.access(path, os.W_OK):
-            raise PermissionError(f"{path} is read-only (mode {mode & 0o7777:04o}): not replaced; "
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+        if mode & 0o222 == 0 or not os.access(target, os.W_OK):
+            raise PermissionError(f"{path} is read-only (mode {mode:04o}): not replaced; "
                                   "make it writable (chmod u+w) or give another name")
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"{path}: no folder {folder} to write it in")
-    fd, temporary = tempfile.mkstemp(prefix=".", suffix=".part", dir=folder)
-    os.close(fd)
+    temporary = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}."
+                                     f"{secrets.token_hex(4)}.part")
+    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # umask applies
     try:
+        if mode is not None:
+            os.chmod(temporary, mode)
         with h5py.File(temporary, "w") as f:
             f.create_group("vars").attrs["name"] = model_name
             for key, name, arrays in layers:
@@ -94,7 +101,7 @@ def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str
                     group.create_dataset(str(i), data=np.asarray(array, dtype=np.float32))
             if optimizer_name:
                 f.create_group("optimizer/vars").attrs["name"] = optimizer_name
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)
         raise

@@ -34,7 +34,10 @@ class History:
 class Callback:
     """keras.callbacks.Callback: subclass it and define on_train_begin, on_epoch_begin,
     on_epoch_end or on_train_end; ``self.model`` is the model (``self.model.stop_training =
-    True`` ends the fit after this epoch), ``self.params`` the fit's (verbose, epochs, steps)."""
+    True`` ends the fit after this epoch, as Keras 3.15 was seen to: set as an epoch begins, the
+    epoch runs whole), ``self.params`` the fit's (verbose, epochs, steps an epoch). With several
+    workers every worker runs the same callbacks, as in TensorFlow (save_weights is a collective
+    there); a stop asked by one stops all."""
 
     _NOT_CALLED = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin",
                    "on_batch_end", "on_test_begin", "on_test_end", "on_test_batch_begin",
@@ -91,7 +94,8 @@ class LambdaCallback(Callback):
 
 def _better(monitor: str, mode: str, what: str) -> Callable[[float, float], bool]:
     if mode not in ("auto", "min", "max"):
-        raise ValueError(f"{what} mode={mode!r}: give 'auto', 'min' or 'max'")
+        warnings.warn(f"{what} mode {mode!r} is unknown, fallback to auto mode.", stacklevel=3)
+        mode = "auto"
     if mode == "auto":  # Keras: an accuracy rises, anything else falls
         mode = "max" if "acc" in monitor else "min"
     return np.greater if mode == "max" else np.less
@@ -201,13 +205,16 @@ class ModelCheckpoint(Callback):
             raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". '
                            f"Reason: {e!r} (the epoch's logs have {', '.join(sorted(logs))})"
                            ) from None
-        if self.save_best_only:
-            current = _monitored(logs, self.monitor)
-            if current is None or math.isnan(current):
-                warnings.warn(f"Can save best model only with {self.monitor} available, "
-                              "skipping.", stacklevel=2)
-                return
-            if self.best is not None and not self.monitor_op(current, self.best):
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)  # as Keras
+        current = _monitored(logs, self.monitor) if self.save_best_only else None
+        if self.save_best_only and current is None:  # Keras 3.15 warns and saves
+            warnings.warn(f"Can save best model only with {self.monitor} available.",
+                          stacklevel=2)
+        elif self.save_best_only:
+            if self.best is not None and (math.isnan(current) or
+                                          not self.monitor_op(current, self.best)):
                 self._say(f"Epoch {epoch + 1}: {self.monitor} did not improve from "
                           f"{self.best:.5f}")
                 return
@@ -215,7 +222,7 @@ class ModelCheckpoint(Callback):
             self._say(f"Epoch {epoch + 1}: {self.monitor} improved from {before} to "
                       f"{current:.5f}, saving model to {path}")
             self.best = current
-        else:
+        if not self.save_best_only:
             self._say(f"Epoch {epoch + 1}: saving model to {path}")
         self.model.save_weights(path, overwrite=True)
         self._say(f"Epoch {epoch + 1}: finished saving model to {path}")

@@ -42,6 +42,7 @@ class Sequential:
         self._accuracy = False
         self._trained = False
         self._step = None  # weakref to a StepByStep under way
+        self.stop_training = False  # a callback's to set: fit ends after the epoch
         for layer in layers or []:
             self.add(layer)
 
@@ -328,29 +329,34 @@ class Sequential:
         global_batch = per_replica * self._strategy.num_replicas_in_sync
         params = {"verbose": verbose, "epochs": epochs,
                   "steps": -(-len(images) // global_batch)}  # an epoch's, as Keras
-        if epochs == 0:  # as Keras: nothing trained, an empty history
-            return callbacks_module.History({}, dict(params, steps=0))
-        self._build()
-        self._trained = True
-        keys = ["loss"] + (["accuracy"] if self._accuracy else [])
-        keys += [f"val_{k}" for k in keys] if val else []
         for callback in called:
             callback.set_model(self)
             callback.set_params(params)
         self.stop_training = False
+        if epochs == 0:  # as Keras: nothing trained, an empty history, the callbacks told
+            for callback in called:
+                callback.on_train_begin({})
+            for callback in called:
+                callback.on_train_end({})
+            return callbacks_module.History({}, params)
+        self._build()
+        self._trained = True
+        keys = ["loss"] + (["accuracy"] if self._accuracy else [])
+        keys += [f"val_{k}" for k in keys] if val else []
         last_logs: Dict[str, float] = {}
 
         def epoch_hook(event: str, epoch: int, logs: Dict[str, float]) -> bool:
+            """Called by the core's fit between steps; true ends the fit (after an epoch)."""
             nonlocal last_logs
             if event == "begin":
                 for callback in called:
                     callback.on_epoch_begin(epoch, {})
-                return self.stop_training
-            last_logs = {k: logs[k] for k in sorted(keys)}
+                return False  # stop_training is read as the epoch ends, as Keras reads it
+            last_logs = {k: logs[k] for k in sorted(keys) if k in logs}
             for callback in called:
                 callback.on_epoch_end(epoch, dict(last_logs))
             sys.stdout.flush()
-            return self.stop_training
+            return bool(self.stop_training)
 
         for callback in called:
             callback.on_train_begin({})
