@@ -208,9 +208,8 @@ int run_train(const TrainOptions& options) {
   TrainProgress progress(run);
   core::FitOptions fit = core::fit_options(run.o.settings);
   vgpu::WorkerGroup* group = run.launch.workers();
-  // Every worker stops after the same step (app/train/workers.h): any one asked, all stop.
   // Each worker sees Ctrl-C or mpirun's SIGTERM at its own moment: every one stops after the
-  // same step, the first any of them asks.
+  // same step, the first any of them asks (vgpu::any_worker_asks).
   const auto stop_asked = [group] { return vgpu::any_worker_asks(group, interrupt_signal() != 0); };
   fit.stop_requested = stop_asked;
   core::FitLoop loop(*run.strategy, data.train, &data.test, fit, &progress);

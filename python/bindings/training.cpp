@@ -85,14 +85,14 @@ struct Progress {
   double loss = 0, accuracy = 0;
 };
 
-// Keras' progress printed through `write` (Python's sys.stdout.write), and Ctrl-C: asked after
-// every step, it stops the fit there, and the KeyboardInterrupt is raised once the fit returns.
 // Thrown through the core's fit when a callback raised as an epoch began: the fit ends there,
 // before the epoch's first batch, and the callback's exception is raised after it.
 struct CallbackRaised : std::runtime_error {
   CallbackRaised() : std::runtime_error("a callback raised an exception") {}
 };
 
+// Keras' progress printed through `write` (Python's sys.stdout.write), and Ctrl-C: asked after
+// every step, it stops the fit there, and the KeyboardInterrupt is raised once the fit returns.
 class PythonCallback : public core::FitCallback {
  public:
   // `watching`: a window's session told of the fit too (mirrorlab.gui.watch), or nullptr.
@@ -157,8 +157,6 @@ class PythonCallback : public core::FitCallback {
   }
 
   bool stop_requested() const { return stop_; }
-  // Whether a hook ended the fit (not Ctrl-C, not an exception).
-  bool stopped_by_hook() const { return stopped_by_hook_; }
   // After the fit, with the GIL: the KeyboardInterrupt it was stopped by, raised again.
   void raise_interrupt() {
     if (!interrupt_) return;
@@ -186,7 +184,7 @@ class PythonCallback : public core::FitCallback {
     }
     try {
       const bool stop = epochs_(event, epoch - 1, logs).cast<bool>();
-      if (stop && log != nullptr) stop_ = stopped_by_hook_ = true;
+      if (stop && log != nullptr) stop_ = true;
     } catch (py::error_already_set& e) {
       interrupt_ = std::make_unique<py::error_already_set>(std::move(e));
       stop_ = true;
@@ -204,7 +202,6 @@ class PythonCallback : public core::FitCallback {
 
   py::object write_;
   py::object epochs_;
-  bool stopped_by_hook_ = false;
   core::KerasProgressText text_;
   std::mutex* mutex_;
   Progress* progress_;
@@ -459,8 +456,7 @@ class Run {
       out["val_accuracy"] = val_accuracy;
       out["val_loss"] = val_loss;
     }
-    out["stop_reason"] =
-        callback.stopped_by_hook() ? "callback" : core::to_string(history.stop_reason);
+    out["stop_reason"] = core::to_string(history.stop_reason);
     out["steps"] = history.steps;
     out["seconds"] = history.train_seconds;
     return out;
