@@ -99,7 +99,8 @@ class PythonCallback : public core::FitCallback {
   // `epochs`: None, or Python's hook(event, epoch, logs) -> bool called with the GIL as an
   // epoch begins ("begin", logs {}) and ends ("end", before its line is printed, as Keras calls
   // its callbacks): true at the end ends the fit there; an exception ends it (as the epoch
-  // begins: before its first batch) and is raised after it.
+  // begins: before its first batch and its "Epoch 1/3"; as it ends: before its line) and is
+  // raised after it.
   PythonCallback(py::object write, py::object epochs, core::KerasTextStyle style,
                  std::mutex& progress_mutex, Progress& progress, core::FitCallback* watching)
       : write_(std::move(write)),
@@ -149,7 +150,10 @@ class PythonCallback : public core::FitCallback {
   }
   void on_epoch_end(const core::EpochLog& log) override {
     if (watching_) watching_->on_epoch_end(log);
+    const bool raised_before = interrupt_ != nullptr;
     hook("end", log.epoch, &log);
+    // A callback that raises here is raised before the epoch's line, as Keras' is.
+    if (!raised_before && interrupt_) return;
     print(text_.epoch_end(log));
   }
   void on_loss_growth(const core::LossGrowth& growth) override {

@@ -186,6 +186,38 @@ class Callbacks(unittest.TestCase):
                                     r"on_train_batch_end=\.\.\.\): mirrorlab.s fit calls"):
             keras.callbacks.LambdaCallback(on_train_batch_end=print)
 
+    def test_arguments_keras_would_misuse_are_refused_as_the_callback_is_made(self):
+        path = os.path.join(self.folder.name, "m.weights.h5")
+        for make, error, words in [
+                (lambda: keras.callbacks.EarlyStopping(patience=-1), ValueError,
+                 r"EarlyStopping\(patience=-1\): patience must be a whole number, 0 or more"),
+                (lambda: keras.callbacks.EarlyStopping(patience="a"), TypeError,
+                 r"patience='a'\): patience must be a whole number"),
+                (lambda: keras.callbacks.EarlyStopping(patience=1.5), ValueError,
+                 "patience must be a whole number"),
+                (lambda: keras.callbacks.EarlyStopping(min_delta="x"), TypeError,
+                 r"min_delta='x'\): min_delta must be a finite number"),
+                (lambda: keras.callbacks.EarlyStopping(min_delta=float("nan")), ValueError,
+                 "min_delta must be a finite number"),
+                (lambda: keras.callbacks.EarlyStopping(monitor=5), TypeError,
+                 r"monitor=5\): monitor must be a metric's name, e.g. 'val_loss'"),
+                (lambda: keras.callbacks.EarlyStopping(baseline="q"), TypeError,
+                 "baseline must be a finite number or None"),
+                (lambda: keras.callbacks.EarlyStopping(start_from_epoch=-2), ValueError,
+                 "start_from_epoch must be a whole number"),
+                (lambda: keras.callbacks.ModelCheckpoint(path, verbose="z"), TypeError,
+                 r"ModelCheckpoint\(verbose='z'\): verbose must be a whole number"),
+                (lambda: keras.callbacks.ModelCheckpoint(path, monitor=None), TypeError,
+                 "monitor must be a metric's name"),
+                (lambda: keras.callbacks.ModelCheckpoint(path, initial_value_threshold="a"),
+                 TypeError, "initial_value_threshold must be a finite number or None")]:
+            with self.assertRaisesRegex(error, words):
+                make()
+        made = keras.callbacks.EarlyStopping(patience=np.int64(2), min_delta=np.float32(0.1),
+                                             baseline=0.5)  # NumPy's numbers are numbers
+        self.assertEqual(made.patience, 2)
+        self.assertAlmostEqual(made.min_delta, -0.1)
+
     def test_a_callbacks_exception_ends_the_fit_and_leaves_the_model_usable(self):
         class Fails(keras.callbacks.Callback):
             def on_epoch_end(self, epoch, logs=None):
@@ -205,8 +237,12 @@ class Callbacks(unittest.TestCase):
             self.fit(m, [FailsAtBegin()])
         for now, then in zip(m.get_weights(), before):  # before any batch, as Keras
             np.testing.assert_array_equal(now, then)
-        with self.assertRaisesRegex(KeyError, "fails at 0"):
-            self.fit(m, [Fails()])
+        for verbose in (1, 2):
+            out = io.StringIO()
+            with self.assertRaisesRegex(KeyError, "fails at 0"), redirect_stdout(out):
+                m.fit(X, Y, batch_size=16, epochs=2, verbose=verbose, callbacks=[Fails()],
+                      validation_split=0.25)
+            self.assertEqual(out.getvalue(), "Epoch 1/2\n")  # raised before the epoch's line
         with self.assertRaisesRegex(RuntimeError, "set_weights cannot start while this model "
                                                   "trains .* in a callback of its fit"):
             self.fit(m, [SetsWeights()])

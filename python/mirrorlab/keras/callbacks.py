@@ -9,6 +9,7 @@ refused, not left silent."""
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import warnings
 from typing import Any, Callable, Dict, List, Optional
@@ -99,6 +100,28 @@ def _better(monitor: str, mode: str, what: str) -> Callable[[float, float], bool
     return np.greater if mode == "max" else np.less
 
 
+def _checked(what: str, name: str, value: Any, kind: str) -> Any:
+    """``value`` if it is of ``kind`` ("name": a str; "count": an int >= 0; "number": a real
+    number; "number or None"), else a TypeError or ValueError saying what was given. Keras
+    takes such arguments unchecked and fails at an epoch's end, or runs on with them (a negative
+    patience, a patience of "a"); mirrorlab refuses them as the callback is made."""
+    if kind == "number or None" and value is None:
+        return value
+    if kind == "name":
+        ok, wanted = isinstance(value, str), "a metric's name, e.g. 'val_loss'"
+    elif kind == "count":
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+        wanted = "a whole number, 0 or more"
+    else:
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+            math.isfinite(value)
+        wanted = "a finite number" + (" or None" if kind == "number or None" else "")
+    if not ok:
+        error = ValueError if isinstance(value, numbers.Real) and kind != "name" else TypeError
+        raise error(f"{what}({name}={value!r}): {name} must be {wanted}")
+    return value
+
+
 def _monitored(logs: Optional[Dict[str, float]], monitor: str) -> Optional[float]:
     value = (logs or {}).get(monitor)
     return None if value is None else float(value)
@@ -107,20 +130,24 @@ def _monitored(logs: Optional[Dict[str, float]], monitor: str) -> Optional[float
 class EarlyStopping(Callback):
     """keras.callbacks.EarlyStopping: ends the fit once ``monitor`` has not improved by more
     than ``min_delta`` for ``patience`` epochs; ``restore_best_weights``: the best epoch's weights
-    put back when the training ends (on every replica)."""
+    put back when the training ends (on every replica). A patience below 0 or not whole, a
+    monitor that is no name, a min_delta or baseline that is no number is refused as it is made
+    (Keras runs on with some of them, or fails as an epoch ends)."""
 
     def __init__(self, monitor: str = "val_loss", min_delta: float = 0, patience: int = 0,
                  verbose: int = 0, mode: str = "auto", baseline: Optional[float] = None,
                  restore_best_weights: bool = False, start_from_epoch: int = 0) -> None:
         super().__init__()
-        self.monitor = monitor
-        self.patience = patience
-        self.verbose = verbose
-        self.baseline = baseline
+        what = "EarlyStopping"
+        self.monitor = _checked(what, "monitor", monitor, "name")
+        self.patience = _checked(what, "patience", patience, "count")
+        self.verbose = _checked(what, "verbose", verbose, "count")
+        self.baseline = _checked(what, "baseline", baseline, "number or None")
         self.restore_best_weights = restore_best_weights
-        self.start_from_epoch = start_from_epoch
-        self.monitor_op = _better(monitor, mode, "EarlyStopping")
-        self.min_delta = abs(min_delta) * (1 if self.monitor_op is np.greater else -1)
+        self.start_from_epoch = _checked(what, "start_from_epoch", start_from_epoch, "count")
+        self.monitor_op = _better(monitor, mode, what)
+        self.min_delta = abs(_checked(what, "min_delta", min_delta, "number")) * \
+            (1 if self.monitor_op is np.greater else -1)
 
     def _improves(self, value: float, reference: Optional[float]) -> bool:
         return reference is None or bool(self.monitor_op(value - self.min_delta, reference))
@@ -185,11 +212,13 @@ class ModelCheckpoint(Callback):
         if save_freq != "epoch":
             raise ValueError(f"ModelCheckpoint save_freq={save_freq!r}: mirrorlab saves at the "
                              "end of an epoch (save_freq='epoch')")
-        self.monitor = monitor
-        self.verbose = verbose
+        what = "ModelCheckpoint"
+        self.monitor = _checked(what, "monitor", monitor, "name")
+        self.verbose = _checked(what, "verbose", verbose, "count")
         self.save_best_only = save_best_only
-        self.monitor_op = _better(monitor, mode, "ModelCheckpoint")
-        self.best = initial_value_threshold
+        self.monitor_op = _better(monitor, mode, what)
+        self.best = _checked(what, "initial_value_threshold", initial_value_threshold,
+                             "number or None")
 
     def _say(self, text: str) -> None:
         if self.verbose > 0:
