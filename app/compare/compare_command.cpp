@@ -218,7 +218,7 @@ std::string prepare_measurement(const CompareOptions& o, Measurement* m) {
     m->model = timing::find_topology(o.fitted.empty() ? timing::kFittedTopologyId : o.fitted);
   } catch (const timing::NotFittedError& e) {
     return std::string(e.what()) + ": run '" + kCommand +
-           " --fit' first (about 2 minutes), or give --fitted FILE";
+           " --fit' first (about 5 minutes on 2 cores), or give --fitted FILE";
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -9,8 +9,8 @@ namespace mirrorlab::gui {
 std::string not_fitted_sentence(const std::filesystem::path& fit_file) {
   return "This machine has not been fitted yet, so there is no prediction here. Run "
          "'mirrorlab compare --fit' in a terminal: it measures this machine's memory (copy and "
-         "add kernels at each size) and small all-reduces for about 3 minutes, fits the timing "
-         "model to them and saves it" +
+         "add kernels at each size) and its all-reduces for about 5 minutes (on 2 cores), fits "
+         "the timing model to them and saves it" +
          (fit_file.empty() ? std::string(" (give it --output FILE: neither HOME nor "
                                          "XDG_CONFIG_HOME is set)")
                            : " to " + fit_file.string()) +
