@@ -51,7 +51,8 @@ class WeightsFile(unittest.TestCase):
         other.load_weights(self.path)
         for mine, theirs in zip(other.get_weights(), trained.get_weights()):
             np.testing.assert_array_equal(mine, theirs)
-        np.testing.assert_array_equal(other.predict(X / 255.0), trained.predict(X / 255.0))
+        np.testing.assert_array_equal(other.predict(X / 255.0, verbose=0),
+                                      trained.predict(X / 255.0, verbose=0))
         # Every replica holds them: a step from here trains both alike (else it would refuse).
         other.fit(X / 255.0, Y, batch_size=16, epochs=1, verbose=0)
         self.assertEqual(os.listdir(self.folder.name), ["cnn.weights.h5"])  # nothing left beside
