@@ -22,11 +22,16 @@ CASES = [
     ("fit(callbacks=[EarlyStopping(monitor='loss', mode='max', patience=1)])",
      "5 epochs of 30 images, batch_size=15: the epochs run"),
     ("fit(callbacks=[a Callback])", "its calls, stop_training set at epoch 1"),
+    ("fit(verbose=2, callbacks=[a Callback raising in on_epoch_end])",
+     "what is printed before the exception"),
 ]
 
 # What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
 # model's maker: one answer per case, in CASES' order.
 PROGRAM = """
+import contextlib, io
+
+
 def answer(call):
     try:
         value = call()
@@ -79,9 +84,28 @@ def epochs_run(callback):
     return callback.calls if isinstance(callback, Calls) else len(history.history["loss"])
 
 
+class Raises(callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        raise KeyError(epoch)
+
+
+def printed_before_raising():
+    with strategy.scope():
+        fitted = make()
+        fitted.compile(optimizer="sgd", loss=loss(from_logits=True))
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            fitted.fit(x[:30], y[:30], batch_size=15, epochs=2, verbose=2, callbacks=[Raises()])
+    except KeyError:
+        return repr(out.getvalue()) + ", then the KeyError"
+    return repr(out.getvalue()) + ", and no exception"
+
+
 answers += [answer(lambda: epochs_run(callbacks.EarlyStopping(monitor="loss", mode="max",
                                                                 patience=1))),
-            answer(lambda: "; ".join(epochs_run(Calls())))]
+            answer(lambda: "; ".join(epochs_run(Calls()))),
+            answer(printed_before_raising)]
 print(json.dumps(answers))
 """
 
