@@ -24,12 +24,13 @@ CASES = [
     ("fit(callbacks=[a Callback])", "its calls, stop_training set at epoch 1"),
     ("fit(verbose=2, callbacks=[a Callback raising in on_epoch_end])",
      "what is printed before the exception"),
+    ("model.summary()", "Flatten, Dense(16, activation='relu'), Dense(10): its rows' types"),
 ]
 
 # What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
 # model's maker: one answer per case, in CASES' order.
 PROGRAM = """
-import contextlib, io
+import contextlib, io, re
 
 
 def answer(call):
@@ -106,6 +107,16 @@ answers += [answer(lambda: epochs_run(callbacks.EarlyStopping(monitor="loss", mo
                                                                 patience=1))),
             answer(lambda: "; ".join(epochs_run(Calls()))),
             answer(printed_before_raising)]
+
+
+def summary_rows():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        model.summary()
+    return ", ".join(re.findall(r"\u2502 \\S+ \\((\\w+)\\)", out.getvalue()))
+
+
+answers += [answer(summary_rows)]
 print(json.dumps(answers))
 """
 

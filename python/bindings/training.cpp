@@ -306,8 +306,10 @@ class Run {
   Run& operator=(const Run&) = delete;
 
   int num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
-  std::string summary(const std::string& name) {
-    return core::model_summary(strategy_->replica(0).model(), name);
+  // Keras' table; `folded`: the core's layers that are part of the one before in Keras (an
+  // activation="relu"'s ReLU), left out of the rows.
+  std::string summary(const std::string& name, const std::vector<std::string>& folded) {
+    return core::model_summary(strategy_->replica(0).model(), name, folded);
   }
   std::string device_tuple() const { return strategy_->device_tuple(); }
   std::string all_reduce_log() const { return strategy_->tensorflow_all_reduce_log(); }
@@ -583,7 +585,7 @@ void bind_training(py::module_& m) {
            py::arg("settings_json"), py::arg("layers"), py::arg("device_indices"),
            py::arg("workers") = py::none())
       .def_property_readonly("num_replicas_in_sync", &Run::num_replicas_in_sync)
-      .def("summary", &Run::summary, py::arg("name"))
+      .def("summary", &Run::summary, py::arg("name"), py::arg("folded"))
       .def("device_tuple", &Run::device_tuple)
       .def("all_reduce_log", &Run::all_reduce_log)
       .def("all_reduce_name", &Run::all_reduce_name)

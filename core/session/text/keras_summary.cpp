@@ -1,5 +1,6 @@
 #include "core/session/text/keras_summary.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/session/text/console_text.h"
@@ -42,11 +43,21 @@ std::string readable_memory_size(double bytes) {
 }
 
 std::string model_summary(const Model& model, const std::string& name) {
+  return model_summary(model, name, {});
+}
+
+std::string model_summary(const Model& model, const std::string& name,
+                          const std::vector<std::string>& folded) {
+  std::vector<LayerSummary> layers;
+  for (const LayerSummary& layer : model.summary()) {
+    if (std::find(folded.begin(), folded.end(), layer.name) == folded.end()) {
+      layers.push_back(layer);
+    }
+  }
   std::string out = "Model: \"" + name + "\"\n";
   out += rule("\u250f", "\u2501", "\u2533", "\u2513");              // ┏━┳━┓
   out += row("\u2503", "Layer (type)", "Output Shape", "Param #");  // ┃
   out += rule("\u2521", "\u2501", "\u2547", "\u2529");              // ┡━╇━┩
-  const auto& layers = model.summary();
   for (std::size_t i = 0; i < layers.size(); ++i) {
     // Keras prints the batch dimension as None: (None, 26, 26, 32), (None, 784).
     std::string shape = "(None";

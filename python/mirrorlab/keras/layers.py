@@ -1,9 +1,9 @@
 """keras.layers for mirrorlab: the layers its core computes.
 
 Conv2D (3x3 kernels, stride 1, no padding), MaxPooling2D (2x2), Flatten, Dense, ReLU, and the
-activations "relu" (a ReLU layer after the layer, as the core runs it and summary() lists it) and
-"softmax" on the last layer (computed inside the loss, from the logits). The input is a 28x28
-Fashion-MNIST image: input_shape (28, 28), or (28, 28, 1) before a Conv2D.
+activations "relu" (a ReLU layer after the layer in the core, part of the layer in summary(), as
+in Keras) and "softmax" on the last layer (computed inside the loss, from the logits). The input
+is a 28x28 Fashion-MNIST image: input_shape (28, 28), or (28, 28, 1) before a Conv2D.
 """
 
 from __future__ import annotations
@@ -83,14 +83,20 @@ class Layer:
         return 0
 
     def _core_layers(self, last: bool) -> List[Tuple[str, int, str]]:
-        """The core's layers for this one: itself, then a ReLU for activation='relu'."""
+        """The core's layers for this one: itself, then a ReLU for activation='relu', named
+        "NAME/activation" (no Keras layer's name has a "/": it cannot clash with one)."""
         out = [(self._kind, self._size(), self.name)]
         if self.activation == "relu":
-            out.append(("ReLU", 0, _unique_name("re_lu")))
+            out.append(("ReLU", 0, self._activation_name()))
         elif self.activation == "softmax" and not last:
             raise ValueError(f"{self.name}: activation 'softmax' only on the last layer (the "
                              "core computes it inside the loss)")
         return out
+
+    def _activation_name(self) -> Optional[str]:
+        """The core's name for this layer's activation='relu' (a ReLU layer of its own there, a
+        part of this one in Keras), or None."""
+        return f"{self.name}/activation" if self.activation == "relu" else None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}>"

@@ -149,9 +149,11 @@ class Sequential:
         self._build()
 
     def summary(self) -> None:
-        """Keras 3's table of the layers (the activations as ReLU layers of their own)."""
+        """Keras 3's table of the layers, a row each (an activation="relu" is part of its layer's
+        row, as in Keras, though the core runs it as a ReLU layer of its own)."""
         self._build()
-        print(self._run.summary(self.name), end="")
+        folded = [layer._activation_name() for layer in self._layers]
+        print(self._run.summary(self.name, [name for name in folded if name]), end="")
 
     def count_params(self) -> int:
         """How many numbers the weights hold, every kernel and bias (summary()'s Total params)."""
