@@ -25,6 +25,7 @@ CASES = [
     ("fit(verbose=2, callbacks=[a Callback raising in on_epoch_end])",
      "what is printed before the exception"),
     ("model.summary()", "Flatten, Dense(16, activation='relu'), Dense(10): its rows' types"),
+    ("model.predict, the last Dense with activation='softmax'", "40 images, 3 replicas"),
 ]
 
 # What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
@@ -116,7 +117,14 @@ def summary_rows():
     return ", ".join(re.findall(r"\u2502 \\S+ \\((\\w+)\\)", out.getvalue()))
 
 
-answers += [answer(summary_rows)]
+def softmax_rows():
+    with strategy.scope():
+        soft = make("softmax")
+    sums = soft.predict(x, batch_size=32, verbose=0).sum(axis=1)
+    return f"rows summing to {sums.min():.4f} to {sums.max():.4f}"
+
+
+answers += [answer(summary_rows), answer(softmax_rows)]
 print(json.dumps(answers))
 """
 
@@ -127,8 +135,11 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1", "/cpu:2"])
 loss = keras.losses.SparseCategoricalCrossentropy
 callbacks = keras.callbacks
-make = lambda: keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(),
-                                 keras.layers.Dense(16, activation="relu"), keras.layers.Dense(10)])
+optimizers = keras.optimizers
+load_model = keras.models.load_model
+make = lambda last=None: keras.Sequential([
+    keras.Input((28, 28)), keras.layers.Flatten(), keras.layers.Dense(16, activation="relu"),
+    keras.layers.Dense(10, activation=last)])
 """
 
 MIRRORLAB = """
@@ -138,30 +149,41 @@ ml.config.set_logical_device_configuration(cpu, [ml.config.LogicalDeviceConfigur
 strategy = ml.distribute.MirroredStrategy()
 loss = ml.keras.losses.SparseCategoricalCrossentropy
 callbacks = ml.keras.callbacks
-make = lambda: ml.keras.Sequential([ml.keras.Input((28, 28)), ml.keras.layers.Flatten(),
-                                    ml.keras.layers.Dense(16, activation="relu"),
-                                    ml.keras.layers.Dense(10)])
+optimizers = ml.keras.optimizers
+load_model = ml.keras.models.load_model
+make = lambda last=None: ml.keras.Sequential([
+    ml.keras.Input((28, 28)), ml.keras.layers.Flatten(),
+    ml.keras.layers.Dense(16, activation="relu"), ml.keras.layers.Dense(10, activation=last)])
 """
 
 
-# The weights files: each side saves its model's initial weights and its outputs for x, then
-# loads the other side's file and says how far its outputs are from the other's.
+# The weights files and the model files: each side saves its model's initial weights (or the
+# model, compiled with Adam(0.002)) and its outputs for x, then loads the other side's file and
+# says how far its outputs are from the other's (and, for a model file, how it came compiled).
 EXCHANGE = """
 x = np.random.default_rng(0).integers(0, 256, (40, 28, 28)).astype(np.uint8) / 255.0
 model = make()
-model.compile(optimizer="adam", loss=loss(from_logits=True))
-mine = os.path.join(folder, side + ".weights.h5")
-theirs = os.path.join(folder, other + ".weights.h5")
+model.compile(optimizer=optimizers.Adam(0.002), loss=loss(from_logits=True))
+mine = os.path.join(folder, side + ENDING)
+theirs = os.path.join(folder, other + ENDING)
 if not os.path.exists(mine):
-    model.save_weights(mine)
+    SAVE
     np.save(os.path.join(folder, side + ".npy"), model.predict(x, verbose=0))
 if os.path.exists(theirs):
-    model.load_weights(theirs)
+    LOAD
     far = np.abs(model.predict(x, verbose=0) - np.load(os.path.join(folder, other + ".npy")))
-    print(json.dumps(float(far.max())))
+    compiled = (f"{type(model.optimizer).__name__}"
+                f"({float(np.asarray(model.optimizer.learning_rate)):g}), from_logits="
+                f"{model.loss.get_config()['from_logits']}")
+    print(json.dumps([float(far.max()), compiled]))
 else:
-    print(json.dumps(None))
+    print(json.dumps([None, None]))
 """
+WEIGHTS_EXCHANGE = (EXCHANGE.replace("ENDING", '".weights.h5"')
+                    .replace("SAVE", "model.save_weights(mine)")
+                    .replace("LOAD", "model.load_weights(theirs)"))
+MODEL_EXCHANGE = (EXCHANGE.replace("ENDING", '".keras"').replace("SAVE", "model.save(mine)")
+                  .replace("LOAD", "model = load_model(theirs)"))
 
 
 def answers(python, preamble, env=None, program=PROGRAM):
@@ -184,24 +206,32 @@ def check(row, build, python="/usr/bin/python3"):
         agree = tf_answer == ml_answer or (tf_answer.startswith("raises") and
                                            ml_answer.startswith("raises"))
         row(f"Python: {what}", case, tf_answer, ml_answer, agree=agree)
-    check_weights_files(row, build, python)
+    check_files(row, build, python, WEIGHTS_EXCHANGE,
+                "save_weights, read by the other's load_weights", "an MLP's initial weights")
+    check_files(row, build, python, MODEL_EXCHANGE, "model.save, read by the other's "
+                "keras.models.load_model", "an MLP compiled with Adam(0.002), from logits")
 
 
-def check_weights_files(row, build, python):
-    """mirrorlab's save_weights read by Keras' load_weights, and Keras' by mirrorlab's: the same
-    outputs for the same images (to float32's rounding: the two compute in other orders)."""
+def check_files(row, build, python, program, what, saved):
+    """mirrorlab's file read by Keras, and Keras' by mirrorlab: the same outputs for the same
+    images (to float32's rounding: the two compute in other orders); a model file's model
+    compiled as it was saved."""
     with tempfile.TemporaryDirectory() as folder:
         def side(python, preamble, me, other, env):
             where = f"import os\nfolder, side, other = {folder!r}, {me!r}, {other!r}\n"
-            return answers(python, preamble + where, env, EXCHANGE)
+            return answers(python, preamble + where, env, program)
         tf_env = {"TF_CPP_MIN_LOG_LEVEL": "3"}
         ml_env = {"PYTHONPATH": os.path.join(build, "python")}
         side(python, MIRRORLAB, "mirrorlab", "keras", ml_env)  # saves mirrorlab's
-        keras_far = side(sys.executable, TENSORFLOW, "keras", "mirrorlab", tf_env)
-        mirrorlab_far = side(python, MIRRORLAB, "mirrorlab", "keras", ml_env)
-    def said(far):
-        return "not read" if far is None else f"outputs {far:.0e} from the writer's at most"
-    row("Python: save_weights, read by the other's load_weights",
-        "an MLP's initial weights, 40 images; TensorFlow: Keras reads mirrorlab's file",
-        said(keras_far), said(mirrorlab_far),
-        agree=all(far is not None and far <= 1e-5 for far in (keras_far, mirrorlab_far)))
+        keras_read = side(sys.executable, TENSORFLOW, "keras", "mirrorlab", tf_env)
+        mirrorlab_read = side(python, MIRRORLAB, "mirrorlab", "keras", ml_env)
+    def said(read):
+        far, compiled = read
+        if far is None:
+            return "not read"
+        return f"outputs {far:.0e} from the writer's at most" + (
+            f"; compiled {compiled}" if program is MODEL_EXCHANGE else "")
+    row(f"Python: {what}", f"{saved}, 40 images; TensorFlow: Keras reads mirrorlab's file",
+        said(keras_read), said(mirrorlab_read),
+        agree=all(far is not None and far <= 1e-5 for far, _ in (keras_read, mirrorlab_read))
+        and keras_read[1] == mirrorlab_read[1] == "Adam(0.002), from_logits=True")

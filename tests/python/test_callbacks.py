@@ -162,6 +162,17 @@ class Callbacks(unittest.TestCase):
         self.assertIn("Can save best model only with val_loss available.", said)  # Keras 3.15
         self.assertTrue(os.path.isfile(path))  # saved anyway, as Keras, in the folder made
 
+    def test_model_checkpoint_saves_the_whole_model_to_a_keras_file(self):
+        path = os.path.join(self.folder.name, "m-{epoch}.keras")
+        m = model(self.strategy)
+        self.fit(m, [keras.callbacks.ModelCheckpoint(path)], epochs=2)
+        self.assertEqual(sorted(os.listdir(self.folder.name)), ["m-1.keras", "m-2.keras"])
+        with self.strategy.scope():
+            last = keras.models.load_model(os.path.join(self.folder.name, "m-2.keras"))
+        for mine, theirs in zip(last.get_weights(), m.get_weights()):
+            np.testing.assert_array_equal(mine, theirs)
+        self.assertEqual(repr(last.optimizer), repr(m.optimizer))
+
     def test_what_mirrorlab_does_not_call_or_save_is_refused_before_training(self):
         class PerBatch(keras.callbacks.Callback):
             def on_train_batch_end(self, batch, logs=None):
@@ -177,9 +188,13 @@ class Callbacks(unittest.TestCase):
             with self.assertRaisesRegex(error, words):
                 m.fit(X, Y, epochs=1, verbose=0, callbacks=callbacks)
         np.testing.assert_array_equal(m.get_weights()[0], before)
-        with self.assertRaisesRegex(ValueError, r"saves weights only .* must end in "
-                                                r"`\.weights\.h5`"):
-            keras.callbacks.ModelCheckpoint(os.path.join(self.folder.name, "m.keras"))
+        with self.assertRaisesRegex(ValueError, r"save_weights_only=True` in `ModelCheckpoint`, "
+                                                r"the filepath provided must end in "
+                                                r"`\.weights\.h5`"):  # Keras 3.15.1's words
+            keras.callbacks.ModelCheckpoint("m.keras", save_weights_only=True)
+        with self.assertRaisesRegex(ValueError, r"must end in `\.keras` .* or `\.weights\.h5` "
+                                                r".* Received: filepath=m\.h5"):
+            keras.callbacks.ModelCheckpoint("m.h5")
         with self.assertRaisesRegex(ValueError, "save_freq='epoch'"):
             keras.callbacks.ModelCheckpoint("m.weights.h5", save_freq=10)
         with self.assertRaisesRegex(ValueError,

@@ -28,9 +28,9 @@ def _h5py():
     try:
         import h5py
     except ImportError:
-        raise ImportError("save_weights and load_weights write and read HDF5 through h5py, which "
-                          "is not installed: apt-get install python3-h5py, or pip install "
-                          "h5py") from None
+        raise ImportError("the weights in a file (save_weights, load_weights, save, "
+                          "load_model) are HDF5, written and read through h5py, which is not "
+                          "installed: apt-get install python3-h5py, or pip install h5py") from None
     return h5py
 
 
@@ -62,23 +62,21 @@ def _is_hdf5(path: str) -> bool:
         return f.read(len(_HDF5_SIGNATURE)) == _HDF5_SIGNATURE
 
 
-def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str,
-         layers: Sequence[Tuple[str, str, List[np.ndarray]]]) -> None:
-    """Writes the file: ``layers`` as (key, name, arrays). An existing file is replaced only if
-    ``overwrite`` and it is HDF5 (weights written before) and writable; written beside it
-    first, then moved over it, so a failure leaves it as it was. A link's file is written (the
-    link stays); a new file gets the mode the umask gives, a replaced one keeps its own."""
-    path = _path(filepath, "save_weights")
-    h5py = _h5py()
+def write_safely(path: str, overwrite: bool, is_ours, what: str, write) -> None:
+    """``write(temporary)`` writes the file; ``is_ours(path)``: an existing file is of this kind.
+    An existing file is replaced only if ``overwrite`` and it is of this kind and writable;
+    written beside it first, then moved over it, so a failure leaves it as it was. A link's file
+    is written (the link stays); a new file gets the mode the umask gives, a replaced one keeps
+    its own."""
     target = os.path.realpath(path)
     mode = None
     if os.path.exists(target):
         if not overwrite:
             raise FileExistsError(f"{path} exists and overwrite=False: not replaced (give "
                                   "overwrite=True, or another name)")
-        if not os.path.isfile(target) or not _is_hdf5(target):
-            raise FileExistsError(f"{path} exists and is no weights file (not HDF5): not "
-                                  "replaced; move it away or give another name")
+        if not os.path.isfile(target) or not is_ours(target):
+            raise FileExistsError(f"{path} exists and is no {what}: not replaced; move it away "
+                                  "or give another name")
         mode = stat.S_IMODE(os.stat(target).st_mode)
         if mode & 0o222 == 0 or not os.access(target, os.W_OK):
             raise PermissionError(f"{path} is read-only (mode {mode:04o}): not replaced; "
@@ -92,19 +90,35 @@ def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str
     try:
         if mode is not None:
             os.chmod(temporary, mode)
-        with h5py.File(temporary, "w") as f:
-            f.create_group("vars").attrs["name"] = model_name
-            for key, name, arrays in layers:
-                group = f.create_group(f"layers/{key}/vars")
-                group.attrs["name"] = name
-                for i, array in enumerate(arrays):
-                    group.create_dataset(str(i), data=np.asarray(array, dtype=np.float32))
-            if optimizer_name:
-                f.create_group("optimizer/vars").attrs["name"] = optimizer_name
+        write(temporary)
         os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def write(file: object, model_name: str, optimizer_name: str,
+          layers: Sequence[Tuple[str, str, List[np.ndarray]]]) -> None:
+    """The weights into ``file`` (a path, or a binary file object), as Keras lays them out."""
+    with _h5py().File(file, "w") as f:
+        f.create_group("vars").attrs["name"] = model_name
+        for key, name, arrays in layers:
+            group = f.create_group(f"layers/{key}/vars")
+            group.attrs["name"] = name
+            for i, array in enumerate(arrays):
+                group.create_dataset(str(i), data=np.asarray(array, dtype=np.float32))
+        if optimizer_name:
+            f.create_group("optimizer/vars").attrs["name"] = optimizer_name
+
+
+def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str,
+         layers: Sequence[Tuple[str, str, List[np.ndarray]]]) -> None:
+    """Writes the file: ``layers`` as (key, name, arrays); an existing one replaced only if it
+    is HDF5 (weights written before), as write_safely says."""
+    path = _path(filepath, "save_weights")
+    _h5py()
+    write_safely(path, overwrite, _is_hdf5, "weights file (not HDF5)",
+                 lambda temporary: write(temporary, model_name, optimizer_name, layers))
 
 
 def load(filepath: object, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
@@ -112,13 +126,21 @@ def load(filepath: object, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
     """The arrays for ``layers`` (key, name, the model's arrays now) from the file, checked
     against the model's: every array there, of the same shape, and no layer more."""
     path = _path(filepath, "load_weights")
-    h5py = _h5py()
+    _h5py()
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file (save_weights writes one)")
     if not _is_hdf5(path):
         raise ValueError(f"{path} is no weights file: not HDF5 (save_weights writes one)")
+    return read(path, path, layers)
+
+
+def read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]],
+         stacklevel: int = 4) -> List[np.ndarray]:
+    """load's arrays from ``file`` (a path, or a binary file object); ``path`` names it in
+    errors; ``stacklevel``: the warning's, pointing at the user's call."""
+    h5py = _h5py()
     out: List[np.ndarray] = []
-    with h5py.File(path, "r") as f:
+    with h5py.File(file, "r") as f:
         saved = f.get("layers")
         keys = {key for key, _, _ in layers}
         if saved is not None:
@@ -151,7 +173,7 @@ def load(filepath: object, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
         if optimizer is not None and len(optimizer) > 0:
             warnings.warn(f"{path}: the optimizer's {len(optimizer)} variables saved there were "
                           "not loaded: mirrorlab loads the layers' weights and keeps its "
-                          "optimizer's state", stacklevel=3)
+                          "optimizer's state", stacklevel=stacklevel)
     return out
 
 

@@ -1,6 +1,6 @@
 """keras.callbacks: History (what model.fit returns) and the callbacks model.fit(callbacks=...)
 calls at the training's and each epoch's begin and end: Callback (subclass it), LambdaCallback,
-EarlyStopping and ModelCheckpoint (weights files), as Keras 3.15 was seen to run them: a
+EarlyStopping and ModelCheckpoint (weights or model files), as Keras 3.15 was seen to run them: a
 callback's on_epoch_end runs before the epoch's line is printed, EarlyStopping says it stopped
 and restores the best weights when the training ends, ModelCheckpoint's lines start with an empty
 one. The batches' hooks (on_train_batch_end, ...) are not called: a callback that defines one is
@@ -193,10 +193,10 @@ class EarlyStopping(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """keras.callbacks.ModelCheckpoint for weights: after each epoch, model.save_weights to
-    ``filepath`` (ending in .weights.h5; "{epoch:02d}", "{val_loss:.3f}" and the like filled in
-    from the epoch's logs), or with ``save_best_only`` only when ``monitor`` improved. mirrorlab
-    saves weights only (Keras' whole-model .keras files are not written)."""
+    """keras.callbacks.ModelCheckpoint: after each epoch, the model saved to ``filepath``: its
+    weights (model.save_weights) for a name ending in .weights.h5, the whole model (model.save)
+    for one ending in .keras ("{epoch:02d}", "{val_loss:.3f}" and the like filled in from the
+    epoch's logs), or with ``save_best_only`` only when ``monitor`` improved."""
 
     def __init__(self, filepath: Any, monitor: str = "val_loss", verbose: int = 0,
                  save_best_only: bool = False, save_weights_only: bool = False,
@@ -204,11 +204,15 @@ class ModelCheckpoint(Callback):
                  initial_value_threshold: Optional[float] = None) -> None:
         super().__init__()
         self.filepath = os.fspath(filepath)
-        if not self.filepath.endswith(".weights.h5"):
-            raise ValueError("mirrorlab's ModelCheckpoint saves weights only (save_weights_only"
-                             "=True; Keras' whole-model .keras files are not written): the "
-                             "filepath must end in `.weights.h5` (Keras weights format). "
-                             f"Received: filepath={self.filepath}")
+        if save_weights_only and not self.filepath.endswith(".weights.h5"):
+            raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the "
+                             "filepath provided must end in `.weights.h5` (Keras weights "
+                             f"format). Received: filepath={self.filepath}")
+        if not self.filepath.endswith((".weights.h5", ".keras")):
+            raise ValueError("The filepath provided must end in `.keras` (Keras model format) "
+                             "or `.weights.h5` (Keras weights format; mirrorlab writes no "
+                             f"older .h5 model file). Received: filepath={self.filepath}")
+        self.save_weights_only = save_weights_only
         if save_freq != "epoch":
             raise ValueError(f"ModelCheckpoint save_freq={save_freq!r}: mirrorlab saves at the "
                              "end of an epoch (save_freq='epoch')")
@@ -251,5 +255,8 @@ class ModelCheckpoint(Callback):
             self.best = current
         if not self.save_best_only:
             self._say(f"Epoch {epoch + 1}: saving model to {path}")
-        self.model.save_weights(path, overwrite=True)
+        if path.endswith(".weights.h5"):
+            self.model.save_weights(path, overwrite=True)
+        else:
+            self.model.save(path, overwrite=True)
         self._say(f"Epoch {epoch + 1}: finished saving model to {path}")

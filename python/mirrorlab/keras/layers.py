@@ -166,7 +166,7 @@ def Activation(activation: str, name: Optional[str] = None) -> Layer:
     """keras.layers.Activation: "relu" only, a ReLU layer."""
     if activation != "relu":
         raise ValueError(f"Activation({activation!r}): mirrorlab's core has Activation('relu')")
-    layer = ReLU(name=name)
+    layer = ReLU(name=name or _unique_name("activation"))  # Keras' name
     layer._key = "activation"  # Keras' class, in a weights file (ReLU computes it here)
     return layer
 

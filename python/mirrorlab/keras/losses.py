@@ -16,6 +16,11 @@ class SparseCategoricalCrossentropy:
         self.from_logits = from_logits
         self.name = name
 
+    def get_config(self) -> dict:
+        """Keras' config of the loss (what a .keras file holds of it)."""
+        return {"name": self.name, "reduction": "sum_over_batch_size",
+                "from_logits": self.from_logits, "ignore_class": None}
+
     def __repr__(self) -> str:
         return f"SparseCategoricalCrossentropy(from_logits={self.from_logits})"
 

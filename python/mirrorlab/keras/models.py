@@ -11,10 +11,11 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import _arrays, _mirrorlab, _numbers, distribute
-from . import _weights_file, callbacks as callbacks_module, layers as layers_module, losses
+from . import _model_file, _weights_file, callbacks as callbacks_module
+from . import layers as layers_module, losses
 from . import optimizers, utils
 
-__all__ = ["Sequential"]
+__all__ = ["Sequential", "load_model"]
 
 _ACCURACY = ("accuracy", "acc", "sparse_categorical_accuracy")
 
@@ -145,8 +146,13 @@ class Sequential:
             if m not in _ACCURACY:
                 raise ValueError(f"metric {m!r}: mirrorlab measures 'accuracy'")
         self._accuracy = bool(metrics)
-        self._run = None  # built again with this optimizer: the same initial weights (the seed)
+        # Built again with this optimizer, keeping the weights it held (the seed's initial ones,
+        # or those set or loaded since), as Keras' compile keeps them.
+        kept = self._run.get_weights() if self._run is not None else None
+        self._run = None
         self._build()
+        if kept is not None:
+            self.set_weights(kept)
 
     def summary(self) -> None:
         """Keras 3's table of the layers, a row each (an activation="relu" is part of its layer's
@@ -212,6 +218,19 @@ class Sequential:
         self._build()
         self.set_weights(_weights_file.load(filepath, self._file_layers()))
 
+    def save(self, filepath, overwrite: bool = True) -> None:
+        """The whole model in Keras 3's .keras file (a zip: its layers and how it was compiled
+        in config.json, the weights as save_weights writes them): keras.models.load_model
+        reads it, in TensorFlow or in mirrorlab. The optimizer's state is not written (Keras
+        writes it). An existing file is replaced only if it is a zip and ``overwrite``."""
+        from .. import __version__  # the package's, imported once the package is
+
+        self._check_idle()
+        self._build()
+        self._run.check_in_sync("model.save")
+        _weights_file._h5py()
+        _model_file.save(filepath, overwrite, self, __version__, self._file_layers())
+
     def _file_layers(self):
         """(the layer's group in a weights file, its name, its arrays now) for every layer."""
         grouped = _weights_file.by_layer(self._run.weight_names(), self._run.get_weights())
@@ -222,8 +241,9 @@ class Sequential:
     def predict(self, x=None, batch_size: Optional[int] = None,
                 verbose: Union[str, int] = "auto") -> np.ndarray:
         """The last layer's outputs for every image of ``x`` (logits, for a last Dense without
-        softmax), shape (images, classes), every replica taking its share of each global batch
-        (one that does not split evenly too, as in Keras: each image's outputs are its own).
+        softmax; with activation="softmax", the probabilities), shape (images, classes), every
+        replica taking its share of each global batch (one that does not split evenly too, as
+        in Keras: each image's outputs are its own).
         Keras' line by ``verbose``, as evaluate's without metrics."""
         self._check_idle()
         verbose = 1 if verbose == "auto" else _whole("verbose", verbose, 0, 2)
@@ -239,7 +259,20 @@ class Sequential:
         if workers is not None:  # each worker predicted its shards: the others' rows are 0
             summed = workers.all_reduce_sum(logits.astype(np.float64).ravel())
             logits = summed.reshape(logits.shape).astype(np.float32)
+        if self._layers[-1].activation == "softmax":  # the core gives the logits before it
+            shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+            return (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
         return logits
+
+    @property
+    def optimizer(self) -> Optional[optimizers.Optimizer]:
+        """The optimizer compile() was given (None before it)."""
+        return self._optimizer
+
+    @property
+    def loss(self) -> Optional[losses.SparseCategoricalCrossentropy]:
+        """The loss compile() was given (None before it)."""
+        return self._loss
 
     @property
     def num_replicas_in_sync(self) -> int:
@@ -428,3 +461,25 @@ class Sequential:
         if self._run is None:
             return {}
         return self._run.progress()
+
+
+def load_model(filepath, compile: bool = True) -> Sequential:  # noqa: A002 (Keras' name)
+    """keras.models.load_model: the Sequential model of a .keras file (model.save's, or Keras
+    3's of the layers mirrorlab computes), made under the strategy whose scope this is called
+    in (mirrored on its devices, as Keras makes it), its weights loaded and, with ``compile``,
+    compiled as it was saved. What mirrorlab cannot compute (a layer, an activation, a
+    regularizer) is refused, naming it. The optimizer's state is not loaded (a warning says so
+    where the file holds it)."""
+    path, config, weights = _model_file.read(filepath)
+    made, shape = _model_file.layers_of(path, config)
+    if shape is None:
+        raise ValueError(f"{path} does not say its model's input shape")
+    name = (config.get("config") or {}).get("name")
+    model = Sequential([layers_module.Input(shape), *made],
+                       name=name if isinstance(name, str) and name else None)
+    arguments = _model_file.compile_arguments(path, config) if compile else None
+    if arguments is not None:
+        model.compile(**arguments)
+    model._build()
+    model.set_weights(_weights_file.read(weights, path, model._file_layers(), stacklevel=3))
+    return model
