@@ -228,8 +228,12 @@ class Callbacks(unittest.TestCase):
                  TypeError, "initial_value_threshold must be a finite number or None")]:
             with self.assertRaisesRegex(error, words):
                 make()
+        with self.assertRaisesRegex(TypeError, r"filepath=b'm\.keras'\): give the file's name "
+                                               "as a str"):
+            keras.callbacks.ModelCheckpoint(b"m.keras")
+        self.assertEqual(keras.callbacks.ModelCheckpoint(path, verbose=True).verbose, True)
         made = keras.callbacks.EarlyStopping(patience=np.int64(2), min_delta=np.float32(0.1),
-                                             baseline=0.5)  # NumPy's numbers are numbers
+                                             baseline=0.5, verbose=True)  # as Keras takes them
         self.assertEqual(made.patience, 2)
         self.assertAlmostEqual(made.min_delta, -0.1)
 

@@ -100,19 +100,40 @@ class ModelFile(unittest.TestCase):
         self.assertEqual(sorted(history.history), ["accuracy", "loss"])
 
     def test_a_model_saved_uncompiled_or_loaded_without_compiling_can_be_compiled(self):
+        plain = os.path.join(self.folder.name, "plain.keras")
         model = cnn(self.strategy, softmax=False)
+        model.save(plain)
+        self.assertNotIn("compile_config", config_in(plain))
+        with self.strategy.scope():
+            model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True))
         model.save(self.path)
-        self.assertNotIn("compile_config", config_in(self.path))
-        for compile_it in (True, False):
+        self.assertIn("compile_config", config_in(self.path))
+        for path, compile_it in ((plain, True), (self.path, False)):
             with self.strategy.scope():
-                loaded = keras.models.load_model(self.path, compile=compile_it)
+                loaded = keras.models.load_model(path, compile=compile_it)
+            self.assertIsNone(loaded.optimizer)
             with self.assertRaisesRegex(ValueError, "must call `compile\\(\\)`"):
                 loaded.fit(X, Y, epochs=1, verbose=0)
             with self.strategy.scope():
-                loaded.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(
+                loaded.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(
                     from_logits=True))
             for mine, theirs in zip(loaded.get_weights(), model.get_weights()):
                 np.testing.assert_array_equal(mine, theirs)  # compile keeps them, as Keras'
+
+    def test_a_refused_compile_changes_nothing_save_would_write(self):
+        model = cnn(self.strategy, softmax=False)
+        with self.strategy.scope():
+            model.compile(optimizer=keras.optimizers.Adam(0.004),
+                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            with self.assertRaisesRegex(ValueError, "the loss takes probabilities"):
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+        self.assertEqual(repr(model.optimizer), repr(keras.optimizers.Adam(0.004)))
+        self.assertTrue(model.loss.from_logits)
+        model.save(self.path)
+        with self.strategy.scope():
+            self.assertEqual(repr(keras.models.load_model(self.path).optimizer),
+                             repr(keras.optimizers.Adam(0.004)))
 
     def test_compile_keeps_weights_set_before_it(self):
         model = cnn(self.strategy, softmax=False)
@@ -193,6 +214,75 @@ class ModelFile(unittest.TestCase):
         with self.strategy.scope():  # the layers alone are fine
             keras.models.load_model(self.path, compile=False)
 
+    def test_files_not_laid_out_as_keras_writes_them_are_refused_saying_so(self):
+        cnn(self.strategy).save(self.path)
+        with open(KERAS_CONFIG) as f:
+            good = json.load(f)
+
+        def changed(change):
+            config = json.loads(json.dumps(good))
+            change(config, config["config"]["layers"])
+            return config
+
+        def layer(place, **values):
+            return lambda c, ls: ls[place]["config"].update(values)
+
+        def loss(**values):  # the loss as Keras writes SparseCategoricalCrossentropy(...)
+            config = {"name": "sparse_categorical_crossentropy", "from_logits": False,
+                      "reduction": "sum_over_batch_size", "ignore_class": None, **values}
+            return lambda c, ls: compiled.update(loss={
+                "module": "keras.losses", "class_name": "SparseCategoricalCrossentropy",
+                "config": config, "registered_name": None})
+
+        compiled = None
+        for change, words in [
+                (lambda c, ls: c["config"].update(layers="x"), "has no list of layers"),
+                (lambda c, ls: c["config"].update(layers=[]), "has no list of layers"),
+                (lambda c, ls: ls.insert(1, "x"), "layer 1 is str, not an object"),
+                (lambda c, ls: ls[1].update(config=[1]), "layer 1's config is list"),
+                (lambda c, ls: ls[1].update(class_name=[1]), r"is a \[1\], which mirrorlab"),
+                (layer(0, batch_shape=28), "the input's shape 28 is no batch shape"),
+                (layer(0, batch_shape={}), "the input's shape {} is no batch shape"),
+                (lambda c, ls: ls.insert(3, ls[0]), "an InputLayer after the first layer"),
+                (layer(1, kernel_size=None), r"layer conv2d \(Conv2D\): .*kernel_size"),
+                (layer(1, dilation_rate=2), "dilation_rate=2"),
+                (layer(5, activation="softmax"), r"layer activation \(Activation\): "
+                                                 r"Activation\('softmax'\)"),
+                (lambda c, ls: c.update(compile_config=[1]), "the compile_config is list"),
+                (lambda c, ls: compiled["optimizer"].update(config=[1]), "optimizer's config"),
+                (lambda c, ls: compiled["optimizer"]["config"].update(weight_decay=0.01),
+                 r"its SGD has weight_decay=0.01, which mirrorlab's SGD does not compute "
+                 r"\(load_model\(\.\.\., compile=False\)"),
+                (lambda c, ls: compiled["optimizer"]["config"].update(clipnorm=1.0), "clipnorm"),
+                (lambda c, ls: compiled["optimizer"]["config"].update(use_ema=True), "use_ema"),
+                (lambda c, ls: compiled["optimizer"]["config"].update(
+                    learning_rate={"class_name": "ExponentialDecay"}), "a schedule"),
+                (loss(ignore_class=3), "ignore_class=3"),
+                (loss(reduction="sum"), "reduction='sum'"),
+                (loss(from_logits="false"), "from_logits='false', not true or false"),
+                (loss(from_logits=True), r"cannot be compiled as it was saved: .* ends in a "
+                                         "softmax")]:
+            config = json.loads(json.dumps(good))
+            compiled = config["compile_config"]  # what the changes above change
+            change(config, config["config"]["layers"])
+            with_config(self.path, config)
+            with self.assertRaisesRegex(ValueError, re.escape(self.path) + ".*" + words), \
+                    self.strategy.scope():
+                keras.models.load_model(self.path)
+        config = changed(lambda c, ls: c["compile_config"].update(metrics=["acc"]))
+        config["config"]["layers"][1]["config"]["dilation_rate"] = 1  # Keras' (1, 1)
+        compiled = config["compile_config"]
+        loss()(config, None)  # SparseCategoricalCrossentropy's defaults, as an object
+        with_config(self.path, config)
+        with self.strategy.scope():
+            self.assertTrue(keras.models.load_model(self.path)._accuracy)
+        with zipfile.ZipFile(self.path, "w") as z:
+            z.writestr("config.json", json.dumps(good))
+            z.writestr("model.weights.h5", b"\x89HDF\r\n\x1a\n" + b"0" * 100)  # cut short
+        with self.assertRaisesRegex(ValueError, "its model.weights.h5 cannot be read"), \
+                self.strategy.scope():
+            keras.models.load_model(self.path)
+
     def test_bad_files_and_names_say_what_is_wrong_and_nothing_is_replaced(self):
         model = cnn(self.strategy)
         with self.assertRaisesRegex(ValueError, r"add a `\.keras` extension\. Received: "
@@ -200,6 +290,9 @@ class ModelFile(unittest.TestCase):
             model.save("m.h5")
         with self.assertRaisesRegex(TypeError, "ending in .keras, not int"):
             model.save(3)
+        with self.assertRaisesRegex(ValueError, r"extension for loading\. .* "
+                                                r"load_weights\('NAME\.weights\.h5'\)"):
+            keras.models.load_model("m.h5")
         text = os.path.join(self.folder.name, "notes.keras")
         with open(text, "w") as f:
             f.write("my notes")

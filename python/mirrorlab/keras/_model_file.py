@@ -41,10 +41,12 @@ def _path(filepath: object, call: str) -> str:
                         f"{type(filepath).__name__}")
     path = str(os.fspath(filepath))
     if not path.endswith(ENDING):
-        raise ValueError(f"Invalid filepath extension for saving. Please add a `.keras` "
-                         f"extension. Received: filepath={path} (mirrorlab's {call} "
-                         f"{'writes' if call == 'model.save' else 'reads'} Keras 3's .keras "
-                         "file; for the weights alone: save_weights('NAME.weights.h5'))")
+        saving = call == "model.save"
+        raise ValueError(f"Invalid filepath extension for {'saving' if saving else 'loading'}. "
+                         f"Please add a `.keras` extension. Received: filepath={path} "
+                         f"(mirrorlab's {call} {'writes' if saving else 'reads'} Keras 3's "
+                         ".keras file; for the weights alone: "
+                         f"{'save_weights' if saving else 'load_weights'}('NAME.weights.h5'))")
     return path
 
 
@@ -134,17 +136,22 @@ def read(filepath: object) -> Tuple[str, Dict[str, Any], io.BytesIO]:
         raise FileNotFoundError(f"{path}: no such file (model.save writes one)")
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path} is no .keras file: not a zip (model.save writes one)")
-    with zipfile.ZipFile(path) as z:
-        names = set(z.namelist())
-        for needed in ("config.json", "model.weights.h5"):
-            if needed not in names:
-                raise ValueError(f"{path} has no {needed}: it is no model file of Keras 3 or "
-                                 "of mirrorlab's model.save")
-        try:
-            config = json.loads(z.read("config.json"))
-        except ValueError as e:
-            raise ValueError(f"{path}: its config.json is no JSON ({e})") from None
-        weights = io.BytesIO(z.read("model.weights.h5"))
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            for needed in ("config.json", "model.weights.h5"):
+                if needed not in names:
+                    raise ValueError(f"{path} has no {needed}: it is no model file of Keras 3 "
+                                     "or of mirrorlab's model.save")
+            text, weights = z.read("config.json"), io.BytesIO(z.read("model.weights.h5"))
+    except zipfile.BadZipFile as e:
+        raise ValueError(f"{path} is a damaged zip ({e}): save the model again") from None
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{path}: its config.json is no JSON ({e})") from None
+    if not weights.getvalue().startswith(_weights_file.HDF5_SIGNATURE):
+        raise ValueError(f"{path}: its model.weights.h5 is no HDF5 file: save the model again")
     if not isinstance(config, dict) or config.get("class_name") != "Sequential":
         kind = config.get("class_name") if isinstance(config, dict) else type(config).__name__
         raise ValueError(f"{path} holds a {kind} model: mirrorlab's load_model reads Sequential "
@@ -153,83 +160,154 @@ def read(filepath: object) -> Tuple[str, Dict[str, Any], io.BytesIO]:
 
 
 def _check_value(path: str, cls: str, name: str, key: str, value: Any) -> None:
-    want = _MUST_BE[key]
-    same = value == want or (isinstance(want, list) and list(value or []) == want)
+    want, given = _MUST_BE[key], value
+    if isinstance(want, list) and isinstance(value, int) and not isinstance(value, bool):
+        value = [value] * len(want)  # Keras takes dilation_rate=1 for (1, 1)
+    same = value == want or (isinstance(want, list) and isinstance(value, (list, tuple))
+                             and list(value) == want)
     if not same:
-        raise ValueError(f"{path}: layer {name} ({cls}) has {key}={value!r}; mirrorlab's "
+        raise ValueError(f"{path}: layer {name} ({cls}) has {key}={given!r}; mirrorlab's "
                          f"core computes {cls} with {key}={want!r} only")
 
 
-def layers_of(path: str, config: Dict[str, Any]) -> Tuple[List[Any], Any]:
-    """mirrorlab's layers for the Sequential's config, and its input's shape (or None)."""
-    inner = config.get("config") or {}
+def _mapping(path: str, value: Any, what: str) -> Dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: {what} is {type(value).__name__}, not an object as Keras "
+                         "writes it: the file is not a model file of Keras 3 or of mirrorlab")
+    return value
+
+
+def _input_shape(path: str, batch_shape: Any) -> Tuple[int, ...]:
+    if not isinstance(batch_shape, (list, tuple)) or len(batch_shape) < 2 or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in batch_shape[1:]):
+        raise ValueError(f"{path}: the input's shape {batch_shape!r} is no batch shape (None, "
+                         "28, 28) or (None, 28, 28, 1)")
+    return tuple(batch_shape[1:])
+
+
+def layers_of(path: str, config: Dict[str, Any]) -> Tuple[List[Any], Tuple[int, ...]]:
+    """mirrorlab's layers for the Sequential's config, and its input's shape."""
+    inner = _mapping(path, config.get("config"), "the model's config")
+    items = inner.get("layers")
+    if not isinstance(items, list) or not items:
+        raise ValueError(f"{path}: the model has no list of layers: it is no Sequential model "
+                         "mirrorlab can make")
     made: List[Any] = []
     shape = None
-    for item in inner.get("layers") or []:
-        cls, layer = item.get("class_name"), dict(item.get("config") or {})
-        name = layer.get("name", "?")
+    for place, item in enumerate(items):
+        item = _mapping(path, item, f"layer {place}")
+        cls = item.get("class_name")
+        layer = dict(_mapping(path, item.get("config", {}), f"layer {place}'s config"))
+        name = layer.get("name")
+        name = name if isinstance(name, str) and name else None
+        said = name or f"{place}"
         if cls == "InputLayer":
-            batch_shape = layer.get("batch_shape") or layer.get("batch_input_shape")
-            shape = tuple(batch_shape[1:]) if batch_shape else None
+            if made:
+                raise ValueError(f"{path}: an InputLayer after the first layer: mirrorlab's "
+                                 "Sequential takes its input first")
+            shape = _input_shape(path, layer.get("batch_shape", layer.get("batch_input_shape")))
             continue
-        if cls not in _TAKEN:
-            raise ValueError(f"{path}: layer {name} is a {cls}, which mirrorlab's core does not "
+        if not isinstance(cls, str) or cls not in _TAKEN:
+            raise ValueError(f"{path}: layer {said} is a {cls}, which mirrorlab's core does not "
                              f"compute (it has {', '.join(sorted(_TAKEN))})")
         if layer.get("data_format", "channels_last") != "channels_last":
-            raise ValueError(f"{path}: layer {name} ({cls}) is channels_first; mirrorlab "
+            raise ValueError(f"{path}: layer {said} ({cls}) is channels_first; mirrorlab "
                              "computes channels_last")
-        kwargs = {"name": name}
+        kwargs: Dict[str, Any] = {"name": name}
         for key, value in layer.items():
             if key in _TAKEN[cls]:
                 kwargs[key] = None if value == "linear" and key == "activation" else value
             elif key in _MUST_BE:
-                _check_value(path, cls, name, key, value)
+                _check_value(path, cls, said, key, value)
             elif key not in _PASSED_OVER:
-                raise ValueError(f"{path}: layer {name} ({cls}) has {key}={value!r}, which "
+                raise ValueError(f"{path}: layer {said} ({cls}) has {key}={value!r}, which "
                                  "mirrorlab does not know: it cannot say it computes the same")
-        if cls == "Activation":
-            kwargs.pop("activation", None)
-            made.append(layers_module.Activation(layer.get("activation"), name=name))
-            continue
         try:
-            made.append(getattr(layers_module, cls)(**kwargs))
+            if cls == "Activation":
+                made.append(layers_module.Activation(layer.get("activation"), name=name))
+            else:
+                made.append(getattr(layers_module, cls)(**kwargs))
         except (TypeError, ValueError) as e:
-            raise ValueError(f"{path}: layer {name} ({cls}): {e}") from None
+            raise ValueError(f"{path}: layer {said} ({cls}): {e}") from None
     if shape is None:
-        build = inner.get("build_input_shape") or (config.get("build_config") or {}).get(
-            "input_shape")
-        shape = tuple(build[1:]) if build else None
+        build = inner.get("build_input_shape") or _mapping(
+            path, config.get("build_config") or {}, "the model's build_config").get("input_shape")
+        if build is None:
+            raise ValueError(f"{path} does not say its model's input shape")
+        shape = _input_shape(path, build)
     return made, shape
+
+
+# The optimizers' config keys mirrorlab takes, and those it computes with one value only.
+_OPTIMIZER_TAKES = {"SGD": ("learning_rate", "momentum"),
+                    "Adam": ("learning_rate", "beta_1", "beta_2", "epsilon"),
+                    "Nadam": ("learning_rate", "beta_1", "beta_2", "epsilon")}
+_OPTIMIZER_MUST_BE = {"weight_decay": (None, 0, 0.0), "clipnorm": (None,),
+                      "global_clipnorm": (None,), "clipvalue": (None,), "use_ema": (False,),
+                      "ema_overwrite_frequency": (None,), "loss_scale_factor": (None,),
+                      "gradient_accumulation_steps": (None,), "nesterov": (False,),
+                      "amsgrad": (False,)}
+_LOSS_MUST_BE = {"reduction": ("sum_over_batch_size",), "ignore_class": (None,),
+                 "dtype": (None, "float32")}
+ACCURACY = ("accuracy", "acc", "sparse_categorical_accuracy")  # what compile() measures
+AFTER = "(load_model(..., compile=False) loads the layers; then compile them as you choose)"
+
+
+def _optimizer(path: str, optimizer: Any) -> Any:
+    if isinstance(optimizer, str):
+        return optimizer
+    optimizer = _mapping(path, optimizer, "the compiled optimizer")
+    cls = optimizer.get("class_name")
+    settings = _mapping(path, optimizer.get("config", {}), "the optimizer's config")
+    if cls not in _OPTIMIZER_TAKES:
+        raise ValueError(f"{path} was compiled with the optimizer {cls}: mirrorlab has SGD, "
+                         f"Adam and Nadam {AFTER}")
+    for key, value in settings.items():
+        if key in _OPTIMIZER_MUST_BE and value not in _OPTIMIZER_MUST_BE[key]:
+            raise ValueError(f"{path}: its {cls} has {key}={value!r}, which mirrorlab's {cls} "
+                             f"does not compute {AFTER}")
+        if key not in _OPTIMIZER_MUST_BE and key not in _OPTIMIZER_TAKES[cls] and \
+                key not in ("name", "ema_momentum"):
+            raise ValueError(f"{path}: its {cls} has {key}={value!r}, which mirrorlab does not "
+                             f"know {AFTER}")
+    if isinstance(settings.get("learning_rate"), dict):
+        raise ValueError(f"{path}: its {cls}'s learning rate is a schedule, which mirrorlab "
+                         f"does not compute {AFTER}")
+    return getattr(optimizers, cls)(**{k: settings[k] for k in _OPTIMIZER_TAKES[cls]
+                                       if k in settings})
+
+
+def _loss(path: str, loss: Any) -> Any:
+    if isinstance(loss, str) or loss is None:
+        return loss
+    loss = _mapping(path, loss, "the compiled loss")
+    if loss.get("class_name") != "SparseCategoricalCrossentropy":
+        raise ValueError(f"{path} was compiled with the loss {loss.get('class_name')}: "
+                         f"mirrorlab computes SparseCategoricalCrossentropy {AFTER}")
+    settings = _mapping(path, loss.get("config", {}), "the loss's config")
+    for key, value in settings.items():
+        if key in _LOSS_MUST_BE and value not in _LOSS_MUST_BE[key]:
+            raise ValueError(f"{path}: its loss has {key}={value!r}, which mirrorlab does not "
+                             f"compute {AFTER}")
+        if key not in _LOSS_MUST_BE and key not in ("name", "from_logits"):
+            raise ValueError(f"{path}: its loss has {key}={value!r}, which mirrorlab does not "
+                             f"know {AFTER}")
+    from_logits = settings.get("from_logits", False)
+    if not isinstance(from_logits, bool):
+        raise ValueError(f"{path}: its loss has from_logits={from_logits!r}, not true or false")
+    return losses.SparseCategoricalCrossentropy(from_logits=from_logits)
 
 
 def compile_arguments(path: str, config: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """compile()'s arguments from config.json's compile_config, or None if there is none."""
     compiled = config.get("compile_config")
-    if not compiled:
+    if compiled is None:
         return None
-    optimizer = compiled.get("optimizer")
-    if isinstance(optimizer, dict):
-        cls, settings = optimizer.get("class_name"), dict(optimizer.get("config") or {})
-        takes = {"SGD": ("learning_rate", "momentum"),
-                 "Adam": ("learning_rate", "beta_1", "beta_2", "epsilon"),
-                 "Nadam": ("learning_rate", "beta_1", "beta_2", "epsilon")}
-        if cls not in takes:
-            raise ValueError(f"{path} was compiled with the optimizer {cls}: mirrorlab has SGD, "
-                             "Adam and Nadam (load_model(..., compile=False), then compile)")
-        if settings.get("nesterov") or settings.get("amsgrad"):
-            raise ValueError(f"{path}: its {cls} has nesterov or amsgrad, which mirrorlab's "
-                             "does not compute (load_model(..., compile=False), then compile)")
-        optimizer = getattr(optimizers, cls)(**{k: settings[k] for k in takes[cls]
-                                                if k in settings})
-    loss = compiled.get("loss")
-    if isinstance(loss, dict):
-        if loss.get("class_name") != "SparseCategoricalCrossentropy":
-            raise ValueError(f"{path} was compiled with the loss {loss.get('class_name')}: "
-                             "mirrorlab computes SparseCategoricalCrossentropy")
-        loss = losses.SparseCategoricalCrossentropy(
-            from_logits=bool((loss.get("config") or {}).get("from_logits", False)))
+    compiled = _mapping(path, compiled, "the compile_config")
     metrics = compiled.get("metrics")
-    if metrics not in (None, [], ["accuracy"]):
-        raise ValueError(f"{path} was compiled with the metrics {metrics!r}: mirrorlab has "
-                         "'accuracy' (load_model(..., compile=False), then compile)")
-    return {"optimizer": optimizer, "loss": loss, "metrics": metrics}
+    if metrics is not None and (not isinstance(metrics, list) or
+                                not all(isinstance(m, str) and m in ACCURACY for m in metrics)):
+        raise ValueError(f"{path} was compiled with the metrics {metrics!r}: mirrorlab measures "
+                         f"'accuracy' {AFTER}")
+    return {"optimizer": _optimizer(path, compiled.get("optimizer")),
+            "loss": _loss(path, compiled.get("loss")), "metrics": metrics}

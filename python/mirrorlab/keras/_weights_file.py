@@ -21,7 +21,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 ENDING = ".weights.h5"
-_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
 def _h5py():
@@ -59,7 +59,7 @@ def layer_keys(layers: Sequence[object]) -> List[str]:
 
 def _is_hdf5(path: str) -> bool:
     with open(path, "rb") as f:
-        return f.read(len(_HDF5_SIGNATURE)) == _HDF5_SIGNATURE
+        return f.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE
 
 
 def write_safely(path: str, overwrite: bool, is_ours, what: str, write) -> None:

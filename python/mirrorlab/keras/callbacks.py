@@ -109,8 +109,9 @@ def _checked(what: str, name: str, value: Any, kind: str) -> Any:
         return value
     if kind == "name":
         ok, wanted = isinstance(value, str), "a metric's name, e.g. 'val_loss'"
-    elif kind == "count":
-        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+    elif kind in ("count", "verbose"):  # Keras takes verbose=True for 1
+        ok = isinstance(value, numbers.Integral) and value >= 0 and (
+            kind == "verbose" or not isinstance(value, bool))
         wanted = "a whole number, 0 or more"
     else:
         ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
@@ -141,7 +142,7 @@ class EarlyStopping(Callback):
         what = "EarlyStopping"
         self.monitor = _checked(what, "monitor", monitor, "name")
         self.patience = _checked(what, "patience", patience, "count")
-        self.verbose = _checked(what, "verbose", verbose, "count")
+        self.verbose = _checked(what, "verbose", verbose, "verbose")
         self.baseline = _checked(what, "baseline", baseline, "number or None")
         self.restore_best_weights = restore_best_weights
         self.start_from_epoch = _checked(what, "start_from_epoch", start_from_epoch, "count")
@@ -196,7 +197,9 @@ class ModelCheckpoint(Callback):
     """keras.callbacks.ModelCheckpoint: after each epoch, the model saved to ``filepath``: its
     weights (model.save_weights) for a name ending in .weights.h5, the whole model (model.save)
     for one ending in .keras ("{epoch:02d}", "{val_loss:.3f}" and the like filled in from the
-    epoch's logs), or with ``save_best_only`` only when ``monitor`` improved."""
+    epoch's logs), or with ``save_best_only`` only when ``monitor`` improved. (Keras 3.15.1,
+    given a .weights.h5 name without save_weights_only=True, writes its older whole-model HDF5
+    file under that name; mirrorlab writes the weights file the name asks for.)"""
 
     def __init__(self, filepath: Any, monitor: str = "val_loss", verbose: int = 0,
                  save_best_only: bool = False, save_weights_only: bool = False,
@@ -204,6 +207,9 @@ class ModelCheckpoint(Callback):
                  initial_value_threshold: Optional[float] = None) -> None:
         super().__init__()
         self.filepath = os.fspath(filepath)
+        if not isinstance(self.filepath, str):
+            raise TypeError(f"ModelCheckpoint(filepath={filepath!r}): give the file's name as a "
+                            "str (or a pathlib.Path)")
         if save_weights_only and not self.filepath.endswith(".weights.h5"):
             raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the "
                              "filepath provided must end in `.weights.h5` (Keras weights "
@@ -218,7 +224,7 @@ class ModelCheckpoint(Callback):
                              "end of an epoch (save_freq='epoch')")
         what = "ModelCheckpoint"
         self.monitor = _checked(what, "monitor", monitor, "name")
-        self.verbose = _checked(what, "verbose", verbose, "count")
+        self.verbose = _checked(what, "verbose", verbose, "verbose")
         self.save_best_only = save_best_only
         self.monitor_op = _better(monitor, mode, what)
         self.best = _checked(what, "initial_value_threshold", initial_value_threshold,

@@ -29,7 +29,10 @@ def _unique_name(base: str) -> str:
 
 
 def _pair(name: str, value: Union[int, Sequence[int]], only: int, what: str) -> None:
-    pair = (value, value) if _numbers.is_whole(value) else tuple(value)
+    if _numbers.is_whole(value):
+        pair = (value, value)
+    else:
+        pair = tuple(value) if isinstance(value, (list, tuple)) else None
     if pair != (only, only):
         raise ValueError(f"{name}={value!r}: mirrorlab's core has {what} only "
                          f"({name}={only} or ({only}, {only}))")

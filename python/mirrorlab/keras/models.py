@@ -17,7 +17,7 @@ from . import optimizers, utils
 
 __all__ = ["Sequential", "load_model"]
 
-_ACCURACY = ("accuracy", "acc", "sparse_categorical_accuracy")
+_ACCURACY = _model_file.ACCURACY
 
 
 _whole = _numbers.whole
@@ -123,17 +123,17 @@ class Sequential:
         if optimizer == "rmsprop":
             raise ValueError("optimizer 'rmsprop' (Keras' default): mirrorlab has 'sgd', 'adam' "
                              "and 'nadam': give compile(optimizer='adam', ...)")
-        self._optimizer = optimizers._get(optimizer)
+        chosen = optimizers._get(optimizer)  # kept only once every check has passed
         if loss is None:
             raise ValueError("give compile() a loss: 'sparse_categorical_crossentropy', or "
                              "keras.losses.SparseCategoricalCrossentropy(from_logits=True)")
-        self._loss = losses._get(loss)
+        chosen_loss = losses._get(loss)
         last = self._layers[-1] if self._layers else None
         softmax = last is not None and last.activation == "softmax"
-        if self._loss.from_logits and softmax:
+        if chosen_loss.from_logits and softmax:
             raise ValueError(f"{last.name} ends in a softmax, but the loss takes logits "
                              "(from_logits=True): drop one of them")
-        if not self._loss.from_logits and last is not None and not softmax:
+        if not chosen_loss.from_logits and last is not None and not softmax:
             raise ValueError(
                 f"the loss takes probabilities (from_logits=False) but {last.name} gives logits "
                 "(no activation): Keras would take them as probabilities and train badly; give "
@@ -145,7 +145,7 @@ class Sequential:
         for m in metrics:
             if m not in _ACCURACY:
                 raise ValueError(f"metric {m!r}: mirrorlab measures 'accuracy'")
-        self._accuracy = bool(metrics)
+        self._optimizer, self._loss, self._accuracy = chosen, chosen_loss, bool(metrics)
         # Built again with this optimizer, keeping the weights it held (the seed's initial ones,
         # or those set or loaded since), as Keras' compile keeps them.
         kept = self._run.get_weights() if self._run is not None else None
@@ -468,18 +468,32 @@ def load_model(filepath, compile: bool = True) -> Sequential:  # noqa: A002 (Ker
     3's of the layers mirrorlab computes), made under the strategy whose scope this is called
     in (mirrored on its devices, as Keras makes it), its weights loaded and, with ``compile``,
     compiled as it was saved. What mirrorlab cannot compute (a layer, an activation, a
-    regularizer) is refused, naming it. The optimizer's state is not loaded (a warning says so
-    where the file holds it)."""
+    regularizer, an optimizer's setting) is refused, naming it. The optimizer's state is not
+    loaded (a warning says so where the file holds it)."""
     path, config, weights = _model_file.read(filepath)
-    made, shape = _model_file.layers_of(path, config)
-    if shape is None:
-        raise ValueError(f"{path} does not say its model's input shape")
+    try:
+        made, shape = _model_file.layers_of(path, config)
+        arguments = _model_file.compile_arguments(path, config) if compile else None
+    except (AttributeError, KeyError, IndexError, TypeError) as e:  # what the checks missed
+        raise ValueError(f"{path}: its config.json is not laid out as Keras writes it "
+                         f"({type(e).__name__}: {e})") from None
     name = (config.get("config") or {}).get("name")
-    model = Sequential([layers_module.Input(shape), *made],
-                       name=name if isinstance(name, str) and name else None)
-    arguments = _model_file.compile_arguments(path, config) if compile else None
+    try:
+        model = Sequential([layers_module.Input(shape), *made],
+                           name=name if isinstance(name, str) and name else None)
+    except (TypeError, ValueError) as e:  # the layers do not go together, or the input
+        raise ValueError(f"{path}: {e}") from None
     if arguments is not None:
-        model.compile(**arguments)
+        try:
+            model.compile(**arguments)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: the model cannot be compiled as it was saved: {e} "
+                             f"{_model_file.AFTER}") from None
     model._build()
-    model.set_weights(_weights_file.read(weights, path, model._file_layers(), stacklevel=3))
+    try:
+        arrays = _weights_file.read(weights, path, model._file_layers(), stacklevel=3)
+    except OSError as e:  # h5py's, for a file it cannot read
+        raise ValueError(f"{path}: its model.weights.h5 cannot be read ({e}): save the model "
+                         "again") from None
+    model.set_weights(arrays)
     return model
