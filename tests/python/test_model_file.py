@@ -261,7 +261,12 @@ class ModelFile(unittest.TestCase):
                 (loss(reduction="sum"), "reduction='sum'"),
                 (loss(from_logits="false"), "from_logits='false', not true or false"),
                 (loss(from_logits=True), r"cannot be compiled as it was saved: .* ends in a "
-                                         "softmax")]:
+                                         "softmax"),
+                (lambda c, ls: compiled.update(loss_weights=[2.0]), r"loss_weights=\[2\.0\]"),
+                (lambda c, ls: c["config"].update(trainable=False), "the model is not trainable"),
+                (layer(4, dtype={"class_name": "DTypePolicy", "config": {"name": "mixed_float16"}}),
+                 "layer dense computes in mixed_float16"),
+                (layer(0, sparse=True), "its input is sparse or ragged")]:
             config = json.loads(json.dumps(good))
             compiled = config["compile_config"]  # what the changes above change
             change(config, config["config"]["layers"])
@@ -276,12 +281,55 @@ class ModelFile(unittest.TestCase):
         with_config(self.path, config)
         with self.strategy.scope():
             self.assertTrue(keras.models.load_model(self.path)._accuracy)
+        config = changed(lambda c, ls: c.update(compile_config={}))  # Keras', never compiled
+        with_config(self.path, config)
+        with self.strategy.scope():
+            self.assertIsNone(keras.models.load_model(self.path).optimizer)
+        with zipfile.ZipFile(self.path, "w") as z:
+            z.writestr("config.json", "[" * 100000 + "]" * 100000)
+            z.writestr("model.weights.h5", b"")
+        with self.assertRaisesRegex(ValueError, "its config.json is no JSON"), \
+                self.strategy.scope():
+            keras.models.load_model(self.path)
         with zipfile.ZipFile(self.path, "w") as z:
             z.writestr("config.json", json.dumps(good))
             z.writestr("model.weights.h5", b"\x89HDF\r\n\x1a\n" + b"0" * 100)  # cut short
-        with self.assertRaisesRegex(ValueError, "its model.weights.h5 cannot be read"), \
+        with self.assertRaisesRegex(ValueError, r"its weights cannot be read as Keras lays them "
+                                                r"out \(OSError"), \
                 self.strategy.scope():
             keras.models.load_model(self.path)
+
+    def test_weights_not_laid_out_as_keras_lays_them_out_are_refused(self):
+        import h5py
+
+        def weights(change):
+            cnn(self.strategy).save(self.path)
+            with zipfile.ZipFile(self.path) as z:
+                files = {name: z.read(name) for name in z.namelist()}
+            buffer = io.BytesIO(files["model.weights.h5"])
+            with h5py.File(buffer, "a") as f:
+                change(f)
+            files["model.weights.h5"] = buffer.getvalue()
+            with zipfile.ZipFile(self.path, "w") as z:
+                for name, data in files.items():
+                    z.writestr(name, data)
+
+        def layer_as_a_dataset(f):
+            del f["layers/conv2d"]
+            f["layers/conv2d"] = np.zeros(3)
+
+        def complex_kernel(f):
+            kernel = f["layers/dense/vars/0"][()]
+            del f["layers/dense/vars/0"]
+            f["layers/dense/vars/0"] = kernel.astype(np.complex64)
+
+        for change, words in [
+                (layer_as_a_dataset, r"its weights cannot be read as Keras lays them out "
+                                    r"\(AttributeError"),
+                (complex_kernel, r"dense(_\d+)?'s array 0 holds complex64, not real numbers")]:
+            weights(change)
+            with self.assertRaisesRegex(ValueError, words), self.strategy.scope():
+                keras.models.load_model(self.path)
 
     def test_bad_files_and_names_say_what_is_wrong_and_nothing_is_replaced(self):
         model = cnn(self.strategy)

@@ -148,7 +148,7 @@ def read(filepath: object) -> Tuple[str, Dict[str, Any], io.BytesIO]:
         raise ValueError(f"{path} is a damaged zip ({e}): save the model again") from None
     try:
         config = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise ValueError(f"{path}: its config.json is no JSON ({e})") from None
     if not weights.getvalue().startswith(_weights_file.HDF5_SIGNATURE):
         raise ValueError(f"{path}: its model.weights.h5 is no HDF5 file: save the model again")
@@ -185,6 +185,14 @@ def _input_shape(path: str, batch_shape: Any) -> Tuple[int, ...]:
     return tuple(batch_shape[1:])
 
 
+def _dtype_name(dtype: Any) -> Any:
+    """A layer's dtype as Keras writes it ("float32", or a DTypePolicy object) by its name."""
+    if isinstance(dtype, dict):
+        config = dtype.get("config")
+        return config.get("name") if isinstance(config, dict) else dtype
+    return dtype
+
+
 def layers_of(path: str, config: Dict[str, Any]) -> Tuple[List[Any], Tuple[int, ...]]:
     """mirrorlab's layers for the Sequential's config, and its input's shape."""
     inner = _mapping(path, config.get("config"), "the model's config")
@@ -192,6 +200,9 @@ def layers_of(path: str, config: Dict[str, Any]) -> Tuple[List[Any], Tuple[int, 
     if not isinstance(items, list) or not items:
         raise ValueError(f"{path}: the model has no list of layers: it is no Sequential model "
                          "mirrorlab can make")
+    if inner.get("trainable", True) is not True:
+        raise ValueError(f"{path}: the model is not trainable (trainable="
+                         f"{inner.get('trainable')!r}); mirrorlab trains every layer")
     made: List[Any] = []
     shape = None
     for place, item in enumerate(items):
@@ -201,7 +212,13 @@ def layers_of(path: str, config: Dict[str, Any]) -> Tuple[List[Any], Tuple[int, 
         name = layer.get("name")
         name = name if isinstance(name, str) and name else None
         said = name or f"{place}"
+        if _dtype_name(layer.get("dtype")) not in (None, "float32"):
+            raise ValueError(f"{path}: layer {said} computes in {_dtype_name(layer['dtype'])}; "
+                             "mirrorlab computes in float32")
         if cls == "InputLayer":
+            if layer.get("sparse") or layer.get("ragged"):
+                raise ValueError(f"{path}: its input is sparse or ragged; mirrorlab's is a "
+                                 "dense array of images")
             if made:
                 raise ValueError(f"{path}: an InputLayer after the first layer: mirrorlab's "
                                  "Sequential takes its input first")
@@ -282,8 +299,9 @@ def _loss(path: str, loss: Any) -> Any:
         return loss
     loss = _mapping(path, loss, "the compiled loss")
     if loss.get("class_name") != "SparseCategoricalCrossentropy":
-        raise ValueError(f"{path} was compiled with the loss {loss.get('class_name')}: "
-                         f"mirrorlab computes SparseCategoricalCrossentropy {AFTER}")
+        said = loss.get("class_name") or f"{json.dumps(loss)[:80]} (no loss Keras names)"
+        raise ValueError(f"{path} was compiled with the loss {said}: mirrorlab computes "
+                         f"SparseCategoricalCrossentropy {AFTER}")
     settings = _mapping(path, loss.get("config", {}), "the loss's config")
     for key, value in settings.items():
         if key in _LOSS_MUST_BE and value not in _LOSS_MUST_BE[key]:
@@ -301,9 +319,13 @@ def _loss(path: str, loss: Any) -> Any:
 def compile_arguments(path: str, config: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """compile()'s arguments from config.json's compile_config, or None if there is none."""
     compiled = config.get("compile_config")
-    if compiled is None:
+    if compiled is None or compiled == {}:  # Keras writes {} for a model never compiled
         return None
     compiled = _mapping(path, compiled, "the compile_config")
+    for key in ("loss_weights", "weighted_metrics"):
+        if compiled.get(key) is not None:
+            raise ValueError(f"{path} was compiled with {key}={compiled[key]!r}, which "
+                             f"mirrorlab does not compute {AFTER}")
     metrics = compiled.get("metrics")
     if metrics is not None and (not isinstance(metrics, list) or
                                 not all(isinstance(m, str) and m in ACCURACY for m in metrics)):

@@ -138,6 +138,15 @@ def read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarr
          stacklevel: int = 4) -> List[np.ndarray]:
     """load's arrays from ``file`` (a path, or a binary file object); ``path`` names it in
     errors; ``stacklevel``: the warning's, pointing at the user's call."""
+    try:
+        return _read(file, path, layers, stacklevel + 1)
+    except (AttributeError, KeyError, OSError, TypeError) as e:  # h5py's, on a file laid out
+        raise ValueError(f"{path}: its weights cannot be read as Keras lays them out "  # else
+                         f"({type(e).__name__}: {e}); save them again") from None
+
+
+def _read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]],
+          stacklevel: int) -> List[np.ndarray]:
     h5py = _h5py()
     out: List[np.ndarray] = []
     with h5py.File(file, "r") as f:
@@ -165,9 +174,10 @@ def read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarr
                     shape = getattr(data, "shape", None)
                     raise ValueError(f"{path}: {name}'s array {i} (layers/{key}/vars/{i}) has "
                                      f"the shape {shape}, this model's {mine.shape}")
-                if not np.issubdtype(data.dtype, np.number):
+                if not (np.issubdtype(data.dtype, np.floating) or
+                        np.issubdtype(data.dtype, np.integer)):
                     raise ValueError(f"{path}: {name}'s array {i} holds {data.dtype}, not "
-                                     "numbers")
+                                     "real numbers")
                 out.append(np.asarray(data[()], dtype=np.float32))
         optimizer = f.get("optimizer/vars")
         if optimizer is not None and len(optimizer) > 0:

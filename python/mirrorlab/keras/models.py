@@ -490,10 +490,5 @@ def load_model(filepath, compile: bool = True) -> Sequential:  # noqa: A002 (Ker
             raise ValueError(f"{path}: the model cannot be compiled as it was saved: {e} "
                              f"{_model_file.AFTER}") from None
     model._build()
-    try:
-        arrays = _weights_file.read(weights, path, model._file_layers(), stacklevel=3)
-    except OSError as e:  # h5py's, for a file it cannot read
-        raise ValueError(f"{path}: its model.weights.h5 cannot be read ({e}): save the model "
-                         "again") from None
-    model.set_weights(arrays)
+    model.set_weights(_weights_file.read(weights, path, model._file_layers(), stacklevel=3))
     return model
