@@ -111,7 +111,8 @@ def config_of(model: Any) -> Dict[str, Any]:
 
 def save(filepath: object, overwrite: bool, model: Any, version: str,
          weights: List[Tuple[str, str, list]]) -> None:
-    """Writes the zip (an existing file replaced only if it is a zip, as write_safely says)."""
+    """Writes the zip (an existing file replaced only if it is a zip, as write_safely says).
+    The weights are written first, into memory: without h5py nothing is touched."""
     path = _path(filepath, "model.save")
     weights_h5 = io.BytesIO()
     optimizer = model._optimizer._kind if model._optimizer else ""
@@ -212,9 +213,10 @@ def layers_of(path: str, config: Dict[str, Any]) -> Tuple[List[Any], Tuple[int, 
         name = layer.get("name")
         name = name if isinstance(name, str) and name else None
         said = name or f"{place}"
-        if _dtype_name(layer.get("dtype")) not in (None, "float32"):
-            raise ValueError(f"{path}: layer {said} computes in {_dtype_name(layer['dtype'])}; "
-                             "mirrorlab computes in float32")
+        dtype = _dtype_name(layer.get("dtype"))
+        if dtype not in (None, "float32"):
+            raise ValueError(f"{path}: layer {said} computes in {dtype}; mirrorlab computes in "
+                             "float32")
         if cls == "InputLayer":
             if layer.get("sparse") or layer.get("ragged"):
                 raise ValueError(f"{path}: its input is sparse or ragged; mirrorlab's is a "

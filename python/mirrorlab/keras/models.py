@@ -228,7 +228,6 @@ class Sequential:
         self._check_idle()
         self._build()
         self._run.check_in_sync("model.save")
-        _weights_file._h5py()
         _model_file.save(filepath, overwrite, self, __version__, self._file_layers())
 
     def _file_layers(self):
