@@ -254,6 +254,8 @@ class ModelFile(unittest.TestCase):
                  r"its SGD has weight_decay=0.01, which mirrorlab's SGD does not compute "
                  r"\(load_model\(\.\.\., compile=False\)"),
                 (lambda c, ls: compiled["optimizer"]["config"].update(clipnorm=1.0), "clipnorm"),
+                (lambda c, ls: compiled["optimizer"]["config"].update(learning_rate=float("nan")),
+                 "its SGD: learning_rate nan: give a number from"),
                 (lambda c, ls: compiled["optimizer"]["config"].update(use_ema=True), "use_ema"),
                 (lambda c, ls: compiled["optimizer"]["config"].update(
                     learning_rate={"class_name": "ExponentialDecay"}), "a schedule"),

@@ -292,8 +292,11 @@ def _optimizer(path: str, optimizer: Any) -> Any:
     if isinstance(settings.get("learning_rate"), dict):
         raise ValueError(f"{path}: its {cls}'s learning rate is a schedule, which mirrorlab "
                          f"does not compute {AFTER}")
-    return getattr(optimizers, cls)(**{k: settings[k] for k in _OPTIMIZER_TAKES[cls]
-                                       if k in settings})
+    try:
+        return getattr(optimizers, cls)(**{k: settings[k] for k in _OPTIMIZER_TAKES[cls]
+                                           if k in settings})
+    except (TypeError, ValueError) as e:  # a learning rate of NaN, a momentum of "a", ...
+        raise ValueError(f"{path}: its {cls}: {e}") from None
 
 
 def _loss(path: str, loss: Any) -> Any:
