@@ -26,6 +26,7 @@ CASES = [
      "what is printed before the exception"),
     ("model.summary()", "Flatten, Dense(16, activation='relu'), Dense(10): its rows' types"),
     ("model.predict, the last Dense with activation='softmax'", "40 images, 3 replicas"),
+    ("model.summary()", "Flatten, Activation('relu'), ReLU(), Dense(10): its rows' types"),
 ]
 
 # What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
@@ -110,10 +111,10 @@ answers += [answer(lambda: epochs_run(callbacks.EarlyStopping(monitor="loss", mo
             answer(printed_before_raising)]
 
 
-def summary_rows():
+def summary_rows(of=None):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        model.summary()
+        (of or model).summary()
     return ", ".join(re.findall(r"\u2502 \\S+ \\((\\w+)\\)", out.getvalue()))
 
 
@@ -124,7 +125,15 @@ def softmax_rows():
     return f"rows summing to {sums.min():.4f} to {sums.max():.4f}"
 
 
-answers += [answer(summary_rows), answer(softmax_rows)]
+def activation_rows():
+    with strategy.scope():
+        relus = nn.Sequential([nn.Input((28, 28)), nn.layers.Flatten(),
+                               nn.layers.Activation("relu"), nn.layers.ReLU(),
+                               nn.layers.Dense(10)])
+    return summary_rows(relus)
+
+
+answers += [answer(summary_rows), answer(softmax_rows), answer(activation_rows)]
 print(json.dumps(answers))
 """
 
@@ -133,6 +142,7 @@ import json, numpy as np, tensorflow as tf, keras
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 3)
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1", "/cpu:2"])
+nn = keras
 loss = keras.losses.SparseCategoricalCrossentropy
 callbacks = keras.callbacks
 optimizers = keras.optimizers
@@ -147,6 +157,7 @@ import json, numpy as np, mirrorlab as ml
 cpu = ml.config.list_physical_devices("CPU")[0]
 ml.config.set_logical_device_configuration(cpu, [ml.config.LogicalDeviceConfiguration()] * 3)
 strategy = ml.distribute.MirroredStrategy()
+nn = ml.keras
 loss = ml.keras.losses.SparseCategoricalCrossentropy
 callbacks = ml.keras.callbacks
 optimizers = ml.keras.optimizers

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -308,8 +309,9 @@ class Run {
   int num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
   // Keras' table; `folded`: the core's layers that are part of the one before in Keras (an
   // activation="relu"'s ReLU), left out of the rows.
-  std::string summary(const std::string& name, const std::vector<std::string>& folded) {
-    return core::model_summary(strategy_->replica(0).model(), name, folded);
+  std::string summary(const std::string& name, const std::vector<std::string>& folded,
+                      const std::map<std::string, std::string>& types) {
+    return core::model_summary(strategy_->replica(0).model(), name, {folded, types});
   }
   std::string device_tuple() const { return strategy_->device_tuple(); }
   std::string all_reduce_log() const { return strategy_->tensorflow_all_reduce_log(); }
@@ -585,7 +587,7 @@ void bind_training(py::module_& m) {
            py::arg("settings_json"), py::arg("layers"), py::arg("device_indices"),
            py::arg("workers") = py::none())
       .def_property_readonly("num_replicas_in_sync", &Run::num_replicas_in_sync)
-      .def("summary", &Run::summary, py::arg("name"), py::arg("folded"))
+      .def("summary", &Run::summary, py::arg("name"), py::arg("folded"), py::arg("types"))
       .def("device_tuple", &Run::device_tuple)
       .def("all_reduce_log", &Run::all_reduce_log)
       .def("all_reduce_name", &Run::all_reduce_name)

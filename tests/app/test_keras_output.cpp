@@ -43,6 +43,21 @@ TEST(ModelSummary, IsKeras3sTableForTheCnn) {
   }
 }
 
+TEST(ModelSummary, PythonsRowsFoldAnActivationAndNameAnActivationLayersType) {
+  vgpu::MemoryArena arena("/gpu:0", std::size_t{64} << 20);
+  const auto model = core::Model::create(core::ModelKind::kMlp, arena);
+  // The MLP's first ReLU as a Dense's activation="relu", its second as an Activation("relu").
+  const std::string summary =
+      model_summary(*model, "mlp", {{"re_lu"}, {{"re_lu_1", "Activation"}}});
+  EXPECT_EQ(summary.find("re_lu (ReLU)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("│ re_lu_1 (Activation)            │ (None, 128)            │"),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(summary.find("(ReLU)"), std::string::npos) << summary;
+  // The folded layer's parameters (none) and every other layer's still count.
+  EXPECT_NE(summary.find(" Total params: " + with_commas(model->num_params())), std::string::npos);
+}
+
 TEST(ModelSummary, SizesAndCountsAreWrittenAsKerasWritesThem) {
   EXPECT_EQ(with_commas(0), "0");
   EXPECT_EQ(with_commas(999), "999");

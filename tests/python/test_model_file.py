@@ -155,7 +155,7 @@ class ModelFile(unittest.TestCase):
         rows = re.findall(r"│ (\S+) \((\w+)\)", summary_of(loaded))
         self.assertEqual(rows, [("conv2d", "Conv2D"), ("max_pooling2d", "MaxPooling2D"),
                                 ("flatten", "Flatten"), ("dense", "Dense"),
-                                ("activation", "ReLU"), ("re_lu", "ReLU"),
+                                ("activation", "Activation"), ("re_lu", "ReLU"),
                                 ("dense_1", "Dense")])
         self.assertEqual(repr(loaded._optimizer), "SGD(learning_rate=0.05000000074505806, "
                                                   "momentum=0.5)")

@@ -104,6 +104,7 @@ class Sequential(unittest.TestCase):
                 layers.MaxPooling2D(),
                 layers.Flatten(),
                 layers.ReLU(),
+                layers.Activation("relu"),
                 layers.Dense(10)], name="small_cnn")
         out = io.StringIO()
         with redirect_stdout(out):
@@ -111,9 +112,10 @@ class Sequential(unittest.TestCase):
         text = out.getvalue()
         self.assertIn('Model: "small_cnn"', text)
         self.assertRegex(text, r"conv2d(_\d+)? \(Conv2D\) +│ \(None, 26, 26, 8\) +│ +80 │")
-        # One row a layer, as Keras: the Conv2D's relu is in its row, a ReLU() has its own.
+        # One row a layer, as Keras: the Conv2D's relu is in its row, a ReLU() has its own, an
+        # Activation("relu") too, with Keras' type (a ReLU layer in the core).
         self.assertEqual(re.findall(r"│ \S+ \((\w+)\)", text),
-                         ["Conv2D", "MaxPooling2D", "Flatten", "ReLU", "Dense"])
+                         ["Conv2D", "MaxPooling2D", "Flatten", "ReLU", "Activation", "Dense"])
         self.assertIn(" Total params: 13,610 (53.16 KB)", text)
         shapes = [w.shape for w in model.get_weights()]
         self.assertEqual(shapes, [(3, 3, 1, 8), (8,), (1352, 10), (10,)])

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "core/session/text/console_text.h"
 
@@ -46,13 +47,16 @@ std::string model_summary(const Model& model, const std::string& name) {
   return model_summary(model, name, {});
 }
 
-std::string model_summary(const Model& model, const std::string& name,
-                          const std::vector<std::string>& folded) {
+std::string model_summary(const Model& model, const std::string& name, const KerasRows& rows) {
   std::vector<LayerSummary> layers;
-  for (const LayerSummary& layer : model.summary()) {
-    if (std::find(folded.begin(), folded.end(), layer.name) == folded.end()) {
-      layers.push_back(layer);
+  for (LayerSummary layer : model.summary()) {
+    if (std::find(rows.folded.begin(), rows.folded.end(), layer.name) != rows.folded.end()) {
+      continue;
     }
+    if (auto type = rows.types.find(layer.name); type != rows.types.end()) {
+      layer.type = type->second;
+    }
+    layers.push_back(std::move(layer));
   }
   std::string out = "Model: \"" + name + "\"\n";
   out += rule("\u250f", "\u2501", "\u2533", "\u2513");              // ┏━┳━┓

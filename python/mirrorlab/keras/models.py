@@ -156,10 +156,13 @@ class Sequential:
 
     def summary(self) -> None:
         """Keras 3's table of the layers, a row each (an activation="relu" is part of its layer's
-        row, as in Keras, though the core runs it as a ReLU layer of its own)."""
+        row, as in Keras, though the core runs it as a ReLU layer of its own; an Activation("relu")
+        is a ReLU layer in the core, an Activation in the table, as in Keras)."""
         self._build()
         folded = [layer._activation_name() for layer in self._layers]
-        print(self._run.summary(self.name, [name for name in folded if name]), end="")
+        types = {layer.name: "Activation" for layer in self._layers
+                 if getattr(layer, "_key", "") == "activation"}
+        print(self._run.summary(self.name, [name for name in folded if name], types), end="")
 
     def count_params(self) -> int:
         """How many numbers the weights hold, every kernel and bias (summary()'s Total params)."""
