@@ -197,6 +197,38 @@ MODEL_EXCHANGE = (EXCHANGE.replace("ENDING", '".keras"').replace("SAVE", "model.
                   .replace("LOAD", "model = load_model(theirs)"))
 
 
+# The optimizer's state in a weights file: each side trains 2 steps of Adam(0.002), saves, then
+# trains a step more and keeps its outputs; the other side, its optimizer built by a step of
+# Adam(0.5), loads the file and takes the same step: the same outputs only if the update count,
+# the learning rate and the moments (each weight's, in order) came across as they were.
+OPTIMIZER_EXCHANGE = """
+x = np.random.default_rng(0).integers(0, 256, (40, 28, 28)).astype(np.uint8) / 255.0
+y = np.arange(40) % 10
+mine = os.path.join(folder, side + "-trained.weights.h5")
+theirs = os.path.join(folder, other + "-trained.weights.h5")
+with strategy.scope():
+    model = make()
+if not os.path.exists(mine):
+    with strategy.scope():
+        model.compile(optimizer=optimizers.Adam(0.002), loss=loss(from_logits=True))
+    model.fit(x[:30], y[:30], batch_size=15, epochs=1, verbose=0)
+    model.save_weights(mine)
+    model.fit(x[:15], y[:15], batch_size=15, epochs=1, verbose=0)
+    np.save(os.path.join(folder, side + "-after.npy"), model.predict(x, verbose=0))
+if os.path.exists(theirs):
+    with strategy.scope():
+        model.compile(optimizer=optimizers.Adam(0.5), loss=loss(from_logits=True))
+    model.fit(x[:15], y[:15], batch_size=15, epochs=1, verbose=0)
+    model.load_weights(theirs)
+    rate = float(np.asarray(model.optimizer.learning_rate))
+    model.fit(x[:15], y[:15], batch_size=15, epochs=1, verbose=0)
+    far = np.abs(model.predict(x, verbose=0) - np.load(os.path.join(folder, other + "-after.npy")))
+    print(json.dumps([float(far.max()), f"learning rate {rate:g}"]))
+else:
+    print(json.dumps([None, None]))
+"""
+
+
 def answers(python, preamble, env=None, program=PROGRAM):
     out = subprocess.run([python, "-c", preamble + program], capture_output=True, text=True,
                          env=dict(os.environ, **(env or {})))
@@ -221,6 +253,9 @@ def check(row, build, python="/usr/bin/python3"):
                 "save_weights, read by the other's load_weights", "an MLP's initial weights")
     check_files(row, build, python, MODEL_EXCHANGE, "model.save, read by the other's "
                 "keras.models.load_model", "an MLP compiled with Adam(0.002), from logits")
+    check_files(row, build, python, OPTIMIZER_EXCHANGE, "save_weights after training, the "
+                "optimizer's state read by the other's load_weights", "an MLP trained 2 steps "
+                "of Adam(0.002), then a step more on each side")
 
 
 def check_files(row, build, python, program, what, saved):
@@ -241,8 +276,11 @@ def check_files(row, build, python, program, what, saved):
         if far is None:
             return "not read"
         return f"outputs {far:.0e} from the writer's at most" + (
-            f"; compiled {compiled}" if program is MODEL_EXCHANGE else "")
+            f"; compiled {compiled}" if program is MODEL_EXCHANGE else
+            f"; {compiled}" if program is OPTIMIZER_EXCHANGE else "")
     row(f"Python: {what}", f"{saved}, 40 images; TensorFlow: Keras reads mirrorlab's file",
         said(keras_read), said(mirrorlab_read),
         agree=all(far is not None and far <= 1e-5 for far, _ in (keras_read, mirrorlab_read))
-        and keras_read[1] == mirrorlab_read[1] == "Adam(0.002), from_logits=True")
+        and keras_read[1] == mirrorlab_read[1] == (
+            "learning rate 0.002" if program is OPTIMIZER_EXCHANGE else
+            "Adam(0.002), from_logits=True"))

@@ -396,6 +396,63 @@ class Run {
     strategy_->restore(state, strategy_->steps_done());
   }
 
+  // The optimizer's state, replica 0's (every replica holds the same): (its update count, Nadam's
+  // momentum schedule so far, {slot name: one array per weight tensor, of its shape}).
+  py::tuple optimizer_state() {
+    core::ReplicaState state;
+    {
+      py::gil_scoped_release copying;
+      state = strategy_->state();
+    }
+    py::dict slots;
+    const std::vector<core::WeightTensor> tensors = strategy_->replica(0).model().weight_tensors();
+    for (const core::ReplicaState::Slot& slot : state.slots) {
+      py::list arrays;
+      for (const core::WeightTensor& t : tensors) {
+        py::array_t<float> a(std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+        std::copy_n(slot.values.begin() + static_cast<std::ptrdiff_t>(t.offset), t.size,
+                    a.mutable_data());
+        arrays.append(a);
+      }
+      slots[py::str(slot.name)] = arrays;
+    }
+    return py::make_tuple(state.progress.iterations, state.progress.momentum_schedule, slots);
+  }
+  // Sets the optimizer's state on every replica: `slots` as optimizer_state() gives them (every
+  // slot of this optimizer, an array per weight tensor; the package checked their shapes and
+  // values). The core refuses a negative count or a schedule out of (0, 1], changing nothing.
+  void set_optimizer_state(
+      std::int64_t iterations, double momentum_schedule,
+      const std::map<std::string, std::vector<py::array_t<float, py::array::c_style>>>& slots) {
+    check_devices_free("model.load_weights");
+    const Busy busy(busy_, "model.load_weights");
+    const std::vector<core::WeightTensor> tensors = strategy_->replica(0).model().weight_tensors();
+    py::gil_scoped_release copying;
+    core::ReplicaState state = strategy_->state();
+    if (slots.size() != state.slots.size()) {
+      throw std::invalid_argument("the optimizer has " + std::to_string(state.slots.size()) +
+                                  " slots, not " + std::to_string(slots.size()));
+    }
+    for (core::ReplicaState::Slot& slot : state.slots) {
+      const auto given = slots.find(slot.name);
+      if (given == slots.end() || given->second.size() != tensors.size()) {
+        throw std::invalid_argument("the optimizer's slot " + slot.name + " needs an array for " +
+                                    "each of the " + std::to_string(tensors.size()) + " weights");
+      }
+      for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const auto& array = given->second[i];
+        if (static_cast<std::size_t>(array.size()) != tensors[i].size) {
+          throw std::invalid_argument("the optimizer's " + slot.name + " for " + tensors[i].name +
+                                      " needs " + std::to_string(tensors[i].size) + " numbers");
+        }
+        std::copy_n(array.data(), tensors[i].size,
+                    slot.values.begin() + static_cast<std::ptrdiff_t>(tensors[i].offset));
+      }
+    }
+    state.progress = {iterations, momentum_schedule};
+    strategy_->restore(state, strategy_->steps_done());
+  }
+
   std::vector<std::string> weight_names() {
     std::vector<std::string> names;
     for (const core::WeightTensor& t : strategy_->replica(0).model().weight_tensors()) {
@@ -596,6 +653,9 @@ void bind_training(py::module_& m) {
       .def("steps_done", &Run::steps_done)
       .def("get_weights", &Run::get_weights)
       .def("set_weights", &Run::set_weights, py::arg("weights"))
+      .def("optimizer_state", &Run::optimizer_state)
+      .def("set_optimizer_state", &Run::set_optimizer_state, py::arg("iterations"),
+           py::arg("momentum_schedule"), py::arg("slots"))
       .def("predict", &Run::predict, py::arg("x"), py::arg("global_batch"), py::arg("write"),
            py::arg("live"), py::arg("one_line"))
       .def("weight_names", &Run::weight_names)

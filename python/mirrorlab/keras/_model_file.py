@@ -17,7 +17,7 @@ import os
 import zipfile
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import _weights_file, layers as layers_module, losses, optimizers
+from . import _optimizer_state, _weights_file, layers as layers_module, losses, optimizers
 
 ENDING = ".keras"
 
@@ -116,7 +116,8 @@ def save(filepath: object, overwrite: bool, model: Any, version: str,
     path = _path(filepath, "model.save")
     weights_h5 = io.BytesIO()
     optimizer = model._optimizer._kind if model._optimizer else ""
-    _weights_file.write(weights_h5, model.name, optimizer, weights)
+    _weights_file.write(weights_h5, model.name, optimizer, weights,
+                        _optimizer_state.variables(model))
     metadata = {"keras_version": f"mirrorlab {version}",
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
 

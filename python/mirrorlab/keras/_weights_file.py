@@ -4,7 +4,7 @@ An HDF5 file (through h5py), laid out as Keras 3.15 was seen to write it:
     vars                        a group named for the model ("sequential")
     layers/KEY/vars             one group a layer, named for the layer (its attribute "name"),
     layers/KEY/vars/0, /1, ...  holding the layer's arrays: a kernel, then a bias
-    optimizer/vars              the optimizer's variables (mirrorlab writes none of them)
+    optimizer/vars              the optimizer's variables, /0, /1, ... (_optimizer_state.py)
 KEY is the layer's class in snake case, numbered within the model in order ("dense", "dense_1"),
 whatever the layers' names: a file loads into any model of the same layers.
 """
@@ -15,7 +15,6 @@ import collections
 import os
 import secrets
 import stat
-import warnings
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -98,8 +97,10 @@ def write_safely(path: str, overwrite: bool, is_ours, what: str, write) -> None:
 
 
 def write(file: object, model_name: str, optimizer_name: str,
-          layers: Sequence[Tuple[str, str, List[np.ndarray]]]) -> None:
-    """The weights into ``file`` (a path, or a binary file object), as Keras lays them out."""
+          layers: Sequence[Tuple[str, str, List[np.ndarray]]],
+          optimizer_vars: Sequence[np.ndarray] = ()) -> None:
+    """The weights (and the optimizer's variables) into ``file`` (a path, or a binary file
+    object), as Keras lays them out."""
     with _h5py().File(file, "w") as f:
         f.create_group("vars").attrs["name"] = model_name
         for key, name, arrays in layers:
@@ -108,45 +109,51 @@ def write(file: object, model_name: str, optimizer_name: str,
             for i, array in enumerate(arrays):
                 group.create_dataset(str(i), data=np.asarray(array, dtype=np.float32))
         if optimizer_name:
-            f.create_group("optimizer/vars").attrs["name"] = optimizer_name
+            group = f.create_group("optimizer/vars")
+            group.attrs["name"] = optimizer_name
+            for i, array in enumerate(optimizer_vars):
+                group.create_dataset(str(i), data=array)
 
 
 def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str,
-         layers: Sequence[Tuple[str, str, List[np.ndarray]]]) -> None:
+         layers: Sequence[Tuple[str, str, List[np.ndarray]]],
+         optimizer_vars: Sequence[np.ndarray]) -> None:
     """Writes the file: ``layers`` as (key, name, arrays); an existing one replaced only if it
     is HDF5 (weights written before), as write_safely says."""
     path = _path(filepath, "save_weights")
     _h5py()
     write_safely(path, overwrite, _is_hdf5, "weights file (not HDF5)",
-                 lambda temporary: write(temporary, model_name, optimizer_name, layers))
+                 lambda temporary: write(temporary, model_name, optimizer_name, layers,
+                                         optimizer_vars))
 
 
 def load(filepath: object, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
-         ) -> List[np.ndarray]:
-    """The arrays for ``layers`` (key, name, the model's arrays now) from the file, checked
-    against the model's: every array there, of the same shape, and no layer more."""
+         ) -> Tuple[str, List[np.ndarray], List[np.ndarray]]:
+    """(the path, the arrays for ``layers`` (key, name, the model's arrays now), the optimizer's
+    variables) from the file, the arrays checked against the model's: every array there, of the
+    same shape, and no layer more."""
     path = _path(filepath, "load_weights")
     _h5py()
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file (save_weights writes one)")
     if not _is_hdf5(path):
         raise ValueError(f"{path} is no weights file: not HDF5 (save_weights writes one)")
-    return read(path, path, layers)
+    return (path, *read(path, path, layers))
 
 
-def read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]],
-         stacklevel: int = 4) -> List[np.ndarray]:
-    """load's arrays from ``file`` (a path, or a binary file object); ``path`` names it in
-    errors; ``stacklevel``: the warning's, pointing at the user's call."""
+def read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
+         ) -> Tuple[List[np.ndarray], List[np.ndarray]]:
+    """load's arrays and optimizer variables from ``file`` (a path, or a binary file object);
+    ``path`` names it in errors."""
     try:
-        return _read(file, path, layers, stacklevel + 1)
+        return _read(file, path, layers)
     except (AttributeError, KeyError, OSError, TypeError) as e:  # h5py's, on a file laid out
         raise ValueError(f"{path}: its weights cannot be read as Keras lays them out "  # else
                          f"({type(e).__name__}: {e}); save them again") from None
 
 
-def _read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]],
-          stacklevel: int) -> List[np.ndarray]:
+def _read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
+          ) -> Tuple[List[np.ndarray], List[np.ndarray]]:
     h5py = _h5py()
     out: List[np.ndarray] = []
     with h5py.File(file, "r") as f:
@@ -179,12 +186,17 @@ def _read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndar
                     raise ValueError(f"{path}: {name}'s array {i} holds {data.dtype}, not "
                                      "real numbers")
                 out.append(np.asarray(data[()], dtype=np.float32))
-        optimizer = f.get("optimizer/vars")
-        if optimizer is not None and len(optimizer) > 0:
-            warnings.warn(f"{path}: the optimizer's {len(optimizer)} variables saved there were "
-                          "not loaded: mirrorlab loads the layers' weights and keeps its "
-                          "optimizer's state", stacklevel=stacklevel)
-    return out
+        saved = f.get("optimizer/vars")
+        optimizer: List[np.ndarray] = []
+        for i in range(len(saved) if saved is not None else 0):
+            data = saved.get(str(i))
+            if not isinstance(data, h5py.Dataset) or not (
+                    np.issubdtype(data.dtype, np.floating) or
+                    np.issubdtype(data.dtype, np.integer)):
+                raise ValueError(f"{path}: the optimizer's variable {i} (optimizer/vars/{i}) is "
+                                 "no array of numbers")
+            optimizer.append(np.asarray(data[()]))
+    return out, optimizer
 
 
 def by_layer(names: Sequence[str], arrays: Sequence[np.ndarray]) -> Dict[str, List[np.ndarray]]:

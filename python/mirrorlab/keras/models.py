@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import _arrays, _mirrorlab, _numbers, distribute
-from . import _model_file, _weights_file, callbacks as callbacks_module
+from . import _model_file, _optimizer_state, _weights_file, callbacks as callbacks_module
 from . import layers as layers_module, losses
 from . import optimizers, utils
 
@@ -42,6 +42,7 @@ class Sequential:
         self._loss: Optional[losses.SparseCategoricalCrossentropy] = None
         self._accuracy = False
         self._trained = False
+        self._built_by_load = False  # load_model built the optimizer, as Keras'
         self._step = None  # weakref to a StepByStep under way
         self.stop_training = False  # a callback's to set: fit ends after the epoch
         for layer in layers or []:
@@ -146,13 +147,24 @@ class Sequential:
             if m not in _ACCURACY:
                 raise ValueError(f"metric {m!r}: mirrorlab measures 'accuracy'")
         self._optimizer, self._loss, self._accuracy = chosen, chosen_loss, bool(metrics)
-        # Built again with this optimizer, keeping the weights it held (the seed's initial ones,
-        # or those set or loaded since), as Keras' compile keeps them.
+        self._built_by_load = False  # a new optimizer, its slots made at the first step
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        """Built again with the optimizer's settings now, keeping the weights it held (the
+        seed's initial ones, or those set or loaded since), as Keras' compile keeps them. The
+        optimizer's state starts afresh."""
         kept = self._run.get_weights() if self._run is not None else None
         self._run = None
         self._build()
         if kept is not None:
             self.set_weights(kept)
+
+    @property
+    def _optimizer_built(self) -> bool:
+        """Whether the optimizer has made its slots, as Keras': at the first training step since
+        compile (compile is refused after it), or as load_model compiles."""
+        return self._trained or self._built_by_load
 
     def summary(self) -> None:
         """Keras 3's table of the layers, a row each (an activation="relu" is part of its layer's
@@ -203,29 +215,37 @@ class Sequential:
     def save_weights(self, filepath, overwrite: bool = True) -> None:
         """Every layer's kernel and bias in Keras 3's weights file (``filepath`` ends in
         ``.weights.h5``; HDF5, through h5py): keras.Sequential(...).load_weights(filepath) reads
-        it into the same layers in TensorFlow. The optimizer's state is not written (Keras writes
-        it). An existing file is replaced only if it is HDF5 and ``overwrite`` (Keras asks on a
-        terminal when overwrite=False; mirrorlab refuses)."""
+        it into the same layers in TensorFlow. The optimizer's variables too, as Keras writes
+        them (its update count and learning rate; its slots once a training step has made them),
+        so a fit loaded from it goes on where this one stopped. An existing file is replaced
+        only if it is HDF5 and ``overwrite`` (Keras asks on a terminal when overwrite=False;
+        mirrorlab refuses)."""
         self._check_idle()
         self._build()
         self._run.check_in_sync("model.save_weights")
         optimizer = self._optimizer._kind if self._optimizer else ""
-        _weights_file.save(filepath, overwrite, self.name, optimizer, self._file_layers())
+        _weights_file.save(filepath, overwrite, self.name, optimizer, self._file_layers(),
+                           _optimizer_state.variables(self))
 
     def load_weights(self, filepath) -> None:
         """The layers' weights from a weights file of save_weights, or of Keras 3's for a model
         of the same layers (by their kinds in order, whatever their names), on every replica, as
-        set_weights. The optimizer's state is kept: variables of it in the file are not loaded
-        (a warning says so)."""
+        set_weights. The optimizer's variables there (its update count, learning rate and slots)
+        are loaded as Keras loads them: when they are as many as the optimizer has now (its
+        slots are made at the first training step, or by load_model), else a warning says they
+        were skipped."""
         self._check_idle()
         self._build()
-        self.set_weights(_weights_file.load(filepath, self._file_layers()))
+        path, arrays, optimizer = _weights_file.load(filepath, self._file_layers())
+        state = _optimizer_state.checked(self, optimizer, path, stacklevel=3)
+        self.set_weights(arrays)
+        _optimizer_state.load(self, state)
 
     def save(self, filepath, overwrite: bool = True) -> None:
         """The whole model in Keras 3's .keras file (a zip: its layers and how it was compiled
         in config.json, the weights as save_weights writes them): keras.models.load_model
-        reads it, in TensorFlow or in mirrorlab. The optimizer's state is not written (Keras
-        writes it). An existing file is replaced only if it is a zip and ``overwrite``."""
+        reads it, in TensorFlow or in mirrorlab, with the optimizer's variables, as
+        save_weights. An existing file is replaced only if it is a zip and ``overwrite``."""
         from .. import __version__  # the package's, imported once the package is
 
         self._check_idle()
@@ -470,8 +490,9 @@ def load_model(filepath, compile: bool = True) -> Sequential:  # noqa: A002 (Ker
     3's of the layers mirrorlab computes), made under the strategy whose scope this is called
     in (mirrored on its devices, as Keras makes it), its weights loaded and, with ``compile``,
     compiled as it was saved. What mirrorlab cannot compute (a layer, an activation, a
-    regularizer, an optimizer's setting) is refused, naming it. The optimizer's state is not
-    loaded (a warning says so where the file holds it)."""
+    regularizer, an optimizer's setting) is refused, naming it. Compiled, its optimizer is
+    built and takes the file's variables, as Keras' (a file saved before any training step
+    holds too few: a warning says they were skipped), so fit goes on where it stopped."""
     path, config, weights = _model_file.read(filepath)
     try:
         made, shape = _model_file.layers_of(path, config)
@@ -492,5 +513,9 @@ def load_model(filepath, compile: bool = True) -> Sequential:  # noqa: A002 (Ker
             raise ValueError(f"{path}: the model cannot be compiled as it was saved: {e} "
                              f"{_model_file.AFTER}") from None
     model._build()
-    model.set_weights(_weights_file.read(weights, path, model._file_layers(), stacklevel=3))
+    arrays, optimizer = _weights_file.read(weights, path, model._file_layers())
+    model._built_by_load = model.optimizer is not None  # as Keras builds it, to load into it
+    state = _optimizer_state.checked(model, optimizer, path, stacklevel=3)
+    model.set_weights(arrays)
+    _optimizer_state.load(model, state)
     return model
