@@ -24,8 +24,16 @@ OptimizerKind parse_optimizer_kind(std::string_view name) {
 
 const char* to_string(OptimizerKind kind) { return choice_name(kind); }
 
+void Optimizer::set_learning_rate(float learning_rate) {
+  if (!(std::isfinite(learning_rate) && learning_rate > 0.0f)) {
+    throw std::invalid_argument("a learning rate must be a finite number above 0, not " +
+                                std::to_string(learning_rate));
+  }
+  take_learning_rate(learning_rate);
+}
+
 void Optimizer::restore(const OptimizerProgress& progress) {
-  if (progress.iterations < 0) {
+  if (progress.iterations < 0 || progress.iterations > kMaxOptimizerIterations) {
     throw std::invalid_argument("an optimizer cannot have applied " +
                                 std::to_string(progress.iterations) + " updates");
   }
@@ -87,6 +95,7 @@ class Sgd final : public OptimizerBase {
   }
 
  private:
+  void take_learning_rate(float learning_rate) override { lr_ = learning_rate; }
   float lr_, momentum_;
   vgpu::Allocation velocity_;
 };
@@ -99,6 +108,7 @@ class MomentOptimizer : public OptimizerBase {
   }
 
  protected:
+  void take_learning_rate(float learning_rate) override { config_.learning_rate = learning_rate; }
   MomentOptimizer(const OptimizerConfig& config, std::size_t num_params, vgpu::MemoryArena& arena,
                   Ops& ops, const char* slot_name)
       : OptimizerBase(num_params, ops),

@@ -36,6 +36,10 @@ struct OptimizerConfig {
   bool operator==(const OptimizerConfig&) const = default;
 };
 
+// The most updates an optimizer may have applied (restore() refuses more): 2^50, far beyond any
+// run, and far from overflowing the count as it goes on.
+constexpr std::int64_t kMaxOptimizerIterations = std::int64_t{1} << 50;
+
 // What an optimizer carries from one update to the next besides its slots: all a checkpoint
 // needs to go on bit for bit.
 struct OptimizerProgress {
@@ -63,11 +67,17 @@ class Optimizer {
   // the device's Ops, and the progress, set back with restore().
   virtual std::vector<OptimizerSlot> slots() = 0;
   virtual OptimizerProgress progress() const { return {iterations_, 1.0}; }
-  // Throws std::invalid_argument, changing nothing, for a negative count or a schedule that is
-  // not a finite number in (0, 1] (Nadam's product of factors below 1).
+  // Throws std::invalid_argument, changing nothing, for a count below 0 or above
+  // kMaxOptimizerIterations, or a schedule that is not a finite number in (0, 1] (Nadam's
+  // product of factors below 1).
   virtual void restore(const OptimizerProgress& progress);
+  // The learning rate of the updates from now on (Keras' optimizer variable, which a weights
+  // file sets). Throws std::invalid_argument, changing nothing, for one that is not a finite
+  // number above 0.
+  void set_learning_rate(float learning_rate);
 
  protected:
+  virtual void take_learning_rate(float learning_rate) = 0;  // checked by set_learning_rate
   std::int64_t iterations_ = 0;
 };
 

@@ -1,5 +1,6 @@
 // The strategy's state for checkpoints: taken from replica 0, given to every replica.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -84,6 +85,21 @@ void MirroredStrategy::restore(const ReplicaState& state, std::int64_t steps_don
   }
   vgpu::synchronize_all(devices_);
   step_ = steps_done;
+}
+
+void MirroredStrategy::set_learning_rate(float learning_rate) {
+  if (!(std::isfinite(learning_rate) && learning_rate > 0.0f)) {
+    throw std::invalid_argument("a learning rate must be a finite number above 0, not " +
+                                std::to_string(learning_rate));
+  }
+  // On each device's stream, where its updates read it.
+  for (auto& r : replicas_) {
+    Replica* replica = r.get();
+    replica->device().stream().enqueue(
+        [replica, learning_rate] { replica->optimizer().set_learning_rate(learning_rate); });
+  }
+  vgpu::synchronize_all(devices_);
+  options_.optimizer.learning_rate = learning_rate;
 }
 
 }  // namespace mirrorlab::core

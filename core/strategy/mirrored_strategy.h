@@ -420,6 +420,10 @@ class MirroredStrategy {
   // count, a slot's name or size, the progress) before anything is copied: nothing is
   // half-loaded.
   void restore(const ReplicaState& state, std::int64_t steps_done);
+  // Host thread, between steps: every replica's optimizer updates with `learning_rate` from now
+  // on (Keras' optimizer variable, which a weights file sets), and options() says it. Throws
+  // std::invalid_argument, changing nothing, for one that is not a finite number above 0.
+  void set_learning_rate(float learning_rate);
 
  private:
   friend class ReplicaContext;

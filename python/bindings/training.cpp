@@ -453,6 +453,15 @@ class Run {
     strategy_->restore(state, strategy_->steps_done());
   }
 
+  // Keras' optimizer variable learning_rate, which a weights file sets: every replica's from now
+  // on (the package checked it; the core refuses one not above 0, changing nothing).
+  void set_learning_rate(float learning_rate) {
+    check_devices_free("model.load_weights");
+    const Busy busy(busy_, "model.load_weights");
+    py::gil_scoped_release setting;
+    strategy_->set_learning_rate(learning_rate);
+  }
+
   std::vector<std::string> weight_names() {
     std::vector<std::string> names;
     for (const core::WeightTensor& t : strategy_->replica(0).model().weight_tensors()) {
@@ -654,6 +663,7 @@ void bind_training(py::module_& m) {
       .def("get_weights", &Run::get_weights)
       .def("set_weights", &Run::set_weights, py::arg("weights"))
       .def("optimizer_state", &Run::optimizer_state)
+      .def("set_learning_rate", &Run::set_learning_rate, py::arg("learning_rate"))
       .def("set_optimizer_state", &Run::set_optimizer_state, py::arg("iterations"),
            py::arg("momentum_schedule"), py::arg("slots"))
       .def("predict", &Run::predict, py::arg("x"), py::arg("global_batch"), py::arg("write"),

@@ -279,6 +279,8 @@ TEST(Resume, TheOptimizersProgressIsCheckedAndAFailedRestoreChangesNothing) {
   const core::ReplicaState before = state;
   state.progress.iterations = -1;
   EXPECT_THROW(rig.strategy->restore(state, 3), std::invalid_argument);
+  state.progress = {core::kMaxOptimizerIterations + 1, 1.0};  // would overflow as it goes on
+  EXPECT_THROW(rig.strategy->restore(state, 3), std::invalid_argument);
   state.progress = {3, 1.5};
   EXPECT_THROW(rig.strategy->restore(state, 3), std::invalid_argument);
   state = before;

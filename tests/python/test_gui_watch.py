@@ -11,7 +11,6 @@ import tempfile
 import textwrap
 import threading
 import unittest
-import warnings
 
 import numpy as np
 

@@ -113,11 +113,23 @@ class OptimizerFile(unittest.TestCase):
         ran.save_weights(self.weights)
         other = cnn(self.strategy, keras.optimizers.Adam(0.5))
         other.fit(X[:8], Y[:8], batch_size=8, epochs=1, verbose=0)
+        run = other._run  # what gui.watch and model.progress() follow
         other.load_weights(self.weights)
+        self.assertIs(other._run, run)
         self.assertEqual(np.float32(other.optimizer.learning_rate), np.float32(0.01))
         for model in (ran, other):
             model.fit(X[::-1], Y[::-1], batch_size=8, epochs=1, verbose=0)
         assert_same_weights(other, ran)
+        # The lowest learning rate there is, 1e-9, is 9.9999997e-10 as float32: taken back.
+        for path in (self.weights, self.model_file):
+            lowest = cnn(self.strategy, keras.optimizers.SGD(1e-9, momentum=0.5))
+            lowest.fit(X, Y, batch_size=8, epochs=1, verbose=0)
+            lowest.save_weights(self.weights)
+            lowest.save(self.model_file)
+            with self.strategy.scope():
+                loaded = keras.models.load_model(path) if path == self.model_file else lowest
+            loaded.load_weights(self.weights)
+            self.assertEqual(np.float32(loaded.optimizer.learning_rate), np.float32(1e-9))
 
     def test_as_many_variables_or_none_are_loaded_as_keras_with_its_warning(self):
         unbuilt = cnn(self.strategy, keras.optimizers.Adam(0.01))
@@ -126,8 +138,9 @@ class OptimizerFile(unittest.TestCase):
         built.fit(X, Y, batch_size=8, epochs=1, verbose=0)
         before = built._run.optimizer_state()
         with self.assertWarnsRegex(UserWarning, "optimizer 'adam', because it has 10 variables "
-                                                "whereas the saved optimizer has 2"):
+                                                "whereas the saved optimizer has 2") as said:
             built.load_weights(self.weights)
+        self.assertEqual(said.filename, __file__)  # the warning points at the call
         self.assertEqual(built._run.optimizer_state()[0], before[0])  # its own count kept
         assert_same_weights(built, unbuilt)  # the layers' weights are loaded all the same
         # A plain SGD has no slots: its 2 variables load into a model not trained yet.
@@ -137,6 +150,17 @@ class OptimizerFile(unittest.TestCase):
         fresh = cnn(self.strategy, keras.optimizers.SGD(0.1))
         fresh.load_weights(self.weights)
         self.assertEqual(fresh._run.optimizer_state()[0], 6)
+        # Variables that are no numbers are read only if taken: a model not compiled takes none
+        # (as Keras, which says nothing), a count that differs is skipped (Keras warns).
+        with h5py.File(self.weights, "a") as f:
+            f["optimizer/vars/2"] = "not a number"
+        with self.strategy.scope():
+            plain = keras.Sequential([keras.Input((28, 28, 1)), layers.Conv2D(4, 3),
+                                      layers.MaxPooling2D(), layers.Flatten(), layers.Dense(10)])
+        plain.load_weights(self.weights)
+        with self.assertWarnsRegex(UserWarning, "it has 2 variables whereas the saved optimizer "
+                                                "has 3"):
+            cnn(self.strategy, keras.optimizers.SGD(0.1)).load_weights(self.weights)
 
     def test_values_no_optimizer_holds_are_refused_changing_nothing(self):
         ran = cnn(self.strategy, keras.optimizers.Nadam(0.01))
@@ -147,13 +171,19 @@ class OptimizerFile(unittest.TestCase):
         weights, state = model.get_weights(), model._run.optimizer_state()
         last = len(saved_variables(self.weights)) - 1
         for index, value, words in (
-                (0, np.int64(-1), "iteration count is -1, below 0"),
-                (0, np.float32(1.5), "iteration count .* not one number"),
-                (1, np.float32(0.0), "learning_rate 0.0: give a number from 1e-09 to 10"),
-                (1, np.float32(np.nan), "learning_rate nan"),
+                (0, np.int64(-1), "iteration count is -1, not from 0 to 2\\*\\*50"),
+                (0, np.int64(2**63 - 1), "iteration count is 9223372036854775807, not from"),
+                (0, np.uint64(2**64 - 1), "iteration count is 18446744073709551615, not from"),
+                (0, np.float32(1.5), r"iteration count \(optimizer/vars/0\) is float32, not a "
+                                     "whole number"),
+                (0, np.zeros(2, np.int64), r"iteration count \(optimizer/vars/0\) has the shape "
+                                           r"\(2,\), this model's \(\)"),
+                (1, np.float32(0.0), "learning rate 0.0: mirrorlab computes with one from 1e-09"),
+                (1, np.float32(np.nan), "learning rate nan"),
+                (1, "0.01", r"learning rate \(optimizer/vars/1\) is no array of numbers"),
                 (2, np.full((3, 3, 1, 4), np.nan, np.float32), "variable 2 holds NaN"),
-                (3, np.zeros(5, np.float32), r"variable 3 .* shape \(5,\), this model's "
-                                             r"\(3, 3, 1, 4\)"),
+                (3, np.zeros(5, np.float32), r"variable 3 \(optimizer/vars/3\) has the shape "
+                                             r"\(5,\), this model's \(3, 3, 1, 4\)"),
                 (last, np.float32(1.5), r"momentum schedule is 1\.5, not in \(0, 1\]")):
             with self.subTest(words):
                 changed = os.path.join(self.folder.name, f"changed{index}.weights.h5")

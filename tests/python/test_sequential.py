@@ -1,6 +1,7 @@
 """mirrorlab.keras.Sequential: built from the core's layers, compiled, fitted and evaluated under
 a strategy; bad input raises what a Keras user expects, and Ctrl-C leaves the model usable."""
 
+import ast
 import io
 import os
 import re
@@ -35,6 +36,18 @@ def compiled(strategy, model_fn=mlp):
                       loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                       metrics=["accuracy"])
     return model
+
+
+class TypeStub(unittest.TestCase):
+    def test_the_stub_names_every_method_of_the_run_and_no_other(self):
+        stub = os.path.join(os.path.dirname(ml._mirrorlab.__file__), "_mirrorlab.pyi")
+        with open(stub) as f:
+            tree = ast.parse(f.read())
+        run = next(node for node in tree.body if isinstance(node, ast.ClassDef) and
+                   node.name == "_Run")
+        stubbed = {node.name for node in run.body if isinstance(node, ast.FunctionDef)}
+        bound = {name for name in dir(ml._mirrorlab._Run) if not name.startswith("__")}
+        self.assertEqual(stubbed - {"__init__"}, bound)
 
 
 class Sequential(unittest.TestCase):

@@ -15,7 +15,7 @@ They are checked before the weights are set, so a file refused changes nothing.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Union
 
 import numpy as np
 
@@ -57,11 +57,14 @@ def variables(model: Any) -> List[np.ndarray]:
     return out
 
 
-def _scalar(path: str, what: str, value: np.ndarray, kind: Any) -> Any:
-    if value.shape != () or not np.issubdtype(value.dtype, kind):
-        raise ValueError(f"{path}: the optimizer's {what} (optimizer/vars) is {value.dtype} of "
-                         f"shape {value.shape}, not one number as Keras saves it")
-    return value[()]
+# The most updates a file may say were applied: the core's bound (kMaxOptimizerIterations), far
+# beyond any run and far from overflowing the count as training goes on.
+MAX_ITERATIONS = 1 << 50
+
+
+class Skipped(NamedTuple):
+    """checked()'s answer where Keras skips the file's variables: its warning."""
+    message: str
 
 
 class State(NamedTuple):
@@ -73,29 +76,46 @@ class State(NamedTuple):
     slots: Dict[str, List[np.ndarray]]
 
 
-def checked(model: Any, saved: List[np.ndarray], path: str, stacklevel: int) -> Optional[State]:
-    """The state in ``saved`` (a weights file's optimizer/vars, in order) for the model's
-    optimizer, checked, as Keras takes them: only if they are as many as the optimizer has now
-    (None, and a warning in Keras' words, if not; None for a model not compiled, as Keras says
-    nothing then). Raises ValueError, naming the file, for values no optimizer holds."""
+def _numbers(path: str, k: int, entry: Any, shape: tuple, what: str) -> np.ndarray:
+    """Entry k of the file's optimizer/vars (an h5py dataset, or an array), checked for its
+    shape and kind before it is read."""
+    dtype = getattr(entry, "dtype", None)
+    if dtype is None or not (np.issubdtype(dtype, np.floating) or
+                             np.issubdtype(dtype, np.integer)):
+        raise ValueError(f"{path}: the optimizer's {what} (optimizer/vars/{k}) is no array of "
+                         "numbers")
+    if tuple(entry.shape) != shape:
+        raise ValueError(f"{path}: the optimizer's {what} (optimizer/vars/{k}) has the shape "
+                         f"{tuple(entry.shape)}, this model's {shape}")
+    return np.asarray(entry[()])
+
+
+def checked(model: Any, saved: List[Any], path: str) -> Union[State, Skipped, None]:
+    """The state in ``saved`` (a weights file's optimizer/vars, in order, not read yet) for the
+    model's optimizer, checked, as Keras takes them: only if they are as many as the optimizer
+    has now (Skipped, with Keras' warning, if not; None for a model not compiled, as Keras says
+    nothing then). Only what is taken is read. Raises ValueError, naming the file, for values
+    no optimizer holds."""
     optimizer = model._optimizer
     if optimizer is None:
         return None
     mine = count(model)
     if len(saved) != mine:
-        warnings.warn(f"Skipping variable loading for optimizer '{optimizer._kind}', because it "
-                      f"has {mine} variables whereas the saved optimizer has {len(saved)} "
-                      f"variables ({path}; Keras' words: its optimizer's state is as it was)",
-                      stacklevel=stacklevel)
-        return None
-    iterations = int(_scalar(path, "iteration count", saved[0], np.integer))
-    rate = float(_scalar(path, "learning rate", saved[1], np.floating))
-    if iterations < 0:
-        raise ValueError(f"{path}: the optimizer's iteration count is {iterations}, below 0")
-    try:
-        optimizers._number("learning_rate", rate, 1e-9, 10)
-    except ValueError as e:
-        raise ValueError(f"{path}: the optimizer's {e}") from None
+        return Skipped(f"Skipping variable loading for optimizer '{optimizer._kind}', because "
+                       f"it has {mine} variables whereas the saved optimizer has {len(saved)} "
+                       f"variables ({path}; Keras' words: its optimizer's state is as it was)")
+    count_entry = _numbers(path, 0, saved[0], (), "iteration count")
+    if not np.issubdtype(count_entry.dtype, np.integer):
+        raise ValueError(f"{path}: the optimizer's iteration count (optimizer/vars/0) is "
+                         f"{count_entry.dtype}, not a whole number as Keras saves it")
+    iterations = int(count_entry[()])
+    if not 0 <= iterations <= MAX_ITERATIONS:
+        raise ValueError(f"{path}: the optimizer's iteration count is {iterations}, not from 0 "
+                         f"to 2**50")
+    rate = np.float32(_numbers(path, 1, saved[1], (), "learning rate")[()])
+    if not np.float32(1e-9) <= rate <= np.float32(10):  # also refuses NaN
+        raise ValueError(f"{path}: the optimizer's learning rate {float(rate)!r}: mirrorlab "
+                         "computes with one from 1e-09 to 10")
     _, schedule, now_slots = model._run.optimizer_state()
     slots: Dict[str, List[np.ndarray]] = {name: list(arrays) for name, arrays in now_slots.items()}
     if model._optimizer_built:
@@ -104,29 +124,29 @@ def checked(model: Any, saved: List[np.ndarray], path: str, stacklevel: int) -> 
         for i, shape in enumerate(shapes):
             for j, name in enumerate(names):
                 k = 2 + i * len(names) + j
-                array = saved[k]
-                if array.shape != shape or not np.issubdtype(array.dtype, np.floating):
-                    raise ValueError(f"{path}: the optimizer's variable {k} (optimizer/vars/{k}) "
-                                     f"is {array.dtype} of shape {array.shape}, this model's "
-                                     f"{shape}")
+                array = _numbers(path, k, saved[k], shape, f"variable {k}")
                 if not np.isfinite(array).all():
                     raise ValueError(f"{path}: the optimizer's variable {k} holds NaN or "
                                      "infinity: training from it would give NaN")
                 slots[name][i] = np.ascontiguousarray(array, dtype=np.float32)
         if optimizer._kind == "nadam":
-            schedule = float(_scalar(path, "momentum schedule", saved[-1], np.floating))
+            k = len(saved) - 1
+            schedule = float(_numbers(path, k, saved[k], (), "momentum schedule")[()])
             if not 0 < schedule <= 1:
                 raise ValueError(f"{path}: the optimizer's momentum schedule is {schedule!r}, "
                                  "not in (0, 1] (a product of factors below 1)")
-    return State(iterations, rate, schedule, slots)
+    return State(iterations, float(rate), schedule, slots)
 
 
-def load(model: Any, state: Optional[State]) -> None:
-    """Sets the model's optimizer to ``state`` (checked()'s; None: nothing to set)."""
-    if state is None:
+def load(model: Any, state: Union[State, Skipped, None], stacklevel: int) -> None:
+    """Sets the model's optimizer to ``state`` (checked()'s), or warns that it was skipped;
+    ``stacklevel``: the warning's, pointing at the user's call."""
+    if isinstance(state, Skipped):
+        warnings.warn(state.message, stacklevel=stacklevel + 1)
+    if not isinstance(state, State):
         return
+    model._run.set_optimizer_state(state.iterations, state.momentum_schedule, state.slots)
     optimizer = model._optimizer
     if np.float32(state.learning_rate) != np.float32(optimizer.learning_rate):
-        optimizer.learning_rate = state.learning_rate  # a variable of Keras' file too
-        model._rebuild()
-    model._run.set_optimizer_state(state.iterations, state.momentum_schedule, state.slots)
+        model._run.set_learning_rate(state.learning_rate)  # a variable of Keras' file too
+        optimizer.learning_rate = state.learning_rate

@@ -15,7 +15,7 @@ import collections
 import os
 import secrets
 import stat
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -127,33 +127,35 @@ def save(filepath: object, overwrite: bool, model_name: str, optimizer_name: str
                                          optimizer_vars))
 
 
-def load(filepath: object, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
-         ) -> Tuple[str, List[np.ndarray], List[np.ndarray]]:
-    """(the path, the arrays for ``layers`` (key, name, the model's arrays now), the optimizer's
-    variables) from the file, the arrays checked against the model's: every array there, of the
-    same shape, and no layer more."""
+def load(filepath: object, layers: Sequence[Tuple[str, str, List[np.ndarray]]],
+         optimizer: Callable[[List[Any], str], Any]) -> Tuple[List[np.ndarray], Any]:
+    """(the arrays for ``layers`` (key, name, the model's arrays now), what ``optimizer`` makes
+    of the optimizer's variables) from the file, the arrays checked against the model's: every
+    array there, of the same shape, and no layer more."""
     path = _path(filepath, "load_weights")
     _h5py()
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file (save_weights writes one)")
     if not _is_hdf5(path):
         raise ValueError(f"{path} is no weights file: not HDF5 (save_weights writes one)")
-    return (path, *read(path, path, layers))
+    return read(path, path, layers, optimizer)
 
 
-def read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
-         ) -> Tuple[List[np.ndarray], List[np.ndarray]]:
-    """load's arrays and optimizer variables from ``file`` (a path, or a binary file object);
-    ``path`` names it in errors."""
+def read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]],
+         optimizer: Callable[[List[Any], str], Any]) -> Tuple[List[np.ndarray], Any]:
+    """load's answer from ``file`` (a path, or a binary file object); ``path`` names it in
+    errors. ``optimizer(variables, path)`` is called while the file is open, with the
+    optimizer's variables in order, not read (h5py's datasets, None where one is missing): it
+    reads those it takes."""
     try:
-        return _read(file, path, layers)
+        return _read(file, path, layers, optimizer)
     except (AttributeError, KeyError, OSError, TypeError) as e:  # h5py's, on a file laid out
         raise ValueError(f"{path}: its weights cannot be read as Keras lays them out "  # else
                          f"({type(e).__name__}: {e}); save them again") from None
 
 
-def _read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]]
-          ) -> Tuple[List[np.ndarray], List[np.ndarray]]:
+def _read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndarray]]],
+          optimizer: Callable[[List[Any], str], Any]) -> Tuple[List[np.ndarray], Any]:
     h5py = _h5py()
     out: List[np.ndarray] = []
     with h5py.File(file, "r") as f:
@@ -187,16 +189,9 @@ def _read(file: object, path: str, layers: Sequence[Tuple[str, str, List[np.ndar
                                      "real numbers")
                 out.append(np.asarray(data[()], dtype=np.float32))
         saved = f.get("optimizer/vars")
-        optimizer: List[np.ndarray] = []
-        for i in range(len(saved) if saved is not None else 0):
-            data = saved.get(str(i))
-            if not isinstance(data, h5py.Dataset) or not (
-                    np.issubdtype(data.dtype, np.floating) or
-                    np.issubdtype(data.dtype, np.integer)):
-                raise ValueError(f"{path}: the optimizer's variable {i} (optimizer/vars/{i}) is "
-                                 "no array of numbers")
-            optimizer.append(np.asarray(data[()]))
-    return out, optimizer
+        entries = [saved.get(str(i)) for i in range(len(saved))] if saved is not None else []
+        return out, optimizer([e if isinstance(e, h5py.Dataset) else None for e in entries],
+                              path)
 
 
 def by_layer(names: Sequence[str], arrays: Sequence[np.ndarray]) -> Dict[str, List[np.ndarray]]:

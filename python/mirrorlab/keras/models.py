@@ -148,12 +148,8 @@ class Sequential:
                 raise ValueError(f"metric {m!r}: mirrorlab measures 'accuracy'")
         self._optimizer, self._loss, self._accuracy = chosen, chosen_loss, bool(metrics)
         self._built_by_load = False  # a new optimizer, its slots made at the first step
-        self._rebuild()
-
-    def _rebuild(self) -> None:
-        """Built again with the optimizer's settings now, keeping the weights it held (the
-        seed's initial ones, or those set or loaded since), as Keras' compile keeps them. The
-        optimizer's state starts afresh."""
+        # Built again with this optimizer, keeping the weights it held (the seed's initial ones,
+        # or those set or loaded since), as Keras' compile keeps them.
         kept = self._run.get_weights() if self._run is not None else None
         self._run = None
         self._build()
@@ -236,10 +232,11 @@ class Sequential:
         were skipped."""
         self._check_idle()
         self._build()
-        path, arrays, optimizer = _weights_file.load(filepath, self._file_layers())
-        state = _optimizer_state.checked(self, optimizer, path, stacklevel=3)
+        arrays, state = _weights_file.load(
+            filepath, self._file_layers(),
+            lambda saved, path: _optimizer_state.checked(self, saved, path))
         self.set_weights(arrays)
-        _optimizer_state.load(self, state)
+        _optimizer_state.load(self, state, stacklevel=2)
 
     def save(self, filepath, overwrite: bool = True) -> None:
         """The whole model in Keras 3's .keras file (a zip: its layers and how it was compiled
@@ -513,9 +510,10 @@ def load_model(filepath, compile: bool = True) -> Sequential:  # noqa: A002 (Ker
             raise ValueError(f"{path}: the model cannot be compiled as it was saved: {e} "
                              f"{_model_file.AFTER}") from None
     model._build()
-    arrays, optimizer = _weights_file.read(weights, path, model._file_layers())
     model._built_by_load = model.optimizer is not None  # as Keras builds it, to load into it
-    state = _optimizer_state.checked(model, optimizer, path, stacklevel=3)
+    arrays, state = _weights_file.read(
+        weights, path, model._file_layers(),
+        lambda saved, path: _optimizer_state.checked(model, saved, path))
     model.set_weights(arrays)
-    _optimizer_state.load(model, state)
+    _optimizer_state.load(model, state, stacklevel=2)
     return model

@@ -304,6 +304,27 @@ TEST(Optimizer, SlotsAreCountedInTheArena) {
   }
 }
 
+TEST(Optimizer, ALearningRateSetTakesEffectAndABadOneChangesNothing) {
+  for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kNadam}) {
+    vgpu::MemoryArena arena("test:0", vgpu::kMiB);
+    OptimizerConfig config = config_for(kind, 0.1f);
+    config.momentum = 0.0f;  // plain SGD: its step is -lr*g
+    auto opt = make_optimizer(config, 1, arena);
+    for (const float bad : {0.0f, -0.5f, NAN, INFINITY}) {
+      EXPECT_THROW(opt->set_learning_rate(bad), std::invalid_argument) << bad;
+    }
+    opt->set_learning_rate(0.25f);
+    std::vector<float> w = {0.0f};
+    opt->apply(w, std::vector<float>{4.0f});
+    // SGD: -0.25*4; Adam's first step: -lr*sign(g); Nadam's: -lr*1.0627878 (its first step
+    // worked on paper above, for any g whose eps is negligible).
+    const double expected = kind == OptimizerKind::kSgd    ? -1.0
+                            : kind == OptimizerKind::kAdam ? -0.25
+                                                           : -0.25 * 1.0627878033;
+    expect_close(expected, w[0], 1e-5, std::string(to_string(kind)) + " after set 0.25");
+  }
+}
+
 TEST(Optimizer, TooSmallArenaThrowsOutOfMemory) {
   const std::size_t n = 1000;
   for (const auto kind : {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kNadam}) {
