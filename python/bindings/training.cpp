@@ -458,8 +458,11 @@ class Run {
   void set_learning_rate(float learning_rate) {
     check_devices_free("model.load_weights");
     const Busy busy(busy_, "model.load_weights");
-    py::gil_scoped_release setting;
-    strategy_->set_learning_rate(learning_rate);
+    {
+      py::gil_scoped_release setting;
+      strategy_->set_learning_rate(learning_rate);
+    }
+    settings_.optimizer.learning_rate = learning_rate;  // as a window opened from now shows it
   }
 
   std::vector<std::string> weight_names() {

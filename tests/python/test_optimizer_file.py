@@ -130,6 +130,16 @@ class OptimizerFile(unittest.TestCase):
                 loaded = keras.models.load_model(path) if path == self.model_file else lowest
             loaded.load_weights(self.weights)
             self.assertEqual(np.float32(loaded.optimizer.learning_rate), np.float32(1e-9))
+        # Taken into a model of another rate, then saved and loaded again, or compiled again.
+        other = cnn(self.strategy, keras.optimizers.SGD(0.5, momentum=0.5))
+        other.fit(X[:8], Y[:8], batch_size=8, epochs=1, verbose=0)
+        other.load_weights(self.weights)
+        self.assertEqual(other.optimizer.learning_rate, 1e-9)
+        other.save(self.model_file)
+        with self.strategy.scope():
+            self.assertEqual(keras.models.load_model(self.model_file).optimizer.learning_rate,
+                             1e-9)
+        self.assertEqual(keras.optimizers.Adam(float(np.float32(1e-9))).learning_rate, 1e-9)
 
     def test_as_many_variables_or_none_are_loaded_as_keras_with_its_warning(self):
         unbuilt = cnn(self.strategy, keras.optimizers.Adam(0.01))

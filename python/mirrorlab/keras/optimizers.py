@@ -18,6 +18,17 @@ def _number(name: str, value: object, low: float, high: float) -> float:
     return value
 
 
+# 1e-9 as float32 has it, and as Keras writes it in a file (9.999999717180685e-10): taken as 1e-9.
+_FLOAT32_1E_9 = 9.999999717180685e-10
+
+
+def _learning_rate(value: object) -> float:
+    """A learning rate from 1e-9 to 10 (float32's 1e-9, which is a little less, taken as 1e-9)."""
+    if _numbers.is_number(value) and _FLOAT32_1E_9 <= float(value) < 1e-9:
+        value = 1e-9
+    return _number("learning_rate", value, 1e-9, 10)
+
+
 class Optimizer:
     """What the optimizers share: a learning rate from 1e-9 to 10. Give compile() one of SGD,
     Adam or Nadam (or its name)."""
@@ -25,7 +36,7 @@ class Optimizer:
     _kind = ""
 
     def __init__(self, learning_rate: float) -> None:
-        self.learning_rate = _number("learning_rate", learning_rate, 1e-9, 10)
+        self.learning_rate = _learning_rate(learning_rate)
 
     def _settings(self) -> Dict[str, object]:
         return {"optimizer": self._kind, "learning_rate": self.learning_rate}
