@@ -24,11 +24,15 @@ OptimizerKind parse_optimizer_kind(std::string_view name) {
 
 const char* to_string(OptimizerKind kind) { return choice_name(kind); }
 
-void Optimizer::set_learning_rate(float learning_rate) {
+void check_learning_rate(float learning_rate) {
   if (!(std::isfinite(learning_rate) && learning_rate > 0.0f)) {
     throw std::invalid_argument("a learning rate must be a finite number above 0, not " +
                                 std::to_string(learning_rate));
   }
+}
+
+void Optimizer::set_learning_rate(float learning_rate) {
+  check_learning_rate(learning_rate);
   take_learning_rate(learning_rate);
 }
 

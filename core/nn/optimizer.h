@@ -40,6 +40,9 @@ struct OptimizerConfig {
 // run, and far from overflowing the count as it goes on.
 constexpr std::int64_t kMaxOptimizerIterations = std::int64_t{1} << 50;
 
+// Throws std::invalid_argument for a learning rate that is not a finite number above 0.
+void check_learning_rate(float learning_rate);
+
 // What an optimizer carries from one update to the next besides its slots: all a checkpoint
 // needs to go on bit for bit.
 struct OptimizerProgress {

@@ -1,6 +1,5 @@
 // The strategy's state for checkpoints: taken from replica 0, given to every replica.
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -88,10 +87,7 @@ void MirroredStrategy::restore(const ReplicaState& state, std::int64_t steps_don
 }
 
 void MirroredStrategy::set_learning_rate(float learning_rate) {
-  if (!(std::isfinite(learning_rate) && learning_rate > 0.0f)) {
-    throw std::invalid_argument("a learning rate must be a finite number above 0, not " +
-                                std::to_string(learning_rate));
-  }
+  check_learning_rate(learning_rate);  // before any replica takes it
   // On each device's stream, where its updates read it.
   for (auto& r : replicas_) {
     Replica* replica = r.get();

@@ -308,7 +308,8 @@ class Run {
 
   int num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
   // Keras' table; `folded`: the core's layers that are part of the one before in Keras (an
-  // activation="relu"'s ReLU), left out of the rows.
+  // activation="relu"'s ReLU), left out of the rows; `types`: Keras' type of a layer by name,
+  // where it is not the core's (an Activation("relu")).
   std::string summary(const std::string& name, const std::vector<std::string>& folded,
                       const std::map<std::string, std::string>& types) {
     return core::model_summary(strategy_->replica(0).model(), name, {folded, types});

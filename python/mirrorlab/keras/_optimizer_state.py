@@ -112,10 +112,12 @@ def checked(model: Any, saved: List[Any], path: str) -> Union[State, Skipped, No
     if not 0 <= iterations <= MAX_ITERATIONS:
         raise ValueError(f"{path}: the optimizer's iteration count is {iterations}, not from 0 "
                          f"to 2**50")
-    rate = np.float32(_numbers(path, 1, saved[1], (), "learning rate")[()])
-    if not np.float32(1e-9) <= rate <= np.float32(10):  # also refuses NaN
-        raise ValueError(f"{path}: the optimizer's learning rate {float(rate)!r}: mirrorlab "
-                         "computes with one from 1e-09 to 10")
+    saved_rate = float(np.float32(_numbers(path, 1, saved[1], (), "learning rate")[()]))
+    try:
+        rate = optimizers._learning_rate(saved_rate)  # float32's 1e-9 taken as 1e-9
+    except ValueError:  # also NaN
+        raise ValueError(f"{path}: the optimizer's learning rate {saved_rate!r}: mirrorlab "
+                         "computes with one from 1e-09 to 10") from None
     _, schedule, now_slots = model._run.optimizer_state()
     slots: Dict[str, List[np.ndarray]] = {name: list(arrays) for name, arrays in now_slots.items()}
     if model._optimizer_built:
@@ -135,7 +137,7 @@ def checked(model: Any, saved: List[Any], path: str) -> Union[State, Skipped, No
             if not 0 < schedule <= 1:
                 raise ValueError(f"{path}: the optimizer's momentum schedule is {schedule!r}, "
                                  "not in (0, 1] (a product of factors below 1)")
-    return State(iterations, float(rate), schedule, slots)
+    return State(iterations, rate, schedule, slots)
 
 
 def load(model: Any, state: Union[State, Skipped, None], stacklevel: int) -> None:
@@ -149,4 +151,4 @@ def load(model: Any, state: Union[State, Skipped, None], stacklevel: int) -> Non
     optimizer = model._optimizer
     if np.float32(state.learning_rate) != np.float32(optimizer.learning_rate):
         model._run.set_learning_rate(state.learning_rate)  # a variable of Keras' file too
-        optimizer.learning_rate = optimizers._learning_rate(state.learning_rate)
+        optimizer.learning_rate = state.learning_rate
