@@ -394,6 +394,7 @@ void TrainingSession::update(SessionSnapshot& s) const {
     s.epoch = epoch_;
     s.step_in_epoch = step_in_epoch_;
     s.steps_done = steps_done_;
+    s.learning_rate = learning_rate_;
     if (watching()) {  // each fit brings its own
       s.epochs = epochs_;
       s.steps_per_epoch = steps_per_epoch_;

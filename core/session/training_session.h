@@ -103,6 +103,9 @@ struct SessionSnapshot {
   std::uint64_t step_record_version = 0;
   // "" while the session's own thread trains; else who drives the run it watches ("Python").
   std::string driven_by;
+  // The optimizer's learning rate from now on: the settings' own, unless the driver of a watched
+  // run has set another since (Python's load_weights takes a weights file's).
+  float learning_rate = 0;
   vgpu::TimePoint origin{};       // time 0 of the events
   const void* session = nullptr;  // the session it was filled from (a new one starts afresh)
 
@@ -162,6 +165,8 @@ class TrainingSession {
   // through the strategy: its events and the step record.
   void watched_fit_began(int epochs, std::size_t global_batch);
   void watched_fit_ended(const std::string& error);  // "": it ended well (or was stopped)
+  // After the driver has set the strategy's learning rate (MirroredStrategy::set_learning_rate).
+  void watched_learning_rate_set(float learning_rate);
   FitCallback& watched_fit();
   // Any thread: whether the watched run's steps are recorded (the events, the step record), from
   // the next step on; on from the start. Off while no window shows them, so that the run pays
@@ -206,6 +211,8 @@ class TrainingSession {
   std::size_t global_batch_ = 0;              // watching: the fit's (else the loop's)
   std::int64_t steps_per_epoch_ = 0;
   int epochs_ = 0;
+  // The settings', or the one the driver set since (config_ is made first: declared before).
+  float learning_rate_ = config_.settings.optimizer.learning_rate;
   std::unique_ptr<FitLoop> loop_;  // used by the training thread only
   FaultInjector faults_;           // the training thread's, like the strategy
   CheckpointConfig checkpoint_config_;

@@ -164,6 +164,11 @@ void TrainingSession::watched_fit_ended(const std::string& error) {
   error_ = error;
 }
 
+void TrainingSession::watched_learning_rate_set(float learning_rate) {
+  std::lock_guard lock(mutex_);
+  learning_rate_ = learning_rate;
+}
+
 FitCallback& TrainingSession::watched_fit() { return *watched_fit_; }
 
 }  // namespace mirrorlab::core

@@ -464,6 +464,7 @@ class Run {
       strategy_->set_learning_rate(learning_rate);
     }
     settings_.optimizer.learning_rate = learning_rate;  // as a window opened from now shows it
+    if (watching_) watching_->watched_learning_rate_set(learning_rate);  // and one open now
   }
 
   std::vector<std::string> weight_names() {
@@ -485,6 +486,7 @@ class Run {
     if (x_val && y_val) validation = dataset_of(*x_val, *y_val);
     core::FitOptions options = core::fit_options(settings_);
     options.batch_per_replica = batch_per_replica;
+    settings_.batch_per_replica = batch_per_replica;  // a window opened later shows the last fit's
     options.epochs = epochs;
     options.max_steps = max_steps;
     PythonCallback callback(std::move(write), std::move(epoch_hook),

@@ -25,14 +25,14 @@ HAS_DISPLAY = bool(os.environ.get("DISPLAY"))
 STRATEGY = ml.distribute.MirroredStrategy()
 
 
-def make_model(strategy=STRATEGY, seed=4):
+def make_model(strategy=STRATEGY, seed=4, optimizer="adam"):
     ml.keras.utils.set_random_seed(seed)
     with strategy.scope():
         model = ml.keras.Sequential([
             ml.keras.layers.Flatten(input_shape=(28, 28)),
             ml.keras.layers.Dense(32, activation="relu"),
             ml.keras.layers.Dense(10)])
-        model.compile(optimizer="adam",
+        model.compile(optimizer=optimizer,
                       loss=ml.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                       metrics=["accuracy"])
     return model
@@ -183,6 +183,33 @@ class WithADisplay(unittest.TestCase):
             watched.fit(X, Y, batch_size=64, epochs=1, verbose=0)
         with open(self.path("again.json")) as f:
             self.assertEqual(json.load(f)["panels"]["Training"]["points"], 40)
+
+    def test_a_weights_file_loaded_changes_the_learning_rate_shown(self):
+        # Keras' weights file holds the optimizer's learning rate: loaded, it is the run's, and a
+        # window open on the run says so (it showed the one the model was compiled with).
+        writer = make_model(seed=5, optimizer=ml.keras.optimizers.Adam(0.002))
+        writer.fit(X[:64], Y[:64], batch_size=64, epochs=1, verbose=0)  # the slots made
+        writer.save_weights(self.path("writer.weights.h5"))
+        model = make_model()
+        model.fit(X[:64], Y[:64], batch_size=64, epochs=1, verbose=0)
+        with ml.gui.watch(model, width=800, height=600, report=self.path("before.json")) as window:
+            window.screenshot(self.path("before.png"))  # a frame drawn
+        with ml.gui.watch(model, width=800, height=600, report=self.path("open.json")) as window:
+            window.screenshot(self.path("open.png"))
+            model.load_weights(self.path("writer.weights.h5"))
+            window.screenshot(self.path("loaded.png"))
+        with ml.gui.watch(model, width=800, height=600, report=self.path("again.json")) as window:
+            window.screenshot(self.path("again.png"))  # the run's watched session, kept
+        for name, rate in (("before", "0.001"), ("open", "0.002"), ("again", "0.002")):
+            with open(self.path(name + ".json")) as f:
+                words = json.load(f)["words"]
+            controls = " ".join(words["Controls"].split())
+            self.assertIn("Optimizer: adam, learning rate " + rate, controls, name)
+            # Opened after the fit, it shows the fit's batch (batch_size=64 on 2 replicas).
+            self.assertIn("Global batch 64 = 32 x 2 replicas", controls, name)
+        # No step watched yet: the step's panels say when one comes (no keys: Python drives).
+        self.assertIn("The all-reduce appears here from the next step Python takes while this "
+                      "window watches.", " ".join(words["All-reduce"].split()))
 
     def test_without_a_size_the_window_fits_the_screen(self):
         # ctest's virtual screen is 1280x800: the default 1600x1000 would not fit it.

@@ -15,6 +15,11 @@ bool has_recorded_step(const FrameContext& frame, const char* what) {
   }
   if (shows_the_lesson_asks(frame, what)) return false;
   fills_room();
+  if (!frame.run.driven_by.empty()) {  // a watched run: its driver's keys, not the window's
+    text_wrapped("%s appears here from the next step %s takes while this window watches.", what,
+                 frame.run.driven_by.c_str());
+    return false;
+  }
   text_wrapped(
       "%s of the first step appears here: press One step (N), or Next phase "
       "(Right arrow) to walk through the step phase by phase.",
