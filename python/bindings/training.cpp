@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -222,8 +223,9 @@ class PythonCallback : public core::FitCallback {
   throw std::logic_error(what +
                          " cannot start while this model trains or evaluates (on another thread, "
                          "or in a callback of its fit): wait for that call to return "
-                         "(model.progress() says where it stands; a callback may read "
-                         "get_weights and save_weights), or use a model of its own");
+                         "(model.progress() says where it stands; a callback of its fit may "
+                         "read get_weights and save_weights, and set "
+                         "optimizer.learning_rate), or use a model of its own");
 }
 
 void check_not_busy(const std::atomic<bool>& flag, const std::string& what) {
@@ -454,11 +456,16 @@ class Run {
     strategy_->restore(state, strategy_->steps_done());
   }
 
-  // Keras' optimizer variable learning_rate, which a weights file sets: every replica's from now
-  // on (the package checked it; the core refuses one not above 0, changing nothing).
+  // Keras' optimizer variable learning_rate, which optimizer.learning_rate = x and a weights file
+  // set: every replica's from the next step on (the package checked it; the core refuses one not
+  // above 0, changing nothing). Also from a callback of this run's fit, as Keras' schedules set
+  // it: that is the fit's own thread, between its steps (where the strategy takes it).
   void set_learning_rate(float learning_rate) {
-    check_devices_free("model.load_weights");
-    const Busy busy(busy_, "model.load_weights");
+    const std::string what = "setting the learning rate";
+    check_devices_free(what);
+    std::optional<Busy> busy;
+    if (!busy_.load() || fit_thread_.load() != std::this_thread::get_id())
+      busy.emplace(busy_, what);
     {
       py::gil_scoped_release setting;
       strategy_->set_learning_rate(learning_rate);
@@ -481,6 +488,11 @@ class Run {
                py::object epoch_hook) {
     check_devices_free("model.fit");
     const Busy busy(busy_, "model.fit");
+    fit_thread_ = std::this_thread::get_id();  // its callbacks may set the learning rate
+    struct FitEnds {
+      std::atomic<std::thread::id>* thread;
+      ~FitEnds() { thread->store(std::thread::id()); }
+    } fit_ends{&fit_thread_};
     const core::Dataset train = dataset_of(x, y);
     std::optional<core::Dataset> validation;
     if (x_val && y_val) validation = dataset_of(*x_val, *y_val);
@@ -638,6 +650,7 @@ class Run {
   std::unique_ptr<core::MirroredStrategy> strategy_;
   std::unique_ptr<core::TrainingSession> watching_;  // a window's (mirrorlab.gui.watch)
   std::atomic<bool> busy_ = false;                   // fit or evaluate runs
+  std::atomic<std::thread::id> fit_thread_;          // the thread of the fit under way
   std::mutex progress_mutex_;
   Progress progress_;
 };

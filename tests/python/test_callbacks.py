@@ -5,6 +5,7 @@ ModelCheckpoint's weights files), on 2 replicas; what mirrorlab does not call is
 import io
 import os
 import tempfile
+import threading
 import unittest
 import warnings
 from contextlib import redirect_stdout
@@ -236,6 +237,62 @@ class Callbacks(unittest.TestCase):
                                              baseline=0.5, verbose=True)  # as Keras takes them
         self.assertEqual(made.patience, 2)
         self.assertAlmostEqual(made.min_delta, -0.1)
+
+    def test_the_learning_rate_set_in_a_callback_or_between_fits_is_the_runs(self):
+        # Keras' optimizer.learning_rate = x, as a schedule sets it in a callback of the fit, or
+        # between fits: the model updates with it from its next step (mirrorlab kept the
+        # compiled one, whatever the attribute said).
+        def sgd(rate):
+            m = model(self.strategy)
+            m.compile(optimizer=keras.optimizers.SGD(rate),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            return m
+
+        def weights_equal(a, b):
+            return all(np.array_equal(x, y) for x, y in zip(a.get_weights(), b.get_weights()))
+
+        compiled = sgd(0.05)
+        self.fit(compiled, [], epochs=2)
+        scheduled = sgd(0.01)
+        schedule = keras.callbacks.LambdaCallback(
+            on_epoch_begin=lambda epoch, logs=None: setattr(scheduled.optimizer,
+                                                            "learning_rate", 0.05))
+        self.fit(scheduled, [schedule], epochs=2)
+        self.assertTrue(weights_equal(scheduled, compiled))
+        between = sgd(0.01)
+        between.optimizer.learning_rate = 0.05
+        self.fit(between, [], epochs=2)
+        self.assertTrue(weights_equal(between, compiled))
+        # From the second epoch on: neither run of one rate.
+        late = sgd(0.01)
+        self.fit(late, [keras.callbacks.LambdaCallback(
+            on_epoch_begin=lambda epoch, logs=None: setattr(late.optimizer, "learning_rate",
+                                                            0.05 if epoch else 0.01))], epochs=2)
+        kept = sgd(0.01)
+        self.fit(kept, [], epochs=2)
+        self.assertFalse(weights_equal(late, compiled) or weights_equal(late, kept))
+        self.assertEqual(late.optimizer.learning_rate, 0.05)
+        with self.assertRaisesRegex(ValueError, "learning_rate 0.0: give a number from 1e-09"):
+            late.optimizer.learning_rate = 0
+        self.assertEqual(late.optimizer.learning_rate, 0.05)
+
+        # Another thread, while the fit runs: refused, the rate as it was.
+        refused = []
+
+        def from_another_thread(epoch, logs=None):
+            def sets():
+                try:
+                    late.optimizer.learning_rate = 0.5
+                except RuntimeError as e:
+                    refused.append(str(e))
+            thread = threading.Thread(target=sets)
+            thread.start()
+            thread.join()
+        self.fit(late, [keras.callbacks.LambdaCallback(on_epoch_begin=from_another_thread)],
+                 epochs=1)
+        self.assertRegex(refused[0], "^setting the learning rate cannot start while this model "
+                                     "trains")
+        self.assertEqual(late.optimizer.learning_rate, 0.05)
 
     def test_a_callbacks_exception_ends_the_fit_and_leaves_the_model_usable(self):
         class Fails(keras.callbacks.Callback):

@@ -150,5 +150,4 @@ def load(model: Any, state: Union[State, Skipped, None], stacklevel: int) -> Non
     model._run.set_optimizer_state(state.iterations, state.momentum_schedule, state.slots)
     optimizer = model._optimizer
     if np.float32(state.learning_rate) != np.float32(optimizer.learning_rate):
-        model._run.set_learning_rate(state.learning_rate)  # a variable of Keras' file too
-        optimizer.learning_rate = state.learning_rate
+        optimizer.learning_rate = state.learning_rate  # a variable of Keras' file: the run's too

@@ -155,6 +155,7 @@ class Sequential:
         self._build()
         if kept is not None:
             self.set_weights(kept)
+        chosen._compiled_into(self)  # its learning_rate set from now on is this run's too
 
     @property
     def _optimizer_built(self) -> bool:

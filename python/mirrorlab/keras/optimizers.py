@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Dict
+import weakref
+from typing import Dict, List
 
 from .. import _numbers
 
@@ -36,7 +37,28 @@ class Optimizer:
     _kind = ""
 
     def __init__(self, learning_rate: float) -> None:
-        self.learning_rate = _learning_rate(learning_rate)
+        self._learning_rate = _learning_rate(learning_rate)
+        self._models: List["weakref.ref"] = []  # the models compiled with it
+
+    @property
+    def learning_rate(self) -> float:
+        """The learning rate, from 1e-9 to 10. Set it (as Keras' ``optimizer.learning_rate =
+        0.01``, between fits or in a callback of a fit, as a schedule does) and the model
+        compiled with it updates with it from its next step on."""
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value: float) -> None:
+        rate = _learning_rate(value)
+        for ref in self._models:
+            model = ref()
+            if model is not None and model._optimizer is self and model._run is not None:
+                model._run.set_learning_rate(rate)  # refused, changing nothing, while it is busy
+        self._learning_rate = rate
+
+    def _compiled_into(self, model: object) -> None:
+        self._models = [r for r in self._models if r() is not None and r() is not model]
+        self._models.append(weakref.ref(model))
 
     def _settings(self) -> Dict[str, object]:
         return {"optimizer": self._kind, "learning_rate": self.learning_rate}
