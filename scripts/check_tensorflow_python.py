@@ -27,6 +27,9 @@ CASES = [
     ("model.summary()", "Flatten, Dense(16, activation='relu'), Dense(10): its rows' types"),
     ("model.predict, the last Dense with activation='softmax'", "40 images, 3 replicas"),
     ("model.summary()", "Flatten, Activation('relu'), ReLU(), Dense(10): its rows' types"),
+    ("optimizer.learning_rate = 0.05 on an SGD(0.01) model",
+     "in on_epoch_begin (a schedule), or before fit; 2 epochs of one batch of 15: the weights "
+     "against SGD(0.05)'s, to 1e-6"),
 ]
 
 # What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
@@ -133,7 +136,37 @@ def activation_rows():
     return summary_rows(relus)
 
 
-answers += [answer(summary_rows), answer(softmax_rows), answer(activation_rows)]
+def rate_set():
+    # One batch an epoch: its shuffle changes no gradient but for the order of a sum.
+    with strategy.scope():
+        start = make().get_weights()
+
+    def trained(rate, callbacks_given=(), then=None):
+        with strategy.scope():
+            m = make()
+            m.set_weights(start)
+            m.compile(optimizer=optimizers.SGD(rate), loss=loss(from_logits=True))
+        if then is not None:
+            then(m)
+        m.fit(x[:15], y[:15], batch_size=15, epochs=2, verbose=0,
+              callbacks=[c(m) for c in callbacks_given])
+        return m
+
+    def close(a, b):
+        return all(np.allclose(p, q, rtol=0, atol=1e-6)
+                   for p, q in zip(a.get_weights(), b.get_weights()))
+    schedule = lambda m: callbacks.LambdaCallback(
+        on_epoch_begin=lambda epoch, logs=None: setattr(m.optimizer, "learning_rate", 0.05))
+    compiled = trained(0.05)
+    scheduled = trained(0.01, [schedule])
+    before = trained(0.01, then=lambda m: setattr(m.optimizer, "learning_rate", 0.05))
+    kept = trained(0.01)
+    return (f"as SGD(0.05)'s: in on_epoch_begin {close(scheduled, compiled)}, before fit "
+            f"{close(before, compiled)}; SGD(0.01)'s {close(kept, compiled)}")
+
+
+answers += [answer(summary_rows), answer(softmax_rows), answer(activation_rows),
+            answer(rate_set)]
 print(json.dumps(answers))
 """
 
