@@ -29,7 +29,8 @@ CASES = [
     ("model.summary()", "Flatten, Activation('relu'), ReLU(), Dense(10): its rows' types"),
     ("optimizer.learning_rate = 0.05 on an SGD(0.01) model",
      "in on_epoch_begin (a schedule), or before fit; 2 epochs of one batch of 15: the weights "
-     "against SGD(0.05)'s, to 1e-6"),
+     "against SGD(0.05)'s, to 1e-6; set from the second epoch, against a fit of an epoch at "
+     "0.01 and one at 0.05"),
 ]
 
 # What both sides run, with `ml` the module (tensorflow's names or mirrorlab's) and `make` the
@@ -161,8 +162,20 @@ def rate_set():
     scheduled = trained(0.01, [schedule])
     before = trained(0.01, then=lambda m: setattr(m.optimizer, "learning_rate", 0.05))
     kept = trained(0.01)
+    # From the second epoch on, against an epoch's fit at 0.01 and then one at 0.05.
+    late = trained(0.01, [lambda m: callbacks.LambdaCallback(
+        on_epoch_begin=lambda epoch, logs=None: setattr(m.optimizer, "learning_rate",
+                                                        0.05 if epoch else 0.01))])
+    with strategy.scope():
+        two = make()
+        two.set_weights(start)
+        two.compile(optimizer=optimizers.SGD(0.01), loss=loss(from_logits=True))
+    two.fit(x[:15], y[:15], batch_size=15, epochs=1, verbose=0)
+    two.optimizer.learning_rate = 0.05
+    two.fit(x[:15], y[:15], batch_size=15, epochs=1, verbose=0)
     return (f"as SGD(0.05)'s: in on_epoch_begin {close(scheduled, compiled)}, before fit "
-            f"{close(before, compiled)}; SGD(0.01)'s {close(kept, compiled)}")
+            f"{close(before, compiled)}; SGD(0.01)'s {close(kept, compiled)}; 0.05 from the "
+            f"second epoch as two fits {close(late, two)}, as SGD(0.05)'s {close(late, compiled)}")
 
 
 answers += [answer(summary_rows), answer(softmax_rows), answer(activation_rows),

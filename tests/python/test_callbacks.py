@@ -290,9 +290,31 @@ class Callbacks(unittest.TestCase):
             thread.join()
         self.fit(late, [keras.callbacks.LambdaCallback(on_epoch_begin=from_another_thread)],
                  epochs=1)
+        self.assertEqual(len(refused), 1)
         self.assertRegex(refused[0], "^setting the learning rate cannot start while this model "
                                      "trains")
         self.assertEqual(late.optimizer.learning_rate, 0.05)
+
+        # Compiled again with another optimizer, the model no longer follows the first one; one
+        # optimizer compiled into two models sets both.
+        first = keras.optimizers.SGD(0.01)
+        again = sgd(0.01)
+        again.compile(optimizer=first,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        again.compile(optimizer=keras.optimizers.SGD(0.05),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        first.learning_rate = 0.01
+        self.fit(again, [], epochs=2)
+        self.assertTrue(weights_equal(again, compiled))
+        shared = keras.optimizers.SGD(0.01)
+        pair = [sgd(0.01), sgd(0.01)]
+        for m in pair:
+            m.compile(optimizer=shared,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        shared.learning_rate = 0.05
+        for m in pair:
+            self.fit(m, [], epochs=2)
+            self.assertTrue(weights_equal(m, compiled))
 
     def test_a_callbacks_exception_ends_the_fit_and_leaves_the_model_usable(self):
         class Fails(keras.callbacks.Callback):

@@ -147,6 +147,7 @@ class Sequential:
             if m not in _ACCURACY:
                 raise ValueError(f"metric {m!r}: mirrorlab measures 'accuracy'")
         self._optimizer, self._loss, self._accuracy = chosen, chosen_loss, bool(metrics)
+        chosen._compiled_into(self)  # its learning_rate set from now on is this model's run's too
         self._built_by_load = False  # a new optimizer, its slots made at the first step
         # Built again with this optimizer, keeping the weights it held (the seed's initial ones,
         # or those set or loaded since), as Keras' compile keeps them.
@@ -155,7 +156,6 @@ class Sequential:
         self._build()
         if kept is not None:
             self.set_weights(kept)
-        chosen._compiled_into(self)  # its learning_rate set from now on is this run's too
 
     @property
     def _optimizer_built(self) -> bool:

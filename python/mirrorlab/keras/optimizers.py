@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from typing import Dict, List
+from typing import Dict, Sequence
 
 from .. import _numbers
 
@@ -35,10 +35,10 @@ class Optimizer:
     Adam or Nadam (or its name)."""
 
     _kind = ""
+    _models: Sequence["weakref.ref"] = ()  # the models compiled with it
 
     def __init__(self, learning_rate: float) -> None:
         self._learning_rate = _learning_rate(learning_rate)
-        self._models: List["weakref.ref"] = []  # the models compiled with it
 
     @property
     def learning_rate(self) -> float:
@@ -50,15 +50,27 @@ class Optimizer:
     @learning_rate.setter
     def learning_rate(self, value: float) -> None:
         rate = _learning_rate(value)
-        for ref in self._models:
-            model = ref()
-            if model is not None and model._optimizer is self and model._run is not None:
-                model._run.set_learning_rate(rate)  # refused, changing nothing, while it is busy
+        runs = [m._run for m in (r() for r in self._models)
+                if m is not None and m._optimizer is self and m._run is not None]
+        done = []
+        try:
+            for run in runs:
+                run.set_learning_rate(rate)  # refused, changing nothing, while it is busy
+                done.append(run)
+        except BaseException:
+            for run in done:  # every model's rate as it was, as the attribute still says
+                run.set_learning_rate(self._learning_rate)
+            raise
         self._learning_rate = rate
 
     def _compiled_into(self, model: object) -> None:
         self._models = [r for r in self._models if r() is not None and r() is not model]
         self._models.append(weakref.ref(model))
+
+    def __getstate__(self) -> Dict[str, object]:  # pickled and copied without its models
+        state = dict(self.__dict__)
+        state.pop("_models", None)
+        return state
 
     def _settings(self) -> Dict[str, object]:
         return {"optimizer": self._kind, "learning_rate": self.learning_rate}
