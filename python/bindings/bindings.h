@@ -25,6 +25,9 @@ vgpu::DeviceRegistry& registry();
 core::MirroredStrategy& strategy_of(pybind11::handle run, const std::string& what);
 // The session a window watches that run through (made at the first call: training.cpp).
 core::TrainingSession& watching_session_of(pybind11::handle run);
+// A custom loop's step of `batch_per_replica` on that run: a window opened on it later shows that
+// batch, as after a fit (training.cpp).
+void note_step_batch(pybind11::handle run, std::size_t batch_per_replica);
 // custom_loop.cpp: a StepByStep held between its phases holds every device (their streams).
 // check_devices_free throws std::logic_error (RuntimeError) saying so, `what` ("model.fit") being
 // what cannot run meanwhile; end_strategy ends a model's strategy, once such a step has ended

@@ -75,6 +75,7 @@ class PyStepByStep {
       py::gil_scoped_release computing;
       step_ = std::make_unique<core::StepByStep>(strategy, batch);
     }
+    note_step_batch(run_, batch_per_replica);
     if (!step_->ended()) held_step = this;
   }
   ~PyStepByStep() {

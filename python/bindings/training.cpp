@@ -474,6 +474,10 @@ class Run {
     if (watching_) watching_->watched_learning_rate_set(learning_rate);  // and one open now
   }
 
+  void note_step_batch(std::size_t batch_per_replica) {
+    settings_.batch_per_replica = batch_per_replica;  // a window opened later shows it
+  }
+
   std::vector<std::string> weight_names() {
     std::vector<std::string> names;
     for (const core::WeightTensor& t : strategy_->replica(0).model().weight_tensors()) {
@@ -662,6 +666,9 @@ core::MirroredStrategy& strategy_of(py::handle run, const std::string& what) {
 }
 core::TrainingSession& watching_session_of(py::handle run) {
   return run.cast<Run&>().watching_session();
+}
+void note_step_batch(py::handle run, std::size_t batch_per_replica) {
+  run.cast<Run&>().note_step_batch(batch_per_replica);
 }
 
 void bind_training(py::module_& m) {

@@ -211,6 +211,18 @@ class WithADisplay(unittest.TestCase):
         self.assertIn("The all-reduce appears here from the next step Python takes while this "
                       "window watches.", " ".join(words["All-reduce"].split()))
 
+    def test_a_window_opened_after_a_custom_loop_shows_its_batch(self):
+        model = make_model()
+        batches = iter(STRATEGY.experimental_distribute_dataset(
+            ml.data.Dataset.from_tensor_slices((X, Y)).batch(32)))
+        STRATEGY.run(model.train_step, args=(next(batches),))
+        with ml.gui.watch(model, width=800, height=600, report=self.path("after.json")) as window:
+            window.screenshot(self.path("after.png"))  # a frame drawn
+        with open(self.path("after.json")) as f:
+            controls = " ".join(json.load(f)["words"]["Controls"].split())
+        self.assertIn("1 step done", controls)
+        self.assertIn("Global batch 32 = 16 x 2 replicas", controls)  # not the settings' 64 x 2
+
     def test_without_a_size_the_window_fits_the_screen(self):
         # ctest's virtual screen is 1280x800: the default 1600x1000 would not fit it.
         def size_of(picture):
