@@ -104,7 +104,7 @@ struct SessionSnapshot {
   // "" while the session's own thread trains; else who drives the run it watches ("Python").
   std::string driven_by;
   // The optimizer's learning rate from now on: the settings' own, unless the driver of a watched
-  // run has set another since (Python's load_weights takes a weights file's).
+  // run has set another since (Python's optimizer.learning_rate, or a weights file it loaded).
   float learning_rate = 0;
   vgpu::TimePoint origin{};       // time 0 of the events
   const void* session = nullptr;  // the session it was filled from (a new one starts afresh)

@@ -314,7 +314,7 @@ void ControlsPanel::draw_watched_settings(FrameContext& frame) {
     text_wrapped("All-reduce: %s", run.step_record.all_reduce.c_str());
   }
   text_wrapped("Optimizer: %s, learning rate %g", core::to_string(settings.optimizer.kind),
-               static_cast<double>(run.learning_rate));  // a weights file loaded may set it
+               static_cast<double>(run.learning_rate));  // Python may have set another
   text_wrapped_dim("Changed in %s: a model compiled again is a new run (watch it again).",
                    run.driven_by.c_str());
 }
