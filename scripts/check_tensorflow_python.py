@@ -142,11 +142,15 @@ def rate_set():
     with strategy.scope():
         start = make().get_weights()
 
-    def trained(rate, callbacks_given=(), then=None):
+    def made(rate):
         with strategy.scope():
             m = make()
             m.set_weights(start)
             m.compile(optimizer=optimizers.SGD(rate), loss=loss(from_logits=True))
+        return m
+
+    def trained(rate, callbacks_given=(), then=None):
+        m = made(rate)
         if then is not None:
             then(m)
         m.fit(x[:15], y[:15], batch_size=15, epochs=2, verbose=0,
@@ -166,10 +170,7 @@ def rate_set():
     late = trained(0.01, [lambda m: callbacks.LambdaCallback(
         on_epoch_begin=lambda epoch, logs=None: setattr(m.optimizer, "learning_rate",
                                                         0.05 if epoch else 0.01))])
-    with strategy.scope():
-        two = make()
-        two.set_weights(start)
-        two.compile(optimizer=optimizers.SGD(0.01), loss=loss(from_logits=True))
+    two = made(0.01)
     two.fit(x[:15], y[:15], batch_size=15, epochs=1, verbose=0)
     two.optimizer.learning_rate = 0.05
     two.fit(x[:15], y[:15], batch_size=15, epochs=1, verbose=0)

@@ -474,8 +474,9 @@ class Run {
     if (watching_) watching_->watched_learning_rate_set(learning_rate);  // and one open now
   }
 
-  void note_step_batch(std::size_t batch_per_replica) {
-    settings_.batch_per_replica = batch_per_replica;  // a window opened later shows it
+  // The batch of the last fit or custom-loop step: a window opened later shows it.
+  void note_batch(std::size_t batch_per_replica) {
+    settings_.batch_per_replica = batch_per_replica;
   }
 
   std::vector<std::string> weight_names() {
@@ -502,7 +503,7 @@ class Run {
     if (x_val && y_val) validation = dataset_of(*x_val, *y_val);
     core::FitOptions options = core::fit_options(settings_);
     options.batch_per_replica = batch_per_replica;
-    settings_.batch_per_replica = batch_per_replica;  // a window opened later shows the last fit's
+    note_batch(batch_per_replica);
     options.epochs = epochs;
     options.max_steps = max_steps;
     PythonCallback callback(std::move(write), std::move(epoch_hook),
@@ -668,7 +669,7 @@ core::TrainingSession& watching_session_of(py::handle run) {
   return run.cast<Run&>().watching_session();
 }
 void note_step_batch(py::handle run, std::size_t batch_per_replica) {
-  run.cast<Run&>().note_step_batch(batch_per_replica);
+  run.cast<Run&>().note_batch(batch_per_replica);
 }
 
 void bind_training(py::module_& m) {

@@ -303,7 +303,7 @@ class Callbacks(unittest.TestCase):
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         again.compile(optimizer=keras.optimizers.SGD(0.05),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        first.learning_rate = 0.01
+        first.learning_rate = 0.5
         self.fit(again, [], epochs=2)
         self.assertTrue(weights_equal(again, compiled))
         shared = keras.optimizers.SGD(0.01)
